@@ -1,0 +1,5 @@
+import sys
+
+from marketframe.cli import main
+
+sys.exit(main())
