@@ -150,7 +150,9 @@ class RestApp:
                                allow_head=False)
 
         async def not_found(request: web.Request) -> web.Response:
-            return self._error(404, {})
+            key = request.headers.get("X-API-KEY", "")
+            headers, _ = self._take(key if key in PLAN_OF_KEY else "-")
+            return self._error(404, headers)
 
         app.router.add_route("*", "/{tail:.*}", not_found)
         return app
