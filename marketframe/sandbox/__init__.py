@@ -22,6 +22,7 @@ from . import _calendar as cal
 from ._market import Market
 from ._rest import Service
 from ._server import DEMO_KEYS, PREFIX, RestApp, Settings
+from ._streaming import StreamSettings, Streaming
 
 __all__ = ["DEMO_KEYS", "Sandbox"]
 
@@ -54,12 +55,16 @@ class Sandbox:
         Shares of requests answered with a 5xx, or whose connection is dropped unanswered.
     extra_equities:
         Generic synthetic equities (symbols 9001, 9002, ...) added to the universe for bulk jobs.
+    **stream:
+        Streaming settings: ``stream_speed`` (0: as fast as possible; 1: real time),
+        ``stream_from`` ("08:30"), ``heartbeat`` (30 s), ``drop_after`` (close each connection
+        after N data events), ``max_connections``, ``auth_timeout``.
     """
 
     def __init__(self, *, seed: int = 0, now: str | datetime | None = None,
                  rate_limit: int | None = 600, latency: float = 0.0, fault_rate: float = 0.0,
                  reset_rate: float = 0.0, host: str = "127.0.0.1", port: int = 0,
-                 extra_equities: int = 0) -> None:
+                 extra_equities: int = 0, **stream: Any) -> None:
         self.seed = seed
         self.host = host
         self.port = port
@@ -68,6 +73,8 @@ class Sandbox:
         self.settings = Settings(rate_limit, latency, fault_rate, reset_rate, seed)
         self.service = Service(self.market, self.now)
         self.rest = RestApp(self.service, self.settings)
+        self.stream_settings = StreamSettings(**stream)
+        self.streaming = Streaming(self.service, self.stream_settings)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: Any = None
@@ -96,14 +103,23 @@ class Sandbox:
     # --- settings ----------------------------------------------------------------------------
 
     def configure(self, **changes: Any) -> None:
-        """Change ``rate_limit``, ``latency``, ``fault_rate`` or ``reset_rate`` while running."""
+        """Change REST settings (``rate_limit``, ``latency``, ``fault_rate``, ``reset_rate``,
+        ``fault_seed``) or streaming settings (``stream_speed``, ``stream_from``, ``heartbeat``,
+        ``drop_after``, ``max_connections``, ``auth_timeout``) while running. Changing the
+        stream speed or start restarts the shared replay clock."""
         for k, v in changes.items():
-            if not hasattr(self.settings, k):
-                allowed = ", ".join(self.settings.__dataclass_fields__)
+            for target in (self.settings, self.stream_settings):
+                if hasattr(target, k):
+                    setattr(target, k, v)
+                    break
+            else:
+                allowed = ", ".join([*self.settings.__dataclass_fields__,
+                                     *self.stream_settings.__dataclass_fields__])
                 raise TypeError(f"unknown sandbox setting {k!r}; allowed: {allowed}")
-            setattr(self.settings, k, v)
         if "fault_seed" in changes:
             self.rest.reseed_faults(changes["fault_seed"])
+        if {"stream_speed", "stream_from"} & set(changes):
+            self.streaming.restart()
 
     @property
     def requests_served(self) -> int:
@@ -158,7 +174,7 @@ class Sandbox:
         asyncio.set_event_loop(loop)
 
         async def up() -> None:
-            app = self.rest.build()
+            app = self.rest.build(self.streaming)
             self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
             await self._runner.setup()
             site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)

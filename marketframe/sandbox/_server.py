@@ -143,8 +143,10 @@ class RestApp:
 
         return handle
 
-    def build(self) -> web.Application:
+    def build(self, streaming=None) -> web.Application:
         app = web.Application()
+        if streaming is not None:
+            app.router.add_get(PREFIX + "/stock/streaming", streaming.handle)
         for route in self.service.routes():
             app.router.add_get(PREFIX + route.path, self.handler(route.handler, route.gated),
                                allow_head=False)

@@ -1,0 +1,356 @@
+"""The sandbox's WebSocket streaming endpoint (`spec/streaming-api.md`).
+
+A connection authenticates, subscribes channels for symbols, and receives ``data`` events
+replayed from the same trades the REST endpoints serve (the streamed trades of a day are the
+intraday trades endpoint's trades, trial matches flagged ``isTrial``).
+
+Replay. ``stream_speed`` > 0 runs one market clock shared by every connection:
+``market time = stream_from + (wall time since the replay started) x speed`` (1 is real time);
+a connection sees each event when the market clock reaches it, so a client that drops and
+reconnects misses what happened in between, as on the real service. ``stream_speed`` = 0
+replays as fast as possible, each connection from ``stream_from`` on. The replay day is the
+session day of the sandbox's clock; ``stream_from`` defaults to 08:30 (trial matching).
+
+Faults: ``drop_after`` closes each connection after that many data events;
+``max_connections`` refuses further connections with the ``1001`` error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, time as dtime
+from typing import Any
+
+import numpy as np
+import orjson
+from aiohttp import WSMsgType, web
+
+from . import _calendar as cal
+from . import _payloads as wire
+from ._market import Day
+
+CHANNELS = ("trades", "candles", "books", "aggregates", "indices")
+
+
+@dataclass
+class StreamSettings:
+    stream_speed: float = 0.0  # 0: as fast as possible; 1: real time; N: N x real time
+    stream_from: str = "08:30"  # time of day (Asia/Taipei) where the replay starts
+    heartbeat: float = 30.0  # seconds between heartbeats
+    drop_after: int | None = None  # close a connection after this many data events
+    max_connections: int | None = None
+    auth_timeout: float = 30.0  # seconds allowed to authenticate before the server closes
+
+
+@dataclass
+class _Events:
+    times: np.ndarray  # int64 microseconds, sorted
+    bodies: list[bytes]  # JSON of each event's `data`
+
+
+@dataclass
+class _Sub:
+    id: str
+    channel: str
+    symbol: str
+    oddlot: bool
+    events: _Events
+    pos: int = 0
+
+
+@dataclass
+class _Conn:
+    ws: web.WebSocketResponse
+    authed: bool = False
+    subs: dict[str, _Sub] = field(default_factory=dict)
+    sent_data: int = 0
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    cursor: int = 0  # market time reached (fast mode)
+
+
+def _flags_and(row: dict, flags: dict) -> dict:
+    row.update(flags)
+    return row
+
+
+class Streaming:
+    def __init__(self, service: Any, settings: StreamSettings) -> None:
+        self.service = service
+        self.market = service.market
+        self.settings = settings
+        self.connections = 0
+        self._cache: dict[tuple, _Events] = {}
+        self.restart()
+
+    def restart(self) -> None:
+        """Start the shared market clock again from ``stream_from``."""
+        self._wall0 = time.monotonic()
+
+    # --- the replay day ------------------------------------------------------------------------
+
+    def replay_date(self):
+        return self.service.today()
+
+    def start_us(self) -> int:
+        h, m = (int(x) for x in self.settings.stream_from.split(":")[:2])
+        return cal.epoch_us(cal.at(self.replay_date(), dtime(h, m)))
+
+    def market_now_us(self) -> int:
+        speed = self.settings.stream_speed
+        return self.start_us() + int((time.monotonic() - self._wall0) * speed * 1e6)
+
+    # --- events of one (channel, symbol) ---------------------------------------------------------
+
+    def events(self, channel: str, symbol: str, oddlot: bool) -> _Events:
+        d = self.replay_date()
+        key = (channel, symbol, oddlot, d)
+        got = self._cache.get(key)
+        if got is None:
+            day = self.market.day(symbol, d, oddlot=oddlot)
+            got = self._build(channel, day) if day is not None else _Events(
+                np.zeros(0, dtype=np.int64), [])
+            self._cache[key] = got
+            if len(self._cache) > 512:
+                self._cache.pop(next(iter(self._cache)))
+        return got
+
+    def _build(self, channel: str, day: Day) -> _Events:
+        inst = day.inst
+        head = {"symbol": inst.symbol, "type": inst.type, "exchange": inst.exchange,
+                "market": inst.market}
+        rows: list[tuple[int, dict]] = []
+        n = len(day.time)
+        if channel == "indices":
+            if inst.type == "INDEX":
+                rows = [(int(t), {"symbol": inst.symbol, "type": inst.type,
+                                  "exchange": inst.exchange, "index": wire.px(p),
+                                  "time": int(t)})
+                        for t, p in zip(day.time.tolist(), day.price.tolist(), strict=True)]
+        elif inst.type == "INDEX":
+            rows = []
+        elif channel == "trades":
+            cum = np.cumsum(day.size).tolist()
+            for i in range(n):
+                row = dict(head)
+                row.update({"bid": wire.px(day.bid[i]), "ask": wire.px(day.ask[i]),
+                            "price": wire.px(day.price[i]), "size": int(day.size[i]),
+                            "volume": cum[i], "time": int(day.time[i]),
+                            "serial": int(day.serial[i])})
+                rows.append((int(day.time[i]), _flags_and(row, wire.trade_flags(day, i))))
+            for j in range(len(day.trial_time)):
+                row = dict(head)
+                row.update({"price": wire.px(day.trial_price[j]),
+                            "size": int(day.trial_size[j]), "time": int(day.trial_time[j]),
+                            "serial": int(day.trial_serial[j]), "isTrial": True})
+                rows.append((int(day.trial_time[j]), row))
+            if day.fixed is not None:
+                ft, fp, fs = day.fixed
+                row = dict(head)
+                row.update({"price": wire.px(fp), "size": fs, "time": ft, "serial": 99999999})
+                rows.append((ft, row))
+        elif channel == "candles":
+            t0 = cal.epoch_us(cal.at(day.date, cal.SESSION_OPEN))
+            bucket = (day.time - t0) // 60_000_000
+            value = np.cumsum(day.price * day.size)
+            volume = np.cumsum(day.size)
+            o = h = lo = 0
+            v = 0
+            for i in range(n):
+                p = int(day.price[i])
+                if i == 0 or bucket[i] != bucket[i - 1]:
+                    o = h = lo = p
+                    v = 0
+                h, lo, v = max(h, p), min(lo, p), v + int(day.size[i])
+                row = dict(head)
+                row.update({"date": wire.iso_minute(t0 + int(bucket[i]) * 60_000_000),
+                            "open": wire.px(o), "high": wire.px(h), "low": wire.px(lo),
+                            "close": wire.px(p), "volume": v,
+                            "average": round(float(value[i]) / float(volume[i]) / 100, 2)})
+                rows.append((int(day.time[i]), row))
+        elif channel == "books":
+            for i in range(n):
+                bids, asks = wire.book(day, i + 1, self.market.rng)
+                row = dict(head)
+                row.update({"bids": bids, "asks": asks, "time": int(day.time[i])})
+                rows.append((int(day.time[i]), row))
+        elif channel == "aggregates":
+            stamps = sorted(set(day.time.tolist()) | set(day.trial_time.tolist()))
+            for t in stamps:
+                rows.append((t, wire.quote(day, t, inst.name, self.market.rng)))
+        rows.sort(key=lambda r: r[0])
+        return _Events(np.array([r[0] for r in rows], dtype=np.int64),
+                       [orjson.dumps(r[1]) for r in rows])
+
+    # --- the WebSocket handler -------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(heartbeat=None, max_msg_size=1 << 20)
+        await ws.prepare(request)
+        s = self.settings
+        if s.max_connections is not None and self.connections >= s.max_connections:
+            await ws.send_str(orjson.dumps({"event": "error", "data": {
+                "code": 1001, "message": "Maximum number of connections reached"}}).decode())
+            await ws.close()
+            return ws
+        self.connections += 1
+        conn = _Conn(ws)
+        if s.stream_speed == 0:
+            conn.cursor = self.start_us()
+        tasks = [asyncio.ensure_future(self._pump(conn)),
+                 asyncio.ensure_future(self._heartbeats(conn))]
+        try:
+            await self._read(conn)
+        finally:
+            for t in tasks:
+                t.cancel()
+            self.connections -= 1
+            if not ws.closed:
+                await ws.close()
+        return ws
+
+    async def _send(self, conn: _Conn, event: str, data: Any) -> None:
+        await conn.ws.send_str(orjson.dumps({"event": event, "data": data}).decode())
+
+    async def _read(self, conn: _Conn) -> None:
+        ws = conn.ws
+        deadline = time.monotonic() + self.settings.auth_timeout
+        while not ws.closed:
+            timeout = None if conn.authed else max(0.0, deadline - time.monotonic())
+            try:
+                msg = await ws.receive(timeout=timeout)
+            except asyncio.TimeoutError:
+                await self._send(conn, "error", {"message": "Authentication timed out"})
+                await ws.close()
+                return
+            if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED,
+                            WSMsgType.ERROR):
+                return
+            if msg.type != WSMsgType.TEXT:
+                continue
+            try:
+                body = orjson.loads(msg.data)
+                event = body["event"]
+                data = body.get("data") or {}
+            except (orjson.JSONDecodeError, KeyError, TypeError):
+                await self._send(conn, "error", {"message": "Invalid message: expected JSON "
+                                                 "with an event"})
+                continue
+            await self._dispatch(conn, event, data)
+
+    async def _dispatch(self, conn: _Conn, event: str, data: Any) -> None:
+        from ._server import PLAN_OF_KEY
+
+        if event == "auth":
+            key = data.get("apikey") or data.get("token") or data.get("sdkToken")
+            if key in PLAN_OF_KEY:
+                conn.authed = True
+                await self._send(conn, "authenticated",
+                                 {"message": "Authenticated successfully"})
+            else:
+                await self._send(conn, "error", {"message": "Invalid authentication credentials"})
+            return
+        if event == "ping":
+            pong: dict[str, Any] = {"time": cal.epoch_us(datetime.now(cal.TAIPEI))}
+            if isinstance(data, dict) and "state" in data:
+                pong["state"] = data["state"]
+            await self._send(conn, "pong", pong)
+            return
+        if not conn.authed:
+            await self._send(conn, "error", {"message": "Unauthenticated: send an auth event "
+                                             "with your API key first"})
+            return
+        if event == "subscribe":
+            await self._subscribe(conn, data)
+        elif event == "unsubscribe":
+            ids = data.get("ids") if "ids" in data else [data.get("id")]
+            gone = [{"id": i} for i in ids if conn.subs.pop(str(i), None) is not None]
+            missing = [i for i in ids if i not in {g["id"] for g in gone}]
+            if missing:
+                await self._send(conn, "error", {"message": f"Subscription not found: "
+                                                 f"{', '.join(map(str, missing))}"})
+            if gone:
+                await self._send(conn, "unsubscribed", gone if "ids" in data else gone[0])
+            conn.changed.set()
+        elif event == "subscriptions":
+            await self._send(conn, "subscriptions", [
+                {"id": s.id, "channel": s.channel, "symbol": s.symbol} for s in
+                conn.subs.values()])
+        else:
+            await self._send(conn, "error", {"message": f"Unknown event '{event}'; allowed: "
+                                             "auth, ping, subscribe, unsubscribe, "
+                                             "subscriptions"})
+
+    async def _subscribe(self, conn: _Conn, data: dict) -> None:
+        channel = data.get("channel")
+        if channel not in CHANNELS:
+            await self._send(conn, "error", {"message": f"Invalid channel '{channel}'; allowed: "
+                                             f"{', '.join(CHANNELS)}"})
+            return
+        many = "symbols" in data
+        symbols = data.get("symbols") if many else [data.get("symbol")]
+        oddlot = bool(data.get("intradayOddLot"))
+        replies = []
+        for symbol in symbols or []:
+            inst = self.market.universe.get(str(symbol))
+            if inst is None or (channel == "indices") != (inst.type == "INDEX"):
+                await self._send(conn, "error", {"message": f"Subscription failed: symbol "
+                                                 f"'{symbol}' not available on {channel}"})
+                continue
+            sid = hashlib.sha1(f"{channel}:{symbol}:{oddlot}".encode()).hexdigest()[:20]
+            events = await asyncio.get_running_loop().run_in_executor(
+                None, self.events, channel, inst.symbol, oddlot)
+            start = conn.cursor if self.settings.stream_speed == 0 else self.market_now_us()
+            pos = int(np.searchsorted(events.times, start, side="left"))
+            conn.subs[sid] = _Sub(sid, channel, inst.symbol, oddlot, events, pos)
+            replies.append({"id": sid, "channel": channel, "symbol": inst.symbol})
+        if replies:
+            await self._send(conn, "subscribed", replies if many else replies[0])
+        conn.changed.set()
+
+    async def _heartbeats(self, conn: _Conn) -> None:
+        while not conn.ws.closed:
+            await asyncio.sleep(self.settings.heartbeat)
+            if conn.ws.closed:
+                return
+            now = cal.epoch_us(datetime.now(cal.TAIPEI))
+            await self._send(conn, "heartbeat", {"time": str(now)})
+
+    async def _pump(self, conn: _Conn) -> None:
+        """Send data events in market-time order across the connection's subscriptions."""
+        ws = conn.ws
+        s = self.settings
+        while not ws.closed:
+            best: _Sub | None = None
+            for sub in conn.subs.values():
+                if sub.pos < len(sub.events.times) and (
+                        best is None or sub.events.times[sub.pos] < best.events.times[best.pos]):
+                    best = sub
+            if best is None:
+                conn.changed.clear()
+                await conn.changed.wait()
+                continue
+            t = int(best.events.times[best.pos])
+            if s.stream_speed > 0:
+                wait = (t - self.market_now_us()) / 1e6 / s.stream_speed
+                if wait > 0:
+                    conn.changed.clear()
+                    try:
+                        await asyncio.wait_for(conn.changed.wait(), min(wait, 1.0))
+                    except asyncio.TimeoutError:
+                        pass
+                    continue
+            else:
+                conn.cursor = t
+            body = best.events.bodies[best.pos]
+            best.pos += 1
+            frame = (b'{"event":"data","data":' + body + b',"id":"' + best.id.encode()
+                     + b'","channel":"' + best.channel.encode() + b'"}')
+            await ws.send_str(frame.decode())
+            conn.sent_data += 1
+            if s.drop_after is not None and conn.sent_data >= s.drop_after:
+                await ws.close(code=1011, message=b"dropped by the sandbox (drop_after)")
+                return
+

@@ -1,0 +1,241 @@
+"""The sandbox's WebSocket endpoint, driven by a plain aiohttp WebSocket client over loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import aiohttp
+import pytest
+import requests
+
+from marketframe.sandbox import Sandbox
+
+NOW = "2026-11-20T14:45:00+08:00"
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with Sandbox(seed=7, now=NOW, rate_limit=None) as s:
+        yield s
+
+
+def rest(sb, path: str, **params):
+    return requests.get(f"{sb.base_url}/{path}", params=params,
+                        headers={"X-API-KEY": sb.api_key}, timeout=30).json()
+
+
+async def session(sb, script):
+    async with aiohttp.ClientSession() as s, s.ws_connect(sb.ws_url) as ws:
+        return await script(ws)
+
+
+async def auth(ws, key="sandbox-advanced"):
+    await ws.send_json({"event": "auth", "data": {"apikey": key}})
+    return await ws.receive_json(timeout=5)
+
+
+async def drain(ws, idle=0.5, want=None, total=20.0):
+    """Collect messages until none arrives for `idle` seconds, `want` data events arrived,
+    or `total` seconds passed."""
+    out = []
+    end = asyncio.get_running_loop().time() + total
+    while asyncio.get_running_loop().time() < end:
+        try:
+            msg = await ws.receive(timeout=idle)
+        except asyncio.TimeoutError:
+            return out
+        if msg.type != aiohttp.WSMsgType.TEXT:
+            return out
+        body = msg.json()
+        out.append(body)
+        if want and sum(m["event"] == "data" for m in out) >= want:
+            return out
+    return out
+
+
+async def until(ws, event: str):
+    """The next message of kind `event`, skipping data events and heartbeats."""
+    while True:
+        body = await ws.receive_json(timeout=5)
+        if body["event"] == event or body["event"] == "error":
+            return body
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_auth_ping_and_heartbeat(sb) -> None:
+    sb.configure(heartbeat=0.2)
+
+    async def script(ws):
+        first = await auth(ws)
+        await ws.send_json({"event": "ping", "data": {"state": "abc"}})
+        pong = await ws.receive_json(timeout=5)
+        await ws.send_json({"event": "ping"})
+        pong2 = await ws.receive_json(timeout=5)
+        beats = [m for m in await drain(ws, idle=0.5, total=1.0) if m["event"] == "heartbeat"]
+        return first, pong, pong2, beats
+
+    try:
+        first, pong, pong2, beats = run(session(sb, script))
+    finally:
+        sb.configure(heartbeat=30.0)
+    assert first == {"event": "authenticated", "data": {"message": "Authenticated successfully"}}
+    assert pong["event"] == "pong" and pong["data"]["state"] == "abc"
+    assert isinstance(pong["data"]["time"], int)
+    assert "state" not in pong2["data"]
+    assert beats and all(m["data"]["time"].isdigit() for m in beats)
+
+
+def test_bad_key_and_subscribing_before_auth(sb) -> None:
+    async def script(ws):
+        await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
+                                                           "symbol": "2330"}})
+        early = await ws.receive_json(timeout=5)
+        bad = await auth(ws, "nope")
+        return early, bad
+
+    early, bad = run(session(sb, script))
+    assert early["event"] == "error" and "auth" in early["data"]["message"]
+    assert bad == {"event": "error", "data": {"message": "Invalid authentication credentials"}}
+
+
+def test_subscriptions_lifecycle_and_errors(sb) -> None:
+    async def script(ws):
+        await auth(ws)
+        out = {}
+        await ws.send_json({"event": "subscribe", "data": {"channel": "books",
+                                                           "symbols": ["2330", "2454"]}})
+        out["many"] = await until(ws, "subscribed")
+        await ws.send_json({"event": "subscribe", "data": {"channel": "candles",
+                                                           "symbol": "2317"}})
+        out["one"] = await until(ws, "subscribed")
+        await ws.send_json({"event": "subscribe", "data": {"channel": "quotes",
+                                                           "symbol": "2317"}})
+        out["bad_channel"] = (await drain(ws, 0.3))
+        await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
+                                                           "symbol": "0000"}})
+        out["bad_symbol"] = await drain(ws, 0.3)
+        await ws.send_json({"event": "subscriptions"})
+        msgs = await drain(ws, 0.3)
+        out["list"] = next(m for m in msgs if m["event"] == "subscriptions")
+        ids = [d["id"] for d in out["many"]["data"]]
+        await ws.send_json({"event": "unsubscribe", "data": {"ids": ids}})
+        await ws.send_json({"event": "unsubscribe", "data": {"id": out["one"]["data"]["id"]}})
+        msgs = await drain(ws, 0.3)
+        out["unsub"] = [m for m in msgs if m["event"] == "unsubscribed"]
+        await ws.send_json({"event": "subscriptions"})
+        out["after"] = next(m for m in await drain(ws, 0.3) if m["event"] == "subscriptions")
+        return out
+
+    out = run(session(sb, script))
+    assert [d["symbol"] for d in out["many"]["data"]] == ["2330", "2454"]
+    assert out["one"]["data"]["channel"] == "candles" and out["one"]["data"]["symbol"] == "2317"
+    assert any(m["event"] == "error" and "trades, candles, books, aggregates, indices" in
+               m["data"]["message"] for m in out["bad_channel"])
+    assert any(m["event"] == "error" and "0000" in m["data"]["message"]
+               for m in out["bad_symbol"])
+    assert len(out["list"]["data"]) == 3
+    assert out["unsub"][0]["data"] == [{"id": i} for i in
+                                       [d["id"] for d in out["many"]["data"]]]
+    assert out["unsub"][1]["data"] == {"id": out["one"]["data"]["id"]}
+    assert out["after"]["data"] == []
+
+
+def collect(sb, channel: str, symbol: str, oddlot: bool = False):
+    async def script(ws):
+        await auth(ws)
+        data = {"channel": channel, "symbol": symbol}
+        if oddlot:
+            data["intradayOddLot"] = True
+        await ws.send_json({"event": "subscribe", "data": data})
+        msgs = await drain(ws, idle=0.6)
+        return [m for m in msgs if m["event"] == "data"]
+
+    return run(session(sb, script))
+
+
+def test_streamed_trades_are_the_rest_trades(sb) -> None:
+    events = collect(sb, "trades", "2330")
+    assert all(e["channel"] == "trades" and e["id"] for e in events)
+    streamed = [e["data"] for e in events if not e["data"].get("isTrial")]
+    rest_rows = rest(sb, "stock/intraday/trades/2330", sort="asc", limit=100000)["data"]
+    keys = ("price", "size", "time", "serial")
+    assert [tuple(r.get(k) for k in keys) for r in streamed] == \
+        [tuple(r.get(k) for k in keys) for r in rest_rows]
+    assert [r.get("volume") for r in streamed] == [r.get("volume") for r in rest_rows]
+    trials = [e["data"] for e in events if e["data"].get("isTrial")]
+    rest_trials = rest(sb, "stock/intraday/trades/2330", isTrial="true", sort="asc",
+                       limit=1000)["data"]
+    assert [t["serial"] for t in trials] == [t["serial"] for t in rest_trials]
+    assert [e["data"]["time"] for e in events] == sorted(e["data"]["time"] for e in events)
+    assert streamed[0].get("isOpen") and streamed[-2].get("isClose")
+
+
+def test_candles_books_aggregates_and_indices_agree_with_rest(sb) -> None:
+    candles = collect(sb, "candles", "2454")
+    last_per_minute = {}
+    for e in candles:
+        last_per_minute[e["data"]["date"]] = e["data"]
+    rest_c = rest(sb, "stock/intraday/candles/2454")["data"]
+    assert [last_per_minute[c["date"]][k] for c in rest_c for k in
+            ("open", "high", "low", "close", "volume", "average")] == \
+        [c[k] for c in rest_c for k in ("open", "high", "low", "close", "volume", "average")]
+    books = collect(sb, "books", "2454")
+    assert books and all(1 <= len(b["data"]["bids"]) <= 5 for b in books)
+    aggs = collect(sb, "aggregates", "0050")
+    q = rest(sb, "stock/intraday/quote/0050")
+    assert aggs[-1]["data"] == q
+    idx = collect(sb, "indices", "IX0001")
+    assert len(idx) == 3240 and set(idx[0]["data"]) == {"symbol", "type", "exchange", "index",
+                                                        "time"}
+    assert idx[-1]["data"]["index"] == rest(sb, "stock/intraday/quote/IX0001")["closePrice"]
+    odd = [e["data"] for e in collect(sb, "trades", "2330", oddlot=True)]
+    assert sum(r["size"] for r in odd) == \
+        rest(sb, "stock/intraday/quote/2330", type="oddlot")["total"]["tradeVolume"]
+
+
+def test_drop_after_and_max_connections() -> None:
+    with Sandbox(seed=7, now=NOW, drop_after=25) as sb:
+        async def script(ws):
+            await auth(ws)
+            await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
+                                                               "symbol": "2330"}})
+            msgs = await drain(ws, idle=1.0)
+            return msgs, ws.close_code
+
+        msgs, code = run(session(sb, script))
+        assert sum(m["event"] == "data" for m in msgs) == 25 and code == 1011
+    with Sandbox(seed=7, now=NOW, max_connections=1) as sb:
+        async def two():
+            async with aiohttp.ClientSession() as s:
+                async with s.ws_connect(sb.ws_url) as first:
+                    await auth(first)
+                    async with s.ws_connect(sb.ws_url) as second:
+                        return await second.receive_json(timeout=5)
+
+        refused = run(two())
+        assert refused == {"event": "error", "data": {
+            "code": 1001, "message": "Maximum number of connections reached"}}
+
+
+def test_a_shared_market_clock_leaves_a_gap_after_a_reconnect() -> None:
+    with Sandbox(seed=7, now=NOW, stream_speed=600.0, stream_from="09:00",
+                 drop_after=40) as sb:
+        async def once(ws):
+            await auth(ws)
+            await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
+                                                               "symbol": "2330"}})
+            msgs = await drain(ws, idle=2.0)
+            return [m["data"]["serial"] for m in msgs if m["event"] == "data"]
+
+        first = run(session(sb, once))
+        time.sleep(0.5)  # 300 s of market time pass while disconnected
+        second = run(session(sb, once))
+        trades = rest(sb, "stock/intraday/trades/2330", sort="asc", limit=100000)["data"]
+        serials = [t["serial"] for t in trades]
+        assert len(first) == len(second) == 40
+        assert serials.index(second[0]) > serials.index(first[-1]) + 1  # trades were missed
+        assert first == serials[serials.index(first[0]):serials.index(first[0]) + 40]
