@@ -162,7 +162,9 @@ def discover(
         issuer = platform
 
     as_meta = _get_json(session, well_known_url(issuer, "oauth-authorization-server"), timeout)
-    oidc = _get_json(session, well_known_url(issuer, "openid-configuration"), timeout) or {}
+    # OpenID Connect Discovery appends its well-known path to the issuer (no insertion)
+    oidc_url = normalize_url(issuer) + "/.well-known/openid-configuration"
+    oidc = _get_json(session, oidc_url, timeout) or {}
     if as_meta is None and not oidc:
         raise DiscoveryError(f"no authorization-server metadata found for {issuer}")
     for name, doc in (("RFC 8414", as_meta), ("OpenID", oidc)):

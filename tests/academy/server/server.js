@@ -119,6 +119,14 @@ const provider = new Provider(issuer, {
   },
 });
 
+// Why a request failed, for the test log (oidc-provider hides it from the client). No tokens.
+for (const event of ['grant.error', 'introspection.error', 'revocation.error',
+  'registration_create.error', 'userinfo.error', 'authorization.error', 'server_error']) {
+  provider.on(event, (_ctx, err) => {
+    console.log(`${event}: ${err?.error || err?.name}: ${err?.error_description || ''} ${err?.error_detail || ''}`);
+  });
+}
+
 const callback = provider.callback();
 
 function json(res, status, body, headers = {}) {
