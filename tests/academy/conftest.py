@@ -3,7 +3,9 @@ protected resource, on 127.0.0.1, and an HTTP client that plays the user's brows
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import shutil
 import socket
@@ -122,7 +124,23 @@ class Browser:
         self.tamper: Callable[[str], str] | None = None
         self.visited: list[str] = []
 
+    @staticmethod
+    @contextlib.contextmanager
+    def _quiet() -> Iterator[None]:
+        """The browser is not the client: its own urllib3 request lines (which show the
+        authorization URL and the redirect with its code) stay out of the logs under test."""
+        logger = logging.getLogger("urllib3.connectionpool")
+        old, logger.disabled = logger.disabled, True
+        try:
+            yield
+        finally:
+            logger.disabled = old
+
     def redirect_for(self, url: str) -> str:
+        with self._quiet():
+            return self._redirect_for(url)
+
+    def _redirect_for(self, url: str) -> str:
         headers = {"X-Test-Decision": self.decision} if self.decision else {}
         for _ in range(20):
             resp = self.session.get(url, allow_redirects=False, headers=headers, timeout=10)
@@ -140,7 +158,8 @@ class Browser:
     def __call__(self, url: str) -> bool:
         """The ``open_browser`` hook: go through the login and land on the loopback listener."""
         final = self.redirect_for(url)
-        requests.get(final, timeout=10)
+        with self._quiet():
+            requests.get(final, timeout=10)
         return True
 
 
