@@ -60,7 +60,10 @@ class DiscoveryError(AcademyError):
 class RegistrationError(AcademyError):
     """Dynamic client registration (RFC 7591) was refused."""
 
-    hint = "the platform refused to register this client; check the client metadata or ask the platform"
+    hint = (
+        "the platform refused to register this client; "
+        "check the client metadata or ask the platform"
+    )
 
 
 class TokenStoreError(AcademyError):
@@ -243,7 +246,7 @@ class ResourceError(AcademyError):
 
 
 class InvalidToken(ResourceError):
-    """401 ``invalid_token``: the access token is expired, revoked, malformed or not for this API."""
+    """401 ``invalid_token``: the token is expired, revoked, malformed or not for this API."""
 
     hint = "log in again (`marketframe academy login`); the stored token is no longer accepted"
 
@@ -251,7 +254,7 @@ class InvalidToken(ResourceError):
 class InsufficientScope(ResourceError):
     """403 ``insufficient_scope``: the token is valid but lacks a scope this call needs."""
 
-    hint = "log in again asking for the missing scope (`marketframe academy login --scope ...`)"
+    hint = "log in again asking for the missing scope (`marketframe academy login --scope`)"
 
     @property
     def scope(self) -> str | None:

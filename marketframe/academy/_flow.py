@@ -105,7 +105,7 @@ def _query_of(redirect: str) -> dict[str, str]:
         if parts.path.rstrip("/") != REDIRECT_PATH:
             raise AcademyError(
                 "that is not the redirect URL of this login",
-                hint=f"paste the whole address the browser shows after login (path {REDIRECT_PATH})",
+                hint=f"paste the whole address the browser shows after login ({REDIRECT_PATH})",
             )
         if parts.fragment and not parts.query:
             text = parts.fragment
@@ -144,6 +144,7 @@ class LoopbackListener:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         received: list[str] = []
+        base: list[str] = []  # "http://127.0.0.1:PORT", known once the socket is bound
         done = threading.Event()
 
         class Handler(BaseHTTPRequestHandler):
@@ -151,8 +152,7 @@ class LoopbackListener:
                 if urlsplit(self.path).path != REDIRECT_PATH:
                     self.send_error(404)
                     return
-                host_port = f"{self.server.server_address[0]}:{self.server.server_address[1]}"
-                received.append(f"http://{host_port}{self.path}")
+                received.append(base[0] + self.path)
                 done.set()
                 q = parse_qs(urlsplit(self.path).query)
                 ok = "code" in q and "error" not in q
@@ -177,6 +177,8 @@ class LoopbackListener:
                 return
 
         self._server = HTTPServer((host, port), Handler)
+        self._base = f"http://{host}:{self._server.server_port}"
+        base.append(self._base)
         self._server.timeout = 0.2
         self._received = received
         self._done = done
@@ -185,8 +187,7 @@ class LoopbackListener:
 
     @property
     def redirect_uri(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}{REDIRECT_PATH}"
+        return self._base + REDIRECT_PATH
 
     def _serve(self) -> None:
         while not self._stop.is_set() and not self._done.is_set():

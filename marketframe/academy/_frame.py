@@ -42,7 +42,9 @@ def to_frame(body: Any, backend: Backend = "pandas") -> Any:
         try:
             import polars as pl
         except ImportError:  # pragma: no cover - depends on the environment
-            raise AcademyError("polars is not installed",
-                               hint="pip install 'marketframe[polars]' or use backend='pandas'") from None
+            raise AcademyError(
+                "polars is not installed",
+                hint="pip install 'marketframe[polars]' or use backend='pandas'",
+            ) from None
         return pl.DataFrame(records) if records else pl.DataFrame()
     raise AcademyError(f"unknown backend {backend!r}", hint="use 'pandas' or 'polars'")

@@ -212,7 +212,10 @@ def userinfo(
             url, headers={"Authorization": f"Bearer {access_token}"}, timeout=timeout
         )
     except requests.RequestException as exc:
-        raise OAuthError("temporarily_unavailable", f"cannot reach the server ({type(exc).__name__})",
-                         endpoint="userinfo endpoint") from None
+        raise OAuthError(
+            "temporarily_unavailable",
+            f"cannot reach the server ({type(exc).__name__})",
+            endpoint="userinfo endpoint",
+        ) from None
     log.debug("userinfo GET %s -> %s", url, resp.status_code)
     return resp

@@ -75,7 +75,8 @@ def test_whole_flow(auth_server, browser, home, confidential: bool) -> None:
     assert resp.status_code == 401
     challenge = resp.headers["WWW-Authenticate"]
     assert 'error="invalid_token"' in challenge
-    assert f'resource_metadata="{auth_server.url}/.well-known/oauth-protected-resource"' in challenge
+    metadata_url = f"{auth_server.url}/.well-known/oauth-protected-resource"
+    assert f'resource_metadata="{metadata_url}"' in challenge
 
     auth = {"client_id": reg.client_id}
     if confidential:
@@ -96,8 +97,7 @@ def test_whole_flow(auth_server, browser, home, confidential: bool) -> None:
 def test_public_client_sends_pkce_and_no_secret(auth_server, browser, home) -> None:
     """A public client has no secret, so PKCE is what protects its code: a code exchanged with
     the wrong verifier must fail at the real server."""
-    from marketframe.academy import InvalidGrant
-    from marketframe.academy import _grants
+    from marketframe.academy import InvalidGrant, _grants
     from marketframe.academy._flow import parse_authorization_response
 
     client = AcademyClient(auth_server.url, scope=SCOPE, confidential=False)

@@ -16,8 +16,8 @@ from marketframe.academy import (
     InvalidGrant,
     StateMismatch,
     TokenStore,
+    _grants,
 )
-from marketframe.academy import _grants
 
 
 def _secrets_of(client: AcademyClient) -> list[str]:

@@ -12,8 +12,8 @@ from marketframe.academy import (
     InvalidGrant,
     InvalidToken,
     NotLoggedIn,
+    _grants,
 )
-from marketframe.academy import _grants
 
 SCOPE = "openid courses:read"
 
