@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import pytest
@@ -53,7 +54,7 @@ class AuthServer:
     access_token_ttl: int
     process: subprocess.Popen[bytes] = field(repr=False)
 
-    def stats(self) -> dict[str, int]:
+    def stats(self) -> dict[str, Any]:
         return requests.get(f"{self.url}/__test__/stats", timeout=5).json()
 
     def log_text(self) -> str:

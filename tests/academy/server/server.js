@@ -54,7 +54,14 @@ const USER = {
 };
 
 // Counters the tests read to prove what did (or did not) reach the server.
-const stats = { token_requests: 0, registrations: 0, revocations: 0, introspections: 0 };
+const stats = {
+  token_requests: 0,
+  registrations: 0,
+  revocations: 0,
+  introspections: 0,
+  // "METHOD /path" of every request whose User-Agent is marketframe's client (not the browser)
+  client_requests: {},
+};
 
 const provider = new Provider(issuer, {
   clients: [],
@@ -294,6 +301,10 @@ const server = http.createServer((req, res) => {
     if (url.pathname === '/api/oauth/introspect' && req.method === 'POST') stats.introspections += 1;
 
     if (url.pathname === '/__test__/stats') return json(res, 200, stats);
+    if (String(req.headers['user-agent'] || '').startsWith('marketframe-academy/')) {
+      const key = `${req.method} ${url.pathname}`;
+      stats.client_requests[key] = (stats.client_requests[key] || 0) + 1;
+    }
     if (url.pathname.startsWith('/interaction/')) return handleInteraction(req, res).catch(done);
     if (url.pathname === '/.well-known/oauth-authorization-server') {
       // RFC 8414 metadata: the provider's own discovery document, served at the 8414 path.
