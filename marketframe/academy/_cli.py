@@ -74,7 +74,8 @@ def _login(args: argparse.Namespace) -> int:
     reg = client.registration()
     kind = "confidential" if reg is not None and reg.confidential else "public"
     print(f"Logged in to {client.platform_url} as a {kind} client.")
-    print(f"Granted scope: {tokens.requested_scope or tokens.scope}")
+    print(f"Scope asked for: {tokens.requested_scope}")
+    print(f"API token scope: {tokens.scope} (bound to {tokens.resource or 'no resource'})")
     print(f"Tokens stored in {client.store.path} (mode 0600).")
     return 0
 

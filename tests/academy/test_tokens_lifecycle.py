@@ -134,3 +134,26 @@ def test_revoked_everything_raises_invalid_token_or_grant(auth_server, browser, 
 def test_logout_when_not_logged_in_is_harmless(auth_server, home) -> None:
     client = AcademyClient(auth_server.url, scope=SCOPE)
     assert client.logout() is False
+
+
+def test_unknown_client_secret_is_invalid_client_and_reregistering_fixes_it(
+    auth_server, browser, home
+) -> None:
+    from dataclasses import replace
+
+    from marketframe.academy import InvalidClient
+
+    client = AcademyClient(auth_server.url, scope=SCOPE, confidential=True)
+    client.login(open_browser=browser)
+    reg = client.registration()
+    assert reg is not None
+    client.store.update(registration=replace(reg, client_secret="wrong-secret").to_dict())
+    with pytest.raises(InvalidClient) as exc:
+        client.refresh()
+    assert exc.value.error == "invalid_client"
+    assert "--reregister" in str(exc.value)
+    assert "wrong-secret" not in str(exc.value)
+
+    tokens = client.login(open_browser=browser, reregister=True)
+    assert client.registration().client_id != reg.client_id
+    assert client.get("/api/courses") and tokens.access_token
