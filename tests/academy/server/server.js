@@ -335,5 +335,8 @@ server.listen(port, '127.0.0.1', () => {
 });
 
 for (const sig of ['SIGTERM', 'SIGINT']) {
-  process.on(sig, () => server.close(() => process.exit(0)));
+  process.on(sig, () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections(); // keep-alive sockets would otherwise hold close() open
+  });
 }
