@@ -5,7 +5,8 @@ Flow: the platform URL is the protected resource. Its metadata names the authori
 server(s); the first one's RFC 8414 metadata is fetched (its ``issuer`` must equal the
 identifier it was fetched for), then the OpenID configuration fills in only what the RFC 8414
 document lacks (typically ``userinfo_endpoint``). If the platform publishes no resource
-metadata, the platform URL itself is taken as the issuer.
+metadata, the platform URL itself is taken as the issuer and tokens are not bound to a
+resource.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class PlatformMetadata:
     """What discovery learned about a platform."""
 
     platform_url: str
-    resource: str
+    resource: str | None  # None when the platform publishes no RFC 9728 metadata
     issuer: str
     server: dict[str, Any]
     resource_metadata: dict[str, Any] = field(default_factory=dict)
@@ -158,7 +159,9 @@ def discover(
             raise DiscoveryError("the protected-resource metadata names no authorization server")
         issuer = servers[0]
     else:
-        resource = platform
+        # no RFC 9728 metadata: no resource identifier to bind tokens to (binding to a
+        # guessed one would risk invalid_target); the platform URL is taken as the issuer
+        resource = None
         issuer = platform
 
     as_meta = _get_json(session, well_known_url(issuer, "oauth-authorization-server"), timeout)
@@ -176,7 +179,7 @@ def discover(
     server = merge_metadata(as_meta or {}, oidc)
     meta = PlatformMetadata(
         platform_url=platform,
-        resource=str(resource),
+        resource=str(resource) if resource is not None else None,
         issuer=str(server["issuer"]),
         server=server,
         resource_metadata=prm,
