@@ -22,7 +22,7 @@ from . import _calendar as cal
 from ._market import Market
 from ._rest import Service
 from ._server import DEMO_KEYS, PREFIX, RestApp, Settings
-from ._streaming import StreamSettings, Streaming
+from ._streaming import Streaming, StreamSettings
 
 __all__ = ["DEMO_KEYS", "Sandbox"]
 

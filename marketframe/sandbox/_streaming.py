@@ -21,7 +21,8 @@ import asyncio
 import hashlib
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, time as dtime
+from datetime import datetime
+from datetime import time as dtime
 from typing import Any
 
 import numpy as np
@@ -221,7 +222,7 @@ class Streaming:
             timeout = None if conn.authed else max(0.0, deadline - time.monotonic())
             try:
                 msg = await ws.receive(timeout=timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 await self._send(conn, "error", {"message": "Authentication timed out"})
                 await ws.close()
                 return
@@ -339,7 +340,7 @@ class Streaming:
                     conn.changed.clear()
                     try:
                         await asyncio.wait_for(conn.changed.wait(), min(wait, 1.0))
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         pass
                     continue
             else:

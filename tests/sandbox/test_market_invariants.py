@@ -4,7 +4,7 @@ candles of many symbols and days, and Taiwan's market rules. All over real HTTP.
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -78,7 +78,7 @@ def test_a_closed_day_agrees_everywhere(sb, api, symbol: str, d: date) -> None:
     assert len(regular) == total["transaction"]
     assert regular[-1]["volume"] == total["tradeVolume"]
     assert [t["time"] for t in regular] == sorted(t["time"] for t in regular)
-    assert all(a["serial"] < b["serial"] for a, b in zip(regular, regular[1:]))
+    assert all(a["serial"] < b["serial"] for a, b in zip(regular, regular[1:], strict=False))
     assert all("volume" not in t and "bid" not in t for t in fixed)
     prices = [t["price"] for t in regular]
     assert quote["openPrice"] == prices[0] and quote["closePrice"] == prices[-1]

@@ -43,7 +43,7 @@ async def drain(ws, idle=0.5, want=None, total=20.0):
     while asyncio.get_running_loop().time() < end:
         try:
             msg = await ws.receive(timeout=idle)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return out
         if msg.type != aiohttp.WSMsgType.TEXT:
             return out
