@@ -341,3 +341,23 @@ def to_frame(table: pa.Table, backend: str) -> Any:
     if backend == "arrow":
         return table
     raise ValueError(f"backend {backend!r} is not one of 'pandas', 'polars', 'arrow'")
+
+
+def units(obj: Any) -> dict[str, str]:
+    """Units of the volume-like columns (lots, shares, TWD, contracts, ...).
+
+    ``obj`` is an endpoint name (documented units), a ``pyarrow.Table`` or a pandas frame from
+    marketframe (units resolved for that response, e.g. shares for odd-lot). polars frames carry
+    no metadata: pass the endpoint name, or use ``client.fetch_table`` for resolved units.
+    """
+    if isinstance(obj, str):
+        return get(obj).schema.units
+    if isinstance(obj, pa.Table):
+        return table_units(obj)
+    attrs = getattr(obj, "attrs", None)
+    if isinstance(attrs, dict) and "units" in attrs:
+        return dict(attrs["units"])
+    raise TypeError(
+        f"cannot read units from {type(obj).__name__}: pass the endpoint name "
+        "(marketframe.units('stock.intraday.trades')), a pyarrow.Table or a pandas frame"
+    )
