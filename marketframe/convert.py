@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
+from itertools import repeat as _repeat
 from typing import Any
 
 import numpy as np
@@ -19,9 +20,18 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from marketframe import _fastjson
 from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint, get
 from marketframe.exceptions import SchemaError
-from marketframe.schemas import ARROW_TYPES, CODE_TABLES, TZ, Col, Schema, snake
+from marketframe.schemas import (
+    ARROW_TYPES,
+    CODE_TABLES,
+    JSON_TYPES,
+    TZ,
+    Col,
+    Schema,
+    snake,
+)
 
 _NONE = type(None)
 _TYPE_NAMES = {int: "number", float: "number", str: "string", bool: "boolean", dict: "object",
@@ -75,33 +85,41 @@ def _column(endpoint: str, col: Col, kind: str, vals: list[Any], date: Any = Non
             raise SchemaError(endpoint, col.wire_name, "has a fractional number where an "
                               "integer is expected")
     try:
-        if kind == "float":
-            return pa.array(vals, type=pa.float64())
-        if kind == "int":
-            return pa.array(vals, type=pa.int64())
-        if kind == "int_str":
-            if str in types:
-                vals = [int(v) if type(v) is str else v for v in vals]
-            return pa.array(vals, type=pa.int64())
-        if kind == "time_us":
-            return pa.array(vals, type=pa.int64()).cast(ARROW_TYPES["time_us"])
-        if kind == "flag":
-            return pc.fill_null(pa.array(vals, type=pa.bool_()), False)
-        strings = pa.array(vals, type=pa.string())
-        if kind == "str":
-            return strings
-        if kind == "cat":
-            return strings.dictionary_encode()
-        if kind == "date":
-            return strings.cast(pa.date32())
-        if kind == "iso_time":
-            return strings.cast(pa.timestamp("us", tz=TZ))
         if kind == "hhmmss":
             day = dt.date.fromisoformat(date) if isinstance(date, str) else None
             return pa.array([_hhmmss(day, v) for v in vals], type=ARROW_TYPES["hhmmss"])
+        if kind == "int_str" and str in types:
+            vals = [int(v) if type(v) is str else v for v in vals]
+        raw = pa.array(vals, type=JSON_TYPES[kind])
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError, OverflowError) as exc:
-        raise SchemaError(endpoint, col.wire_name, f"cannot be read as {_EXPECTED[kind][1]} "
-                          f"({type(exc).__name__}: {str(exc)[:120]})") from None
+        raise _unreadable(endpoint, col, kind, exc) from None
+    return finish(endpoint, col, kind, raw)
+
+
+
+
+def _unreadable(endpoint: str, col: Col, kind: str, exc: Exception) -> SchemaError:
+    return SchemaError(endpoint, col.wire_name, f"cannot be read as {_EXPECTED[kind][1]} "
+                       f"({type(exc).__name__}: {str(exc)[:120]})")
+
+
+def finish(endpoint: str, col: Col, kind: str, raw: pa.Array) -> pa.Array:
+    """JSON-level array (float64/int64/bool/string) -> the column's final Arrow type."""
+    try:
+        if kind in ("float", "int", "int_str", "str"):
+            return raw
+        if kind == "time_us":
+            return raw.cast(ARROW_TYPES["time_us"])
+        if kind == "flag":
+            return pc.fill_null(raw, False)
+        if kind == "cat":
+            return raw.dictionary_encode()
+        if kind == "date":
+            return raw.cast(pa.date32())
+        if kind == "iso_time":
+            return raw.cast(pa.timestamp("us", tz=TZ))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
+        raise _unreadable(endpoint, col, kind, exc) from None
     raise AssertionError(kind)  # pragma: no cover
 
 
@@ -123,8 +141,8 @@ def _extra_array(vals: list[Any]) -> pa.Array:
                         type=pa.string())
 
 
-def _unknown_keys(items: Sequence[Any], known: set[str]) -> list[str]:
-    dicts = [x for x in items if type(x) is dict]
+def _unknown_keys(items: Sequence[Any], known: set[str], all_dicts: bool = False) -> list[str]:
+    dicts = items if all_dicts else [x for x in items if type(x) is dict]
     return sorted(set().union(*dicts) - known) if dicts else []
 
 
@@ -142,15 +160,23 @@ def _known_tree(cols: Sequence[Col]) -> dict[tuple[Any, ...], set[str]]:
     return tree
 
 
+def _extra_name(key: str, taken: set[str]) -> str:
+    name = snake(key)
+    while name in taken:
+        name += "_extra"
+    taken.add(name)
+    return name
+
+
 def _extras(items: Sequence[Any], cols: Sequence[Col], ignore: frozenset[str],
             taken: set[str]) -> list[tuple[str, list[Any]]]:
-    """Unknown fields of ``items`` (rows, or one envelope), flattened: (column, values)."""
+    """Unknown fields of ``items`` (rows, or one envelope; all dicts), flattened."""
     out: list[tuple[str, list[Any]]] = []
     tree = _known_tree(cols)
 
     def visit(prefix: tuple[str, ...], objs: list[Any]) -> None:
         known = tree.get(prefix, set()) | (ignore if not prefix else set())
-        for key in _unknown_keys(objs, known):
+        for key in _unknown_keys(objs, known, all_dicts=not prefix):
             vals = [o.get(key) if type(o) is dict else None for o in objs]
             name = "_".join(snake(p) for p in (*prefix, key))
             nonnull = [v for v in vals if v is not None]
@@ -190,17 +216,25 @@ def _resolve_unit(unit: str, doc: Mapping[str, Any], params: Mapping[str, Any]) 
 
 
 def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,
-             params: Mapping[str, Any] | None = None, *, decode: bool = False) -> pa.Table:
+             params: Mapping[str, Any] | None = None, *, decode: bool = False,
+             engine: str = "auto") -> pa.Table:
     """Convert one response body of ``endpoint`` into a typed ``pyarrow.Table``.
 
     ``params`` are the request's parameters (used for ``timeframe``-dependent date columns,
     unit resolution and envelope values the payload omits). ``decode=True`` replaces
-    ``industry`` and ``security_type`` codes by their English names.
+    ``industry`` and ``security_type`` codes by their English names. ``engine``: ``"auto"``
+    reads large row payloads with Arrow's JSON reader (see ``_fastjson``), ``"python"``
+    always uses orjson, ``"arrow"`` tries Arrow's reader whatever the size.
     """
     ep = get(endpoint) if isinstance(endpoint, str) else endpoint
     params = params or {}
     name = ep.name
-    if isinstance(payload, bytes | bytearray | memoryview | str):
+    fast = None
+    if isinstance(payload, bytes) and _fastjson.eligible(ep.schema, len(payload), engine):
+        fast = _fastjson.read_rows(payload, ep.schema)
+    if fast is not None:
+        doc = fast[0]
+    elif isinstance(payload, bytes | bytearray | memoryview | str):
         try:
             doc = orjson.loads(payload)
         except orjson.JSONDecodeError as exc:
@@ -214,7 +248,9 @@ def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,
     env_cols = [c for c in schema.columns if c.envelope]
     row_cols = [c for c in schema.columns if not c.envelope]
 
-    if schema.rows:
+    if fast is not None:
+        rows, n = [], len(fast[1])
+    elif schema.rows:
         rows = doc.get("data")
         if type(rows) is not list:
             raise SchemaError(name, "data", "is missing or not an array")
@@ -245,6 +281,7 @@ def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,
         arrays.append(arr)
         fields.append(pa.field(col.name, arr.type, nullable=not col.required, metadata=meta))
 
+    present, flat = 0, True
     for col in schema.columns:
         kind = "iso_time" if col.kind == "date_or_time" and minute else col.kind
         if kind == "date_or_time":
@@ -256,17 +293,29 @@ def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,
             one = _column(name, col, kind, [value], doc.get("date"))
             add(col, one if not schema.rows else one.take(repeat))
         else:
-            key = col.path[0]
+            if fast is not None:
+                add(col, finish(name, col, kind, fast[1].field(col.path[0])))
+                continue
             if len(col.path) == 1:
-                vals = [r.get(key) for r in rows]
+                vals = list(map(dict.get, rows, _repeat(col.path[0])))
+                present += n - vals.count(None)
             else:
                 vals = [_walk(r, col.path) for r in rows]
+                flat = False
             add(col, _column(name, col, kind, vals))
 
     taken = set(names)
     extra_env = _extras([doc], env_cols, schema.ignore | ({"data"} if schema.rows else set()),
                         taken)
-    extra_rows = _extras(rows, row_cols, frozenset(), taken) if schema.rows else []
+    extra_rows: list[tuple[str, list[Any]]] = []
+    # Every key of every row was read as a known, non-null value: no unknown fields (a cheap
+    # count instead of a union of all keys on the fast path).
+    if fast is not None:
+        known = {c.path[0] for c in row_cols}
+        extra_rows = [(_extra_name(k, taken), fast[1].field(k)) for k in
+                      (f.name for f in fast[1].type) if k not in known]
+    elif schema.rows and not (flat and sum(map(len, rows)) == present):
+        extra_rows = _extras(rows, row_cols, frozenset(), taken)
     for col_name, vals in extra_env:
         arr = _extra_array(vals)
         if schema.rows:
@@ -275,7 +324,7 @@ def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,
         arrays.append(arr)
         fields.append(pa.field(col_name, arr.type))
     for col_name, vals in extra_rows:
-        arr = _extra_array(vals)
+        arr = vals if isinstance(vals, pa.Array) else _extra_array(vals)
         names.append(col_name)
         arrays.append(arr)
         fields.append(pa.field(col_name, arr.type))

@@ -36,6 +36,13 @@ ARROW_TYPES: dict[str, pa.DataType] = {
     "flag": pa.bool_(),  # sent only when true: absent means False
 }
 
+#: kind -> Arrow type of the JSON value as read, before the kind's final conversion
+JSON_TYPES: dict[str, pa.DataType] = {
+    "float": pa.float64(), "int": pa.int64(), "int_str": pa.int64(), "time_us": pa.int64(),
+    "flag": pa.bool_(), "str": pa.string(), "cat": pa.string(), "date": pa.string(),
+    "iso_time": pa.string(), "date_or_time": pa.string(), "hhmmss": pa.string(),
+}
+
 
 def snake(name: str) -> str:
     """camelCase -> snake_case (``canBelowFlatSBLShortSell`` -> ``can_below_flat_sbl_short_sell``)."""
