@@ -12,8 +12,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-# (module, attribute) pairs: imported lazily so `marketframe --help` stays fast.
+# Modules each exposing register(subparsers), in the order `--help` lists them.
 _COMMANDS: tuple[str, ...] = (
+    "marketframe.demo",
     "marketframe.sandbox._cli",
 )
 

@@ -1,0 +1,195 @@
+"""A faithful local emulator of the market data service, over a deterministic synthetic market.
+
+Start it from Python::
+
+    from marketframe.sandbox import Sandbox
+    with Sandbox(seed=0, now="2026-11-20T14:00:00+08:00") as sb:
+        sb.base_url   # http://127.0.0.1:PORT/marketdata/v1.0  (REST)
+        sb.ws_url     # ws://127.0.0.1:PORT/marketdata/v1.0/stock/streaming
+        sb.keys       # {"basic": "sandbox-basic", "developer": ..., "advanced": ...}
+
+or from a shell: ``marketframe sandbox --port 8000``. See docs/sandbox.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from datetime import datetime, timedelta
+from typing import Any
+
+from . import _calendar as cal
+from ._market import Market
+from ._rest import Service
+from ._server import DEMO_KEYS, PREFIX, RestApp, Settings
+
+__all__ = ["DEMO_KEYS", "Sandbox"]
+
+
+def _parse_now(now: str | datetime | None) -> datetime | None:
+    if now is None:
+        return None
+    if isinstance(now, str):
+        now = datetime.fromisoformat(now)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=cal.TAIPEI)
+    return now
+
+
+class Sandbox:
+    """A running sandbox server on 127.0.0.1 (a context manager).
+
+    Parameters
+    ----------
+    seed:
+        The synthetic market's seed: the same seed, symbol and date always give the same data.
+    now:
+        A frozen "now" (ISO string or datetime; naive means Asia/Taipei). ``None`` follows the
+        wall clock. Change it later with :meth:`set_now` or :meth:`advance`.
+    rate_limit:
+        Requests per key per 60-second window (``None``: unlimited; headers are still sent).
+    latency:
+        Seconds added to every response.
+    fault_rate, reset_rate:
+        Shares of requests answered with a 5xx, or whose connection is dropped unanswered.
+    extra_equities:
+        Generic synthetic equities (symbols 9001, 9002, ...) added to the universe for bulk jobs.
+    """
+
+    def __init__(self, *, seed: int = 0, now: str | datetime | None = None,
+                 rate_limit: int | None = 600, latency: float = 0.0, fault_rate: float = 0.0,
+                 reset_rate: float = 0.0, host: str = "127.0.0.1", port: int = 0,
+                 extra_equities: int = 0) -> None:
+        self.seed = seed
+        self.host = host
+        self.port = port
+        self._now = _parse_now(now)
+        self.market = Market(seed, extra_equities=extra_equities)
+        self.settings = Settings(rate_limit, latency, fault_rate, reset_rate, seed)
+        self.service = Service(self.market, self.now)
+        self.rest = RestApp(self.service, self.settings)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: Any = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+
+    # --- the clock ---------------------------------------------------------------------------
+
+    def now(self) -> datetime:
+        return self._now if self._now is not None else datetime.now(cal.TAIPEI)
+
+    def set_now(self, now: str | datetime | None) -> None:
+        """Freeze the clock at ``now`` (``None``: follow the wall clock)."""
+        self._now = _parse_now(now)
+
+    def advance(self, *, days: int = 0, trading_days: int = 0, **delta: float) -> datetime:
+        """Move the frozen clock on, by calendar days or trading days (same time of day)."""
+        now = self.now()
+        now = now + timedelta(days=days, **delta)
+        for _ in range(trading_days):
+            d = cal.next_trading_day(now.date())
+            now = now.replace(year=d.year, month=d.month, day=d.day)
+        self._now = now
+        return now
+
+    # --- settings ----------------------------------------------------------------------------
+
+    def configure(self, **changes: Any) -> None:
+        """Change ``rate_limit``, ``latency``, ``fault_rate`` or ``reset_rate`` while running."""
+        for k, v in changes.items():
+            if not hasattr(self.settings, k):
+                allowed = ", ".join(self.settings.__dataclass_fields__)
+                raise TypeError(f"unknown sandbox setting {k!r}; allowed: {allowed}")
+            setattr(self.settings, k, v)
+        if "fault_seed" in changes:
+            self.rest.reseed_faults(changes["fault_seed"])
+
+    @property
+    def requests_served(self) -> int:
+        """Responses sent so far (every status, faults included)."""
+        return self.rest.stats.served
+
+    @property
+    def stats(self):
+        return self.rest.stats
+
+    # --- addresses ---------------------------------------------------------------------------
+
+    @property
+    def origin(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return self.origin + PREFIX
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}{PREFIX}/stock/streaming"
+
+    @property
+    def keys(self) -> dict[str, str]:
+        return dict(DEMO_KEYS)
+
+    @property
+    def api_key(self) -> str:
+        """The advanced plan's key (every endpoint allowed)."""
+        return DEMO_KEYS["advanced"]
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> Sandbox:
+        if self._thread is not None:
+            return self
+        self._thread = threading.Thread(target=self._serve, name="marketframe-sandbox",
+                                        daemon=True)
+        self._thread.start()
+        self._ready.wait(30)
+        if self._error is not None:
+            raise RuntimeError(f"the sandbox could not start: {self._error}") from self._error
+        return self
+
+    def _serve(self) -> None:
+        from aiohttp import web
+
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+
+        async def up() -> None:
+            app = self.rest.build()
+            self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
+            await site.start()
+            server = site._server
+            assert server is not None
+            self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+        try:
+            loop.run_until_complete(up())
+        except BaseException as e:  # noqa: BLE001 - reported to the starting thread
+            self._error = e
+            self._ready.set()
+            return
+        self._ready.set()
+        loop.run_forever()
+        loop.run_until_complete(self._runner.cleanup())
+        loop.close()
+
+    def stop(self) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+        self._thread = None
+        self._loop = None
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"Sandbox(base_url={self.base_url!r}, seed={self.seed}, now={self.now()!s})"

@@ -1,0 +1,154 @@
+"""Taiwan market rules used by the sandbox: trading calendar, tick sizes, price limits.
+
+Prices inside the sandbox are integers in hundredths of a dollar ("cents") so that tick
+arithmetic is exact; they become JSON numbers only at the edge.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime, time, timedelta
+from functools import lru_cache
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+TAIPEI = ZoneInfo("Asia/Taipei")
+
+#: Fixed-date market holidays of the synthetic calendar (month, day). Weekends are closed too.
+HOLIDAYS: frozenset[tuple[int, int]] = frozenset({(1, 1), (2, 28), (4, 4), (5, 1), (10, 10)})
+
+CALENDAR_START = date(2009, 1, 1)
+CALENDAR_END = date(2035, 12, 31)
+
+SESSION_OPEN = time(9, 0)
+SESSION_CLOSE = time(13, 30)
+TRIAL_START = time(8, 30)
+CLOSING_TRIAL_START = time(13, 25)
+FIXED_PRICE_TIME = time(14, 30)
+
+FUT_OPEN = time(8, 45)
+FUT_CLOSE = time(13, 45)
+FUT_AH_OPEN = time(15, 0)
+FUT_AH_CLOSE = time(5, 0)
+
+
+def is_trading_day(d: date) -> bool:
+    return d.weekday() < 5 and (d.month, d.day) not in HOLIDAYS
+
+
+@lru_cache(maxsize=1)
+def all_trading_days() -> np.ndarray:
+    """Every trading day of the synthetic calendar, as ``datetime64[D]``."""
+    days = []
+    d = CALENDAR_START
+    one = timedelta(days=1)
+    while d <= CALENDAR_END:
+        if is_trading_day(d):
+            days.append(d)
+        d += one
+    return np.array(days, dtype="datetime64[D]")
+
+
+def trading_days(start: date, end: date) -> np.ndarray:
+    days = all_trading_days()
+    lo = np.searchsorted(days, np.datetime64(start, "D"), side="left")
+    hi = np.searchsorted(days, np.datetime64(end, "D"), side="right")
+    return days[lo:hi]
+
+
+def previous_trading_day(d: date) -> date:
+    days = all_trading_days()
+    i = np.searchsorted(days, np.datetime64(d, "D"), side="left") - 1
+    return days[i].astype(object)
+
+
+def next_trading_day(d: date) -> date:
+    days = all_trading_days()
+    i = np.searchsorted(days, np.datetime64(d, "D"), side="right")
+    return days[i].astype(object)
+
+
+def at(d: date, t: time) -> datetime:
+    return datetime.combine(d, t, tzinfo=TAIPEI)
+
+
+def epoch_us(dt: datetime) -> int:
+    return int(round(dt.timestamp() * 1_000_000))
+
+
+def session_date(now: datetime) -> date:
+    """The trading day whose intraday data the service shows at ``now``.
+
+    From the 08:30 trial matching of a trading day that day is shown; before it (and on
+    closed days) the previous trading day is shown, complete.
+    """
+    local = now.astimezone(TAIPEI)
+    d = local.date()
+    if is_trading_day(d) and local.time() >= TRIAL_START:
+        return d
+    return previous_trading_day(d)
+
+
+def one_year_after(d: date) -> date:
+    """Same month and day a year later (29 February maps to 28 February)."""
+    try:
+        return d.replace(year=d.year + 1)
+    except ValueError:
+        return d.replace(year=d.year + 1, day=28)
+
+
+# --- ticks and limits (TWSE/TPEx rules; prices in cents) -------------------------------------
+
+def tick(price: float, etf: bool = False) -> int:
+    """Tick size in cents for a price in cents (stock bands, or the ETF bands)."""
+    if etf:
+        return 1 if price < 5000 else 5
+    if price < 1000:
+        return 1
+    if price < 5000:
+        return 5
+    if price < 10000:
+        return 10
+    if price < 50000:
+        return 50
+    if price < 100000:
+        return 100
+    return 500
+
+
+def round_tick(price: float, etf: bool = False, mode: str = "nearest") -> int:
+    t = tick(price, etf)
+    q = price / t
+    if mode == "down":
+        n = math.floor(q + 1e-9)
+    elif mode == "up":
+        n = math.ceil(q - 1e-9)
+    else:
+        n = math.floor(q + 0.5)
+    return max(int(n * t), t)
+
+
+def limits(reference: int, etf: bool = False) -> tuple[int, int]:
+    """(limit up, limit down): +/-10% of the reference price, rounded inwards to the tick."""
+    return round_tick(reference * 1.1, etf, "down"), round_tick(reference * 0.9, etf, "up")
+
+
+def price_below(price: int, etf: bool = False) -> int:
+    return price - tick(price - 1, etf)
+
+
+def price_above(price: int, etf: bool = False) -> int:
+    return price + tick(price, etf)
+
+
+def ladder(low: int, high: int, etf: bool = False, step: int | None = None) -> np.ndarray:
+    """Every valid price from ``low`` to ``high`` inclusive (cents)."""
+    if step is not None:
+        return np.arange(low, high + 1, step, dtype=np.int64)
+    out = [low]
+    p = low
+    while p < high:
+        p += tick(p, etf)
+        out.append(min(p, high))
+    return np.array(out, dtype=np.int64)

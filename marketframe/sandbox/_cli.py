@@ -1,0 +1,60 @@
+"""`marketframe sandbox`: serve the emulator until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+
+from ._server import DEMO_KEYS
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "sandbox",
+        help="run the local emulator of the market data service",
+        description=(
+            "Serve a faithful local emulator of the market data service (REST, and WebSocket "
+            "streaming on the same port) over a deterministic synthetic market. Point any "
+            "client at the printed base URL with one of the printed demo keys."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=int, default=8000, help="port (0 picks a free one)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic market")
+    p.add_argument("--now", default=None,
+                   help="freeze the clock at this ISO time (e.g. 2026-11-20T10:30:00+08:00); "
+                        "default: follow the wall clock")
+    p.add_argument("--rate-limit", type=int, default=600,
+                   help="requests per key per minute (0: unlimited)")
+    p.add_argument("--latency-ms", type=float, default=0.0, help="delay added to each response")
+    p.add_argument("--fault-rate", type=float, default=0.0,
+                   help="share of requests answered with a random 5xx")
+    p.add_argument("--reset-rate", type=float, default=0.0,
+                   help="share of requests whose connection is dropped unanswered")
+    p.add_argument("--extra-equities", type=int, default=0,
+                   help="add N generic synthetic equities (9001, 9002, ...) for bulk jobs")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from . import Sandbox
+
+    sb = Sandbox(seed=args.seed, now=args.now, rate_limit=args.rate_limit or None,
+                 latency=args.latency_ms / 1000, fault_rate=args.fault_rate,
+                 reset_rate=args.reset_rate, host=args.host, port=args.port,
+                 extra_equities=args.extra_equities)
+    with sb:
+        print(f"marketframe sandbox (seed {args.seed}, now {sb.now().isoformat()})")
+        print(f"  base URL   {sb.base_url}")
+        print(f"  streaming  {sb.ws_url}")
+        for plan, key in DEMO_KEYS.items():
+            print(f"  {plan:<10} X-API-KEY: {key}")
+        print(f"  try: curl -H 'X-API-KEY: {DEMO_KEYS['advanced']}' "
+              f"{sb.base_url}/stock/intraday/quote/2330")
+        print("Serving until interrupted (Ctrl-C).", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            print("stopped")
+    return 0

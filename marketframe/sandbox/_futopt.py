@@ -1,0 +1,212 @@
+"""Futures and options of the sandbox: TXF and MXF futures and TXO options on IX0001.
+
+Contracts are named like the real ones: product + month code + last digit of the year
+(``TXFL6`` is TXF December 2026; options put the strike first and use A-L for calls and M-X
+for puts: ``TXO22400L6``). Prices follow the index of the same day, so the futures track it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+import numpy as np
+
+from . import _calendar as cal
+from ._market import KIND_CLOSE, KIND_CONT, KIND_OPEN, Day, Market, _path, _split_sizes
+from ._universe import Instrument
+
+
+@dataclass(frozen=True)
+class Product:
+    code: str
+    name: str
+    type: str  # FUTURE / OPTION
+    contract_size: int
+    volume: int
+    trades: int
+
+
+PRODUCTS: dict[str, Product] = {
+    "TXF": Product("TXF", "臺股期貨", "FUTURE", 200, 90_000, 2400),
+    "MXF": Product("MXF", "小型臺指期貨", "FUTURE", 50, 160_000, 2400),
+    "TXO": Product("TXO", "臺指選擇權", "OPTION", 50, 9_000, 400),
+}
+
+MONTH_CODES = "ABCDEFGHIJKL"
+PUT_CODES = "MNOPQRSTUVWX"
+
+
+@dataclass(frozen=True)
+class Contract:
+    symbol: str
+    product: Product
+    year: int
+    month: int
+    settlement: date
+    strike: int | None = None  # points
+    call: bool | None = None
+
+    @property
+    def name(self) -> str:
+        base = f"{self.product.name}{self.month:02d}"
+        if self.strike is None:
+            return base
+        return f"{base}{self.strike}{'買權' if self.call else '賣權'}"
+
+    @property
+    def start(self) -> date:
+        return cal.next_trading_day(self.settlement - timedelta(days=92))
+
+
+def settlement_date(year: int, month: int) -> date:
+    """Third Wednesday of the month (the next trading day when it is a holiday)."""
+    d = date(year, month, 1)
+    d += timedelta(days=(2 - d.weekday()) % 7 + 14)
+    return d if cal.is_trading_day(d) else cal.next_trading_day(d)
+
+
+def _months(d: date, n: int) -> list[tuple[int, int]]:
+    y, m = d.year, d.month
+    if settlement_date(y, m) < d:
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    out = []
+    for _ in range(n):
+        out.append((y, m))
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def _otick(price: float) -> int:
+    """TXO tick in cents of a point."""
+    if price < 1000:
+        return 10
+    if price < 5000:
+        return 50
+    if price < 50000:
+        return 100
+    if price < 100000:
+        return 500
+    return 1000
+
+
+def _oround(price: float) -> int:
+    t = _otick(price)
+    return max(t, int(round(price / t)) * t)
+
+
+def _ladder(lo: int, hi: int, option: bool) -> np.ndarray:
+    if not option:
+        return np.arange(lo, hi + 1, 100, dtype=np.int64)
+    out, p = [lo], lo
+    while p < hi:
+        p += _otick(p)
+        out.append(min(p, hi))
+    return np.array(out, dtype=np.int64)
+
+
+def _black(forward: float, strike: float, years: float, call: bool, sigma: float = 0.18) -> float:
+    years = max(years, 1 / 365)
+    s = sigma * math.sqrt(years)
+    d1 = (math.log(forward / strike) + s * s / 2) / s
+    d2 = d1 - s
+    n = lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2)))  # noqa: E731
+    if call:
+        return forward * n(d1) - strike * n(d2)
+    return strike * n(-d2) - forward * n(-d1)
+
+
+class FutOpt:
+    def __init__(self, market: Market) -> None:
+        self.market = market
+        self._cache: dict[tuple[str, date, bool], Day | None] = {}
+
+    def contracts(self, d: date) -> list[Contract]:
+        out: list[Contract] = []
+        ix = self.market.daily("IX0001")
+        i = ix.index_of(d)
+        atm = int(round(ix.ref[i] / 100 / 100)) * 100 if i is not None else 20000
+        for code in ("TXF", "MXF"):
+            for y, m in _months(d, 3):
+                sym = f"{code}{MONTH_CODES[m - 1]}{y % 10}"
+                out.append(Contract(sym, PRODUCTS[code], y, m, settlement_date(y, m)))
+        for y, m in _months(d, 2):
+            for k in range(-3, 4):
+                strike = atm + 100 * k
+                for call in (True, False):
+                    letter = (MONTH_CODES if call else PUT_CODES)[m - 1]
+                    out.append(Contract(f"TXO{strike}{letter}{y % 10}", PRODUCTS["TXO"], y, m,
+                                        settlement_date(y, m), strike, call))
+        return out
+
+    def contract(self, symbol: str, d: date) -> Contract | None:
+        for c in self.contracts(d):
+            if c.symbol == symbol:
+                return c
+        return None
+
+    def day(self, contract: Contract, d: date, afterhours: bool) -> Day | None:
+        key = (contract.symbol, d, afterhours)
+        if key not in self._cache:
+            self._cache[key] = self._make(contract, d, afterhours)
+            if len(self._cache) > 256:
+                self._cache.pop(next(iter(self._cache)))
+        return self._cache[key]
+
+    def _make(self, c: Contract, d: date, afterhours: bool) -> Day | None:
+        ix = self.market.daily("IX0001")
+        i = ix.index_of(d)
+        if i is None:
+            return None
+        rng = self.market.rng("futopt", c.symbol, d.toordinal(), int(afterhours))
+        months_out = (c.year - d.year) * 12 + c.month - d.month
+        basis = -1500 * (months_out + 1) + int(rng.normal(0, 800))
+        und = [int(ix.ref[i]), int(ix.open[i]), int(ix.high[i]), int(ix.low[i]), int(ix.close[i])]
+        if afterhours:
+            close = und[4]
+            drift = [int(rng.normal(0, 0.004 * close)) for _ in range(2)]
+            o, cl = close + drift[0] // 2, close + drift[1]
+            spread = abs(int(rng.normal(0, 0.003 * close)))
+            und = [close, o, max(o, cl) + spread, min(o, cl) - spread, cl]
+        fut = [int(round((p + basis) / 100)) * 100 for p in und]
+        years = max((c.settlement - d).days, 1) / 365
+        if c.strike is None:
+            ref, o, h, lo, cl = fut
+            option = False
+        else:
+            k = c.strike * 100
+            vals = [_oround(_black(p, k, years, bool(c.call))) for p in fut]
+            ref, o, cl = vals[0], vals[1], vals[4]
+            a, b = vals[2], vals[3]
+            h, lo = max(a, b, o, cl), min(a, b, o, cl)
+            option = True
+        h, lo = max(h, o, cl), min(lo, o, cl)
+        scale = 1 / (1 + 2 * months_out) / (3 if afterhours else 1)
+        n = max(20, int(c.product.trades * scale))
+        volume = max(2 * n, int(c.product.volume * scale * math.exp(0.3 * rng.normal())))
+        if afterhours:
+            start = cal.at(d, cal.FUT_AH_OPEN)
+            end = cal.at(d + timedelta(days=1), cal.FUT_AH_CLOSE)
+        else:
+            start = cal.at(d, cal.FUT_OPEN)
+            end = cal.at(d, cal.FUT_CLOSE)
+        t0, t1 = cal.epoch_us(start), cal.epoch_us(end)
+        times = np.sort(rng.integers(t0 + 1, t1, n)) + np.arange(n)
+        lad = _ladder(lo, h, option)
+        price = _path(rng, lad, o, h, lo, cl, n)
+        size = _split_sizes(rng, volume, n, auction_share=False)
+        side = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
+        step = np.array([_otick(p) if option else 100 for p in price.tolist()], dtype=np.int64)
+        bid = np.where(side > 0, price - step, price)
+        ask = np.where(side > 0, price, price + step)
+        kinds = np.full(n, KIND_CONT, dtype=np.int8)
+        kinds[0], kinds[-1] = KIND_OPEN, KIND_CLOSE
+        serial = int(rng.integers(1000, 90000)) + np.cumsum(rng.integers(1, 40, n))
+        empty = np.zeros(0, dtype=np.int64)
+        inst = Instrument(c.symbol, c.name, c.symbol,
+                          c.product.type + ("_AH" if afterhours else ""), "TAIFEX", "TAIFEX",
+                          "00", "00", ref / 100, volume, n)
+        return Day(inst, d, ref, ref, 0, 0, 1, times.astype(np.int64), price, size, bid, ask,
+                   serial.astype(np.int64), kinds, side, empty, empty, empty, empty, None,
+                   False, "AFTERHOURS" if afterhours else "REGULAR")

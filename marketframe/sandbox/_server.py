@@ -1,0 +1,158 @@
+"""The sandbox's HTTP server (aiohttp): keys and plans, rate limits, latency and faults.
+
+aiohttp gives keep-alive HTTP/1.1 and WebSocket on the same port; the REST bodies come from
+``_rest.Service``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from ._rest import Query, Service, ServiceError
+
+PREFIX = "/marketdata/v1.0"
+
+#: The fixed demo keys, one per plan. Basic gets 403 on snapshot and corporate actions.
+DEMO_KEYS: dict[str, str] = {
+    "basic": "sandbox-basic",
+    "developer": "sandbox-developer",
+    "advanced": "sandbox-advanced",
+}
+PLAN_OF_KEY = {v: k for k, v in DEMO_KEYS.items()}
+
+MESSAGES = {
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Resource Not Found",
+    429: "Rate limit exceeded",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
+
+
+@dataclass
+class Settings:
+    """What can be changed while the sandbox runs (``Sandbox.configure``)."""
+
+    rate_limit: int | None = 600  # requests per key per 60 s window; None: unlimited
+    latency: float = 0.0  # seconds added to every response
+    fault_rate: float = 0.0  # share of requests answered with a 5xx
+    reset_rate: float = 0.0  # share of requests whose connection is dropped unanswered
+    fault_seed: int = 0
+
+
+@dataclass
+class _Window:
+    start: float
+    count: int = 0
+
+
+@dataclass
+class Stats:
+    served: int = 0
+    by_status: dict[int, int] = field(default_factory=dict)
+    paths: list[str] = field(default_factory=list)
+    record_paths: bool = False
+
+
+class RestApp:
+    def __init__(self, service: Service, settings: Settings) -> None:
+        self.service = service
+        self.settings = settings
+        self.stats = Stats()
+        self._windows: dict[str, _Window] = {}
+        self._lock = threading.Lock()
+        self._faults = random.Random(settings.fault_seed)
+
+    def reseed_faults(self, seed: int) -> None:
+        self._faults = random.Random(seed)
+
+    # --- rate limit --------------------------------------------------------------------------
+
+    def _take(self, key: str) -> tuple[dict[str, str], bool]:
+        limit = self.settings.rate_limit
+        now = time.time()
+        with self._lock:
+            w = self._windows.get(key)
+            if w is None or now >= w.start + 60:
+                w = self._windows[key] = _Window(now)
+            w.count += 1
+            count, reset_at = w.count, w.start + 60
+        shown = limit if limit is not None else 1_000_000_000
+        allowed = limit is None or count <= limit
+        headers = {
+            "X-RateLimit-Limit": str(shown),
+            "X-RateLimit-Remaining": str(max(shown - count, 0)),
+            "X-RateLimit-Reset": str(int(reset_at * 1000)),
+        }
+        if not allowed:
+            headers["Retry-After"] = str(max(1, math.ceil(reset_at - now)))
+        return headers, allowed
+
+    # --- responses ---------------------------------------------------------------------------
+
+    def _json(self, body: Any, status: int, headers: dict[str, str]) -> web.Response:
+        self.stats.served += 1
+        self.stats.by_status[status] = self.stats.by_status.get(status, 0) + 1
+        return web.Response(body=orjson.dumps(body), status=status, headers=headers,
+                            content_type="application/json", charset="utf-8")
+
+    def _error(self, status: int, headers: dict[str, str], message: str | None = None):
+        return self._json({"statusCode": status, "message": message or MESSAGES[status]},
+                          status, headers)
+
+    def handler(self, fn, gated: bool):
+        async def handle(request: web.Request) -> web.StreamResponse:
+            if self.stats.record_paths:
+                self.stats.paths.append(request.path_qs)
+            key = request.headers.get("X-API-KEY", "")
+            plan = PLAN_OF_KEY.get(key)
+            headers, allowed = self._take(key if plan else "-")
+            s = self.settings
+            if s.latency:
+                await asyncio.sleep(s.latency)
+            if s.reset_rate and self._faults.random() < s.reset_rate:
+                self.stats.served += 1
+                if request.transport is not None:
+                    request.transport.abort()
+                raise asyncio.CancelledError
+            if plan is None:
+                return self._error(401, headers)
+            if not allowed:
+                return self._error(429, headers)
+            if s.fault_rate and self._faults.random() < s.fault_rate:
+                return self._error(self._faults.choice((500, 502, 503)), headers)
+            if gated and plan == "basic":
+                return self._error(403, headers, "Forbidden: the basic plan does not include "
+                                   "this endpoint (developer or advanced plan required)")
+            try:
+                body = fn(dict(request.match_info), Query(dict(request.query)))
+            except ServiceError as e:
+                return self._error(e.status, headers, e.message)
+            return self._json(body, 200, headers)
+
+        return handle
+
+    def build(self) -> web.Application:
+        app = web.Application()
+        for route in self.service.routes():
+            app.router.add_get(PREFIX + route.path, self.handler(route.handler, route.gated),
+                               allow_head=False)
+
+        async def not_found(request: web.Request) -> web.Response:
+            key = request.headers.get("X-API-KEY", "")
+            headers, _ = self._take(key if key in PLAN_OF_KEY else "-")
+            return self._error(404, headers)
+
+        app.router.add_route("*", "/{tail:.*}", not_found)
+        return app

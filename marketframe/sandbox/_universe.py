@@ -1,0 +1,141 @@
+"""The sandbox's instruments: a small, fixed universe that exercises every rule of the service.
+
+Names are the Traditional Chinese short names the real service sends. Prices, volumes and
+events are synthetic (see ``_market``); nothing here is real market data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+
+STOCK_HISTORY_START = date(2010, 1, 4)
+INDEX_HISTORY_START = date(2015, 1, 5)
+
+
+@dataclass(frozen=True)
+class Instrument:
+    symbol: str
+    name: str
+    name_en: str
+    type: str  # EQUITY, INDEX, WARRANT
+    exchange: str  # TWSE, TPEx
+    market: str  # TSE, OTC, ESB
+    industry: str  # industry code ("00": none)
+    security_type: str  # security-type code
+    start_price: float  # first close of the synthetic history (dollars)
+    volume: int  # mean daily volume in the unit of intraday data (lots, or shares)
+    trades: int  # mean number of trades per day
+    vol: float = 0.018  # daily volatility
+    growth: float = 0.04  # long-run drift per year of the synthetic price path
+    listed: date = STOCK_HISTORY_START
+    suspensions: tuple[tuple[date, date], ...] = ()
+    dividend_months: tuple[int, ...] = (7,)
+    etf: bool = False
+    attention: bool = False
+    disposition: bool = False
+    day_trade: bool = True
+    underlying: str | None = None
+    extra: dict[str, object] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def unit(self) -> str:
+        """Unit of intraday volume: lots for whole-lot stocks, shares on the emerging board,
+        TWD turnover for indices."""
+        if self.type == "INDEX":
+            return "twd"
+        return "shares" if self.market == "ESB" else "lots"
+
+    @property
+    def board_lot(self) -> int:
+        return 1000
+
+    @property
+    def first_day(self) -> date:
+        start = INDEX_HISTORY_START if self.type == "INDEX" else STOCK_HISTORY_START
+        return max(start, self.listed)
+
+    @property
+    def has_limits(self) -> bool:
+        return self.market != "ESB" and self.type != "INDEX"
+
+
+def _eq(symbol, name, name_en, exchange, market, industry, price, volume, trades, **kw):
+    return Instrument(symbol, name, name_en, "EQUITY", exchange, market, industry,
+                      kw.pop("security_type", "01"), price, volume, trades, **kw)
+
+
+EQUITIES: tuple[Instrument, ...] = (
+    _eq("2330", "台積電", "TSMC", "TWSE", "TSE", "24", 64.5, 38000, 1800,
+        dividend_months=(3, 6, 9, 12), growth=0.21),
+    _eq("2317", "鴻海", "Hon Hai", "TWSE", "TSE", "31", 115.0, 42000, 1500),
+    _eq("2454", "聯發科", "MediaTek", "TWSE", "TSE", "24", 320.0, 6000, 900),
+    _eq("0050", "元大台灣50", "Yuanta Taiwan Top 50 ETF", "TWSE", "TSE", "00", 56.0, 12000,
+        1000, security_type="24", etf=True, vol=0.011,
+        suspensions=((date(2025, 6, 11), date(2025, 6, 17)),)),
+    _eq("0056", "元大高股息", "Yuanta Taiwan Dividend Plus ETF", "TWSE", "TSE", "00", 23.0,
+        20000, 900, security_type="24", etf=True, vol=0.009),
+    _eq("2412", "中華電", "Chunghwa Telecom", "TWSE", "TSE", "27", 62.0, 9000, 600, vol=0.007),
+    _eq("2881", "富邦金", "Fubon Financial", "TWSE", "TSE", "17", 48.0, 15000, 800),
+    _eq("2882", "國泰金", "Cathay Financial", "TWSE", "TSE", "17", 45.0, 16000, 800),
+    _eq("1301", "台塑", "Formosa Plastics", "TWSE", "TSE", "03", 78.0, 8000, 600),
+    _eq("2002", "中鋼", "China Steel", "TWSE", "TSE", "10", 28.0, 25000, 700, vol=0.012),
+    _eq("2603", "長榮", "Evergreen Marine", "TWSE", "TSE", "15", 21.0, 30000, 1200, vol=0.028,
+        attention=True),
+    _eq("2308", "台達電", "Delta Electronics", "TWSE", "TSE", "28", 120.0, 5000, 600),
+    _eq("3008", "大立光", "Largan", "TWSE", "TSE", "26", 900.0, 800, 400, vol=0.024),
+    _eq("1101", "台泥", "Taiwan Cement", "TWSE", "TSE", "01", 35.0, 9000, 500, vol=0.012),
+    _eq("6669", "緯穎", "Wiwynn", "TWSE", "TSE", "25", 420.0, 1200, 500, vol=0.026,
+        listed=date(2019, 3, 27)),
+    _eq("6488", "環球晶", "GlobalWafers", "TPEx", "OTC", "24", 95.0, 2500, 500, vol=0.025),
+    _eq("5483", "中美晶", "Sino-American Silicon", "TPEx", "OTC", "24", 40.0, 6000, 500,
+        vol=0.025),
+    _eq("8069", "元太", "E Ink", "TPEx", "OTC", "26", 30.0, 7000, 600, vol=0.024),
+    _eq("3293", "鈊象", "IGS", "TPEx", "OTC", "32", 60.0, 900, 300, vol=0.027,
+        suspensions=((date(2018, 3, 1), date(2018, 3, 20)),), disposition=True,
+        day_trade=False),
+    _eq("6446", "藥華藥", "PharmaEssentia", "TPEx", "OTC", "22", 50.0, 1500, 400, vol=0.03,
+        listed=date(2016, 7, 11), suspensions=((date(2023, 11, 6), date(2023, 11, 10)),)),
+    # Emerging board: volume in shares, no price limits.
+    _eq("7705", "興亞創新", "Xingya Innovation", "TPEx", "ESB", "22", 35.0, 150000, 120,
+        vol=0.035, listed=date(2021, 5, 3), day_trade=False),
+)
+
+INDICES: tuple[Instrument, ...] = (
+    Instrument("IX0001", "發行量加權股價指數", "TAIEX", "INDEX", "TWSE", "TSE", "00", "00",
+               9274.11, 210_000_000_000, 3240, vol=0.009, growth=0.1),
+    Instrument("IX0043", "櫃買指數", "TPEx Index", "INDEX", "TPEx", "OTC", "00", "00",
+               140.0, 45_000_000_000, 3240, vol=0.011),
+)
+
+WARRANTS: tuple[Instrument, ...] = (
+    Instrument("030501", "台積電元大5C01", "TSMC Yuanta Call 01", "WARRANT", "TWSE", "TSE", "00",
+               "10", 1.2, 600, 80, vol=0.06, listed=date(2026, 1, 5), day_trade=False,
+               dividend_months=(), underlying="2330",
+               extra={"exercisePrice": 1800.0, "exerciseRatio": 0.01,
+                      "maturityDate": "2027-01-04"}),
+)
+
+
+def synthetic_equity(i: int) -> Instrument:
+    """Extra generic equities for bulk benchmarks (``Sandbox(extra_equities=N)``)."""
+    symbol = f"9{i:03d}" if i < 1000 else f"9{i:04d}"
+    return _eq(symbol, f"模擬{i:03d}", f"Synthetic {i:03d}", "TWSE", "TSE", "20",
+               20.0 + (i * 37) % 280, 3000 + (i * 113) % 9000, 300, vol=0.015 + (i % 7) / 500)
+
+
+class Universe:
+    def __init__(self, extra_equities: int = 0) -> None:
+        extra = tuple(synthetic_equity(i) for i in range(1, extra_equities + 1))
+        self.instruments: dict[str, Instrument] = {
+            x.symbol: x for x in (*EQUITIES, *extra, *INDICES, *WARRANTS)
+        }
+
+    def __getitem__(self, symbol: str) -> Instrument:
+        return self.instruments[symbol]
+
+    def get(self, symbol: str) -> Instrument | None:
+        return self.instruments.get(symbol)
+
+    def of_type(self, type_: str) -> list[Instrument]:
+        return [x for x in self.instruments.values() if x.type == type_]
