@@ -99,7 +99,9 @@ class Client:
     ``api_key`` defaults to the ``MARKETFRAME_API_KEY`` environment variable. ``backend`` is
     ``"pandas"``, ``"polars"`` or ``"arrow"``. ``cache`` is ``True`` (sqlite file in the user
     cache directory), ``False``, or a path. ``max_workers`` bounds the concurrent requests of
-    a multi-symbol call. ``decode=True`` turns ``industry``/``security_type`` codes into names.
+    a multi-symbol call. 429, 5xx and connection errors are retried ``retries`` times with
+    exponential ``backoff`` (seconds), or after ``Retry-After`` when it is at most
+    ``max_retry_after`` seconds (otherwise :class:`RateLimited` is raised at once). ``decode=True`` turns ``industry``/``security_type`` codes into names.
     """
 
     def __init__(
@@ -111,6 +113,7 @@ class Client:
         cache: bool | str | Path = True,
         timeout: float | tuple[float, float] = (5.0, 30.0),
         retries: int = 4,
+        backoff: float = 0.25,
         max_retry_after: float = 60.0,
         max_workers: int = 8,
         decode: bool = False,
@@ -127,7 +130,7 @@ class Client:
         self.decode = decode
         self.max_workers = max(1, int(max_workers))
         self._transport = Transport(base_url, key, cache=cache, timeout=timeout, retries=retries,
-                                    max_retry_after=max_retry_after,
+                                    backoff=backoff, max_retry_after=max_retry_after,
                                     pool_size=max(self.max_workers, 10), pace=pace)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
