@@ -101,7 +101,8 @@ class Client:
     cache directory), ``False``, or a path. ``max_workers`` bounds the concurrent requests of
     a multi-symbol call. 429, 5xx and connection errors are retried ``retries`` times with
     exponential ``backoff`` (seconds), or after ``Retry-After`` when it is at most
-    ``max_retry_after`` seconds (otherwise :class:`RateLimited` is raised at once). ``decode=True`` turns ``industry``/``security_type`` codes into names.
+    ``max_retry_after`` seconds (otherwise :class:`RateLimited` is raised at once).
+    ``decode=True`` turns ``industry``/``security_type`` codes into names.
     """
 
     def __init__(

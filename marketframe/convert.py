@@ -36,7 +36,7 @@ from marketframe.schemas import (
 _NONE = type(None)
 _TYPE_NAMES = {int: "number", float: "number", str: "string", bool: "boolean", dict: "object",
                list: "array"}
-_EXPECTED = {
+_EXPECTED: dict[str, tuple[set[type], str]] = {
     "float": ({int, float}, "a number"),
     "int": ({int}, "an integer"),
     "int_str": ({int, str}, "an integer or a string of digits"),
@@ -230,6 +230,8 @@ def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,
     params = params or {}
     name = ep.name
     fast = None
+    doc: Any
+    rows: Any
     if isinstance(payload, bytes) and _fastjson.eligible(ep.schema, len(payload), engine):
         fast = _fastjson.read_rows(payload, ep.schema)
     if fast is not None:
@@ -297,7 +299,7 @@ def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,
                 add(col, finish(name, col, kind, fast[1].field(col.path[0])))
                 continue
             if len(col.path) == 1:
-                vals = list(map(dict.get, rows, _repeat(col.path[0])))
+                vals = list(map(dict.get, rows, _repeat(col.path[0])))  # type: ignore[arg-type]
                 present += n - vals.count(None)
             else:
                 vals = [_walk(r, col.path) for r in rows]

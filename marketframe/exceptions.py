@@ -97,9 +97,9 @@ class PlanError(APIError):
 
             ep = ENDPOINTS.get(self.endpoint)
             if ep is not None and ep.plan != "basic":
-                plan = {"developer": "the developer or advanced plan", "advanced": "the advanced plan"}[
-                    ep.plan
-                ]
+                plans = {"developer": "the developer or advanced plan",
+                         "advanced": "the advanced plan"}
+                plan = plans[ep.plan]
         return f"Your plan does not include this endpoint: it needs {plan}; upgrade the key's plan."
 
 
@@ -112,7 +112,8 @@ class SymbolNotFound(APIError):
         if sym:
             return (
                 f"Symbol {sym!r} is unknown to the service: check it with "
-                "client.stock.intraday.tickers(type=...) or client.futopt.intraday.tickers(type=...)."
+                "client.stock.intraday.tickers(type=...) or "
+                "client.futopt.intraday.tickers(type=...)."
             )
         return "The resource does not exist; check the path parameters."
 
@@ -124,7 +125,8 @@ class RateLimited(APIError):
     def next_step(self) -> str:
         when = f"in {self.retry_after:g} s" if self.retry_after is not None else "in a minute"
         return (
-            f"Rate limit reached after retries; retry {when}, lower max_workers, or upgrade the plan."
+            f"Rate limit reached after retries; retry {when}, lower max_workers, "
+            "or upgrade the plan."
         )
 
 

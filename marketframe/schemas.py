@@ -45,7 +45,7 @@ JSON_TYPES: dict[str, pa.DataType] = {
 
 
 def snake(name: str) -> str:
-    """camelCase -> snake_case (``canBelowFlatSBLShortSell`` -> ``can_below_flat_sbl_short_sell``)."""
+    """camelCase -> snake_case : ``isLimitUpPrice`` -> ``is_limit_up_price``"""
     s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
     s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s)
     return s.lower()

@@ -1,4 +1,4 @@
-"""Generated payloads: valid ones always give the schema's dtypes, invalid ones raise SchemaError."""
+"""Generated payloads: valid ones give the schema's dtypes, invalid ones raise SchemaError."""
 
 from __future__ import annotations
 
