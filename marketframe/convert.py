@@ -10,7 +10,6 @@ does not know are kept as extra columns with an inferred type.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Mapping, Sequence
 from itertools import repeat as _repeat
 from typing import Any
@@ -21,16 +20,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from marketframe import _fastjson
+from marketframe._extras import extra_array, extra_name, extras
+from marketframe.codes import CODE_TABLES
 from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint, get
 from marketframe.exceptions import SchemaError
 from marketframe.schemas import (
     ARROW_TYPES,
-    CODE_TABLES,
     JSON_TYPES,
     TZ,
     Col,
     Schema,
-    snake,
 )
 
 _NONE = type(None)
@@ -130,79 +129,6 @@ def _hhmmss(day: dt.date | None, text: str | None) -> dt.datetime | None:
         raise ValueError(f"not HHmmss: {text!r}")
     t = dt.time(int(text[:2]), int(text[2:4]), int(text[4:]))
     return dt.datetime.combine(day, t, _TAIPEI)
-
-
-def _extra_array(vals: list[Any]) -> pa.Array:
-    """An unknown field: inferred type; mixed JSON types are kept as JSON text."""
-    try:
-        return pa.array(vals)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
-        return pa.array([None if v is None else json.dumps(v, ensure_ascii=False) for v in vals],
-                        type=pa.string())
-
-
-def _unknown_keys(items: Sequence[Any], known: set[str], all_dicts: bool = False) -> list[str]:
-    dicts = items if all_dicts else [x for x in items if type(x) is dict]
-    return sorted(set().union(*dicts) - known) if dicts else []
-
-
-def _known_tree(cols: Sequence[Col]) -> dict[tuple[Any, ...], set[str]]:
-    """prefix path -> keys known under it (list indices are skipped)."""
-    tree: dict[tuple[Any, ...], set[str]] = {}
-    for c in cols:
-        prefix: tuple[Any, ...] = ()
-        for key in c.path:
-            if isinstance(key, int):
-                prefix = (*prefix, key)
-                continue
-            tree.setdefault(tuple(k for k in prefix if not isinstance(k, int)), set()).add(key)
-            prefix = (*prefix, key)
-    return tree
-
-
-def _extra_name(key: str, taken: set[str]) -> str:
-    name = snake(key)
-    while name in taken:
-        name += "_extra"
-    taken.add(name)
-    return name
-
-
-def _extras(items: Sequence[Any], cols: Sequence[Col], ignore: frozenset[str],
-            taken: set[str]) -> list[tuple[str, list[Any]]]:
-    """Unknown fields of ``items`` (rows, or one envelope; all dicts), flattened."""
-    out: list[tuple[str, list[Any]]] = []
-    tree = _known_tree(cols)
-
-    def visit(prefix: tuple[str, ...], objs: list[Any]) -> None:
-        known = tree.get(prefix, set()) | (ignore if not prefix else set())
-        for key in _unknown_keys(objs, known, all_dicts=not prefix):
-            vals = [o.get(key) if type(o) is dict else None for o in objs]
-            name = "_".join(snake(p) for p in (*prefix, key))
-            nonnull = [v for v in vals if v is not None]
-            if nonnull and all(type(v) is dict for v in nonnull):
-                visit_unknown((*prefix, key), vals, name)
-                continue
-            while name in taken:
-                name += "_extra"
-            taken.add(name)
-            out.append((name, vals))
-        for key in sorted(tree.get(prefix, set())):
-            sub = (*prefix, key)
-            if sub in tree:  # a known nested object: look for unknown keys inside it
-                visit(sub, [o.get(key) if type(o) is dict else None for o in objs])
-
-    def visit_unknown(prefix: tuple[str, ...], objs: list[Any], name: str) -> None:
-        for key in _unknown_keys(objs, set()):
-            vals = [o.get(key) if type(o) is dict else None for o in objs]
-            sub = f"{name}_{snake(key)}"
-            while sub in taken:
-                sub += "_extra"
-            taken.add(sub)
-            out.append((sub, vals))
-
-    visit((), list(items))
-    return out
 
 
 def _resolve_unit(unit: str, doc: Mapping[str, Any], params: Mapping[str, Any]) -> str:
@@ -307,26 +233,26 @@ def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,
             add(col, _column(name, col, kind, vals))
 
     taken = set(names)
-    extra_env = _extras([doc], env_cols, schema.ignore | ({"data"} if schema.rows else set()),
+    extra_env = extras([doc], env_cols, schema.ignore | ({"data"} if schema.rows else set()),
                         taken)
     extra_rows: list[tuple[str, list[Any]]] = []
     # Every key of every row was read as a known, non-null value: no unknown fields (a cheap
     # count instead of a union of all keys on the fast path).
     if fast is not None:
         known = {c.path[0] for c in row_cols}
-        extra_rows = [(_extra_name(k, taken), fast[1].field(k)) for k in
+        extra_rows = [(extra_name(k, taken), fast[1].field(k)) for k in
                       (f.name for f in fast[1].type) if k not in known]
     elif schema.rows and not (flat and sum(map(len, rows)) == present):
-        extra_rows = _extras(rows, row_cols, frozenset(), taken)
+        extra_rows = extras(rows, row_cols, frozenset(), taken)
     for col_name, vals in extra_env:
-        arr = _extra_array(vals)
+        arr = extra_array(vals)
         if schema.rows:
             arr = arr.take(repeat)
         names.append(col_name)
         arrays.append(arr)
         fields.append(pa.field(col_name, arr.type))
     for col_name, vals in extra_rows:
-        arr = vals if isinstance(vals, pa.Array) else _extra_array(vals)
+        arr = vals if isinstance(vals, pa.Array) else extra_array(vals)
         names.append(col_name)
         arrays.append(arr)
         fields.append(pa.field(col_name, arr.type))
