@@ -20,7 +20,7 @@ from . import _payloads as wire
 from . import _technical as tech
 from ._futopt import PRODUCTS, FutOpt
 from ._market import Market
-from ._universe import Instrument
+from ._universe import INDEX_HISTORY_START, STOCK_HISTORY_START, Instrument
 
 MINUTE_FRAMES = ("1", "3", "5", "10", "15", "30", "60")
 TIMEFRAMES = (*MINUTE_FRAMES, "D", "W", "M")
