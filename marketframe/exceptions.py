@@ -61,8 +61,8 @@ class APIError(MarketframeError):
         self.service_message = message
         self.retry_after = retry_after
         where = f"{endpoint} {self._describe_params()}".strip() if endpoint else ""
-        head = f"HTTP {self.status}" if self.status else "request failed"
-        super().__init__(f"{head} {where}: {message}. {self.next_step()}")
+        head = " ".join(p for p in (f"HTTP {self.status}" if self.status else "", where) if p)
+        super().__init__(f"{head + ': ' if head else ''}{message}. {self.next_step()}")
 
     def _describe_params(self) -> str:
         if not self.params:
@@ -80,10 +80,13 @@ class BadRequest(APIError):
 
 class AuthenticationError(APIError):
     status = 401
-    hint = (
-        "the API key was not accepted: pass Client(api_key=...) or set MARKETFRAME_API_KEY to a "
-        "v1.0 market-data key (keys of version 0.3 are not accepted)"
-    )
+
+    def next_step(self) -> str:
+        fix = ("pass Client(api_key=...) or set MARKETFRAME_API_KEY to a v1.0 market-data key "
+               "(keys of version 0.3 are not accepted)")
+        if not self.status:  # no key at all: nothing was sent
+            return fix[:1].upper() + fix[1:] + "."
+        return f"The API key was not accepted: {fix}."
 
 
 class PlanError(APIError):

@@ -178,6 +178,8 @@ def test_cache_serves_repeats_and_never_stores_the_key(tmp_path: Path, sandbox: 
         assert a.equals(b)
         assert sandbox.requests_served == before + 1
         assert c.stats()["cache_hits"] == 1
+        c.stock.historical.candles(**args, refresh=True)  # bypasses the stored answer
+        assert sandbox.requests_served == before + 2
         c.stock.snapshot.quotes(market="TSE")
         c.stock.intraday.ticker(symbol="2330")
         expires = {r.url.split("/v1.0")[1].split("?")[0]: r.expires
