@@ -207,7 +207,7 @@ class Transport:
         start = time.perf_counter()
         if "expire_after" in kwargs and not refresh:
             # a stored answer costs no request: serve it before the pacer counts one
-            hit = self.session.get(url, only_if_cached=True, **kwargs)
+            hit = self.session.get(url, only_if_cached=True, **kwargs)  # type: ignore[call-arg]
             if hit.status_code == 200 and getattr(hit, "from_cache", False):
                 self.stats.add(cache_hits=1)
                 log.debug("GET %s -> 200 (cache)", shown)
