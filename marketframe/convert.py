@@ -236,12 +236,12 @@ def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,
     extra_env = extras([doc], env_cols, schema.ignore | ({"data"} if schema.rows else set()),
                         taken)
     extra_rows: list[tuple[str, list[Any]]] = []
-    # Every key of every row was read as a known, non-null value: no unknown fields (a cheap
-    # count instead of a union of all keys on the fast path).
     if fast is not None:
         known = {c.path[0] for c in row_cols}
         extra_rows = [(extra_name(k, taken), fast[1].field(k)) for k in
                       (f.name for f in fast[1].type) if k not in known]
+    # when every key of every row was read as a known, non-null value there is no unknown
+    # field: a cheap count instead of a union of all keys
     elif schema.rows and not (flat and sum(map(len, rows)) == present):
         extra_rows = extras(rows, row_cols, frozenset(), taken)
     for col_name, vals in extra_env:
@@ -266,13 +266,21 @@ def concat(tables: Sequence[pa.Table]) -> pa.Table:
     if len(tables) == 1:
         return tables[0]
     out = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
-    units: dict[str, str] = {}
-    for t in tables:
+    seen: dict[str, dict[str, str]] = {}  # column -> {symbol: unit}
+    for i, t in enumerate(tables):
+        label = str(t.column("symbol")[0]) if "symbol" in t.column_names and t.num_rows else str(i)
         for k, v in table_units(t).items():
-            units[k] = v if units.get(k, v) == v else "mixed"
+            seen.setdefault(k, {})[label] = v
+    units: dict[str, str] = {}
+    for k, by_symbol in seen.items():
+        kinds = set(by_symbol.values())
+        units[k] = kinds.pop() if len(kinds) == 1 else "mixed (" + ", ".join(
+            f"{sym}: {u}" for sym, u in by_symbol.items()) + ")"
+    fields = [f.with_metadata({"unit": units[f.name]}) if f.name in units else f
+              for f in out.schema]
     meta = dict(tables[0].schema.metadata or {})
     meta[META_UNITS] = orjson.dumps(units)
-    return out.replace_schema_metadata(meta)
+    return out.cast(pa.schema(fields, metadata=meta))
 
 
 def table_units(table: pa.Table) -> dict[str, str]:

@@ -145,6 +145,9 @@ def test_units_follow_the_instrument(sandbox: Any, api_key: str) -> None:
         assert units(c.stock.intraday.candles(symbol="IX0001"))["volume"] == "TWD"
         esb = c.stock.intraday.tickers(type="EQUITY", market="ESB")["symbol"][0]
         assert units(c.stock.intraday.volumes(symbol=esb))["volume"] == "shares"
+        mixed = c.fetch_table("stock.intraday.volumes", symbol=["2330", esb])
+        assert units(mixed)["volume"] == f"mixed (2330: lots, {esb}: shares)"
+        assert mixed.schema.field("volume").metadata == {b"unit": units(mixed)["volume"].encode()}
         assert units(c.fetch_table("futopt.intraday.trades", symbol="TXFL6"))["size"] == (
             "contracts")
         assert c.units("stock.historical.candles") == {"volume": "shares", "turnover": "TWD"}
