@@ -43,8 +43,9 @@ def _known_tree(cols: Sequence[Col]) -> dict[tuple[Any, ...], set[str]]:
     return tree
 
 
-def extra_name(key: str, taken: set[str]) -> str:
-    name = snake(key)
+def extra_name(path: Sequence[str], taken: set[str]) -> str:
+    """snake_case column name of an unknown field's path, made unique among ``taken``."""
+    name = "_".join(snake(p) for p in path)
     while name in taken:
         name += "_extra"
     taken.add(name)
@@ -52,37 +53,27 @@ def extra_name(key: str, taken: set[str]) -> str:
 
 
 def extras(items: Sequence[Any], cols: Sequence[Col], ignore: frozenset[str],
-            taken: set[str]) -> list[tuple[str, list[Any]]]:
+           taken: set[str]) -> list[tuple[str, list[Any]]]:
     """Unknown fields of ``items`` (rows, or one envelope; all dicts), flattened."""
     out: list[tuple[str, list[Any]]] = []
     tree = _known_tree(cols)
 
+    def values(objs: list[Any], key: str) -> list[Any]:
+        return [o.get(key) if type(o) is dict else None for o in objs]
+
     def visit(prefix: tuple[str, ...], objs: list[Any]) -> None:
         known = tree.get(prefix, set()) | (ignore if not prefix else set())
         for key in _unknown_keys(objs, known, all_dicts=not prefix):
-            vals = [o.get(key) if type(o) is dict else None for o in objs]
-            name = "_".join(snake(p) for p in (*prefix, key))
+            vals = values(objs, key)
             nonnull = [v for v in vals if v is not None]
-            if nonnull and all(type(v) is dict for v in nonnull):
-                visit_unknown((*prefix, key), vals, name)
+            if nonnull and all(type(v) is dict for v in nonnull):  # an unknown object
+                for sub in _unknown_keys(vals, set()):
+                    out.append((extra_name((*prefix, key, sub), taken), values(vals, sub)))
                 continue
-            while name in taken:
-                name += "_extra"
-            taken.add(name)
-            out.append((name, vals))
+            out.append((extra_name((*prefix, key), taken), vals))
         for key in sorted(tree.get(prefix, set())):
-            sub = (*prefix, key)
-            if sub in tree:  # a known nested object: look for unknown keys inside it
-                visit(sub, [o.get(key) if type(o) is dict else None for o in objs])
-
-    def visit_unknown(prefix: tuple[str, ...], objs: list[Any], name: str) -> None:
-        for key in _unknown_keys(objs, set()):
-            vals = [o.get(key) if type(o) is dict else None for o in objs]
-            sub = f"{name}_{snake(key)}"
-            while sub in taken:
-                sub += "_extra"
-            taken.add(sub)
-            out.append((sub, vals))
+            if (*prefix, key) in tree:  # a known nested object: look for unknown keys inside
+                visit((*prefix, key), values(objs, key))
 
     visit((), list(items))
     return out

@@ -238,7 +238,7 @@ def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,
     extra_rows: list[tuple[str, list[Any]]] = []
     if fast is not None:
         known = {c.path[0] for c in row_cols}
-        extra_rows = [(extra_name(k, taken), fast[1].field(k)) for k in
+        extra_rows = [(extra_name((k,), taken), fast[1].field(k)) for k in
                       (f.name for f in fast[1].type) if k not in known]
     # when every key of every row was read as a known, non-null value there is no unknown
     # field: a cheap count instead of a union of all keys
