@@ -63,9 +63,9 @@ def _endpoint(ep: Endpoint) -> list[str]:
               "|---|---|---|---|---|---|"]
     for c in ep.schema.columns:
         t = " | ".join(DTYPES[c.kind])
-        unit = {"lots_or_twd": "lots (TWD for indices)"}.get(c.unit or "", c.unit or "")
-        if c.unit == "lots":
-            unit = "lots (shares for odd-lot / emerging board)"
+        unit = c.unit or ""
+        if unit == "lots":
+            unit = "lots (shares: odd-lot, emerging board; TWD: indices)"
         where = ("envelope " if c.envelope and ep.schema.rows else "") + f"`{c.wire_name}`"
         lines.append(f"| `{c.name}` | {t} | {unit} | {where} |")
     return [*lines, ""]

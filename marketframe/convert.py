@@ -30,6 +30,7 @@ from marketframe.schemas import (
     TZ,
     Col,
     Schema,
+    resolve_unit,
 )
 
 _NONE = type(None)
@@ -131,16 +132,6 @@ def _hhmmss(day: dt.date | None, text: str | None) -> dt.datetime | None:
     return dt.datetime.combine(day, t, _TAIPEI)
 
 
-def _resolve_unit(unit: str, doc: Mapping[str, Any], params: Mapping[str, Any]) -> str:
-    if unit not in ("lots", "lots_or_twd"):
-        return unit
-    if unit == "lots_or_twd" and doc.get("type") == "INDEX":
-        return "TWD"
-    if params.get("type") == "oddlot" or doc.get("market") in ("ESB", "PSB"):
-        return "shares"
-    return "lots"
-
-
 def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,
              params: Mapping[str, Any] | None = None, *, decode: bool = False,
              engine: str = "auto") -> pa.Table:
@@ -203,7 +194,8 @@ def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,
             arr = pa.DictionaryArray.from_arrays(arr.indices, pa.array(words, pa.string()))
         meta = None
         if col.unit:
-            units[col.name] = _resolve_unit(col.unit, doc, params)
+            units[col.name] = resolve_unit(col.unit, doc.get("type"), doc.get("market"),
+                                            params.get("type") == "oddlot")
             meta = {"unit": units[col.name]}
         names.append(col.name)
         arrays.append(arr)

@@ -8,8 +8,8 @@ is the only consumer; the Arrow type of each kind is fixed in :data:`ARROW_TYPES
 
 Units: ``lots`` (1 lot = ``board_lot`` shares, usually 1000), ``shares``, ``TWD``, ``contracts``,
 ``seconds``, ``shares per 1000 shares`` and ``thousand TWD``. Intraday stock volumes are in lots for
-whole-lot stocks but in shares for odd-lot requests and emerging-board stocks, and candle volume of
-an index is turnover in TWD: the converter resolves the ``lots`` unit per response.
+whole-lot stocks but in shares for odd-lot requests and emerging-board stocks, and an index's
+"volume" is turnover in TWD: :func:`resolve_unit` turns ``lots`` into the unit of one response.
 """
 
 from __future__ import annotations
@@ -42,6 +42,17 @@ JSON_TYPES: dict[str, pa.DataType] = {
     "flag": pa.bool_(), "str": pa.string(), "cat": pa.string(), "date": pa.string(),
     "iso_time": pa.string(), "date_or_time": pa.string(), "hhmmss": pa.string(),
 }
+
+
+def resolve_unit(unit: str, type_: str | None, market: str | None, oddlot: bool) -> str:
+    """The unit of a ``lots`` column in one response (others are fixed)."""
+    if unit != "lots":
+        return unit
+    if type_ == "INDEX":
+        return "TWD"
+    if oddlot or market in ("ESB", "PSB"):
+        return "shares"
+    return "lots"
 
 
 def snake(name: str) -> str:
@@ -233,7 +244,7 @@ _SNAPSHOT_ROW = [
 _CANDLE_ROW_INTRADAY = [
     _c("date", "iso_time", req=True),
     *_many("float", _CANDLE_PRICES),
-    _c("volume", "int", "lots_or_twd"),
+    _c("volume", "int", "lots"),
     _c("average", "float"),
 ]
 

@@ -143,6 +143,8 @@ def test_units_follow_the_instrument(sandbox: Any, api_key: str) -> None:
         assert c.stock.intraday.trades(symbol="2330", type="oddlot").attrs["units"]["size"] == (
             "shares")
         assert units(c.stock.intraday.candles(symbol="IX0001"))["volume"] == "TWD"
+        index = c.stock.intraday.quote(symbol="IX0001")  # the sandbox sends turnover there too
+        assert units(index)["total_trade_volume"] == "TWD"
         esb = c.stock.intraday.tickers(type="EQUITY", market="ESB")["symbol"][0]
         assert units(c.stock.intraday.volumes(symbol=esb))["volume"] == "shares"
         mixed = c.fetch_table("stock.intraday.volumes", symbol=["2330", esb])
