@@ -41,7 +41,7 @@ def _sandbox(**kw: Any) -> Sandbox:
 
 def test_5xx_are_retried_until_success() -> None:
     with _sandbox(fault_rate=0.4) as sb, Client(sb.api_key, base_url=sb.base_url, cache=False,
-                                              backoff=0.01, retries=8) as c:
+                                              backoff=0.01, retries=12) as c:
         symbols = ["2330", "2317", "2454", "0050", "0056", "2412", "2881", "2882"] * 2
         df = c.stock.intraday.quote(symbol=symbols)
         assert len(df) == len(symbols)
@@ -53,7 +53,7 @@ def test_5xx_are_retried_until_success() -> None:
 
 def test_dropped_connections_are_retried() -> None:
     with _sandbox(reset_rate=0.3) as sb, Client(sb.api_key, base_url=sb.base_url, cache=False,
-                                               backoff=0.01, retries=8) as c:
+                                               backoff=0.01, retries=12) as c:
         df = c.stock.intraday.volumes(symbol=["2330", "2317", "2454", "0050", "0056", "2412"])
         assert df["symbol"].nunique() == 6
         assert c.stats()["retries"] > 0
