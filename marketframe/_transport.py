@@ -30,6 +30,7 @@ KEY_HEADER = "X-API-KEY"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _TAIPEI = dt.timezone(dt.timedelta(hours=8))
 NEVER_EXPIRE = -1
+BACKOFF_MAX = 8.0  # seconds, before jitter
 
 
 @dataclass
@@ -256,7 +257,8 @@ class Transport:
             raise self._error(ep, resp, values, retry_after)
 
     def _backoff(self, attempt: int) -> float:
-        return self.backoff * (2 ** (attempt - 1)) * (0.5 + random.random())
+        """Exponential backoff with jitter, at most ``BACKOFF_MAX`` seconds."""
+        return min(BACKOFF_MAX, self.backoff * (2 ** (attempt - 1))) * (0.5 + random.random())
 
     @staticmethod
     def _sleep(seconds: float, shown: str, why: str) -> None:
