@@ -122,9 +122,7 @@ class Client:
     ):
         key = api_key if api_key is not None else os.environ.get(ENV_KEY)
         if not key:
-            raise AuthenticationError(
-                "no API key given", status=0,
-            ) from None
+            raise AuthenticationError("no API key given", status=0)
         if backend not in BACKENDS:
             raise InvalidParams("Client", "backend", f"has value {backend!r}", ", ".join(BACKENDS))
         self.backend = backend
