@@ -5,6 +5,45 @@ The public surface lives here; heavy parts are imported lazily.
 
 from __future__ import annotations
 
+from typing import Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+# name -> module that defines it; imported on first access so `import marketframe` stays light.
+_LAZY = {
+    "APIError": "marketframe.exceptions",
+    "AuthenticationError": "marketframe.exceptions",
+    "BadRequest": "marketframe.exceptions",
+    "BatchError": "marketframe.exceptions",
+    "Client": "marketframe.client",
+    "ENDPOINTS": "marketframe.endpoints",
+    "Forbidden": "marketframe.exceptions",
+    "InvalidParams": "marketframe.exceptions",
+    "MarketframeError": "marketframe.exceptions",
+    "NotFound": "marketframe.exceptions",
+    "PartialResult": "marketframe.exceptions",
+    "PlanError": "marketframe.exceptions",
+    "RateLimited": "marketframe.exceptions",
+    "SchemaError": "marketframe.exceptions",
+    "ServerError": "marketframe.exceptions",
+    "SymbolNotFound": "marketframe.exceptions",
+    "TransportError": "marketframe.exceptions",
+    "units": "marketframe.convert",
+}
+
+__all__ = sorted(["__version__", *_LAZY])
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'marketframe' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

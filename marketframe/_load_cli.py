@@ -1,0 +1,89 @@
+"""`marketframe load ENDPOINT --param value ...`: any endpoint as a table, CSV or Parquet file.
+
+The sub-commands and their options are generated from ENDPOINTS. The key comes only from
+``MARKETFRAME_API_KEY`` (never a command-line option, which other users could read); without
+it the command runs against the embedded sandbox. To enable it, add ``"marketframe._load_cli"``
+to ``_COMMANDS`` in ``marketframe/cli.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from marketframe.endpoints import ENDPOINTS, Param
+
+_TYPES: dict[str, Any] = {"int": int, "float": float}
+
+
+def _option(p: Param) -> str:
+    return "--" + (p.wire or p.name)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    load = sub.add_parser("load", help="load any REST endpoint as a table / CSV / Parquet",
+                          description="Load one endpoint of the service (see docs/endpoints.md).")
+    endpoints = load.add_subparsers(dest="endpoint", metavar="ENDPOINT", required=True)
+    for ep in ENDPOINTS.values():
+        p = endpoints.add_parser(ep.name, help=ep.doc, description=f"{ep.doc}: GET {ep.path}")
+        for param in ep.params:
+            kw: dict[str, Any] = {"dest": param.name, "required": param.required,
+                                  "help": param.doc or None}
+            if param.allowed:
+                kw["choices"] = param.allowed
+            if param.type == "bool":
+                kw["choices"] = ("true", "false")
+            if param.type in _TYPES:
+                kw["type"] = _TYPES[param.type]
+            if param.in_path:
+                kw["nargs"] = "+"
+            p.add_argument(_option(param), **kw)
+        p.add_argument("--out", type=Path, help="write .csv or .parquet instead of printing")
+        p.add_argument("--base-url", default=None, help="service URL (default: the real one, "
+                       "or the embedded sandbox when MARKETFRAME_API_KEY is not set)")
+        p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from marketframe.client import DEFAULT_BASE_URL, ENV_KEY, Client
+
+    ep = ENDPOINTS[args.endpoint]
+    params: dict[str, Any] = {}
+    for param in ep.params:
+        value = getattr(args, param.name)
+        if value is None:
+            continue
+        if param.type == "bool":
+            value = value == "true"
+        if param.in_path and len(value) == 1:
+            value = value[0]
+        params[param.name] = value
+    with ExitStack() as stack:
+        key, base_url = os.environ.get(ENV_KEY), args.base_url
+        if not key:
+            from marketframe.sandbox import Sandbox
+
+            sb = stack.enter_context(Sandbox(rate_limit=None))
+            key, base_url = sb.api_key, base_url or sb.base_url
+            print(f"{ENV_KEY} is not set: using the embedded sandbox", file=sys.stderr)
+        client = stack.enter_context(Client(key, base_url=base_url or DEFAULT_BASE_URL,
+                                            backend="arrow"))
+        table = client.load(ep.name, **params)
+    if args.out is None:
+        import pandas as pd
+
+        with pd.option_context("display.width", 200, "display.max_columns", 12):
+            print(table.to_pandas())
+    elif args.out.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, args.out)
+    else:
+        table.to_pandas().to_csv(args.out, index=False)
+    if args.out is not None:
+        print(f"wrote {table.num_rows} rows to {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,296 @@
+"""HTTP transport: pooled session, timeouts, retries, pacing and the HTTP cache.
+
+Retries are done here rather than by urllib3's ``Retry`` so that one loop can honour
+``Retry-After`` (and refuse to sleep longer than ``max_retry_after``), feed the pacer, and count
+every retry in :class:`Stats`. The API key travels only in the ``X-API-KEY`` header: it is never
+logged, never put in an exception, and removed from what the cache stores.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import random
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import requests
+from requests.adapters import HTTPAdapter
+
+from marketframe.endpoints import FRESHNESS, MINUTE_TIMEFRAMES, Endpoint
+from marketframe.exceptions import APIError, TransportError, error_for_status, redact
+
+log = logging.getLogger("marketframe")
+KEY_HEADER = "X-API-KEY"
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_TAIPEI = dt.timezone(dt.timedelta(hours=8))
+NEVER_EXPIRE = -1
+BACKOFF_MAX = 8.0  # seconds, before jitter
+
+
+@dataclass
+class Stats:
+    """Counters of one client (thread-safe); ``client.stats()`` returns a copy as a dict."""
+
+    requests: int = 0  # requests sent over the network (retries included)
+    cache_hits: int = 0
+    retries: int = 0
+    paced_seconds: float = 0.0
+    statuses: dict[int, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, **kw: Any) -> None:
+        with self._lock:
+            for k, v in kw.items():
+                if k == "status":
+                    self.statuses[v] = self.statuses.get(v, 0) + 1
+                else:
+                    setattr(self, k, getattr(self, k) + v)
+
+    def as_dict(self) -> dict[str, Any]:
+        with self._lock:
+            return {"requests": self.requests, "cache_hits": self.cache_hits,
+                    "retries": self.retries, "paced_seconds": round(self.paced_seconds, 3),
+                    "statuses": dict(self.statuses)}
+
+
+class Pacer:
+    """Slows requests down from the ``X-RateLimit-*`` headers before the service refuses them.
+
+    While ``Remaining`` is above ``reserve`` requests go out at once. Below it, each request
+    waits ``(reset - now) / remaining`` so the rest of the window is spread out; at zero it
+    waits for the reset. Requests in flight are counted down locally, so threads share one
+    budget.
+    """
+
+    def __init__(self, reserve: float = 0.1):
+        self.reserve = reserve
+        self._lock = threading.Lock()
+        self._remaining: float | None = None
+        self._limit: int | None = None
+        self._reset: float | None = None  # epoch seconds
+
+    def update(self, headers: Mapping[str, str]) -> None:
+        try:
+            limit = int(headers["X-RateLimit-Limit"])
+            remaining = int(headers["X-RateLimit-Remaining"])
+            reset = int(headers["X-RateLimit-Reset"]) / 1000.0  # epoch milliseconds
+        except (KeyError, ValueError):
+            return
+        with self._lock:
+            self._limit, self._remaining, self._reset = limit, remaining, reset
+
+    def delay(self) -> float:
+        """Seconds to wait before the next request (and count it against the budget)."""
+        with self._lock:
+            if self._remaining is None or self._limit is None or self._reset is None:
+                return 0.0
+            window = self._reset - time.time()
+            if window <= 0:
+                self._remaining = None  # a new window: wait for fresh headers
+                return 0.0
+            remaining = self._remaining
+            self._remaining = remaining - 1
+            if remaining > self.reserve * self._limit:
+                return 0.0
+            if remaining <= 0:
+                return window
+            return window / remaining
+
+
+def expire_after(ep: Endpoint, values: Mapping[str, Any], now: dt.datetime | None = None) -> int:
+    """Cache lifetime (seconds, or -1 for never) of one request, from the endpoint's class."""
+    now = now or dt.datetime.now(_TAIPEI)
+    fixed = FRESHNESS[ep.freshness]
+    if fixed is not None:
+        return fixed
+    if ep.freshness == "historical":
+        end = values.get(ep.date_range[1]) if ep.date_range else None
+        minute = values.get("timeframe") in MINUTE_TIMEFRAMES
+        if end is not None and not minute and end < now.date():
+            return NEVER_EXPIRE  # a range of past days never changes
+        return 60
+    # reference data: until the next trading day's 08:00 in Taipei
+    nxt = (now + dt.timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
+    if now.hour < 8:
+        nxt -= dt.timedelta(days=1)
+    return max(1, int((nxt - now).total_seconds()))
+
+
+def default_cache_path() -> Path:
+    import os
+
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "marketframe" / "http_cache.sqlite"
+
+
+@dataclass
+class Response:
+    """What a fetch returns besides the body (never the key)."""
+
+    url: str
+    status: int
+    from_cache: bool
+    elapsed: float
+    retries: int
+    rate_limit: dict[str, str]
+    body: bytes = field(repr=False, default=b"")
+
+
+class Transport:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        cache: bool | str | Path = True,
+        timeout: float | tuple[float, float] = (5.0, 30.0),
+        retries: int = 4,
+        backoff: float = 0.25,
+        max_retry_after: float = 60.0,
+        pool_size: int = 16,
+        pace: bool = True,
+    ):
+        self.base_url = base_url.rstrip("/")
+        self._key = api_key
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.max_retry_after = max_retry_after
+        self.stats = Stats()
+        self.pacer = Pacer() if pace else None
+        self.cache_path: Path | None = None
+        self.session = self._session(cache)
+        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=pool_size, max_retries=0)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+        self.session.headers[KEY_HEADER] = api_key
+        self.session.headers["Accept"] = "application/json"
+
+    def _session(self, cache: bool | str | Path) -> requests.Session:
+        if cache is False or cache is None:
+            return requests.Session()
+        import requests_cache
+
+        path = default_cache_path() if cache is True else Path(cache)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.cache_path = path
+        return requests_cache.CachedSession(
+            str(path),
+            backend="sqlite",
+            expire_after=60,
+            allowable_codes=(200,),
+            allowable_methods=("GET",),
+            # strips the key from the cache key *and* from the stored request headers
+            ignored_parameters=[KEY_HEADER, KEY_HEADER.lower(), "X-Api-Key"],
+            match_headers=False,
+            stale_if_error=False,
+        )
+
+    def close(self) -> None:
+        self.session.close()
+
+    def get(self, ep: Endpoint, path: str, query: Mapping[str, str], values: Mapping[str, Any],
+            *, refresh: bool = False) -> Response:
+        """GET ``path`` with retries; raises the mapped :class:`APIError` on a final error."""
+        url = self.base_url + path
+        shown = url + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
+        kwargs: dict[str, Any] = {"params": dict(query), "timeout": self.timeout}
+        if hasattr(self.session, "cache"):
+            kwargs["expire_after"] = expire_after(ep, values)
+            if refresh:
+                kwargs["force_refresh"] = True
+        start = time.perf_counter()
+        if "expire_after" in kwargs and not refresh:
+            # a stored answer costs no request: serve it before the pacer counts one
+            hit = self.session.get(url, only_if_cached=True, **kwargs)  # type: ignore[call-arg]
+            if hit.status_code == 200 and getattr(hit, "from_cache", False):
+                self.stats.add(cache_hits=1)
+                log.debug("GET %s -> 200 (cache)", shown)
+                return Response(shown, 200, True, time.perf_counter() - start, 0,
+                                _rate_headers(hit.headers), hit.content)
+        attempt = 0
+        while True:
+            if self.pacer is not None:
+                wait = self.pacer.delay()
+                if wait > 0:
+                    self.stats.add(paced_seconds=wait)
+                    log.debug("pacing %.3f s before %s", wait, shown)
+                    time.sleep(wait)
+            try:
+                resp = self.session.get(url, **kwargs)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                self.stats.add(requests=1)
+                if attempt >= self.retries:
+                    raise TransportError(
+                        redact(f"{type(exc).__name__} after {attempt + 1} attempts", self._key),
+                        endpoint=ep.name, params=_shown_params(values),
+                    ) from None
+                attempt += 1
+                self.stats.add(retries=1)
+                self._sleep(self._backoff(attempt), shown, f"{type(exc).__name__}")
+                continue
+            cached = bool(getattr(resp, "from_cache", False))
+            if cached:
+                self.stats.add(cache_hits=1)
+            else:
+                self.stats.add(requests=1, status=resp.status_code)
+                if self.pacer is not None:
+                    self.pacer.update(resp.headers)
+            log.debug("GET %s -> %s%s", shown, resp.status_code, " (cache)" if cached else "")
+            if resp.status_code == 200:
+                return Response(shown, 200, cached, time.perf_counter() - start, attempt,
+                                _rate_headers(resp.headers), resp.content)
+            retry_after = _retry_after(resp.headers)
+            if resp.status_code in RETRY_STATUSES and attempt < self.retries:
+                wait = retry_after if retry_after is not None else self._backoff(attempt + 1)
+                if wait <= self.max_retry_after:
+                    attempt += 1
+                    self.stats.add(retries=1)
+                    self._sleep(wait, shown, f"HTTP {resp.status_code}")
+                    continue
+            raise self._error(ep, resp, values, retry_after)
+
+    def _backoff(self, attempt: int) -> float:
+        """Exponential backoff with jitter, at most ``BACKOFF_MAX`` seconds."""
+        return min(BACKOFF_MAX, self.backoff * (2 ** (attempt - 1))) * (0.5 + random.random())
+
+    @staticmethod
+    def _sleep(seconds: float, shown: str, why: str) -> None:
+        log.debug("retrying %s after %s in %.3f s", shown, why, seconds)
+        time.sleep(seconds)
+
+    def _error(self, ep: Endpoint, resp: requests.Response, values: Mapping[str, Any],
+               retry_after: float | None) -> APIError:
+        try:
+            body = orjson.loads(resp.content)
+            message = str(body.get("message") or resp.reason)
+        except (orjson.JSONDecodeError, AttributeError):
+            message = (resp.text or resp.reason or "")[:200]
+        cls = error_for_status(resp.status_code)
+        return cls(redact(message, self._key), status=resp.status_code, endpoint=ep.name,
+                   params=_shown_params(values), retry_after=retry_after)
+
+
+def _shown_params(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in values.items()}
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    value = headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _rate_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k: headers[k] for k in ("X-RateLimit-Limit", "X-RateLimit-Remaining",
+                                    "X-RateLimit-Reset") if k in headers}

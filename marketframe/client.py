@@ -1,0 +1,245 @@
+"""``Client``: the endpoint tree, many symbols at once, and the lower-level ``fetch``.
+
+The tree (``client.stock.intraday.quote``) is built from :data:`ENDPOINTS`; every leaf calls
+:meth:`Client.load` with its dotted name, so there is no per-endpoint code.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from marketframe import _params
+from marketframe._transport import Response, Transport
+from marketframe.convert import concat, to_frame, to_table
+from marketframe.endpoints import ENDPOINTS, Endpoint, get
+from marketframe.exceptions import (
+    AuthenticationError,
+    BatchError,
+    InvalidParams,
+    MarketframeError,
+)
+
+DEFAULT_BASE_URL = "https://api.fugle.tw/marketdata/v1.0"
+ENV_KEY = "MARKETFRAME_API_KEY"
+BACKENDS = ("pandas", "polars", "arrow")
+
+
+@dataclass
+class Fetched:
+    """A table and the metadata of the responses it came from (one per symbol)."""
+
+    table: pa.Table
+    responses: list[Response]
+
+
+class _Call:
+    """One leaf of the tree: ``client.stock.intraday.quote(symbol="2330")``."""
+
+    def __init__(self, client: Client, ep: Endpoint):
+        self._client = client
+        self.endpoint = ep
+        self.__name__ = ep.name.rsplit(".", 1)[1]
+        self.__qualname__ = ep.name
+        self.__doc__ = _docstring(ep)
+        self.__signature__ = _signature(ep)
+
+    def __call__(self, **params: Any) -> Any:
+        return self._client.load(self.endpoint.name, **params)
+
+    def __repr__(self) -> str:
+        return f"<marketframe endpoint {self.endpoint.name}{self.__signature__}>"
+
+
+class _Node:
+    """An inner node of the tree (``client.stock``, ``client.stock.intraday``)."""
+
+    def __init__(self, path: str):
+        self._path = path
+
+    def __repr__(self) -> str:
+        kids = sorted(k for k in vars(self) if not k.startswith("_"))
+        return f"<marketframe {self._path}: {', '.join(kids)}>"
+
+    def __dir__(self) -> list[str]:
+        return sorted(k for k in vars(self) if not k.startswith("_"))
+
+
+def _signature(ep: Endpoint) -> inspect.Signature:
+    params = [
+        inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY,
+                          default=inspect.Parameter.empty if p.required else None)
+        for p in sorted(ep.params, key=lambda p: not p.required)
+    ]
+    return inspect.Signature(params)
+
+
+def _docstring(ep: Endpoint) -> str:
+    lines = [f"{ep.doc or ep.name}: GET {ep.path} (plan: {ep.plan}).", "", "Parameters:"]
+    for p in ep.params:
+        allowed = f" one of {', '.join(p.allowed)}" if p.allowed else ""
+        req = "required" if p.required else "optional"
+        lines.append(f"  {p.name} ({p.type}, {req}){allowed} {p.doc}".rstrip())
+    lines.append("")
+    lines.append("Columns: " + ", ".join(ep.schema.names))
+    return "\n".join(lines)
+
+
+class Client:
+    """Typed frames from the market data service.
+
+    ``api_key`` defaults to the ``MARKETFRAME_API_KEY`` environment variable. ``backend`` is
+    ``"pandas"``, ``"polars"`` or ``"arrow"``. ``cache`` is ``True`` (sqlite file in the user
+    cache directory), ``False``, or a path. ``max_workers`` bounds the concurrent requests of
+    a multi-symbol call. 429, 5xx and connection errors are retried ``retries`` times with
+    exponential ``backoff`` (seconds), or after ``Retry-After`` when it is at most
+    ``max_retry_after`` seconds (otherwise :class:`RateLimited` is raised at once).
+    ``decode=True`` turns ``industry``/``security_type`` codes into names.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        backend: str = "pandas",
+        cache: bool | str | Path = True,
+        timeout: float | tuple[float, float] = (5.0, 30.0),
+        retries: int = 4,
+        backoff: float = 0.25,
+        max_retry_after: float = 60.0,
+        max_workers: int = 8,
+        decode: bool = False,
+        pace: bool = True,
+    ):
+        key = api_key if api_key is not None else os.environ.get(ENV_KEY)
+        if not key:
+            raise AuthenticationError("no API key given", status=0)
+        if backend not in BACKENDS:
+            raise InvalidParams("Client", "backend", f"has value {backend!r}", ", ".join(BACKENDS))
+        self.backend = backend
+        self.decode = decode
+        self.max_workers = max(1, int(max_workers))
+        self._transport = Transport(base_url, key, cache=cache, timeout=timeout, retries=retries,
+                                    backoff=backoff, max_retry_after=max_retry_after,
+                                    pool_size=max(self.max_workers, 10), pace=pace)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        for ep in ENDPOINTS.values():
+            node: Any = self
+            parts = ep.name.split(".")
+            for i, part in enumerate(parts[:-1]):
+                if not hasattr(node, part):
+                    setattr(node, part, _Node(".".join(parts[: i + 1])))
+                node = getattr(node, part)
+            setattr(node, parts[-1], _Call(self, ep))
+
+    # -- public API ------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return self._transport.base_url
+
+    @property
+    def cache_path(self) -> Path | None:
+        return getattr(self._transport, "cache_path", None)
+
+    def load(self, name: str, *, backend: str | None = None, refresh: bool = False,
+             **params: Any) -> Any:
+        """A frame of endpoint ``name`` (e.g. ``"stock.intraday.quote"``).
+
+        ``symbol`` (or ``market`` for snapshots) may be a list: the requests run concurrently
+        and the frames are concatenated. If any symbol fails, :class:`BatchError` carries the
+        frame of the others (``.frame``) and each failure (``.errors``).
+        """
+        backend = backend or self.backend
+        if backend not in BACKENDS:
+            raise InvalidParams(name, "backend", f"has value {backend!r}", ", ".join(BACKENDS))
+        try:
+            return to_frame(self.fetch(name, refresh=refresh, **params).table, backend)
+        except BatchError as exc:
+            if exc.frame is not None:
+                exc.frame = to_frame(exc.frame, backend)
+            raise
+
+    def fetch_table(self, name: str, **params: Any) -> pa.Table:
+        """Like :meth:`load` but returns the ``pyarrow.Table`` (schema metadata has units)."""
+        return self.fetch(name, **params).table
+
+    def fetch(self, name: str, *, refresh: bool = False, **params: Any) -> Fetched:
+        """The table plus per-response metadata (status, cache hit, retries, rate limit)."""
+        ep = get(name)
+        multi = ep.multi_param
+        value = params.get(multi) if multi else None
+        if isinstance(value, list | tuple):
+            return self._fetch_many(ep, multi, list(value), params, refresh)  # type: ignore[arg-type]
+        values = _params.validate(ep, params)
+        table, resp = self._fetch_one(ep, values, refresh)
+        return Fetched(table, [resp])
+
+    def stats(self) -> dict[str, Any]:
+        """Requests sent, cache hits, retries, time spent pacing, and responses by status."""
+        return self._transport.stats.as_dict()
+
+    def units(self, name: str) -> dict[str, str]:
+        """Documented units of the volume-like columns of endpoint ``name``."""
+        return get(name).schema.units
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        self._transport.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client(base_url={self.base_url!r}, backend={self.backend!r})"
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _fetch_one(self, ep: Endpoint, values: Mapping[str, Any],
+                   refresh: bool) -> tuple[pa.Table, Response]:
+        path, query = _params.encode(ep, values)
+        resp = self._transport.get(ep, path, query, values, refresh=refresh)
+        return to_table(resp.body, ep, values, decode=self.decode), resp
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="marketframe")
+            return self._pool
+
+    def _fetch_many(self, ep: Endpoint, multi: str, symbols: list[Any], params: dict[str, Any],
+                    refresh: bool) -> Fetched:
+        if not symbols:
+            raise InvalidParams(ep.name, multi, "is an empty list", "one value or a non-empty list")
+        # validate every symbol's parameters before the first request
+        batches = [_params.validate(ep, {**params, multi: s}) for s in symbols]
+        futures = [self._executor().submit(self._fetch_one, ep, v, refresh) for v in batches]
+        tables: list[pa.Table] = []
+        responses: list[Response] = []
+        errors: dict[str, BaseException] = {}
+        for sym, fut in zip(symbols, futures, strict=True):
+            try:
+                table, resp = fut.result()
+            except MarketframeError as exc:
+                errors[str(sym)] = exc
+                continue
+            tables.append(table)
+            responses.append(resp)
+        if errors:
+            raise BatchError(ep.name, concat(tables) if tables else None, errors, len(symbols))
+        return Fetched(concat(tables), responses)

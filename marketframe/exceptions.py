@@ -1,0 +1,194 @@
+"""The error tree, and the table that maps HTTP status codes onto it.
+
+Every message says what to do next. No message, attribute or ``repr`` ever holds the API key:
+errors are built from the endpoint name, the parameters (which never include the key) and the
+service's own ``message`` field, and :func:`redact` scrubs any text we did not write ourselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class MarketframeError(Exception):
+    """Root of every error raised by marketframe."""
+
+
+class InvalidParams(MarketframeError, ValueError):
+    """A parameter breaks the endpoint's rules; raised before any request is sent."""
+
+    def __init__(self, endpoint: str, param: str, problem: str, allowed: str | None = None):
+        self.endpoint = endpoint
+        self.param = param
+        self.allowed = allowed
+        text = f"{endpoint}: parameter {param!r} {problem}"
+        if allowed:
+            text += f"; allowed: {allowed}"
+        super().__init__(text)
+
+
+class SchemaError(MarketframeError):
+    """A payload does not fit the endpoint's Arrow schema (never a silently wrong frame)."""
+
+    def __init__(self, endpoint: str, field: str, problem: str):
+        self.endpoint = endpoint
+        self.field = field
+        super().__init__(
+            f"{endpoint}: field {field!r} {problem}. The service's payload no longer matches "
+            "marketframe's schema; please report it with the endpoint name."
+        )
+
+
+class APIError(MarketframeError):
+    """The service answered with an error status."""
+
+    status: int | None = None
+    hint = "check the parameters against docs/endpoints.md"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        endpoint: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        retry_after: float | None = None,
+    ):
+        self.status = status if status is not None else type(self).status
+        self.endpoint = endpoint
+        self.params = dict(params or {})
+        self.service_message = message
+        self.retry_after = retry_after
+        where = f"{endpoint} {self._describe_params()}".strip() if endpoint else ""
+        head = " ".join(p for p in (f"HTTP {self.status}" if self.status else "", where) if p)
+        super().__init__(f"{head + ': ' if head else ''}{message}. {self.next_step()}")
+
+    def _describe_params(self) -> str:
+        if not self.params:
+            return ""
+        return "(" + ", ".join(f"{k}={v}" for k, v in self.params.items()) + ")"
+
+    def next_step(self) -> str:
+        return self.hint[:1].upper() + self.hint[1:] + "."
+
+
+class BadRequest(APIError):
+    status = 400
+    hint = "the service refused the parameters; check them against docs/endpoints.md"
+
+
+class AuthenticationError(APIError):
+    status = 401
+
+    def next_step(self) -> str:
+        fix = ("pass Client(api_key=...) or set MARKETFRAME_API_KEY to a v1.0 market-data key "
+               "(keys of version 0.3 are not accepted)")
+        if not self.status:  # no key at all: nothing was sent
+            return fix[:1].upper() + fix[1:] + "."
+        return f"The API key was not accepted: {fix}."
+
+
+class PlanError(APIError):
+    status = 403
+    hint = "your plan does not include this endpoint"
+
+    def next_step(self) -> str:
+        plan = "the developer or advanced plan"
+        if self.endpoint:
+            from marketframe.endpoints import ENDPOINTS
+
+            ep = ENDPOINTS.get(self.endpoint)
+            if ep is not None and ep.plan != "basic":
+                plans = {"developer": "the developer or advanced plan",
+                         "advanced": "the advanced plan"}
+                plan = plans[ep.plan]
+        return f"Your plan does not include this endpoint: it needs {plan}; upgrade the key's plan."
+
+
+class SymbolNotFound(APIError):
+    status = 404
+    hint = "the symbol or resource does not exist"
+
+    def next_step(self) -> str:
+        sym = self.params.get("symbol") or self.params.get("market")
+        if sym:
+            return (
+                f"Symbol {sym!r} is unknown to the service: check it with "
+                "client.stock.intraday.tickers(type=...) or "
+                "client.futopt.intraday.tickers(type=...)."
+            )
+        return "The resource does not exist; check the path parameters."
+
+
+class RateLimited(APIError):
+    status = 429
+    hint = "the rate limit was reached"
+
+    def next_step(self) -> str:
+        when = f"in {self.retry_after:g} s" if self.retry_after is not None else "in a minute"
+        return (
+            f"Rate limit reached after retries; retry {when}, lower max_workers, "
+            "or upgrade the plan."
+        )
+
+
+class ServerError(APIError):
+    status = 500
+    hint = "the service failed after retries; retry later"
+
+
+class TransportError(APIError):
+    """No HTTP answer at all (connection refused, timeout) after retries."""
+
+    hint = "could not reach the service after retries; check base_url and the network, then retry"
+
+
+# Aliases matching the names of the HTTP statuses.
+Forbidden = PlanError
+NotFound = SymbolNotFound
+
+STATUS_ERRORS: dict[int, type[APIError]] = {
+    400: BadRequest,
+    401: AuthenticationError,
+    403: PlanError,
+    404: SymbolNotFound,
+    429: RateLimited,
+}
+
+
+def error_for_status(status: int) -> type[APIError]:
+    """The exception class for an HTTP status (5xx -> ServerError, other 4xx -> BadRequest)."""
+    if status in STATUS_ERRORS:
+        return STATUS_ERRORS[status]
+    if status >= 500:
+        return ServerError
+    return BadRequest
+
+
+class BatchError(MarketframeError):
+    """Some symbols of a multi-symbol call failed.
+
+    ``.frame`` holds the concatenated frame of the symbols that succeeded (or ``None``) and
+    ``.errors`` maps each failed symbol to its exception. Nothing is dropped silently.
+    """
+
+    def __init__(self, endpoint: str, frame: Any, errors: Mapping[str, BaseException], total: int):
+        self.endpoint = endpoint
+        self.frame = frame
+        self.errors = dict(errors)
+        lines = "; ".join(f"{s}: {type(e).__name__}: {e}" for s, e in self.errors.items())
+        super().__init__(
+            f"{endpoint}: {len(self.errors)} of {total} symbols failed ({lines}). The frame of "
+            "the symbols that succeeded is in .frame and each symbol's error in .errors."
+        )
+
+
+PartialResult = BatchError
+
+
+def redact(text: str, secret: str | None) -> str:
+    """Remove ``secret`` from ``text`` (for texts we did not compose, e.g. library errors)."""
+    if secret and secret in text:
+        return text.replace(secret, "***")
+    return text

@@ -1,0 +1,166 @@
+"""Every endpoint of ENDPOINTS against the sandbox, on both backends, single and many symbols."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
+import polars as pl
+import pytest
+
+from marketframe import BatchError, Client, SymbolNotFound, units
+from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES
+
+RANGE = {"from_": "2024-01-01", "to": "2024-06-30", "timeframe": "D"}
+#: one call per endpoint; the path parameter is the first symbol/market of MANY
+CALLS: dict[str, dict[str, Any]] = {
+    "stock.intraday.tickers": {"type": "EQUITY"},
+    "stock.intraday.ticker": {},
+    "stock.intraday.quote": {},
+    "stock.intraday.candles": {},
+    "stock.intraday.trades": {},
+    "stock.intraday.volumes": {},
+    "stock.snapshot.quotes": {},
+    "stock.snapshot.movers": {"direction": "up", "change": "percent"},
+    "stock.snapshot.actives": {"trade": "volume"},
+    "stock.historical.candles": RANGE,
+    "stock.historical.stats": {},
+    "stock.technical.sma": {**RANGE, "period": 20},
+    "stock.technical.rsi": {**RANGE, "period": 14},
+    "stock.technical.kdj": {**RANGE, "rPeriod": 9, "kPeriod": 3, "dPeriod": 3},
+    "stock.technical.macd": {**RANGE, "fast": 12, "slow": 26, "signal": 9},
+    "stock.technical.bb": {**RANGE, "period": 20},
+    "stock.corporate_actions.capital_changes": {"start_date": "2023-01-01",
+                                                "end_date": "2023-12-31"},
+    "stock.corporate_actions.dividends": {"start_date": "2024-01-01", "end_date": "2024-12-31"},
+    "stock.corporate_actions.listing_applicants": {"start_date": "2024-01-01",
+                                                   "end_date": "2024-12-31"},
+    "futopt.intraday.products": {"type": "FUTURE"},
+    "futopt.intraday.tickers": {"type": "FUTURE"},
+    "futopt.intraday.ticker": {},
+    "futopt.intraday.quote": {},
+    "futopt.intraday.candles": {},
+    "futopt.intraday.trades": {},
+    "futopt.intraday.volumes": {},
+}
+MANY = {"symbol": ["2330", "0050", "2317"], "market": ["TSE", "OTC"]}
+MANY_FUTOPT = ["TXFL6", "MXFL6"]
+
+PANDAS = {
+    "float": "float64", "int": "Int64", "int_str": "Int64",
+    "time_us": "datetime64[us, Asia/Taipei]", "iso_time": "datetime64[us, Asia/Taipei]",
+    "hhmmss": "datetime64[us, Asia/Taipei]", "date": "date32[day][pyarrow]",
+    "date_or_time": "date32[day][pyarrow]", "str": "str", "cat": "category", "flag": "bool",
+}
+POLARS = {
+    "float": pl.Float64, "int": pl.Int64, "int_str": pl.Int64,
+    "time_us": pl.Datetime("us", "Asia/Taipei"), "iso_time": pl.Datetime("us", "Asia/Taipei"),
+    "hhmmss": pl.Datetime("us", "Asia/Taipei"), "date": pl.Date, "date_or_time": pl.Date,
+    "str": pl.String, "cat": pl.Categorical, "flag": pl.Boolean,
+}
+
+
+def test_calls_cover_every_endpoint() -> None:
+    assert set(CALLS) == set(ENDPOINTS)
+
+
+@pytest.fixture(scope="module", params=["pandas", "polars"])
+def client(request: pytest.FixtureRequest, sandbox: Any, api_key: str) -> Iterator[Client]:
+    with Client(api_key, base_url=sandbox.base_url, backend=request.param, cache=False) as c:
+        yield c
+
+
+def _params(name: str, many: bool) -> dict[str, Any]:
+    ep = ENDPOINTS[name]
+    params = dict(CALLS[name])
+    multi = ep.multi_param
+    if multi:
+        values = MANY_FUTOPT if ep.group == "futopt" else MANY[multi]
+        params[multi] = values if many else values[0]
+    return params
+
+
+def _check_dtypes(name: str, df: Any, backend: str) -> None:
+    schema = ENDPOINTS[name].schema
+    assert list(df.columns) == schema.names  # the sandbox sends no unknown fields
+    for col in schema.columns:
+        if backend == "pandas":
+            assert str(df[col.name].dtype) == PANDAS[col.kind], col.name
+        else:
+            assert df.schema[col.name] == POLARS[col.kind], col.name
+
+
+def _call(client: Client, name: str, params: dict[str, Any]) -> Any:
+    node: Any = client
+    for part in name.split("."):
+        node = getattr(node, part)
+    return node(**params)
+
+
+@pytest.mark.parametrize("name", sorted(ENDPOINTS))
+def test_single(client: Client, name: str) -> None:
+    df = _call(client, name, _params(name, many=False))
+    assert len(df) > 0
+    _check_dtypes(name, df, client.backend)
+    if client.backend == "pandas" and ENDPOINTS[name].schema.units:
+        assert df.attrs["units"].keys() == ENDPOINTS[name].schema.units.keys()
+
+
+@pytest.mark.parametrize("name", sorted(n for n, e in ENDPOINTS.items() if e.multi_param))
+def test_many(client: Client, name: str) -> None:
+    ep = ENDPOINTS[name]
+    params = _params(name, many=True)
+    df = client.load(name, **params)
+    _check_dtypes(name, df, client.backend)
+    values = params[ep.multi_param]  # type: ignore[index]
+    singles = [client.load(name, **{**params, ep.multi_param: v}) for v in values]  # type: ignore[dict-item]
+    assert len(df) == sum(len(s) for s in singles)
+    col = "market" if ep.multi_param == "market" else "symbol"
+    got = df[col].unique().to_list() if client.backend == "polars" else list(df[col].unique())
+    assert sorted(map(str, got)) == sorted(values)
+
+
+def test_minute_timeframe_dates_are_timestamps(client: Client) -> None:
+    df = client.stock.technical.sma(symbol="2330", from_="2024-01-01", to="2024-01-31",
+                                    timeframe=MINUTE_TIMEFRAMES[2], period=5)
+    dtype = df.schema["date"] if client.backend == "polars" else str(df["date"].dtype)
+    assert dtype in (pl.Datetime("us", "Asia/Taipei"), "datetime64[us, Asia/Taipei]")
+
+
+def test_failed_symbol_is_never_dropped(client: Client) -> None:
+    with pytest.raises(BatchError) as info:
+        client.stock.intraday.quote(symbol=["2330", "NOPE", "2317"])
+    err = info.value
+    assert list(err.errors) == ["NOPE"] and isinstance(err.errors["NOPE"], SymbolNotFound)
+    assert "NOPE" in str(err) and len(err.frame) == 2
+    assert isinstance(err.frame, pl.DataFrame if client.backend == "polars" else pd.DataFrame)
+
+
+def test_units_follow_the_instrument(sandbox: Any, api_key: str) -> None:
+    with Client(api_key, base_url=sandbox.base_url, cache=False) as c:
+        assert c.stock.intraday.trades(symbol="2330").attrs["units"]["size"] == "lots"
+        assert c.stock.intraday.trades(symbol="2330", type="oddlot").attrs["units"]["size"] == (
+            "shares")
+        assert units(c.stock.intraday.candles(symbol="IX0001"))["volume"] == "TWD"
+        index = c.stock.intraday.quote(symbol="IX0001")  # the sandbox sends turnover there too
+        assert units(index)["total_trade_volume"] == "TWD"
+        esb = c.stock.intraday.tickers(type="EQUITY", market="ESB")["symbol"][0]
+        assert units(c.stock.intraday.volumes(symbol=esb))["volume"] == "shares"
+        mixed = c.fetch_table("stock.intraday.volumes", symbol=["2330", esb])
+        assert units(mixed)["volume"] == f"mixed (2330: lots, {esb}: shares)"
+        assert mixed.schema.field("volume").metadata == {b"unit": units(mixed)["volume"].encode()}
+        assert units(c.fetch_table("futopt.intraday.trades", symbol="TXFL6"))["size"] == (
+            "contracts")
+        assert c.units("stock.historical.candles") == {"volume": "shares", "turnover": "TWD"}
+
+
+def test_generic_load_and_fetch_metadata(sandbox: Any, api_key: str) -> None:
+    with Client(api_key, base_url=sandbox.base_url, cache=False, backend="polars") as c:
+        df = c.load("stock.intraday.quote", symbol="2330")
+        assert isinstance(df, pl.DataFrame) and df["symbol"][0] == "2330"
+        fetched = c.fetch("stock.intraday.trades", symbol=["2330", "2317"], limit=5)
+        assert fetched.table.num_rows == 10 and len(fetched.responses) == 2
+        r = fetched.responses[0]
+        assert r.status == 200 and not r.from_cache and "X-RateLimit-Remaining" in r.rate_limit
+        assert c.stats()["requests"] == 3

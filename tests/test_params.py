@@ -1,0 +1,120 @@
+"""Invalid parameters raise InvalidParams naming the allowed values, before any request."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from marketframe import AuthenticationError, Client, InvalidParams
+from marketframe._params import one_year_after
+
+KDJ = {"symbol": "2330", "timeframe": "D", "rPeriod": 9, "kPeriod": 3, "dPeriod": 3}
+
+
+@pytest.fixture(scope="module")
+def client(sandbox: Any, api_key: str) -> Iterator[Client]:
+    with Client(api_key, base_url=sandbox.base_url, cache=False) as c:
+        yield c
+
+
+CASES = [
+    # (endpoint, params, text that must be in the message)
+    ("stock.historical.candles", {"symbol": "0050", "timeframe": "2H"},
+     "allowed: 1, 3, 5, 10, 15, 30, 60, D, W, M"),
+    ("stock.historical.candles", {"symbol": "0050", "from_": "2024-13-01", "to": "2024-12-31"},
+     "'YYYY-MM-DD' string, datetime.date or datetime.datetime"),
+    ("stock.historical.candles", {"symbol": "0050", "from_": "20240101", "to": "2024-12-31"},
+     "is not a date"),
+    ("stock.historical.candles", {"symbol": "0050", "from_": 20240101, "to": "2024-12-31"},
+     "is not a date"),
+    ("stock.historical.candles", {"symbol": "0050", "from_": "2024-01-01", "to": "2025-01-01"},
+     "to <= 2024-12-31"),
+    ("stock.historical.candles", {"symbol": "0050", "from_": "2024-02-29", "to": "2025-02-28"},
+     "to <= 2025-02-27"),
+    ("stock.technical.kdj", {**KDJ, "from_": "2024-06-01", "to": "2024-05-01"}, "from <= to"),
+    ("stock.historical.candles", {"symbol": "0050", "timeframe": "5", "from_": "2024-01-01"},
+     "omit from_/to"),
+    ("stock.historical.candles", {"symbol": "0050", "timeframe": "5", "fields": "open,turnover"},
+     "open, high, low, close, volume"),
+    ("stock.historical.candles", {"symbol": "0050", "fields": ["open", "vwap"]},
+     "open, high, low, close, volume, turnover, change"),
+    ("stock.historical.candles", {"symbol": "2330", "from_": "2009-06-01", "to": "2009-12-31"},
+     "dates from 2010-01-01"),
+    ("stock.historical.candles", {"symbol": "IX0001", "from_": "2014-06-01", "to": "2014-12-31"},
+     "dates from 2015-01-01"),
+    ("stock.intraday.quote", {"symbol": "2330", "type": "ODD"}, "allowed: oddlot"),
+    ("stock.intraday.quote", {"symbol": "2330", "colour": "red"}, "allowed: symbol, type"),
+    ("stock.technical.kdj", {"symbol": "2330", "from_": "2024-01-01", "to": "2024-02-01",
+                             "timeframe": "D"}, "'rPeriod' is required"),
+    ("stock.snapshot.quotes", {"market": "NYSE"}, "allowed: TSE, OTC, ESB, TIB, PSB"),
+    ("stock.snapshot.movers", {"market": "TSE", "direction": "sideways", "change": "percent"},
+     "allowed: up, down"),
+    ("futopt.intraday.products", {"type": "BOND"}, "allowed: FUTURE, OPTION"),
+    ("stock.intraday.trades", {"symbol": "2330", "limit": -1}, "non-negative int"),
+    ("stock.intraday.tickers", {"type": "EQUITY", "isNormal": "yes"}, "True, False"),
+    ("stock.intraday.quote", {"symbol": ["2330", ""]}, "non-empty string"),
+    ("stock.intraday.quote", {"symbol": []}, "non-empty list"),
+    ("stock.intraday.quot", {"symbol": "2330"}, "stock.intraday.quote"),
+]
+
+
+@pytest.mark.parametrize(("name", "params", "text"), CASES)
+def test_invalid_params_raise_before_any_request(client: Client, sandbox: Any, name: str,
+                                                 params: dict[str, Any], text: str) -> None:
+    before, sent = sandbox.requests_served, client.stats()["requests"]
+    with pytest.raises(InvalidParams) as info:
+        client.load(name, **params)
+    assert text in str(info.value)
+    assert isinstance(info.value, ValueError)
+    assert sandbox.requests_served == before  # not a single request went out
+    assert client.stats()["requests"] == sent
+
+
+def test_one_year_rule() -> None:
+    assert one_year_after(dt.date(2024, 2, 29)) == dt.date(2025, 2, 28)
+    assert one_year_after(dt.date(2024, 3, 1)) == dt.date(2025, 3, 1)
+
+
+def test_dates_accept_str_date_and_datetime(client: Client) -> None:
+    base = {"symbol": "0050", "timeframe": "D"}
+    a = client.stock.historical.candles(**base, from_="2024-01-02", to="2024-03-29")
+    b = client.stock.historical.candles(**base, from_=dt.date(2024, 1, 2), to=dt.date(2024, 3, 29))
+    c = client.stock.historical.candles(**base, from_=dt.datetime(2024, 1, 2, 9, 30),
+                                        to=dt.datetime(2024, 3, 29, 13, 30))
+    assert a.equals(b) and a.equals(c) and len(a) > 0
+    # just under a year is allowed
+    assert len(client.stock.historical.candles(**base, from_="2024-01-01", to="2024-12-31")) > 200
+
+
+def test_technical_minute_timeframe_ignores_the_range(client: Client) -> None:
+    df = client.stock.technical.sma(symbol="2330", from_="2024-01-01", to="2026-11-20",
+                                    timeframe="5", period=5)
+    assert len(df) > 0
+
+
+def test_missing_key_says_how_to_set_it(monkeypatch: pytest.MonkeyPatch, sandbox: Any) -> None:
+    monkeypatch.delenv("MARKETFRAME_API_KEY", raising=False)
+    with pytest.raises(AuthenticationError, match="MARKETFRAME_API_KEY"):
+        Client(base_url=sandbox.base_url)
+    monkeypatch.setenv("MARKETFRAME_API_KEY", sandbox.keys["basic"])
+    with Client(base_url=sandbox.base_url, cache=False) as c:
+        assert c.stock.intraday.quote(symbol="2330")["symbol"][0] == "2330"
+
+
+def test_bad_backend() -> None:
+    with pytest.raises(InvalidParams, match="pandas, polars, arrow"):
+        Client("k", backend="spark", cache=False)
+
+
+def test_tree_has_signatures_and_docs(client: Client) -> None:
+    import inspect
+
+    kdj = client.stock.technical.kdj
+    sig = inspect.signature(kdj)
+    assert list(sig.parameters)[:7] == ["symbol", "from_", "to", "timeframe", "rPeriod",
+                                        "kPeriod", "dPeriod"]
+    assert "timeframe" in (kdj.__doc__ or "") and "k, d, j" in (kdj.__doc__ or "")
+    assert "corporate_actions" in dir(client.stock)
