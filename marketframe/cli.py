@@ -15,6 +15,7 @@ from collections.abc import Sequence
 # Modules each exposing register(subparsers), in the order `--help` lists them.
 _COMMANDS: tuple[str, ...] = (
     "marketframe.demo",
+    "marketframe._load_cli",
     "marketframe.sandbox._cli",
     "marketframe.academy._cli",
 )

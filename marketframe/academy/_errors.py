@@ -9,6 +9,8 @@ a client secret or an authorization code in its text.
 
 from __future__ import annotations
 
+from marketframe.exceptions import MarketframeError
+
 from collections.abc import Mapping
 
 __all__ = [
@@ -36,7 +38,7 @@ __all__ = [
 ]
 
 
-class AcademyError(Exception):
+class AcademyError(MarketframeError):
     """Root of every error raised by :mod:`marketframe.academy`.
 
     ``hint`` tells the user what to do next; it is also part of ``str(exc)``.

@@ -47,8 +47,9 @@ class Sandbox:
     now:
         A frozen "now" (ISO string or datetime; naive means Asia/Taipei). ``None`` follows the
         wall clock. Change it later with :meth:`set_now` or :meth:`advance`.
-    rate_limit:
-        Requests per key per 60-second window (``None``: unlimited; headers are still sent).
+    rate_limit, rate_window:
+        Requests per key per window of ``rate_window`` seconds (60, as the real service;
+        ``rate_limit=None``: unlimited, headers still sent).
     latency:
         Seconds added to every response.
     fault_rate, reset_rate:
@@ -62,15 +63,16 @@ class Sandbox:
     """
 
     def __init__(self, *, seed: int = 0, now: str | datetime | None = None,
-                 rate_limit: int | None = 600, latency: float = 0.0, fault_rate: float = 0.0,
-                 reset_rate: float = 0.0, host: str = "127.0.0.1", port: int = 0,
+                 rate_limit: int | None = 600, rate_window: float = 60.0, latency: float = 0.0,
+                 fault_rate: float = 0.0, reset_rate: float = 0.0, host: str = "127.0.0.1",
+                 port: int = 0,
                  extra_equities: int = 0, **stream: Any) -> None:
         self.seed = seed
         self.host = host
         self.port = port
         self._now = _parse_now(now)
         self.market = Market(seed, extra_equities=extra_equities)
-        self.settings = Settings(rate_limit, latency, fault_rate, reset_rate, seed)
+        self.settings = Settings(rate_limit, rate_window, latency, fault_rate, reset_rate, seed)
         self.service = Service(self.market, self.now)
         self.rest = RestApp(self.service, self.settings)
         self.stream_settings = StreamSettings(**stream)

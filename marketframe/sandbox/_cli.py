@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "default: follow the wall clock")
     p.add_argument("--rate-limit", type=int, default=600,
                    help="requests per key per minute (0: unlimited)")
+    p.add_argument("--rate-window", type=float, default=60.0,
+                   help="seconds of one rate-limit window")
     p.add_argument("--latency-ms", type=float, default=0.0, help="delay added to each response")
     p.add_argument("--fault-rate", type=float, default=0.0,
                    help="share of requests answered with a random 5xx")
@@ -41,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from . import Sandbox
 
     sb = Sandbox(seed=args.seed, now=args.now, rate_limit=args.rate_limit or None,
+                 rate_window=args.rate_window,
                  latency=args.latency_ms / 1000, fault_rate=args.fault_rate,
                  reset_rate=args.reset_rate, host=args.host, port=args.port,
                  extra_equities=args.extra_equities)

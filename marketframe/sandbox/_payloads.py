@@ -142,15 +142,17 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
         last_time = int(day.trial_time[nt - 1])
     elif n:
         out["lastPrice"] = px(day.price[n - 1])
-        out["lastSize"] = int(day.size[n - 1])
+        if inst.type != "INDEX":
+            out["lastSize"] = int(day.size[n - 1])
     if inst.type != "INDEX":
         bids, asks = book(day, n, seed_rng)
         out["bids"], out["asks"] = bids, asks
     if n:
         split = day.side[:n]
         sizes = day.size[:n]
-        total = {"tradeValue": day.value(n), "tradeVolume": int(sizes.sum())}
-        if inst.type != "INDEX":
+        total = {"tradeValue": day.value(n)}
+        if inst.type != "INDEX":  # an index has turnover, not a traded volume
+            total["tradeVolume"] = int(sizes.sum())
             total["tradeVolumeAtBid"] = int(sizes[split < 0].sum())
             total["tradeVolumeAtAsk"] = int(sizes[split > 0].sum())
         total["transaction"] = n
@@ -173,13 +175,14 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
         b = int(round(bids[0]["price"] * 100)) if bids else None
         a = int(round(asks[0]["price"] * 100)) if asks else None
         flags.update(limit_flags(day, int(day.price[n - 1]), b, a))
+    closed = n == len(day.time) and n > 0
     if last_is_trial:
         flags["isTrial"] = True
-    elif n and day.kind[n - 1] == KIND_CONT:
+    elif n and not closed and day.kind[n - 1] == KIND_CONT:
         flags["isContinuous"] = True
-    if n and t_us >= day.time[0]:
+    if n and not closed:
         flags["isOpen"] = True
-    if n == len(day.time) and n:
+    if closed:
         flags["isClose"] = True
     out.update(flags)
     if last_time is not None:

@@ -192,8 +192,9 @@ class Service:
             if flags["isHalted"] and self.market.daily(inst.symbol).index_of(d) is not None:
                 continue
             rows.append({"symbol": inst.symbol, "name": inst.name})
-        out: dict[str, Any] = {"date": d.isoformat(), "type": type_,
-                               "exchange": exchange or "TWSE"}
+        if exchange is None:  # the envelope names the exchange of the selection
+            exchange = "TPEx" if market in ("OTC", "ESB", "TIB", "PSB") else "TWSE"
+        out: dict[str, Any] = {"date": d.isoformat(), "type": type_, "exchange": exchange}
         if market:
             out["market"] = market
         if industry:

@@ -44,7 +44,8 @@ MESSAGES = {
 class Settings:
     """What can be changed while the sandbox runs (``Sandbox.configure``)."""
 
-    rate_limit: int | None = 600  # requests per key per 60 s window; None: unlimited
+    rate_limit: int | None = 600  # requests per key per window; None: unlimited
+    rate_window: float = 60.0  # seconds of a rate-limit window (the real service: 60)
     latency: float = 0.0  # seconds added to every response
     fault_rate: float = 0.0  # share of requests answered with a 5xx
     reset_rate: float = 0.0  # share of requests whose connection is dropped unanswered
@@ -84,10 +85,11 @@ class RestApp:
         now = time.time()
         with self._lock:
             w = self._windows.get(key)
-            if w is None or now >= w.start + 60:
+            window = self.settings.rate_window
+            if w is None or now >= w.start + window:
                 w = self._windows[key] = _Window(now)
             w.count += 1
-            count, reset_at = w.count, w.start + 60
+            count, reset_at = w.count, w.start + window
         shown = limit if limit is not None else 1_000_000_000
         allowed = limit is None or count <= limit
         headers = {

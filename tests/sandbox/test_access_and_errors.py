@@ -160,3 +160,18 @@ def test_the_server_keeps_connections_alive(sandbox) -> None:
         conns = [p.num_connections for p in pool.pools._container.values()]
         assert conns == [1], "both requests must reuse one connection"
         del sock1
+
+
+def test_a_short_rate_window_resets_the_count() -> None:
+    with Sandbox(seed=1, now="2026-11-20T14:00:00+08:00", rate_limit=2, rate_window=0.5) as sb:
+        assert [get(sb, "stock/intraday/ticker/2330").status_code for _ in range(3)] == [
+            200, 200, 429]
+        time.sleep(0.6)
+        assert get(sb, "stock/intraday/ticker/2330").status_code == 200
+
+
+def test_tickers_envelope_names_the_exchange_of_the_selection(sandbox) -> None:
+    assert get(sandbox, "stock/intraday/tickers", type="EQUITY", market="OTC").json()[
+        "exchange"] == "TPEx"
+    assert get(sandbox, "stock/intraday/tickers", type="EQUITY", exchange="TPEx").json()[
+        "exchange"] == "TPEx"

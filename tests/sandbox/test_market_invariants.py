@@ -305,3 +305,13 @@ def test_technical_values_agree_with_the_candles(sb, api) -> None:
     assert len(rsi) == len(closes) - 14 and all(0 <= r["rsi"] <= 100 for r in rsi)
     minute = api("stock/technical/sma/2454", period=5, **{**rng, "timeframe": "5"})["data"]
     assert minute and "T" in minute[0]["date"]
+
+
+def test_after_the_close_a_quote_is_closed_not_open(sb, api) -> None:
+    sb.set_now(at(date(2026, 11, 20), 14, 0))
+    for path in ("stock/intraday/quote/2330", "stock/intraday/quote/IX0001"):
+        q = api(path)
+        assert q.get("isClose") is True
+        assert "isOpen" not in q and "isContinuous" not in q
+    sb.set_now(at(date(2026, 11, 20), 11, 0))
+    assert api("stock/intraday/quote/2330").get("isOpen") is True
