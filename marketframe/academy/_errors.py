@@ -9,9 +9,9 @@ a client secret or an authorization code in its text.
 
 from __future__ import annotations
 
-from marketframe.exceptions import MarketframeError
-
 from collections.abc import Mapping
+
+from marketframe.exceptions import MarketframeError
 
 __all__ = [
     "AcademyError",
