@@ -622,9 +622,10 @@ class Service:
                 if not (start <= ch.effective <= end):
                     continue
                 up, down = cal.limits(ref, inst.etf)
-                raw: dict[str, Any] = {"lastClosePrice": wire.px(prev), "previousClose": wire.px(prev),
-                       "referencePrice": wire.px(ref), "limitUpPrice": wire.px(up),
-                       "limitDownPrice": wire.px(down), "openingReferencePrice": wire.px(ref)}
+                raw: dict[str, Any] = {
+                    "lastClosePrice": wire.px(prev), "previousClose": wire.px(prev),
+                    "referencePrice": wire.px(ref), "limitUpPrice": wire.px(up),
+                    "limitDownPrice": wire.px(down), "openingReferencePrice": wire.px(ref)}
                 raw.update(ch.raw)
                 if ch.action_type == "capital_reduction":
                     raw["exRightsReferencePrice"] = wire.px(ref)
