@@ -1,0 +1,130 @@
+"""Trailing-window sums, means, deviations and extremes along axis 0, in numpy.
+
+Window sums are banded matrix products over blocks of bars (each block carries the
+``n-1`` bars before it as a halo), so every sum adds at most ``n`` terms: no running-sum
+drift over long series, unlike a difference of cumulative sums. Extremes use doubling
+(the max of two overlapping power-of-two windows covers any length).
+
+Policy: the first ``n-1`` bars are NaN, and so is every window that contains a NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+
+def _block_for(n: int) -> int:
+    b = 32
+    while b < n - 1:
+        b *= 2
+    return b
+
+
+def window_sum(x: Array, n: int, scale: float = 1.0) -> Array:
+    """``scale * sum(x[t-n+1 : t+1])`` for NaN-free ``x``; the first ``n-1`` rows are NaN."""
+    T = x.shape[0]
+    rest = x.shape[1:]
+    if T < n:
+        return np.full(x.shape, np.nan)
+    block = _block_for(n)
+    nb = -(-T // block)
+    h = n - 1
+    width = block + h
+    u = np.empty((nb, width) + rest)
+    full = (nb - 1) * block
+    u[:-1, h:] = x[:full].reshape((nb - 1, block) + rest)
+    tail = T - full
+    u[-1, h : h + tail] = x[full:]
+    u[-1, h + tail :] = 0.0
+    if h:
+        u[0, :h] = 0.0
+        u[1:, :h] = u[:-1, width - h :]
+    j = np.arange(width)[:, None]
+    i = np.arange(block)[None, :]
+    band = np.where((j >= i) & (j <= i + h), scale, 0.0)  # (width, block)
+    if x.ndim == 1:
+        out = (u @ band).reshape(-1)[:T]
+    else:
+        out = np.matmul(band.T, u).reshape((nb * block,) + rest)[:T]
+    out[:h] = np.nan
+    return out
+
+
+def _nan_windows(nan: NDArray[np.bool_], n: int) -> NDArray[np.bool_]:
+    """True where the window of ``n`` bars ending at ``t`` holds a NaN (or is incomplete)."""
+    count = window_sum(nan.astype(np.float64), n)
+    with np.errstate(invalid="ignore"):
+        bad = ~(count < 0.5)
+    return bad
+
+
+def mean(x: Array, n: int) -> Array:
+    """Trailing mean of ``n`` bars; NaN during warm-up and on windows holding a NaN."""
+    nan = np.isnan(x)
+    if not nan.any():
+        return window_sum(x, n, 1.0 / n)
+    out = window_sum(np.where(nan, 0.0, x), n, 1.0 / n)
+    out[_nan_windows(nan, n)] = np.nan
+    return out
+
+
+def mean_and_std(x: Array, n: int, ddof: int) -> tuple[Array, Array]:
+    """Trailing mean and standard deviation (``ddof`` 0: population, 1: sample).
+
+    Computed from the window means of ``d`` and ``d**2`` where ``d = x - ref`` and ``ref``
+    is the first finite value of each column, which removes most of the cancellation of
+    ``E[x**2] - E[x]**2``. A variance below the rounding noise of that difference
+    (``<= 64*n*eps*E[d**2]``) is reported as exactly 0, so a flat window has deviation 0.
+    """
+    if n - ddof <= 0:
+        raise ValueError(f"window {n} too short for ddof={ddof}")
+    nan = np.isnan(x)
+    has_nan = bool(nan.any())
+    first = np.argmax(~nan, axis=0)
+    ref = x[first] if x.ndim == 1 else np.take_along_axis(x, first[None, :], axis=0)[0]
+    ref = np.where(np.isfinite(ref), ref, 0.0)
+    d = x - ref
+    if has_nan:
+        d[nan] = 0.0
+    m1 = window_sum(d, n, 1.0 / n)
+    m2 = window_sum(d * d, n, 1.0 / n)
+    var = m2 - m1 * m1
+    with np.errstate(invalid="ignore"):
+        var[var <= (64.0 * n * np.finfo(np.float64).eps) * m2] = 0.0
+    if ddof:
+        var *= n / (n - ddof)
+    std = np.sqrt(var)
+    mid = m1 + ref
+    if has_nan:
+        bad = _nan_windows(nan, n)
+        mid[bad] = np.nan
+        std[bad] = np.nan
+    return mid, std
+
+
+def _extreme(x: Array, n: int, op: np.ufunc) -> Array:
+    T = x.shape[0]
+    out = np.full(x.shape, np.nan)
+    if T < n:
+        return out
+    cur = x
+    width = 1
+    while width * 2 <= n:
+        cur = op(cur[:-width], cur[width:])  # cur[t] covers x[t : t+2*width]
+        width *= 2
+    # two windows of `width` starting at t and at t+n-width cover x[t : t+n]
+    out[n - 1 :] = op(cur[: T - n + 1], cur[n - width : n - width + T - n + 1])
+    return out
+
+
+def rolling_max(x: Array, n: int) -> Array:
+    """Highest value of the trailing ``n`` bars (NaN if the window holds a NaN)."""
+    return _extreme(x, n, np.maximum)
+
+
+def rolling_min(x: Array, n: int) -> Array:
+    """Lowest value of the trailing ``n`` bars (NaN if the window holds a NaN)."""
+    return _extreme(x, n, np.minimum)
