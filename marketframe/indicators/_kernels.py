@@ -143,12 +143,11 @@ def rsi(x: ArrayLike, n: int = 14, *, convention: RsiConvention | str | None = N
         moving = (d != 0.0) & (pos >= 0)
         count = np.cumsum(moving, axis=0)
         before = np.maximum.accumulate(np.where(pos == 0, count - moving, -1), axis=0)
-        flat = (count - before == 0) & (pos >= start)
+        flat = (count - before == 0) & (pos >= start)  # no change since the run began
     total = g + lo
     with np.errstate(invalid="ignore", divide="ignore"):
         r = 100.0 * g / total
-    if pos is None:
-        flat = total == 0.0
+    flat = total == 0.0 if pos is None else flat | (total == 0.0)
     r[flat] = conv.flat
     out[1 + f :] = r
     return out
