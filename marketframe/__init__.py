@@ -7,4 +7,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+# Registers the `md` accessor on pandas DataFrames (and polars DataFrames/LazyFrames when
+# polars is installed), so `df.md.sma(20)` works after `import marketframe`.
+from . import frames, indicators  # noqa: E402
+
+__all__ = ["__version__", "frames", "indicators"]
