@@ -475,3 +475,17 @@ def test_short_and_empty_inputs() -> None:
         assert all(np.isnan(a).all() for a in ind.macd(x))
         assert all(np.isnan(a).all() for a in ind.kdj(x, x, x))
     assert np.isnan(ind.ema(np.full(10, np.nan), 3)).all()
+
+
+def test_bbands_nearly_flat_window_far_from_the_reference() -> None:
+    # one 0.01 tick at a level 100x the first value: the variance is ~5e-12 of E[d**2],
+    # well above rounding noise, so it must not be flattened to 0
+    x = np.r_[np.full(30, 10.0), np.full(40, 1000.0)]
+    x[50] += 0.01
+    ours = ind.bbands(x, 20)
+    ref = ref_bbands(x, 20, 2.0, 0)
+    for a, b in zip(ours, ref, strict=True):
+        close_to(a, b, level(x))
+    assert ours.upper[55] - ours.middle[55] > 0.0
+    for a, b in zip(ours, talib.BBANDS(x, 20, 2, 2, 0), strict=True):
+        after_warmup(a, b, level(x))
