@@ -27,6 +27,21 @@ from numpy.typing import NDArray
 Array = NDArray[np.float64]
 
 BLOCK = 32
+_TINY = 1e-150
+_ROWS = 512
+
+
+def matmul_rows(u: Array, w: Array, out: Array | None = None) -> Array:
+    """``u @ w`` for a tall 2-D ``u``, in slices of ``_ROWS`` rows.
+
+    Slices keep the operands in cache and are too small for OpenBLAS to spread over
+    threads, which for these thin products is slower (and erratic on a busy machine).
+    """
+    if out is None:
+        out = np.empty((u.shape[0],) + w.shape[1:])
+    for s in range(0, u.shape[0], _ROWS):
+        np.matmul(u[s : s + _ROWS], w, out=out[s : s + _ROWS])
+    return out
 
 
 def _lower(a: float, size: int) -> Array:
@@ -34,7 +49,14 @@ def _lower(a: float, size: int) -> Array:
     expo = i[:, None] - i[None, :]
     with np.errstate(under="ignore"):
         m = np.where(expo >= 0, a ** np.maximum(expo, 0).astype(np.float64), 0.0)
-    return m
+    return _flush(m)
+
+
+def _flush(w: Array) -> Array:
+    # Weights below 1e-150 change nothing at double precision, but subnormal weights (a**k
+    # for large k, as in the deeper levels of the tree) make matrix products ~10x slower.
+    w[w < _TINY] = 0.0
+    return w
 
 
 def linrec(v: Array, a: float, block: int = BLOCK) -> Array:
@@ -46,7 +68,7 @@ def linrec(v: Array, a: float, block: int = BLOCK) -> Array:
     full = (nb - 1) * block
     rest = v.shape[1:]
     with np.errstate(under="ignore"):
-        powers = a ** np.arange(1, block + 1, dtype=np.float64)  # a**(i+1)
+        powers = _flush(a ** np.arange(1, block + 1, dtype=np.float64))  # a**(i+1)
     m = _lower(a, block)
     if v.ndim == 1:
         u = np.empty((nb, block + 1))
@@ -54,14 +76,14 @@ def linrec(v: Array, a: float, block: int = BLOCK) -> Array:
         tail = n - full
         u[-1, 1 : 1 + tail] = v[full:]
         u[-1, 1 + tail :] = 0.0
-        ends = u[:, 1:] @ m[-1]  # local value at each block end: sum a**(B-1-j) v[j]
+        ends = matmul_rows(u[:, 1:], m[-1])  # local value at each block end
         carry = linrec(ends, a**block, block)
         u[0, 0] = 0.0
         u[1:, 0] = carry[:-1]
         weights = np.empty((block + 1, block))
         weights[0] = powers
         weights[1:] = m.T
-        return (u @ weights).reshape(-1)[:n]
+        return matmul_rows(u, weights).reshape(-1)[:n]
     u = np.empty((nb, block + 1) + rest)
     u[:-1, 1:] = v[:full].reshape((nb - 1, block) + rest)
     tail = n - full
