@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _fast as fast_path
 from . import _rolling as rolling
 from ._linrec import restart, run_position
 from .conventions import (
@@ -63,6 +64,11 @@ def _period(n: int, name: str = "n", minimum: int = 1) -> int:
     return int(n)
 
 
+def _clean(*arrays: Array) -> bool:
+    """True when no input holds a NaN: the chunked fast path applies."""
+    return all(a.size and not np.isnan(a).any() for a in arrays)
+
+
 def _leading_nan_rows(x: Array) -> int:
     """Number of leading rows that are NaN in every column (computed on the rest)."""
     if x.shape[0] == 0 or not np.isnan(x[0]).all():
@@ -96,7 +102,8 @@ def _ema_from(x: Array, n: int, seed: str, start: int) -> Array:
 def sma(x: ArrayLike, n: int = 20, *, convention: SmaConvention | str | None = None) -> Array:
     """Simple moving average of the trailing ``n`` bars; first valid bar ``n-1``."""
     resolve("sma", convention, SmaConvention)
-    return rolling.mean(_series(x), _period(n))
+    xa, n = _series(x), _period(n)
+    return fast_path.sma(xa, n) if _clean(xa) else rolling.mean(xa, n)
 
 
 def ema(x: ArrayLike, n: int = 20, *, convention: EmaConvention | str | None = None) -> Array:
@@ -104,7 +111,11 @@ def ema(x: ArrayLike, n: int = 20, *, convention: EmaConvention | str | None = N
     conv = resolve("ema", convention, EmaConvention)
     assert isinstance(conv, EmaConvention)
     n = _period(n)
-    return _ema_from(_series(x), n, conv.seed, n - 1 if conv.seed == "sma" else 0)
+    xa = _series(x)
+    start = n - 1 if conv.seed == "sma" else 0
+    if _clean(xa):
+        return fast_path.ema(xa, n, conv.seed, start)
+    return _ema_from(xa, n, conv.seed, start)
 
 
 def rsi(x: ArrayLike, n: int = 14, *, convention: RsiConvention | str | None = None) -> Array:
@@ -113,6 +124,8 @@ def rsi(x: ArrayLike, n: int = 14, *, convention: RsiConvention | str | None = N
     assert isinstance(conv, RsiConvention)
     n = _period(n)
     xa = _series(x)
+    if _clean(xa):
+        return fast_path.rsi(xa, n, conv.seed, conv.flat)
     out = np.full(xa.shape, np.nan)
     if xa.shape[0] < 2:
         return out
@@ -177,6 +190,8 @@ def macd(
     else:
         fast_start = slow - 1 if conv.align == "slow" else fast - 1
         slow_start, sig_start = slow - 1, signal - 1
+    if _clean(xa):
+        return MacdResult(*fast_path.macd(xa, fast, slow, signal, conv.seed, fast_start))
     line = _ema_from(xa, fast, conv.seed, fast_start) - _ema_from(xa, slow, conv.seed, slow_start)
     sig = _ema_from(line, signal, conv.seed, sig_start)
     return MacdResult(line, sig, line - sig)
@@ -192,7 +207,12 @@ def bbands(
     """Bollinger bands: SMA(n) middle, ``middle +- mult * std`` (``ddof`` per convention)."""
     conv = resolve("bbands", convention, BBandsConvention)
     assert isinstance(conv, BBandsConvention)
-    mid, std = rolling.mean_and_std(_series(x), _period(n), conv.ddof)
+    xa, n = _series(x), _period(n)
+    if n - conv.ddof <= 0:
+        raise ValueError(f"window {n} too short for ddof={conv.ddof}")
+    if _clean(xa):
+        return BBandsResult(*fast_path.bbands(xa, n, mult, conv.ddof))
+    mid, std = rolling.mean_and_std(xa, n, conv.ddof)
     width = mult * std
     return BBandsResult(mid + width, mid, mid - width)
 
@@ -243,8 +263,15 @@ def kdj(
     """
     conv = resolve("kdj", convention, KdjConvention)
     assert isinstance(conv, KdjConvention)
-    m1, m2 = _period(m1, "m1"), _period(m2, "m2")
-    r = rsv(high, low, close, n, conv.flat_rsv)
+    m1, m2, n = _period(m1, "m1"), _period(m2, "m2"), _period(n)
+    h, lo, c = _series(high, "high"), _series(low, "low"), _series(close, "close")
+    if not h.shape == lo.shape == c.shape:
+        raise ValueError(f"high, low, close shapes differ: {h.shape}, {lo.shape}, {c.shape}")
+    if _clean(h, lo, c):
+        return KdjResult(
+            *fast_path.kdj(h, lo, c, n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv)
+        )
+    r = rsv(h, lo, c, n, conv.flat_rsv)
     if conv.smoothing == "sma":
         k = rolling.mean(r, m1)
         d = rolling.mean(k, m2)

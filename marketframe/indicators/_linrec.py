@@ -28,14 +28,14 @@ Array = NDArray[np.float64]
 
 BLOCK = 32
 _TINY = 1e-150
-_ROWS = 512
+_ROWS = 240  # 240 x 33 x 32 stays under OpenBLAS's 262144 threading threshold
 
 
 def matmul_rows(u: Array, w: Array, out: Array | None = None) -> Array:
     """``u @ w`` for a tall 2-D ``u``, in slices of ``_ROWS`` rows.
 
     Slices keep the operands in cache and are too small for OpenBLAS to spread over
-    threads, which for these thin products is slower (and erratic on a busy machine).
+    threads: for these thin products threads are slower, and erratic on a busy machine.
     """
     if out is None:
         out = np.empty((u.shape[0],) + w.shape[1:])
@@ -153,3 +153,105 @@ def restart(
     y = z - decay * zprev
     y[~live] = np.nan
     return y
+
+
+class Recursion:
+    """``y[t] = a*y[t-1] + v[t]`` fed chunk by chunk, carrying ``y`` across chunks.
+
+    Used by the chunked fast paths (``_fast``): each call solves one chunk (1-D, or 2-D
+    with time on axis 0) block-wise as ``linrec`` does, with the state left by the previous
+    call as the carry into its first block. ``carry`` is the state before the first bar.
+    """
+
+    def __init__(self, a: float, rest: tuple[int, ...] = (), carry: float = 0.0) -> None:
+        b = BLOCK
+        m = _lower(a, b)
+        with np.errstate(under="ignore"):
+            powers = _flush(a ** np.arange(1, b + 1, dtype=np.float64))
+            big_a = a**b
+        self.rest = rest
+        if rest:
+            self.w = np.empty((b, b + 1))
+            self.w[:, 0] = powers
+            self.w[:, 1:] = m
+        else:
+            self.w = np.empty((b + 1, b))
+            self.w[0] = powers
+            self.w[1:] = m.T
+        self.last = m[-1].copy()
+        self.big_a = big_a if big_a >= _TINY else 0.0
+        self.carry: Array | float = np.full(rest, float(carry)) if rest else float(carry)
+        self._u: Array | None = None
+        self._apow: Array | None = None
+        # block ends obey c[k] = A c[k-1] + e[k] (A = a**B): solved with two fixed products
+        # (blocks of 64 ends, then across those blocks) rather than a recursive linrec call
+        with np.errstate(under="ignore"):
+            self._l1 = _lower(self.big_a, 64)
+            a64 = self.big_a**64
+            self._p1 = _flush(self.big_a ** np.arange(1, 65, dtype=np.float64))
+        self._a64 = a64 if a64 >= _TINY else 0.0
+        self._l2: Array | None = None
+
+    def _block_ends(self, e: Array) -> Array:
+        rows = e.shape[0]
+        q = -(-rows // 64)
+        if self._l2 is None or self._l2.shape[0] < q:
+            self._l2 = _lower(self._a64, q)
+        rest = e.shape[1:]
+        if rows == q * 64:
+            ep = e.reshape((q, 64) + rest)
+        else:
+            ep = np.zeros((q * 64,) + rest)
+            ep[:rows] = e
+            ep = ep.reshape((q, 64) + rest)
+        if rest:
+            loc = np.matmul(self._l1, ep)  # (q, 64, S)
+            c2 = self._l2[:q, :q] @ loc[:, -1]  # (q, S)
+            loc[1:] += self._p1[None, :, None] * c2[:-1, None, :]
+        else:
+            loc = ep @ self._l1.T  # (q, 64)
+            c2 = self._l2[:q, :q] @ loc[:, -1]
+            loc[1:] += c2[:-1, None] * self._p1[None, :]
+        return loc.reshape((q * 64,) + rest)[:rows]
+
+    def __call__(self, v: Array, out: Array) -> None:
+        """Write the solution for the chunk ``v`` into ``out`` (same shape) and keep its end."""
+        b = BLOCK
+        n = v.shape[0]
+        if n == 0:
+            return
+        rest = self.rest
+        rows = -(-n // b)
+        if self._u is None or self._u.shape[0] < rows:
+            self._u = np.empty((rows, b + 1) + rest)
+            with np.errstate(under="ignore"):
+                apow = _flush(self.big_a ** np.arange(1, rows + 1, dtype=np.float64))
+            self._apow = apow.reshape((rows,) + (1,) * len(rest))
+        u = self._u[:rows]
+        exact = n == rows * b
+        if exact:
+            u[:, 1:] = v.reshape((rows, b) + rest)
+        else:
+            full = (rows - 1) * b
+            u[:-1, 1:] = v[:full].reshape((rows - 1, b) + rest)
+            u[-1, 1 : 1 + n - full] = v[full:]
+            u[-1, 1 + n - full :] = 0.0
+        if rest:
+            ends = np.matmul(self.last, u[:, 1:])
+        else:
+            ends = matmul_rows(u[:, 1:], self.last)
+        c = self._block_ends(ends)
+        assert self._apow is not None
+        c += self._apow[:rows] * self.carry
+        u[0, 0] = self.carry
+        u[1:, 0] = c[:-1]
+        if exact:
+            target = out.reshape((rows, b) + rest)
+            if rest:
+                np.matmul(self.w, u, out=target)
+            else:
+                matmul_rows(u, self.w, out=target)
+        else:
+            y = np.matmul(self.w, u) if rest else matmul_rows(u, self.w)
+            out[:] = y.reshape((rows * b,) + rest)[:n]
+        self.carry = out[n - 1].copy() if rest else float(out[n - 1])

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ._linrec import matmul_rows
+
 Array = NDArray[np.float64]
 
 
@@ -46,7 +48,7 @@ def window_sum(x: Array, n: int, scale: float = 1.0) -> Array:
     i = np.arange(block)[None, :]
     band = np.where((j >= i) & (j <= i + h), scale, 0.0)  # (width, block)
     if x.ndim == 1:
-        out = (u @ band).reshape(-1)[:T]
+        out = matmul_rows(u, band).reshape(-1)[:T]
     else:
         out = np.matmul(band.T, u).reshape((nb * block,) + rest)[:T]
     out[:h] = np.nan
@@ -71,16 +73,30 @@ def mean(x: Array, n: int) -> Array:
     return out
 
 
+def moments(d: Array, n: int, ddof: int) -> tuple[Array, Array]:
+    """Trailing mean and standard deviation of NaN-free ``d`` (first ``n-1`` rows NaN).
+
+    ``d`` should be the data minus a reference value (see ``mean_and_std``). A variance at
+    or below the rounding noise of ``E[d**2] - E[d]**2`` (``64*n*eps*E[d**2]``) is exactly 0,
+    so a flat window has deviation 0.
+    """
+    m1 = window_sum(d, n, 1.0 / n)
+    m2 = window_sum(d * d, n, 1.0 / n)
+    var = m2 - m1 * m1
+    with np.errstate(invalid="ignore"):
+        var[var <= (64.0 * n * np.finfo(np.float64).eps) * m2] = 0.0
+    if ddof:
+        var *= n / (n - ddof)
+    return m1, np.sqrt(var, out=var)
+
+
 def mean_and_std(x: Array, n: int, ddof: int) -> tuple[Array, Array]:
     """Trailing mean and standard deviation (``ddof`` 0: population, 1: sample).
 
     Computed from the window means of ``d`` and ``d**2`` where ``d = x - ref`` and ``ref``
     is the first finite value of each column, which removes most of the cancellation of
-    ``E[x**2] - E[x]**2``. A variance below the rounding noise of that difference
-    (``<= 64*n*eps*E[d**2]``) is reported as exactly 0, so a flat window has deviation 0.
+    ``E[x**2] - E[x]**2``. Windows holding a NaN are NaN.
     """
-    if n - ddof <= 0:
-        raise ValueError(f"window {n} too short for ddof={ddof}")
     nan = np.isnan(x)
     has_nan = bool(nan.any())
     first = np.argmax(~nan, axis=0)
@@ -89,14 +105,7 @@ def mean_and_std(x: Array, n: int, ddof: int) -> tuple[Array, Array]:
     d = x - ref
     if has_nan:
         d[nan] = 0.0
-    m1 = window_sum(d, n, 1.0 / n)
-    m2 = window_sum(d * d, n, 1.0 / n)
-    var = m2 - m1 * m1
-    with np.errstate(invalid="ignore"):
-        var[var <= (64.0 * n * np.finfo(np.float64).eps) * m2] = 0.0
-    if ddof:
-        var *= n / (n - ddof)
-    std = np.sqrt(var)
+    m1, std = moments(d, n, ddof)
     mid = m1 + ref
     if has_nan:
         bad = _nan_windows(nan, n)

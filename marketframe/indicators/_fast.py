@@ -1,0 +1,249 @@
+"""Chunked fast paths for NaN-free input (the common case: a clean series or panel).
+
+The series (or panel) is walked along time in chunks of about ``CHUNK`` values, so every
+intermediate array stays in cache and no full-size temporaries are allocated; windows
+read their ``n-1`` previous bars from the input, recursions carry their state from chunk
+to chunk (``Recursion``). The results are the same as the whole-array paths in
+``_kernels`` (tests run both, with tiny chunks to cross many boundaries).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._linrec import BLOCK, Recursion
+from ._rolling import moments, rolling_max, rolling_min, window_sum
+
+Array = NDArray[np.float64]
+
+CHUNK = 1 << 16  # values per chunk (bars x symbols); tests lower it
+TILE = 128  # symbols per tile of a wide panel: keeps each product under OpenBLAS's
+# threading threshold (threads are slower here, and erratic on a busy machine)
+
+K = TypeVar("K", bound=Callable[..., Any])
+
+
+def tiled(n_arrays: int) -> Callable[[K], K]:
+    """Run a kernel on a wide panel one tile of ``TILE`` symbols at a time.
+
+    The first ``n_arrays`` arguments are the panel inputs; the kernel returns one array or
+    a tuple of arrays of the same shape.
+    """
+
+    def wrap(fn: K) -> K:
+        @functools.wraps(fn)
+        def run(*args: Any) -> Any:
+            first = args[0]
+            if first.ndim == 1 or first.shape[1] <= TILE:
+                return fn(*args)
+            width = first.shape[1]
+            result: Any = None
+            for j in range(0, width, TILE):
+                cols = slice(j, min(j + TILE, width))
+                part = [np.ascontiguousarray(a[:, cols]) for a in args[:n_arrays]]
+                out = fn(*part, *args[n_arrays:])
+                outs = out if isinstance(out, tuple) else (out,)
+                if result is None:
+                    result = tuple(np.empty(first.shape) for _ in outs)
+                for r, o in zip(result, outs, strict=True):
+                    r[:, cols] = o
+            return result if isinstance(out, tuple) else result[0]
+
+        return run  # type: ignore[return-value]
+
+    return wrap
+
+
+def spans(x: Array, first_min: int = 0) -> Iterator[tuple[int, int]]:
+    """Consecutive [start, stop) bar ranges; the first holds at least ``first_min`` bars."""
+    per_bar = 1 if x.ndim == 1 else max(1, x.shape[1])
+    rows = max(BLOCK, CHUNK // per_bar // BLOCK * BLOCK)
+    total = x.shape[0]
+    first = max(rows, -(-first_min // BLOCK) * BLOCK)
+    s, e = 0, min(first, total)
+    while s < total:
+        yield s, e
+        s, e = e, min(e + rows, total)
+
+
+def _put(out: Array, s: int, e: int, arr: Array, g0: int) -> None:
+    """out[s:e] = values of ``arr`` whose element i is bar g0+i (NaN before g0)."""
+    if g0 > s:
+        out[s : min(g0, e)] = np.nan
+        s = min(g0, e)
+    out[s:e] = arr[s - g0 : e - g0]
+
+
+@tiled(1)
+def sma(x: Array, n: int) -> Array:
+    out = np.empty_like(x)
+    for s, e in spans(x):
+        lo = max(0, s - n + 1)
+        _put(out, s, e, window_sum(x[lo:e], n, 1.0 / n), lo)
+    return out
+
+
+@tiled(1)
+def bbands(x: Array, n: int, mult: float, ddof: int) -> tuple[Array, Array, Array]:
+    upper, middle, lower = np.empty_like(x), np.empty_like(x), np.empty_like(x)
+    ref = x[0].copy()
+    for s, e in spans(x):
+        lo = max(0, s - n + 1)
+        mid, std = moments(x[lo:e] - ref, n, ddof)
+        mid += ref
+        std *= mult
+        _put(middle, s, e, mid, lo)
+        _put(upper, s, e, mid + std, lo)
+        _put(lower, s, e, mid - std, lo)
+    return upper, middle, lower
+
+
+@tiled(1)
+def ema(x: Array, n: int, seed: str, start: int) -> Array:
+    out = np.empty_like(x)
+    if x.shape[0] <= start:
+        out[:] = np.nan
+        return out
+    k = 2.0 / (n + 1)
+    rec = Recursion(1.0 - k, x.shape[1:])
+    for s, e in spans(x, start + 1):
+        v = x[s:e] * k
+        if s == 0:
+            v[:start] = 0.0
+            v[start] = x[start - n + 1 : start + 1].mean(axis=0) if seed == "sma" else x[start]
+        rec(v, out[s:e])
+    out[:start] = np.nan
+    return out
+
+
+@tiled(1)
+def rsi(x: Array, n: int, seed: str, flat: float) -> Array:
+    out = np.empty_like(x)
+    start = n if seed == "sma" else 1  # first bar with a value
+    if x.shape[0] <= start:
+        out[:] = np.nan
+        return out
+    a = (n - 1.0) / n
+    rec_g, rec_l = Recursion(a, x.shape[1:]), Recursion(a, x.shape[1:])
+    for s, e in spans(x, start + 1):
+        b0 = max(s, 1)
+        d = x[b0:e] - x[b0 - 1 : e - 1]  # changes on bars b0..e-1
+        g = np.maximum(d, 0.0)
+        lo = np.maximum(-d, 0.0)
+        if s == 0:
+            first_g = g[:n].mean(axis=0) if seed == "sma" else g[0].copy()
+            first_l = lo[:n].mean(axis=0) if seed == "sma" else lo[0].copy()
+        g *= 1.0 / n
+        lo *= 1.0 / n
+        if s == 0:
+            g[: start - 1] = 0.0
+            lo[: start - 1] = 0.0
+            g[start - 1], lo[start - 1] = first_g, first_l
+        rec_g(g, g)
+        rec_l(lo, lo)
+        total = g + lo
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.divide(g, total, out=g)
+        r *= 100.0
+        r[total == 0.0] = flat
+        out[b0:e] = r
+    out[:start] = np.nan
+    return out
+
+
+@tiled(1)
+def macd(
+    x: Array, fast: int, slow: int, signal: int, seed: str, fast_start: int
+) -> tuple[Array, Array, Array]:
+    line, sig, hist = np.empty_like(x), np.empty_like(x), np.empty_like(x)
+    slow_start = slow - 1 if seed == "sma" else 0
+    line_start = max(fast_start, slow_start)
+    sig_start = line_start + (signal - 1 if seed == "sma" else 0)
+    rest = x.shape[1:]
+    kf, ks, kg = 2.0 / (fast + 1), 2.0 / (slow + 1), 2.0 / (signal + 1)
+    rec_f, rec_s, rec_g = Recursion(1 - kf, rest), Recursion(1 - ks, rest), Recursion(1 - kg, rest)
+
+    def seeded(v: Array, k: float, n: int, at: int, src: Array) -> Array:
+        if at < v.shape[0]:
+            v[:at] = 0.0
+            v[at] = src[at - n + 1 : at + 1].mean(axis=0) if seed == "sma" else src[at]
+        else:
+            v[:] = 0.0
+        return v
+
+    for s, e in spans(x, sig_start + 1):
+        xs = x[s:e]
+        f = xs * kf
+        sl = xs * ks
+        if s == 0:
+            seeded(f, kf, fast, fast_start, x)
+            seeded(sl, ks, slow, slow_start, x)
+        rec_f(f, f)
+        rec_s(sl, sl)
+        ln = np.subtract(f, sl, out=line[s:e])
+        v = np.multiply(ln, kg, out=f)
+        if s == 0:
+            seeded(v, kg, signal, sig_start, line)
+        rec_g(v, sig[s:e])
+        np.subtract(ln, sig[s:e], out=hist[s:e])
+    line[:line_start] = np.nan
+    sig[:sig_start] = np.nan
+    hist[:sig_start] = np.nan
+    return line, sig, hist
+
+
+def _rsv(h: Array, lo: Array, c: Array, n: int, flat: float) -> Array:
+    ll = rolling_min(lo, n)
+    den = rolling_max(h, n)
+    den -= ll
+    den /= 100.0
+    num = c - ll
+    out = np.full(c.shape, float(flat))
+    with np.errstate(invalid="ignore"):
+        np.divide(num, den, out=out, where=den != 0.0)
+    out[: n - 1] = np.nan
+    return out
+
+
+@tiled(3)
+def kdj(
+    h: Array, lo: Array, c: Array, n: int, m1: int, m2: int,
+    smoothing: str, seed: float, flat: float,
+) -> tuple[Array, Array, Array]:
+    k_out, d_out, j_out = np.empty_like(c), np.empty_like(c), np.empty_like(c)
+    rest = c.shape[1:]
+    if smoothing == "sma":
+        halo = n + m1 + m2 - 3
+    else:
+        halo = n - 1
+        rec_k = Recursion(1.0 - 1.0 / m1, rest, carry=seed)
+        rec_d = Recursion(1.0 - 1.0 / m2, rest, carry=seed)
+    for s, e in spans(c):
+        g0 = max(0, s - halo)
+        r = _rsv(h[g0:e], lo[g0:e], c[g0:e], n, flat)[n - 1 :]  # bar g0+n-1 onwards
+        rg = g0 + n - 1
+        if smoothing == "sma":
+            k = window_sum(r, m1, 1.0 / m1)
+            d = window_sum(k[m1 - 1 :], m2, 1.0 / m2)
+            _put(k_out, s, e, k, rg)
+            _put(d_out, s, e, d, rg + m1 - 1)
+        else:
+            b0 = max(s, rg)  # first bar of this chunk with an RSV
+            if b0 < e:
+                seg = r[b0 - rg :] / m1
+                rec_k(seg, seg)
+                _put(k_out, s, e, seg, b0)
+                v = seg / m2
+                rec_d(v, v)
+                _put(d_out, s, e, v, b0)
+            else:
+                k_out[s:e] = np.nan
+                d_out[s:e] = np.nan
+    np.multiply(k_out, 3.0, out=j_out)
+    j_out -= 2.0 * d_out
+    return k_out, d_out, j_out
