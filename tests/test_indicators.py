@@ -489,3 +489,54 @@ def test_bbands_nearly_flat_window_far_from_the_reference() -> None:
     assert ours.upper[55] - ours.middle[55] > 0.0
     for a, b in zip(ours, talib.BBANDS(x, 20, 2, 2, 0), strict=True):
         after_warmup(a, b, level(x))
+
+
+# ---------------------------------------------------------------------------------------
+# the chunked fast path (NaN-free input) across many chunk and tile boundaries
+
+
+@pytest.fixture
+def tiny_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    from marketframe.indicators import _fast
+
+    monkeypatch.setattr(_fast, "CHUNK", 40)  # 64-bar chunks (two blocks of 32)
+    monkeypatch.setattr(_fast, "TILE", 2)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(candles(gaps=False, max_size=400), st.integers(0, 3))
+def test_fast_path_across_chunks_equals_reference(
+    tiny_chunks: None, c: dict[str, np.ndarray], pick: int
+) -> None:
+    h, lo, x = c["high"], c["low"], c["close"]
+    lv = level(x)
+    close_to(ind.sma(x, 20), ref_sma(x, 20), lv)
+    seed = ["sma", "first"][pick % 2]
+    close_to(ind.ema(x, 9, convention=ind.EmaConvention(seed=seed)), ref_ema(x, 9, seed), lv)  # type: ignore[arg-type]
+    close_to(ind.rsi(x, 14, convention=ind.RsiConvention(seed=seed)), ref_rsi(x, 14, seed, 0.0), 100.0)  # type: ignore[arg-type]
+    align = ["slow", "own"][pick // 2]
+    conv = ind.MacdConvention(seed=seed, align=align)  # type: ignore[arg-type]
+    for a, b in zip(ind.macd(x, convention=conv), ref_macd(x, 12, 26, 9, seed, align), strict=True):
+        close_to(a, b, lv)
+    for a, b in zip(ind.bbands(x, 20, 2.0, convention=ind.BBandsConvention(ddof=pick % 2)), ref_bbands(x, 20, 2.0, pick % 2), strict=True):
+        close_to(a, b, lv)
+    smoothing = ["sma", "recursive"][pick // 2]
+    kconv = ind.KdjConvention(smoothing=smoothing)  # type: ignore[arg-type]
+    for a, b in zip(ind.kdj(h, lo, x, 9, 3, 3, convention=kconv), ref_kdj(h, lo, x, 9, 3, 3, smoothing, 50.0, 0.0), strict=True):
+        close_to(a, b, 100.0)
+
+
+def test_fast_path_panel_tiles_and_chunks(tiny_chunks: None, long_candles: dict[str, np.ndarray]) -> None:
+    size, width = 300, 5
+    x = np.stack([long_candles["close"][i * size : (i + 1) * size] for i in range(width)], axis=1)
+    h = x + 0.5
+    lo = x - 0.5
+    panel = [ind.sma(x, 20), ind.ema(x, 20), ind.rsi(x, 14), *ind.macd(x), *ind.bbands(x), *ind.kdj(h, lo, x, convention="kdj=recursive50")]
+    for j in range(width):
+        xs, hs, ls = x[:, j].copy(), h[:, j].copy(), lo[:, j].copy()
+        k, d = talib.STOCH(hs, ls, xs, 9, 3, 0, 3, 0)
+        after_warmup(ind.kdj(h, lo, x).k[:, j], k, 100.0)
+        after_warmup(panel[2][:, j], talib.RSI(xs, 14), 100.0)
+        single = [ind.sma(xs, 20), ind.ema(xs, 20), ind.rsi(xs, 14), *ind.macd(xs), *ind.bbands(xs), *ind.kdj(hs, ls, xs, convention="kdj=recursive50")]
+        for a, b in zip(panel, single, strict=True):
+            close_to(a[:, j], b, 1e3)
