@@ -499,12 +499,12 @@ def test_bbands_nearly_flat_window_far_from_the_reference() -> None:
 def tiny_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     from marketframe.indicators import _fast
 
-    monkeypatch.setattr(_fast, "CHUNK", 40)  # 64-bar chunks (two blocks of 32)
+    monkeypatch.setattr(_fast, "CHUNK", 200)  # 1-D: 192-bar chunks; panel of 2: 96 bars
     monkeypatch.setattr(_fast, "TILE", 2)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(candles(gaps=False, max_size=400), st.integers(0, 3))
+@given(candles(gaps=False, max_size=700), st.integers(0, 3))
 def test_fast_path_across_chunks_equals_reference(
     tiny_chunks: None, c: dict[str, np.ndarray], pick: int
 ) -> None:
