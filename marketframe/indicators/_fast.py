@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._linrec import BLOCK, Recursion
-from ._rolling import moments, rolling_max, rolling_min, window_sum
+from ._rolling import rolling_max, rolling_min, sums, window_sum
 
 Array = NDArray[np.float64]
 
@@ -82,24 +82,44 @@ def _put(out: Array, s: int, e: int, arr: Array, g0: int) -> None:
 @tiled(1)
 def sma(x: Array, n: int) -> Array:
     out = np.empty_like(x)
+    out[: n - 1] = np.nan
     for s, e in spans(x):
         lo = max(0, s - n + 1)
-        _put(out, s, e, window_sum(x[lo:e], n, 1.0 / n), lo)
+        if e - lo >= n:
+            np.multiply(sums(x[lo:e], n), 1.0 / n, out=out[lo + n - 1 : e])
     return out
+
+
+_NOISE = 64.0 * np.finfo(np.float64).eps
 
 
 @tiled(1)
 def bbands(x: Array, n: int, mult: float, ddof: int) -> tuple[Array, Array, Array]:
     upper, middle, lower = np.empty_like(x), np.empty_like(x), np.empty_like(x)
+    for a in (upper, middle, lower):
+        a[: n - 1] = np.nan
     ref = x[0].copy()
+    scale = mult * np.sqrt(n / (n - ddof))
     for s, e in spans(x):
         lo = max(0, s - n + 1)
-        mid, std = moments(x[lo:e] - ref, n, ddof)
-        mid += ref
-        std *= mult
-        _put(middle, s, e, mid, lo)
-        _put(upper, s, e, mid + std, lo)
-        _put(lower, s, e, mid - std, lo)
+        if e - lo < n:
+            continue
+        g = lo + n - 1
+        d = x[lo:e] - ref
+        m1 = sums(d, n)
+        m1 *= 1.0 / n
+        np.multiply(d, d, out=d)
+        m2 = sums(d, n)
+        m2 *= 1.0 / n
+        var = np.multiply(m1, m1)
+        np.subtract(m2, var, out=var)
+        m2 *= _NOISE * n
+        var[var <= m2] = 0.0  # rounding noise of a flat window: exactly 0 (see moments)
+        std = np.sqrt(var, out=var)
+        std *= scale
+        mid = np.add(m1, ref, out=middle[g:e])
+        np.add(mid, std, out=upper[g:e])
+        np.subtract(mid, std, out=lower[g:e])
     return upper, middle, lower
 
 

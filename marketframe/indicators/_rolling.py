@@ -1,8 +1,8 @@
 """Trailing-window sums, means, deviations and extremes along axis 0, in numpy.
 
-Window sums are banded matrix products over blocks of bars (each block carries the
-``n-1`` bars before it as a halo), so every sum adds at most ``n`` terms: no running-sum
-drift over long series, unlike a difference of cumulative sums. Extremes use doubling
+Window sums add power-of-two partial sums (doubling), so every sum adds exactly the ``n``
+terms of its window: no running-sum drift over long series, unlike a difference of
+cumulative sums. Extremes use doubling
 (the max of two overlapping power-of-two windows covers any length).
 
 Policy: the first ``n-1`` bars are NaN, and so is every window that contains a NaN.
@@ -13,45 +13,43 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ._linrec import matmul_rows
 
 Array = NDArray[np.float64]
 
 
-def _block_for(n: int) -> int:
-    b = 32
-    while b < n - 1:
-        b *= 2
-    return b
+def sums(x: Array, n: int) -> Array:
+    """Sums of every ``n`` consecutive rows of NaN-free ``x`` (``T-n+1`` rows; ``T >= n``).
+
+    Doubling: sums of 1, 2, 4, ... rows are built by adding shifted copies, and the window
+    is the sum of the power-of-two pieces of ``n`` (binary digits). About ``log2(n)``
+    vector additions, no running sum, so no drift however long the series.
+    """
+    count = x.shape[0] - n + 1
+    result: Array | None = None
+    offset = 0
+    piece, width = x, 1
+    remaining = n
+    while True:
+        if remaining & 1:
+            part = piece[offset : offset + count]
+            result = part.copy() if result is None else np.add(result, part, out=result)
+            offset += width
+        remaining >>= 1
+        if not remaining:
+            break
+        piece = piece[:-width] + piece[width:]  # sums of 2*width rows
+        width *= 2
+    assert result is not None
+    return result
 
 
 def window_sum(x: Array, n: int, scale: float = 1.0) -> Array:
     """``scale * sum(x[t-n+1 : t+1])`` for NaN-free ``x``; the first ``n-1`` rows are NaN."""
-    T = x.shape[0]
-    rest = x.shape[1:]
-    if T < n:
-        return np.full(x.shape, np.nan)
-    block = _block_for(n)
-    nb = -(-T // block)
-    h = n - 1
-    width = block + h
-    u = np.empty((nb, width) + rest)
-    full = (nb - 1) * block
-    u[:-1, h:] = x[:full].reshape((nb - 1, block) + rest)
-    tail = T - full
-    u[-1, h : h + tail] = x[full:]
-    u[-1, h + tail :] = 0.0
-    if h:
-        u[0, :h] = 0.0
-        u[1:, :h] = u[:-1, width - h :]
-    j = np.arange(width)[:, None]
-    i = np.arange(block)[None, :]
-    band = np.where((j >= i) & (j <= i + h), scale, 0.0)  # (width, block)
-    if x.ndim == 1:
-        out = matmul_rows(u, band).reshape(-1)[:T]
-    else:
-        out = np.matmul(band.T, u).reshape((nb * block,) + rest)[:T]
+    out = np.empty(x.shape)
+    h = min(n - 1, x.shape[0])
     out[:h] = np.nan
+    if x.shape[0] >= n:
+        np.multiply(sums(x, n), scale, out=out[n - 1 :])
     return out
 
 
