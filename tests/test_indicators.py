@@ -500,7 +500,7 @@ def tiny_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     from marketframe.indicators import _fast
 
     monkeypatch.setattr(_fast, "CHUNK", 200)  # 1-D: 192-bar chunks; panel of 2: 96 bars
-    monkeypatch.setattr(_fast, "TILE", 2)
+    monkeypatch.setattr(_fast, "PANEL_CHUNK", 500)  # 5 symbols: 96-bar chunks
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

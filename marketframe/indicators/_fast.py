@@ -9,9 +9,7 @@ to chunk (``Recursion``). The results are the same as the whole-array paths in
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterator
 
 import numpy as np
 from numpy.typing import NDArray
@@ -21,48 +19,15 @@ from ._rolling import rolling_max, rolling_min, sums, window_sum
 
 Array = NDArray[np.float64]
 
-CHUNK = 1 << 16  # values per chunk (bars x symbols); tests lower it
-TILE = 128  # symbols per tile of a wide panel: keeps each product under OpenBLAS's
-# threading threshold (threads are slower here, and erratic on a busy machine)
-
-K = TypeVar("K", bound=Callable[..., Any])
-
-
-def tiled(n_arrays: int) -> Callable[[K], K]:
-    """Run a kernel on a wide panel one tile of ``TILE`` symbols at a time.
-
-    The first ``n_arrays`` arguments are the panel inputs; the kernel returns one array or
-    a tuple of arrays of the same shape.
-    """
-
-    def wrap(fn: K) -> K:
-        @functools.wraps(fn)
-        def run(*args: Any) -> Any:
-            first = args[0]
-            if first.ndim == 1 or first.shape[1] <= TILE:
-                return fn(*args)
-            width = first.shape[1]
-            result: Any = None
-            for j in range(0, width, TILE):
-                cols = slice(j, min(j + TILE, width))
-                part = [np.ascontiguousarray(a[:, cols]) for a in args[:n_arrays]]
-                out = fn(*part, *args[n_arrays:])
-                outs = out if isinstance(out, tuple) else (out,)
-                if result is None:
-                    result = tuple(np.empty(first.shape) for _ in outs)
-                for r, o in zip(result, outs, strict=True):
-                    r[:, cols] = o
-            return result if isinstance(out, tuple) else result[0]
-
-        return run  # type: ignore[return-value]
-
-    return wrap
+CHUNK = 1 << 16  # values per chunk of a series; tests lower it
+PANEL_CHUNK = 1 << 18  # values per chunk of a panel (wider rows, fewer Python steps)
 
 
 def spans(x: Array, first_min: int = 0) -> Iterator[tuple[int, int]]:
     """Consecutive [start, stop) bar ranges; the first holds at least ``first_min`` bars."""
     per_bar = 1 if x.ndim == 1 else max(1, x.shape[1])
-    rows = max(BLOCK, CHUNK // per_bar // BLOCK * BLOCK)
+    size = CHUNK if x.ndim == 1 else PANEL_CHUNK
+    rows = max(BLOCK, size // per_bar // BLOCK * BLOCK)
     total = x.shape[0]
     first = max(rows, -(-first_min // BLOCK) * BLOCK)
     s, e = 0, min(first, total)
@@ -79,7 +44,6 @@ def _put(out: Array, s: int, e: int, arr: Array, g0: int) -> None:
     out[s:e] = arr[s - g0 : e - g0]
 
 
-@tiled(1)
 def sma(x: Array, n: int) -> Array:
     out = np.empty_like(x)
     out[: n - 1] = np.nan
@@ -93,7 +57,6 @@ def sma(x: Array, n: int) -> Array:
 _NOISE = 64.0 * np.finfo(np.float64).eps
 
 
-@tiled(1)
 def bbands(x: Array, n: int, mult: float, ddof: int) -> tuple[Array, Array, Array]:
     upper, middle, lower = np.empty_like(x), np.empty_like(x), np.empty_like(x)
     for a in (upper, middle, lower):
@@ -123,7 +86,6 @@ def bbands(x: Array, n: int, mult: float, ddof: int) -> tuple[Array, Array, Arra
     return upper, middle, lower
 
 
-@tiled(1)
 def ema(x: Array, n: int, seed: str, start: int) -> Array:
     out = np.empty_like(x)
     if x.shape[0] <= start:
@@ -141,7 +103,6 @@ def ema(x: Array, n: int, seed: str, start: int) -> Array:
     return out
 
 
-@tiled(1)
 def rsi(x: Array, n: int, seed: str, flat: float) -> Array:
     out = np.empty_like(x)
     start = n if seed == "sma" else 1  # first bar with a value
@@ -176,7 +137,6 @@ def rsi(x: Array, n: int, seed: str, flat: float) -> Array:
     return out
 
 
-@tiled(1)
 def macd(
     x: Array, fast: int, slow: int, signal: int, seed: str, fast_start: int
 ) -> tuple[Array, Array, Array]:
@@ -230,7 +190,6 @@ def _rsv(h: Array, lo: Array, c: Array, n: int, flat: float) -> Array:
     return out
 
 
-@tiled(3)
 def kdj(
     h: Array, lo: Array, c: Array, n: int, m1: int, m2: int,
     smoothing: str, seed: float, flat: float,
