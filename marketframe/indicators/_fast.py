@@ -94,45 +94,49 @@ def ema(x: Array, n: int, seed: str, start: int) -> Array:
     k = 2.0 / (n + 1)
     rec = Recursion(1.0 - k, x.shape[1:])
     for s, e in spans(x, start + 1):
-        v = x[s:e] * k
         if s == 0:
+            v = x[s:e] * k
             v[:start] = 0.0
             v[start] = x[start - n + 1 : start + 1].mean(axis=0) if seed == "sma" else x[start]
-        rec(v, out[s:e])
+            rec(v, out[s:e])
+        else:
+            rec(x[s:e], out[s:e], k)
     out[:start] = np.nan
     return out
 
 
 def rsi(x: Array, n: int, seed: str, flat: float) -> Array:
+    """Wilder averages of 100*gains (G) and of |changes| (S = gains + losses): RSI = G/S."""
     out = np.empty_like(x)
     start = n if seed == "sma" else 1  # first bar with a value
     if x.shape[0] <= start:
         out[:] = np.nan
         return out
     a = (n - 1.0) / n
-    rec_g, rec_l = Recursion(a, x.shape[1:]), Recursion(a, x.shape[1:])
+    rec_g, rec_s = Recursion(a, x.shape[1:]), Recursion(a, x.shape[1:])
     for s, e in spans(x, start + 1):
         b0 = max(s, 1)
         d = x[b0:e] - x[b0 - 1 : e - 1]  # changes on bars b0..e-1
         g = np.maximum(d, 0.0)
-        lo = np.maximum(-d, 0.0)
+        ad = np.abs(d, out=d)
         if s == 0:
-            first_g = g[:n].mean(axis=0) if seed == "sma" else g[0].copy()
-            first_l = lo[:n].mean(axis=0) if seed == "sma" else lo[0].copy()
-        g *= 1.0 / n
-        lo *= 1.0 / n
-        if s == 0:
+            m = n if seed == "sma" else 1
+            first_g, first_s = g[:m].mean(axis=0) * 100.0, ad[:m].mean(axis=0)
+            g *= 100.0 / n
+            ad *= 1.0 / n
             g[: start - 1] = 0.0
-            lo[: start - 1] = 0.0
-            g[start - 1], lo[start - 1] = first_g, first_l
-        rec_g(g, g)
-        rec_l(lo, lo)
-        total = g + lo
+            ad[: start - 1] = 0.0
+            g[start - 1], ad[start - 1] = first_g, first_s
+            rec_g(g, g)
+            rec_s(ad, ad)
+        else:
+            rec_g(g, g, 100.0 / n)
+            rec_s(ad, ad, 1.0 / n)
         with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.divide(g, total, out=g)
-        r *= 100.0
-        r[total == 0.0] = flat
-        out[b0:e] = r
+            r = np.divide(g, ad, out=out[b0:e])
+        zero = ad == 0.0
+        if zero.any():
+            r[zero] = flat
     out[:start] = np.nan
     return out
 
@@ -148,7 +152,7 @@ def macd(
     kf, ks, kg = 2.0 / (fast + 1), 2.0 / (slow + 1), 2.0 / (signal + 1)
     rec_f, rec_s, rec_g = Recursion(1 - kf, rest), Recursion(1 - ks, rest), Recursion(1 - kg, rest)
 
-    def seeded(v: Array, k: float, n: int, at: int, src: Array) -> Array:
+    def seeded(v: Array, n: int, at: int, src: Array) -> Array:
         if at < v.shape[0]:
             v[:at] = 0.0
             v[at] = src[at - n + 1 : at + 1].mean(axis=0) if seed == "sma" else src[at]
@@ -158,18 +162,18 @@ def macd(
 
     for s, e in spans(x, sig_start + 1):
         xs = x[s:e]
-        f = xs * kf
-        sl = xs * ks
+        f = np.empty_like(xs)
+        ln = line[s:e]
         if s == 0:
-            seeded(f, kf, fast, fast_start, x)
-            seeded(sl, ks, slow, slow_start, x)
-        rec_f(f, f)
-        rec_s(sl, sl)
-        ln = np.subtract(f, sl, out=line[s:e])
-        v = np.multiply(ln, kg, out=f)
-        if s == 0:
-            seeded(v, kg, signal, sig_start, line)
-        rec_g(v, sig[s:e])
+            rec_f(seeded(xs * kf, fast, fast_start, x), f)
+            rec_s(seeded(xs * ks, slow, slow_start, x), ln)
+            np.subtract(f, ln, out=ln)
+            rec_g(seeded(ln * kg, signal, sig_start, line), sig[s:e])
+        else:
+            rec_f(xs, f, kf)
+            rec_s(xs, ln, ks)
+            np.subtract(f, ln, out=ln)
+            rec_g(ln, sig[s:e], kg)
         np.subtract(ln, sig[s:e], out=hist[s:e])
     line[:line_start] = np.nan
     sig[:sig_start] = np.nan

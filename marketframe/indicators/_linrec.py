@@ -209,6 +209,9 @@ class Recursion:
 
     def _block_ends(self, e: Array) -> Array:
         rows = e.shape[0]
+        if rows <= 64:  # one product with the leading corner of the 64 x 64 matrix
+            m = self._l1[:rows, :rows]
+            return matmul_cols(m, e) if e.ndim == 2 else m @ e
         q = -(-rows // 64)
         if self._l2 is None or self._l2.shape[0] < q:
             self._l2 = _lower(self._a64, q)
@@ -229,8 +232,8 @@ class Recursion:
             loc[1:] += c2[:-1, None] * self._p1[None, :]
         return loc.reshape((q * 64,) + rest)[:rows]
 
-    def __call__(self, v: Array, out: Array) -> None:
-        """Write the solution for the chunk ``v`` into ``out`` (same shape) and keep its end."""
+    def __call__(self, v: Array, out: Array, scale: float = 1.0) -> None:
+        """Solve for the chunk ``scale * v`` into ``out`` (same shape) and keep its end."""
         b = BLOCK
         n = v.shape[0]
         if n == 0:
@@ -245,11 +248,11 @@ class Recursion:
         u = self._u[:rows]
         exact = n == rows * b
         if exact:
-            u[:, 1:] = v.reshape((rows, b) + rest)
+            np.multiply(v.reshape((rows, b) + rest), scale, out=u[:, 1:])
         else:
             full = (rows - 1) * b
-            u[:-1, 1:] = v[:full].reshape((rows - 1, b) + rest)
-            u[-1, 1 : 1 + n - full] = v[full:]
+            np.multiply(v[:full].reshape((rows - 1, b) + rest), scale, out=u[:-1, 1:])
+            np.multiply(v[full:], scale, out=u[-1, 1 : 1 + n - full])
             u[-1, 1 + n - full :] = 0.0
         if rest:
             ends = matmul_cols(self.last[None, :], u[:, 1:])[:, 0]
