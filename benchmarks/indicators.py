@@ -25,8 +25,16 @@ import talib
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from marketframe import indicators as ind  # noqa: E402
 
+SMA = talib.MA_Type.SMA
+
 PANEL_TARGET = 1.0
-SINGLE_TARGETS = {"SMA(20)": 1.5, "BBANDS(20,2)": 1.5, "KDJ(9,3,3)": 1.5, "RSI(14)": 2.0, "MACD(12,26,9)": 2.0}
+SINGLE_TARGETS = {
+    "SMA(20)": 1.5,
+    "BBANDS(20,2)": 1.5,
+    "KDJ(9,3,3)": 1.5,
+    "RSI(14)": 2.0,
+    "MACD(12,26,9)": 2.0,
+}
 
 
 def best(fn: Callable[[], object], repeat: int) -> float:
@@ -66,8 +74,8 @@ def cases(h: np.ndarray, lo: np.ndarray, c: np.ndarray, loop: bool):  # type: ig
             "EMA(20)": lambda: [talib.EMA(ct[j], 20) for j in m],
             "RSI(14)": lambda: [talib.RSI(ct[j], 14) for j in m],
             "MACD(12,26,9)": lambda: [talib.MACD(ct[j], 12, 26, 9) for j in m],
-            "BBANDS(20,2)": lambda: [talib.BBANDS(ct[j], 20, 2, 2, 0) for j in m],
-            "KDJ(9,3,3)": lambda: [talib.STOCH(ht[j], lt[j], ct[j], 9, 3, 0, 3, 0) for j in m],
+            "BBANDS(20,2)": lambda: [talib.BBANDS(ct[j], 20, 2, 2, SMA) for j in m],
+            "KDJ(9,3,3)": lambda: [talib.STOCH(ht[j], lt[j], ct[j], 9, 3, SMA, 3, SMA) for j in m],
         }
     else:
         ta = {
@@ -75,8 +83,8 @@ def cases(h: np.ndarray, lo: np.ndarray, c: np.ndarray, loop: bool):  # type: ig
             "EMA(20)": lambda: talib.EMA(c, 20),
             "RSI(14)": lambda: talib.RSI(c, 14),
             "MACD(12,26,9)": lambda: talib.MACD(c, 12, 26, 9),
-            "BBANDS(20,2)": lambda: talib.BBANDS(c, 20, 2, 2, 0),
-            "KDJ(9,3,3)": lambda: talib.STOCH(h, lo, c, 9, 3, 0, 3, 0),
+            "BBANDS(20,2)": lambda: talib.BBANDS(c, 20, 2, 2, SMA),
+            "KDJ(9,3,3)": lambda: talib.STOCH(h, lo, c, 9, 3, SMA, 3, SMA),
         }
     ours = {
         "SMA(20)": lambda: ind.sma(c, 20),
@@ -96,12 +104,21 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     bars, symbols, single = (500, 200, 1_000_000) if args.quick else (2_500, 2_000, 10_000_000)
     repeat = args.repeat or (3 if args.quick else 5)
-    print(f"numpy {np.__version__}, TA-Lib {talib.__version__}, {os.cpu_count()} cores, best of {repeat}")
+    print(
+        f"numpy {np.__version__}, TA-Lib {talib.__version__}, "
+        f"{os.cpu_count()} cores, best of {repeat}"
+    )
     rows: list[tuple[str, str, float, float, float | None]] = []
     missed = 0
 
-    def run(label: str, h: np.ndarray, lo: np.ndarray, c: np.ndarray, loop: bool,
-            targets: dict[str, float]) -> None:
+    def run(
+        label: str,
+        h: np.ndarray,
+        lo: np.ndarray,
+        c: np.ndarray,
+        loop: bool,
+        targets: dict[str, float],
+    ) -> None:
         nonlocal missed
         ta, ours = cases(h, lo, c, loop)
         for name in ta:
@@ -113,17 +130,33 @@ def main(argv: list[str] | None = None) -> int:
             missed += not ok
             status = "-" if target is None else ("met" if ok else "MISSED")
             tgt = "-" if target is None else f"<= {target:.1f}x"
-            print(f"{label:<22} {name:<14} {t_ta * 1e3:9.1f} {t_us * 1e3:9.1f} {ratio:7.2f}x"
-                  f"  {tgt:>8}  {status}", flush=True)
+            print(
+                f"{label:<22} {name:<14} {t_ta * 1e3:9.1f} {t_us * 1e3:9.1f} {ratio:7.2f}x"
+                f"  {tgt:>8}  {status}",
+                flush=True,
+            )
 
-    print(f"{'case':<22} {'indicator':<14} {'TA-Lib ms':>9} {'ours ms':>9} {'ratio':>8}  {'target':>8}  status")
+    print(
+        f"{'case':<22} {'indicator':<14} {'TA-Lib ms':>9} {'ours ms':>9} "
+        f"{'ratio':>8}  {'target':>8}  status"
+    )
     h, lo, c = candles((bars, symbols), 1)
     label = f"panel {symbols}x{bars}"
-    run(label, h, lo, c, True, {name: PANEL_TARGET for name in SINGLE_TARGETS} | {"EMA(20)": PANEL_TARGET})
+    run(
+        label,
+        h,
+        lo,
+        c,
+        True,
+        {name: PANEL_TARGET for name in SINGLE_TARGETS} | {"EMA(20)": PANEL_TARGET},
+    )
     t_naive = best(lambda: naive_ema(c, 20), repeat)
     t_ta = best(lambda: [talib.EMA(row, 20) for row in np.ascontiguousarray(c.T)], repeat)
-    print(f"{label:<22} {'EMA naive loop':<14} {t_ta * 1e3:9.1f} {t_naive * 1e3:9.1f} {t_naive / t_ta:7.2f}x"
-          f"  {'context':>8}  -  (Python loop over bars, numpy across symbols)")
+    print(
+        f"{label:<22} {'EMA naive loop':<14} {t_ta * 1e3:9.1f} {t_naive * 1e3:9.1f} "
+        f"{t_naive / t_ta:7.2f}x"
+        f"  {'context':>8}  -  (Python loop over bars, numpy across symbols)"
+    )
     del h, lo, c
     h, lo, c = candles((single,), 2)
     label = f"series {single:,}"
@@ -131,8 +164,11 @@ def main(argv: list[str] | None = None) -> int:
     sub = c[: single // 10]
     t_naive = best(lambda: naive_ema(sub, 20), 1) * 10
     t_ta = best(lambda: talib.EMA(c, 20), repeat)
-    print(f"{label:<22} {'EMA naive loop':<14} {t_ta * 1e3:9.1f} {t_naive * 1e3:9.1f} {t_naive / t_ta:7.2f}x"
-          f"  {'context':>8}  -  (Python loop over bars; timed on 1/10 of the bars, x10)")
+    print(
+        f"{label:<22} {'EMA naive loop':<14} {t_ta * 1e3:9.1f} {t_naive * 1e3:9.1f} "
+        f"{t_naive / t_ta:7.2f}x"
+        f"  {'context':>8}  -  (Python loop over bars; timed on 1/10 of the bars, x10)"
+    )
     print(f"targets missed: {missed}" if missed else "all targets met")
     return 1 if missed else 0
 

@@ -65,7 +65,9 @@ def to_pandas(out: Any, backend: str) -> pd.DataFrame:
     return out.to_pandas()
 
 
-def expected(df: pd.DataFrame, kernel: Callable[[pd.DataFrame], dict[str, np.ndarray]]) -> pd.DataFrame:
+def expected(
+    df: pd.DataFrame, kernel: Callable[[pd.DataFrame], dict[str, np.ndarray]]
+) -> pd.DataFrame:
     """The kernel run on each symbol's date-sorted rows, aligned back to the frame's rows."""
     out = pd.DataFrame(index=df.index)
     groups = df.groupby("symbol", sort=False) if "symbol" in df else [(None, df)]
@@ -87,7 +89,11 @@ CASES: dict[str, tuple[Callable[[Any], Any], Callable[[pd.DataFrame], dict[str, 
     "macd": (
         lambda f: f.md.macd(3, 7, 4),
         lambda g: dict(
-            zip(["macd_3_7_4", "macd_signal_3_7_4", "macd_hist_3_7_4"], ind.macd(g["close"], 3, 7, 4))
+            zip(
+                ["macd_3_7_4", "macd_signal_3_7_4", "macd_hist_3_7_4"],
+                ind.macd(g["close"], 3, 7, 4),
+                strict=True,
+            )
         ),
     ),
     "bbands": (
@@ -96,6 +102,7 @@ CASES: dict[str, tuple[Callable[[Any], Any], Callable[[pd.DataFrame], dict[str, 
             zip(
                 ["bb_upper_6_2.5", "bb_middle_6_2.5", "bb_lower_6_2.5"],
                 ind.bbands(g["close"], 6, 2.5, convention="bb_ddof=1"),
+                strict=True,
             )
         ),
     ),
@@ -105,6 +112,7 @@ CASES: dict[str, tuple[Callable[[Any], Any], Callable[[pd.DataFrame], dict[str, 
             zip(
                 ["kdj_k_9_3_3", "kdj_d_9_3_3", "kdj_j_9_3_3"],
                 ind.kdj(g["high"], g["low"], g["close"], convention="kdj=recursive50"),
+                strict=True,
             )
         ),
     ),
@@ -120,7 +128,9 @@ def check(out: pd.DataFrame, df: pd.DataFrame, want: pd.DataFrame) -> None:
     )
     for name in want.columns:
         got = out[name].to_numpy(dtype=float, na_value=np.nan)
-        np.testing.assert_allclose(got, want[name].to_numpy(dtype=float), rtol=1e-12, atol=1e-10, equal_nan=True)
+        np.testing.assert_allclose(
+            got, want[name].to_numpy(dtype=float), rtol=1e-12, atol=1e-10, equal_nan=True
+        )
         assert np.isfinite(got).any()
 
 
@@ -202,13 +212,13 @@ def test_functional_form_returns_same_type(backend: str) -> None:
 def test_lazy_frame_stays_lazy_and_checks_columns_early() -> None:
     df = candles({"2330": 50, "2317": 40})
     lf = pl.from_pandas(df).lazy()
-    out = lf.md.bbands().md.rsi()
+    out = lf.md.bbands().md.rsi()  # type: ignore[attr-defined]
     assert isinstance(out, pl.LazyFrame)
     names = out.collect_schema().names()
     assert names[-4:] == ["bb_upper_20_2", "bb_middle_20_2", "bb_lower_20_2", "rsi_14"]
     # a filter after the indicator must not be pushed before it (it would change the series)
     last = out.filter(pl.col("date") == pl.col("date").max()).collect()
-    eager = pl.from_pandas(df).md.bbands().md.rsi()
+    eager = pl.from_pandas(df).md.bbands().md.rsi()  # type: ignore[attr-defined]
     want = eager.filter(pl.col("date") == pl.col("date").max())
     assert last.sort("symbol").equals(want.sort("symbol"))
 
@@ -218,7 +228,7 @@ def test_polars_nulls_are_gaps_and_results_are_null() -> None:
     p = pl.from_pandas(df).with_columns(
         pl.when(pl.int_range(pl.len()) == 20).then(None).otherwise(pl.col("close")).alias("close")
     )
-    out = p.md.sma(3)
+    out = p.md.sma(3)  # type: ignore[attr-defined]
     col = out.get_column("sma_3")
     assert col.null_count() == 2 + 3  # warm-up, then bars 20..22 (the gap restarts the window)
     assert col.is_nan().sum() == 0
@@ -232,12 +242,15 @@ def test_plain_dates_and_categorical_symbols(backend: str) -> None:
     df = candles({"2330": 30, "0050": 25})
     df["date"] = [d.date() for d in df["date"]]
     df["symbol"] = df["symbol"].astype("category")
+    frame: Any = df
     if backend != "pandas":
         frame = pl.from_pandas(df).with_columns(pl.col("date").cast(pl.Date))
         frame = frame.lazy() if backend == "lazy" else frame
-    else:
-        frame = df
     assert isinstance(df["date"].iloc[0], dt.date)
     out = to_pandas(frame.md.ema(5), backend)
-    want = expected(df.assign(symbol=df["symbol"].astype(str)), lambda g: {"ema_5": ind.ema(g["close"], 5)})
-    np.testing.assert_allclose(out["ema_5"].to_numpy(dtype=float, na_value=np.nan), want["ema_5"], equal_nan=True)
+    want = expected(
+        df.assign(symbol=df["symbol"].astype(str)), lambda g: {"ema_5": ind.ema(g["close"], 5)}
+    )
+    np.testing.assert_allclose(
+        out["ema_5"].to_numpy(dtype=float, na_value=np.nan), want["ema_5"], equal_nan=True
+    )

@@ -8,6 +8,7 @@ whose line crosses zero where a pure relative test is meaningless).
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -17,10 +18,10 @@ from hypothesis import strategies as st
 
 from marketframe import indicators as ind
 
+SMA = talib.MA_Type.SMA
+
 RTOL = 1e-9
-SETTINGS = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # ---------------------------------------------------------------------------------------
 # random candles with flat stretches and gaps
@@ -100,7 +101,9 @@ def by_runs(x: np.ndarray, fn) -> np.ndarray:  # type: ignore[no-untyped-def]
 
 def ref_sma(x: np.ndarray, n: int) -> np.ndarray:
     def f(v: list[float]) -> list[float]:
-        return [math.fsum(v[i - n + 1 : i + 1]) / n if i >= n - 1 else math.nan for i in range(len(v))]
+        return [
+            math.fsum(v[i - n + 1 : i + 1]) / n if i >= n - 1 else math.nan for i in range(len(v))
+        ]
 
     return by_runs(x, f)
 
@@ -248,7 +251,7 @@ def test_bbands_match_talib(c: dict[str, np.ndarray], n: int, mult: float) -> No
     ours = ind.bbands(x, n, mult)
 
     def check(r: slice) -> None:
-        theirs = talib.BBANDS(x[r].copy(), n, mult, mult, 0)
+        theirs = talib.BBANDS(x[r].copy(), n, mult, mult, SMA)
         for a, b in zip(ours, theirs, strict=True):
             after_warmup(a[r], b, level(x))
 
@@ -262,7 +265,7 @@ def test_kdj_matches_talib_stoch(c: dict[str, np.ndarray], p: tuple[int, int, in
     ours = ind.kdj(h, lo, x, *p)
 
     def check(r: slice) -> None:
-        k, d = talib.STOCH(h[r].copy(), lo[r].copy(), x[r].copy(), p[0], p[1], 0, p[2], 0)
+        k, d = talib.STOCH(h[r].copy(), lo[r].copy(), x[r].copy(), p[0], p[1], SMA, p[2], SMA)
         after_warmup(ours.k[r], k, 100.0)
         after_warmup(ours.d[r], d, 100.0)
         after_warmup(ours.j[r], 3 * k - 2 * d, 100.0)
@@ -308,17 +311,26 @@ def test_macd_reference(c: dict[str, np.ndarray], p: tuple[int, int, int], name:
     conv = ind.variants("macd")[name]
     assert isinstance(conv, ind.MacdConvention)
     x = c["close"]
-    for a, b in zip(ind.macd(x, *p, convention=name), ref_macd(x, *p, conv.seed, conv.align), strict=True):
+    for a, b in zip(
+        ind.macd(x, *p, convention=name), ref_macd(x, *p, conv.seed, conv.align), strict=True
+    ):
         close_to(a, b, level(x))
 
 
 @SETTINGS
-@given(candles(), st.integers(2, 25), st.sampled_from([2.0, 1.5]), st.sampled_from(["talib", "bb_ddof=1"]))
+@given(
+    candles(),
+    st.integers(2, 25),
+    st.sampled_from([2.0, 1.5]),
+    st.sampled_from(["talib", "bb_ddof=1"]),
+)
 def test_bbands_reference(c: dict[str, np.ndarray], n: int, mult: float, name: str) -> None:
     conv = ind.variants("bbands")[name]
     assert isinstance(conv, ind.BBandsConvention)
     x = c["close"]
-    for a, b in zip(ind.bbands(x, n, mult, convention=name), ref_bbands(x, n, mult, conv.ddof), strict=True):
+    for a, b in zip(
+        ind.bbands(x, n, mult, convention=name), ref_bbands(x, n, mult, conv.ddof), strict=True
+    ):
         close_to(a, b, level(x))
 
 
@@ -347,7 +359,10 @@ def test_panel_equals_columns(cols: list[dict[str, np.ndarray]], data: st.DataOb
     size = min(len(c["close"]) for c in cols)
     panel = {k: np.stack([c[k][:size] for c in cols], axis=1) for k in ("close", "high", "low")}
     name = data.draw(st.sampled_from(["talib", "other"]))
-    pick = {ind_name: list(ind.variants(ind_name))[-1 if name == "other" else 0] for ind_name in ind.INDICATORS}
+    pick = {
+        ind_name: list(ind.variants(ind_name))[-1 if name == "other" else 0]
+        for ind_name in ind.INDICATORS
+    }
     x, h, lo = panel["close"], panel["high"], panel["low"]
     outs = {
         "sma": [ind.sma(x, 5)],
@@ -393,9 +408,9 @@ def test_long_series_match_talib(long_candles: dict[str, np.ndarray]) -> None:
     after_warmup(ind.rsi(x, 14), talib.RSI(x, 14), 100.0)
     for a, b in zip(ind.macd(x), talib.MACD(x), strict=True):
         after_warmup(a, b, lv)
-    for a, b in zip(ind.bbands(x, 20), talib.BBANDS(x, 20, 2, 2, 0), strict=True):
+    for a, b in zip(ind.bbands(x, 20), talib.BBANDS(x, 20, 2, 2, SMA), strict=True):
         after_warmup(a, b, lv)
-    k, d = talib.STOCH(h, lo, x, 9, 3, 0, 3, 0)
+    k, d = talib.STOCH(h, lo, x, 9, 3, SMA, 3, SMA)
     ours = ind.kdj(h, lo, x)
     after_warmup(ours.k, k, 100.0)
     after_warmup(ours.d, d, 100.0)
@@ -405,7 +420,7 @@ def test_long_series_with_gap_restarts(long_candles: dict[str, np.ndarray]) -> N
     x = long_candles["close"].copy()
     x[30_000:30_003] = np.nan
     ours = ind.rsi(x, 14)
-    assert np.isnan(ours[30_000:30_003 + 14]).all()
+    assert np.isnan(ours[30_000 : 30_003 + 14]).all()
     tail = talib.RSI(x[30_003:].copy(), 14)
     after_warmup(ours[30_003:], tail, 100.0)
     after_warmup(ind.ema(x, 50)[30_003:], talib.EMA(x[30_003:].copy(), 50), level(x))
@@ -487,7 +502,7 @@ def test_bbands_nearly_flat_window_far_from_the_reference() -> None:
     for a, b in zip(ours, ref, strict=True):
         close_to(a, b, level(x))
     assert ours.upper[55] - ours.middle[55] > 0.0
-    for a, b in zip(ours, talib.BBANDS(x, 20, 2, 2, 0), strict=True):
+    for a, b in zip(ours, talib.BBANDS(x, 20, 2, 2, SMA), strict=True):
         after_warmup(a, b, level(x))
 
 
@@ -503,7 +518,11 @@ def tiny_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_fast, "PANEL_CHUNK", 500)  # 5 symbols: 96-bar chunks
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(candles(gaps=False, max_size=700), st.integers(0, 3))
 def test_fast_path_across_chunks_equals_reference(
     tiny_chunks: None, c: dict[str, np.ndarray], pick: int
@@ -511,32 +530,58 @@ def test_fast_path_across_chunks_equals_reference(
     h, lo, x = c["high"], c["low"], c["close"]
     lv = level(x)
     close_to(ind.sma(x, 20), ref_sma(x, 20), lv)
-    seed = ["sma", "first"][pick % 2]
-    close_to(ind.ema(x, 9, convention=ind.EmaConvention(seed=seed)), ref_ema(x, 9, seed), lv)  # type: ignore[arg-type]
-    close_to(ind.rsi(x, 14, convention=ind.RsiConvention(seed=seed)), ref_rsi(x, 14, seed, 0.0), 100.0)  # type: ignore[arg-type]
-    align = ["slow", "own"][pick // 2]
-    conv = ind.MacdConvention(seed=seed, align=align)  # type: ignore[arg-type]
+    seed: Literal["sma", "first"] = "first" if pick % 2 else "sma"
+    close_to(ind.ema(x, 9, convention=ind.EmaConvention(seed=seed)), ref_ema(x, 9, seed), lv)
+    close_to(
+        ind.rsi(x, 14, convention=ind.RsiConvention(seed=seed)), ref_rsi(x, 14, seed, 0.0), 100.0
+    )  # type: ignore[arg-type]
+    align: Literal["slow", "own"] = "own" if pick // 2 else "slow"
+    conv = ind.MacdConvention(seed=seed, align=align)
     for a, b in zip(ind.macd(x, convention=conv), ref_macd(x, 12, 26, 9, seed, align), strict=True):
         close_to(a, b, lv)
-    for a, b in zip(ind.bbands(x, 20, 2.0, convention=ind.BBandsConvention(ddof=pick % 2)), ref_bbands(x, 20, 2.0, pick % 2), strict=True):
+    for a, b in zip(
+        ind.bbands(x, 20, 2.0, convention=ind.BBandsConvention(ddof=pick % 2)),
+        ref_bbands(x, 20, 2.0, pick % 2),
+        strict=True,
+    ):
         close_to(a, b, lv)
-    smoothing = ["sma", "recursive"][pick // 2]
-    kconv = ind.KdjConvention(smoothing=smoothing)  # type: ignore[arg-type]
-    for a, b in zip(ind.kdj(h, lo, x, 9, 3, 3, convention=kconv), ref_kdj(h, lo, x, 9, 3, 3, smoothing, 50.0, 0.0), strict=True):
+    smoothing: Literal["sma", "recursive"] = "recursive" if pick // 2 else "sma"
+    kconv = ind.KdjConvention(smoothing=smoothing)
+    for a, b in zip(
+        ind.kdj(h, lo, x, 9, 3, 3, convention=kconv),
+        ref_kdj(h, lo, x, 9, 3, 3, smoothing, 50.0, 0.0),
+        strict=True,
+    ):
         close_to(a, b, 100.0)
 
 
-def test_fast_path_panel_tiles_and_chunks(tiny_chunks: None, long_candles: dict[str, np.ndarray]) -> None:
+def test_fast_path_panel_tiles_and_chunks(
+    tiny_chunks: None, long_candles: dict[str, np.ndarray]
+) -> None:
     size, width = 300, 5
     x = np.stack([long_candles["close"][i * size : (i + 1) * size] for i in range(width)], axis=1)
     h = x + 0.5
     lo = x - 0.5
-    panel = [ind.sma(x, 20), ind.ema(x, 20), ind.rsi(x, 14), *ind.macd(x), *ind.bbands(x), *ind.kdj(h, lo, x, convention="kdj=recursive50")]
+    panel = [
+        ind.sma(x, 20),
+        ind.ema(x, 20),
+        ind.rsi(x, 14),
+        *ind.macd(x),
+        *ind.bbands(x),
+        *ind.kdj(h, lo, x, convention="kdj=recursive50"),
+    ]
     for j in range(width):
         xs, hs, ls = x[:, j].copy(), h[:, j].copy(), lo[:, j].copy()
-        k, d = talib.STOCH(hs, ls, xs, 9, 3, 0, 3, 0)
+        k, d = talib.STOCH(hs, ls, xs, 9, 3, SMA, 3, SMA)
         after_warmup(ind.kdj(h, lo, x).k[:, j], k, 100.0)
         after_warmup(panel[2][:, j], talib.RSI(xs, 14), 100.0)
-        single = [ind.sma(xs, 20), ind.ema(xs, 20), ind.rsi(xs, 14), *ind.macd(xs), *ind.bbands(xs), *ind.kdj(hs, ls, xs, convention="kdj=recursive50")]
+        single = [
+            ind.sma(xs, 20),
+            ind.ema(xs, 20),
+            ind.rsi(xs, 14),
+            *ind.macd(xs),
+            *ind.bbands(xs),
+            *ind.kdj(hs, ls, xs, convention="kdj=recursive50"),
+        ]
         for a, b in zip(panel, single, strict=True):
             close_to(a[:, j], b, 1e3)

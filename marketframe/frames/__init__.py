@@ -142,6 +142,13 @@ def kdj(
 ) -> FrameT:
     """``df.md.kdj()``: ``kdj_k_9_3_3``, ``kdj_d_9_3_3``, ``kdj_j_9_3_3``."""
     return _methods(df).kdj(  # type: ignore[no-any-return]
-        n, m1, m2, high=high, low=low, close=close, symbol=symbol, date=date,
+        n,
+        m1,
+        m2,
+        high=high,
+        low=low,
+        close=close,
+        symbol=symbol,
+        date=date,
         convention=convention,
     )

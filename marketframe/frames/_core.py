@@ -44,21 +44,27 @@ def _named(base: str, column: str, default: str = "close") -> str:
 
 def sma_request(n: int, column: str, convention: Any) -> Request:
     return Request(
-        "sma", (column,), (_named(f"sma_{n}", column),),
+        "sma",
+        (column,),
+        (_named(f"sma_{n}", column),),
         lambda x: ind.sma(x, n, convention=convention),
     )
 
 
 def ema_request(n: int, column: str, convention: Any) -> Request:
     return Request(
-        "ema", (column,), (_named(f"ema_{n}", column),),
+        "ema",
+        (column,),
+        (_named(f"ema_{n}", column),),
         lambda x: ind.ema(x, n, convention=convention),
     )
 
 
 def rsi_request(n: int, column: str, convention: Any) -> Request:
     return Request(
-        "rsi", (column,), (_named(f"rsi_{n}", column),),
+        "rsi",
+        (column,),
+        (_named(f"rsi_{n}", column),),
         lambda x: ind.rsi(x, n, convention=convention),
     )
 
@@ -67,7 +73,9 @@ def macd_request(fast: int, slow: int, signal: int, column: str, convention: Any
     tag = f"{fast}_{slow}_{signal}"
     names = tuple(_named(f"{p}_{tag}", column) for p in ("macd", "macd_signal", "macd_hist"))
     return Request(
-        "macd", (column,), names,
+        "macd",
+        (column,),
+        names,
         lambda x: tuple(ind.macd(x, fast, slow, signal, convention=convention)),
     )
 
@@ -76,7 +84,9 @@ def bbands_request(n: int, mult: float, column: str, convention: Any) -> Request
     tag = f"{n}_{_fmt(mult)}"
     names = tuple(_named(f"bb_{p}_{tag}", column) for p in ("upper", "middle", "lower"))
     return Request(
-        "bbands", (column,), names,
+        "bbands",
+        (column,),
+        names,
         lambda x: tuple(ind.bbands(x, n, mult, convention=convention)),
     )
 
@@ -86,7 +96,9 @@ def kdj_request(
 ) -> Request:
     tag = f"{n}_{m1}_{m2}"
     return Request(
-        "kdj", (high, low, close), tuple(f"kdj_{p}_{tag}" for p in "kdj"),
+        "kdj",
+        (high, low, close),
+        tuple(f"kdj_{p}_{tag}" for p in "kdj"),
         lambda h, lo, c: tuple(ind.kdj(h, lo, c, n, m1, m2, convention=convention)),
     )
 

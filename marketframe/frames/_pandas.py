@@ -40,7 +40,7 @@ def apply(
 
 @pd.api.extensions.register_dataframe_accessor("md")
 class PandasIndicators(IndicatorMethods[pd.DataFrame]):
-    """``df.md.sma(20)``, ``df.md.rsi(14)``, ``df.md.kdj()``, ``df.md.macd()``, ``df.md.bbands()``."""
+    """``df.md.sma(20)``, ``.rsi(14)``, ``.kdj()``, ``.macd()``, ``.bbands()`` on pandas."""
 
     def __init__(self, df: pd.DataFrame) -> None:
         self._df = df

@@ -49,10 +49,8 @@ def apply_lazy(
     schema = lf.collect_schema()
     sym, dt = _core.check_columns(request, schema.names(), symbol, date, DEFAULTS)
     out = dict(schema)
-    out.update({name: pl.Float64 for name in request.outputs})
-    return lf.map_batches(
-        lambda df: apply(df, request, sym, dt), schema=pl.Schema(out)
-    )
+    out.update({name: pl.Float64() for name in request.outputs})
+    return lf.map_batches(lambda df: apply(df, request, sym, dt), schema=pl.Schema(out))
 
 
 @pl.api.register_dataframe_namespace("md")

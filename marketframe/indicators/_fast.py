@@ -228,8 +228,15 @@ def macd(
 
 
 def kdj(
-    h: Array, lo: Array, c: Array, n: int, m1: int, m2: int,
-    smoothing: str, seed: float, flat: float,
+    h: Array,
+    lo: Array,
+    c: Array,
+    n: int,
+    m1: int,
+    m2: int,
+    smoothing: str,
+    seed: float,
+    flat: float,
 ) -> tuple[Array, Array, Array]:
     k_out, d_out, j_out = np.empty_like(c), np.empty_like(c), np.empty_like(c)
     rest = c.shape[1:]

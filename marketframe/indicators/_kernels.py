@@ -74,9 +74,9 @@ def _leading_nan_rows(x: Array) -> int:
     """Number of leading rows that are NaN in every column (computed on the rest)."""
     if x.shape[0] == 0 or not np.isnan(x[0]).all():
         return 0
-    valid = ~np.isnan(x)
+    valid: NDArray[np.bool_] = ~np.isnan(x)
     if x.ndim == 2:
-        valid = valid.any(axis=1)
+        valid = np.any(valid, axis=1)
     return int(np.argmax(valid)) if valid.any() else x.shape[0]
 
 

@@ -115,7 +115,7 @@ def linrec(v: Array, a: float, block: int = BLOCK) -> Array:
     return matmul_cols(weights, u).reshape((nb * block,) + rest)[:n]
 
 
-def run_position(x: Array) -> Array | None:
+def run_position(x: Array) -> NDArray[np.intp] | None:
     """Position of each bar inside its NaN-free run (-1 on NaN bars); None if there is no NaN."""
     nan = np.isnan(x)
     if not nan.any():
@@ -130,7 +130,7 @@ def run_position(x: Array) -> Array | None:
 def restart(
     v: Array,
     seed: Array | None,
-    pos: Array | None,
+    pos: NDArray[np.intp] | None,
     start: int,
     a: float,
 ) -> Array:
