@@ -19,7 +19,7 @@ from ._linrec import BLOCK, Recursion
 Array = NDArray[np.float64]
 
 CHUNK = 1 << 16  # values per chunk of a series; tests lower it
-PANEL_CHUNK = 1 << 18  # values per chunk of a panel (wider rows, fewer Python steps)
+PANEL_CHUNK = 1 << 17  # values per chunk of a panel (wider rows, fewer Python steps)
 _NOISE = 64.0 * np.finfo(np.float64).eps
 
 
@@ -162,22 +162,33 @@ def rsi(x: Array, n: int, seed: str, flat: float) -> Array:
     for s, e in plan.spans:
         b0 = max(s, 1)
         rows = e - b0
-        d = np.subtract(x[b0:e], x[b0 - 1 : e - 1], out=plan.buf(0, rows))  # changes
-        g = np.maximum(d, 0.0, out=plan.buf(1, rows))
-        ad = np.abs(d, out=d)
-        if s == 0:
-            m = n if seed == "sma" else 1
-            first_g, first_s = g[:m].mean(axis=0) * 100.0, ad[:m].mean(axis=0)
-            g *= 100.0 / n
-            ad *= 1.0 / n
-            g[: start - 1] = 0.0
-            ad[: start - 1] = 0.0
-            g[start - 1], ad[start - 1] = first_g, first_s
-            rec_g(g, g)
-            rec_s(ad, ad)
+        gbuf, sbuf = rec_g.input_buffer(rows), rec_s.input_buffer(rows)
+        if s > 0 and gbuf is not None and sbuf is not None:
+            # write gains and |changes| straight into the recursions' input buffers
+            d = np.subtract(x[b0:e], x[b0 - 1 : e - 1], out=plan.buf(0, rows))
+            blocks = d.reshape(gbuf.shape)
+            np.maximum(blocks, 0.0, out=gbuf)
+            np.abs(blocks, out=sbuf)
+            g, ad = plan.buf(1, rows), plan.buf(2, rows)
+            rec_g.solve(rows, g, 100.0 / n)
+            rec_s.solve(rows, ad, 1.0 / n)
         else:
-            rec_g(g, g, 100.0 / n)
-            rec_s(ad, ad, 1.0 / n)
+            d = np.subtract(x[b0:e], x[b0 - 1 : e - 1], out=plan.buf(0, rows))  # changes
+            g = np.maximum(d, 0.0, out=plan.buf(1, rows))
+            ad = np.abs(d, out=d)
+            if s == 0:
+                m = n if seed == "sma" else 1
+                first_g, first_s = g[:m].mean(axis=0) * 100.0, ad[:m].mean(axis=0)
+                g *= 100.0 / n
+                ad *= 1.0 / n
+                g[: start - 1] = 0.0
+                ad[: start - 1] = 0.0
+                g[start - 1], ad[start - 1] = first_g, first_s
+                rec_g(g, g)
+                rec_s(ad, ad)
+            else:
+                rec_g(g, g, 100.0 / n)
+                rec_s(ad, ad, 1.0 / n)
         with np.errstate(invalid="ignore", divide="ignore"):
             r = np.divide(g, ad, out=out[b0:e])
         if not ad.min() > 0.0:

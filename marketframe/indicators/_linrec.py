@@ -28,7 +28,7 @@ Array = NDArray[np.float64]
 
 BLOCK = 32
 _TINY = 1e-150
-_COLS = 128
+_COLS = 240  # 32 x 33 x 240 stays under the threading threshold too
 _ROWS = 240  # 240 x 33 x 32 stays under OpenBLAS's 262144 threading threshold
 
 
@@ -198,6 +198,7 @@ class Recursion:
         self.carry: Array | float = np.full(rest, float(carry)) if rest else float(carry)
         self._u: Array | None = None
         self._apow: Array | None = None
+        self._scaled: tuple[float, Array, Array] | None = None
         # block ends obey c[k] = A c[k-1] + e[k] (A = a**B): solved with two fixed products
         # (blocks of 64 ends, then across those blocks) rather than a recursive linrec call
         with np.errstate(under="ignore"):
@@ -232,6 +233,54 @@ class Recursion:
             loc[1:] += c2[:-1, None] * self._p1[None, :]
         return loc.reshape((q * 64,) + rest)[:rows]
 
+    def _buffer(self, rows: int) -> Array:
+        if self._u is None or self._u.shape[0] < rows:
+            self._u = np.empty((rows, BLOCK + 1) + self.rest)
+            with np.errstate(under="ignore"):
+                apow = _flush(self.big_a ** np.arange(1, rows + 1, dtype=np.float64))
+            self._apow = apow.reshape((rows,) + (1,) * len(self.rest))
+        return self._u[:rows]
+
+    def input_buffer(self, n: int) -> Array | None:
+        """Where a chunk of ``n`` bars may be written, shaped ``(n/B, B) + rest``, for
+        ``solve``; None unless ``n`` is a whole number of blocks. Saves a copy."""
+        if n == 0 or n % BLOCK:
+            return None
+        return self._buffer(n // BLOCK)[:, 1:]
+
+    def _weights(self, scale: float) -> tuple[Array, Array]:
+        if scale == 1.0:
+            return self.w, self.last
+        if self._scaled is None or self._scaled[0] != scale:
+            w = self.w.copy()
+            if self.rest:
+                w[:, 1:] *= scale
+            else:
+                w[1:] *= scale
+            self._scaled = (scale, w, self.last * scale)
+        return self._scaled[1], self._scaled[2]
+
+    def solve(self, n: int, out: Array, scale: float = 1.0) -> None:
+        """Solve for ``scale *`` the chunk written in ``input_buffer(n)``, into ``out``."""
+        rows = n // BLOCK
+        u = self._buffer(rows)
+        w, last = self._weights(scale)
+        if self.rest:
+            ends = matmul_cols(last[None, :], u[:, 1:])[:, 0]
+        else:
+            ends = matmul_rows(u[:, 1:], last)
+        c = self._block_ends(ends)
+        assert self._apow is not None
+        c += self._apow[:rows] * self.carry
+        u[0, 0] = self.carry
+        u[1:, 0] = c[:-1]
+        target = out.reshape((rows, BLOCK) + self.rest)
+        if self.rest:
+            matmul_cols(w, u, out=target)
+        else:
+            matmul_rows(u, w, out=target)
+        self.carry = out[n - 1].copy() if self.rest else float(out[n - 1])
+
     def __call__(self, v: Array, out: Array, scale: float = 1.0) -> None:
         """Solve for the chunk ``scale * v`` into ``out`` (same shape) and keep its end."""
         b = BLOCK
@@ -240,20 +289,16 @@ class Recursion:
             return
         rest = self.rest
         rows = -(-n // b)
-        if self._u is None or self._u.shape[0] < rows:
-            self._u = np.empty((rows, b + 1) + rest)
-            with np.errstate(under="ignore"):
-                apow = _flush(self.big_a ** np.arange(1, rows + 1, dtype=np.float64))
-            self._apow = apow.reshape((rows,) + (1,) * len(rest))
-        u = self._u[:rows]
+        u = self._buffer(rows)
         exact = n == rows * b
         if exact:
             np.multiply(v.reshape((rows, b) + rest), scale, out=u[:, 1:])
-        else:
-            full = (rows - 1) * b
-            np.multiply(v[:full].reshape((rows - 1, b) + rest), scale, out=u[:-1, 1:])
-            np.multiply(v[full:], scale, out=u[-1, 1 : 1 + n - full])
-            u[-1, 1 + n - full :] = 0.0
+            self.solve(n, out)
+            return
+        full = (rows - 1) * b
+        np.multiply(v[:full].reshape((rows - 1, b) + rest), scale, out=u[:-1, 1:])
+        np.multiply(v[full:], scale, out=u[-1, 1 : 1 + n - full])
+        u[-1, 1 + n - full :] = 0.0
         if rest:
             ends = matmul_cols(self.last[None, :], u[:, 1:])[:, 0]
         else:
@@ -263,13 +308,6 @@ class Recursion:
         c += self._apow[:rows] * self.carry
         u[0, 0] = self.carry
         u[1:, 0] = c[:-1]
-        if exact:
-            target = out.reshape((rows, b) + rest)
-            if rest:
-                matmul_cols(self.w, u, out=target)
-            else:
-                matmul_rows(u, self.w, out=target)
-        else:
-            y = matmul_cols(self.w, u) if rest else matmul_rows(u, self.w)
-            out[:] = y.reshape((rows * b,) + rest)[:n]
+        y = matmul_cols(self.w, u) if rest else matmul_rows(u, self.w)
+        out[:] = y.reshape((rows * b,) + rest)[:n]
         self.carry = out[n - 1].copy() if rest else float(out[n - 1])
