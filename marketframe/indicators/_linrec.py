@@ -26,29 +26,35 @@ from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
 
-BLOCK = 32
+BLOCK = 16
 _TINY = 1e-150
-_COLS = 240  # 32 x 33 x 240 stays under the threading threshold too
-_ROWS = 240  # 240 x 33 x 32 stays under OpenBLAS's 262144 threading threshold
+_COLS = 960  # 16 x 17 x 960 stays under the threading threshold too
+_ROWS = 512  # 512 x 17 x 16 stays under OpenBLAS's 262144 threading threshold
 
 
 def matmul_rows(u: Array, w: Array, out: Array | None = None) -> Array:
-    """``u @ w`` for a tall 2-D ``u``, in slices of ``_ROWS`` rows.
+    """``u @ w`` for a tall 2-D ``u``, as a stack of products of ``_ROWS`` rows.
 
-    Slices keep the operands in cache and are too small for OpenBLAS to spread over
-    threads: for these thin products threads are slower, and erratic on a busy machine.
+    Small products keep the operands in cache and stay under OpenBLAS's threading
+    threshold: for these thin products threads are slower, and erratic on a busy machine.
+    A stack (one numpy call, one BLAS call per slice) avoids a Python loop over slices.
     """
+    rows = u.shape[0]
     if out is None:
-        out = np.empty((u.shape[0],) + w.shape[1:])
-    for s in range(0, u.shape[0], _ROWS):
-        np.matmul(u[s : s + _ROWS], w, out=out[s : s + _ROWS])
+        out = np.empty((rows,) + w.shape[1:])
+    whole = rows - rows % _ROWS
+    if whole:
+        stack = u[:whole].reshape((whole // _ROWS, _ROWS) + u.shape[1:])
+        np.matmul(stack, w, out=out[:whole].reshape((whole // _ROWS, _ROWS) + w.shape[1:]))
+    if whole < rows:
+        np.matmul(u[whole:], w, out=out[whole:])
     return out
 
 
 def matmul_cols(w: Array, u: Array, out: Array | None = None) -> Array:
     """``np.matmul(w, u)`` for panel operands, in slices of ``_COLS`` symbols (last axis).
 
-    The same reason as ``matmul_rows``: a (32 x 33) @ (33 x 2000) product handed to
+    The same reason as ``matmul_rows``: a (B x B+1) @ (B+1 x 2000) product handed to
     OpenBLAS whole runs threaded and was measured 100x slower than in slices.
     """
     if out is None:
