@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ._fused import FusedMacd
 from ._linrec import BLOCK, Recursion
 
 Array = NDArray[np.float64]
@@ -217,10 +218,15 @@ def macd(
         return v
 
     plan = _Plan(x, sig_start + 1)
+    fused = FusedMacd(kf, ks, kg, rec_f, rec_s, rec_g) if x.ndim == 1 else None
     for s, e in plan.spans:
         xs = x[s:e]
-        f = plan.buf(0, e - s)
         ln = line[s:e]
+        if fused is not None and s > 0 and (e - s) % BLOCK == 0:
+            fused(xs, ln, sig[s:e])
+            np.subtract(ln, sig[s:e], out=hist[s:e])
+            continue
+        f = plan.buf(0, e - s)
         if s == 0:
             rec_f(seeded(xs * kf, fast, fast_start, x), f)
             rec_s(seeded(xs * ks, slow, slow_start, x), ln)

@@ -239,6 +239,16 @@ class Recursion:
             loc[1:] += c2[:-1, None] * self._p1[None, :]
         return loc.reshape((q * 64,) + rest)[:rows]
 
+    def block_ends(self, e: Array, carry: Array | float) -> Array:
+        """Values at the ends of consecutive blocks, given the blocks' local end values
+        ``e`` (from a zero start) and the value ``carry`` before the first block."""
+        rows = e.shape[0]
+        self._buffer(rows)
+        assert self._apow is not None
+        c = self._block_ends(e)
+        c += self._apow[:rows] * carry
+        return c
+
     def _buffer(self, rows: int) -> Array:
         if self._u is None or self._u.shape[0] < rows:
             self._u = np.empty((rows, BLOCK + 1) + self.rest)
