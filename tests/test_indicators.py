@@ -21,7 +21,7 @@ from marketframe import indicators as ind
 SMA = talib.MA_Type.SMA
 
 RTOL = 1e-9
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # ---------------------------------------------------------------------------------------
 # random candles with flat stretches and gaps
@@ -353,7 +353,7 @@ def test_kdj_reference(c: dict[str, np.ndarray], p: tuple[int, int, int], name: 
 # panels: a (bars, symbols) panel equals its columns computed one by one
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(candles(max_size=90), min_size=1, max_size=4), st.data())
 def test_panel_equals_columns(cols: list[dict[str, np.ndarray]], data: st.DataObject) -> None:
     size = min(len(c["close"]) for c in cols)
@@ -519,7 +519,7 @@ def tiny_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @settings(
-    max_examples=30,
+    max_examples=80,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
