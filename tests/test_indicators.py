@@ -489,6 +489,8 @@ def test_short_and_empty_inputs() -> None:
         assert np.isnan(ind.rsi(x, 5)).all()
         assert all(np.isnan(a).all() for a in ind.macd(x))
         assert all(np.isnan(a).all() for a in ind.kdj(x, x, x))
+        assert all(np.isnan(a).all() and a.shape == (n,) for a in ind.bbands(x, 5))
+        assert np.isnan(ind.ema(x, 5)).all() and ind.ema(x, 5).shape == (n,)
     assert np.isnan(ind.ema(np.full(10, np.nan), 3)).all()
 
 
@@ -585,3 +587,43 @@ def test_fast_path_panel_tiles_and_chunks(
         ]
         for a, b in zip(panel, single, strict=True):
             close_to(a[:, j], b, 1e3)
+
+
+@pytest.mark.parametrize("inner_gap", [False, True])
+def test_ragged_panel_equals_truncated_columns(
+    long_candles: dict[str, np.ndarray], inner_gap: bool
+) -> None:
+    # symbols with fewer bars are padded with NaN at the end (as the accessors build
+    # panels); with an inner gap too, the whole-array path handles the panel
+    lengths = [300, 37, 120, 0, 5, 299]
+    x = np.full((300, len(lengths)), np.nan)
+    for j, n in enumerate(lengths):
+        x[:n, j] = long_candles["close"][j * 300 : j * 300 + n]
+    if inner_gap:
+        x[150, 0] = np.nan
+    h, lo = x + 0.5, x - 0.5
+    panel = [
+        ind.sma(x, 20),
+        ind.ema(x, 20),
+        ind.rsi(x, 14),
+        *ind.macd(x),
+        *ind.bbands(x),
+        *ind.kdj(h, lo, x),
+        *ind.kdj(h, lo, x, convention="kdj=recursive50"),
+    ]
+    for j, n in enumerate(lengths):
+        xs, hs, ls = x[:n, j].copy(), h[:n, j].copy(), lo[:n, j].copy()
+        single = [
+            ind.sma(xs, 20),
+            ind.ema(xs, 20),
+            ind.rsi(xs, 14),
+            *ind.macd(xs),
+            *ind.bbands(xs),
+            *ind.kdj(hs, ls, xs),
+            *ind.kdj(hs, ls, xs, convention="kdj=recursive50"),
+        ]
+        for a, b in zip(panel, single, strict=True):
+            close_to(a[:n, j], b, 1e3)
+            assert np.isnan(a[n:, j]).all()
+        if n == 300 and not inner_gap:
+            after_warmup(panel[2][:, j], talib.RSI(xs, 14), 100.0)

@@ -12,7 +12,8 @@ with 0.0 (TA-Lib's RSI outputs 0.0 for ever after one NaN).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -64,10 +65,31 @@ def _period(n: int, name: str = "n", minimum: int = 1) -> int:
     return int(n)
 
 
-def _clean(*arrays: Array) -> bool:
-    """True when no input holds a NaN: the chunked fast path applies."""
+def _fast(fn: Callable[..., Any], arrays: tuple[Array, ...], *args: Any) -> Any:
+    """Run the chunked fast path when it gives the policy's answer, else None.
+
+    That is when no input holds a NaN, or when in every column the NaN bars form a suffix
+    (a ragged panel: symbols with fewer bars, padded at the end, as the ``md`` accessors
+    build them). A suffix is filled with 0.0 for the computation and then set back to NaN
+    in every output: nothing before it depends on it, and nothing after it is kept.
+    """
     # min() propagates NaN and, unlike isnan(a).any(), allocates nothing
-    return all(a.size and not np.isnan(a.min()) for a in arrays)
+    if all(a.size and not np.isnan(a.min()) for a in arrays):
+        return fn(*arrays, *args)
+    if not arrays[0].size:
+        return None
+    nan = np.isnan(arrays[0])
+    for a in arrays[1:]:
+        nan |= np.isnan(a)
+    if (nan[:-1] & ~nan[1:]).any():
+        return None  # a gap inside a column: the whole-array path restarts runs
+    length = nan.shape[0] - np.count_nonzero(nan, axis=0)
+    out = fn(*(np.where(nan, 0.0, a) for a in arrays), *args)
+    rows = np.arange(nan.shape[0]).reshape((-1,) + (1,) * (nan.ndim - 1))
+    tail = rows >= length
+    for o in out if isinstance(out, tuple) else (out,):
+        o[tail] = np.nan
+    return out
 
 
 def _leading_nan_rows(x: Array) -> int:
@@ -104,7 +126,8 @@ def sma(x: ArrayLike, n: int = 20, *, convention: SmaConvention | str | None = N
     """Simple moving average of the trailing ``n`` bars; first valid bar ``n-1``."""
     resolve("sma", convention, SmaConvention)
     xa, n = _series(x), _period(n)
-    return fast_path.sma(xa, n) if _clean(xa) else rolling.mean(xa, n)
+    res = _fast(fast_path.sma, (xa,), n)
+    return res if res is not None else rolling.mean(xa, n)
 
 
 def ema(x: ArrayLike, n: int = 20, *, convention: EmaConvention | str | None = None) -> Array:
@@ -114,8 +137,9 @@ def ema(x: ArrayLike, n: int = 20, *, convention: EmaConvention | str | None = N
     n = _period(n)
     xa = _series(x)
     start = n - 1 if conv.seed == "sma" else 0
-    if _clean(xa):
-        return fast_path.ema(xa, n, conv.seed, start)
+    res = _fast(fast_path.ema, (xa,), n, conv.seed, start)
+    if res is not None:
+        return res  # type: ignore[no-any-return]
     return _ema_from(xa, n, conv.seed, start)
 
 
@@ -125,8 +149,9 @@ def rsi(x: ArrayLike, n: int = 14, *, convention: RsiConvention | str | None = N
     assert isinstance(conv, RsiConvention)
     n = _period(n)
     xa = _series(x)
-    if _clean(xa):
-        return fast_path.rsi(xa, n, conv.seed, conv.flat)
+    res = _fast(fast_path.rsi, (xa,), n, conv.seed, conv.flat)
+    if res is not None:
+        return res  # type: ignore[no-any-return]
     out = np.full(xa.shape, np.nan)
     if xa.shape[0] < 2:
         return out
@@ -191,8 +216,9 @@ def macd(
     else:
         fast_start = slow - 1 if conv.align == "slow" else fast - 1
         slow_start, sig_start = slow - 1, signal - 1
-    if _clean(xa):
-        return MacdResult(*fast_path.macd(xa, fast, slow, signal, conv.seed, fast_start))
+    res = _fast(fast_path.macd, (xa,), fast, slow, signal, conv.seed, fast_start)
+    if res is not None:
+        return MacdResult(*res)
     line = _ema_from(xa, fast, conv.seed, fast_start) - _ema_from(xa, slow, conv.seed, slow_start)
     sig = _ema_from(line, signal, conv.seed, sig_start)
     return MacdResult(line, sig, line - sig)
@@ -211,8 +237,9 @@ def bbands(
     xa, n = _series(x), _period(n)
     if n - conv.ddof <= 0:
         raise ValueError(f"window {n} too short for ddof={conv.ddof}")
-    if _clean(xa):
-        return BBandsResult(*fast_path.bbands(xa, n, mult, conv.ddof))
+    res = _fast(fast_path.bbands, (xa,), n, mult, conv.ddof)
+    if res is not None:
+        return BBandsResult(*res)
     mid, std = rolling.mean_and_std(xa, n, conv.ddof)
     width = mult * std
     return BBandsResult(mid + width, mid, mid - width)
@@ -268,10 +295,9 @@ def kdj(
     h, lo, c = _series(high, "high"), _series(low, "low"), _series(close, "close")
     if not h.shape == lo.shape == c.shape:
         raise ValueError(f"high, low, close shapes differ: {h.shape}, {lo.shape}, {c.shape}")
-    if _clean(h, lo, c):
-        return KdjResult(
-            *fast_path.kdj(h, lo, c, n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv)
-        )
+    res = _fast(fast_path.kdj, (h, lo, c), n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv)
+    if res is not None:
+        return KdjResult(*res)
     r = rsv(h, lo, c, n, conv.flat_rsv)
     if conv.smoothing == "sma":
         k = rolling.mean(r, m1)

@@ -94,6 +94,8 @@ def mean_and_std(x: Array, n: int, ddof: int) -> tuple[Array, Array]:
     is the first finite value of each column, which removes most of the cancellation of
     ``E[x**2] - E[x]**2``. Windows holding a NaN are NaN.
     """
+    if x.shape[0] == 0:
+        return x.copy(), x.copy()
     nan = np.isnan(x)
     has_nan = bool(nan.any())
     first = np.argmax(~nan, axis=0)
