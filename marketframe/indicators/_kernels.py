@@ -298,6 +298,8 @@ def kdj(
     res = _fast(fast_path.kdj, (h, lo, c), n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv)
     if res is not None:
         return KdjResult(*res)
+    missing = np.isnan(h) | np.isnan(lo) | np.isnan(c)  # a bar lacking any of the three
+    h, lo, c = (np.where(missing, np.nan, a) for a in (h, lo, c))
     r = rsv(h, lo, c, n, conv.flat_rsv)
     if conv.smoothing == "sma":
         k = rolling.mean(r, m1)
