@@ -630,3 +630,52 @@ def test_ragged_panel_equals_truncated_columns(
             assert np.isnan(a[n:, j]).all()
         if n == 300 and not inner_gap:
             after_warmup(panel[2][:, j], talib.RSI(xs, 14), 100.0)
+
+
+# ---------------------------------------------------------------------------------------
+# gaps through the fast path: runs one by one, and gappy panel columns one by one
+
+
+@pytest.fixture
+def split_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from marketframe.indicators import _kernels
+
+    monkeypatch.setattr(_kernels, "_MIN_RUN", 1)
+    monkeypatch.setattr(_kernels, "_MAX_GAP_SHARE", 1.0)
+
+
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(candles(), st.integers(0, 3))
+def test_gaps_split_into_runs_equal_reference(
+    split_runs: None, c: dict[str, np.ndarray], pick: int
+) -> None:
+    h, lo, x = c["high"], c["low"], c["close"]
+    lv = level(x)
+    seed: Literal["sma", "first"] = "first" if pick % 2 else "sma"
+    close_to(ind.sma(x, 7), ref_sma(x, 7), lv)
+    close_to(ind.ema(x, 5, convention=ind.EmaConvention(seed=seed)), ref_ema(x, 5, seed), lv)
+    close_to(
+        ind.rsi(x, 6, convention=ind.RsiConvention(seed=seed)), ref_rsi(x, 6, seed, 0.0), 100.0
+    )
+    for a, b in zip(
+        ind.macd(x, 3, 7, 4, convention=ind.MacdConvention(seed=seed)),
+        ref_macd(x, 3, 7, 4, seed, "slow"),
+        strict=True,
+    ):
+        close_to(a, b, lv)
+    for a, b in zip(ind.bbands(x, 6), ref_bbands(x, 6, 2.0, 0), strict=True):
+        close_to(a, b, lv)
+    smoothing: Literal["sma", "recursive"] = "recursive" if pick // 2 else "sma"
+    kconv = ind.KdjConvention(smoothing=smoothing)
+    ref = ref_kdj(h, lo, x, 5, 3, 2, smoothing, 50.0, 0.0)
+    for a, b in zip(ind.kdj(h, lo, x, 5, 3, 2, convention=kconv), ref, strict=True):
+        close_to(a, b, 100.0)
+    # the same series as a column of a panel whose other columns are clean or ragged
+    panel = np.stack([x, np.r_[x[np.isfinite(x)], np.full(np.isnan(x).sum(), np.nan)]], axis=1)
+    panel = np.where(np.isfinite(panel), panel, np.nan)
+    close_to(ind.rsi(panel, 6)[:, 0], ref_rsi(x, 6, "sma", 0.0), 100.0)
+    close_to(ind.macd(panel, 3, 7, 4).signal[:, 0], ref_macd(x, 3, 7, 4, "sma", "slow")[1], lv)

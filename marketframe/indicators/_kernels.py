@@ -65,13 +65,31 @@ def _period(n: int, name: str = "n", minimum: int = 1) -> int:
     return int(n)
 
 
-def _fast(fn: Callable[..., Any], arrays: tuple[Array, ...], *args: Any) -> Any:
-    """Run the chunked fast path when it gives the policy's answer, else None.
+_MIN_RUN = 256  # mean NaN-free run length from which runs are computed one by one
+_MAX_GAP_SHARE = 0.25  # share of a panel's columns with inner gaps done one by one
 
-    That is when no input holds a NaN, or when in every column the NaN bars form a suffix
-    (a ragged panel: symbols with fewer bars, padded at the end, as the ``md`` accessors
-    build them). A suffix is filled with 0.0 for the computation and then set back to NaN
-    in every output: nothing before it depends on it, and nothing after it is kept.
+
+def _outputs(res: Any) -> tuple[Array, ...]:
+    return res if isinstance(res, tuple) else (res,)
+
+
+def _fast(
+    fn: Callable[..., Any],
+    arrays: tuple[Array, ...],
+    *args: Any,
+    column: Callable[..., Any] | None = None,
+) -> Any:
+    """Run the chunked fast path wherever it gives the policy's answer; None if it cannot.
+
+    * No NaN: directly.
+    * In every column the NaN bars form a suffix (a ragged panel: symbols with fewer bars,
+      padded at the end, as the ``md`` accessors build them): the suffix is computed as 0.0
+      and set back to NaN in every output (nothing before it depends on it).
+    * A series with gaps: each NaN-free run is its own series under the policy, so runs are
+      computed one by one (if they are long enough for that to pay).
+    * A panel where a few columns have gaps: those columns go one by one through
+      ``column`` (the public 1-D kernel), the rest together.
+    Otherwise the whole-array path, which implements the policy for any NaN pattern.
     """
     # min() propagates NaN and, unlike isnan(a).any(), allocates nothing
     if all(a.size and not np.isnan(a.min()) for a in arrays):
@@ -81,15 +99,41 @@ def _fast(fn: Callable[..., Any], arrays: tuple[Array, ...], *args: Any) -> Any:
     nan = np.isnan(arrays[0])
     for a in arrays[1:]:
         nan |= np.isnan(a)
-    if (nan[:-1] & ~nan[1:]).any():
-        return None  # a gap inside a column: the whole-array path restarts runs
-    length = nan.shape[0] - np.count_nonzero(nan, axis=0)
-    out = fn(*(np.where(nan, 0.0, a) for a in arrays), *args)
-    rows = np.arange(nan.shape[0]).reshape((-1,) + (1,) * (nan.ndim - 1))
-    tail = rows >= length
-    for o in out if isinstance(out, tuple) else (out,):
-        o[tail] = np.nan
-    return out
+    restart = nan[:-1] & ~nan[1:]  # a NaN followed by a bar: a run starts after a gap
+    if not restart.any():
+        length = nan.shape[0] - np.count_nonzero(nan, axis=0)
+        res = fn(*(np.where(nan, 0.0, a) for a in arrays), *args)
+        rows = np.arange(nan.shape[0]).reshape((-1,) + (1,) * (nan.ndim - 1))
+        tail = rows >= length
+        for o in _outputs(res):
+            o[tail] = np.nan
+        return res
+    if nan.ndim == 1:
+        edges = np.diff(np.concatenate(([0], (~nan).astype(np.int8), [0])))
+        starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        if not starts.size or (stops - starts).mean() < _MIN_RUN:
+            return None
+        outs: tuple[Array, ...] | None = None
+        for s, e in zip(starts, stops, strict=True):
+            res = fn(*(a[s:e] for a in arrays), *args)
+            if outs is None:
+                outs = tuple(np.full(nan.shape, np.nan) for _ in _outputs(res))
+            for o, r in zip(outs, _outputs(res), strict=True):
+                o[s:e] = r
+        assert outs is not None
+        return outs if isinstance(res, tuple) else outs[0]
+    gappy = restart.any(axis=0)
+    if column is None or np.count_nonzero(gappy) > _MAX_GAP_SHARE * nan.shape[1]:
+        return None
+    good = np.flatnonzero(~gappy)
+    res = _fast(fn, tuple(np.ascontiguousarray(a[:, good]) for a in arrays), *args)
+    outs = tuple(np.full(nan.shape, np.nan) for _ in _outputs(res))
+    for o, r in zip(outs, _outputs(res), strict=True):
+        o[:, good] = r
+    for j in np.flatnonzero(gappy):
+        for o, r in zip(outs, _outputs(column(*(a[:, j].copy() for a in arrays))), strict=True):
+            o[:, j] = r
+    return outs if isinstance(res, tuple) else outs[0]
 
 
 def _leading_nan_rows(x: Array) -> int:
@@ -126,7 +170,7 @@ def sma(x: ArrayLike, n: int = 20, *, convention: SmaConvention | str | None = N
     """Simple moving average of the trailing ``n`` bars; first valid bar ``n-1``."""
     resolve("sma", convention, SmaConvention)
     xa, n = _series(x), _period(n)
-    res = _fast(fast_path.sma, (xa,), n)
+    res = _fast(fast_path.sma, (xa,), n, column=lambda c: sma(c, n))
     return res if res is not None else rolling.mean(xa, n)
 
 
@@ -137,7 +181,9 @@ def ema(x: ArrayLike, n: int = 20, *, convention: EmaConvention | str | None = N
     n = _period(n)
     xa = _series(x)
     start = n - 1 if conv.seed == "sma" else 0
-    res = _fast(fast_path.ema, (xa,), n, conv.seed, start)
+    res = _fast(
+        fast_path.ema, (xa,), n, conv.seed, start, column=lambda c: ema(c, n, convention=conv)
+    )
     if res is not None:
         return res  # type: ignore[no-any-return]
     return _ema_from(xa, n, conv.seed, start)
@@ -149,7 +195,9 @@ def rsi(x: ArrayLike, n: int = 14, *, convention: RsiConvention | str | None = N
     assert isinstance(conv, RsiConvention)
     n = _period(n)
     xa = _series(x)
-    res = _fast(fast_path.rsi, (xa,), n, conv.seed, conv.flat)
+    res = _fast(
+        fast_path.rsi, (xa,), n, conv.seed, conv.flat, column=lambda c: rsi(c, n, convention=conv)
+    )
     if res is not None:
         return res  # type: ignore[no-any-return]
     out = np.full(xa.shape, np.nan)
@@ -216,7 +264,16 @@ def macd(
     else:
         fast_start = slow - 1 if conv.align == "slow" else fast - 1
         slow_start, sig_start = slow - 1, signal - 1
-    res = _fast(fast_path.macd, (xa,), fast, slow, signal, conv.seed, fast_start)
+    res = _fast(
+        fast_path.macd,
+        (xa,),
+        fast,
+        slow,
+        signal,
+        conv.seed,
+        fast_start,
+        column=lambda c: tuple(macd(c, fast, slow, signal, convention=conv)),
+    )
     if res is not None:
         return MacdResult(*res)
     line = _ema_from(xa, fast, conv.seed, fast_start) - _ema_from(xa, slow, conv.seed, slow_start)
@@ -237,7 +294,14 @@ def bbands(
     xa, n = _series(x), _period(n)
     if n - conv.ddof <= 0:
         raise ValueError(f"window {n} too short for ddof={conv.ddof}")
-    res = _fast(fast_path.bbands, (xa,), n, mult, conv.ddof)
+    res = _fast(
+        fast_path.bbands,
+        (xa,),
+        n,
+        mult,
+        conv.ddof,
+        column=lambda c: tuple(bbands(c, n, mult, convention=conv)),
+    )
     if res is not None:
         return BBandsResult(*res)
     mid, std = rolling.mean_and_std(xa, n, conv.ddof)
@@ -295,7 +359,17 @@ def kdj(
     h, lo, c = _series(high, "high"), _series(low, "low"), _series(close, "close")
     if not h.shape == lo.shape == c.shape:
         raise ValueError(f"high, low, close shapes differ: {h.shape}, {lo.shape}, {c.shape}")
-    res = _fast(fast_path.kdj, (h, lo, c), n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv)
+    res = _fast(
+        fast_path.kdj,
+        (h, lo, c),
+        n,
+        m1,
+        m2,
+        conv.smoothing,
+        conv.seed,
+        conv.flat_rsv,
+        column=lambda hc, lc, cc: tuple(kdj(hc, lc, cc, n, m1, m2, convention=conv)),
+    )
     if res is not None:
         return KdjResult(*res)
     missing = np.isnan(h) | np.isnan(lo) | np.isnan(c)  # a bar lacking any of the three
