@@ -32,7 +32,7 @@ class _Plan:
         size = CHUNK if x.ndim == 1 else PANEL_CHUNK
         rows = max(BLOCK, size // per_bar // BLOCK * BLOCK)
         total = x.shape[0]
-        first = max(rows, -(-first_min // BLOCK) * BLOCK)
+        first = max(BLOCK, -(-first_min // BLOCK) * BLOCK)  # seeds; then full chunks
         self.spans: list[tuple[int, int]] = []
         s, e = 0, min(first, total)
         while s < total:
