@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         ta, ours = cases(h, lo, c, loop)
         for name in ta:
             t_ta, t_us = best(ta[name], repeat), best(ours[name], repeat)
-            target = targets.get(name)
+            target = None if args.quick else targets.get(name)  # targets are for full sizes
             rows.append((label, name, t_ta, t_us, target))
             ratio = t_us / t_ta
             ok = target is None or ratio <= target
@@ -169,7 +169,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{t_naive / t_ta:7.2f}x"
         f"  {'context':>8}  -  (Python loop over bars; timed on 1/10 of the bars, x10)"
     )
-    print(f"targets missed: {missed}" if missed else "all targets met")
+    if args.quick:
+        print("quick run: targets apply to the full sizes only (run without --quick)")
+    else:
+        print(f"targets missed: {missed}" if missed else "all targets met")
     return 1 if missed else 0
 
 
