@@ -36,7 +36,15 @@ if TYPE_CHECKING:
 
 FrameT = TypeVar("FrameT", "pd.DataFrame", "pl.DataFrame", "pl.LazyFrame")
 
-__all__ = ["MissingColumnsError", "bbands", "ema", "kdj", "macd", "rsi", "sma"]
+__all__ = [
+    "MissingColumnsError",
+    "bbands",
+    "ema",
+    "kdj",
+    "macd",
+    "rsi",
+    "sma",
+]
 
 
 def _methods(df: Any) -> IndicatorMethods[Any]:

@@ -32,11 +32,11 @@ from .conventions import (
 )
 
 __all__ = [
-    "INDICATORS",
     "BBandsConvention",
     "BBandsResult",
     "Convention",
     "EmaConvention",
+    "INDICATORS",
     "KdjConvention",
     "KdjResult",
     "MacdConvention",
