@@ -11,7 +11,8 @@ __version__ = "0.1.0"
 
 # Registers the `md` accessor on pandas DataFrames (and polars DataFrames/LazyFrames when
 # polars is installed), so `df.md.sma(20)` works right after `import marketframe`.
-from . import frames, indicators  # noqa: E402
+from . import frames as frames  # noqa: E402
+from . import indicators as indicators  # noqa: E402
 
 # name -> module that defines it; imported on first access so `import marketframe` stays light.
 _LAZY = {
