@@ -128,7 +128,8 @@ def render_errors() -> str:
     ]
 
     def walk(cls: type, depth: int) -> None:
-        for sub in sorted(cls.__subclasses__(), key=lambda c: c.__name__):
+        subs: list[type] = sorted(cls.__subclasses__(), key=lambda c: c.__name__)
+        for sub in subs:
             if not sub.__module__.startswith("marketframe"):
                 continue
             status = status_of.get(sub)
