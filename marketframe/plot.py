@@ -36,11 +36,11 @@ def _require_matplotlib() -> Any:
 
 
 def _to_pandas(df: Any) -> Any:
-    if hasattr(df, "to_pandas") and not hasattr(df, "iloc"):  # polars (or Arrow)
-        if hasattr(df, "collect"):
-            df = df.collect()
-        return df.to_pandas()
-    return df
+    if hasattr(df, "iloc"):  # pandas already
+        return df
+    if hasattr(df, "collect"):  # a polars LazyFrame: the chart needs the rows
+        df = df.collect()
+    return df.to_pandas()  # polars DataFrame or Arrow table
 
 
 def _classify(columns: Sequence[str], skip: set[str]) -> tuple[list[str], dict[str, list[str]]]:

@@ -48,3 +48,14 @@ def test_clear_errors(frame) -> None:
         plot.candles(two)
     with pytest.raises(ValueError, match="columns available"):
         plot.candles(frame.drop(columns=["high"]))
+
+
+def test_the_md_accessor_plots_its_indicators(frame) -> None:
+    base = frame[["symbol", "date", "open", "high", "low", "close", "volume"]]
+    fig = base.md.sma(20).md.bbands().md.rsi(14).md.kdj().md.macd().md.plot(last=150)
+    names = [ax.get_ylabel() for ax in fig.axes]
+    assert names == ["", "volume", "rsi", "kdj", "macd"]
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == ["sma_20", "bb_upper_20_2", "bb_middle_20_2", "bb_lower_20_2"]
+    lazy = pl.from_pandas(base).lazy().md.rsi(14)
+    assert len(lazy.md.plot().axes) == 3

@@ -27,6 +27,15 @@ class IndicatorMethods(Generic[F]):
     def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> Any:
         raise NotImplementedError
 
+    def plot(self, **options: Any) -> Any:
+        """A candlestick chart with volume and the indicator columns already on the frame
+        (``df.md.sma(20).md.rsi(14).md.plot()``); returns the matplotlib ``Figure``. Options
+        as :func:`marketframe.plot.candles` (``title``, ``volume``, ``columns``, ``last``)."""
+        from marketframe.plot import candles
+
+        frame = self._df if hasattr(self, "_df") else self._lf  # type: ignore[attr-defined]
+        return candles(frame, **options)
+
     def sma(
         self,
         n: int = 20,
