@@ -17,8 +17,9 @@ def connect(*, seed: int = 0, now: str | None = None, quiet: bool = False,
 
     if os.environ.get("MARKETFRAME_API_KEY"):
         base_url = os.environ.get("MARKETFRAME_BASE_URL")
-        extra = {"base_url": base_url} if base_url else {}
-        client = Client(**extra, **client_options)
+        if base_url:
+            client_options.setdefault("base_url", base_url)
+        client = Client(**client_options)
         if not quiet:
             print(f"Using the service at {client.base_url}")
         yield client
