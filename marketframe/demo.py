@@ -1,80 +1,140 @@
 """`marketframe demo`: the main job behind the README's first command.
 
-With no ``MARKETFRAME_API_KEY`` it starts the embedded sandbox and runs against it; with the
-key set it uses the real service. For now it fetches a few real responses of the service and
-prints them; later issues grow it into a tour of the whole package.
+With no ``MARKETFRAME_API_KEY`` it starts the embedded sandbox; with the key set it uses the
+real service. It syncs a handful of symbols' daily history into a local Parquet store (with
+progress), computes the five indicators, cross-checks them against the service's technical
+endpoints, writes a batch Parquet export and charts, and prints what it did and where.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
+import datetime as dt
 import sys
-from contextlib import ExitStack
+import time
+from pathlib import Path
+from typing import Any
 
-REAL_BASE_URL = "https://api.fugle.tw/marketdata/v1.0"
-
-SHOWN = (
-    ("stock/intraday/quote/2330", "the quote of 台積電 (2330)"),
-    ("stock/intraday/trades/2330?limit=3", "its three latest trades (newest first)"),
-    ("stock/historical/candles/0050?timeframe=D&sort=asc", "0050's daily candles this year"),
-    ("stock/technical/kdj/2330?timeframe=D&rPeriod=9&kPeriod=3&dPeriod=3", "KDJ(9,3,3)"),
-    ("futopt/intraday/products?type=FUTURE", "futures products"),
-)
+DEFAULT_SYMBOLS = ("2330", "2317", "2454", "0050", "6488")
+INDICATORS = ("sma", "rsi", "kdj", "macd", "bb")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "demo",
-        help="show what marketframe does (no API key needed: runs on the sandbox)",
+        help="a tour of marketframe (no API key needed: runs on the built-in sandbox)",
         description=(
-            "Run the main job. With MARKETFRAME_API_KEY unset, an embedded sandbox serves a "
-            "synthetic market on 127.0.0.1; with it set, the real service is used."
-        ),
+            "Run the main job: sync a few symbols' daily candles into a local Parquet store, "
+            "compute SMA, RSI, KDJ, MACD and Bollinger bands, cross-check them against the "
+            "service's technical endpoints, and write a Parquet export and charts. With "
+            "MARKETFRAME_API_KEY unset, an embedded sandbox serves a synthetic market on "
+            "127.0.0.1; with it set, the real service is used."),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--seed", type=int, default=0, help="sandbox seed")
-    p.add_argument("--now", default=None, help="sandbox clock (ISO time); default: wall clock")
+    p.add_argument("--out", type=Path, default=Path("marketframe-demo"),
+                   help="directory for the store, the export and the charts")
+    p.add_argument("--symbols", nargs="+", default=list(DEFAULT_SYMBOLS), metavar="SYMBOL",
+                   help="symbols to sync")
+    p.add_argument("--start", default="2016-01-01", help="first day of the daily history")
+    p.add_argument("--seed", type=int, default=0, help="sandbox seed (no key only)")
+    p.add_argument("--now", default=None,
+                   help="sandbox clock as an ISO time (no key only; default: wall clock)")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(func=run)
 
 
-def _show(session, base_url: str, path: str, title: str) -> None:
-    from datetime import date
-
-    today = date.today()
-    if "historical" in path or "technical" in path:
-        path += f"&from={today.year}-01-01&to={today.isoformat()}"
-    r = session.get(f"{base_url}/{path}", timeout=30)
-    body = r.json()
-    rows = body.get("data") if isinstance(body, dict) else None
-    print(f"\n== {title}: GET /{path.split('?')[0]} -> {r.status_code}")
-    if isinstance(rows, list):
-        print(f"   {len(rows)} rows; first: {json.dumps(rows[:1], ensure_ascii=False)}")
-    else:
-        print("   " + json.dumps(body, ensure_ascii=False)[:400])
+def _step(n: int, text: str) -> None:
+    print(f"\n[{n}/5] {text}", flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    import requests
+    import matplotlib
 
-    key = os.environ.get("MARKETFRAME_API_KEY")
-    with ExitStack() as stack:
-        if key:
-            base_url = os.environ.get("MARKETFRAME_BASE_URL", REAL_BASE_URL)
-            print(f"Using the real service at {base_url}")
-        else:
-            from marketframe.sandbox import Sandbox
+    matplotlib.use("agg")
+    import pandas as pd
 
-            sb = stack.enter_context(Sandbox(seed=args.seed, now=args.now))
-            base_url, key = sb.base_url, sb.api_key
-            print(f"No MARKETFRAME_API_KEY set: started the sandbox at {base_url}")
-        session = stack.enter_context(requests.Session())
-        session.headers["X-API-KEY"] = key
-        for path, title in SHOWN:
-            _show(session, base_url, path, title)
-    print("\nNext: `marketframe sandbox --port 8000` serves the emulator for your own client.")
+    import marketframe
+    from marketframe._connect import connect
+    from marketframe.store import Store
+
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    written: list[tuple[str, Path]] = []
+    with connect(seed=args.seed, now=args.now) as client:
+        symbols = list(dict.fromkeys(args.symbols))
+        _step(1, f"Syncing daily candles of {', '.join(symbols)} from {args.start} "
+                 "into a local Parquet store")
+        store = Store(out / "store", client)
+        report = store.sync("stock.historical.candles", symbols, start=args.start,
+                            timeframe="D", progress=not args.no_progress)
+        print(f"      {report}")
+        again = store.sync("stock.historical.candles", symbols, start=args.start,
+                           timeframe="D", progress=False)
+        print(f"      a second sync of the same range sent {again.requests} requests")
+        candles = store.read("stock.historical.candles", symbols, timeframe="D")
+        last_day = candles["date"].max()
+
+        _step(2, "Computing SMA(20), RSI(14), KDJ(9,3,3), MACD(12,26,9) and Bollinger(20,2) "
+                 "per symbol")
+        with_ind = candles.md.sma(20).md.rsi(14).md.kdj().md.macd().md.bbands()
+        latest = with_ind.groupby("symbol", observed=True).tail(1).set_index("symbol")
+        print(latest[["date", "close", "sma_20", "rsi_14", "kdj_k_9_3_3",
+                      "macd_12_26_9", "bb_upper_20_2"]].round(2).to_string())
+
+        _step(3, f"Cross-checking the service's technical endpoints for {symbols[0]}")
+        end = last_day if isinstance(last_day, dt.date) else dt.date.fromisoformat(str(last_day))
+        start = end - dt.timedelta(days=240)
+        reports = {}
+        for name in INDICATORS:
+            reports[name] = marketframe.crosscheck(client, symbols[0], name, start, end)
+            print(f"      {reports[name].summary()}")
+
+        _step(4, "Writing a batch Parquet export and charts")
+        export = out / "export"
+        export.mkdir(exist_ok=True)
+        path = export / "daily_candles_with_indicators.parquet"
+        with_ind.to_parquet(path, index=False)
+        written.append(("Parquet export (candles + indicators, all symbols)", path))
+        path = export / "crosscheck.parquet"
+        pd.concat([r.table().assign(indicator=n) for n, r in reports.items()]).astype(
+            {"first_divergence": "string"}).to_parquet(path, index=False)
+        written.append(("cross-check results", path))
+        first = with_ind[with_ind["symbol"] == symbols[0]]
+        fig = first.md.plot(last=160, title=f"{symbols[0]}: daily candles and indicators")
+        path = out / f"chart-{symbols[0]}.png"
+        fig.savefig(path, dpi=110)
+        written.append(("candlestick chart", path))
+        path = out / f"crosscheck-{symbols[0]}-macd.png"
+        reports["macd"].plot().savefig(path, dpi=110)
+        written.append(("cross-check chart (MACD)", path))
+        written.append(("Parquet store (hive-partitioned; DuckDB and polars read it as is)",
+                        out / "store"))
+
+        _step(5, "Done")
+        matched = sum(r.convention is not None for r in reports.values())
+        print(f"      {len(symbols)} symbols, {len(candles):,} daily candles up to {last_day}, "
+              f"{matched}/5 indicators reproduced locally, in "
+              f"{time.perf_counter() - started:.1f} s")
+    print("\nFiles:")
+    for what, path in written:
+        print(f"  {what:<62} {path}")
+    print("\nTry next:")
+    print(f"  marketframe sync stock.historical.candles --store {out / 'store'} "
+          "--board TSE --start 2020-01-01")
+    print(f"  python -c \"import duckdb; print(duckdb.sql(\\\"SELECT symbol, count(*) FROM "
+          f"read_parquet('{out / 'store'}/**/*.parquet', hive_partitioning=1) GROUP BY 1\\\"))\"")
+    print("  marketframe crosscheck 2454 --timeframe W")
+    print("  marketframe sandbox --port 8000     # the emulator for any client")
+    print("  notebooks/ (quickstart, store, indicators, streaming, login); docs/index.md")
     return 0
 
 
+def main(argv: list[str] | None = None) -> Any:  # pragma: no cover - `python -m marketframe.demo`
+    from marketframe.cli import main as cli_main
+
+    return cli_main(["demo", *(argv or [])])
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(run(argparse.Namespace(seed=0, now=None)))
+    sys.exit(main(sys.argv[1:]))
