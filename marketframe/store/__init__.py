@@ -135,14 +135,13 @@ class Store:
             raise InvalidParams("Store.read", "backend", f"has value {backend!r}",
                                 ", ".join(_BACKENDS))
         spec = resolve(endpoint, timeframe, params)
-        syms = None if symbols is None else check_symbols(spec, symbols)
+        # symbol-less datasets (corporate actions) are filtered on their symbol column
+        syms = None if symbols is None or not spec.has_symbol else check_symbols(spec, symbols)
         lo = to_date(endpoint, "start", start) if start is not None else None
         hi = to_date(endpoint, "end", end) if end is not None else None
         years = None
         if spec.has_symbol and (lo is not None or hi is not None):
             years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)
-        if syms == [NO_SYMBOL]:
-            syms = None
         paths = _io.partition_files(self.root, spec.ds, spec.ep, syms, years)
         tables = [t for t in _io.read_files(paths) if t.num_rows]
         if not tables:
@@ -161,7 +160,8 @@ class Store:
                 mask = m2 if mask is None else pc.and_(mask, m2)
             table = table.filter(mask)
         if not spec.has_symbol and symbols is not None and table.num_rows:
-            table = table.filter(pc.is_in(table.column("symbol"), pa.array(list(symbols))))
+            wanted = [symbols] if isinstance(symbols, str) else list(symbols)
+            table = table.filter(pc.is_in(table.column("symbol"), pa.array(wanted)))
         meta = {k: v for k, v in (table.schema.metadata or {}).items()
                 if not k.startswith(b"marketframe.store.")}
         return to_frame(table.replace_schema_metadata(meta), backend)
