@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from marketframe._params import to_date
-from marketframe.convert import concat, to_frame
+from marketframe.convert import to_frame
 from marketframe.exceptions import InvalidParams
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, Manifest
@@ -66,7 +66,7 @@ class Store:
             self._client = Client(self._client_args["api_key"],
                                   base_url=self._client_args["base_url"] or DEFAULT_BASE_URL,
                                   backend="arrow", cache=False,
-                                  max_workers=self.max_workers or 8)
+                                  max_workers=self.max_workers or 16)
         return self._client
 
     def close(self) -> None:
@@ -147,7 +147,7 @@ class Store:
         if not tables:
             table = spec.ep.schema.arrow(minute=spec.minute).empty_table()
         else:
-            table = tables[0] if len(tables) == 1 else concat(tables)
+            table = tables[0] if len(tables) == 1 else _io.concat_partitions(tables)
         if table.num_rows and (lo is not None or hi is not None):
             col = table.column("date")
             if pa.types.is_timestamp(col.type):

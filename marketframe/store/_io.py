@@ -72,8 +72,24 @@ def _key_table(table: pa.Table, keys: Sequence[str]) -> pa.Table:
     return pa.table(cols)
 
 
-def upsert_table(old: pa.Table | None, new: pa.Table, keys: Sequence[str]) -> pa.Table:
-    """``old`` plus ``new``, one row per key (``new`` wins), sorted by the key."""
+def _strictly_increasing(col: pa.ChunkedArray | pa.Array) -> bool:
+    if len(col) < 2 or col.null_count:
+        return len(col) < 2 and not col.null_count
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    return bool(pc.all(pc.greater(arr[1:], arr[:-1])).as_py())
+
+
+def upsert_table(old: pa.Table | None, new: pa.Table, keys: Sequence[str],
+                 constant: Sequence[str] = ()) -> pa.Table:
+    """``old`` plus ``new``, one row per key (``new`` wins), sorted by the key.
+
+    ``constant`` names key columns known to hold one value in this partition (``symbol`` and
+    ``timeframe`` of a symbol partition): when the remaining key is a single column that is
+    already strictly increasing in a fresh partition, there is nothing to merge or sort.
+    """
+    rest = [k for k in keys if k not in constant]
+    if old is None and len(rest) == 1 and _strictly_increasing(new.column(rest[0])):
+        return new
     combined = new if old is None else pa.concat_tables(
         [old, new], promote_options="permissive")
     combined = combined.combine_chunks().unify_dictionaries() if old is not None else combined
@@ -95,17 +111,22 @@ def _lock_for(path: Path) -> threading.Lock:
 
 
 def write_atomic(table: pa.Table, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.parent.is_dir():
+        path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    pq.write_table(table, tmp, compression="zstd")
+    # snappy: small partitions read about twice as fast as with zstd (per-column codec set-up);
+    # an open file object skips pyarrow's filesystem resolution (a third of a small write)
+    with open(tmp, "wb") as f, pq.ParquetWriter(f, table.schema, compression="snappy") as w:
+        w.write_table(table)
     os.replace(tmp, path)
 
 
-def upsert(path: Path, new: pa.Table, keys: Sequence[str], meta: dict[bytes, bytes]) -> int:
+def upsert(path: Path, new: pa.Table, keys: Sequence[str], meta: dict[bytes, bytes],
+           constant: Sequence[str] = ()) -> int:
     """Merge ``new`` into the partition file at ``path``; returns the change in row count."""
     with _lock_for(path):
-        old = pq.read_table(path) if path.exists() else None
-        merged = upsert_table(old, new, keys)
+        old = read_file(path) if path.exists() else None
+        merged = upsert_table(old, new, keys, constant)
         merged = merged.replace_schema_metadata({**(merged.schema.metadata or {}), **meta})
         write_atomic(merged, path)
         return merged.num_rows - (old.num_rows if old is not None else 0)
@@ -143,5 +164,26 @@ def partition_files(root: Path, ds: DatasetId, ep: Endpoint, symbols: Iterable[s
     return out
 
 
+def read_file(path: Path) -> pa.Table:
+    """One partition file. Reading the bytes and parsing them from memory costs a third of
+    ``pq.read_table(path)`` for the small files of daily data (no dataset discovery)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
+
+
 def read_files(paths: Sequence[Path]) -> list[pa.Table]:
-    return [pq.read_table(p) for p in paths]
+    return [read_file(p) for p in paths]
+
+
+def concat_partitions(tables: Sequence[pa.Table]) -> pa.Table:
+    """Partitions of one dataset as one table. Partitions written with the same schema and
+    units (the usual case: one symbol's years) are chained without copying; otherwise
+    :func:`marketframe.convert.concat` unions extra columns and says which symbol has which
+    unit (an index's volume is TWD, a stock's shares)."""
+    from marketframe.convert import concat
+
+    first = tables[0]
+    if all(t.schema.equals(first.schema, check_metadata=True) for t in tables[1:]):
+        return pa.concat_tables(tables)
+    return concat(tables)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -202,6 +203,8 @@ def _request(spec: Spec, task: _Task, today: dt.date) -> dict[str, Any]:
         p["timeframe"] = spec.ds.timeframe
     if spec.has_symbol:
         p["symbol"] = task.symbol
+    if "sort" in spec.ep.param_map:
+        p["sort"] = "asc"  # windows come back in key order: fresh partitions need no sort
     lo_name, hi_name = spec.ep.date_range  # type: ignore[misc]
     if task.window is not None:
         p[lo_name], p[hi_name] = task.fetch_from, task.window[1]
@@ -265,12 +268,17 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
         pending[t.symbol] += 1
     done: dict[str, list[tuple[_Task, pa.Table, dt.date]]] = defaultdict(list)
     bar = _progress(len(tasks), spec.ds.key, progress)
+    commit_lock = threading.Lock()
     try:
         if tasks:
-            with ThreadPoolExecutor(max_workers, thread_name_prefix="marketframe-store") as pool:
+            # fetches on max_workers threads; each symbol's writes, once all its windows are
+            # in, on a writer thread (different symbols never share a partition file)
+            with ThreadPoolExecutor(max_workers, thread_name_prefix="marketframe-store") as pool, \
+                    ThreadPoolExecutor(2, thread_name_prefix="marketframe-write") as writers:
                 futures: dict[Future[Any], _Task] = {
                     pool.submit(_fetch, client, spec, req): t
                     for t, req in zip(tasks, requests, strict=True)}
+                commits: list[Future[None]] = []
                 for fut in as_completed(futures):
                     task = futures[fut]
                     try:
@@ -287,8 +295,11 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
                     if bar is not None:
                         bar.update(1)
                     if pending[task.symbol] == 0:
-                        _commit(root, manifest, spec, task.symbol, done.pop(task.symbol, []),
-                                report)
+                        commits.append(writers.submit(
+                            _commit, root, manifest, spec, task.symbol,
+                            done.pop(task.symbol, []), report, commit_lock))
+                for c in commits:
+                    c.result()  # a write error (disk full, ...) is raised, never swallowed
         manifest.save()
     finally:
         if bar is not None:
@@ -312,10 +323,22 @@ def _fetch(client: Client, spec: Spec, req: dict[str, Any]) -> tuple[pa.Table, d
 
 
 def _commit(root: Path, manifest: Manifest, spec: Spec, symbol: str,
-            results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport) -> None:
+            results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport,
+            lock: threading.Lock) -> None:
     """Write one symbol's fetched windows, then record them in the manifest."""
     if not results:
         return
+    counts = SyncReport(report.dataset)
+    _write(root, manifest, spec, symbol, results, counts)
+    manifest.save()
+    with lock:
+        for k in ("rows_received", "rows_written", "windows_fetched", "empty_windows"):
+            setattr(report, k, getattr(report, k) + getattr(counts, k))
+
+
+def _write(root: Path, manifest: Manifest, spec: Spec, symbol: str,
+           results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport) -> None:
+    results = sorted(results, key=lambda r: r[0].window[0] if r[0].window else dt.date.min)
     kept: list[pa.Table] = []
     for task, table, _ in results:
         report.rows_received += table.num_rows
@@ -331,7 +354,8 @@ def _commit(root: Path, manifest: Manifest, spec: Spec, symbol: str,
         if spec.has_symbol:
             for year, part in sorted(_io.split_by_year(table).items()):
                 path = _io.partition_path(root, spec.ds, symbol, year)
-                report.rows_written += _io.upsert(path, part, keys, meta)
+                report.rows_written += _io.upsert(path, part, keys, meta,
+                                                  constant=("symbol", "timeframe"))
         else:
             path = _io.partition_path(root, spec.ds, None, None)
             report.rows_written += _io.upsert(path, table, keys, meta)
@@ -350,7 +374,6 @@ def _commit(root: Path, manifest: Manifest, spec: Spec, symbol: str,
             report.empty_windows += 1
         manifest.record(spec.ds, symbol, task.window, final_until(spec.ds.timeframe, today),
                         empty=rows == 0, params=spec.params)
-    manifest.save()
 
 
 def _progress(total: int, label: str, progress: bool | None) -> Any:
