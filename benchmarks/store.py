@@ -161,16 +161,20 @@ def bench_read(template: pa.Table, n_symbols: int, repeat: int,
     t_file = best(lambda: pq.read_table(standalone), repeat)
     t_read = best(lambda: store.read("stock.historical.candles", target, backend="arrow"),
                   repeat)
+    files = _io.partition_files(store_root, spec.ds, spec.ep, [target], None)
+    t_floor = best(lambda: [pq.ParquetFile(p).read() for p in files], repeat)
     t_file_pd = best(lambda: pq.read_table(standalone).to_pandas(), repeat)
     t_read_pd = best(lambda: store.read("stock.historical.candles", target), repeat)
     print(f"  pyarrow.parquet.read_table(one file)          {t_file * 1e3:8.2f} ms "
           f"({mine.num_rows} rows)")
     print(f"  Store.read(one symbol, arrow)                 {t_read * 1e3:8.2f} ms")
+    print(f"  ParquetFile(path).read() x {len(files):2d} year files      {t_floor * 1e3:8.2f} ms")
     print(f"  read_table(...).to_pandas()                   {t_file_pd * 1e3:8.2f} ms")
     print(f"  Store.read(one symbol, pandas)                {t_read_pd * 1e3:8.2f} ms")
     ratio = t_read / t_file
     return [("Store.read / read_table of one file (target <= 2)", ratio,
              "met" if ratio <= 2 else "MISSED"),
+            ("Store.read / ParquetFile.read of its year files (info)", t_read / t_floor, ""),
             ("Store.read pandas / read_table+to_pandas (info)", t_read_pd / t_file_pd, "")]
 
 

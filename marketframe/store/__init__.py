@@ -109,7 +109,7 @@ class Store:
         day = to_date("Store.sync", "today", today) if today is not None else None
         want = check_range(spec, start, end, day or taipei_today())
         client = self.client
-        workers = self.max_workers or getattr(client, "max_workers", 8)
+        workers = int(self.max_workers or getattr(client, "max_workers", 8) or 8)
         with FileLock(str(self.root / LOCK), timeout=self.lock_timeout):
             _io.clean_temporary(self.root)
             self._manifest.reload()  # another process may have synced while we waited

@@ -124,7 +124,8 @@ def _session(stack: ExitStack, args: argparse.Namespace) -> Any:
                                       max_workers=max(1, args.workers)))
 
 
-def _sync(args: argparse.Namespace, root: Path, stack: ExitStack) -> tuple[Any, Any, dict[str, Any]]:
+def _sync(args: argparse.Namespace, root: Path,
+          stack: ExitStack) -> tuple[Any, Any, dict[str, Any]]:
     from marketframe.store import Store
 
     params = _params(args.endpoint, args.param)

@@ -38,7 +38,7 @@ def test_split_covers_exactly_without_overlap_and_is_minimal(r: tuple[dt.date, d
     lo, hi = r
     ws = split(lo, hi)
     assert ws[0][0] == lo and ws[-1][1] == hi
-    for (a, b), (c, _) in zip(ws, ws[1:], strict=False):
+    for (_a, b), (c, _) in zip(ws, ws[1:], strict=False):
         assert c == b + DAY  # consecutive: no gap, no overlap
     for a, b in ws:
         assert a <= b < one_year_after(a)  # the service's rule: to < from + 1 year
