@@ -127,9 +127,10 @@ class Store:
         """The stored rows of a dataset as a pandas / polars frame or Arrow table.
 
         ``symbols`` None reads every stored symbol; ``start``/``end`` (inclusive) filter on
-        ``date``. Rows are sorted by the endpoint's key; columns are the loaders' columns. An
-        empty result has the endpoint's columns and no rows. Reading needs no lock: files are
-        replaced atomically.
+        ``date`` (capital changes: ``effective_date``; listing applicants:
+        ``application_date``; rows where it is null are left out by a range). Rows are sorted
+        by the endpoint's key; columns are the loaders' columns. An empty result has the
+        endpoint's columns and no rows. Reading needs no lock: files are replaced atomically.
         """
         if backend not in _BACKENDS:
             raise InvalidParams("Store.read", "backend", f"has value {backend!r}",
@@ -149,7 +150,7 @@ class Store:
         else:
             table = tables[0] if len(tables) == 1 else _io.concat_partitions(tables)
         if table.num_rows and (lo is not None or hi is not None):
-            col = table.column("date")
+            col = table.column(_io.date_column(spec.ep))
             if pa.types.is_timestamp(col.type):
                 col = pc.cast(pc.local_timestamp(col), pa.date32())
             mask = None

@@ -49,6 +49,15 @@ def partition_path(root: Path, ds: DatasetId, symbol: str | None, year: int | No
     return symbol_dir(root, ds, symbol) / f"year={year}" / PART
 
 
+def date_column(ep: Endpoint) -> str:
+    """The column a date range filters on: ``date``, else the first date column of the schema
+    (``effective_date`` of capital changes, ``application_date`` of listing applicants)."""
+    schema = ep.schema.arrow()
+    if "date" in schema.names:
+        return "date"
+    return next(f.name for f in schema if pa.types.is_date(f.type))
+
+
 def years_of(table: pa.Table) -> pa.Array:
     """The calendar year of each row's ``date`` (in Asia/Taipei for timestamps)."""
     col = table.column("date")

@@ -169,6 +169,23 @@ def test_corporate_actions_have_no_symbol(make_store: Callable[..., Store],
         int((a.symbol == "2330").sum() + (b.symbol == "2330").sum())
 
 
+@pytest.mark.parametrize(("name", "column"), [
+    ("stock.corporate_actions.capital_changes", "effective_date"),
+    ("stock.corporate_actions.listing_applicants", "application_date"),
+])
+def test_other_corporate_actions_read_by_their_date(make_store: Callable[..., Store],
+                                                    name: str, column: str) -> None:
+    st = make_store()
+    r = st.sync(name, None, "2015-01-01", "2025-12-31", today="2026-11-20")
+    assert r.ok and r.windows_fetched == 11
+    everything = st.read(name)
+    assert len(everything) > 0
+    part = st.read(name, start="2020-01-01", end="2022-12-31")
+    inside = everything[column].notna() & (everything[column] >= dt.date(2020, 1, 1)) & (
+        everything[column] <= dt.date(2022, 12, 31))
+    assert len(part) == int(inside.sum())
+
+
 @pytest.mark.parametrize(("kwargs", "param"), [
     ({"endpoint": "stock.intraday.quote", "symbols": "2330", "start": "2024-01-01"},
      "endpoint"),
