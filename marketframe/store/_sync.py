@@ -30,7 +30,15 @@ from marketframe.exceptions import InvalidParams, MarketframeError, redact
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
 from marketframe.store._report import Failure, SyncReport
-from marketframe.store._windows import Interval, final_until, plan, split
+from marketframe.store._windows import (
+    MAX_LEAD,
+    Interval,
+    earliest,
+    fetch_start,
+    final_until,
+    plan,
+    split,
+)
 
 if TYPE_CHECKING:
     from marketframe.client import Client
@@ -81,8 +89,6 @@ class Spec:
             days = bars * 31 + 31
         else:
             days = bars * 7 // 5 + bars // 10 + 10  # weekends and holidays
-        from marketframe.store._windows import MAX_LEAD
-
         if days > MAX_LEAD:
             raise InvalidParams(self.ep.name, "period", f"needs {days} days of warm-up",
                                 f"warm-up under {MAX_LEAD} days (smaller periods)")
@@ -252,8 +258,6 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
         windows, before = plan(want, held, kind_symbol, lead)
         if before is not None:  # before the earliest data: empty by the service's rules
             manifest.record(spec.ds, sym, before, before[1], empty=True, params=spec.params)
-        from marketframe.store._windows import earliest, fetch_start
-
         floor = earliest(kind_symbol)
         lo = max(want[0], floor) if floor else want[0]
         report.windows_skipped += max(0, len(split(lo, want[1], lead, floor)) - len(windows)) \
