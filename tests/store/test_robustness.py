@@ -68,9 +68,16 @@ def test_sigkill_at_random_points_then_rerun_equals_one_clean_sync(
     partial = 0
     for i in range(4):
         root = tmp_path / f"killed{i}"
-        for _ in range(1 + i % 2):  # some stores are killed twice before the rerun
+        for k in range(1 + i % 2):  # some stores are killed twice before the rerun
             child = _child(root, slow_sb)
-            time.sleep(rng.uniform(0.5, 1.3))  # interpreter start-up is ~0.5 s of this
+            if (i + k) % 2:  # a random delay from the start (interpreter start-up ~0.5 s)
+                time.sleep(rng.uniform(0.3, 1.3))
+            else:  # a random delay once the first partition is on disk (load-independent)
+                deadline = time.monotonic() + 30
+                while child.poll() is None and time.monotonic() < deadline and not any(
+                        root.rglob("part-0.parquet")):
+                    time.sleep(0.005)
+                time.sleep(rng.uniform(0.0, 0.3))
             child.kill()  # SIGKILL (a no-op if it already finished): no cleanup, no finally
             child.communicate()
         with Store(root, api_key=slow_sb.api_key, base_url=slow_sb.base_url) as st:
