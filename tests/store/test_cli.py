@@ -13,7 +13,8 @@ import pytest
 from marketframe.cli import main
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
-from tests.store.conftest import subprocess_env
+
+from ._helpers import subprocess_env
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from marketframe.client import Client
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
-from tests.store.conftest import NOW, arrow_equal, subprocess_env
+
+from ._helpers import NOW, arrow_equal, subprocess_env
 
 SYMS = ["2330", "0050", "6669", "IX0001"]
 START, END = "2012-01-01", "2026-11-19"

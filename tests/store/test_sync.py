@@ -13,7 +13,8 @@ from marketframe import InvalidParams
 from marketframe.client import Client
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store, SyncError
-from tests.store.conftest import NOW, arrow_equal
+
+from ._helpers import NOW, arrow_equal
 
 SYMS = ["2330", "0050", "6669"]
 
