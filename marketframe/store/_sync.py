@@ -283,25 +283,13 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
                     pool.submit(_fetch, client, spec, req): t
                     for t, req in zip(tasks, requests, strict=True)}
                 commits: list[Future[None]] = []
-                for fut in as_completed(futures):
-                    task = futures[fut]
-                    try:
-                        table, env_today = fut.result()
-                    except MarketframeError as exc:
-                        report.failures.append(Failure(
-                            task.symbol if spec.has_symbol else None,
-                            task.window[0] if task.window else None,
-                            task.window[1] if task.window else None,
-                            redact(f"{type(exc).__name__}: {exc}", _key_of(client))))
-                    else:
-                        done[task.symbol].append((task, table, env_today or clock_today))
-                    pending[task.symbol] -= 1
-                    if bar is not None:
-                        bar.update(1)
-                    if pending[task.symbol] == 0:
-                        commits.append(writers.submit(
-                            _commit, root, manifest, spec, task.symbol,
-                            done.pop(task.symbol, []), report, commit_lock))
+                try:
+                    _collect(futures, report, spec, client, done, pending, bar, commits, writers,
+                             root, manifest, clock_today, commit_lock)
+                except BaseException:
+                    # Ctrl-C in a notebook, a write error: stop sending, keep what is written
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
                 for c in commits:
                     c.result()  # a write error (disk full, ...) is raised, never swallowed
         manifest.save()
@@ -315,6 +303,32 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
     report.failures.sort(key=lambda f: (f.symbol or "", f.start or dt.date.min))
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _collect(futures: dict[Future[Any], _Task], report: SyncReport, spec: Spec,
+             client: Client, done: dict[str, list[tuple[_Task, pa.Table, dt.date]]],
+             pending: dict[str, int], bar: Any, commits: list[Future[None]],
+             writers: ThreadPoolExecutor, root: Path, manifest: Manifest,
+             clock_today: dt.date, commit_lock: threading.Lock) -> None:
+    """Take fetched windows as they complete; hand each finished symbol to a writer."""
+    for fut in as_completed(futures):
+        task = futures[fut]
+        try:
+            table, env_today = fut.result()
+        except MarketframeError as exc:
+            report.failures.append(Failure(
+                task.symbol if spec.has_symbol else None,
+                task.window[0] if task.window else None,
+                task.window[1] if task.window else None,
+                redact(f"{type(exc).__name__}: {exc}", _key_of(client))))
+        else:
+            done[task.symbol].append((task, table, env_today or clock_today))
+        pending[task.symbol] -= 1
+        if bar is not None:
+            bar.update(1)
+        if pending[task.symbol] == 0:
+            commits.append(writers.submit(_commit, root, manifest, spec, task.symbol,
+                                          done.pop(task.symbol, []), report, commit_lock))
 
 
 def _key_of(client: Client) -> str | None:
