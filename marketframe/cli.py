@@ -16,9 +16,9 @@ from collections.abc import Sequence
 _COMMANDS: tuple[str, ...] = (
     "marketframe.demo",
     "marketframe._load_cli",
-    "marketframe.store._cli",
     "marketframe.sandbox._cli",
     "marketframe.academy._cli",
+    "marketframe.store._cli",
 )
 
 
