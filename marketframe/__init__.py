@@ -9,6 +9,14 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+# Registers the `md` accessor on pandas DataFrames (and polars DataFrames/LazyFrames when
+# polars is installed), so `df.md.sma(20)` works right after `import marketframe`.
+from . import frames as frames  # noqa: E402
+from . import indicators as indicators  # noqa: E402
+
+# Imported eagerly so that `marketframe.crosscheck` is the function, not its module.
+from .crosscheck import crosscheck as crosscheck  # noqa: E402
+
 # name -> module that defines it; imported on first access so `import marketframe` stays light.
 _LAZY = {
     "APIError": "marketframe.exceptions",
@@ -32,7 +40,7 @@ _LAZY = {
     "units": "marketframe.convert",
 }
 
-__all__ = sorted(["__version__", *_LAZY])
+__all__ = sorted(["__version__", "crosscheck", "frames", "indicators", *_LAZY])
 
 
 def __getattr__(name: str) -> Any:

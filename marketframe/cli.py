@@ -16,6 +16,7 @@ from collections.abc import Sequence
 _COMMANDS: tuple[str, ...] = (
     "marketframe.demo",
     "marketframe._load_cli",
+    "marketframe.crosscheck",
     "marketframe.sandbox._cli",
     "marketframe.academy._cli",
     "marketframe.store._cli",

@@ -93,7 +93,8 @@ class Endpoint:
 
 def _p(name: str, type_: str = "str", *, req: bool = False, allowed: str | None = None,
        doc: str = "", wire: str | None = None, path: bool = False) -> Param:
-    return Param(name, type_ if allowed is None else "enum", req,
+    kind = "enum" if allowed is not None and type_ == "str" else type_
+    return Param(name, kind, req,
                  tuple(allowed.split()) if allowed else None, doc, wire, path)
 
 

@@ -74,12 +74,17 @@ class APIError(MarketframeError):
 
 
 class BadRequest(APIError):
+    """The service refused the request's parameters (400, or another 4xx)."""
+
     status = 400
     hint = "the service refused the parameters; check them against docs/endpoints.md"
 
 
 class AuthenticationError(APIError):
+    """No API key, or the service could not authenticate it (401)."""
+
     status = 401
+    hint = "pass Client(api_key=...) or set MARKETFRAME_API_KEY to a v1.0 market-data key"
 
     def next_step(self) -> str:
         fix = ("pass Client(api_key=...) or set MARKETFRAME_API_KEY to a v1.0 market-data key "
@@ -90,6 +95,9 @@ class AuthenticationError(APIError):
 
 
 class PlanError(APIError):
+    """The key's plan does not include the endpoint (403): snapshot and corporate actions
+    need the developer or advanced plan."""
+
     status = 403
     hint = "your plan does not include this endpoint"
 
@@ -107,6 +115,8 @@ class PlanError(APIError):
 
 
 class SymbolNotFound(APIError):
+    """An invalid or nonexistent symbol (or path) (404)."""
+
     status = 404
     hint = "the symbol or resource does not exist"
 
@@ -122,6 +132,9 @@ class SymbolNotFound(APIError):
 
 
 class RateLimited(APIError):
+    """The rate limit was reached and retries honouring ``Retry-After`` did not get through
+    (429); ``.retry_after`` says when to try again."""
+
     status = 429
     hint = "the rate limit was reached"
 
@@ -134,6 +147,8 @@ class RateLimited(APIError):
 
 
 class ServerError(APIError):
+    """The service kept failing (5xx) after the retries with backoff."""
+
     status = 500
     hint = "the service failed after retries; retry later"
 

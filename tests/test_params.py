@@ -118,3 +118,17 @@ def test_tree_has_signatures_and_docs(client: Client) -> None:
                                         "kPeriod", "dPeriod"]
     assert "timeframe" in (kdj.__doc__ or "") and "k, d, j" in (kdj.__doc__ or "")
     assert "corporate_actions" in dir(client.stock)
+
+
+def test_fields_accept_a_list_or_a_comma_string_and_narrow_the_columns(sandbox) -> None:
+    from marketframe import Client
+
+    client = Client(sandbox.api_key, base_url=sandbox.base_url, cache=False)
+    for fields in (["open", "close", "turnover"], "open,close,turnover"):
+        df = client.stock.historical.candles(symbol="2330", from_="2026-03-02", to="2026-03-06",
+                                             fields=fields)
+        assert {"open", "close", "turnover"} <= set(df.columns)
+        assert df["high"].isna().all() if "high" in df.columns else True
+        assert df["turnover"].notna().all() and len(df) == 5
+    with pytest.raises(InvalidParams, match="turnover, change"):
+        client.stock.historical.candles(symbol="2330", fields=["open", "vwap"])

@@ -183,7 +183,7 @@ class Sandbox:
             await site.start()
             server = site._server
             assert server is not None
-            self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
 
         try:
             loop.run_until_complete(up())

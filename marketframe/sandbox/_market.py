@@ -296,7 +296,9 @@ class Market:
                 volume = max(volume, 4 * ntr)
             cols[:, i] = (ref, prev, opn, hi, lo, close, volume, ntr, up, down, 0)
             prev = close
-        return Daily(inst, days, *cols[:10], dividends=dividends, capital_changes=capital)
+        ref_, prev_, open_, high_, low_, close_, vol_, ntr_, up_, down_ = cols[:10]
+        return Daily(inst, days, ref_, prev_, open_, high_, low_, close_, vol_, ntr_, up_,
+                     down_, dividends=dividends, capital_changes=capital)
 
     @staticmethod
     def _round(price: float, etf: bool, step: int | None, mode: str = "nearest") -> int:

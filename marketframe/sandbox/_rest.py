@@ -48,20 +48,27 @@ class Query:
     def __init__(self, items: dict[str, str]) -> None:
         self.items = items
 
-    def str(self, name: str, default: str | None = None) -> str | None:
-        return self.items.get(name, default)
+    def get(self, name: str) -> str | None:
+        return self.items.get(name)
 
-    def choice(self, name: str, allowed: tuple[str, ...], default: str | None = None,
-               required: bool = False, fold: bool = False) -> str | None:
+    def choice(self, name: str, allowed: tuple[str, ...]) -> str | None:
+        """An optional value from ``allowed``."""
         value = self.items.get(name)
-        if value is None:
-            if required:
-                raise bad(f"{name} is required; allowed values: {', '.join(allowed)}")
-            return default
-        check = value.upper() if fold else value
-        if check not in allowed:
+        if value is not None and value not in allowed:
             raise bad(f"Invalid {name} '{value}'; allowed values: {', '.join(allowed)}")
-        return check
+        return value
+
+    def pick(self, name: str, allowed: tuple[str, ...], default: str) -> str:
+        """A value from ``allowed``, ``default`` when absent."""
+        value = self.choice(name, allowed)
+        return default if value is None else value
+
+    def need(self, name: str, allowed: tuple[str, ...]) -> str:
+        """A required value from ``allowed``."""
+        value = self.choice(name, allowed)
+        if value is None:
+            raise bad(f"{name} is required; allowed values: {', '.join(allowed)}")
+        return value
 
     def flag(self, name: str) -> bool | None:
         value = self.items.get(name)
@@ -73,11 +80,11 @@ class Query:
             return False
         raise bad(f"Invalid {name} '{value}'; allowed values: true, false")
 
-    def int(self, name: str, default: int | None = None, required: bool = False,
-            minimum: int = 0) -> int | None:
+    def whole(self, name: str, default: int | None = None, minimum: int = 0) -> int:
+        """A whole number; required when there is no ``default``."""
         value = self.items.get(name)
         if value is None:
-            if required:
+            if default is None:
                 raise bad(f"{name} is required (a whole number)")
             return default
         try:
@@ -97,11 +104,9 @@ class Query:
         except ValueError:
             raise bad(f"Invalid {name} '{value}': expected a number") from None
 
-    def date(self, name: str, required: bool = False) -> date | None:
+    def day(self, name: str) -> date | None:
         value = self.items.get(name)
         if value is None:
-            if required:
-                raise bad(f"{name} is required (yyyy-MM-dd)")
             return None
         if not DATE_RE.match(value):
             raise bad(f"Invalid {name} '{value}': expected yyyy-MM-dd")
@@ -109,6 +114,12 @@ class Query:
             return date.fromisoformat(value)
         except ValueError:
             raise bad(f"Invalid {name} '{value}': not a calendar date") from None
+
+    def need_day(self, name: str) -> date:
+        value = self.day(name)
+        if value is None:
+            raise bad(f"{name} is required (yyyy-MM-dd)")
+        return value
 
 
 @dataclass(frozen=True)
@@ -159,15 +170,15 @@ class Service:
 
     @staticmethod
     def _oddlot(q: Query) -> bool:
-        return q.choice("type", ("oddlot",), fold=False) == "oddlot"
+        return q.choice("type", ("oddlot",)) == "oddlot"
 
     # --- stock intraday -------------------------------------------------------------------
 
     def tickers(self, m: dict, q: Query) -> dict:
-        type_ = q.choice("type", ("EQUITY", "INDEX", "WARRANT", "ODDLOT"), required=True)
+        type_ = q.need("type", ("EQUITY", "INDEX", "WARRANT", "ODDLOT"))
         exchange = q.choice("exchange", ("TWSE", "TPEx"))
         market = q.choice("market", MARKETS)
-        industry = q.str("industry")
+        industry = q.get("industry")
         flags = {k: q.flag(k) for k in ("isNormal", "isAttention", "isDisposition", "isHalted")}
         want = "EQUITY" if type_ == "ODDLOT" else type_
         d = self.today()
@@ -263,8 +274,8 @@ class Service:
 
     def candles(self, m: dict, q: Query) -> dict:
         inst = self.instrument(m["symbol"])
-        tf = q.choice("timeframe", MINUTE_FRAMES, default="1")
-        sort = q.choice("sort", ("asc", "desc"), default="asc")
+        tf = q.pick("timeframe", MINUTE_FRAMES, "1")
+        sort = q.pick("sort", ("asc", "desc"), "asc")
         d, day = self._day(inst, self._oddlot(q))
         rows = [] if day is None else wire.candles(day, self.t_us(d), int(tf))
         if sort == "desc":
@@ -276,9 +287,9 @@ class Service:
 
     def trades(self, m: dict, q: Query) -> dict:
         inst = self.instrument(m["symbol"])
-        offset = q.int("offset", 0)
-        limit = q.int("limit", 50, minimum=1)
-        sort = q.choice("sort", ("asc", "desc"), default="desc")
+        offset = q.whole("offset", 0)
+        limit = q.whole("limit", 50, minimum=1)
+        sort = q.pick("sort", ("asc", "desc"), "desc")
         trial = bool(q.flag("isTrial"))
         d, day = self._day(inst, self._oddlot(q))
         rows = [] if day is None else wire.trade_rows(day, self.t_us(d), trial=trial)
@@ -333,15 +344,15 @@ class Service:
 
     def snapshot_quotes(self, m: dict, q: Query) -> dict:
         market = self._market_param(m)
-        type_ = q.choice("type", ("ALLBUT0999", "COMMONSTOCK"), default="ALLBUT0999")
+        type_ = q.pick("type", ("ALLBUT0999", "COMMONSTOCK"), "ALLBUT0999")
         d, time_, rows = self._snapshot_rows(market, type_)
         return {"date": d.isoformat(), "time": time_, "market": market, "data": rows}
 
     def snapshot_movers(self, m: dict, q: Query) -> dict:
         market = self._market_param(m)
-        direction = q.choice("direction", ("up", "down"), required=True)
-        change = q.choice("change", ("percent", "value"), required=True)
-        type_ = q.choice("type", ("ALLBUT0999", "COMMONSTOCK"), default="ALLBUT0999")
+        direction = q.need("direction", ("up", "down"))
+        change = q.need("change", ("percent", "value"))
+        type_ = q.pick("type", ("ALLBUT0999", "COMMONSTOCK"), "ALLBUT0999")
         tests = {k: q.number(k) for k in ("gt", "gte", "lt", "lte", "eq")}
         d, time_, rows = self._snapshot_rows(market, type_)
         key = "changePercent" if change == "percent" else "change"
@@ -357,8 +368,8 @@ class Service:
 
     def snapshot_actives(self, m: dict, q: Query) -> dict:
         market = self._market_param(m)
-        trade = q.choice("trade", ("volume", "value"), required=True)
-        type_ = q.choice("type", ("ALLBUT0999", "COMMONSTOCK"), default="ALLBUT0999")
+        trade = q.need("trade", ("volume", "value"))
+        type_ = q.pick("type", ("ALLBUT0999", "COMMONSTOCK"), "ALLBUT0999")
         d, time_, rows = self._snapshot_rows(market, type_)
         key = "tradeVolume" if trade == "volume" else "tradeValue"
         rows.sort(key=lambda r: r[key], reverse=True)
@@ -368,7 +379,12 @@ class Service:
     # --- historical ------------------------------------------------------------------------
 
     def _range(self, inst: Instrument, q: Query, required: bool) -> tuple[date, date]:
-        start, end = q.date("from", required), q.date("to", required)
+        start: date | None
+        end: date | None
+        if required:
+            start, end = q.need_day("from"), q.need_day("to")
+        else:
+            start, end = q.day("from"), q.day("to")
         today = self.today()
         if end is None:
             end = today
@@ -403,7 +419,7 @@ class Service:
         if last == now.date() and last == today:
             day = self.market.day(inst.symbol, last)
             n = day.visible(cal.epoch_us(now)) if day is not None else 0
-            if n == 0:
+            if day is None or n == 0:
                 dates = dates[:-1]
                 cols = {k: v[:-1] for k, v in cols.items()}
             else:
@@ -436,7 +452,7 @@ class Service:
         rows = []
         for k, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
             close = int(cols["close"][e - 1])
-            values = {
+            values: dict[str, Any] = {
                 "open": wire.px(cols["open"][s]), "high": wire.px(cols["high"][s:e].max()),
                 "low": wire.px(cols["low"][s:e].min()), "close": wire.px(close),
                 "volume": int(cols["volume"][s:e].sum()) * mult,
@@ -475,7 +491,7 @@ class Service:
         return rows
 
     def _fields(self, q: Query, minute: bool) -> tuple[str, ...]:
-        raw = q.str("fields")
+        raw = q.get("fields")
         if raw is None:
             return tuple(f for f in DEFAULT_FIELDS if not (minute and f == "change"))
         got = tuple(f.strip() for f in raw.split(",") if f.strip())
@@ -487,10 +503,10 @@ class Service:
 
     def historical_candles(self, m: dict, q: Query) -> dict:
         inst = self.instrument(m["symbol"])
-        tf = q.choice("timeframe", TIMEFRAMES, default="D")
-        sort = q.choice("sort", ("asc", "desc"), default="desc")
+        tf = q.pick("timeframe", TIMEFRAMES, "D")
+        sort = q.pick("sort", ("asc", "desc"), "desc")
         minute = tf in MINUTE_FRAMES
-        if minute and (q.str("from") or q.str("to")):
+        if minute and (q.get("from") or q.get("to")):
             raise bad("from and to cannot be set for minute timeframes "
                       "(the latest 30 days are returned)")
         fields = self._fields(q, minute)
@@ -538,10 +554,10 @@ class Service:
 
     def _technical(self, m: dict, q: Query, name: str, params: tuple[str, ...]) -> dict:
         inst = self.instrument(m["symbol"])
-        tf = q.choice("timeframe", TIMEFRAMES, required=True)
-        values = {p: q.int(p, required=True, minimum=1) for p in params}
+        tf = q.need("timeframe", TIMEFRAMES)
+        values = {p: q.whole(p, minimum=1) for p in params}
         if tf in MINUTE_FRAMES:
-            start, end = q.date("from", True), q.date("to", True)
+            start, end = q.need_day("from"), q.need_day("to")
             rows = self._minute_rows(inst, int(tf), ("open", "high", "low", "close"))
         else:
             start, end = self._range(inst, q, required=True)
@@ -586,13 +602,13 @@ class Service:
     # --- corporate actions -----------------------------------------------------------------
 
     def _action_range(self, q: Query) -> tuple[date, date, str]:
-        start, end = q.date("start_date"), q.date("end_date")
+        start, end = q.day("start_date"), q.day("end_date")
         today = self.now().date()
         end = end or today + timedelta(days=60)
         start = start or end - timedelta(days=90)
         if start > end:
             raise bad(f"start_date ({start}) must not be after end_date ({end})")
-        sort = q.choice("sort", ("asc", "desc"), default="asc")
+        sort = q.pick("sort", ("asc", "desc"), "asc")
         return start, end, sort
 
     def capital_changes(self, m: dict, q: Query) -> dict:
@@ -606,9 +622,10 @@ class Service:
                 if not (start <= ch.effective <= end):
                     continue
                 up, down = cal.limits(ref, inst.etf)
-                raw = {"lastClosePrice": wire.px(prev), "previousClose": wire.px(prev),
-                       "referencePrice": wire.px(ref), "limitUpPrice": wire.px(up),
-                       "limitDownPrice": wire.px(down), "openingReferencePrice": wire.px(ref)}
+                raw: dict[str, Any] = {
+                    "lastClosePrice": wire.px(prev), "previousClose": wire.px(prev),
+                    "referencePrice": wire.px(ref), "limitUpPrice": wire.px(up),
+                    "limitDownPrice": wire.px(down), "openingReferencePrice": wire.px(ref)}
                 raw.update(ch.raw)
                 if ch.action_type == "capital_reduction":
                     raw["exRightsReferencePrice"] = wire.px(ref)
@@ -697,7 +714,7 @@ class Service:
         return d if cal.is_trading_day(d) else cal.previous_trading_day(d)
 
     def _session(self, q: Query) -> bool:
-        value = q.str("session")
+        value = q.get("session")
         if value is None:
             return False
         if value.lower() != "afterhours":
@@ -705,7 +722,7 @@ class Service:
         return True
 
     def products(self, m: dict, q: Query) -> dict:
-        type_ = q.choice("type", ("FUTURE", "OPTION"), required=True)
+        type_ = q.need("type", ("FUTURE", "OPTION"))
         q.choice("exchange", ("TAIFEX",))
         session = q.choice("session", ("REGULAR", "AFTERHOURS"))
         ctype = q.choice("contractType", ("I", "R", "B", "C", "S", "E"))
@@ -732,10 +749,10 @@ class Service:
         return out
 
     def futopt_tickers(self, m: dict, q: Query) -> dict:
-        type_ = q.choice("type", ("FUTURE", "OPTION"), required=True)
+        type_ = q.need("type", ("FUTURE", "OPTION"))
         q.choice("exchange", ("TAIFEX",))
         session = q.choice("session", ("REGULAR", "AFTERHOURS"))
-        product = q.str("product")
+        product = q.get("product")
         ctype = q.choice("contractType", ("I", "R", "B", "C", "S", "E"))
         d = self._futopt_date(session == "AFTERHOURS")
         rows = []
@@ -815,7 +832,7 @@ class Service:
 
     def futopt_candles(self, m: dict, q: Query) -> dict:
         c, d, day = self._contract_day(m, q)
-        tf = q.choice("timeframe", FUTOPT_FRAMES, default="1")
+        tf = q.pick("timeframe", FUTOPT_FRAMES, "1")
         rows = self._fo_candles(day, int(tf))
         out = self._fo_header(day, d)
         out["timeframe"] = tf
@@ -842,8 +859,8 @@ class Service:
 
     def futopt_trades(self, m: dict, q: Query) -> dict:
         c, d, day = self._contract_day(m, q)
-        offset = q.int("offset", 0)
-        limit = q.int("limit", 50, minimum=1)
+        offset = q.whole("offset", 0)
+        limit = q.whole("limit", 50, minimum=1)
         rows = wire.trade_rows(day, self._fo_t(day), futopt=True)
         rows.reverse()
         out = self._fo_header(day, d)

@@ -120,7 +120,7 @@ class Streaming:
 
     def _build(self, channel: str, day: Day) -> _Events:
         inst = day.inst
-        head = {"symbol": inst.symbol, "type": inst.type, "exchange": inst.exchange,
+        head: dict[str, Any] = {"symbol": inst.symbol, "type": inst.type, "exchange": inst.exchange,
                 "market": inst.market}
         rows: list[tuple[int, dict]] = []
         n = len(day.time)

@@ -1,0 +1,335 @@
+"""Cross-check the service's beta technical indicators against local recomputation.
+
+The service publishes no conventions for SMA, RSI, KDJ, MACD and Bollinger bands
+(``spec/wire-facts.md``). ``crosscheck`` fetches the service's series and the candles it was
+computed from, recomputes the indicator locally under every known convention
+(``marketframe.indicators.variants``) and two warm-up alignments, and reports which
+convention reproduces the service, how closely, and, when none does, where they part.
+
+Alignments: ``range`` computes over the candles of the requested range only; ``warmup``
+prepends up to a year of earlier candles (a service that warms its series up before ``from``
+matches this one). Agreement means ``max |local - service| / scale <= tolerance`` on every
+date the service returned, with ``scale`` = 100 for the bounded oscillators (RSI, KDJ) and
+the mean absolute close for indicators in price units (SMA, MACD, Bollinger).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from marketframe import indicators as ind
+
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class _Spec:
+    endpoint: str
+    local: str  # name in marketframe.indicators
+    params: dict[str, int]  # service parameter -> default
+    outputs: tuple[str, ...]  # service output columns (snake_case, as the loaders name them)
+    bounded: bool  # 0..100 oscillator (scale 100) or price units
+
+
+SPECS: dict[str, _Spec] = {
+    "sma": _Spec("stock.technical.sma", "sma", {"period": 20}, ("sma",), False),
+    "rsi": _Spec("stock.technical.rsi", "rsi", {"period": 14}, ("rsi",), True),
+    "kdj": _Spec("stock.technical.kdj", "kdj", {"rPeriod": 9, "kPeriod": 3, "dPeriod": 3},
+                 ("k", "d", "j"), True),
+    "macd": _Spec("stock.technical.macd", "macd", {"fast": 12, "slow": 26, "signal": 9},
+                  ("macd_line", "signal_line"), False),
+    "bb": _Spec("stock.technical.bb", "bbands", {"period": 20}, ("upper", "middle", "lower"),
+                False),
+}
+ALIASES = {"bbands": "bb", "bollinger": "bb"}
+INDICATOR_NAMES = tuple(SPECS)
+
+
+def _local(indicator: str, high: np.ndarray, low: np.ndarray, close: np.ndarray,
+           params: dict[str, int], convention: Any) -> dict[str, np.ndarray]:
+    """The indicator recomputed locally, keyed by the service's output column names."""
+    if indicator == "sma":
+        return {"sma": ind.sma(close, params["period"], convention=convention)}
+    if indicator == "rsi":
+        return {"rsi": ind.rsi(close, params["period"], convention=convention)}
+    if indicator == "kdj":
+        r = ind.kdj(high, low, close, params["rPeriod"], params["kPeriod"], params["dPeriod"],
+                    convention=convention)
+        return {"k": r.k, "d": r.d, "j": r.j}
+    if indicator == "macd":
+        m = ind.macd(close, params["fast"], params["slow"], params["signal"],
+                     convention=convention)
+        return {"macd_line": m.line, "signal_line": m.signal}
+    b = ind.bbands(close, params["period"], 2.0, convention=convention)
+    return {"upper": b.upper, "middle": b.middle, "lower": b.lower}
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    """How one (convention, alignment) compares with the service."""
+
+    convention: str
+    alignment: str
+    compared: int  # service values compared
+    missing: int  # service values where the local series is still warming up (NaN)
+    max_abs: float
+    max_rel: float  # max |diff| / scale
+    first_divergence: dt.date | dt.datetime | None
+    matches: bool
+
+
+@dataclass
+class CrosscheckReport:
+    """The outcome of :func:`crosscheck` (print it, or look at ``frame`` and ``plot()``)."""
+
+    symbol: str
+    indicator: str
+    timeframe: str
+    start: dt.date
+    end: dt.date
+    params: dict[str, int]
+    tolerance: float
+    scale: float
+    results: list[VariantResult]
+    frame: pd.DataFrame  # date, service_<out>, local_<out>, diff_<out> (best variant)
+    _series: dict[tuple[str, str], dict[str, np.ndarray]] = field(repr=False, default_factory=dict)
+
+    @property
+    def matched(self) -> list[VariantResult]:
+        return [r for r in self.results if r.matches]
+
+    @property
+    def best(self) -> VariantResult:
+        """The first matching result (variants in their listed order), else the closest."""
+        if self.matched:
+            return self.matched[0]
+        return min(self.results, key=lambda r: (r.missing, r.max_rel))
+
+    @property
+    def convention(self) -> str | None:
+        """The name of the convention that reproduces the service, or None."""
+        return self.best.convention if self.matched else None
+
+    def summary(self) -> str:
+        head = (f"{self.indicator.upper()}{tuple(self.params.values())} {self.symbol} "
+                f"{self.timeframe} {self.start}..{self.end}")
+        b = self.best
+        if self.matched:
+            names = sorted({r.convention for r in self.matched}, key=[
+                r.convention for r in self.results].index)
+            same = f" (indistinguishable on this data: {', '.join(names)})" if len(names) > 1 \
+                else ""
+            return (f"{head}: matches convention '{b.convention}' with alignment "
+                    f"'{b.alignment}' over {b.compared} values; max abs diff {b.max_abs:.3g}, "
+                    f"max rel diff {b.max_rel:.3g} <= {self.tolerance:g}{same}")
+        return (f"{head}: NO known convention matches; closest '{b.convention}' "
+                f"({b.alignment}): max rel diff {b.max_rel:.3g}, first divergence on "
+                f"{b.first_divergence}")
+
+    def table(self) -> pd.DataFrame:
+        """One row per (convention, alignment) with its differences."""
+        return pd.DataFrame([r.__dict__ for r in self.results])
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def plot(self, convention: str | None = None, alignment: str | None = None) -> Any:
+        """A chart of the service's values against local ones, with their difference."""
+        from marketframe.plot import _require_matplotlib
+
+        plt = _require_matplotlib()
+        b = self.best
+        key = (convention or b.convention, alignment or b.alignment)
+        local = self._series[key]
+        dates = self.frame["date"]
+        fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(9, 5),
+                                          gridspec_kw={"height_ratios": [3, 1.4]})
+        for out in SPECS[self.indicator].outputs:
+            line, = top.plot(dates, self.frame[f"service_{out}"], linewidth=1.2,
+                             label=f"service {out}")
+            top.plot(dates, local[out], linestyle="--", linewidth=1.0, color=line.get_color(),
+                     label=f"local {out}")
+            diff = np.abs(local[out] - self.frame[f"service_{out}"].to_numpy(float))
+            bottom.plot(dates, np.maximum(diff, 1e-18), linewidth=1.0, label=out)
+        top.set_title(f"{self.indicator.upper()} {self.symbol}: service vs local "
+                      f"('{key[0]}', {key[1]})")
+        top.legend(fontsize=7, ncol=2)
+        bottom.set_yscale("log")
+        bottom.axhline(self.tolerance * self.scale, color="0.5", linestyle=":",
+                       label="tolerance")
+        bottom.set_ylabel("|local - service|", fontsize=8)
+        bottom.legend(fontsize=7, ncol=4)
+        fig.autofmt_xdate()
+        fig.tight_layout()
+        return fig
+
+
+def _as_date(value: str | dt.date | dt.datetime) -> dt.date:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    return dt.date.fromisoformat(value)
+
+
+def _one_year_before(d: dt.date) -> dt.date:
+    try:
+        earlier = d.replace(year=d.year - 1)
+    except ValueError:  # 29 February
+        earlier = d.replace(year=d.year - 1, day=28)
+    return earlier + dt.timedelta(days=1)
+
+
+def _candles(client: Any, symbol: str, start: dt.date | None, end: dt.date | None,
+             timeframe: str) -> pd.DataFrame:
+    kw: dict[str, Any] = {"symbol": symbol, "timeframe": timeframe, "sort": "asc",
+                          "fields": ["open", "high", "low", "close", "volume"]}
+    if start is not None:
+        kw.update(from_=start, to=end)
+    table = client.fetch_table("stock.historical.candles", **kw)
+    df = table.to_pandas()
+    return df.sort_values("date").reset_index(drop=True)
+
+
+def _key(values: Sequence[Any]) -> list[str]:
+    return [str(v) for v in values]
+
+
+def crosscheck(client: Any, symbol: str, indicator: str, start: str | dt.date | None = None,
+               end: str | dt.date | None = None, timeframe: str = "D", *,
+               tolerance: float = TOLERANCE, **params: int) -> CrosscheckReport:
+    """Compare the service's ``indicator`` for ``symbol`` with local recomputations.
+
+    ``indicator`` is one of ``sma``, ``rsi``, ``kdj``, ``macd``, ``bb`` (``bbands``);
+    ``params`` are the service's parameter names (``period``; ``rPeriod``, ``kPeriod``,
+    ``dPeriod``; ``fast``, ``slow``, ``signal``), defaulting to the usual ones. ``start`` and
+    ``end`` default to the last ~6 months; minute timeframes use the service's latest 30 days.
+    """
+    name = ALIASES.get(indicator, indicator)
+    if name not in SPECS:
+        from marketframe.exceptions import InvalidParams
+
+        raise InvalidParams("crosscheck", "indicator", f"is {indicator!r}",
+                            ", ".join(INDICATOR_NAMES))
+    spec = SPECS[name]
+    unknown = set(params) - set(spec.params)
+    if unknown:
+        from marketframe.exceptions import InvalidParams
+
+        raise InvalidParams("crosscheck", sorted(unknown)[0], f"is not a parameter of {name}",
+                            ", ".join(spec.params))
+    values = {**spec.params, **params}
+    end_d = _as_date(end) if end is not None else dt.date.today()
+    start_d = _as_date(start) if start is not None else end_d - dt.timedelta(days=182)
+    minute = timeframe not in ("D", "W", "M")
+    service = client.fetch_table(spec.endpoint, symbol=symbol, from_=start_d, to=end_d,
+                                 timeframe=timeframe, **values).to_pandas()
+    service = service.sort_values("date").reset_index(drop=True)
+    if service.empty:
+        raise ValueError(f"the service returned no {name} values for {symbol} "
+                         f"{start_d}..{end_d} ({timeframe}); widen the range")
+    base = _candles(client, symbol, None if minute else start_d, end_d, timeframe)
+    alignments: dict[str, pd.DataFrame] = {"range": base}
+    if not minute:
+        earlier_end = start_d - dt.timedelta(days=1)
+        earlier = _candles(client, symbol, _one_year_before(start_d), earlier_end, timeframe)
+        if not earlier.empty:
+            alignments["warmup"] = pd.concat([earlier, base], ignore_index=True)
+    close_scale = float(np.nanmean(np.abs(base["close"].to_numpy(float)))) if len(base) else 1
+    scale = 100.0 if spec.bounded else max(close_scale, 1e-12)
+    wanted = _key(service["date"])
+    results: list[VariantResult] = []
+    series: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+    for align, candles in alignments.items():
+        pos = {k: i for i, k in enumerate(_key(candles["date"]))}
+        idx = np.array([pos.get(k, -1) for k in wanted])
+        h, lo, c = (candles[k].to_numpy(float) for k in ("high", "low", "close"))
+        for conv in ind.variants(spec.local):
+            local = _local(name, h, lo, c, values, conv)
+            picked = {out: np.where(idx >= 0, arr[np.maximum(idx, 0)], np.nan)
+                      for out, arr in local.items()}
+            series[(conv, align)] = picked
+            results.append(_compare(conv, align, service, picked, spec.outputs, scale,
+                                    tolerance))
+    report = CrosscheckReport(symbol, name, timeframe, start_d, end_d, values, tolerance, scale,
+                              results, pd.DataFrame(), series)
+    best = report.best
+    frame = pd.DataFrame({"date": service["date"]})
+    local = series[(best.convention, best.alignment)]
+    for out in spec.outputs:
+        frame[f"service_{out}"] = service[out].to_numpy(float)
+        frame[f"local_{out}"] = local[out]
+        frame[f"diff_{out}"] = local[out] - frame[f"service_{out}"]
+    report.frame = frame
+    return report
+
+
+def _compare(conv: str, align: str, service: pd.DataFrame, local: dict[str, np.ndarray],
+             outputs: Sequence[str], scale: float, tolerance: float) -> VariantResult:
+    worst = np.zeros(len(service))
+    missing = np.zeros(len(service), dtype=bool)
+    for out in outputs:
+        svc = service[out].to_numpy(float)
+        diff = np.abs(local[out] - svc)
+        missing |= np.isnan(local[out]) & ~np.isnan(svc)
+        worst = np.fmax(worst, diff)
+    bad = missing | (worst / scale > tolerance)
+    first = service["date"].iloc[int(np.argmax(bad))] if bad.any() else None
+    finite = worst[~missing]
+    max_abs = float(finite.max()) if finite.size else math.inf
+    return VariantResult(conv, align, int((~missing).sum()), int(missing.sum()), max_abs,
+                         max_abs / scale, first, not bad.any())
+
+
+# --- `marketframe crosscheck` -----------------------------------------------------------------
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "crosscheck",
+        help="audit the service's technical indicators against local recomputation",
+        description=(
+            "Fetch the service's SMA, RSI, KDJ, MACD and Bollinger series for a symbol, "
+            "recompute each locally under every known convention, and print which convention "
+            "the service follows and how closely it agrees. Without MARKETFRAME_API_KEY the "
+            "built-in sandbox is audited."),
+    )
+    p.add_argument("symbol", nargs="?", default="2330", help="stock symbol")
+    p.add_argument("--start", help="first date (YYYY-MM-DD); default: about 6 months ago")
+    p.add_argument("--end", help="last date (YYYY-MM-DD); default: today")
+    p.add_argument("--timeframe", default="D", help="D, W, M or minutes 1..60")
+    p.add_argument("--indicator", action="append", choices=INDICATOR_NAMES,
+                   help="check only these (repeatable); default: all five")
+    p.add_argument("--tolerance", type=float, default=TOLERANCE,
+                   help="largest relative difference counted as agreement")
+    p.add_argument("--chart", metavar="PNG", help="also write the cross-check charts here "
+                   "(one file per indicator, the name gets a suffix)")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from marketframe._connect import connect
+
+    failures = 0
+    with connect() as client:
+        for name in args.indicator or INDICATOR_NAMES:
+            report = crosscheck(client, args.symbol, name, args.start, args.end,
+                                args.timeframe, tolerance=args.tolerance)
+            print(report.summary())
+            failures += report.convention is None
+            if args.chart:
+                from pathlib import Path
+
+                path = Path(args.chart)
+                out = path.with_name(f"{path.stem}-{name}{path.suffix or '.png'}")
+                report.plot().savefig(out, dpi=110)
+                print(f"  chart: {out}")
+    return 1 if failures else 0
+

@@ -1,0 +1,188 @@
+"""Backend-agnostic part of the ``md`` accessors: what to compute, and per symbol.
+
+A ``Request`` names the input columns, the output columns and the kernel call. ``compute``
+runs it on numpy columns taken from any frame: rows are put in (symbol, date) order, the
+symbols are laid side by side as the columns of a panel (row = position of the bar within
+its symbol, so a symbol's missing dates never become gaps and no window or recursion ever
+reaches another symbol), the kernel runs once on the whole panel, and the results are put
+back in the user's row order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from marketframe.exceptions import MarketframeError
+
+from .. import indicators as ind
+
+Array = NDArray[np.float64]
+
+
+class MissingColumnsError(MarketframeError, ValueError):
+    """A frame lacks a column an indicator needs; the message lists those available."""
+
+
+@dataclass(frozen=True)
+class Request:
+    indicator: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    kernel: Callable[..., Any]
+
+
+def _fmt(v: float) -> str:
+    return f"{v:g}"
+
+
+def _named(base: str, column: str, default: str = "close") -> str:
+    return base if column == default else f"{column}_{base}"
+
+
+def sma_request(n: int, column: str, convention: Any) -> Request:
+    return Request(
+        "sma",
+        (column,),
+        (_named(f"sma_{n}", column),),
+        lambda x: ind.sma(x, n, convention=convention),
+    )
+
+
+def ema_request(n: int, column: str, convention: Any) -> Request:
+    return Request(
+        "ema",
+        (column,),
+        (_named(f"ema_{n}", column),),
+        lambda x: ind.ema(x, n, convention=convention),
+    )
+
+
+def rsi_request(n: int, column: str, convention: Any) -> Request:
+    return Request(
+        "rsi",
+        (column,),
+        (_named(f"rsi_{n}", column),),
+        lambda x: ind.rsi(x, n, convention=convention),
+    )
+
+
+def macd_request(fast: int, slow: int, signal: int, column: str, convention: Any) -> Request:
+    tag = f"{fast}_{slow}_{signal}"
+    names = tuple(_named(f"{p}_{tag}", column) for p in ("macd", "macd_signal", "macd_hist"))
+    return Request(
+        "macd",
+        (column,),
+        names,
+        lambda x: tuple(ind.macd(x, fast, slow, signal, convention=convention)),
+    )
+
+
+def bbands_request(n: int, mult: float, column: str, convention: Any) -> Request:
+    tag = f"{n}_{_fmt(mult)}"
+    names = tuple(_named(f"bb_{p}_{tag}", column) for p in ("upper", "middle", "lower"))
+    return Request(
+        "bbands",
+        (column,),
+        names,
+        lambda x: tuple(ind.bbands(x, n, mult, convention=convention)),
+    )
+
+
+def kdj_request(
+    n: int, m1: int, m2: int, high: str, low: str, close: str, convention: Any
+) -> Request:
+    tag = f"{n}_{m1}_{m2}"
+    return Request(
+        "kdj",
+        (high, low, close),
+        tuple(f"kdj_{p}_{tag}" for p in "kdj"),
+        lambda h, lo, c: tuple(ind.kdj(h, lo, c, n, m1, m2, convention=convention)),
+    )
+
+
+def check_columns(
+    request: Request,
+    available: Sequence[str],
+    symbol: str | None,
+    date: str | None,
+    defaults: tuple[str | None, str | None],
+) -> tuple[str | None, str | None]:
+    """Raise ``MissingColumnsError`` for absent inputs; return the symbol/date columns to use.
+
+    ``symbol`` and ``date`` at their defaults are optional (a frame without ``symbol`` is one
+    series; without ``date`` the row order is the time order); named explicitly, they must
+    exist.
+    """
+    have = set(available)
+    missing = [c for c in request.inputs if c not in have]
+    for col, default in ((symbol, defaults[0]), (date, defaults[1])):
+        if col is not None and col != default and col not in have:
+            missing.append(col)
+    if missing:
+        raise MissingColumnsError(
+            f"{request.indicator} needs column(s) {', '.join(repr(c) for c in missing)}, "
+            f"not in the frame; available columns: {', '.join(map(str, available))}"
+        )
+    return (
+        symbol if symbol is not None and symbol in have else None,
+        date if date is not None and date in have else None,
+    )
+
+
+def _run(request: Request, arrays: list[Array]) -> list[Array]:
+    out = request.kernel(*arrays)
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def compute(
+    request: Request,
+    arrays: list[Array],
+    order: NDArray[np.intp] | None,
+    new_group: NDArray[np.bool_] | None,
+) -> list[Array]:
+    """Outputs aligned with the input rows.
+
+    ``order`` sorts the rows by (symbol, date) (None: rows already in time order);
+    ``new_group`` marks, in that sorted order, the first row of each symbol (None: one
+    symbol).
+    """
+    size = arrays[0].shape[0]
+    if order is not None:
+        arrays = [a[order] for a in arrays]
+    if new_group is None or size == 0:
+        outs = _run(request, arrays)
+    else:
+        starts = np.flatnonzero(new_group)
+        lengths = np.diff(np.append(starts, size))
+        groups = len(starts)
+        longest = int(lengths.max())
+        outs = [np.empty(size) for _ in request.outputs]
+        if longest * groups <= 4 * size + 4096:
+            # one panel: column g holds symbol g's bars, padded at the end with NaN
+            rank = np.arange(size) - np.repeat(starts, lengths)
+            col = np.repeat(np.arange(groups), lengths)
+            panels = []
+            for a in arrays:
+                p = np.full((longest, groups), np.nan)
+                p[rank, col] = a
+                panels.append(p)
+            for o, res in zip(outs, _run(request, panels), strict=True):
+                o[:] = res[rank, col]
+        else:  # very ragged: one symbol at a time rather than a mostly empty panel
+            for s, n in zip(starts, lengths, strict=True):
+                part = [a[s : s + n] for a in arrays]
+                for o, res in zip(outs, _run(request, part), strict=True):
+                    o[s : s + n] = res
+    if order is None:
+        return outs
+    result = []
+    for o in outs:
+        back = np.empty(size)
+        back[order] = o
+        result.append(back)
+    return result

@@ -1,0 +1,384 @@
+"""The indicator kernels: numpy arrays in, numpy arrays out.
+
+Input is a 1-D series or a 2-D panel shaped ``(n_bars, n_symbols)`` (time on axis 0, one
+column per symbol; every column is computed independently, all at once). Output has the
+input's shape; warm-up bars are NaN.
+
+Missing values (the "restart" policy): a NaN bar is NaN in every output, and each NaN-free
+run of the input is computed as if it were a separate series: windows never span a gap,
+and recursive averages start a fresh warm-up and seed after it. Nothing is ever filled
+with 0.0 (TA-Lib's RSI outputs 0.0 for ever after one NaN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import _fast as fast_path
+from . import _rolling as rolling
+from ._linrec import restart, run_position
+from .conventions import (
+    BBandsConvention,
+    EmaConvention,
+    KdjConvention,
+    MacdConvention,
+    RsiConvention,
+    SmaConvention,
+    resolve,
+)
+
+Array = NDArray[np.float64]
+
+
+class MacdResult(NamedTuple):
+    line: Array
+    signal: Array
+    hist: Array
+
+
+class BBandsResult(NamedTuple):
+    upper: Array
+    middle: Array
+    lower: Array
+
+
+class KdjResult(NamedTuple):
+    k: Array
+    d: Array
+    j: Array
+
+
+def _series(x: ArrayLike, name: str = "x") -> Array:
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim not in (1, 2):
+        raise ValueError(f"{name} must be 1-D (bars) or 2-D (bars, symbols), got shape {a.shape}")
+    return a
+
+
+def _period(n: int, name: str = "n", minimum: int = 1) -> int:
+    if isinstance(n, bool) or int(n) != n or n < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {n!r}")
+    return int(n)
+
+
+_MIN_RUN = 256  # mean NaN-free run length from which runs are computed one by one
+_MAX_GAP_SHARE = 0.25  # share of a panel's columns with inner gaps done one by one
+
+
+def _outputs(res: Any) -> tuple[Array, ...]:
+    return res if isinstance(res, tuple) else (res,)
+
+
+def _fast(
+    fn: Callable[..., Any],
+    arrays: tuple[Array, ...],
+    *args: Any,
+    column: Callable[..., Any] | None = None,
+) -> Any:
+    """Run the chunked fast path wherever it gives the policy's answer; None if it cannot.
+
+    * No NaN: directly.
+    * In every column the NaN bars form a suffix (a ragged panel: symbols with fewer bars,
+      padded at the end, as the ``md`` accessors build them): the suffix is computed as 0.0
+      and set back to NaN in every output (nothing before it depends on it).
+    * A series with gaps: each NaN-free run is its own series under the policy, so runs are
+      computed one by one (if they are long enough for that to pay).
+    * A panel where a few columns have gaps: those columns go one by one through
+      ``column`` (the public 1-D kernel), the rest together.
+    Otherwise the whole-array path, which implements the policy for any NaN pattern.
+    """
+    # min() propagates NaN and, unlike isnan(a).any(), allocates nothing
+    if all(a.size and not np.isnan(a.min()) for a in arrays):
+        return fn(*arrays, *args)
+    if not arrays[0].size:
+        return None
+    nan = np.isnan(arrays[0])
+    for a in arrays[1:]:
+        nan |= np.isnan(a)
+    restart = nan[:-1] & ~nan[1:]  # a NaN followed by a bar: a run starts after a gap
+    if not restart.any():
+        length = nan.shape[0] - np.count_nonzero(nan, axis=0)
+        res = fn(*(np.where(nan, 0.0, a) for a in arrays), *args)
+        rows = np.arange(nan.shape[0]).reshape((-1,) + (1,) * (nan.ndim - 1))
+        tail = rows >= length
+        for o in _outputs(res):
+            o[tail] = np.nan
+        return res
+    if nan.ndim == 1:
+        edges = np.diff(np.concatenate(([0], (~nan).astype(np.int8), [0])))
+        starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        if not starts.size or (stops - starts).mean() < _MIN_RUN:
+            return None
+        outs: tuple[Array, ...] | None = None
+        for s, e in zip(starts, stops, strict=True):
+            res = fn(*(a[s:e] for a in arrays), *args)
+            if outs is None:
+                outs = tuple(np.full(nan.shape, np.nan) for _ in _outputs(res))
+            for o, r in zip(outs, _outputs(res), strict=True):
+                o[s:e] = r
+        assert outs is not None
+        return outs if isinstance(res, tuple) else outs[0]
+    gappy = restart.any(axis=0)
+    if column is None or np.count_nonzero(gappy) > _MAX_GAP_SHARE * nan.shape[1]:
+        return None
+    good = np.flatnonzero(~gappy)
+    res = _fast(fn, tuple(np.ascontiguousarray(a[:, good]) for a in arrays), *args)
+    outs = tuple(np.full(nan.shape, np.nan) for _ in _outputs(res))
+    for o, r in zip(outs, _outputs(res), strict=True):
+        o[:, good] = r
+    for j in np.flatnonzero(gappy):
+        for o, r in zip(outs, _outputs(column(*(a[:, j].copy() for a in arrays))), strict=True):
+            o[:, j] = r
+    return outs if isinstance(res, tuple) else outs[0]
+
+
+def _leading_nan_rows(x: Array) -> int:
+    """Number of leading rows that are NaN in every column (computed on the rest)."""
+    if x.shape[0] == 0 or not np.isnan(x[0]).all():
+        return 0
+    valid: NDArray[np.bool_] = ~np.isnan(x)
+    if x.ndim == 2:
+        valid = np.any(valid, axis=1)
+    return int(np.argmax(valid)) if valid.any() else x.shape[0]
+
+
+def _ema_from(x: Array, n: int, seed: str, start: int) -> Array:
+    """EMA(n) restarted on each NaN-free run, starting at run position ``start``."""
+    f = _leading_nan_rows(x)
+    out = np.full(x.shape, np.nan)
+    xs = x[f:]
+    if xs.shape[0] <= start:
+        return out
+    k = 2.0 / (n + 1)
+    pos = run_position(xs)
+    if seed == "first":
+        seeds = xs
+    elif pos is None:
+        seeds = np.empty_like(xs)
+        seeds[start] = xs[start - n + 1 : start + 1].mean(axis=0)
+    else:
+        seeds = rolling.mean(xs, n)
+    out[f:] = restart(k * xs, seeds, pos, start, 1.0 - k)
+    return out
+
+
+def sma(x: ArrayLike, n: int = 20, *, convention: SmaConvention | str | None = None) -> Array:
+    """Simple moving average of the trailing ``n`` bars; first valid bar ``n-1``."""
+    resolve("sma", convention, SmaConvention)
+    xa, n = _series(x), _period(n)
+    res = _fast(fast_path.sma, (xa,), n, column=lambda c: sma(c, n))
+    return res if res is not None else rolling.mean(xa, n)
+
+
+def ema(x: ArrayLike, n: int = 20, *, convention: EmaConvention | str | None = None) -> Array:
+    """Exponential moving average with ``k = 2/(n+1)`` (seed: see ``EmaConvention``)."""
+    conv = resolve("ema", convention, EmaConvention)
+    assert isinstance(conv, EmaConvention)
+    n = _period(n)
+    xa = _series(x)
+    start = n - 1 if conv.seed == "sma" else 0
+    res = _fast(
+        fast_path.ema, (xa,), n, conv.seed, start, column=lambda c: ema(c, n, convention=conv)
+    )
+    if res is not None:
+        return res  # type: ignore[no-any-return]
+    return _ema_from(xa, n, conv.seed, start)
+
+
+def rsi(x: ArrayLike, n: int = 14, *, convention: RsiConvention | str | None = None) -> Array:
+    """Wilder's relative strength index, 0..100 (see ``RsiConvention``)."""
+    conv = resolve("rsi", convention, RsiConvention)
+    assert isinstance(conv, RsiConvention)
+    n = _period(n)
+    xa = _series(x)
+    res = _fast(
+        fast_path.rsi, (xa,), n, conv.seed, conv.flat, column=lambda c: rsi(c, n, convention=conv)
+    )
+    if res is not None:
+        return res  # type: ignore[no-any-return]
+    out = np.full(xa.shape, np.nan)
+    if xa.shape[0] < 2:
+        return out
+    d = xa[1:] - xa[:-1]  # change on bar t+1
+    f = _leading_nan_rows(d)
+    d = d[f:]
+    start = n - 1 if conv.seed == "sma" else 0
+    if d.shape[0] <= start:
+        return out
+    pos = run_position(d)
+    gains = np.maximum(d, 0.0)
+    losses = np.maximum(-d, 0.0)
+    a = (n - 1.0) / n
+    if conv.seed == "first":
+        g_seed, l_seed = gains, losses
+    elif pos is None:
+        g_seed, l_seed = np.empty_like(d), np.empty_like(d)
+        g_seed[start] = gains[:n].mean(axis=0)
+        l_seed[start] = losses[:n].mean(axis=0)
+    else:
+        g_seed, l_seed = rolling.mean(gains, n), rolling.mean(losses, n)
+    g = restart(gains / n, g_seed, pos, start, a)
+    lo = restart(losses / n, l_seed, pos, start, a)
+    if pos is not None:
+        # superposition leaves ~1e-17 of earlier runs: clamp, and find "no change yet" exactly
+        np.maximum(g, 0.0, out=g, where=~np.isnan(g))
+        np.maximum(lo, 0.0, out=lo, where=~np.isnan(lo))
+        moving = (d != 0.0) & (pos >= 0)
+        count = np.cumsum(moving, axis=0)
+        before = np.maximum.accumulate(np.where(pos == 0, count - moving, -1), axis=0)
+        flat = (count - before == 0) & (pos >= start)  # no change since the run began
+    total = g + lo
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = 100.0 * g / total
+    flat = total == 0.0 if pos is None else flat | (total == 0.0)
+    r[flat] = conv.flat
+    out[1 + f :] = r
+    return out
+
+
+def macd(
+    x: ArrayLike,
+    fast: int = 12,
+    slow: int = 26,
+    signal: int = 9,
+    *,
+    convention: MacdConvention | str | None = None,
+) -> MacdResult:
+    """MACD line ``EMA(fast) - EMA(slow)``, its ``signal`` EMA, and ``hist = line - signal``.
+
+    Under TA-Lib's convention the line is valid from bar ``slow-1`` and the signal from
+    ``slow+signal-2``; ``talib.MACD`` shows the line only from the latter bar.
+    """
+    conv = resolve("macd", convention, MacdConvention)
+    assert isinstance(conv, MacdConvention)
+    fast, slow, signal = _period(fast, "fast"), _period(slow, "slow"), _period(signal, "signal")
+    if fast >= slow:
+        raise ValueError(f"fast ({fast}) must be shorter than slow ({slow})")
+    xa = _series(x)
+    if conv.seed == "first":
+        fast_start = slow_start = sig_start = 0
+    else:
+        fast_start = slow - 1 if conv.align == "slow" else fast - 1
+        slow_start, sig_start = slow - 1, signal - 1
+    res = _fast(
+        fast_path.macd,
+        (xa,),
+        fast,
+        slow,
+        signal,
+        conv.seed,
+        fast_start,
+        column=lambda c: tuple(macd(c, fast, slow, signal, convention=conv)),
+    )
+    if res is not None:
+        return MacdResult(*res)
+    line = _ema_from(xa, fast, conv.seed, fast_start) - _ema_from(xa, slow, conv.seed, slow_start)
+    sig = _ema_from(line, signal, conv.seed, sig_start)
+    return MacdResult(line, sig, line - sig)
+
+
+def bbands(
+    x: ArrayLike,
+    n: int = 20,
+    mult: float = 2.0,
+    *,
+    convention: BBandsConvention | str | None = None,
+) -> BBandsResult:
+    """Bollinger bands: SMA(n) middle, ``middle +- mult * std`` (``ddof`` per convention)."""
+    conv = resolve("bbands", convention, BBandsConvention)
+    assert isinstance(conv, BBandsConvention)
+    xa, n = _series(x), _period(n)
+    if n - conv.ddof <= 0:
+        raise ValueError(f"window {n} too short for ddof={conv.ddof}")
+    res = _fast(
+        fast_path.bbands,
+        (xa,),
+        n,
+        mult,
+        conv.ddof,
+        column=lambda c: tuple(bbands(c, n, mult, convention=conv)),
+    )
+    if res is not None:
+        return BBandsResult(*res)
+    mid, std = rolling.mean_and_std(xa, n, conv.ddof)
+    width = mult * std
+    return BBandsResult(mid + width, mid, mid - width)
+
+
+def rsv(high: ArrayLike, low: ArrayLike, close: ArrayLike, n: int = 9, flat: float = 0.0) -> Array:
+    """Raw stochastic value ``100*(C - LLV(L,n))/(HHV(H,n) - LLV(L,n))``; ``flat`` if HHV == LLV."""
+    h, lo, c = _series(high, "high"), _series(low, "low"), _series(close, "close")
+    if not h.shape == lo.shape == c.shape:
+        raise ValueError(f"high, low, close shapes differ: {h.shape}, {lo.shape}, {c.shape}")
+    n = _period(n)
+    ll = rolling.rolling_min(lo, n)
+    den = rolling.rolling_max(h, n) - ll
+    den /= 100.0  # TA-Lib's arithmetic: (C - L) / ((H - L) / 100)
+    num = c - ll
+    out = np.full(c.shape, float(flat))
+    with np.errstate(invalid="ignore"):
+        np.divide(num, den, out=out, where=den != 0.0)
+    out[np.isnan(num) | np.isnan(den)] = np.nan
+    return out
+
+
+def _smooth_recursive(x: Array, m: int, seed: float) -> Array:
+    f = _leading_nan_rows(x)
+    out = np.full(x.shape, np.nan)
+    xs = x[f:]
+    if xs.shape[0] == 0:
+        return out
+    a = 1.0 - 1.0 / m
+    v = xs / m
+    out[f:] = restart(v, a * seed + v, run_position(xs), 0, a)
+    return out
+
+
+def kdj(
+    high: ArrayLike,
+    low: ArrayLike,
+    close: ArrayLike,
+    n: int = 9,
+    m1: int = 3,
+    m2: int = 3,
+    *,
+    convention: KdjConvention | str | None = None,
+) -> KdjResult:
+    """KDJ stochastic: K and D smoothings of the RSV, ``J = 3K - 2D`` (see ``KdjConvention``).
+
+    Under TA-Lib's convention K is valid from bar ``n+m1-2`` and D from ``n+m1+m2-3``;
+    ``talib.STOCH`` shows both only from the latter bar.
+    """
+    conv = resolve("kdj", convention, KdjConvention)
+    assert isinstance(conv, KdjConvention)
+    m1, m2, n = _period(m1, "m1"), _period(m2, "m2"), _period(n)
+    h, lo, c = _series(high, "high"), _series(low, "low"), _series(close, "close")
+    if not h.shape == lo.shape == c.shape:
+        raise ValueError(f"high, low, close shapes differ: {h.shape}, {lo.shape}, {c.shape}")
+    res = _fast(
+        fast_path.kdj,
+        (h, lo, c),
+        n,
+        m1,
+        m2,
+        conv.smoothing,
+        conv.seed,
+        conv.flat_rsv,
+        column=lambda hc, lc, cc: tuple(kdj(hc, lc, cc, n, m1, m2, convention=conv)),
+    )
+    if res is not None:
+        return KdjResult(*res)
+    missing = np.isnan(h) | np.isnan(lo) | np.isnan(c)  # a bar lacking any of the three
+    h, lo, c = (np.where(missing, np.nan, a) for a in (h, lo, c))
+    r = rsv(h, lo, c, n, conv.flat_rsv)
+    if conv.smoothing == "sma":
+        k = rolling.mean(r, m1)
+        d = rolling.mean(k, m2)
+    else:
+        k = _smooth_recursive(r, m1, conv.seed)
+        d = _smooth_recursive(k, m2, conv.seed)
+    return KdjResult(k, d, 3.0 * k - 2.0 * d)

@@ -1,0 +1,82 @@
+"""The cross-check names the sandbox's technical conventions and agrees within 1e-9 under them."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("agg")
+
+import pytest  # noqa: E402
+
+import marketframe  # noqa: E402
+from marketframe import Client, InvalidParams  # noqa: E402
+from marketframe.cli import main  # noqa: E402
+
+# The sandbox's documented conventions (docs/sandbox.md), found by the cross-check, not told.
+SANDBOX = {"sma": "talib", "rsi": "talib", "kdj": "kdj=recursive50", "macd": "ema_seed=first",
+           "bb": "bb_ddof=1"}
+
+
+@pytest.fixture(scope="module")
+def client(sandbox) -> Client:
+    return Client(sandbox.api_key, base_url=sandbox.base_url, cache=False)
+
+
+@pytest.mark.parametrize("indicator", list(SANDBOX))
+@pytest.mark.parametrize("symbol,timeframe,start", [("2330", "D", "2026-01-05"),
+                                                   ("0050", "W", "2025-12-01"),
+                                                   ("6488", "D", "2025-06-02")])
+def test_names_the_sandbox_convention(client, indicator, symbol, timeframe, start) -> None:
+    end = "2026-11-20" if start.startswith("2026") or timeframe == "W" else "2026-05-29"
+    report = marketframe.crosscheck(client, symbol, indicator, start, end, timeframe)
+    assert report.convention == SANDBOX[indicator], report.summary()
+    best = report.best
+    assert best.alignment == "range" and best.missing == 0 and best.compared > 10
+    assert best.max_rel <= 1e-9
+    assert report.frame[[c for c in report.frame if c.startswith("diff_")]].abs().max().max() \
+        <= 1e-9 * report.scale
+    if indicator != "sma":  # SMA has no free convention; the others must tell variants apart
+        others = [r for r in report.results if not r.matches]
+        assert others, "some other convention must disagree, or the check proves nothing"
+
+
+def test_a_mismatch_reports_where_it_diverges(client) -> None:
+    report = marketframe.crosscheck(client, "2330", "macd", "2026-01-05", "2026-11-20")
+    talib = next(r for r in report.results if r.convention == "talib" and r.alignment == "range")
+    assert not talib.matches and talib.first_divergence is not None
+    assert talib.max_rel > 1e-6
+    assert "talib" in report.table()["convention"].tolist()
+
+
+def test_parameters_are_passed_to_the_service(client) -> None:
+    report = marketframe.crosscheck(client, "2454", "sma", "2026-03-02", "2026-11-20", period=5)
+    assert report.params == {"period": 5} and report.convention == "talib"
+    assert report.best.compared == len(report.frame)
+
+
+def test_bad_input_fails_before_any_request(client, sandbox) -> None:
+    before = sandbox.requests_served
+    with pytest.raises(InvalidParams, match="sma, rsi, kdj, macd, bb"):
+        marketframe.crosscheck(client, "2330", "vwap")
+    with pytest.raises(InvalidParams, match="period"):
+        marketframe.crosscheck(client, "2330", "sma", window=5)
+    assert sandbox.requests_served == before
+
+
+def test_the_chart(client, tmp_path) -> None:
+    report = marketframe.crosscheck(client, "2330", "kdj", "2026-01-05", "2026-11-20")
+    fig = report.plot()
+    assert len(fig.axes) == 2
+    fig.savefig(tmp_path / "kdj.png")
+    assert (tmp_path / "kdj.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_prints_all_five(capsys, monkeypatch, tmp_path) -> None:
+    monkeypatch.delenv("MARKETFRAME_API_KEY", raising=False)
+    code = main(["crosscheck", "2330", "--start", "2026-01-05", "--end", "2026-11-20",
+                 "--chart", str(tmp_path / "cc.png")])
+    out = capsys.readouterr().out
+    assert code == 0
+    for name, conv in SANDBOX.items():
+        assert f"{name.upper()}(" in out and f"'{conv}'" in out
+    assert len(list(tmp_path.glob("cc-*.png"))) == 5
