@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from marketframe.client import Client
 
 __all__ = ["Failure", "Store", "SyncError", "SyncReport"]
+for _cls in (Failure, SyncError, SyncReport):
+    _cls.__module__ = __name__  # shown (docs/errors.md, reprs) where users import them from
 
 LOCK = ".lock"
 _BACKENDS = ("pandas", "polars", "arrow")

@@ -74,7 +74,7 @@ class SyncReport:
 
 
 class SyncError(MarketframeError):
-    """Some windows failed; everything else was written. ``.report`` lists each failure."""
+    """Some windows of a sync failed; everything else was written; `.report` lists them."""
 
     def __init__(self, report: SyncReport):
         self.report = report

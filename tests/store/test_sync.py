@@ -265,3 +265,18 @@ def test_read_backends_and_schema(make_store: Callable[..., Store]) -> None:
     assert pdf.date.min() >= dt.date(2024, 1, 1) and pdf.date.max() <= dt.date(2024, 3, 31)
     empty = st.read("stock.historical.candles", "2454")
     assert len(empty) == 0 and "close" in empty.columns
+
+
+def test_fields_are_part_of_the_dataset_identity(make_store: Callable[..., Store],
+                                                 sb: Sandbox) -> None:
+    st = make_store()
+    st.sync("stock.historical.candles", "2330", "2024-01-01", "2024-03-31",
+            fields=["volume", "close"])
+    served = sb.requests_served
+    st.sync("stock.historical.candles", "2330", "2024-01-01", "2024-03-31",
+            fields="close,volume")  # the same dataset, spelled differently: nothing to fetch
+    assert sb.requests_served == served
+    narrow = st.read("stock.historical.candles", "2330", fields=["close", "volume"])
+    assert narrow["close"].notna().all() and narrow["open"].isna().all()
+    assert len(st.read("stock.historical.candles", "2330")) == 0  # the default dataset is apart
+    assert (st.root / "dataset=stock.historical.candles" / "params=fields-close.volume").is_dir()
