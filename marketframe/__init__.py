@@ -34,6 +34,7 @@ _LAZY = {
     "RateLimited": "marketframe.exceptions",
     "SchemaError": "marketframe.exceptions",
     "ServerError": "marketframe.exceptions",
+    "Store": "marketframe.store",
     "SymbolNotFound": "marketframe.exceptions",
     "TransportError": "marketframe.exceptions",
     "units": "marketframe.convert",

@@ -38,7 +38,7 @@ DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "endpoints.md"
 ERRORS_PATH = DOC_PATH.with_name("errors.md")
 
 #: Modules whose exceptions the error reference lists (all subclass MarketframeError).
-ERROR_MODULES = ("marketframe.exceptions", "marketframe.academy")
+ERROR_MODULES = ("marketframe.exceptions", "marketframe.academy", "marketframe.store")
 
 
 def _param(p: object) -> str:

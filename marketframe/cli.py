@@ -19,6 +19,7 @@ _COMMANDS: tuple[str, ...] = (
     "marketframe.crosscheck",
     "marketframe.sandbox._cli",
     "marketframe.academy._cli",
+    "marketframe.store._cli",
 )
 
 

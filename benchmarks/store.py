@@ -1,0 +1,203 @@
+"""Store benchmarks: ours and a baseline in the same run, printed as ratios.
+
+1. Sync 50 symbols of daily candles 2010-01-01..2025-12-31 (16 windows each) against a sandbox
+   running in ANOTHER process (so the server does not compete for our GIL) with 20 ms injected
+   latency: ``Store.sync`` (concurrent windows through one client, conversion and Parquet
+   writes included) against a sequential loop of plain ``requests.get`` over the same windows
+   (JSON decoding only, nothing written). Target: at least 5x faster. One concurrent pass over
+   every window first warms the sandbox's caches, so both timed runs see the same server; every
+   request asks ``sort=asc`` as the store does, so the warmed answers are the ones both use.
+2. Read one symbol's 15 years from a store holding 500 symbols (built with the store's own
+   upsert path from the synced rows, relabelled) against ``pyarrow.parquet.read_table`` of one
+   standalone file holding the same rows. Target: at most 2x.
+
+Run from the repository root: ``python3 benchmarks/store.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+import requests  # noqa: E402
+
+from marketframe.client import Client  # noqa: E402
+from marketframe.store import Store, _io  # noqa: E402
+from marketframe.store._sync import resolve  # noqa: E402
+from marketframe.store._windows import split  # noqa: E402
+
+KEY = "sandbox-advanced"
+NOW = "2026-01-05T14:00:00+08:00"
+
+
+def best(fn: Callable[[], Any], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def start_sandbox(n_extra: int) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "marketframe", "sandbox", "--port", "0", "--latency-ms", "20",
+         "--rate-limit", "0", "--extra-equities", str(n_extra), "--now", NOW],
+        stdout=subprocess.PIPE, text=True,
+        cwd=str(Path(__file__).resolve().parent.parent))
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if "base URL" in line:
+            return proc, line.split()[-1]
+    raise RuntimeError("the sandbox did not print its base URL")
+
+
+def bench_sync(n_symbols: int, first_year: int, workers: int,
+               root: Path) -> tuple[list[tuple[str, float, str]], pa.Table]:
+    proc, base = start_sandbox(n_symbols)
+    try:
+        symbols = [str(9001 + i) for i in range(n_symbols)]
+        import datetime as dt
+
+        windows = split(dt.date(first_year, 1, 1), dt.date(2025, 12, 31))
+        jobs = [(s, lo, hi) for s in symbols for lo, hi in windows]
+        print(f"sync: {n_symbols} symbols x {len(windows)} windows = {len(jobs)} requests "
+              f"({first_year}-01-01..2025-12-31, daily), sandbox in another process, "
+              "20 ms latency")
+        session = requests.Session()
+        session.headers["X-API-KEY"] = KEY
+
+        def get(job: tuple[str, Any, Any]) -> Any:
+            s, lo, hi = job
+            r = session.get(f"{base}/stock/historical/candles/{s}",
+                            params={"from": lo.isoformat(), "to": hi.isoformat(),
+                                    "timeframe": "D", "sort": "asc"}, timeout=60)
+            r.raise_for_status()
+            return r.json()
+
+        t = time.perf_counter()
+        with ThreadPoolExecutor(16) as pool:
+            list(pool.map(get, jobs))
+        print(f"  warm-up pass (concurrent, untimed baseline)   {time.perf_counter() - t:8.2f} s")
+        def plain_get(job: tuple[str, Any, Any]) -> Any:  # the issue's baseline, verbatim
+            s, lo, hi = job
+            r = requests.get(f"{base}/stock/historical/candles/{s}",
+                             params={"from": lo.isoformat(), "to": hi.isoformat(),
+                                     "timeframe": "D", "sort": "asc"},
+                             headers={"X-API-KEY": KEY}, timeout=60)
+            r.raise_for_status()
+            return r.json()
+
+        t = time.perf_counter()
+        rows = sum(len(plain_get(job)["data"]) for job in jobs)
+        t_seq = time.perf_counter() - t
+        print(f"  sequential requests.get over the windows      {t_seq:8.2f} s  ({rows} rows)")
+        t = time.perf_counter()
+        rows_s = sum(len(get(job)["data"]) for job in jobs)
+        t_sess = time.perf_counter() - t
+        print(f"  sequential Session.get (keep-alive), info     {t_sess:8.2f} s  ({rows_s} rows)")
+        with Client(KEY, base_url=base, backend="arrow", cache=False,
+                    max_workers=workers) as client, Store(root / "synced", client) as store:
+            t = time.perf_counter()
+            report = store.sync("stock.historical.candles", symbols, f"{first_year}-01-01",
+                                "2025-12-31", progress=False)
+            t_ours = time.perf_counter() - t
+            assert report.ok and report.requests == len(jobs), report
+            t = time.perf_counter()
+            again = store.sync("stock.historical.candles", symbols, f"{first_year}-01-01",
+                               "2025-12-31", progress=False)
+            t_again = time.perf_counter() - t
+            assert again.requests == 0
+            one = store.read("stock.historical.candles", symbols[0], backend="arrow")
+        label = f"Store.sync ({workers} workers, rows written)"
+        print(f"  {label:46s}{t_ours:8.2f} s  "
+              f"({report.rows_written} rows, {report.requests} requests)")
+        print(f"  Store.sync again (nothing missing)            {t_again:8.3f} s  "
+              f"({again.requests} requests)")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    ratio = t_seq / t_ours
+    return [("sequential requests.get / Store.sync (target >= 5)", ratio,
+             "met" if ratio >= 5 else "MISSED"),
+            ("sequential Session.get / Store.sync (info)", t_sess / t_ours, "")], one
+
+
+def bench_read(template: pa.Table, n_symbols: int, repeat: int,
+               root: Path) -> list[tuple[str, float, str]]:
+    spec = resolve("stock.historical.candles", "D", {})
+    store_root = root / "big"
+    keys = list(spec.ep.keys)
+    by_year = _io.split_by_year(template)
+    t = time.perf_counter()
+    for i in range(n_symbols):
+        sym = f"S{i:04d}"
+        for year, part in by_year.items():
+            relabelled = part.set_column(part.schema.get_field_index("symbol"), "symbol",
+                                         pa.array([sym] * part.num_rows, pa.string()))
+            _io.upsert(_io.partition_path(store_root, spec.ds, sym, year), relabelled, keys, {})
+    print(f"read: store of {n_symbols} symbols x {len(by_year)} years "
+          f"({n_symbols * len(by_year)} files) built in {time.perf_counter() - t:.1f} s "
+          "with the store's upsert path")
+    store = Store(store_root)
+    target = "S0042" if n_symbols > 42 else "S0001"
+    mine = store.read("stock.historical.candles", target, backend="arrow")
+    standalone = root / "standalone.parquet"
+    pq.write_table(mine, standalone, compression="zstd")
+    assert pq.read_table(standalone).num_rows == mine.num_rows == template.num_rows
+    assert pc.all(pc.equal(pq.read_table(standalone).column("close"),
+                           mine.column("close"))).as_py()
+    t_file = best(lambda: pq.read_table(standalone), repeat)
+    t_read = best(lambda: store.read("stock.historical.candles", target, backend="arrow"),
+                  repeat)
+    files = _io.partition_files(store_root, spec.ds, spec.ep, [target], None)
+    t_floor = best(lambda: [pq.ParquetFile(p).read() for p in files], repeat)
+    t_file_pd = best(lambda: pq.read_table(standalone).to_pandas(), repeat)
+    t_read_pd = best(lambda: store.read("stock.historical.candles", target), repeat)
+    print(f"  pyarrow.parquet.read_table(one file)          {t_file * 1e3:8.2f} ms "
+          f"({mine.num_rows} rows)")
+    print(f"  Store.read(one symbol, arrow)                 {t_read * 1e3:8.2f} ms")
+    label = f"ParquetFile(path).read() x {len(files)} year files"
+    print(f"  {label:46s}{t_floor * 1e3:8.2f} ms")
+    print(f"  read_table(...).to_pandas()                   {t_file_pd * 1e3:8.2f} ms")
+    print(f"  Store.read(one symbol, pandas)                {t_read_pd * 1e3:8.2f} ms")
+    ratio = t_read / t_file
+    return [("Store.read / read_table of one file (target <= 2)", ratio,
+             "met" if ratio <= 2 else "MISSED"),
+            ("Store.read / ParquetFile.read of its year files (info)", t_read / t_floor, ""),
+            ("Store.read pandas / read_table+to_pandas (info)", t_read_pd / t_file_pd, "")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="10 symbols from 2020, 50 in the store")
+    ap.add_argument("--workers", type=int, default=16,
+                    help="concurrent requests (the Store default: 16)")
+    args = ap.parse_args(argv)
+    n_sync, first_year, n_store, repeat = (10, 2020, 50, 20) if args.quick else (
+        50, 2010, 500, 50)
+    with tempfile.TemporaryDirectory(prefix="marketframe-bench-") as tmp:
+        results, one = bench_sync(n_sync, first_year, args.workers, Path(tmp))
+        results += bench_read(one, n_store, repeat, Path(tmp))
+    print("\nratios:")
+    for label, ratio, verdict in results:
+        print(f"  {label:55s} {ratio:6.2f}  {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""``Store``: a local, hive-partitioned Parquet copy of the service's date-ranged endpoints.
+
+``store.sync(...)`` fetches only what is missing, in the fewest windows of under one year,
+concurrently through one client; ``store.read(...)`` returns pandas / polars / Arrow;
+``store.coverage()`` says what is held. See ``docs/store.md``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from marketframe._params import to_date
+from marketframe.convert import to_frame
+from marketframe.exceptions import InvalidParams
+from marketframe.store import _io
+from marketframe.store._manifest import NO_SYMBOL, Manifest
+from marketframe.store._report import Failure, SyncError, SyncReport
+from marketframe.store._sync import check_range, check_symbols, resolve, taipei_today
+
+if TYPE_CHECKING:
+    from marketframe.client import Client
+
+__all__ = ["Failure", "Store", "SyncError", "SyncReport"]
+for _cls in (Failure, SyncError, SyncReport):
+    _cls.__module__ = __name__  # shown (docs/errors.md, reprs) where users import them from
+
+LOCK = ".lock"
+_BACKENDS = ("pandas", "polars", "arrow")
+
+
+class Store:
+    """A Parquet store rooted at ``path``.
+
+    ``client`` is the :class:`~marketframe.Client` used by :meth:`sync` (its pooled session,
+    retries and rate-limit pacing are shared by every window); by default one is made from
+    ``api_key`` / ``base_url`` (or ``MARKETFRAME_API_KEY``) without an HTTP cache, because the
+    store is the cache. ``max_workers`` bounds concurrent requests (default: the client's).
+    ``lock_timeout`` is how long a sync waits for another process's sync (-1: forever).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], client: Client | None = None, *,
+                 api_key: str | None = None, base_url: str | None = None,
+                 max_workers: int | None = None, lock_timeout: float = -1):
+        self.root = Path(path)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._client = client
+        self._own_client = client is None
+        self._client_args = {"api_key": api_key, "base_url": base_url}
+        self.max_workers = max_workers
+        self.lock_timeout = lock_timeout
+        self._manifest = Manifest(self.root)
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.root)!r})"
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            from marketframe.client import DEFAULT_BASE_URL, Client
+
+            self._client = Client(self._client_args["api_key"],
+                                  base_url=self._client_args["base_url"] or DEFAULT_BASE_URL,
+                                  backend="arrow", cache=False,
+                                  max_workers=self.max_workers or 16)
+        return self._client
+
+    def close(self) -> None:
+        if self._own_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- sync -------------------------------------------------------------------------------
+
+    def sync(self, endpoint: str, symbols: str | Sequence[str] | None = None,
+             start: Any = None, end: Any = None, timeframe: str | None = None, *,
+             today: dt.date | str | None = None, progress: bool | None = None,
+             strict: bool = True, **params: Any) -> SyncReport:
+        """Fetch what the store is missing of ``endpoint`` for ``symbols`` from ``start`` to
+        ``end`` (inclusive; ``end`` defaults to today) and write it.
+
+        ``timeframe`` defaults to ``"D"`` where the endpoint has one; minute timeframes take no
+        ``start``/``end`` (the service returns the latest 30 days; each sync keeps them).
+        Other keyword arguments are the endpoint's parameters that shape the data
+        (``period=20``, ``fields=[...]``); they are part of the dataset's identity.
+        ``today`` is only used for responses without an envelope date (technical indicators,
+        corporate actions): the default is today's date in Asia/Taipei.
+
+        Returns a :class:`SyncReport`. If any window failed, everything else is still written
+        and :class:`SyncError` (carrying ``.report``) is raised, unless ``strict=False``.
+        Bad arguments raise :class:`~marketframe.InvalidParams` before any request.
+        """
+        from filelock import FileLock
+
+        from marketframe.store import _sync
+
+        spec = resolve(endpoint, timeframe, params)
+        syms = check_symbols(spec, symbols)
+        day = to_date("Store.sync", "today", today) if today is not None else None
+        want = check_range(spec, start, end, day or taipei_today())
+        client = self.client
+        workers = int(self.max_workers or getattr(client, "max_workers", 8) or 8)
+        with FileLock(str(self.root / LOCK), timeout=self.lock_timeout):
+            _io.clean_temporary(self.root)
+            self._manifest.reload()  # another process may have synced while we waited
+            report = _sync.run(client, self.root, self._manifest, spec, syms, want,
+                               today=day, progress=progress, max_workers=workers)
+        if report.failures and strict:
+            raise SyncError(report)
+        return report
+
+    # -- read -------------------------------------------------------------------------------
+
+    def read(self, endpoint: str, symbols: str | Sequence[str] | None = None,
+             start: Any = None, end: Any = None, timeframe: str | None = None, *,
+             backend: str = "pandas", **params: Any) -> Any:
+        """The stored rows of a dataset as a pandas / polars frame or Arrow table.
+
+        ``symbols`` None reads every stored symbol; ``start``/``end`` (inclusive) filter on
+        ``date`` (capital changes: ``effective_date``; listing applicants:
+        ``application_date``; rows where it is null are left out by a range). Rows are sorted
+        by the endpoint's key; columns are the loaders' columns. An empty result has the
+        endpoint's columns and no rows. Reading needs no lock: files are replaced atomically.
+        """
+        if backend not in _BACKENDS:
+            raise InvalidParams("Store.read", "backend", f"has value {backend!r}",
+                                ", ".join(_BACKENDS))
+        spec = resolve(endpoint, timeframe, params)
+        # symbol-less datasets (corporate actions) are filtered on their symbol column
+        syms = None if symbols is None or not spec.has_symbol else check_symbols(spec, symbols)
+        lo = to_date(endpoint, "start", start) if start is not None else None
+        hi = to_date(endpoint, "end", end) if end is not None else None
+        years = None
+        if spec.has_symbol and (lo is not None or hi is not None):
+            years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)
+        paths = _io.partition_files(self.root, spec.ds, spec.ep, syms, years)
+        tables = [t for t in _io.read_files(paths) if t.num_rows]
+        if not tables:
+            table = spec.ep.schema.arrow(minute=spec.minute).empty_table()
+        else:
+            table = tables[0] if len(tables) == 1 else _io.concat_partitions(tables)
+        if table.num_rows and (lo is not None or hi is not None):
+            col = table.column(_io.date_column(spec.ep))
+            if pa.types.is_timestamp(col.type):
+                col = pc.cast(pc.local_timestamp(col), pa.date32())
+            mask = None
+            if lo is not None:
+                mask = pc.greater_equal(col, pa.scalar(lo, pa.date32()))
+            if hi is not None:
+                m2 = pc.less_equal(col, pa.scalar(hi, pa.date32()))
+                mask = m2 if mask is None else pc.and_(mask, m2)
+            table = table.filter(mask)
+        if not spec.has_symbol and symbols is not None and table.num_rows:
+            wanted = [symbols] if isinstance(symbols, str) else list(symbols)
+            table = table.filter(pc.is_in(table.column("symbol"), pa.array(wanted)))
+        meta = {k: v for k, v in (table.schema.metadata or {}).items()
+                if not k.startswith(b"marketframe.store.")}
+        return to_frame(table.replace_schema_metadata(meta), backend)
+
+    # -- coverage ---------------------------------------------------------------------------
+
+    def coverage(self, backend: str = "pandas") -> Any:
+        """What the store holds: one row per (dataset, params, timeframe, symbol, interval).
+
+        ``status`` is ``final`` (will not change), ``open`` (refetched by the next sync:
+        today, an unfinished week or month, minute candles) or ``empty`` (fetched and confirmed
+        to hold no rows, e.g. before a listing; also listed under final or open).
+        """
+        self._manifest.reload()
+        rows: dict[str, list[Any]] = {k: [] for k in (
+            "dataset", "params", "timeframe", "symbol", "status", "start", "end")}
+        for ds, d in self._manifest.datasets():
+            for sym, e in sorted(d.get("symbols", {}).items()):
+                for status in ("final", "open", "empty"):
+                    for a, b in e.get(status, []):
+                        for k, v in zip(rows, (ds.endpoint, ds.params, ds.timeframe,
+                                               None if sym == NO_SYMBOL else sym, status,
+                                               dt.date.fromisoformat(a),
+                                               dt.date.fromisoformat(b)), strict=True):
+                            rows[k].append(v)
+        table = pa.table({k: pa.array(v, pa.date32() if k in ("start", "end") else pa.string())
+                          for k, v in rows.items()})
+        return to_frame(table, backend)

@@ -1,0 +1,194 @@
+"""`marketframe sync` and `marketframe export`: the store for batch jobs.
+
+Symbols come inline (``--symbols 2330 2317``), from a file (``--symbols-file``: one a line,
+``#`` comments) or as whole boards from the tickers endpoint (``--board TSE OTC``). The key
+comes only from ``MARKETFRAME_API_KEY`` (a command-line option would be visible to other
+users); without it the commands run against the embedded sandbox. The exit status is 0 when
+everything was fetched, 1 when anything failed (each failed item is listed on stderr), 2 for
+bad arguments (nothing was requested).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from marketframe.endpoints import ENDPOINTS, MARKETS, TIMEFRAMES
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    ranged = [n for n, e in ENDPOINTS.items() if e.date_range]
+    p.add_argument("endpoint", choices=ranged, metavar="ENDPOINT",
+                   help="a date-ranged endpoint: " + ", ".join(ranged))
+    src = p.add_argument_group("symbols (combine freely; none for corporate actions)")
+    src.add_argument("--symbols", nargs="+", default=[], metavar="SYMBOL")
+    src.add_argument("--symbols-file", type=Path, action="append", default=[],
+                     help="a file of symbols, one a line (# starts a comment)")
+    src.add_argument("--board", nargs="+", default=[], choices=MARKETS, metavar="MARKET",
+                     help="every ticker of these boards (" + ", ".join(MARKETS) + ")")
+    src.add_argument("--type", default="EQUITY", choices=("EQUITY", "INDEX", "WARRANT"),
+                     help="ticker type of --board")
+    p.add_argument("--start", help="first day, YYYY-MM-DD (not with minute timeframes)")
+    p.add_argument("--end", help="last day, YYYY-MM-DD (default: today)")
+    p.add_argument("--timeframe", choices=TIMEFRAMES, help="D (default), W, M or minutes")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter that shapes the data, e.g. period=20 or "
+                        "fields=open,close (repeatable)")
+    p.add_argument("--today", help="the service's date for responses without one "
+                                   "(technical, corporate actions); default: today in Taipei")
+    p.add_argument("--workers", type=int, default=8, help="concurrent requests")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--base-url", default=None, help="service URL (default: the real one, or "
+                   "the embedded sandbox when MARKETFRAME_API_KEY is not set)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    s = sub.add_parser("sync", help="fetch what a local Parquet store is missing",
+                       description="Sync a date-ranged endpoint into a Parquet store "
+                                   "(docs/store.md): only missing windows are fetched.")
+    s.add_argument("--store", type=Path, required=True, help="the store directory")
+    _add_common(s)
+    s.set_defaults(func=run_sync)
+    e = sub.add_parser("export", help="write an endpoint's rows over any range to one Parquet file",
+                       description="Fetch (through a store: only what is missing) and write "
+                                   "the rows of the range to one Parquet file.")
+    e.add_argument("--out", type=Path, required=True, help="the .parquet file to write")
+    e.add_argument("--store", type=Path, default=None,
+                   help="a store to sync through (default: a temporary one)")
+    _add_common(e)
+    e.set_defaults(func=run_export)
+
+
+def _params(ep_name: str, items: list[str]) -> dict[str, Any]:
+    from marketframe.exceptions import InvalidParams
+
+    ep = ENDPOINTS[ep_name]
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name not in ep.param_map:
+            allowed = [p.name for p in ep.params
+                       if p.name not in (*(ep.date_range or ()), "symbol", "timeframe", "sort")]
+            raise InvalidParams(ep_name, name or item, "is not NAME=VALUE of a parameter here",
+                                ", ".join(allowed) or "none")
+        kind = ep.param_map[name].type
+        if kind == "int":
+            try:
+                out[name] = int(value)
+            except ValueError:
+                raise InvalidParams(ep_name, name, f"is not an integer: {value!r}",
+                                    "0, 1, 2, ...") from None
+        else:
+            out[name] = value
+    return out
+
+
+def _symbols(args: argparse.Namespace, client: Any) -> list[str] | None:
+    from marketframe.exceptions import InvalidParams
+
+    syms: list[str] = list(args.symbols)
+    for f in args.symbols_file:
+        try:
+            lines = f.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise InvalidParams("sync", "symbols-file", f"cannot be read: {exc.strerror}",
+                                "a readable file of symbols, one a line") from None
+        syms += [t for line in lines for t in line.split("#", 1)[0].split()]
+    for board in args.board:
+        table = client.fetch_table("stock.intraday.tickers", type=args.type, market=board)
+        syms += table.column("symbol").to_pylist()
+    if not syms:
+        return None
+    return list(dict.fromkeys(syms))
+
+
+def _session(stack: ExitStack, args: argparse.Namespace) -> Any:
+    from marketframe.client import DEFAULT_BASE_URL, ENV_KEY, Client
+
+    key, base_url = os.environ.get(ENV_KEY), args.base_url
+    if not key:
+        from marketframe.sandbox import Sandbox
+
+        sb = stack.enter_context(Sandbox(rate_limit=None))
+        key, base_url = sb.api_key, base_url or sb.base_url
+        print(f"{ENV_KEY} is not set: using the embedded sandbox", file=sys.stderr)
+    return stack.enter_context(Client(key, base_url=base_url or DEFAULT_BASE_URL,
+                                      backend="arrow", cache=False,
+                                      max_workers=max(1, args.workers)))
+
+
+def _sync(args: argparse.Namespace, root: Path,
+          stack: ExitStack) -> tuple[Any, Any, dict[str, Any]]:
+    from marketframe.store import Store
+
+    params = _params(args.endpoint, args.param)
+    client = _session(stack, args)
+    store = stack.enter_context(Store(root, client, max_workers=max(1, args.workers)))
+    symbols = _symbols(args, client)
+    report = store.sync(args.endpoint, symbols, args.start, args.end, args.timeframe,
+                        today=args.today, progress=False if args.no_progress else None,
+                        strict=False, **params)
+    return store, report, {"symbols": symbols, "params": params}
+
+
+def _finish(args: argparse.Namespace, report: Any, extra: dict[str, Any] | None = None) -> int:
+    if args.json:
+        print(json.dumps({**report.as_dict(), **(extra or {})}, indent=1))
+    else:
+        print(report.__str__().splitlines()[0])
+    if report.failures:
+        print(f"{len(report.failures)} item(s) FAILED; rerun the same command to retry them:",
+              file=sys.stderr)
+        for f in report.failures:
+            print(f"  FAILED {f}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _guard(fn: Any, args: argparse.Namespace) -> int:
+    from marketframe.exceptions import InvalidParams, MarketframeError
+
+    try:
+        return int(fn(args))
+    except InvalidParams as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except MarketframeError as exc:  # e.g. the tickers request of --board failed
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+def run_sync(args: argparse.Namespace) -> int:
+    def go(a: argparse.Namespace) -> int:
+        with ExitStack() as stack:
+            _, report, _ = _sync(a, a.store, stack)
+        return _finish(a, report)
+
+    return _guard(go, args)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    def go(a: argparse.Namespace) -> int:
+        import pyarrow.parquet as pq
+
+        with ExitStack() as stack:
+            root = a.store or Path(stack.enter_context(tempfile.TemporaryDirectory(
+                prefix="marketframe-export-")))
+            store, report, ctx = _sync(a, root, stack)
+            table = store.read(a.endpoint, ctx["symbols"], a.start, a.end, a.timeframe,
+                               backend="arrow", **ctx["params"])
+            a.out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = a.out.with_name(f".{a.out.name}.{os.getpid()}.tmp")
+            pq.write_table(table, tmp, compression="zstd")
+            os.replace(tmp, a.out)
+        print(f"wrote {table.num_rows} rows to {a.out}", file=sys.stderr)
+        return _finish(a, report, {"out": str(a.out), "rows": table.num_rows})
+
+    return _guard(go, args)

@@ -1,0 +1,404 @@
+"""One sync: validate, plan the missing windows, fetch them concurrently, write, record.
+
+The order of effects is what makes a sync safe to kill at any point: for each symbol the
+partition files are upserted first and the manifest is rewritten after, so a window is only
+ever recorded as held once its rows are on disk. A rerun refetches whatever the manifest does
+not record, and because writes are upserts on the endpoint's key, refetching a window that was
+already written cannot duplicate a row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from marketframe import _params
+from marketframe.convert import concat
+from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, Endpoint, get
+from marketframe.exceptions import InvalidParams, MarketframeError, redact
+from marketframe.store import _io
+from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
+from marketframe.store._report import Failure, SyncReport
+from marketframe.store._windows import (
+    MAX_LEAD,
+    Interval,
+    earliest,
+    fetch_start,
+    final_until,
+    plan,
+    split,
+)
+
+if TYPE_CHECKING:
+    from marketframe.client import Client
+
+TAIPEI = dt.timezone(dt.timedelta(hours=8))
+#: parameters that only order or bound the answer, never change a row
+_NOT_IDENTITY = {"symbol", "timeframe", "sort"}
+_ENVELOPE_DATE = re.compile(rb'"date"\s*:\s*"(\d{4}-\d{2}-\d{2})"')
+#: warm-up bars the service omits at the start of a technical range, from its parameters
+_WARMUP = {
+    "stock.technical.sma": lambda p: p["period"],
+    "stock.technical.rsi": lambda p: p["period"] + 1,
+    "stock.technical.bb": lambda p: p["period"],
+    "stock.technical.kdj": lambda p: p["rPeriod"],
+    "stock.technical.macd": lambda p: p["slow"] + p["signal"],
+}
+
+
+def date_ranged() -> list[str]:
+    return [name for name, ep in ENDPOINTS.items() if ep.date_range]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A dataset, resolved and validated."""
+
+    ep: Endpoint
+    ds: DatasetId
+    params: dict[str, Any]  # canonical identity parameters (no symbol, range, timeframe)
+
+    @property
+    def has_symbol(self) -> bool:
+        return self.ep.multi_param == "symbol"
+
+    @property
+    def minute(self) -> bool:
+        return self.ds.timeframe in MINUTE_TIMEFRAMES
+
+    def lead_days(self) -> int:
+        """Calendar days to request before each window so warm-up bars are not lost."""
+        warm = _WARMUP.get(self.ep.name)
+        if warm is None or self.minute:
+            return 0
+        bars = int(warm(self.params)) + 1
+        if self.ds.timeframe == "W":
+            days = bars * 7 + 7
+        elif self.ds.timeframe == "M":
+            days = bars * 31 + 31
+        else:
+            days = bars * 7 // 5 + bars // 10 + 10  # weekends and holidays
+        if days > MAX_LEAD:
+            raise InvalidParams(self.ep.name, "period", f"needs {days} days of warm-up",
+                                f"warm-up under {MAX_LEAD} days (smaller periods)")
+        return days
+
+
+def fingerprint(params: Mapping[str, Any]) -> str:
+    """Hive-safe text of the parameters that change the data: ``period-20``, ``default``."""
+    parts = []
+    for k in sorted(params):
+        v = params[k]
+        text = ".".join(sorted(v)) if isinstance(v, tuple) else str(v)
+        parts.append(f"{k}-{text}")
+    fp = "_".join(parts) or "default"
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", fp):
+        raise InvalidParams("Store", "params", f"give a value unusable in a path: {fp!r}",
+                            "letters, digits, '.', '-'")
+    return fp
+
+
+def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> Spec:
+    """Validate the dataset part of a request (everything but symbols and dates)."""
+    ep = get(endpoint)
+    if not ep.date_range:
+        raise InvalidParams("Store", "endpoint", f"{endpoint!r} has no date range to store",
+                            ", ".join(date_ranged()))
+    bad = [k for k in params if k in (*ep.date_range, ep.multi_param) or k not in ep.param_map]
+    if bad:
+        allowed = [p.name for p in ep.params if p.name not in
+                   (*ep.date_range, ep.multi_param, "timeframe", "sort")]
+        raise InvalidParams(ep.name, bad[0], "is not a dataset parameter here (symbols and "
+                            "dates are sync/read arguments)", ", ".join(allowed) or "none")
+    if "timeframe" in ep.param_map:
+        timeframe = str(timeframe) if timeframe is not None else "D"
+        tf = ep.param_map["timeframe"]
+        if timeframe not in (tf.allowed or ()):
+            raise InvalidParams(ep.name, "timeframe", f"has value {timeframe!r}",
+                                ", ".join(tf.allowed or ()))
+    elif timeframe is not None:
+        raise InvalidParams(ep.name, "timeframe", "is not a parameter of this endpoint", "None")
+    canon: dict[str, Any] = {}
+    for k, v in params.items():
+        if v is None or k in _NOT_IDENTITY:
+            continue
+        canon[k] = _params._check_value(ep, k, v)
+    missing = [p.name for p in ep.params if p.required and p.name not in canon
+               and p.name not in (*ep.date_range, ep.multi_param, "timeframe")]
+    if missing:
+        raise InvalidParams(ep.name, missing[0], "is required", None)
+    if ep.name == "stock.historical.candles" and timeframe in MINUTE_TIMEFRAMES:
+        bad_f = [f for f in canon.get("fields", ()) if f in ("turnover", "change")]
+        if bad_f:
+            raise InvalidParams(ep.name, "fields", f"cannot select {bad_f} with a minute "
+                                "timeframe", "open, high, low, close, volume")
+    return Spec(ep, DatasetId(ep.name, fingerprint(canon), timeframe), canon)
+
+
+def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
+    if not spec.has_symbol:
+        if symbols is not None:
+            raise InvalidParams(spec.ep.name, "symbols", "is not accepted: this endpoint "
+                                "answers for every symbol at once", "None")
+        return [NO_SYMBOL]
+    if symbols is None:
+        raise InvalidParams(spec.ep.name, "symbols", "is required", "a symbol or a list")
+    items = [symbols] if isinstance(symbols, str) else list(symbols)
+    if not items:
+        raise InvalidParams(spec.ep.name, "symbols", "is an empty list", "one or more symbols")
+    out: list[str] = []
+    for s in items:
+        if not isinstance(s, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", s):
+            raise InvalidParams(spec.ep.name, "symbols", f"has value {s!r}",
+                                "symbol strings of letters and digits")
+        if s not in out:
+            out.append(s)
+    return out
+
+
+def taipei_today() -> dt.date:
+    return dt.datetime.now(TAIPEI).date()
+
+
+def envelope_date(body: bytes) -> dt.date | None:
+    """The ``date`` of the response envelope (the service's session date), if it has one."""
+    cut = body.find(b'"data"')
+    head = body[: cut if cut >= 0 else 200]
+    m = _ENVELOPE_DATE.search(head)
+    return dt.date.fromisoformat(m.group(1).decode()) if m else None
+
+
+def check_range(spec: Spec, start: Any, end: Any, today: dt.date) -> Interval | None:
+    name = spec.ep.name
+    if spec.minute:
+        if start is not None or end is not None:
+            raise InvalidParams(name, "start", "cannot be set with a minute timeframe (the "
+                                "service returns the latest 30 days; each sync keeps them)",
+                                "start=None, end=None")
+        return None
+    if start is None:
+        raise InvalidParams(name, "start", "is required", "a 'YYYY-MM-DD' string or a date")
+    lo = _params.to_date(name, "start", start)
+    hi = _params.to_date(name, "end", end) if end is not None else today
+    if lo > hi:
+        raise InvalidParams(name, "start", f"({lo}) is after end ({hi})", "start <= end")
+    return lo, hi
+
+
+@dataclass
+class _Task:
+    symbol: str
+    window: Interval | None  # None: minute timeframe, the latest 30 days
+    fetch_from: dt.date | None
+
+
+def _request(spec: Spec, task: _Task, today: dt.date) -> dict[str, Any]:
+    p: dict[str, Any] = dict(spec.params)
+    if spec.ds.timeframe is not None:
+        p["timeframe"] = spec.ds.timeframe
+    if spec.has_symbol:
+        p["symbol"] = task.symbol
+    if "sort" in spec.ep.param_map:
+        p["sort"] = "asc"  # windows come back in key order: fresh partitions need no sort
+    lo_name, hi_name = spec.ep.date_range  # type: ignore[misc]
+    if task.window is not None:
+        p[lo_name], p[hi_name] = task.fetch_from, task.window[1]
+    elif spec.ep.name.startswith("stock.technical."):
+        p[lo_name] = p[hi_name] = today  # required, ignored for minute timeframes
+    return p
+
+
+def _date_bounds(table: pa.Table) -> Interval | None:
+    if table.num_rows == 0:
+        return None
+    col = table.column("date")
+    if pa.types.is_timestamp(col.type):
+        col = pc.cast(col, pa.date32()) if col.type.tz is None else pc.cast(
+            pc.local_timestamp(col), pa.date32())
+    mm = pc.min_max(col).as_py()
+    return mm["min"], mm["max"]
+
+
+def _in_window(table: pa.Table, window: Interval) -> pa.Table:
+    col = table.column("date")
+    if pa.types.is_timestamp(col.type):
+        col = pc.cast(pc.local_timestamp(col), pa.date32())
+    mask = pc.and_(pc.greater_equal(col, pa.scalar(window[0], pa.date32())),
+                   pc.less_equal(col, pa.scalar(window[1], pa.date32())))
+    return table.filter(mask)
+
+
+def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: list[str],
+        want: Interval | None, *, today: dt.date | None, progress: bool | None,
+        max_workers: int) -> SyncReport:
+    """Fetch what ``manifest`` does not hold as final, write it, record it; never raises for a
+    failed window (it is in the report)."""
+    t0 = time.perf_counter()
+    report = SyncReport(spec.ds.key, symbols=len(symbols) if spec.has_symbol else 0)
+    clock_today = today or taipei_today()
+    lead = spec.lead_days()
+    tasks: list[_Task] = []
+    for sym in symbols:
+        if want is None:
+            tasks.append(_Task(sym, None, None))
+            continue
+        held = manifest.final(spec.ds, sym)
+        kind_symbol = sym if spec.has_symbol else None
+        windows, before = plan(want, held, kind_symbol, lead)
+        if before is not None:  # before the earliest data: empty by the service's rules
+            manifest.record(spec.ds, sym, before, before[1], empty=True, params=spec.params)
+        floor = earliest(kind_symbol)
+        lo = max(want[0], floor) if floor else want[0]
+        report.windows_skipped += max(0, len(split(lo, want[1], lead, floor)) - len(windows)) \
+            if lo <= want[1] else 0
+        tasks += [_Task(sym, w, fetch_start(w[0], lead, floor)) for w in windows]
+    # every request's parameters are checked before the first one is sent
+    requests = [_params.validate(spec.ep, _request(spec, t, clock_today)) for t in tasks]
+
+    before_stats = client.stats()
+    pending: dict[str, int] = defaultdict(int)
+    for t in tasks:
+        pending[t.symbol] += 1
+    done: dict[str, list[tuple[_Task, pa.Table, dt.date]]] = defaultdict(list)
+    bar = _progress(len(tasks), spec.ds.key, progress)
+    commit_lock = threading.Lock()
+    try:
+        if tasks:
+            # fetches on max_workers threads; each symbol's writes, once all its windows are
+            # in, on a writer thread (different symbols never share a partition file)
+            with ThreadPoolExecutor(max_workers, thread_name_prefix="marketframe-store") as pool, \
+                    ThreadPoolExecutor(2, thread_name_prefix="marketframe-write") as writers:
+                futures: dict[Future[Any], _Task] = {
+                    pool.submit(_fetch, client, spec, req): t
+                    for t, req in zip(tasks, requests, strict=True)}
+                commits: list[Future[None]] = []
+                try:
+                    _collect(futures, report, spec, client, done, pending, bar, commits, writers,
+                             root, manifest, clock_today, commit_lock)
+                except BaseException:
+                    # Ctrl-C in a notebook, a write error: stop sending, keep what is written
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+                for c in commits:
+                    c.result()  # a write error (disk full, ...) is raised, never swallowed
+        manifest.save()
+    finally:
+        if bar is not None:
+            bar.close()
+    after = client.stats()
+    report.requests = after["requests"] - before_stats["requests"]
+    report.retries = after["retries"] - before_stats["retries"]
+    report.cache_hits = after["cache_hits"] - before_stats["cache_hits"]
+    report.failures.sort(key=lambda f: (f.symbol or "", f.start or dt.date.min))
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _collect(futures: dict[Future[Any], _Task], report: SyncReport, spec: Spec,
+             client: Client, done: dict[str, list[tuple[_Task, pa.Table, dt.date]]],
+             pending: dict[str, int], bar: Any, commits: list[Future[None]],
+             writers: ThreadPoolExecutor, root: Path, manifest: Manifest,
+             clock_today: dt.date, commit_lock: threading.Lock) -> None:
+    """Take fetched windows as they complete; hand each finished symbol to a writer."""
+    for fut in as_completed(futures):
+        task = futures[fut]
+        try:
+            table, env_today = fut.result()
+        except MarketframeError as exc:
+            report.failures.append(Failure(
+                task.symbol if spec.has_symbol else None,
+                task.window[0] if task.window else None,
+                task.window[1] if task.window else None,
+                redact(f"{type(exc).__name__}: {exc}", _key_of(client))))
+        else:
+            done[task.symbol].append((task, table, env_today or clock_today))
+        pending[task.symbol] -= 1
+        if bar is not None:
+            bar.update(1)
+        if pending[task.symbol] == 0:
+            commits.append(writers.submit(_commit, root, manifest, spec, task.symbol,
+                                          done.pop(task.symbol, []), report, commit_lock))
+
+
+def _key_of(client: Client) -> str | None:
+    return getattr(getattr(client, "_transport", None), "_key", None)
+
+
+def _fetch(client: Client, spec: Spec, req: dict[str, Any]) -> tuple[pa.Table, dt.date | None]:
+    fetched = client.fetch(spec.ep.name, refresh=True, **req)
+    return fetched.table, envelope_date(fetched.responses[0].body)
+
+
+def _commit(root: Path, manifest: Manifest, spec: Spec, symbol: str,
+            results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport,
+            lock: threading.Lock) -> None:
+    """Write one symbol's fetched windows, then record them in the manifest."""
+    if not results:
+        return
+    counts = SyncReport(report.dataset)
+    _write(root, manifest, spec, symbol, results, counts)
+    manifest.save()
+    with lock:
+        for k in ("rows_received", "rows_written", "windows_fetched", "empty_windows"):
+            setattr(report, k, getattr(report, k) + getattr(counts, k))
+
+
+def _write(root: Path, manifest: Manifest, spec: Spec, symbol: str,
+           results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport) -> None:
+    results = sorted(results, key=lambda r: r[0].window[0] if r[0].window else dt.date.min)
+    kept: list[pa.Table] = []
+    for task, table, _ in results:
+        report.rows_received += table.num_rows
+        if task.window is not None and task.fetch_from != task.window[0] and table.num_rows:
+            table = _in_window(table, task.window)  # drop the warm-up lead
+        if table.num_rows:
+            kept.append(table)
+    if kept:
+        table = concat(kept)
+        meta = {_io.META_PARAMS: spec.ds.params.encode(),
+                _io.META_TIMEFRAME: (spec.ds.timeframe or "").encode()}
+        keys = list(spec.ep.keys)
+        if spec.has_symbol:
+            for year, part in sorted(_io.split_by_year(table).items()):
+                path = _io.partition_path(root, spec.ds, symbol, year)
+                report.rows_written += _io.upsert(path, part, keys, meta,
+                                                  constant=("symbol", "timeframe"))
+        else:
+            path = _io.partition_path(root, spec.ds, None, None)
+            report.rows_written += _io.upsert(path, table, keys, meta)
+    for task, table, today in results:
+        report.windows_fetched += 1
+        if task.window is None:  # minute timeframe: what came back, never final
+            bounds = _date_bounds(table)
+            if bounds is None:
+                report.empty_windows += 1
+            else:
+                manifest.record(spec.ds, symbol, bounds, None, empty=False, params=spec.params)
+            continue
+        rows = table.num_rows if task.fetch_from == task.window[0] else \
+            _in_window(table, task.window).num_rows
+        if rows == 0:
+            report.empty_windows += 1
+        manifest.record(spec.ds, symbol, task.window, final_until(spec.ds.timeframe, today),
+                        empty=rows == 0, params=spec.params)
+
+
+def _progress(total: int, label: str, progress: bool | None) -> Any:
+    if progress is False or total == 0:
+        return None
+    from tqdm.auto import tqdm
+
+    # None: shown on a terminal or in a notebook, hidden when stderr is not a TTY (CI, logs)
+    return tqdm(total=total, desc=label, unit="win", disable=None if progress is None else False,
+                leave=False)

@@ -1,0 +1,32 @@
+"""Helpers shared by the store tests (imported relatively, like tests/sandbox/spec_table)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+
+NOW = "2026-11-20T14:00:00+08:00"  # a Friday, after the close
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def subprocess_env() -> dict[str, str]:
+    """Environment for a child Python that imports this worktree's marketframe."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def arrow_equal(a: pa.Table, b: pa.Table) -> None:
+    """Row-for-row, value-for-value equality (dictionary encodings may differ)."""
+    def plain(t: pa.Table) -> pa.Table:
+        cols = [c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c
+                for c in t.itercolumns()]
+        return pa.table(cols, names=t.column_names)
+
+    pa_a, pa_b = plain(a.combine_chunks()), plain(b.combine_chunks())
+    assert pa_a.column_names == pa_b.column_names
+    assert pa_a.num_rows == pa_b.num_rows
+    for name in pa_a.column_names:
+        assert pa_a.column(name).equals(pa_b.column(name)), name
