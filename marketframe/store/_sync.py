@@ -370,7 +370,7 @@ def _write(root: Path, manifest: Manifest, spec: Spec, symbol: str,
                 _io.META_TIMEFRAME: (spec.ds.timeframe or "").encode()}
         keys = list(spec.ep.keys)
         if spec.has_symbol:
-            for year, part in sorted(_io.split_by_year(table).items()):
+            for year, part in _io.split_partitions(spec.ds, table).items():
                 path = _io.partition_path(root, spec.ds, symbol, year)
                 report.rows_written += _io.upsert(path, part, keys, meta,
                                                   constant=("symbol", "timeframe"))

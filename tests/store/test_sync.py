@@ -280,3 +280,17 @@ def test_fields_are_part_of_the_dataset_identity(make_store: Callable[..., Store
     assert narrow["close"].notna().all() and narrow["open"].isna().all()
     assert len(st.read("stock.historical.candles", "2330")) == 0  # the default dataset is apart
     assert (st.root / "dataset=stock.historical.candles" / "params=fields-close.volume").is_dir()
+
+
+def test_layout_one_file_per_symbol_for_daily_data_years_for_minute_data(
+        own_sb: Sandbox, tmp_path: Path) -> None:
+    with _store(own_sb, tmp_path / "l") as st:
+        st.sync("stock.historical.candles", ["2330", "0050"], "2016-01-01", "2025-12-31",
+                progress=False)
+        st.sync("stock.historical.candles", "2330", timeframe="5", progress=False)
+    daily = tmp_path / "l" / "dataset=stock.historical.candles" / "params=default" / "timeframe=D"
+    assert sorted(p.relative_to(daily).as_posix() for p in daily.rglob("*.parquet")) == [
+        "symbol=0050/part-0.parquet", "symbol=2330/part-0.parquet"]
+    minute = daily.parent / "timeframe=5" / "symbol=2330"
+    years = sorted(p.parent.name for p in minute.rglob("*.parquet"))
+    assert years and all(y.startswith("year=") for y in years)
