@@ -71,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"      {report}")
         again = store.sync("stock.historical.candles", symbols, start=args.start,
                            timeframe="D", progress=False)
-        print(f"      a second sync of the same range sent {again.requests} requests")
+        print(f"      a second sync of the same range sent {again.requests} requests (only the "
+              "window holding the latest session is fetched again until it is final)")
         candles = store.read("stock.historical.candles", symbols, timeframe="D")
         last_day = candles["date"].max()
 
@@ -108,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         path = out / f"crosscheck-{symbols[0]}-macd.png"
         reports["macd"].plot().savefig(path, dpi=110)
         written.append(("cross-check chart (MACD)", path))
-        written.append(("Parquet store (hive-partitioned; DuckDB and polars read it as is)",
+        written.append(("Parquet store (hive-partitioned; DuckDB/polars read it)",
                         out / "store"))
 
         _step(5, "Done")
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
               f"{time.perf_counter() - started:.1f} s")
     print("\nFiles:")
     for what, path in written:
-        print(f"  {what:<62} {path}")
+        print(f"  {what:<58} {path}")
     print("\nTry next:")
     print(f"  marketframe sync stock.historical.candles --store {out / 'store'} "
           "--board TSE --start 2020-01-01")
