@@ -37,6 +37,6 @@ def test_demo_runs_with_no_key_and_its_files_open(tmp_path: Path) -> None:
     assert {"sma_20", "rsi_14", "kdj_k_9_3_3", "macd_12_26_9", "bb_upper_20_2"} <= set(
         export.column_names)
     held = duckdb.sql(f"SELECT count(*) FROM read_parquet('{out}/store/**/*.parquet', "
-                      "hive_partitioning = true)").fetchone()
-    assert held is not None and held[0] == export.num_rows
+                      "hive_partitioning = true)").fetchall()
+    assert held[0][0] == export.num_rows
     assert "Try next" in text
