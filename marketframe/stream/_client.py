@@ -9,7 +9,7 @@ that gives up on a slow consumer closes the connection; the client then reconnec
 Reconnects: when the connection drops (any close the user did not ask for, or no heartbeat,
 data or pong for ``heartbeat_timeout`` seconds) the client reconnects with exponential backoff
 and jitter, authenticates, and resubscribes every subscription. Trades are then de-duplicated
-by serial per (symbol, odd lot), and the gap between the last serial seen before the drop and
+by serial per (symbol, odd lot, trial or regular), and the gap between the last serial seen before the drop and
 the first seen after it is recorded in :attr:`AsyncStream.gaps` and, with ``backfill=True``,
 filled from the intraday trades endpoint (see :mod:`._backfill`).
 """
@@ -53,12 +53,15 @@ _CLOSED = object()  # put in the reply queue when the connection ends
 @dataclass
 class Gap:
     """Trades of ``symbol`` possibly missed during a reconnect: serials strictly between
-    ``after`` and ``before`` (``None``: no trade seen since). ``filled`` counts the trades
-    backfilled from REST (``None``: not backfilled); ``error`` says why a backfill failed."""
+    ``after`` (``None``: none of this kind seen before the drop, so from the day's start) and
+    ``before`` (``None``: none seen since). Regular trades and trial matches (``trial``) are
+    two serial sequences. ``filled`` counts the trades backfilled from REST (``None``: not
+    backfilled); ``error`` says why a backfill failed."""
 
     symbol: str
     odd_lot: bool
-    after: int
+    trial: bool
+    after: int | None
     before: int | None
     filled: int | None = None
     error: str | None = None
@@ -112,8 +115,8 @@ class AsyncStream:
         self._subs: dict[str, Subscription] = {}
         self._rows: defaultdict[tuple[str, bool], list[dict[str, Any]]] = defaultdict(list)
         self._buffered = 0
-        self._last: dict[tuple[str, bool], int] = {}
-        self._open_gaps: dict[tuple[str, bool], Gap] = {}
+        self._last: dict[tuple[str, bool, bool], int] = {}
+        self._open_gaps: dict[tuple[str, bool, bool], Gap] = {}
         self._session: aiohttp.ClientSession | None = None
         self._ws: aiohttp.ClientWebSocketResponse | None = None
         self._replies: asyncio.Queue[Any] = asyncio.Queue()
@@ -131,6 +134,7 @@ class AsyncStream:
         self._last_close: tuple[int | None, str | None] = (None, None)
         self._server_error: str | None = None
         self._recorder: Recorder | None = None
+        self._pending_odd = False
 
     def __repr__(self) -> str:  # never the key
         state = "closed" if self._closed else "open" if self._ws is not None else "new"
@@ -215,16 +219,13 @@ class AsyncStream:
             sum(len(proto.as_list(r.get("data"))) if r.get("event") == "subscribed" else 1
                 for r in replies) >= len(syms)
             or any(r.get("event") == "subscribed" for r in replies))
+        self._pending_odd = odd_lot  # the reader registers the subscriptions it acknowledges
         replies = await self._exchange(proto.subscribe(channel, syms, odd_lot), done)
         subs: list[Subscription] = []
         failed: dict[str, str] = {}
         for r in replies:
             if r.get("event") == "subscribed":
-                for d in proto.as_list(r.get("data")):
-                    sub = Subscription(str(d["id"]), d.get("channel", channel),
-                                       str(d.get("symbol")), odd_lot)
-                    self._subs[sub.id] = sub
-                    subs.append(sub)
+                subs += [self._subs[str(d["id"])] for d in proto.as_list(r.get("data"))]
             else:
                 msg = str((r.get("data") or {}).get("message", r))
                 sym = proto.refused_symbol(msg, syms) or ",".join(syms)
@@ -459,9 +460,14 @@ class AsyncStream:
                 why = f"; last server error: {self._server_error}" if self._server_error else ""
                 self._fail(StreamClosed(f"the server closed the stream{why}", code, reason))
                 return
-            for key, last in self._last.items():
-                if key not in self._open_gaps:
-                    self._open_gaps[key] = Gap(key[0], key[1], last, None)
+            for sub in self._subs.values():
+                if sub.channel != "trades":
+                    continue
+                for trial in (False, True):
+                    key = (sub.symbol, sub.odd_lot, trial)
+                    if key not in self._open_gaps:
+                        self._open_gaps[key] = Gap(sub.symbol, sub.odd_lot, trial,
+                                                   self._last.get(key), None)
             try:
                 ws = await self._reconnect()
             except BaseException as exc:  # noqa: BLE001
@@ -545,16 +551,23 @@ class AsyncStream:
             with contextlib.suppress(TypeError, ValueError):
                 self.last_heartbeat = int((body.get("data") or {}).get("time"))
         else:
+            if event == "subscribed":
+                # registered here, before the data that follows the reply is read
+                for d in proto.as_list(body.get("data")):
+                    sub = Subscription(str(d["id"]), str(d.get("channel")),
+                                       str(d.get("symbol")), self._pending_odd)
+                    self._subs[sub.id] = sub
             if event == "error" and not self._lock.locked():
                 self._server_error = str((body.get("data") or {}).get("message"))
             self._replies.put_nowait(body)
 
     def _new_trade(self, row: dict[str, Any], odd: bool) -> bool:
-        """False for a trade already seen (its serial is not above the last one)."""
+        """False for a trade already seen (its serial is not above the last one of its kind:
+        regular trades and trial matches are two increasing sequences)."""
         serial = row.get("serial")
         if type(serial) is not int:
             return True
-        key = (row.get("symbol"), odd)
+        key = (row.get("symbol"), odd, row.get("isTrial") is True)
         last = self._last.get(key)  # type: ignore[arg-type]
         if last is not None and serial <= last:
             self.stats.duplicates += 1
@@ -568,17 +581,18 @@ class AsyncStream:
         self._last[key] = serial  # type: ignore[index]
         return True
 
-    def _start_backfill(self, key: tuple[str, bool], gap: Gap) -> None:
+    def _start_backfill(self, key: tuple[str, bool, bool], gap: Gap) -> None:
         if gap not in self.gaps:
             self.gaps.append(gap)
         task = asyncio.create_task(self._backfill(key, gap))
         self._backfills.add(task)
         task.add_done_callback(self._backfills.discard)
 
-    async def _backfill(self, key: tuple[str, bool], gap: Gap) -> None:
+    async def _backfill(self, key: tuple[str, bool, bool], gap: Gap) -> None:
         try:
             rows = await asyncio.get_running_loop().run_in_executor(
-                None, fetch_gap, self.rest, gap.symbol, gap.odd_lot, gap.after, gap.before)
+                None, fetch_gap, self.rest, gap.symbol, gap.odd_lot, gap.trial, gap.after,
+                gap.before)
         except Exception as exc:  # noqa: BLE001 - recorded on the gap, never swallowed silently
             gap.error = redact(f"{type(exc).__name__}: {exc}", self._key)
             return

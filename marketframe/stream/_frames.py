@@ -44,13 +44,13 @@ _trade_cols = _rowwise(_TRADES_REST.columns, drop=frozenset({"date"}))
 _trade_cols += [_flag(f) for f in _FLAGS if snake(f) not in {c.name for c in _trade_cols}]
 _trade_cols.append(Col("backfilled", ("backfilled",), "flag"))
 
-#: channel -> schema of its rows
+#: channel -> schema of its rows (in the order of the spec)
 STREAM_SCHEMAS: dict[str, Schema] = {
     "trades": Schema(tuple(_trade_cols), rows=True),
-    "aggregates": Schema(tuple(_rowwise(SCHEMAS["stock_quote"].columns)), rows=True),
     "candles": Schema(tuple(_rowwise(SCHEMAS["stock_intraday_candles"].columns)), rows=True),
     "books": Schema((*_HEAD, *_BOOK, Col("time", ("time",), "time_us", None, False, True)),
                     rows=True),
+    "aggregates": Schema(tuple(_rowwise(SCHEMAS["stock_quote"].columns)), rows=True),
     "indices": Schema((
         Col("symbol", ("symbol",), "str", None, False, True),
         Col("type", ("type",), "cat"),
