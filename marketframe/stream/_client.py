@@ -129,6 +129,7 @@ class AsyncStream:
         self._runner: asyncio.Task[Any] | None = None
         self._error: BaseException | None = None
         self._closing = False
+        self._stop = asyncio.Event()
         self._closed = False
         self._last_recv = time.monotonic()
         self._last_close: tuple[int | None, str | None] = (None, None)
@@ -172,13 +173,20 @@ class AsyncStream:
         if self._closed:
             return
         self._closing = True
+        self._stop.set()
         for t in self._tasks:
             t.cancel()
-        if self._ws is not None:
-            await self._ws.close()
         if self._runner is not None:
+            while not self._runner.done():
+                ws = self._ws
+                if ws is not None and not ws.closed:
+                    await ws.close()
+                # a reconnect in flight checks _closing when it returns
+                await asyncio.wait({self._runner}, timeout=1.0)
             with contextlib.suppress(BaseException):
                 await self._runner
+        elif self._ws is not None:
+            await self._ws.close()
         if self.backfill:
             for key, gap in list(self._open_gaps.items()):
                 self._start_backfill(key, gap)
@@ -481,7 +489,8 @@ class AsyncStream:
         code, reason = self._last_close
         for attempt in range(self.max_reconnects):
             delay = min(self.max_backoff, self.backoff * 2 ** attempt)
-            await asyncio.sleep(delay * (0.5 + random.random() / 2))
+            with contextlib.suppress(TimeoutError):  # close() cuts the wait short
+                await asyncio.wait_for(self._stop.wait(), delay * (0.5 + random.random() / 2))
             if self._closing:
                 return None
             try:
@@ -490,6 +499,9 @@ class AsyncStream:
                 raise
             except StreamError:
                 continue
+            if self._closing:  # close() ran while this connection was opening
+                await ws.close()
+                return None
             self._ws = ws
             self.stats.reconnects += 1
             return ws
