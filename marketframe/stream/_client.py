@@ -9,9 +9,9 @@ that gives up on a slow consumer closes the connection; the client then reconnec
 Reconnects: when the connection drops (any close the user did not ask for, or no heartbeat,
 data or pong for ``heartbeat_timeout`` seconds) the client reconnects with exponential backoff
 and jitter, authenticates, and resubscribes every subscription. Trades are then de-duplicated
-by serial per (symbol, odd lot, trial or regular), and the gap between the last serial seen before the drop and
-the first seen after it is recorded in :attr:`AsyncStream.gaps` and, with ``backfill=True``,
-filled from the intraday trades endpoint (see :mod:`._backfill`).
+by serial per (symbol, odd lot, trial or regular), and the gap between the last serial seen
+before the drop and the first seen after it is recorded in :attr:`AsyncStream.gaps` and,
+with ``backfill=True``, filled from the intraday trades endpoint (see :mod:`._backfill`).
 """
 
 from __future__ import annotations
@@ -223,10 +223,11 @@ class AsyncStream:
 
     async def _subscribe(self, channel: str, syms: list[str], odd_lot: bool,
                          raise_refused: bool = True) -> list[Subscription]:
-        done: Callable[[list[dict[str, Any]]], bool] = lambda replies: (
-            sum(len(proto.as_list(r.get("data"))) if r.get("event") == "subscribed" else 1
-                for r in replies) >= len(syms)
-            or any(r.get("event") == "subscribed" for r in replies))
+        def done(replies: list[dict[str, Any]]) -> bool:
+            # refused symbols get one error each, then one 'subscribed' lists the accepted
+            return (any(r.get("event") == "subscribed" for r in replies)
+                    or len(replies) >= len(syms))
+
         self._pending_odd = odd_lot  # the reader registers the subscriptions it acknowledges
         replies = await self._exchange(proto.subscribe(channel, syms, odd_lot), done)
         subs: list[Subscription] = []
@@ -477,12 +478,13 @@ class AsyncStream:
                         self._open_gaps[key] = Gap(sub.symbol, sub.odd_lot, trial,
                                                    self._last.get(key), None)
             try:
-                ws = await self._reconnect()
+                new_ws = await self._reconnect()
             except BaseException as exc:  # noqa: BLE001
                 self._fail(exc)
                 return
-            if ws is None:
+            if new_ws is None:
                 return
+            ws = new_ws
             resubscribe = True
 
     async def _reconnect(self) -> aiohttp.ClientWebSocketResponse | None:
@@ -561,7 +563,8 @@ class AsyncStream:
         elif event == "heartbeat":
             self.stats.heartbeats += 1
             with contextlib.suppress(TypeError, ValueError):
-                self.last_heartbeat = int((body.get("data") or {}).get("time"))
+                beat: Any = (body.get("data") or {}).get("time")
+                self.last_heartbeat = int(beat)
         else:
             if event == "subscribed":
                 # registered here, before the data that follows the reply is read
