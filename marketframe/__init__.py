@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 # name -> module that defines it; imported on first access so `import marketframe` stays light.
 _LAZY = {
     "APIError": "marketframe.exceptions",
+    "AsyncStream": "marketframe.stream",
     "AuthenticationError": "marketframe.exceptions",
     "BadRequest": "marketframe.exceptions",
     "BatchError": "marketframe.exceptions",
@@ -26,6 +27,7 @@ _LAZY = {
     "RateLimited": "marketframe.exceptions",
     "SchemaError": "marketframe.exceptions",
     "ServerError": "marketframe.exceptions",
+    "Stream": "marketframe.stream",
     "StreamAuthError": "marketframe.exceptions",
     "StreamClosed": "marketframe.exceptions",
     "StreamError": "marketframe.exceptions",

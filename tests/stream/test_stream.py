@@ -282,3 +282,41 @@ def test_drops_mid_session_backfill_and_record_the_whole_day(tmp_path: Path) -> 
         assert pc.any(recorded["backfilled"]).as_py()
         key = sb.api_key.encode()
         assert all(key not in f.read_bytes() for f in (tmp_path / "rec").rglob("*.parquet"))
+
+
+CRASHING_RECORDER = r"""
+import os, sys
+from marketframe import Client
+url, key, out = sys.argv[1:4]
+with Client(key, base_url=url, cache=False) as c:
+    s = c.stream()
+    s.connect()
+    s.record(out, rows_per_file=200)
+    s.subscribe("trades", ["2330", "2454"])
+    rows = 0
+    for batch in s.batches(idle=5):
+        rows += batch.num_rows
+        if rows >= 700:
+            os._exit(3)  # a crash: no close, no flush
+"""
+
+
+def test_a_crash_leaves_only_complete_files(sb: Sandbox, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "rec"
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", CRASHING_RECORDER, sb.base_url, sb.api_key,
+                           str(out)], cwd=root, env={"PYTHONPATH": str(root), "PATH": ""},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3, proc.stderr
+    assert sb.api_key not in proc.stdout + proc.stderr
+    done = sorted((out / "trades").glob("*.parquet"))
+    assert len(done) >= 3 and all(pq.read_metadata(f).num_rows == 200 for f in done)
+    assert len(list((out / "trades").glob("*.tmp"))) <= 1
+    table = read_recorded(out, "trades")
+    assert table.num_rows == 200 * len(done)
+    assert table.column_names == STREAM_SCHEMAS["trades"].names
