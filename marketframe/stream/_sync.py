@@ -36,7 +36,11 @@ class Stream:
         self._thread = threading.Thread(target=self._loop.run_forever,
                                         name="marketframe-stream", daemon=True)
         self._thread.start()
-        self._async: AsyncStream = self._call(_make(api_key, url, options))
+        try:
+            self._async: AsyncStream = self._call(_make(api_key, url, options))
+        except BaseException:
+            self._stop_loop()
+            raise
 
     def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         fut: Future[T] = asyncio.run_coroutine_threadsafe(coro, self._loop)

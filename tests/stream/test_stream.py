@@ -320,3 +320,12 @@ def test_a_crash_leaves_only_complete_files(sb: Sandbox, tmp_path: Path) -> None
     table = read_recorded(out, "trades")
     assert table.num_rows == 200 * len(done)
     assert table.column_names == STREAM_SCHEMAS["trades"].names
+
+
+def test_maximum_connections_is_a_clear_error() -> None:
+    with Sandbox(seed=7, now=NOW, rate_limit=None, max_connections=1) as sb, \
+            Client(sb.api_key, base_url=sb.base_url, cache=False) as c, c.stream():
+        with pytest.raises(StreamError, match="Maximum number of connections reached"):
+            c.stream().connect()
+    with pytest.raises(InvalidParams, match="backfill"):
+        AsyncStream("k", "ws://127.0.0.1:1/x", backfill=True)
