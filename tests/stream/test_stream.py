@@ -329,3 +329,58 @@ def test_maximum_connections_is_a_clear_error() -> None:
             c.stream().connect()
     with pytest.raises(InvalidParams, match="backfill"):
         AsyncStream("k", "ws://127.0.0.1:1/x", backfill=True)
+
+
+@pytest.fixture
+def mute_server() -> Iterator[tuple[str, list[int]]]:
+    """A WebSocket server that authenticates anyone, then never sends anything (no heartbeat,
+    no pong): the client's watchdog must notice and reconnect. Yields (url, connections)."""
+    from aiohttp import web
+
+    connections: list[int] = []
+    ready = threading.Event()
+    box: dict[str, object] = {}
+
+    async def handle(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(autoping=False)
+        await ws.prepare(request)
+        connections.append(1)
+        async for msg in ws:
+            if orjson.loads(msg.data).get("event") == "auth":
+                await ws.send_str('{"event":"authenticated","data":{"message":"ok"}}')
+        return ws
+
+    def serve() -> None:
+        loop = asyncio.new_event_loop()
+        app = web.Application()
+        app.router.add_get("/marketdata/v1.0/stock/streaming", handle)
+        runner = web.AppRunner(app)
+        loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        loop.run_until_complete(site.start())
+        box["port"] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        box["loop"] = loop
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    ready.wait(10)
+    yield f"ws://127.0.0.1:{box['port']}/marketdata/v1.0/stock/streaming", connections
+    loop = box["loop"]
+    loop.call_soon_threadsafe(loop.stop)  # type: ignore[attr-defined]
+    t.join(10)
+
+
+def test_no_heartbeat_and_no_pong_forces_a_reconnect(client: Client,
+                                                    mute_server: tuple[str, list[int]]) -> None:
+    url, connections = mute_server
+    with client.stream(url=url, heartbeat_timeout=0.3, reply_timeout=0.3, backoff=0.01) as s:
+        for _ in range(150):  # a bound, not a timing assertion: the watchdog needs ~1 s
+            assert s.next_batch(timeout=0.2) is None  # nothing ever arrives
+            if s.stats.reconnects >= 2:
+                break
+        assert s.stats.reconnects >= 2
+    assert len(connections) >= 3
