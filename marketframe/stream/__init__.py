@@ -6,8 +6,9 @@
 
 from __future__ import annotations
 
-from ._client import AsyncStream, Gap, StreamStats
+from ._client import AsyncStream, StreamStats
 from ._frames import CHANNELS, STREAM_SCHEMAS, Batch
+from ._ledger import Gap
 from ._protocol import Subscription, ws_url
 from ._recorder import Recorder, read_recorded
 from ._sync import Stream

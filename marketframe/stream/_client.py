@@ -10,8 +10,9 @@ Reconnects: when the connection drops (any close the user did not ask for, or no
 data or pong for ``heartbeat_timeout`` seconds) the client reconnects with exponential backoff
 and jitter, authenticates, and resubscribes every subscription. Trades are then de-duplicated
 by serial per (symbol, odd lot, trial or regular), and the gap between the last serial seen
-before the drop and the first seen after it is recorded in :attr:`AsyncStream.gaps` and,
-with ``backfill=True``, filled from the intraday trades endpoint (see :mod:`._backfill`).
+before the drop and the first seen after it is recorded in :attr:`AsyncStream.gaps` (see
+:mod:`._ledger`) and, with ``backfill=True``, filled from the intraday trades endpoint (see
+:mod:`._backfill`).
 """
 
 from __future__ import annotations
@@ -44,27 +45,11 @@ from marketframe.exceptions import (
 from . import _protocol as proto
 from ._backfill import fetch_gap
 from ._frames import Batch, to_table
+from ._ledger import Gap, TradeLedger
 from ._protocol import Subscription
 from ._recorder import Recorder
 
 _CLOSED = object()  # put in the reply queue when the connection ends
-
-
-@dataclass
-class Gap:
-    """Trades of ``symbol`` possibly missed during a reconnect: serials strictly between
-    ``after`` (``None``: none of this kind seen before the drop, so from the day's start) and
-    ``before`` (``None``: none seen since). Regular trades and trial matches (``trial``) are
-    two serial sequences. ``filled`` counts the trades backfilled from REST (``None``: not
-    backfilled); ``error`` says why a backfill failed."""
-
-    symbol: str
-    odd_lot: bool
-    trial: bool
-    after: int | None
-    before: int | None
-    filled: int | None = None
-    error: str | None = None
 
 
 @dataclass
@@ -110,13 +95,11 @@ class AsyncStream:
         self.batch_rows = batch_rows
         self.backend = backend
         self.stats = StreamStats()
-        self.gaps: list[Gap] = []
         self.last_heartbeat: int | None = None  # epoch microseconds (server's clock)
         self._subs: dict[str, Subscription] = {}
         self._rows: defaultdict[tuple[str, bool], list[dict[str, Any]]] = defaultdict(list)
         self._buffered = 0
-        self._last: dict[tuple[str, bool, bool], int] = {}
-        self._open_gaps: dict[tuple[str, bool, bool], Gap] = {}
+        self._ledger = TradeLedger()
         self._session: aiohttp.ClientSession | None = None
         self._ws: aiohttp.ClientWebSocketResponse | None = None
         self._replies: asyncio.Queue[Any] = asyncio.Queue()
@@ -136,6 +119,11 @@ class AsyncStream:
         self._server_error: str | None = None
         self._recorder: Recorder | None = None
         self._pending_odd = False
+
+    @property
+    def gaps(self) -> list[Gap]:
+        """Gaps of trades after reconnects (see :class:`Gap`)."""
+        return self._ledger.gaps
 
     def __repr__(self) -> str:  # never the key
         state = "closed" if self._closed else "open" if self._ws is not None else "new"
@@ -187,10 +175,9 @@ class AsyncStream:
                 await self._runner
         elif self._ws is not None:
             await self._ws.close()
-        if self.backfill:
-            for key, gap in list(self._open_gaps.items()):
-                self._start_backfill(key, gap)
-            self._open_gaps.clear()
+        for gap in self._ledger.close_open():
+            if self.backfill:
+                self._start_backfill(gap)
         await self.wait_backfills()
         if self._session is not None:
             await self._session.close()
@@ -469,14 +456,7 @@ class AsyncStream:
                 why = f"; last server error: {self._server_error}" if self._server_error else ""
                 self._fail(StreamClosed(f"the server closed the stream{why}", code, reason))
                 return
-            for sub in self._subs.values():
-                if sub.channel != "trades":
-                    continue
-                for trial in (False, True):
-                    key = (sub.symbol, sub.odd_lot, trial)
-                    if key not in self._open_gaps:
-                        self._open_gaps[key] = Gap(sub.symbol, sub.odd_lot, trial,
-                                                   self._last.get(key), None)
+            self._ledger.dropped(self._subs.values())
             try:
                 new_ws = await self._reconnect()
             except BaseException as exc:  # noqa: BLE001
@@ -555,8 +535,13 @@ class AsyncStream:
             row = body.get("data")
             sub = self._subs.get(body.get("id"))
             odd = sub.odd_lot if sub is not None else False
-            if channel == "trades" and not self._new_trade(row, odd):
-                return
+            if channel == "trades":
+                keep, gap = self._ledger.accept(row, odd)
+                if gap is not None and self.backfill:
+                    self._start_backfill(gap)
+                if not keep:
+                    self.stats.duplicates += 1
+                    return
             self._rows[(channel, odd)].append(row)
             self._buffered += 1
             self._data.set()
@@ -576,34 +561,12 @@ class AsyncStream:
                 self._server_error = str((body.get("data") or {}).get("message"))
             self._replies.put_nowait(body)
 
-    def _new_trade(self, row: dict[str, Any], odd: bool) -> bool:
-        """False for a trade already seen (its serial is not above the last one of its kind:
-        regular trades and trial matches are two increasing sequences)."""
-        serial = row.get("serial")
-        if type(serial) is not int:
-            return True
-        key = (row.get("symbol"), odd, row.get("isTrial") is True)
-        last = self._last.get(key)  # type: ignore[arg-type]
-        if last is not None and serial <= last:
-            self.stats.duplicates += 1
-            return False
-        gap = self._open_gaps.pop(key, None)  # type: ignore[arg-type]
-        if gap is not None:
-            gap.before = serial
-            self.gaps.append(gap)
-            if self.backfill:
-                self._start_backfill(key, gap)  # type: ignore[arg-type]
-        self._last[key] = serial  # type: ignore[index]
-        return True
-
-    def _start_backfill(self, key: tuple[str, bool, bool], gap: Gap) -> None:
-        if gap not in self.gaps:
-            self.gaps.append(gap)
-        task = asyncio.create_task(self._backfill(key, gap))
+    def _start_backfill(self, gap: Gap) -> None:
+        task = asyncio.create_task(self._backfill(gap))
         self._backfills.add(task)
         task.add_done_callback(self._backfills.discard)
 
-    async def _backfill(self, key: tuple[str, bool, bool], gap: Gap) -> None:
+    async def _backfill(self, gap: Gap) -> None:
         try:
             rows = await asyncio.get_running_loop().run_in_executor(
                 None, fetch_gap, self.rest, gap.symbol, gap.odd_lot, gap.trial, gap.after,
@@ -611,10 +574,7 @@ class AsyncStream:
         except Exception as exc:  # noqa: BLE001 - recorded on the gap, never swallowed silently
             gap.error = redact(f"{type(exc).__name__}: {exc}", self._key)
             return
-        if gap.before is None and rows:
-            # an open gap filled up to now: later streamed trades below it are duplicates
-            self._last[key] = max(self._last.get(key, 0), rows[-1]["serial"])
-        gap.filled = len(rows)
+        self._ledger.filled(gap, rows)
         self.stats.backfilled += len(rows)
         if rows:
             self._rows[("trades", gap.odd_lot)].extend(rows)

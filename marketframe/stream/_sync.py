@@ -20,8 +20,9 @@ import pyarrow as pa
 from marketframe.convert import to_frame
 
 from . import _protocol as proto
-from ._client import AsyncStream, Gap, StreamStats, _concat
+from ._client import AsyncStream, StreamStats, _concat
 from ._frames import Batch
+from ._ledger import Gap
 from ._protocol import Subscription
 from ._recorder import Recorder
 
