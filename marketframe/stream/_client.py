@@ -1,9 +1,8 @@
 """The async streaming client: connect, authenticate, subscribe, read batches, heal drops.
 
-Buffer policy (bounded, lossless): received ``data`` rows wait in a buffer of at most
-``max_buffer`` rows. When it is full the reader stops reading the socket until the consumer
-takes a batch: the back-pressure reaches the server through TCP, nothing is dropped. A server
-that gives up on a slow consumer closes the connection; the client then reconnects and, with
+Buffer policy (bounded, lossless, :mod:`._buffer`): when ``max_buffer`` rows wait, the reader
+stops reading the socket until the consumer takes a batch; nothing is dropped. A server that
+gives up on a slow consumer closes the connection; the client then reconnects and, with
 ``backfill=True``, refills the missed trades from REST, so even then no trade is lost.
 
 Reconnects: when the connection drops (any close the user did not ask for, or no heartbeat,
@@ -21,7 +20,6 @@ import asyncio
 import contextlib
 import random
 import time
-from collections import defaultdict
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +42,7 @@ from marketframe.exceptions import (
 
 from . import _protocol as proto
 from ._backfill import fetch_gap
+from ._buffer import RowBuffer
 from ._frames import Batch, to_table
 from ._ledger import Gap, TradeLedger
 from ._protocol import Subscription
@@ -97,16 +96,12 @@ class AsyncStream:
         self.stats = StreamStats()
         self.last_heartbeat: int | None = None  # epoch microseconds (server's clock)
         self._subs: dict[str, Subscription] = {}
-        self._rows: defaultdict[tuple[str, bool], list[dict[str, Any]]] = defaultdict(list)
-        self._buffered = 0
+        self._buf = RowBuffer(max_buffer, batch_rows)
         self._ledger = TradeLedger()
         self._session: aiohttp.ClientSession | None = None
         self._ws: aiohttp.ClientWebSocketResponse | None = None
         self._replies: asyncio.Queue[Any] = asyncio.Queue()
         self._lock = asyncio.Lock()
-        self._data = asyncio.Event()
-        self._space = asyncio.Event()
-        self._space.set()
         self._tasks: list[asyncio.Task[Any]] = []
         self._backfills: set[asyncio.Task[Any]] = set()
         self._runner: asyncio.Task[Any] | None = None
@@ -182,10 +177,10 @@ class AsyncStream:
         if self._session is not None:
             await self._session.close()
         self._closed = True
-        self._data.set()
+        self._buf.data.set()
         if self._recorder is not None:
-            while self._buffered:
-                taken = self._take_rows()
+            while self._buf.size:
+                taken = self._buf.take()
                 if taken is None:
                     break
                 self._recorder.write(self._convert(*taken))
@@ -352,7 +347,7 @@ class AsyncStream:
     async def _take(self, timeout: float | None) -> tuple[str, bool, list[dict[str, Any]]] | None:
         end = None if timeout is None else time.monotonic() + timeout
         while True:
-            taken = self._take_rows()
+            taken = self._buf.take()
             if taken is not None:
                 return taken
             if self._error is not None:
@@ -360,29 +355,14 @@ class AsyncStream:
             if self._closed or (self._runner is not None and self._runner.done()
                                 and not self._backfills):
                 return None
-            self._data.clear()
+            self._buf.data.clear()
             wait = None if end is None else end - time.monotonic()
             if wait is not None and wait <= 0:
                 return None
             try:
-                await asyncio.wait_for(self._data.wait(), wait)
+                await asyncio.wait_for(self._buf.data.wait(), wait)
             except TimeoutError:
                 return None
-
-    def _take_rows(self) -> tuple[str, bool, list[dict[str, Any]]] | None:
-        if not self._buffered:
-            return None
-        key = max(self._rows, key=lambda k: len(self._rows[k]))
-        rows = self._rows[key]
-        if len(rows) > self.batch_rows:
-            taken, self._rows[key] = rows[:self.batch_rows], rows[self.batch_rows:]
-        else:
-            taken = rows
-            del self._rows[key]
-        self._buffered -= len(taken)
-        if self._buffered < self.max_buffer:
-            self._space.set()
-        return key[0], key[1], taken
 
     def _convert(self, channel: str, odd_lot: bool, rows: list[dict[str, Any]]) -> Batch:
         return Batch(channel, to_table(channel, rows, odd_lot), odd_lot)
@@ -501,7 +481,7 @@ class AsyncStream:
     def _fail(self, exc: BaseException) -> None:
         if self._error is None and not self._closing:
             self._error = exc
-        self._data.set()
+        self._buf.data.set()
 
     async def _read(self, ws: aiohttp.ClientWebSocketResponse) -> None:
         on_text = self._on_text
@@ -511,10 +491,9 @@ class AsyncStream:
                 if msg.type == aiohttp.WSMsgType.TEXT:
                     self._last_recv = time.monotonic()
                     on_text(msg.data)
-                    if self._buffered >= self.max_buffer:
+                    if self._buf.full:
                         self.stats.paused += 1
-                        self._space.clear()
-                        await self._space.wait()
+                        await self._buf.wait_space()
                         self._last_recv = time.monotonic()
                 elif msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING,
                                   aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
@@ -542,9 +521,7 @@ class AsyncStream:
                 if not keep:
                     self.stats.duplicates += 1
                     return
-            self._rows[(channel, odd)].append(row)
-            self._buffered += 1
-            self._data.set()
+            self._buf.add(channel, odd, row)
         elif event == "heartbeat":
             self.stats.heartbeats += 1
             with contextlib.suppress(TypeError, ValueError):
@@ -576,10 +553,7 @@ class AsyncStream:
             return
         self._ledger.filled(gap, rows)
         self.stats.backfilled += len(rows)
-        if rows:
-            self._rows[("trades", gap.odd_lot)].extend(rows)
-            self._buffered += len(rows)
-            self._data.set()
+        self._buf.extend("trades", gap.odd_lot, rows)
 
     async def _watchdog(self) -> None:
         """Ping when nothing arrived for ``heartbeat_timeout`` s; no pong: force a reconnect."""
@@ -587,7 +561,7 @@ class AsyncStream:
         while True:
             await asyncio.sleep(period)
             ws = self._ws
-            if ws is None or ws.closed or not self._space.is_set():
+            if ws is None or ws.closed or not self._buf.space.is_set():
                 continue
             if time.monotonic() - self._last_recv < self.heartbeat_timeout:
                 continue
