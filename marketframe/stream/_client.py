@@ -203,8 +203,8 @@ class AsyncStream:
         syms = proto.symbols_of(symbols)
         return await self._subscribe(channel, syms, odd_lot)
 
-    async def _subscribe(self, channel: str, syms: list[str], odd_lot: bool,
-                         raise_refused: bool = True) -> list[Subscription]:
+    async def _subscribe(self, channel: str, syms: list[str],
+                         odd_lot: bool) -> list[Subscription]:
         def done(replies: list[dict[str, Any]]) -> bool:
             # refused symbols get one error each, then one 'subscribed' lists the accepted
             return (any(r.get("event") == "subscribed" for r in replies)
@@ -221,7 +221,7 @@ class AsyncStream:
                 msg = str((r.get("data") or {}).get("message", r))
                 sym = proto.refused_symbol(msg, syms) or ",".join(syms)
                 failed[sym] = msg
-        if failed and raise_refused:
+        if failed:
             raise StreamSubscribeError(channel, failed, subs)
         return subs
 
@@ -422,8 +422,16 @@ class AsyncStream:
         while True:
             reader = asyncio.create_task(self._read(ws))
             if resubscribe:
-                with contextlib.suppress(StreamError):
+                try:
                     await self._resubscribe()
+                except StreamClosed:
+                    pass  # dropped again: the reader ends too and the loop reconnects
+                except StreamError as exc:  # refused or unanswered: cannot restore the stream
+                    self._fail(exc)
+                    await ws.close()
+                    with contextlib.suppress(BaseException):
+                        await reader
+                    return
             try:
                 await reader
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer
@@ -471,12 +479,22 @@ class AsyncStream:
                            "attempts failed", code, reason)
 
     async def _resubscribe(self) -> None:
+        """Subscribe again what was subscribed; if the connection drops meanwhile, what is
+        not yet acknowledged stays in the list for the next attempt."""
+        wanted = list(self._subs.values())
         groups: dict[tuple[str, bool], list[str]] = {}
-        for sub in self._subs.values():
+        for sub in wanted:
             groups.setdefault((sub.channel, sub.odd_lot), []).append(sub.symbol)
         self._subs.clear()
-        for (channel, odd), syms in groups.items():
-            await self._subscribe(channel, syms, odd, raise_refused=False)
+        try:
+            for (channel, odd), syms in groups.items():
+                await self._subscribe(channel, syms, odd)
+        except StreamClosed:
+            have = {(s.channel, s.symbol, s.odd_lot) for s in self._subs.values()}
+            for sub in wanted:
+                if (sub.channel, sub.symbol, sub.odd_lot) not in have:
+                    self._subs[sub.id] = sub
+            raise
 
     def _fail(self, exc: BaseException) -> None:
         if self._error is None and not self._closing:
