@@ -20,6 +20,7 @@ from .crosscheck import crosscheck as crosscheck  # noqa: E402
 # name -> module that defines it; imported on first access so `import marketframe` stays light.
 _LAZY = {
     "APIError": "marketframe.exceptions",
+    "AsyncStream": "marketframe.stream",
     "AuthenticationError": "marketframe.exceptions",
     "BadRequest": "marketframe.exceptions",
     "BatchError": "marketframe.exceptions",
@@ -35,6 +36,12 @@ _LAZY = {
     "SchemaError": "marketframe.exceptions",
     "ServerError": "marketframe.exceptions",
     "Store": "marketframe.store",
+    "Stream": "marketframe.stream",
+    "StreamAuthError": "marketframe.exceptions",
+    "StreamClosed": "marketframe.exceptions",
+    "StreamError": "marketframe.exceptions",
+    "StreamSubscribeError": "marketframe.exceptions",
+    "StreamTimeout": "marketframe.exceptions",
     "SymbolNotFound": "marketframe.exceptions",
     "TransportError": "marketframe.exceptions",
     "units": "marketframe.convert",

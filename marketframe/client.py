@@ -185,6 +185,21 @@ class Client:
         table, resp = self._fetch_one(ep, values, refresh)
         return Fetched(table, [resp])
 
+    def stream(self, *, async_: bool = False, url: str | None = None, backfill: bool = False,
+               **options: Any) -> Any:
+        """A WebSocket stream with this client's key (docs/streaming.md).
+
+        ``with client.stream() as s:`` (blocking, for scripts and notebooks) or
+        ``async with client.stream(async_=True) as s:``. ``url`` defaults to this client's
+        origin + ``/marketdata/v1.0/stock/streaming``; ``backfill=True`` refills trades missed
+        during a reconnect from the REST trades endpoint through this client."""
+        from marketframe.stream import AsyncStream, Stream, ws_url
+
+        options.setdefault("backend", self.backend)
+        kind = AsyncStream if async_ else Stream
+        return kind(self._transport._key, url or ws_url(self.base_url), rest=self,
+                    backfill=backfill, **options)
+
     def stats(self) -> dict[str, Any]:
         """Requests sent, cache hits, retries, time spent pacing, and responses by status."""
         return self._transport.stats.as_dict()

@@ -202,6 +202,58 @@ class BatchError(MarketframeError):
 PartialResult = BatchError
 
 
+class StreamError(MarketframeError):
+    """A problem with the WebSocket stream (see docs/streaming.md)."""
+
+
+class StreamTimeout(StreamError, TimeoutError):
+    """The server did not answer in time (WebSocket handshake, auth, or a request's reply)."""
+
+
+class StreamAuthError(StreamError, AuthenticationError):
+    """The streaming server refused the API key (raised at once, never a hang)."""
+
+    status = 401
+
+    def __init__(self, message: str):
+        self.status = 401
+        self.endpoint = "stream"
+        self.params = {}
+        self.service_message = message
+        self.retry_after = None
+        MarketframeError.__init__(self, f"stream authentication failed: {message}. "
+                                  f"{self.next_step()}")
+
+
+class StreamSubscribeError(StreamError, ValueError):
+    """The server refused a subscription (e.g. an unknown symbol).
+
+    ``.failed`` maps each refused symbol to the server's message; ``.subscribed`` lists the
+    subscriptions of the same request that were accepted (they stay subscribed)."""
+
+    def __init__(self, channel: str, failed: Mapping[str, str], subscribed: list[Any]):
+        self.channel = channel
+        self.failed = dict(failed)
+        self.subscribed = list(subscribed)
+        lines = "; ".join(f"{s}: {m}" for s, m in self.failed.items())
+        super().__init__(f"subscribe {channel}: {len(self.failed)} symbol(s) refused ({lines}). "
+                         "Check the symbols with client.stock.intraday.tickers(type=...); "
+                         "indices (IX...) are only on the 'indices' channel.")
+
+
+class StreamClosed(StreamError):
+    """The stream is closed and will deliver nothing more.
+
+    ``.code`` and ``.reason`` are the WebSocket close code and reason (``None`` when the
+    connection was lost without a close frame)."""
+
+    def __init__(self, message: str, code: int | None = None, reason: str | None = None):
+        self.code = code
+        self.reason = reason
+        why = f" (close code {code}{': ' + reason if reason else ''})" if code else ""
+        super().__init__(f"{message}{why}")
+
+
 def redact(text: str, secret: str | None) -> str:
     """Remove ``secret`` from ``text`` (for texts we did not compose, e.g. library errors)."""
     if secret and secret in text:

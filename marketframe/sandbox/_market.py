@@ -408,6 +408,10 @@ class Market:
         trial_size = (size[0] * rng.uniform(0.3, 1.1, len(trial_time))).astype(np.int64) + 1
         trial_serial = np.concatenate((
             np.arange(1, tn + 1), int(serial[-2]) + np.arange(1, tn + 1)))[: len(trial_time)]
+        if len(trial_serial) and not index:
+            # the closing trial matches (13:25-13:30) come before the closing auction's trade,
+            # so their serials must too: one market-wide counter
+            serial[-1] = max(int(serial[-1]), int(trial_serial[-1]) + 1)
         fixed = None
         if inst.type == "EQUITY" and inst.market != "ESB" and not etf:
             fixed_size = max(1, int(volume * rng.uniform(0.001, 0.004)))

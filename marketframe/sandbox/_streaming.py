@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import heapq
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -50,6 +51,13 @@ class StreamSettings:
 class _Events:
     times: np.ndarray  # int64 microseconds, sorted
     bodies: list[bytes]  # JSON of each event's `data`
+    _times: list[int] | None = None
+
+    def time_list(self) -> list[int]:
+        """``times`` as Python ints (indexing a list is much cheaper than a numpy array)."""
+        if self._times is None:
+            self._times = self.times.tolist()
+        return self._times
 
 
 @dataclass
@@ -320,24 +328,30 @@ class Streaming:
             await self._send(conn, "heartbeat", {"time": str(now)})
 
     async def _pump(self, conn: _Conn) -> None:
-        """Send data events in market-time order across the connection's subscriptions."""
+        """Send data events in market-time order across the connection's subscriptions.
+
+        A heap of (next event time, subscription order) picks the next event; ties go to the
+        subscription made first. The heap is rebuilt whenever the subscriptions change
+        (``conn.changed``), which may happen at any ``await``."""
         ws = conn.ws
         s = self.settings
+        heap: list[tuple[int, int, _Sub]] = []
+        dirty = True
         while not ws.closed:
-            best: _Sub | None = None
-            for sub in conn.subs.values():
-                if sub.pos < len(sub.events.times) and (
-                        best is None or sub.events.times[sub.pos] < best.events.times[best.pos]):
-                    best = sub
-            if best is None:
+            if dirty or conn.changed.is_set():
                 conn.changed.clear()
+                dirty = False
+                heap = [(sub.events.time_list()[sub.pos], order, sub)
+                        for order, sub in enumerate(conn.subs.values())
+                        if sub.pos < len(sub.events.bodies)]
+                heapq.heapify(heap)
+            if not heap:
                 await conn.changed.wait()
                 continue
-            t = int(best.events.times[best.pos])
+            t, order, best = heap[0]
             if s.stream_speed > 0:
                 wait = (t - self.market_now_us()) / 1e6 / s.stream_speed
                 if wait > 0:
-                    conn.changed.clear()
                     try:
                         await asyncio.wait_for(conn.changed.wait(), min(wait, 1.0))
                     except TimeoutError:
@@ -347,11 +361,14 @@ class Streaming:
                 conn.cursor = t
             body = best.events.bodies[best.pos]
             best.pos += 1
-            frame = (b'{"event":"data","data":' + body + b',"id":"' + best.id.encode()
-                     + b'","channel":"' + best.channel.encode() + b'"}')
-            await ws.send_str(frame.decode())
+            if best.pos < len(best.events.bodies):
+                heapq.heapreplace(heap, (best.events.time_list()[best.pos], order, best))
+            else:
+                heapq.heappop(heap)
+            await ws.send_frame(b'{"event":"data","data":' + body + b',"id":"' + best.id.encode()
+                                + b'","channel":"' + best.channel.encode() + b'"}',
+                                WSMsgType.TEXT)
             conn.sent_data += 1
             if s.drop_after is not None and conn.sent_data >= s.drop_after:
                 await ws.close(code=1011, message=b"dropped by the sandbox (drop_after)")
                 return
-

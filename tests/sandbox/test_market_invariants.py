@@ -315,3 +315,13 @@ def test_after_the_close_a_quote_is_closed_not_open(sb, api) -> None:
         assert "isOpen" not in q and "isContinuous" not in q
     sb.set_now(at(date(2026, 11, 20), 11, 0))
     assert api("stock/intraday/quote/2330").get("isOpen") is True
+
+
+@pytest.mark.parametrize("symbol", ["2317", "2330", "0050"])
+def test_one_serial_counter_orders_trials_and_trades_in_time(sb, api, symbol: str) -> None:
+    sb.set_now(at(date(2026, 11, 20), 14, 0))
+    trades = api(f"stock/intraday/trades/{symbol}", sort="asc", limit=100000)["data"]
+    trials = api(f"stock/intraday/trades/{symbol}", isTrial="true", sort="asc", limit=1000)["data"]
+    both = sorted((t["time"], t["serial"]) for t in trades + trials if t["serial"] != 99999999)
+    serials = [s for _, s in both]
+    assert serials == sorted(serials)

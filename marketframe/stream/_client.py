@@ -1,0 +1,604 @@
+"""The async streaming client: connect, authenticate, subscribe, read batches, heal drops.
+
+Buffer policy (bounded, lossless, :mod:`._buffer`): when ``max_buffer`` rows wait, the reader
+stops reading the socket until the consumer takes a batch; nothing is dropped. A server that
+gives up on a slow consumer closes the connection; the client then reconnects and, with
+``backfill=True``, refills the missed trades from REST, so even then no trade is lost.
+
+Reconnects: when the connection drops (any close the user did not ask for, or no heartbeat,
+data or pong for ``heartbeat_timeout`` seconds) the client reconnects with exponential backoff
+and jitter, authenticates, and resubscribes every subscription. Trades are then de-duplicated
+by serial per (symbol, odd lot, trial or regular), and the gap between the last serial seen
+before the drop and the first seen after it is recorded in :attr:`AsyncStream.gaps` (see
+:mod:`._ledger`) and, with ``backfill=True``, filled from the intraday trades endpoint (see
+:mod:`._backfill`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import pyarrow as pa
+
+from marketframe.convert import to_frame
+from marketframe.exceptions import (
+    InvalidParams,
+    StreamAuthError,
+    StreamClosed,
+    StreamError,
+    StreamSubscribeError,
+    StreamTimeout,
+    redact,
+)
+
+from . import _protocol as proto
+from ._backfill import fetch_gap
+from ._buffer import RowBuffer
+from ._frames import Batch, to_table
+from ._ledger import Gap, TradeLedger
+from ._protocol import Subscription
+from ._recorder import Recorder
+
+_CLOSED = object()  # put in the reply queue when the connection ends
+
+
+@dataclass
+class StreamStats:
+    messages: int = 0  # data messages received
+    heartbeats: int = 0
+    reconnects: int = 0
+    duplicates: int = 0  # trades dropped because their serial was already seen
+    backfilled: int = 0  # trades added from REST
+    paused: int = 0  # times the reader waited for the consumer (buffer full)
+
+
+class AsyncStream:
+    """An authenticated WebSocket stream of market data (``async with``).
+
+    Prefer :meth:`marketframe.Client.stream` (``async_=True``) which fills in the URL, the key
+    and the REST client used for backfills. Parameters are documented in docs/streaming.md.
+    """
+
+    def __init__(self, api_key: str, url: str, *, rest: Any = None, backfill: bool = False,
+                 connect_timeout: float = 10.0, reply_timeout: float = 10.0,
+                 reconnect: bool = True, max_reconnects: int = 10, backoff: float = 0.5,
+                 max_backoff: float = 30.0, heartbeat_timeout: float = 75.0,
+                 max_buffer: int = 200_000, batch_rows: int = 20_000,
+                 backend: str = "pandas") -> None:
+        if backfill and rest is None:
+            raise InvalidParams("stream", "backfill", "needs a REST client",
+                                "use client.stream(backfill=True) or pass rest=Client(...)")
+        if max_buffer < 1 or batch_rows < 1:
+            raise InvalidParams("stream", "max_buffer", "must be at least 1")
+        self.url = url
+        self._key = api_key
+        self.rest = rest
+        self.backfill = backfill
+        self.connect_timeout = connect_timeout
+        self.reply_timeout = reply_timeout
+        self.reconnect = reconnect
+        self.max_reconnects = max_reconnects
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.heartbeat_timeout = heartbeat_timeout
+        self.max_buffer = max_buffer
+        self.batch_rows = batch_rows
+        self.backend = backend
+        self.stats = StreamStats()
+        self.last_heartbeat: int | None = None  # epoch microseconds (server's clock)
+        self._subs: dict[str, Subscription] = {}
+        self._buf = RowBuffer(max_buffer, batch_rows)
+        self._ledger = TradeLedger()
+        self._session: aiohttp.ClientSession | None = None
+        self._ws: aiohttp.ClientWebSocketResponse | None = None
+        self._replies: asyncio.Queue[Any] = asyncio.Queue()
+        self._lock = asyncio.Lock()
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._backfills: set[asyncio.Task[Any]] = set()
+        self._runner: asyncio.Task[Any] | None = None
+        self._error: BaseException | None = None
+        self._closing = False
+        self._stop = asyncio.Event()
+        self._closed = False
+        self._last_recv = time.monotonic()
+        self._last_close: tuple[int | None, str | None] = (None, None)
+        self._server_error: str | None = None
+        self._recorder: Recorder | None = None
+        self._pending_odd = False
+
+    @property
+    def gaps(self) -> list[Gap]:
+        """Gaps of trades after reconnects (see :class:`Gap`)."""
+        return self._ledger.gaps
+
+    def __repr__(self) -> str:  # never the key
+        state = "closed" if self._closed else "open" if self._ws is not None else "new"
+        return f"<AsyncStream {self.url} {state}, {len(self._subs)} subscriptions>"
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    async def __aenter__(self) -> AsyncStream:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def connect(self) -> AsyncStream:
+        """Open the socket and authenticate; :class:`StreamTimeout` when the server does not
+        complete the handshake or answer ``auth`` in time, :class:`StreamAuthError` for a
+        refused key."""
+        if self._ws is not None:
+            return self
+        self._session = aiohttp.ClientSession()
+        try:
+            self._ws = await self._open()
+        except BaseException:
+            await self._session.close()
+            self._session = None
+            raise
+        self._runner = asyncio.create_task(self._run(self._ws))
+        self._tasks.append(asyncio.create_task(self._watchdog()))
+        return self
+
+    async def close(self) -> None:
+        """Close the socket, finish backfills (open gaps are filled up to now when
+        ``backfill=True``), write what is buffered to the recorder and close its files."""
+        if self._closed:
+            return
+        self._closing = True
+        self._stop.set()
+        for t in self._tasks:
+            t.cancel()
+        if self._runner is not None:
+            while not self._runner.done():
+                ws = self._ws
+                if ws is not None and not ws.closed:
+                    await ws.close()
+                # a reconnect in flight checks _closing when it returns
+                await asyncio.wait({self._runner}, timeout=1.0)
+            with contextlib.suppress(BaseException):
+                await self._runner
+        elif self._ws is not None:
+            await self._ws.close()
+        for gap in self._ledger.close_open():
+            if self.backfill:
+                self._start_backfill(gap)
+        await self.wait_backfills()
+        if self._session is not None:
+            await self._session.close()
+        self._closed = True
+        self._buf.data.set()
+        if self._recorder is not None:
+            while self._buf.size:
+                taken = self._buf.take()
+                if taken is None:
+                    break
+                self._recorder.write(self._convert(*taken))
+            self._recorder.close()
+
+    async def wait_backfills(self) -> None:
+        """Wait until every started backfill has finished."""
+        while self._backfills:
+            await asyncio.gather(*list(self._backfills), return_exceptions=True)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    async def subscribe(self, channel: str, symbols: str | Sequence[str], *,
+                        odd_lot: bool = False) -> list[Subscription]:
+        """Subscribe one or many symbols on ``channel``; returns the acknowledged
+        subscriptions. An unknown channel raises :class:`InvalidParams` before sending; a
+        symbol the server refuses raises :class:`StreamSubscribeError` upon its reply (the
+        accepted ones of the same call stay subscribed, see ``.subscribed``)."""
+        proto.check_channel(channel)
+        syms = proto.symbols_of(symbols)
+        return await self._subscribe(channel, syms, odd_lot)
+
+    async def _subscribe(self, channel: str, syms: list[str],
+                         odd_lot: bool) -> list[Subscription]:
+        def done(replies: list[dict[str, Any]]) -> bool:
+            # refused symbols get one error each, then one 'subscribed' lists the accepted
+            return (any(r.get("event") == "subscribed" for r in replies)
+                    or len(replies) >= len(syms))
+
+        self._pending_odd = odd_lot  # the reader registers the subscriptions it acknowledges
+        replies = await self._exchange(proto.subscribe(channel, syms, odd_lot), done)
+        subs: list[Subscription] = []
+        failed: dict[str, str] = {}
+        for r in replies:
+            if r.get("event") == "subscribed":
+                subs += [self._subs[str(d["id"])] for d in proto.as_list(r.get("data"))]
+            else:
+                msg = str((r.get("data") or {}).get("message", r))
+                sym = proto.refused_symbol(msg, syms) or ",".join(syms)
+                failed[sym] = msg
+        if failed:
+            raise StreamSubscribeError(channel, failed, subs)
+        return subs
+
+    async def unsubscribe(self, subs: Subscription | str | Iterable[Subscription | str]) -> None:
+        """Unsubscribe subscriptions (or their ids)."""
+        items = [subs] if isinstance(subs, Subscription | str) else list(subs)
+        ids = [s.id if isinstance(s, Subscription) else str(s) for s in items]
+        unknown = [i for i in ids if i not in self._subs]
+        if unknown or not ids:
+            raise InvalidParams("stream.unsubscribe", "ids", f"has unknown ids {unknown}",
+                                ", ".join(self._subs) or "no subscription is active")
+        await self._exchange(proto.unsubscribe(ids),
+                             lambda rs: any(r.get("event") == "unsubscribed" for r in rs)
+                             or any(r.get("event") == "error" for r in rs))
+        for i in ids:
+            self._subs.pop(i, None)
+
+    async def subscriptions(self) -> list[Subscription]:
+        """The server's list of this connection's subscriptions."""
+        replies = await self._exchange(proto.dumps("subscriptions"),
+                                       lambda rs: bool(rs))
+        self._raise_error_reply(replies[-1])
+        out = []
+        for d in proto.as_list(replies[-1].get("data")):
+            known = self._subs.get(str(d["id"]))
+            out.append(Subscription(str(d["id"]), d["channel"], str(d["symbol"]),
+                                    known.odd_lot if known else False))
+        return out
+
+    @property
+    def subscribed(self) -> list[Subscription]:
+        """The subscriptions acknowledged so far (kept across reconnects)."""
+        return list(self._subs.values())
+
+    async def ping(self, state: str | None = None) -> dict[str, Any]:
+        """Send ``ping``; the ``pong``'s data (``time`` in epoch microseconds, ``state``)."""
+        replies = await self._exchange(proto.ping(state), lambda rs: bool(rs))
+        self._raise_error_reply(replies[-1])
+        return dict(replies[-1].get("data") or {})
+
+    def _raise_error_reply(self, reply: dict[str, Any]) -> None:
+        if reply.get("event") == "error":
+            raise StreamError(f"the server answered with an error: "
+                              f"{(reply.get('data') or {}).get('message')}")
+
+    async def _exchange(self, text: str,
+                        done: Callable[[list[dict[str, Any]]], bool]) -> list[dict[str, Any]]:
+        """Send one request and collect its replies (requests are serialised: the protocol
+        has no correlation ids, so one request is outstanding at a time)."""
+        self._check_alive()
+        async with self._lock:
+            while not self._replies.empty():
+                self._replies.get_nowait()
+            ws = self._ws
+            if ws is None or ws.closed:
+                raise StreamClosed("the stream is not connected (reconnecting or closed)",
+                                   *self._last_close)
+            await ws.send_str(text)
+            replies: list[dict[str, Any]] = []
+            while not done(replies):
+                try:
+                    r = await asyncio.wait_for(self._replies.get(), self.reply_timeout)
+                except TimeoutError:
+                    raise StreamTimeout(f"no reply from {self.url} within "
+                                        f"{self.reply_timeout:g} s") from None
+                if r is _CLOSED:
+                    raise StreamClosed("the connection closed before the reply",
+                                       *self._last_close)
+                replies.append(r)
+            return replies
+
+    def _check_alive(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._closed or self._closing:
+            raise StreamClosed("the stream was closed by the user")
+
+    # -- reading ----------------------------------------------------------------------------
+
+    async def next_batch(self, timeout: float | None = None) -> Batch | None:
+        """The next batch of rows (one channel, at most ``batch_rows``), or ``None`` after
+        ``timeout`` seconds without data or when the stream is closed and drained."""
+        taken = await self._take(timeout)
+        return None if taken is None else self._deliver(*taken)
+
+    def __aiter__(self) -> AsyncIterator[Batch]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Batch]:
+        while True:
+            batch = await self.next_batch()
+            if batch is None:
+                return
+            yield batch
+
+    async def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
+                   backend: str | None = None) -> Any:
+        """Everything of ``channel`` until ``idle`` seconds pass without data (or ``timeout``
+        in all), as one frame (``backend``: pandas, polars or arrow). Batches of other
+        channels read meanwhile are recorded (when recording) and discarded."""
+        proto.check_channel(channel)
+        tables: list[pa.Table] = []
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = idle if end is None else max(0.0, min(idle, end - time.monotonic()))
+            batch = await self.next_batch(wait)
+            if batch is None:
+                break
+            if batch.channel == channel:
+                tables.append(batch.table)
+            if end is not None and time.monotonic() >= end:
+                break
+        return to_frame(_concat(channel, tables), backend or self.backend)
+
+    def record(self, directory: str | Path, *, rows_per_file: int = 100_000,
+               seconds_per_file: float | None = None) -> Recorder:
+        """Write every batch handed out from now on (and what is buffered at close) to
+        rolling, crash-safe Parquet files under ``directory/<channel>/``."""
+        self._recorder = Recorder(directory, rows_per_file=rows_per_file,
+                                  seconds_per_file=seconds_per_file)
+        return self._recorder
+
+    async def _take(self, timeout: float | None) -> tuple[str, bool, list[dict[str, Any]]] | None:
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            taken = self._buf.take()
+            if taken is not None:
+                return taken
+            if self._error is not None:
+                raise self._error
+            if self._closed or (self._runner is not None and self._runner.done()
+                                and not self._backfills):
+                return None
+            self._buf.data.clear()
+            wait = None if end is None else end - time.monotonic()
+            if wait is not None and wait <= 0:
+                return None
+            try:
+                await asyncio.wait_for(self._buf.data.wait(), wait)
+            except TimeoutError:
+                return None
+
+    def _convert(self, channel: str, odd_lot: bool, rows: list[dict[str, Any]]) -> Batch:
+        return Batch(channel, to_table(channel, rows, odd_lot), odd_lot)
+
+    def _deliver(self, channel: str, odd_lot: bool, rows: list[dict[str, Any]]) -> Batch:
+        batch = self._convert(channel, odd_lot, rows)
+        if self._recorder is not None:
+            self._recorder.write(batch)
+        return batch
+
+    # -- the connection ---------------------------------------------------------------------
+
+    async def _open(self) -> aiohttp.ClientWebSocketResponse:
+        assert self._session is not None
+        try:
+            ws = await asyncio.wait_for(
+                self._session.ws_connect(self.url, autoping=True, max_msg_size=0),
+                self.connect_timeout)
+        except TimeoutError:
+            raise StreamTimeout(f"no WebSocket handshake answer from {self.url} within "
+                                f"{self.connect_timeout:g} s; check the URL, or raise "
+                                "connect_timeout") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise StreamError(f"cannot open {self.url}: {type(exc).__name__}: "
+                              f"{redact(str(exc), self._key)}") from None
+        try:
+            await ws.send_str(proto.auth(self._key))
+            end = time.monotonic() + self.reply_timeout
+            while True:
+                try:
+                    msg = await ws.receive(timeout=max(0.0, end - time.monotonic()))
+                except TimeoutError:
+                    raise StreamTimeout(f"no answer to auth from {self.url} within "
+                                        f"{self.reply_timeout:g} s") from None
+                if msg.type != aiohttp.WSMsgType.TEXT:
+                    raise StreamClosed(f"{self.url} closed the connection during auth",
+                                       ws.close_code, _reason(msg))
+                body = orjson.loads(msg.data)
+                event = body.get("event")
+                if event == "authenticated":
+                    self._last_recv = time.monotonic()
+                    return ws
+                if event == "error":
+                    data = body.get("data") or {}
+                    message = redact(str(data.get("message")), self._key)
+                    if data.get("code") == 1001:
+                        raise StreamError(f"{message} (error 1001): close another stream "
+                                          "or wait before reconnecting")
+                    raise StreamAuthError(message)
+        except BaseException:
+            await ws.close()
+            raise
+
+    async def _run(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        """Read the socket; after a drop, reconnect, resubscribe and mark the gaps."""
+        resubscribe = False
+        while True:
+            reader = asyncio.create_task(self._read(ws))
+            if resubscribe:
+                try:
+                    await self._resubscribe()
+                except StreamClosed:
+                    pass  # dropped again: the reader ends too and the loop reconnects
+                except StreamError as exc:  # refused or unanswered: cannot restore the stream
+                    self._fail(exc)
+                    await ws.close()
+                    with contextlib.suppress(BaseException):
+                        await reader
+                    return
+            try:
+                await reader
+            except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+                self._fail(exc)
+                return
+            if self._closing:
+                return
+            code, reason = self._last_close
+            if not self.reconnect:
+                why = f"; last server error: {self._server_error}" if self._server_error else ""
+                self._fail(StreamClosed(f"the server closed the stream{why}", code, reason))
+                return
+            self._ledger.dropped(self._subs.values())
+            try:
+                new_ws = await self._reconnect()
+            except BaseException as exc:  # noqa: BLE001
+                self._fail(exc)
+                return
+            if new_ws is None:
+                return
+            ws = new_ws
+            resubscribe = True
+
+    async def _reconnect(self) -> aiohttp.ClientWebSocketResponse | None:
+        code, reason = self._last_close
+        for attempt in range(self.max_reconnects):
+            delay = min(self.max_backoff, self.backoff * 2 ** attempt)
+            with contextlib.suppress(TimeoutError):  # close() cuts the wait short
+                await asyncio.wait_for(self._stop.wait(), delay * (0.5 + random.random() / 2))
+            if self._closing:
+                return None
+            try:
+                ws = await self._open()
+            except StreamAuthError:
+                raise
+            except StreamError:
+                continue
+            if self._closing:  # close() ran while this connection was opening
+                await ws.close()
+                return None
+            self._ws = ws
+            self.stats.reconnects += 1
+            return ws
+        raise StreamClosed(f"the connection dropped and {self.max_reconnects} reconnect "
+                           "attempts failed", code, reason)
+
+    async def _resubscribe(self) -> None:
+        """Subscribe again what was subscribed; if the connection drops meanwhile, what is
+        not yet acknowledged stays in the list for the next attempt."""
+        wanted = list(self._subs.values())
+        groups: dict[tuple[str, bool], list[str]] = {}
+        for sub in wanted:
+            groups.setdefault((sub.channel, sub.odd_lot), []).append(sub.symbol)
+        self._subs.clear()
+        try:
+            for (channel, odd), syms in groups.items():
+                await self._subscribe(channel, syms, odd)
+        except StreamClosed:
+            have = {(s.channel, s.symbol, s.odd_lot) for s in self._subs.values()}
+            for sub in wanted:
+                if (sub.channel, sub.symbol, sub.odd_lot) not in have:
+                    self._subs[sub.id] = sub
+            raise
+
+    def _fail(self, exc: BaseException) -> None:
+        if self._error is None and not self._closing:
+            self._error = exc
+        self._buf.data.set()
+
+    async def _read(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        on_text = self._on_text
+        try:
+            while True:
+                msg = await ws.receive()
+                if msg.type == aiohttp.WSMsgType.TEXT:
+                    self._last_recv = time.monotonic()
+                    on_text(msg.data)
+                    if self._buf.full:
+                        self.stats.paused += 1
+                        await self._buf.wait_space()
+                        self._last_recv = time.monotonic()
+                elif msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING,
+                                  aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+                    code = msg.data if msg.type == aiohttp.WSMsgType.CLOSE else ws.close_code
+                    self._last_close = (code, _reason(msg))
+                    return
+        finally:
+            self._replies.put_nowait(_CLOSED)
+            if not ws.closed:
+                await ws.close()
+
+    def _on_text(self, text: str) -> None:
+        body = orjson.loads(text)
+        event = body.get("event")
+        if event == "data":
+            self.stats.messages += 1
+            channel = body.get("channel")
+            row = body.get("data")
+            sub = self._subs.get(body.get("id"))
+            odd = sub.odd_lot if sub is not None else False
+            if channel == "trades":
+                keep, gap = self._ledger.accept(row, odd)
+                if gap is not None and self.backfill:
+                    self._start_backfill(gap)
+                if not keep:
+                    self.stats.duplicates += 1
+                    return
+            self._buf.add(channel, odd, row)
+        elif event == "heartbeat":
+            self.stats.heartbeats += 1
+            with contextlib.suppress(TypeError, ValueError):
+                beat: Any = (body.get("data") or {}).get("time")
+                self.last_heartbeat = int(beat)
+        else:
+            if event == "subscribed":
+                # registered here, before the data that follows the reply is read
+                for d in proto.as_list(body.get("data")):
+                    sub = Subscription(str(d["id"]), str(d.get("channel")),
+                                       str(d.get("symbol")), self._pending_odd)
+                    self._subs[sub.id] = sub
+            if event == "error" and not self._lock.locked():
+                self._server_error = str((body.get("data") or {}).get("message"))
+            self._replies.put_nowait(body)
+
+    def _start_backfill(self, gap: Gap) -> None:
+        task = asyncio.create_task(self._backfill(gap))
+        self._backfills.add(task)
+        task.add_done_callback(self._backfills.discard)
+
+    async def _backfill(self, gap: Gap) -> None:
+        try:
+            rows = await asyncio.get_running_loop().run_in_executor(
+                None, fetch_gap, self.rest, gap.symbol, gap.odd_lot, gap.trial, gap.after,
+                gap.before)
+        except Exception as exc:  # noqa: BLE001 - recorded on the gap, never swallowed silently
+            gap.error = redact(f"{type(exc).__name__}: {exc}", self._key)
+            return
+        self._ledger.filled(gap, rows)
+        self.stats.backfilled += len(rows)
+        self._buf.extend("trades", gap.odd_lot, rows)
+
+    async def _watchdog(self) -> None:
+        """Ping when nothing arrived for ``heartbeat_timeout`` s; no pong: force a reconnect."""
+        period = max(0.05, self.heartbeat_timeout / 3)
+        while True:
+            await asyncio.sleep(period)
+            ws = self._ws
+            if ws is None or ws.closed or not self._buf.space.is_set():
+                continue
+            if time.monotonic() - self._last_recv < self.heartbeat_timeout:
+                continue
+            try:
+                await self.ping("watchdog")
+            except StreamError:
+                if ws is self._ws and not ws.closed:
+                    self._last_close = (4000, "no heartbeat, data or pong")
+                    await ws.close(code=4000, message=b"no heartbeat")
+
+
+def _reason(msg: aiohttp.WSMessage) -> str | None:
+    extra = getattr(msg, "extra", None)
+    return str(extra) if extra else None
+
+
+def _concat(channel: str, tables: list[pa.Table]) -> pa.Table:
+    if not tables:
+        return to_table(channel, [])
+    if len(tables) == 1:
+        return tables[0]
+    return pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()

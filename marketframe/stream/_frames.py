@@ -1,0 +1,96 @@
+"""Streamed ``data`` messages -> Arrow tables, with the REST loaders' column definitions.
+
+Each channel's schema is derived from :data:`marketframe.schemas.SCHEMAS` (the one place where
+dtypes are decided): an ``aggregates`` row has exactly the columns of a REST quote
+(``stock_quote``), a ``trades`` row those of a REST trade plus every trade flag and
+``backfilled``; ``candles`` are REST intraday candles, ``books`` the quote's book levels. The
+envelope columns of the REST schemas (``symbol``, ``type``, ...) are read from each message,
+since a batch mixes symbols. Conversion goes through :func:`marketframe.convert.rows_to_table`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pyarrow as pa
+
+from marketframe.convert import rows_to_table, to_pandas, to_polars
+from marketframe.schemas import SCHEMAS, Col, Schema, snake
+
+_FLAGS = ("isLimitDownPrice isLimitUpPrice isLimitDownBid isLimitUpBid isLimitDownAsk "
+          "isLimitUpAsk isLimitDownHalt isLimitUpHalt isTrial isDelayedOpen isDelayedClose "
+          "isContinuous isOpen isClose").split()
+
+
+def _rowwise(cols: list[Col] | tuple[Col, ...], drop: frozenset[str] = frozenset()) -> list[Col]:
+    """The REST columns, read from each row (envelope -> row; request parameters dropped)."""
+    return [replace(c, envelope=False, param=None) for c in cols
+            if c.name not in drop and c.param is None]
+
+
+def _flag(name: str) -> Col:
+    return Col(snake(name), (name,), "flag")
+
+
+_BOOK = [replace(c, envelope=False) for c in SCHEMAS["stock_quote"].columns
+         if c.path[0] in ("bids", "asks")]
+
+
+_HEAD = _rowwise([c for c in SCHEMAS["stock_quote"].columns
+                  if c.name in ("type", "exchange", "market", "symbol")])
+_TRADES_REST = SCHEMAS["stock_trades"]
+_trade_cols = _rowwise(_TRADES_REST.columns, drop=frozenset({"date"}))
+_trade_cols += [_flag(f) for f in _FLAGS if snake(f) not in {c.name for c in _trade_cols}]
+_trade_cols.append(Col("backfilled", ("backfilled",), "flag"))
+
+#: channel -> schema of its rows (in the order of the spec)
+STREAM_SCHEMAS: dict[str, Schema] = {
+    "trades": Schema(tuple(_trade_cols), rows=True),
+    "candles": Schema(tuple(_rowwise(SCHEMAS["stock_intraday_candles"].columns)), rows=True),
+    "books": Schema((*_HEAD, *_BOOK, Col("time", ("time",), "time_us", None, False, True)),
+                    rows=True),
+    "aggregates": Schema(tuple(_rowwise(SCHEMAS["stock_quote"].columns)), rows=True),
+    "indices": Schema((
+        Col("symbol", ("symbol",), "str", None, False, True),
+        Col("type", ("type",), "cat"),
+        Col("exchange", ("exchange",), "cat"),
+        Col("index", ("index",), "float"),
+        Col("time", ("time",), "time_us", None, False, True),
+    ), rows=True),
+}
+CHANNELS: tuple[str, ...] = tuple(STREAM_SCHEMAS)
+
+
+def to_table(channel: str, rows: list[dict[str, Any]], odd_lot: bool = False) -> pa.Table:
+    """Rows (the ``data`` of messages of one channel) -> a typed table.
+
+    ``odd_lot``: the rows come from odd-lot subscriptions (volumes in shares)."""
+    params = {"type": "oddlot"} if odd_lot else None
+    return rows_to_table(rows, STREAM_SCHEMAS[channel], f"stream.{channel}", params)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Rows of one channel received together: ``.table`` (Arrow), ``.to_pandas()``,
+    ``.to_polars()``. ``odd_lot`` tells whether they came from odd-lot subscriptions."""
+
+    channel: str
+    table: pa.Table
+    odd_lot: bool = False
+
+    @property
+    def num_rows(self) -> int:
+        return self.table.num_rows
+
+    def to_pandas(self) -> Any:
+        return to_pandas(self.table)
+
+    def to_polars(self) -> Any:
+        return to_polars(self.table)
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def __repr__(self) -> str:
+        return f"Batch(channel={self.channel!r}, rows={self.num_rows}, odd_lot={self.odd_lot})"

@@ -1,0 +1,105 @@
+"""The streaming wire protocol (``spec/streaming-api.md``): URLs, requests, replies.
+
+Pure functions, no I/O: the async client sends what these build and classifies what it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from marketframe.exceptions import InvalidParams
+
+from ._frames import CHANNELS
+
+STREAM_PATH = "/marketdata/v1.0/stock/streaming"
+#: control replies (everything but ``data`` and ``heartbeat``)
+REPLIES = ("authenticated", "error", "pong", "subscribed", "unsubscribed", "subscriptions")
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """One (channel, symbol) subscription as the server acknowledged it."""
+
+    id: str
+    channel: str
+    symbol: str
+    odd_lot: bool = False
+
+
+def ws_url(base_url: str) -> str:
+    """The streaming URL of a REST ``base_url``: same origin, ws:// for http://, wss:// for
+    https://, path ``/marketdata/v1.0/stock/streaming``."""
+    parts = urlsplit(base_url)
+    scheme = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}.get(parts.scheme)
+    if scheme is None or not parts.netloc:
+        raise InvalidParams("stream", "base_url", f"has value {base_url!r}",
+                            "an http:// or https:// URL")
+    return f"{scheme}://{parts.netloc}{STREAM_PATH}"
+
+
+def dumps(event: str, data: Any = None) -> str:
+    body: dict[str, Any] = {"event": event}
+    if data is not None:
+        body["data"] = data
+    return orjson.dumps(body).decode()
+
+
+def auth(api_key: str) -> str:
+    return dumps("auth", {"apikey": api_key})
+
+
+def check_channel(channel: str) -> str:
+    if channel not in CHANNELS:
+        raise InvalidParams("stream.subscribe", "channel", f"has value {channel!r}",
+                            ", ".join(CHANNELS))
+    return channel
+
+
+def symbols_of(symbols: str | Sequence[str]) -> list[str]:
+    out = [symbols] if isinstance(symbols, str) else [str(s) for s in symbols]
+    if not out or not all(out):
+        raise InvalidParams("stream.subscribe", "symbols", "is empty",
+                            "a symbol or a non-empty list of symbols")
+    if len(set(out)) != len(out):
+        raise InvalidParams("stream.subscribe", "symbols", f"repeats a symbol ({out})",
+                            "distinct symbols")
+    return out
+
+
+def subscribe(channel: str, symbols: list[str], odd_lot: bool) -> str:
+    data: dict[str, Any] = {"channel": channel}
+    if len(symbols) == 1:
+        data["symbol"] = symbols[0]
+    else:
+        data["symbols"] = symbols
+    if odd_lot:
+        data["intradayOddLot"] = True
+    return dumps("subscribe", data)
+
+
+def unsubscribe(ids: list[str]) -> str:
+    return dumps("unsubscribe", {"id": ids[0]} if len(ids) == 1 else {"ids": ids})
+
+
+def ping(state: str | None) -> str:
+    return dumps("ping", {"state": state} if state is not None else None)
+
+
+def as_list(data: Any) -> list[Any]:
+    """Replies carry one object or an array of them."""
+    if data is None:
+        return []
+    return data if isinstance(data, list) else [data]
+
+
+def refused_symbol(message: str, symbols: Sequence[str]) -> str | None:
+    """The symbol an ``error`` reply to a subscribe names, if it names one of ``symbols``."""
+    for s in symbols:
+        if f"'{s}'" in message or f'"{s}"' in message:
+            return s
+    return None

@@ -1,0 +1,170 @@
+"""``Stream``: the async client run on a background event loop, for scripts and notebooks.
+
+Every method blocks until the async one finishes on the loop thread. Rows are converted to
+Arrow in the calling thread (the loop thread only reads the socket), so reading and converting
+overlap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Coroutine, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pyarrow as pa
+
+from marketframe.convert import to_frame
+
+from . import _protocol as proto
+from ._client import AsyncStream, StreamStats, _concat
+from ._frames import Batch
+from ._ledger import Gap
+from ._protocol import Subscription
+from ._recorder import Recorder
+
+T = TypeVar("T")
+
+
+class Stream:
+    """A blocking stream (``with client.stream() as s:``); see docs/streaming.md."""
+
+    def __init__(self, api_key: str, url: str, **options: Any) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever,
+                                        name="marketframe-stream", daemon=True)
+        self._thread.start()
+        try:
+            self._async: AsyncStream = self._call(_make(api_key, url, options))
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        fut: Future[T] = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return fut.result(timeout)
+        except BaseException:
+            fut.cancel()
+            raise
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def connect(self) -> Stream:
+        try:
+            self._call(self._async.connect())
+        except BaseException:
+            self._stop_loop()
+            raise
+        return self
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            try:
+                self._call(self._async.close())
+            finally:
+                self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    def __enter__(self) -> Stream:
+        return self.connect()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return repr(self._async).replace("AsyncStream", "Stream", 1)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def subscribe(self, channel: str, symbols: str | Sequence[str], *,
+                  odd_lot: bool = False) -> list[Subscription]:
+        return self._call(self._async.subscribe(channel, symbols, odd_lot=odd_lot))
+
+    def unsubscribe(self, subs: Subscription | str | Iterable[Subscription | str]) -> None:
+        self._call(self._async.unsubscribe(subs))
+
+    def subscriptions(self) -> list[Subscription]:
+        return self._call(self._async.subscriptions())
+
+    @property
+    def subscribed(self) -> list[Subscription]:
+        return self._async.subscribed
+
+    def ping(self, state: str | None = None) -> dict[str, Any]:
+        return self._call(self._async.ping(state))
+
+    def wait_backfills(self) -> None:
+        self._call(self._async.wait_backfills())
+
+    @property
+    def stats(self) -> StreamStats:
+        return self._async.stats
+
+    @property
+    def gaps(self) -> list[Gap]:
+        return self._async.gaps
+
+    @property
+    def last_heartbeat(self) -> int | None:
+        return self._async.last_heartbeat
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def record(self, directory: str | Path, *, rows_per_file: int = 100_000,
+               seconds_per_file: float | None = None) -> Recorder:
+        return self._async.record(directory, rows_per_file=rows_per_file,
+                                  seconds_per_file=seconds_per_file)
+
+    def next_batch(self, timeout: float | None = None) -> Batch | None:
+        """The next batch, or ``None`` after ``timeout`` s without data / once closed."""
+        taken = self._call(self._async._take(timeout))
+        return None if taken is None else self._async._deliver(*taken)
+
+    def batches(self, *, idle: float | None = None) -> Iterator[Batch]:
+        """Batches as they come; ends after ``idle`` seconds without data (``None``: only
+        when the stream ends)."""
+        while True:
+            batch = self.next_batch(idle)
+            if batch is None:
+                return
+            yield batch
+
+    __iter__ = batches
+
+    def frames(self, *, backend: str | None = None, idle: float | None = None) -> Iterator[
+            tuple[str, Any]]:
+        """``(channel, frame)`` per batch, in ``backend`` (pandas, polars or arrow)."""
+        for batch in self.batches(idle=idle):
+            yield batch.channel, to_frame(batch.table, backend or self._async.backend)
+
+    def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
+             backend: str | None = None) -> Any:
+        """Everything of ``channel`` until ``idle`` s pass without data (or ``timeout`` in
+        all), as one frame. Batches of other channels are recorded (if recording) and
+        discarded."""
+        proto.check_channel(channel)
+        tables: list[pa.Table] = []
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = idle if end is None else max(0.0, min(idle, end - time.monotonic()))
+            batch = self.next_batch(wait)
+            if batch is None:
+                break
+            if batch.channel == channel:
+                tables.append(batch.table)
+            if end is not None and time.monotonic() >= end:
+                break
+        return to_frame(_concat(channel, tables), backend or self._async.backend)
+
+
+async def _make(api_key: str, url: str, options: dict[str, Any]) -> AsyncStream:
+    return AsyncStream(api_key, url, **options)  # created on the loop that will run it
