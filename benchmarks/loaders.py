@@ -11,11 +11,9 @@ Run from the repository root: ``python3 benchmarks/loaders.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import orjson  # noqa: E402
 import pandas as pd  # noqa: E402
+from _common import best  # noqa: E402
 
 from marketframe.convert import to_pandas, to_polars, to_table  # noqa: E402
-
-
-def best(fn: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def trades_payload(n: int) -> bytes:

@@ -17,12 +17,9 @@ Run from the repository root: ``python3 benchmarks/store.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import gc
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -33,6 +30,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 import requests  # noqa: E402
+from _common import best, start_sandbox  # noqa: E402
 
 from marketframe.client import Client  # noqa: E402
 from marketframe.store import Store, _io  # noqa: E402
@@ -43,32 +41,10 @@ KEY = "sandbox-advanced"
 NOW = "2026-01-05T14:00:00+08:00"
 
 
-def best(fn: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
-def start_sandbox(n_extra: int) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "marketframe", "sandbox", "--port", "0", "--latency-ms", "20",
-         "--rate-limit", "0", "--extra-equities", str(n_extra), "--now", NOW],
-        stdout=subprocess.PIPE, text=True,
-        cwd=str(Path(__file__).resolve().parent.parent))
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if "base URL" in line:
-            return proc, line.split()[-1]
-    raise RuntimeError("the sandbox did not print its base URL")
-
-
 def bench_sync(n_symbols: int, first_year: int, workers: int,
                root: Path) -> tuple[list[tuple[str, float, str]], pa.Table]:
-    proc, base = start_sandbox(n_symbols)
+    proc, base, _ = start_sandbox("--latency-ms", "20", "--rate-limit", "0",
+                                  "--extra-equities", str(n_symbols), "--now", NOW)
     try:
         symbols = [str(9001 + i) for i in range(n_symbols)]
         import datetime as dt

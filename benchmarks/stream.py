@@ -26,9 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -38,28 +36,13 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _common import start_sandbox  # noqa: E402
+
 from marketframe import Client  # noqa: E402
 
 KEY = "sandbox-advanced"
 TARGET = 50_000
 IDLE = 1.0
-
-
-def start(symbols: int) -> tuple[subprocess.Popen[str], str, str]:
-    cmd = [sys.executable, "-m", "marketframe", "sandbox", "--port", "0", "--rate-limit", "0",
-           "--now", "2026-11-20T14:45:00+08:00", "--extra-equities", str(symbols)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
-                            cwd=Path(__file__).resolve().parent.parent)
-    assert proc.stdout is not None
-    base = ws = None
-    for line in proc.stdout:
-        if m := re.search(r"(http://\S+/marketdata/v1\.0)\s*$", line):
-            base = m.group(1)
-        if m := re.search(r"(ws://\S+)", line):
-            ws = m.group(1)
-        if base and ws:
-            return proc, base, ws
-    raise RuntimeError("the sandbox did not start")
 
 
 async def raw_session(ws_url: str, syms: list[str], on_message: Callable[[str], bool],
@@ -140,7 +123,9 @@ def main() -> int:
     ap.add_argument("--symbols", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    proc, base_url, ws_url = start(args.symbols)
+    proc, base_url, ws_url = start_sandbox(
+        "--rate-limit", "0", "--now", "2026-11-20T14:45:00+08:00",
+        "--extra-equities", str(args.symbols))
     syms = [f"9{i:03d}" if i < 1000 else f"9{i:04d}" for i in range(1, args.symbols + 1)]
     rates: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}  # client-process CPU microseconds per message
