@@ -738,13 +738,14 @@ class Service:
                          "startDate": "1998-07-21" if p.code == "TXF" else "2001-12-24",
                          "canBlockTrade": True, "expiryType": "S", "underlyingType": "E",
                          "marketCloseGroup": 1, "endSession": 0})
+        return self._futopt_envelope(type_, rows, session=session, contractType=ctype,
+                                     status=status)
+
+    @staticmethod
+    def _futopt_envelope(type_: str, rows: list[dict], **echo: str | None) -> dict:
+        """The list envelope: type, exchange, the filters that were given, then the rows."""
         out: dict[str, Any] = {"type": type_, "exchange": "TAIFEX"}
-        if session:
-            out["session"] = session
-        if ctype:
-            out["contractType"] = ctype
-        if status:
-            out["status"] = status
+        out.update({k: v for k, v in echo.items() if v})
         out["data"] = rows
         return out
 
@@ -768,15 +769,8 @@ class Service:
                          "endDate": c.settlement.isoformat(), "flowGroup": 1,
                          "settlementDate": c.settlement.isoformat(),
                          "isDynamicBanding": True})
-        out: dict[str, Any] = {"type": type_, "exchange": "TAIFEX"}
-        if session:
-            out["session"] = session
-        if product:
-            out["product"] = product
-        if ctype:
-            out["contractType"] = ctype
-        out["data"] = rows
-        return out
+        return self._futopt_envelope(type_, rows, session=session, product=product,
+                                     contractType=ctype)
 
     def _contract_day(self, m: dict, q: Query):
         afterhours = self._session(q)
