@@ -337,6 +337,7 @@ class Streaming:
         s = self.settings
         heap: list[tuple[int, int, _Sub]] = []
         dirty = True
+        horizon = -1  # nothing later than the sandbox's "now" is sent (REST shows no more)
         while not ws.closed:
             if dirty or conn.changed.is_set():
                 conn.changed.clear()
@@ -349,6 +350,14 @@ class Streaming:
                 await conn.changed.wait()
                 continue
             t, order, best = heap[0]
+            if t > horizon:
+                horizon = self.service.t_us(self.replay_date())
+                if t > horizon:  # not traded yet by the sandbox's clock: wait for it
+                    try:
+                        await asyncio.wait_for(conn.changed.wait(), min((t - horizon) / 1e6, 1.0))
+                    except TimeoutError:
+                        pass
+                    continue
             if s.stream_speed > 0:
                 wait = (t - self.market_now_us()) / 1e6 / s.stream_speed
                 if wait > 0:

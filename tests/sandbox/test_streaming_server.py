@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import datetime
 
 import aiohttp
 import pytest
@@ -239,3 +240,20 @@ def test_a_shared_market_clock_leaves_a_gap_after_a_reconnect() -> None:
         assert len(first) == len(second) == 40
         assert serials.index(second[0]) > serials.index(first[-1]) + 1  # trades were missed
         assert first == serials[serials.index(first[0]):serials.index(first[0]) + 40]
+
+
+def test_the_stream_never_runs_ahead_of_the_sandbox_clock() -> None:
+    with Sandbox(seed=7, now="2026-11-20T10:15:00+08:00") as sb:
+        async def script(ws):
+            await auth(ws)
+            await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
+                                                               "symbol": "2330"}})
+            msgs = await drain(ws, idle=1.5)
+            return [m["data"] for m in msgs if m["event"] == "data"]
+
+        events = run(session(sb, script))
+        limit = datetime.fromisoformat("2026-11-20T10:15:00+08:00").timestamp() * 1e6
+        assert events and all(e["time"] <= limit for e in events)
+        regular = [e["serial"] for e in events if not e.get("isTrial")]
+        rest_rows = rest(sb, "stock/intraday/trades/2330", sort="asc", limit=100000)["data"]
+        assert regular == [r["serial"] for r in rest_rows]
