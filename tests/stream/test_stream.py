@@ -259,10 +259,12 @@ def test_drops_mid_session_backfill_and_record_the_whole_day(tmp_path: Path) -> 
             Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
         with c.stream(backfill=True, backoff=0.05, max_reconnects=50) as s:
             rec = s.record(tmp_path / "rec", rows_per_file=500)
-            # restart the shared market clock at 08:25, before the first trial match (08:31)
-            sb.configure(stream_from="08:25")
+            # restart the shared market clock at 07:30, an hour (1.2 s at 3000x) before the
+            # first trial match, so the subscription is in place before it even on a busy
+            # machine (a subscription starts at the market clock; it never backfills the past)
+            sb.configure(stream_from="07:30")
             s.subscribe("trades", list(symbols))
-            # 08:25-14:30 (the after-hours fixed-price trade) at 3000x lasts ~7.3 s, the quiet
+            # 07:30-14:30 (the after-hours fixed-price trade) at 3000x lasts ~8.4 s, the quiet
             # hour 13:30-14:30 1.2 s; the sandbox drops the connection every 150 events
             for _ in s.batches(idle=2.5):
                 pass
