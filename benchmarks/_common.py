@@ -40,3 +40,10 @@ def start_sandbox(*options: str) -> tuple[subprocess.Popen[str], str, str]:
         if base and ws:
             return proc, base, ws
     raise RuntimeError("the sandbox did not print its URLs")
+
+
+def print_ratios(results: list[tuple[str, float, str]]) -> None:
+    """The closing table: each ratio with its verdict (``met``/``MISSED``, or blank for info)."""
+    print("\nratios:")
+    for label, ratio, verdict in results:
+        print(f"  {label:55s} {ratio:6.2f}  {verdict}")

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import orjson  # noqa: E402
 import pandas as pd  # noqa: E402
-from _common import best  # noqa: E402
+from _common import best, print_ratios  # noqa: E402
 
 from marketframe.convert import to_pandas, to_polars, to_table  # noqa: E402
 
@@ -117,9 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     rows, repeat, n_req = (20_000, 2, 50) if args.quick else (200_000, 5, 200)
     results = bench_convert(rows, repeat)
     results += bench_requests(n_req, args.workers)
-    print("\nratios:")
-    for label, ratio, verdict in results:
-        print(f"  {label:55s} {ratio:6.2f}  {verdict}")
+    print_ratios(results)
     return 0
 
 

@@ -30,7 +30,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 import requests  # noqa: E402
-from _common import best, start_sandbox  # noqa: E402
+from _common import best, print_ratios, start_sandbox  # noqa: E402
 
 from marketframe.client import Client  # noqa: E402
 from marketframe.store import Store, _io  # noqa: E402
@@ -172,9 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="marketframe-bench-") as tmp:
         results, one = bench_sync(n_sync, first_year, args.workers, Path(tmp))
         results += bench_read(one, n_store, repeat, Path(tmp))
-    print("\nratios:")
-    for label, ratio, verdict in results:
-        print(f"  {label:55s} {ratio:6.2f}  {verdict}")
+    print_ratios(results)
     return 0
 
 
