@@ -4,30 +4,48 @@ embedded sandbox (so every command works without a key)."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 
 
 @contextmanager
-def connect(*, seed: int = 0, now: str | None = None, quiet: bool = False,
+def connect(*, base_url: str | None = None, seed: int = 0, now: str | None = None,
+            notice: TextIO | None = None, quiet: bool = False,
             **client_options: Any) -> Iterator[Any]:
-    """Yield a :class:`marketframe.Client` (the sandbox's while no key is set)."""
-    from marketframe.client import Client
+    """Yield a :class:`marketframe.Client` for a command.
 
-    if os.environ.get("MARKETFRAME_API_KEY"):
-        base_url = os.environ.get("MARKETFRAME_BASE_URL")
-        if base_url:
-            client_options.setdefault("base_url", base_url)
-        client = Client(**client_options)
-        if not quiet:
-            print(f"Using the service at {client.base_url}")
-        yield client
+    With ``MARKETFRAME_API_KEY`` set: that key, at ``base_url`` (else ``MARKETFRAME_BASE_URL``,
+    else the real service). Without it: a sandbox, the one at ``base_url`` when given (e.g. a
+    ``marketframe sandbox --port 8000`` already running) or an embedded one. ``notice`` is
+    where to say which (default stderr, which keeps a command's data output clean);
+    ``quiet`` says nothing.
+    """
+    from marketframe.client import ENV_KEY, Client
+
+    notice = None if quiet else (notice or sys.stderr)
+    base_url = base_url or os.environ.get("MARKETFRAME_BASE_URL")
+    if base_url:
+        client_options["base_url"] = base_url
+    if os.environ.get(ENV_KEY):
+        with Client(**client_options) as client:
+            if notice:
+                print(f"Using the service at {client.base_url}", file=notice)
+            yield client
         return
-    from marketframe.sandbox import Sandbox
+    from marketframe.sandbox import DEMO_KEYS, Sandbox
 
+    client_options.setdefault("cache", False)  # a sandbox: nothing worth keeping
+    if base_url:
+        if notice:
+            print(f"{ENV_KEY} is not set: using the sandbox at {base_url}", file=notice)
+        with Client(DEMO_KEYS["advanced"], **client_options) as client:
+            yield client
+        return
     with Sandbox(seed=seed, now=now, rate_limit=None) as sb:
-        if not quiet:
-            print(f"No MARKETFRAME_API_KEY set: using the built-in sandbox at {sb.base_url}")
-        client_options.setdefault("cache", False)  # a throwaway server: nothing to keep
-        yield Client(sb.api_key, base_url=sb.base_url, **client_options)
+        if notice:
+            print(f"{ENV_KEY} is not set: using the built-in sandbox at {sb.base_url}",
+                  file=notice)
+        with Client(sb.api_key, base_url=sb.base_url, **client_options) as client:
+            yield client

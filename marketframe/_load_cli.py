@@ -9,9 +9,7 @@ to ``_COMMANDS`` in ``marketframe/cli.py``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +41,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                 kw["nargs"] = "+"
             p.add_argument(_option(param), **kw)
         p.add_argument("--out", type=Path, help="write .csv or .parquet instead of printing")
-        p.add_argument("--base-url", default=None, help="service URL (default: the real one, "
-                       "or the embedded sandbox when MARKETFRAME_API_KEY is not set)")
+        p.add_argument("--base-url", default=None,
+            help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
+                 "a sandbox: the one at this URL, else an embedded one)")
         p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from marketframe.client import DEFAULT_BASE_URL, ENV_KEY, Client
 
     ep = ENDPOINTS[args.endpoint]
     params: dict[str, Any] = {}
@@ -62,16 +60,9 @@ def run(args: argparse.Namespace) -> int:
         if param.in_path and len(value) == 1:
             value = value[0]
         params[param.name] = value
-    with ExitStack() as stack:
-        key, base_url = os.environ.get(ENV_KEY), args.base_url
-        if not key:
-            from marketframe.sandbox import Sandbox
+    from marketframe._connect import connect
 
-            sb = stack.enter_context(Sandbox(rate_limit=None))
-            key, base_url = sb.api_key, base_url or sb.base_url
-            print(f"{ENV_KEY} is not set: using the embedded sandbox", file=sys.stderr)
-        client = stack.enter_context(Client(key, base_url=base_url or DEFAULT_BASE_URL,
-                                            backend="arrow"))
+    with connect(base_url=args.base_url, backend="arrow") as client:
         table = client.load(ep.name, **params)
     if args.out is None:
         import pandas as pd

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from marketframe import indicators as ind
+from marketframe._params import to_date
 
 TOLERANCE = 1e-9
 
@@ -172,14 +174,6 @@ class CrosscheckReport:
         return fig
 
 
-def _as_date(value: str | dt.date | dt.datetime) -> dt.date:
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    return dt.date.fromisoformat(value)
-
-
 def _one_year_before(d: dt.date) -> dt.date:
     try:
         earlier = d.replace(year=d.year - 1)
@@ -227,8 +221,9 @@ def crosscheck(client: Any, symbol: str, indicator: str, start: str | dt.date | 
         raise InvalidParams("crosscheck", sorted(unknown)[0], f"is not a parameter of {name}",
                             ", ".join(spec.params))
     values = {**spec.params, **params}
-    end_d = _as_date(end) if end is not None else dt.date.today()
-    start_d = _as_date(start) if start is not None else end_d - dt.timedelta(days=182)
+    end_d = to_date("crosscheck", "end", end) if end is not None else dt.date.today()
+    start_d = (to_date("crosscheck", "start", start) if start is not None
+               else end_d - dt.timedelta(days=182))
     minute = timeframe not in ("D", "W", "M")
     service = client.fetch_table(spec.endpoint, symbol=symbol, from_=start_d, to=end_d,
                                  timeframe=timeframe, **values).to_pandas()
@@ -318,7 +313,7 @@ def _run(args: argparse.Namespace) -> int:
     from marketframe._connect import connect
 
     failures = 0
-    with connect() as client:
+    with connect(notice=sys.stdout) as client:
         for name in args.indicator or INDICATOR_NAMES:
             report = crosscheck(client, args.symbol, name, args.start, args.end,
                                 args.timeframe, tolerance=args.tolerance)

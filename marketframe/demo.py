@@ -13,7 +13,6 @@ import datetime as dt
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 DEFAULT_SYMBOLS = ("2330", "2317", "2454", "0050", "6488")
 INDICATORS = ("sma", "rsi", "kdj", "macd", "bb")
@@ -61,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     written: list[tuple[str, Path]] = []
-    with connect(seed=args.seed, now=args.now) as client:
+    with connect(seed=args.seed, now=args.now, notice=sys.stdout) as client:
         symbols = list(dict.fromkeys(args.symbols))
         _step(1, f"Syncing daily candles of {', '.join(symbols)} from {args.start} "
                  "into a local Parquet store")
@@ -129,13 +128,3 @@ def run(args: argparse.Namespace) -> int:
     print("  marketframe sandbox --port 8000     # the emulator for any client")
     print("  notebooks/ (quickstart, store, indicators, streaming, login); docs/index.md")
     return 0
-
-
-def main(argv: list[str] | None = None) -> Any:  # pragma: no cover - `python -m marketframe.demo`
-    from marketframe.cli import main as cli_main
-
-    return cli_main(["demo", *(argv or [])])
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main(sys.argv[1:]))

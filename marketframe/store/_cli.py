@@ -45,8 +45,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=8, help="concurrent requests")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--base-url", default=None, help="service URL (default: the real one, or "
-                   "the embedded sandbox when MARKETFRAME_API_KEY is not set)")
+    p.add_argument("--base-url", default=None,
+        help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
+             "a sandbox: the one at this URL, else an embedded one)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -110,18 +111,10 @@ def _symbols(args: argparse.Namespace, client: Any) -> list[str] | None:
 
 
 def _session(stack: ExitStack, args: argparse.Namespace) -> Any:
-    from marketframe.client import DEFAULT_BASE_URL, ENV_KEY, Client
+    from marketframe._connect import connect
 
-    key, base_url = os.environ.get(ENV_KEY), args.base_url
-    if not key:
-        from marketframe.sandbox import Sandbox
-
-        sb = stack.enter_context(Sandbox(rate_limit=None))
-        key, base_url = sb.api_key, base_url or sb.base_url
-        print(f"{ENV_KEY} is not set: using the embedded sandbox", file=sys.stderr)
-    return stack.enter_context(Client(key, base_url=base_url or DEFAULT_BASE_URL,
-                                      backend="arrow", cache=False,
-                                      max_workers=max(1, args.workers)))
+    return stack.enter_context(connect(base_url=args.base_url, backend="arrow", cache=False,
+                                       max_workers=max(1, args.workers)))
 
 
 def _sync(args: argparse.Namespace, root: Path,
