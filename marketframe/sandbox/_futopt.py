@@ -121,8 +121,15 @@ class FutOpt:
     def __init__(self, market: Market) -> None:
         self.market = market
         self._cache: dict[tuple[str, date, bool], Day | None] = {}
+        self._contracts: dict[date, dict[str, Contract]] = {}
 
     def contracts(self, d: date) -> list[Contract]:
+        """The contracts listed on ``d`` (built once a day, then looked up)."""
+        if d not in self._contracts:
+            self._contracts[d] = {c.symbol: c for c in self._list(d)}
+        return list(self._contracts[d].values())
+
+    def _list(self, d: date) -> list[Contract]:
         out: list[Contract] = []
         ix = self.market.daily("IX0001")
         i = ix.index_of(d)
@@ -141,10 +148,8 @@ class FutOpt:
         return out
 
     def contract(self, symbol: str, d: date) -> Contract | None:
-        for c in self.contracts(d):
-            if c.symbol == symbol:
-                return c
-        return None
+        self.contracts(d)
+        return self._contracts[d].get(symbol)
 
     def day(self, contract: Contract, d: date, afterhours: bool) -> Day | None:
         key = (contract.symbol, d, afterhours)

@@ -19,7 +19,7 @@ import math
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date
 from threading import Lock
 
 import numpy as np
@@ -466,10 +466,3 @@ class Market:
             self._turnover[key] = got
         return got
 
-
-def now_us(now: datetime) -> int:
-    return cal.epoch_us(now)
-
-
-def days_back(d: date, n: int) -> date:
-    return d - timedelta(days=n)

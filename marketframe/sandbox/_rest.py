@@ -158,9 +158,6 @@ class Service:
             return 2**62
         return cal.epoch_us(now)
 
-    def _name(self, inst: Instrument) -> str:
-        return inst.name
-
     def _day(self, inst: Instrument, oddlot: bool):
         if oddlot and inst.type != "EQUITY":
             raise ServiceError(404, "Resource Not Found")
