@@ -25,6 +25,7 @@ _LAZY = {
     "BadRequest": "marketframe.exceptions",
     "BatchError": "marketframe.exceptions",
     "Client": "marketframe.client",
+    "DeadlineExceeded": "marketframe.exceptions",
     "ENDPOINTS": "marketframe.endpoints",
     "Forbidden": "marketframe.exceptions",
     "InvalidParams": "marketframe.exceptions",

@@ -22,11 +22,21 @@ import orjson
 import requests
 from requests.adapters import HTTPAdapter
 
+from marketframe._cache import KEY_HEADER, cached_session, default_cache_path
 from marketframe.endpoints import FRESHNESS, MINUTE_TIMEFRAMES, Endpoint
-from marketframe.exceptions import APIError, TransportError, error_for_status, redact
+from marketframe.exceptions import (
+    APIError,
+    DeadlineExceeded,
+    TransportError,
+    error_for_status,
+    redact,
+)
 
 log = logging.getLogger("marketframe")
-KEY_HEADER = "X-API-KEY"
+__all__ = ["DEFAULT_DEADLINE", "KEY_HEADER", "NEVER_EXPIRE", "Pacer", "Response", "Stats",
+           "Transport", "default_cache_path", "expire_after"]
+#: Seconds one call may take, all retries and their waits included (``Client(deadline=...)``).
+DEFAULT_DEADLINE = 60.0
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _TAIPEI = dt.timezone(dt.timedelta(hours=8))
 NEVER_EXPIRE = -1
@@ -162,13 +172,6 @@ def expire_after(ep: Endpoint, values: Mapping[str, Any], now: dt.datetime | Non
     return max(1, int((nxt - now).total_seconds()))
 
 
-def default_cache_path() -> Path:
-    import os
-
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "marketframe" / "http_cache.sqlite"
-
-
 @dataclass
 class Response:
     """What a fetch returns besides the body (never the key)."""
@@ -183,64 +186,52 @@ class Response:
 
 
 class Transport:
+    """One client's HTTP side: a pooled (optionally cached) session, retries within a total
+    ``deadline`` per call, and pacing. Options arrive already checked (``_options``)."""
+
     def __init__(
         self,
         base_url: str,
         api_key: str,
         *,
-        cache: bool | str | Path = True,
+        cache: bool | Path = True,
         timeout: float | tuple[float, float] = (5.0, 30.0),
         retries: int = 4,
         backoff: float = 0.25,
         max_retry_after: float = 60.0,
+        deadline: float = DEFAULT_DEADLINE,
         pool_size: int = 16,
         pace: bool = True,
     ):
         self.base_url = base_url.rstrip("/")
         self._key = api_key
-        self.timeout = timeout
+        self.timeout = timeout if isinstance(timeout, tuple) else (timeout, timeout)
         self.retries = retries
         self.backoff = backoff
         self.max_retry_after = max_retry_after
+        self.deadline = deadline
         self.stats = Stats()
         self.pacer = Pacer() if pace else None
-        self.cache_path: Path | None = None
-        self.session = self._session(cache)
+        self.session, self.cache_path = cached_session(cache)
         adapter = HTTPAdapter(pool_connections=4, pool_maxsize=pool_size, max_retries=0)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
         self.session.headers[KEY_HEADER] = api_key
         self.session.headers["Accept"] = "application/json"
 
-    def _session(self, cache: bool | str | Path) -> requests.Session:
-        if cache is False or cache is None:
-            return requests.Session()
-        import requests_cache
-
-        path = default_cache_path() if cache is True else Path(cache)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.cache_path = path
-        return requests_cache.CachedSession(
-            str(path),
-            backend="sqlite",
-            expire_after=60,
-            allowable_codes=(200,),
-            allowable_methods=("GET",),
-            # strips the key from the cache key *and* from the stored request headers
-            ignored_parameters=[KEY_HEADER, KEY_HEADER.lower(), "X-Api-Key"],
-            match_headers=False,
-            stale_if_error=False,
-        )
-
     def close(self) -> None:
         self.session.close()
 
     def get(self, ep: Endpoint, path: str, query: Mapping[str, str], values: Mapping[str, Any],
             *, refresh: bool = False) -> Response:
-        """GET ``path`` with retries; raises the mapped :class:`APIError` on a final error."""
+        """GET ``path`` with retries; raises the mapped :class:`APIError` on a final error.
+
+        The whole call, retries and their waits included, ends within ``deadline`` seconds of
+        its first attempt: each attempt's timeouts are cut to the time left, and a wait that
+        would end past it is not started."""
         url = self.base_url + path
         shown = url + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
-        kwargs: dict[str, Any] = {"params": dict(query), "timeout": self.timeout}
+        kwargs: dict[str, Any] = {"params": dict(query)}
         if hasattr(self.session, "cache"):
             kwargs["expire_after"] = expire_after(ep, values)
             if refresh:
@@ -248,34 +239,51 @@ class Transport:
         start = time.perf_counter()
         if "expire_after" in kwargs and not refresh:
             # a stored answer costs no request: serve it before the pacer counts one
-            hit = self.session.get(url, only_if_cached=True, **kwargs)  # type: ignore[call-arg]
+            hit = self._send(ep, values, url, kwargs, only_if_cached=True)
             if hit.status_code == 200 and getattr(hit, "from_cache", False):
                 self.stats.add(cache_hits=1)
                 log.debug("GET %s -> 200 (cache)", shown)
                 return Response(shown, 200, True, time.perf_counter() - start, 0,
                                 _rate_headers(hit.headers), hit.content)
+        tried: list[str] = []
+        ends: float | None = None  # monotonic end of the deadline, from the first attempt
         attempt = 0
         while True:
             if self.pacer is not None:
                 wait = self.pacer.delay()
                 if wait > 0:
+                    if ends is not None and time.monotonic() + wait > ends:
+                        self.pacer.abandon()
+                        raise self._late(ep, values, shown, tried, f"pacing {wait:.1f} s")
                     self.stats.add(paced_seconds=wait)
                     log.debug("pacing %.3f s before %s", wait, shown)
                     time.sleep(wait)
+            now = time.monotonic()
+            ends = ends if ends is not None else now + self.deadline
+            left = ends - now
+            if left <= 0:
+                if self.pacer is not None:
+                    self.pacer.abandon()
+                raise self._late(ep, values, shown, tried, "")
+            timeout = (min(self.timeout[0], left), min(self.timeout[1], left))
             try:
-                resp = self.session.get(url, **kwargs)
+                resp = self._send(ep, values, url, {**kwargs, "timeout": timeout})
             except (requests.ConnectionError, requests.Timeout) as exc:
                 self.stats.add(requests=1)
+                tried.append(type(exc).__name__)
                 if self.pacer is not None:
                     self.pacer.abandon()
                 if attempt >= self.retries:
                     raise TransportError(
-                        redact(f"{type(exc).__name__} after {attempt + 1} attempts", self._key),
+                        f"no answer to GET {shown}: {_tally(tried)}",
                         endpoint=ep.name, params=_shown_params(values),
                     ) from None
+                wait = self._backoff(attempt + 1)
+                if time.monotonic() + wait >= ends:
+                    raise self._late(ep, values, shown, tried, "") from None
                 attempt += 1
                 self.stats.add(retries=1)
-                self._sleep(self._backoff(attempt), shown, f"{type(exc).__name__}")
+                self._sleep(wait, shown, f"{type(exc).__name__}")
                 continue
             cached = bool(getattr(resp, "from_cache", False))
             if cached:
@@ -290,15 +298,37 @@ class Transport:
             if resp.status_code == 200:
                 return Response(shown, 200, cached, time.perf_counter() - start, attempt,
                                 _rate_headers(resp.headers), resp.content)
+            tried.append(f"HTTP {resp.status_code}")
             retry_after = _retry_after(resp.headers)
             if resp.status_code in RETRY_STATUSES and attempt < self.retries:
                 wait = retry_after if retry_after is not None else self._backoff(attempt + 1)
-                if wait <= self.max_retry_after:
+                # a wait past the deadline is not started: the service's answer is the error
+                if wait <= self.max_retry_after and time.monotonic() + wait < ends:
                     attempt += 1
                     self.stats.add(retries=1)
                     self._sleep(wait, shown, f"HTTP {resp.status_code}")
                     continue
             raise self._error(ep, resp, values, retry_after)
+
+    def _send(self, ep: Endpoint, values: Mapping[str, Any], url: str, kwargs: dict[str, Any],
+              **extra: Any) -> requests.Response:
+        """``session.get``; a library error other than a connection failure or timeout (which
+        the caller retries) becomes a :class:`TransportError` with the key redacted."""
+        try:
+            return self.session.get(url, **kwargs, **extra)
+        except (requests.ConnectionError, requests.Timeout):
+            raise
+        except (requests.RequestException, ValueError) as exc:
+            raise TransportError(redact(f"{type(exc).__name__}: {exc}", self._key),
+                                 endpoint=ep.name, params=_shown_params(values)) from None
+
+    def _late(self, ep: Endpoint, values: Mapping[str, Any], shown: str, tried: list[str],
+              pending: str) -> DeadlineExceeded:
+        what = _tally(tried) if tried else "no attempt"
+        more = f", then {pending} would pass it" if pending else ""
+        return DeadlineExceeded(
+            f"GET {shown} got no answer within the {self.deadline:g} s deadline: {what}{more}",
+            endpoint=ep.name, params=_shown_params(values))
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with jitter, at most ``BACKOFF_MAX`` seconds."""
@@ -319,6 +349,15 @@ class Transport:
         cls = error_for_status(resp.status_code)
         return cls(redact(message, self._key), status=resp.status_code, endpoint=ep.name,
                    params=_shown_params(values), retry_after=retry_after)
+
+
+def _tally(tried: list[str]) -> str:
+    """``3 attempts (ReadTimeout x2, HTTP 503)``."""
+    counts: dict[str, int] = {}
+    for t in tried:
+        counts[t] = counts.get(t, 0) + 1
+    parts = [f"{k} x{n}" if n > 1 else k for k, n in counts.items()]
+    return f"{len(tried)} attempt{'s' if len(tried) != 1 else ''} ({', '.join(parts)})"
 
 
 def _shown_params(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import os
 import threading
+import weakref
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,12 +18,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from marketframe import _params
-from marketframe._transport import Response, Transport
+from marketframe import _options, _params
+from marketframe._transport import DEFAULT_DEADLINE, Response, Transport
 from marketframe.convert import concat, to_frame, to_table
 from marketframe.endpoints import ENDPOINTS, Endpoint, get
 from marketframe.exceptions import (
-    AuthenticationError,
     BatchError,
     InvalidParams,
     MarketframeError,
@@ -102,7 +102,13 @@ class Client:
     a multi-symbol call. 429, 5xx and connection errors are retried ``retries`` times with
     exponential ``backoff`` (seconds), or after ``Retry-After`` when it is at most
     ``max_retry_after`` seconds (otherwise :class:`RateLimited` is raised at once).
-    ``decode=True`` turns ``industry``/``security_type`` codes into names.
+    ``decode=True`` turns ``industry``/``security_type`` codes into names. ``deadline``
+    (seconds, default 60) bounds each request in total, retries and their waits included;
+    past it :class:`DeadlineExceeded` says what was tried. Every option is checked here:
+    a bad one raises :class:`InvalidParams` before anything is sent.
+
+    Without a key (no ``api_key``, no ``MARKETFRAME_API_KEY``), use :meth:`Client.sandbox`:
+    a client bound to a local emulator of the service.
     """
 
     def __init__(
@@ -111,7 +117,7 @@ class Client:
         *,
         base_url: str = DEFAULT_BASE_URL,
         backend: str = "pandas",
-        cache: bool | str | Path = True,
+        cache: bool | str | os.PathLike[str] = True,
         timeout: float | tuple[float, float] = (5.0, 30.0),
         retries: int = 4,
         backoff: float = 0.25,
@@ -119,18 +125,19 @@ class Client:
         max_workers: int = 8,
         decode: bool = False,
         pace: bool = True,
+        deadline: float = DEFAULT_DEADLINE,
     ):
-        key = api_key if api_key is not None else os.environ.get(ENV_KEY)
-        if not key:
-            raise AuthenticationError("no API key given", status=0)
+        key = _options.check_key(api_key, ENV_KEY)
         if backend not in BACKENDS:
             raise InvalidParams("Client", "backend", f"has value {backend!r}", ", ".join(BACKENDS))
         self.backend = backend
-        self.decode = decode
-        self.max_workers = max(1, int(max_workers))
-        self._transport = Transport(base_url, key, cache=cache, timeout=timeout, retries=retries,
-                                    backoff=backoff, max_retry_after=max_retry_after,
-                                    pool_size=max(self.max_workers, 10), pace=pace)
+        self.decode = _options.check_bool("decode", decode)
+        self.max_workers = _options.check_int("max_workers", max_workers, 1)
+        options = _options.check_options(
+            base_url=base_url, cache=cache, timeout=timeout, retries=retries, backoff=backoff,
+            max_retry_after=max_retry_after, deadline=deadline, pace=pace)
+        self._sandbox: Any = None  # the embedded sandbox of Client.sandbox()
+        self._transport = Transport(api_key=key, pool_size=max(self.max_workers, 10), **options)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         for ep in ENDPOINTS.values():
@@ -141,6 +148,37 @@ class Client:
                     setattr(node, part, _Node(".".join(parts[: i + 1])))
                 node = getattr(node, part)
             setattr(node, parts[-1], _Call(self, ep))
+
+    @classmethod
+    def sandbox(cls, **sandbox_options: Any) -> Client:
+        """A client bound to an embedded :class:`marketframe.sandbox.Sandbox`, no key needed.
+
+        The sandbox (a faithful local emulator of the service over a synthetic market) starts
+        in this process on 127.0.0.1, serves with its advanced demo key, and stops when the
+        client is closed, garbage-collected, or at interpreter exit. ``sandbox_options`` go to
+        ``Sandbox`` (``seed``, ``now``, ``rate_limit``, ...), except the options of ``Client``
+        itself (``backend``, ``decode``, ``cache``, ...), which go to the client; the cache is
+        off unless asked for.
+        """
+        from marketframe.sandbox import Sandbox
+
+        client_names = set(inspect.signature(cls).parameters) - {"api_key", "base_url"}
+        client_options = {k: sandbox_options.pop(k) for k in list(sandbox_options)
+                          if k in client_names}
+        client_options.setdefault("cache", False)
+        for name in ("api_key", "base_url"):
+            if name in sandbox_options:
+                raise InvalidParams("Client.sandbox", name, "is set by the sandbox",
+                                    "omit it (use Client(...) for another service)")
+        sb = Sandbox(**sandbox_options).start()
+        try:
+            client = cls(sb.api_key, base_url=sb.base_url, **client_options)
+        except BaseException:
+            sb.stop()
+            raise
+        client._sandbox = sb
+        weakref.finalize(client, sb.stop)  # also runs at interpreter exit
+        return client
 
     # -- public API ------------------------------------------------------------------------
 
@@ -209,10 +247,13 @@ class Client:
         return get(name).schema.units
 
     def close(self) -> None:
+        """Release the connections and threads (and stop the sandbox of Client.sandbox())."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
         self._transport.close()
+        if self._sandbox is not None:
+            self._sandbox.stop()
 
     def __enter__(self) -> Client:
         return self

@@ -7,6 +7,7 @@ service's own ``message`` field, and :func:`redact` scrubs any text we did not w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -90,7 +91,8 @@ class AuthenticationError(APIError):
         fix = ("pass Client(api_key=...) or set MARKETFRAME_API_KEY to a v1.0 market-data key "
                "(keys of version 0.3 are not accepted)")
         if not self.status:  # no key at all: nothing was sent
-            return fix[:1].upper() + fix[1:] + "."
+            return (f"{fix[:1].upper() + fix[1:]}; or, with no key at all, use the built-in "
+                    "sandbox (a local emulator of the service): Client.sandbox().")
         return f"The API key was not accepted: {fix}."
 
 
@@ -157,6 +159,14 @@ class TransportError(APIError):
     """No HTTP answer at all (connection refused, timeout) after retries."""
 
     hint = "could not reach the service after retries; check base_url and the network, then retry"
+
+
+class DeadlineExceeded(TransportError, TimeoutError):
+    """A call did not get its answer within the client's total ``deadline`` (all retries and
+    their waits included); the message lists what was tried."""
+
+    hint = ("no answer within the deadline; check base_url and the network, or raise "
+            "Client(deadline=...)")
 
 
 # Aliases matching the names of the HTTP statuses.
@@ -254,8 +264,16 @@ class StreamClosed(StreamError):
         super().__init__(f"{message}{why}")
 
 
+_TOKEN_CHARS = r"0-9A-Za-z_\-"  # characters that continue a token (an API key is one token)
+
+
 def redact(text: str, secret: str | None) -> str:
-    """Remove ``secret`` from ``text`` (for texts we did not compose, e.g. library errors)."""
-    if secret and secret in text:
-        return text.replace(secret, "***")
-    return text
+    """Replace each occurrence of ``secret`` as a whole token in ``text`` by ``***``.
+
+    Token-exact: ``secret`` is only replaced where it is not part of a longer word, so a short
+    key never mangles other text (the key ``k`` leaves ``known`` alone). Used for texts we did
+    not compose (library errors, the service's messages)."""
+    if not secret or secret not in text:
+        return text
+    pattern = rf"(?<![{_TOKEN_CHARS}]){re.escape(secret)}(?![{_TOKEN_CHARS}])"
+    return re.sub(pattern, "***", text)

@@ -109,7 +109,9 @@ class _RetryAfterOnce(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_retry_after_is_honoured(sandbox: Any, api_key: str) -> None:
+@pytest.fixture
+def retry_after_once(sandbox: Any, api_key: str) -> Iterator[tuple[str, type[_RetryAfterOnce]]]:
+    """(base_url, handler class) of a server answering 429 + Retry-After: 1 once."""
     import requests
 
     body = requests.get(f"{sandbox.base_url}/stock/intraday/quote/2330",
@@ -118,17 +120,29 @@ def test_retry_after_is_honoured(sandbox: Any, api_key: str) -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    try:
-        base = f"http://127.0.0.1:{server.server_address[1]}/marketdata/v1.0"
-        with Client(api_key, base_url=base, cache=False, backoff=0.01) as c:
-            df = c.stock.intraday.quote(symbol="2330")
-            assert df["symbol"][0] == "2330"
-            assert c.stats()["retries"] == 1 and c.stats()["statuses"] == {429: 1, 200: 1}
-        first, second = handler.times
-        assert second - first >= 1.0  # waited for Retry-After, not the 10 ms backoff
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield f"http://127.0.0.1:{server.server_address[1]}/marketdata/v1.0", handler
+    server.shutdown()
+    server.server_close()
+
+
+def test_retry_after_is_honoured(retry_after_once: tuple[str, Any], api_key: str) -> None:
+    base, handler = retry_after_once
+    with Client(api_key, base_url=base, cache=False, backoff=0.01) as c:
+        df = c.stock.intraday.quote(symbol="2330")
+        assert df["symbol"][0] == "2330"
+        assert c.stats()["retries"] == 1 and c.stats()["statuses"] == {429: 1, 200: 1}
+    first, second = handler.times
+    assert second - first >= 1.0  # waited for Retry-After, not the 10 ms backoff
+
+
+def test_a_retry_after_past_the_deadline_raises_rate_limited_at_once(
+        retry_after_once: tuple[str, Any], api_key: str) -> None:
+    base, handler = retry_after_once
+    with Client(api_key, base_url=base, cache=False, deadline=0.5) as c:
+        with pytest.raises(RateLimited) as info:
+            c.stock.intraday.quote(symbol="2330")
+    assert info.value.retry_after == 1
+    assert len(handler.times) == 1  # the 1 s wait would end past the 0.5 s deadline
 
 
 def test_pacer_slows_down_before_the_limit(sandbox: Any, api_key: str) -> None:

@@ -1,0 +1,103 @@
+"""The HTTP cache: requests-cache's sqlite backend, partitioned by credential, private on disk.
+
+* Every cache key starts with a keyed hash (HMAC-SHA256, with a random secret kept next to the
+  cache file) of the request's API key, so a stored answer only ever goes back to the key that
+  fetched it: a basic key never gets an advanced key's snapshot, a wrong key never gets
+  anything. The key itself is never stored (it is also removed from the stored request).
+* Only 200 answers are stored: 401/403/429 and errors are never cached.
+* The cache file, its sqlite side files and the secret are 0600; the default cache directory
+  (and any directory created for a cache) is 0700.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import requests
+
+KEY_HEADER = "X-API-KEY"
+_SECRET_SUFFIX = ".secret"
+
+
+def default_cache_path() -> Path:
+    """``$XDG_CACHE_HOME/marketframe/http_cache.sqlite`` (``~/.cache/...`` by default)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "marketframe" / "http_cache.sqlite"
+
+
+def _private_dir(path: Path, *, ours: bool) -> None:
+    """Create ``path`` as 0700; an existing directory is tightened only when it is ours (the
+    default cache directory), never a directory the user chose for other files too."""
+    if not path.exists():
+        path.mkdir(parents=True, mode=0o700, exist_ok=True)
+        os.chmod(path, 0o700)  # mkdir's mode is reduced by the umask
+    elif ours:
+        os.chmod(path, 0o700)
+
+
+def _private_file(path: Path) -> None:
+    """Create ``path`` (if missing) readable by the user only; tighten it if it exists."""
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+    os.close(fd)
+    os.chmod(path, 0o600)
+
+
+def _secret(path: Path) -> bytes:
+    """The cache's HMAC secret: 32 random bytes in ``<cache>.secret`` (0600), made once."""
+    file = path.with_name(path.name + _SECRET_SUFFIX)
+    try:
+        fd = os.open(file, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        os.chmod(file, 0o600)
+        data = file.read_bytes()
+        if len(data) >= 32:
+            return data
+        file.unlink()  # empty or cut short (an interrupted first run): start a new partition
+        return _secret(path)
+    with os.fdopen(fd, "wb") as out:
+        out.write(secrets.token_bytes(32))
+    return file.read_bytes()
+
+
+def credential_key_fn(secret: bytes) -> Callable[..., str]:
+    """A requests-cache ``key_fn``: HMAC of the request's API key + the normal request key."""
+    from requests_cache import create_key
+
+    def key_fn(request: Any, **kwargs: Any) -> str:
+        credential = request.headers.get(KEY_HEADER) or ""
+        if isinstance(credential, bytes):
+            credential = credential.decode("latin-1")
+        tag = hmac.new(secret, credential.encode(), "sha256").hexdigest()[:32]
+        return f"{tag}-{create_key(request, **kwargs)}"
+
+    return key_fn
+
+
+def cached_session(cache: bool | Path) -> tuple[requests.Session, Path | None]:
+    """A plain session (``cache=False``) or a private, per-credential cached one."""
+    if cache is False:
+        return requests.Session(), None
+    import requests_cache
+
+    default = default_cache_path()
+    path = default if cache is True else Path(cache).expanduser()
+    _private_dir(path.parent, ours=path.parent == default.parent)
+    _private_file(path)  # sqlite's -journal/-wal files copy the database file's mode
+    session = requests_cache.CachedSession(
+        str(path),
+        backend="sqlite",
+        expire_after=60,
+        allowable_codes=(200,),
+        allowable_methods=("GET",),
+        # strips the key from the stored request headers (the cache key has its HMAC instead)
+        ignored_parameters=[KEY_HEADER, KEY_HEADER.lower(), "X-Api-Key"],
+        match_headers=False,
+        stale_if_error=False,
+        key_fn=credential_key_fn(_secret(path)),
+    )
+    return session, path

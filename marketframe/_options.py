@@ -1,0 +1,117 @@
+"""Validation of ``Client(...)`` options and of the API key, before anything is sent.
+
+A bad option raises :class:`InvalidParams` at construction, naming the fix, instead of failing
+later inside ``requests``. The API key is checked the same way, and no message ever contains
+it: a key with a stray space or line ending (common in ``.env`` files) would otherwise make
+``requests`` raise ``InvalidHeader`` quoting the value.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from marketframe.exceptions import AuthenticationError, InvalidParams
+
+_WHERE = "Client"
+
+
+def check_key(api_key: object, env_name: str) -> str:
+    """The API key from ``api_key`` or the environment variable ``env_name``, cleaned.
+
+    Surrounding whitespace (a trailing newline or space from a ``.env`` file) is stripped; a
+    key of the wrong type, or with whitespace, control or non-ASCII characters inside it, is
+    refused with a message that names the problem and never the value."""
+    source = "api_key"
+    if api_key is None:
+        api_key, source = os.environ.get(env_name), env_name
+    if api_key is None or (isinstance(api_key, str) and not api_key.strip()):
+        raise AuthenticationError("no API key given", status=0)
+    if not isinstance(api_key, str):
+        raise InvalidParams(_WHERE, source, f"must be a str, got a {type(api_key).__name__} "
+                            "(value not shown)", "the key as a string")
+    key = api_key.strip()
+    if any(c.isspace() for c in key):
+        raise InvalidParams(_WHERE, source, "has whitespace inside it (value not shown)",
+                            "the key exactly as issued, without spaces or line breaks")
+    if not all(" " < c < "\x7f" for c in key):
+        raise InvalidParams(_WHERE, source, "has control or non-ASCII characters (value not "
+                            "shown)", "the key exactly as issued (printable ASCII)")
+    return key
+
+
+def check_base_url(base_url: object) -> str:
+    """An ``http(s)://host[:port][/path]`` URL."""
+    fix = "an http:// or https:// URL, e.g. 'https://api.fugle.tw/marketdata/v1.0'"
+    if not isinstance(base_url, str) or not base_url.strip():
+        raise InvalidParams(_WHERE, "base_url", f"must be a non-empty str, got {base_url!r}", fix)
+    try:
+        parts = urlsplit(base_url.strip())
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise InvalidParams(_WHERE, "base_url", f"is not a valid URL: {base_url!r}", fix) \
+            from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidParams(_WHERE, "base_url", f"is not an http(s) URL: {base_url!r}", fix)
+    if parts.query or parts.fragment:
+        raise InvalidParams(_WHERE, "base_url", f"has a query or fragment: {base_url!r}", fix)
+    return base_url.strip().rstrip("/")
+
+
+def _positive(name: str, value: object, *, zero: bool = False) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) \
+        and math.isfinite(value) and (value >= 0 if zero else value > 0)
+    if not ok:
+        what = "a finite number >= 0" if zero else "a finite number > 0"
+        raise InvalidParams(_WHERE, name, f"must be {what}, got {value!r}", f"{what} (seconds)")
+    return float(value)  # type: ignore[arg-type]
+
+
+def check_timeout(value: object) -> float | tuple[float, float]:
+    """Seconds (> 0), or a ``(connect, read)`` pair of them."""
+    if isinstance(value, tuple | list) and len(value) == 2:
+        return (_positive("timeout", value[0]), _positive("timeout", value[1]))
+    if isinstance(value, tuple | list):
+        raise InvalidParams(_WHERE, "timeout", f"must be seconds or a (connect, read) pair, got "
+                            f"{value!r}", "e.g. 10 or (5, 30)")
+    return _positive("timeout", value)
+
+
+def check_cache(value: object) -> bool | Path:
+    """``True`` (the user cache directory), ``False`` / ``None`` (no cache), or a file path."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str | os.PathLike) and str(os.fspath(value)).strip():
+        return Path(os.fspath(value))
+    raise InvalidParams(_WHERE, "cache", f"must be True, False or a file path, got {value!r}",
+                        "True, False, or a path such as 'cache.sqlite'")
+
+
+def check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InvalidParams(_WHERE, name, f"must be an int >= {minimum}, got {value!r}",
+                            f"{minimum}, {minimum + 1}, ...")
+    return value
+
+
+def check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidParams(_WHERE, name, f"must be a bool, got {value!r}", "True, False")
+    return value
+
+
+def check_options(**options: Any) -> dict[str, Any]:
+    """All of ``Client``'s transport options, checked and canonical."""
+    return {
+        "base_url": check_base_url(options["base_url"]),
+        "cache": check_cache(options["cache"]),
+        "timeout": check_timeout(options["timeout"]),
+        "retries": check_int("retries", options["retries"], 0),
+        "backoff": _positive("backoff", options["backoff"], zero=True),
+        "max_retry_after": _positive("max_retry_after", options["max_retry_after"], zero=True),
+        "deadline": _positive("deadline", options["deadline"]),
+        "pace": check_bool("pace", options["pace"]),
+    }
