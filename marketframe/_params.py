@@ -7,6 +7,7 @@ Everything here runs before any request: a parameter that breaks the endpoint's 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -17,25 +18,43 @@ from marketframe.exceptions import InvalidParams
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 DateLike = str | dt.date | dt.datetime
+_TAIPEI = dt.timezone(dt.timedelta(hours=8))
+#: Dates outside this span are refused: the service has nothing there, and date arithmetic
+#: (a year after 9999-06-01) would fail with a bare ValueError/OverflowError.
+DATE_SPAN = (dt.date(1900, 1, 1), dt.date(2999, 12, 31))
+#: A path parameter (symbol, market): letters, digits and ``. _ -``, starting with a letter or
+#: digit, so it can never be ``.``/``..`` or otherwise rewrite the request's path.
+_PATH_VALUE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
+_DATE_FIX = "a 'YYYY-MM-DD' string, datetime.date or datetime.datetime"
 
 
 def to_date(endpoint: str, name: str, value: object) -> dt.date:
-    """``str`` (YYYY-MM-DD), ``date`` or ``datetime`` -> ``date``."""
+    """``str`` (YYYY-MM-DD), ``date`` or ``datetime`` -> ``date``.
+
+    A tz-aware ``datetime`` is first converted to Asia/Taipei (the service's calendar), so
+    ``2025-01-06 20:00 UTC`` is 2025-01-07; a naive one is taken as Taipei time."""
+    day: dt.date | None = None
     if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str) and _DATE_RE.match(value):
+        day = (value.astimezone(_TAIPEI) if value.tzinfo is not None else value).date()
+    elif isinstance(value, dt.date):
+        day = value
+    elif isinstance(value, str) and _DATE_RE.match(value):
         try:
-            return dt.date.fromisoformat(value)
+            day = dt.date.fromisoformat(value)
         except ValueError:
             pass
-    raise InvalidParams(endpoint, name, f"is not a date: {value!r}",
-                        "a 'YYYY-MM-DD' string, datetime.date or datetime.datetime")
+    if day is None:
+        raise InvalidParams(endpoint, name, f"is not a date: {_short(value)}", _DATE_FIX)
+    if not DATE_SPAN[0] <= day <= DATE_SPAN[1]:
+        raise InvalidParams(endpoint, name, f"({day}) is out of range",
+                            f"dates from {DATE_SPAN[0]} to {DATE_SPAN[1]}")
+    return day
 
 
 def one_year_after(day: dt.date) -> dt.date:
-    """Same month and day next year; Feb 29 -> Feb 28."""
+    """Same month and day next year; Feb 29 -> Feb 28 (``date.max`` past the last year)."""
+    if day.year >= dt.MAXYEAR:
+        return dt.date.max
     try:
         return day.replace(year=day.year + 1)
     except ValueError:
@@ -46,37 +65,76 @@ def _allowed(p_allowed: tuple[str, ...] | None) -> str:
     return ", ".join(p_allowed or ())
 
 
+def _short(value: object) -> str:
+    """``repr`` of a bad value, cut short (an error message never grows with the input)."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - e.g. an int too long to print: say what it is
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _fields(ep: Endpoint, name: str, value: Any) -> tuple[str, ...]:
+    """A comma string (``"open,close"``), or a list/tuple of names or comma strings."""
+    p = ep.param_map[name]
+    fix = f"a comma string or a list of: {_allowed(p.allowed)}"
+    parts = [value] if isinstance(value, str) else value
+    if not isinstance(parts, list | tuple) or not all(isinstance(x, str) for x in parts):
+        raise InvalidParams(ep.name, name, f"must be a comma string or a list of strings, got "
+                            f"{_short(value)}", fix)
+    items = [f.strip() for part in parts for f in part.split(",")]
+    if not items or not all(items):
+        raise InvalidParams(ep.name, name, f"has an empty field name in {_short(value)}", fix)
+    bad = [f for f in items if f not in (p.allowed or ())]
+    if bad:
+        raise InvalidParams(ep.name, name, f"has unknown fields {bad}", _allowed(p.allowed))
+    return tuple(dict.fromkeys(items))  # the order given, each field once
+
+
 def _check_value(ep: Endpoint, name: str, value: Any) -> Any:
     """Validate one parameter value and return its canonical Python form."""
     p = ep.param_map[name]
     if p.type == "enum":
-        text = str(value)
-        if text not in (p.allowed or ()):
-            raise InvalidParams(ep.name, name, f"has value {value!r}", _allowed(p.allowed))
+        small_int = isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**9
+        text = value if isinstance(value, str) else str(value) if small_int else None
+        if text is None or text not in (p.allowed or ()):
+            raise InvalidParams(ep.name, name, f"has value {_short(value)}", _allowed(p.allowed))
         return text
     if p.type == "date":
         return to_date(ep.name, name, value)
     if p.type == "bool":
         if not isinstance(value, bool):
-            raise InvalidParams(ep.name, name, f"must be a bool, got {value!r}", "True, False")
+            raise InvalidParams(ep.name, name, f"must be a bool, got {_short(value)}",
+                                "True, False")
         return value
     if p.type == "int":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InvalidParams(ep.name, name, f"must be a non-negative int, got {value!r}",
-                                "0, 1, 2, ...")
-        return value
+        if isinstance(value, bool) or not isinstance(value, int) or value < p.minimum \
+                or value >= 2**31:
+            raise InvalidParams(ep.name, name, f"must be an int >= {p.minimum}, got "
+                                f"{_short(value)}", f"ints from {p.minimum} to {2**31 - 1}")
+        return int(value)
     if p.type == "float":
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InvalidParams(ep.name, name, f"must be a number, got {value!r}", "numbers")
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not _finite(value):
+            raise InvalidParams(ep.name, name, f"must be a finite number, got {_short(value)}",
+                                "finite int or float values (not NaN or inf)")
         return value
     if p.type == "fields":
-        items = value.split(",") if isinstance(value, str) else list(value)
-        bad = [f for f in items if f not in (p.allowed or ())]
-        if bad or not items:
-            raise InvalidParams(ep.name, name, f"has unknown fields {bad}", _allowed(p.allowed))
-        return tuple(items)
+        return _fields(ep, name, value)
     if not isinstance(value, str) or not value.strip():
-        raise InvalidParams(ep.name, name, f"must be a non-empty string, got {value!r}")
+        raise InvalidParams(ep.name, name, f"must be a non-empty string, got {_short(value)}",
+                            "a non-empty str (symbols as strings: '0050', not 50)")
+    if p.in_path and not _PATH_VALUE_RE.match(value):
+        raise InvalidParams(ep.name, name, f"is not a valid {name}: {_short(value)}",
+                            "letters, digits and . _ - (starting with a letter or digit), "
+                            "e.g. '2330'")
     return value
 
 

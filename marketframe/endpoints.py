@@ -45,6 +45,7 @@ class Param:
     doc: str = ""
     wire: str | None = None  # name on the wire when it differs (``from``)
     in_path: bool = False
+    minimum: int = 0  # smallest value of an int parameter (``limit``/``period`` need 1)
 
     @property
     def wire_name(self) -> str:
@@ -92,10 +93,10 @@ class Endpoint:
 
 
 def _p(name: str, type_: str = "str", *, req: bool = False, allowed: str | None = None,
-       doc: str = "", wire: str | None = None, path: bool = False) -> Param:
+       doc: str = "", wire: str | None = None, path: bool = False, minimum: int = 0) -> Param:
     kind = "enum" if allowed is not None and type_ == "str" else type_
     return Param(name, kind, req,
-                 tuple(allowed.split()) if allowed else None, doc, wire, path)
+                 tuple(allowed.split()) if allowed else None, doc, wire, path, minimum)
 
 
 SYMBOL = _p("symbol", req=True, path=True, doc="symbol, or a list of symbols (run concurrently)")
@@ -113,6 +114,7 @@ MARKET_PATH = _p("market", req=True, allowed=" ".join(MARKETS), path=True,
 START = _p("start_date", "date")
 END = _p("end_date", "date")
 SORT = _p("sort", allowed="asc desc")
+LIMIT = _p("limit", "int", minimum=1, doc="rows to return (at least 1)")
 FUTOPT_LIST = (
     _p("type", req=True, allowed="FUTURE OPTION"),
     _p("exchange", allowed="TAIFEX"),
@@ -125,7 +127,8 @@ CONTRACT_TYPE = _p("contractType", allowed="I R B C S E",
 def _tech(name: str, extra: str) -> Endpoint:
     return Endpoint(
         f"stock.technical.{name}", f"/stock/technical/{name}/{{symbol}}",
-        (SYMBOL, FROM_REQ, TO_REQ, TIMEFRAME_REQ, *[_p(e, "int", req=True) for e in extra.split()]),
+        (SYMBOL, FROM_REQ, TO_REQ, TIMEFRAME_REQ,
+         *[_p(e, "int", req=True, minimum=1) for e in extra.split()]),
         f"technical_{name}", "historical", date_range=("from_", "to"),
         keys=("symbol", "timeframe", "date"), doc=f"{name.upper()} (beta)",
     )
@@ -154,7 +157,7 @@ _ROWS: tuple[Endpoint, ...] = (
     ),
     Endpoint(
         "stock.intraday.trades", "/stock/intraday/trades/{symbol}",
-        (SYMBOL, ODDLOT, _p("offset", "int"), _p("limit", "int"), SORT, _p("isTrial", "bool")),
+        (SYMBOL, ODDLOT, _p("offset", "int"), LIMIT, SORT, _p("isTrial", "bool")),
         "stock_trades", "intraday", keys=("symbol", "date", "serial"),
         doc="trade detail (newest first, 50 rows by default)",
     ),
@@ -224,7 +227,7 @@ _ROWS: tuple[Endpoint, ...] = (
              (SYMBOL, AFTERHOURS, _p("timeframe", allowed="1 5 10 15 30 60")),
              "futopt_candles", "intraday", keys=("symbol", "date"), doc="minute candles (beta)"),
     Endpoint("futopt.intraday.trades", "/futopt/intraday/trades/{symbol}",
-             (SYMBOL, AFTERHOURS, _p("offset", "int"), _p("limit", "int")),
+             (SYMBOL, AFTERHOURS, _p("offset", "int"), LIMIT),
              "futopt_trades", "intraday", keys=("symbol", "serial"), doc="trade detail (beta)"),
     Endpoint("futopt.intraday.volumes", "/futopt/intraday/volumes/{symbol}",
              (SYMBOL, AFTERHOURS), "futopt_volumes", "intraday", keys=("symbol", "price"),

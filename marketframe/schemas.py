@@ -171,10 +171,10 @@ _TECH_ENV = [_env("symbol", "str", req=True), _env("timeframe", "cat", param="ti
 _TECH_IGNORE = "from to"
 
 
-def _tech(params: str, values: str) -> Schema:
+def _tech(params: str, values: str, ignore: str = "") -> Schema:
     cols = [*_TECH_ENV, *[_env(p, "int", param=p) for p in params.split()]]
     cols += [_c("date", "date_or_time", req=True), *_many("float", values)]
-    return _schema(cols, True, _TECH_IGNORE)
+    return _schema(cols, True, f"{_TECH_IGNORE} {ignore}")
 
 
 _STOCK_QUOTE = _schema(
@@ -334,8 +334,10 @@ SCHEMAS: dict[str, Schema] = {
     "technical_rsi": _tech("period", "rsi"),
     "technical_kdj": _tech("rPeriod kPeriod dPeriod", "k d j"),
     "technical_macd": _tech("fast slow signal", "macdLine signalLine"),
-    # The field table echoes fast/slow/signal, the sample echoes period: accept either.
-    "technical_bb": _tech("period fast slow signal", "upper middle lower"),
+    # The field table says fast/slow/signal are echoed, the sample echoes period. A BB request
+    # has no fast/slow/signal, so an echo of them carries nothing: accepted and ignored rather
+    # than kept as three always-null columns.
+    "technical_bb": _tech("period", "upper middle lower", ignore="fast slow signal"),
     "capital_changes": _schema(
         [
             _c("symbol", "str", req=True),

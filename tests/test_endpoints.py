@@ -164,3 +164,20 @@ def test_generic_load_and_fetch_metadata(sandbox: Any, api_key: str) -> None:
         r = fetched.responses[0]
         assert r.status == 200 and not r.from_cache and "X-RateLimit-Remaining" in r.rate_limit
         assert c.stats()["requests"] == 3
+
+
+def test_echoed_parameter_columns_belong_to_the_endpoint() -> None:
+    """A column filled from a request parameter must name a parameter the endpoint has;
+    otherwise it is null in every row (BB used to carry fast/slow/signal that way)."""
+    for ep in ENDPOINTS.values():
+        wire = {p.wire_name for p in ep.params} | set(ep.param_map)
+        strays = [c.name for c in ep.schema.columns if c.param and c.param not in wire]
+        assert not strays, (ep.name, strays)
+
+
+def test_bb_frames_have_no_always_null_columns(client: Client) -> None:
+    df = client.stock.technical.bb(symbol="2330", **RANGE, period=20)
+    pdf = df if isinstance(df, pd.DataFrame) else df.to_pandas()
+    assert not {"fast", "slow", "signal"} & set(pdf.columns)
+    assert len(pdf) > 50 and set(pdf["period"]) == {20}
+    assert pdf.columns[pdf.isna().all()].tolist() == []

@@ -53,11 +53,43 @@ CASES = [
     ("stock.snapshot.movers", {"market": "TSE", "direction": "sideways", "change": "percent"},
      "allowed: up, down"),
     ("futopt.intraday.products", {"type": "BOND"}, "allowed: FUTURE, OPTION"),
-    ("stock.intraday.trades", {"symbol": "2330", "limit": -1}, "non-negative int"),
+    ("stock.intraday.trades", {"symbol": "2330", "limit": -1}, "must be an int >= 1"),
     ("stock.intraday.tickers", {"type": "EQUITY", "isNormal": "yes"}, "True, False"),
     ("stock.intraday.quote", {"symbol": ["2330", ""]}, "non-empty string"),
     ("stock.intraday.quote", {"symbol": []}, "non-empty list"),
     ("stock.intraday.quot", {"symbol": "2330"}, "stock.intraday.quote"),
+    # 17.15: each of these used to raise a bare TypeError/ValueError, or went out and was
+    # refused by the service, or rewrote the path
+    ("stock.historical.candles", {"symbol": "0050", "fields": 5}, "comma string or a list"),
+    ("stock.historical.candles", {"symbol": "0050", "fields": True}, "comma string or a list"),
+    ("stock.historical.candles", {"symbol": "0050", "fields": object()}, "comma string or a list"),
+    ("stock.historical.candles", {"symbol": "0050", "fields": ["open", 1]}, "list of strings"),
+    ("stock.historical.candles", {"symbol": "0050", "fields": "open,,close"}, "empty field name"),
+    ("stock.historical.candles", {"symbol": "0050", "fields": []}, "empty field name"),
+    ("stock.historical.candles", {"symbol": "0050", "from_": "9999-06-01", "to": "9999-12-31"},
+     "dates from 1900-01-01 to 2999-12-31"),
+    ("stock.historical.candles", {"symbol": "0050", "from_": dt.date(9999, 12, 31)},
+     "is out of range"),
+    ("stock.intraday.ticker", {"symbol": "."}, "not a valid symbol"),
+    ("stock.intraday.ticker", {"symbol": ".."}, "not a valid symbol"),
+    ("stock.intraday.quote", {"symbol": "../tickers"}, "not a valid symbol"),
+    ("stock.intraday.quote", {"symbol": "2330 "}, "not a valid symbol"),
+    ("stock.intraday.quote", {"symbol": 2330}, "'0050', not 50"),
+    ("stock.intraday.trades", {"symbol": "2330", "limit": 0}, "must be an int >= 1"),
+    ("stock.intraday.trades", {"symbol": "2330", "offset": 2**40}, "ints from 0 to"),
+    ("futopt.intraday.trades", {"symbol": "TXFA4", "limit": 0}, "must be an int >= 1"),
+    ("stock.technical.sma", {"symbol": "2330", "from_": "2024-01-01", "to": "2024-02-01",
+                             "timeframe": "D", "period": 0}, "must be an int >= 1"),
+    ("stock.technical.kdj", {**KDJ, "from_": "2024-01-01", "to": "2024-02-01", "dPeriod": 1.5},
+     "must be an int >= 1"),
+    ("stock.snapshot.movers", {"market": "TSE", "direction": "up", "change": "percent",
+                               "gt": float("nan")}, "not NaN or inf"),
+    ("stock.snapshot.movers", {"market": "TSE", "direction": "up", "change": "percent",
+                               "lte": float("-inf")}, "not NaN or inf"),
+    ("stock.snapshot.movers", {"market": "TSE", "direction": "up", "change": "percent",
+                               "eq": 10**400}, "must be a finite number"),  # found by the sweep
+    ("stock.historical.candles", {"symbol": "0050", "timeframe": True}, "allowed: 1, 3"),
+    ("stock.historical.candles", {"symbol": "0050", "timeframe": 5.0}, "allowed: 1, 3"),
 ]
 
 
@@ -87,6 +119,25 @@ def test_dates_accept_str_date_and_datetime(client: Client) -> None:
     assert a.equals(b) and a.equals(c) and len(a) > 0
     # just under a year is allowed
     assert len(client.stock.historical.candles(**base, from_="2024-01-01", to="2024-12-31")) > 200
+
+
+def test_a_tz_aware_datetime_is_a_day_in_taipei(client: Client) -> None:
+    """20:00 UTC on 6 January is already 7 January in Taipei: the request says 2025-01-07."""
+    late = dt.datetime(2025, 1, 6, 20, 0, tzinfo=dt.UTC)
+    fetched = client.fetch("stock.historical.candles", symbol="0050", timeframe="D",
+                           from_=late, to=dt.datetime(2025, 1, 10, 1, 0, tzinfo=dt.UTC))
+    assert "from=2025-01-07" in fetched.responses[0].url
+    assert "to=2025-01-10" in fetched.responses[0].url
+    days = fetched.table.column("date").to_pylist()
+    assert min(days) == dt.date(2025, 1, 7)
+    # a naive datetime is taken as Taipei time, as before
+    naive = client.fetch("stock.historical.candles", symbol="0050", timeframe="D",
+                         from_=dt.datetime(2025, 1, 6, 23, 59), to="2025-01-10")
+    assert "from=2025-01-06" in naive.responses[0].url
+
+
+def test_the_last_year_of_the_span_needs_no_overflowing_date_arithmetic() -> None:
+    assert one_year_after(dt.date(9999, 1, 1)) == dt.date.max
 
 
 def test_technical_minute_timeframe_ignores_the_range(client: Client) -> None:
@@ -132,3 +183,21 @@ def test_fields_accept_a_list_or_a_comma_string_and_narrow_the_columns(sandbox) 
         assert df["turnover"].notna().all() and len(df) == 5
     with pytest.raises(InvalidParams, match="turnover, change"):
         client.stock.historical.candles(symbol="2330", fields=["open", "vwap"])
+
+
+@pytest.mark.parametrize("fields", ["open,close", " open , close ", ["open", "close"],
+                                    ("open", "close"), ["open,close"], ["open, close", "open"]])
+def test_every_spelling_of_fields_sends_the_same_request(client: Client, fields: Any) -> None:
+    """A comma string (as the CLI passes ``--fields open,close``) or a list, spaces and
+    repeats tolerated: the service is asked for exactly ``fields=open,close``."""
+    fetched = client.fetch("stock.historical.candles", symbol="2330", from_="2026-03-02",
+                           to="2026-03-06", fields=fields)
+    assert "fields=open,close&" in fetched.responses[0].url + "&"
+
+
+def test_a_huge_int_is_refused_not_crashed_on(client: Client) -> None:
+    huge = 10**5000  # str() of it raises ValueError (int max str digits)
+    for name, params in (("stock.historical.candles", {"symbol": "0050", "timeframe": huge}),
+                         ("stock.intraday.trades", {"symbol": "2330", "limit": huge})):
+        with pytest.raises(InvalidParams, match="a int|an int"):
+            client.load(name, **params)
