@@ -34,18 +34,17 @@ def connect(*, base_url: str | None = None, seed: int = 0, now: str | None = Non
                 print(f"Using the service at {client.base_url}", file=notice)
             yield client
         return
-    from marketframe.sandbox import DEMO_KEYS, Sandbox
-
     client_options.setdefault("cache", False)  # a sandbox: nothing worth keeping
     if base_url:
+        from marketframe.sandbox import DEMO_KEYS
+
         if notice:
             print(f"{ENV_KEY} is not set: using the sandbox at {base_url}", file=notice)
         with Client(DEMO_KEYS["advanced"], **client_options) as client:
             yield client
         return
-    with Sandbox(seed=seed, now=now, rate_limit=None) as sb:
+    with Client.sandbox(seed=seed, now=now, rate_limit=None, **client_options) as client:
         if notice:
-            print(f"{ENV_KEY} is not set: using the built-in sandbox at {sb.base_url}",
+            print(f"{ENV_KEY} is not set: using the built-in sandbox at {client.base_url}",
                   file=notice)
-        with Client(sb.api_key, base_url=sb.base_url, **client_options) as client:
-            yield client
+        yield client
