@@ -332,7 +332,7 @@ class Transport:
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with jitter, at most ``BACKOFF_MAX`` seconds."""
-        return min(BACKOFF_MAX, self.backoff * (2 ** (attempt - 1))) * (0.5 + random.random())
+        return min(BACKOFF_MAX, self.backoff * 2.0 ** (attempt - 1)) * (0.5 + random.random())
 
     @staticmethod
     def _sleep(seconds: float, shown: str, why: str) -> None:
