@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from marketframe import AuthenticationError, Client, InvalidParams, MarketframeError
 from marketframe.exceptions import redact
@@ -162,3 +164,25 @@ def test_library_errors_are_typed_and_never_hold_the_key(sandbox: Any) -> None:
             c.stock.intraday.quote(symbol="2330")
     assert "InvalidHeader" in str(info.value)
     assert SECRET not in str(info.value)
+
+
+_ANY = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20),
+                 st.binary(max_size=4), st.lists(st.floats(), max_size=3),
+                 st.tuples(st.floats(), st.floats()), st.builds(object))
+
+
+@pytest.mark.parametrize("option", ["api_key", "base_url", "backend", "cache", "timeout",
+                                    "retries", "backoff", "max_retry_after", "max_workers",
+                                    "decode", "pace", "deadline"])
+@settings(max_examples=80, deadline=None, database=None)
+@given(value=_ANY)
+def test_any_option_value_builds_a_client_or_raises_a_typed_error(option: str,
+                                                                  value: Any) -> None:
+    if option == "cache" and isinstance(value, str):
+        value = None  # a string is a file path: not created by a property test
+    options = {**GOOD, option: value}
+    key = options.pop("api_key", SECRET)
+    try:
+        Client(key, **options).close()
+    except MarketframeError as exc:
+        assert SECRET not in str(exc)
