@@ -48,16 +48,17 @@ def check_base_url(base_url: object) -> str:
     fix = "an http:// or https:// URL, e.g. 'https://api.fugle.tw/marketdata/v1.0'"
     if not isinstance(base_url, str) or not base_url.strip():
         raise InvalidParams(_WHERE, "base_url", f"must be a non-empty str, got {base_url!r}", fix)
+    shown = repr(base_url) if "@" not in base_url else "(value not shown: it has user info)"
     try:
         parts = urlsplit(base_url.strip())
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError:
-        raise InvalidParams(_WHERE, "base_url", f"is not a valid URL: {base_url!r}", fix) \
+        raise InvalidParams(_WHERE, "base_url", f"is not a valid URL: {shown}", fix) \
             from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidParams(_WHERE, "base_url", f"is not an http(s) URL: {base_url!r}", fix)
+        raise InvalidParams(_WHERE, "base_url", f"is not an http(s) URL: {shown}", fix)
     if parts.query or parts.fragment:
-        raise InvalidParams(_WHERE, "base_url", f"has a query or fragment: {base_url!r}", fix)
+        raise InvalidParams(_WHERE, "base_url", f"has a query or fragment: {shown}", fix)
     return base_url.strip().rstrip("/")
 
 
