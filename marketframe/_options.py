@@ -57,6 +57,9 @@ def check_base_url(base_url: object) -> str:
             from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidParams(_WHERE, "base_url", f"is not an http(s) URL: {shown}", fix)
+    if parts.username is not None or parts.password is not None:
+        raise InvalidParams(_WHERE, "base_url", f"has user info: {shown}",
+                            "a URL without 'user:password@' (the key goes in api_key)")
     if parts.query or parts.fragment:
         raise InvalidParams(_WHERE, "base_url", f"has a query or fragment: {shown}", fix)
     return base_url.strip().rstrip("/")

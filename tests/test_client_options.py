@@ -103,6 +103,7 @@ GOOD = {"base_url": "http://127.0.0.1:9/marketdata/v1.0", "cache": False}
     ("base_url", "http://host:99999/x", "not a valid URL"),
     ("base_url", "http://host/x?a=1", "query or fragment"),
     ("base_url", f"ftp://user:{SECRET}@host/", "value not shown"),
+    ("base_url", f"https://user:{SECRET}@host/", "has user info"),
     ("timeout", -1, "finite number > 0"),
     ("timeout", 0, "finite number > 0"),
     ("timeout", float("nan"), "finite number > 0"),
