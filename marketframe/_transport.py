@@ -22,6 +22,7 @@ import orjson
 import requests
 from requests.adapters import HTTPAdapter
 
+from marketframe._body import read_within
 from marketframe._cache import KEY_HEADER, cached_session, default_cache_path
 from marketframe.endpoints import FRESHNESS, MINUTE_TIMEFRAMES, Endpoint
 from marketframe.exceptions import (
@@ -227,8 +228,8 @@ class Transport:
         """GET ``path`` with retries; raises the mapped :class:`APIError` on a final error.
 
         The whole call, retries and their waits included, ends within ``deadline`` seconds of
-        its first attempt: each attempt's timeouts are cut to the time left, and a wait that
-        would end past it is not started."""
+        its first attempt: each attempt's timeouts are cut to the time left, the body is read
+        within it (``_body``), and a wait that would end past it is not started."""
         url = self.base_url + path
         shown = url + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
         kwargs: dict[str, Any] = {"params": dict(query)}
@@ -267,7 +268,8 @@ class Transport:
                 raise self._late(ep, values, shown, tried, "")
             timeout = (min(self.timeout[0], left), min(self.timeout[1], left))
             try:
-                resp = self._send(ep, values, url, {**kwargs, "timeout": timeout})
+                resp = self._send(ep, values, url, {**kwargs, "timeout": timeout,
+                                                    "hooks": {"response": read_within(ends)}})
             except (requests.ConnectionError, requests.Timeout) as exc:
                 self.stats.add(requests=1)
                 tried.append(type(exc).__name__)

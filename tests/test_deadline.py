@@ -7,8 +7,10 @@ nothing here measures time.
 
 from __future__ import annotations
 
+import http.server
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -95,3 +97,50 @@ def test_the_deadline_must_be_a_positive_number(bad: Any) -> None:
 
     with pytest.raises(InvalidParams, match="deadline"):
         Client("some-key", deadline=bad)
+
+
+class _Dribbler(http.server.BaseHTTPRequestHandler):
+    """Answers 200 at once, then sends its 2,000-byte body one byte every 20 ms (40 s)."""
+
+    connections: list[int] = []
+    bytes_sent: list[int] = []
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.connections.append(1)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "2000")
+        self.end_headers()
+        self.wfile.flush()
+        try:
+            for _ in range(2000):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                self.bytes_sent.append(1)
+                time.sleep(0.02)
+        except OSError:
+            return  # the client hung up
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_dribbling_body_is_cut_at_the_deadline() -> None:
+    """Each socket read gets a byte well within the read timeout, so only a deadline on the
+    whole body stops this call (before, it took the 40 s the server chose)."""
+    handler = type("H", (_Dribbler,), {"connections": [], "bytes_sent": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/marketdata/v1.0"
+        with Client("some-key", base_url=base, cache=False, pace=False, timeout=(5, 5),
+                    retries=3, backoff=0.01, deadline=1.0) as c:
+            with pytest.raises(DeadlineExceeded, match=r"1 attempt \(ReadTimeout\)"):
+                c.stock.intraday.quote(symbol="2330")
+        assert len(handler.connections) == 1
+        assert len(handler.bytes_sent) < 2000  # the body never completed
+    finally:
+        server.shutdown()
+        server.server_close()
