@@ -1,9 +1,11 @@
-"""HTTP transport: pooled session, timeouts, retries, pacing and the HTTP cache.
+"""HTTP transport: pooled session, timeouts, retries within a deadline, and pacing.
 
 Retries are done here rather than by urllib3's ``Retry`` so that one loop can honour
 ``Retry-After`` (and refuse to sleep longer than ``max_retry_after``), feed the pacer, and count
-every retry in :class:`Stats`. The API key travels only in the ``X-API-KEY`` header: it is never
-logged, never put in an exception, and removed from what the cache stores.
+every retry in :class:`Stats`. Each call ends within its total ``deadline`` (retries, waits and
+the reading of the body included). The HTTP cache is set up in :mod:`marketframe._cache`. The
+API key travels only in the ``X-API-KEY`` header: it is never logged, never put in an
+exception, and never stored.
 """
 
 from __future__ import annotations
