@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -47,21 +48,37 @@ def _private_file(path: Path) -> None:
     os.chmod(path, 0o600)
 
 
-def _secret(path: Path) -> bytes:
-    """The cache's HMAC secret: 32 random bytes in ``<cache>.secret`` (0600), made once."""
-    file = path.with_name(path.name + _SECRET_SUFFIX)
+def _new_secret(file: Path, *, replace: bool) -> None:
+    """Write 32 random bytes to a private temporary file, then move it into place: linked
+    (the first process wins) or, for a damaged secret, replacing it."""
+    fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".secret-")  # mode 0600
     try:
-        fd = os.open(file, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(secrets.token_bytes(32))
+        if replace:
+            os.replace(tmp, file)
+        else:
+            os.link(tmp, file)
     except FileExistsError:
-        os.chmod(file, 0o600)
+        pass  # another process made it first: everyone reads that one
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _secret(path: Path) -> bytes:
+    """The cache's HMAC secret: 32 random bytes in ``<cache>.secret`` (0600), made once.
+    Concurrent processes never read a partial secret; a damaged one is replaced (the entries
+    it keyed are then simply never found again)."""
+    file = path.with_name(path.name + _SECRET_SUFFIX)
+    if not file.exists():
+        _new_secret(file, replace=False)
+    os.chmod(file, 0o600)
+    data = file.read_bytes()
+    if len(data) < 32:
+        _new_secret(file, replace=True)
         data = file.read_bytes()
-        if len(data) >= 32:
-            return data
-        file.unlink()  # empty or cut short (an interrupted first run): start a new partition
-        return _secret(path)
-    with os.fdopen(fd, "wb") as out:
-        out.write(secrets.token_bytes(32))
-    return file.read_bytes()
+    return data
 
 
 def credential_key_fn(secret: bytes) -> Callable[..., str]:

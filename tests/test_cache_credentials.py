@@ -89,3 +89,18 @@ def test_an_existing_loose_cache_is_tightened(tmp_path: Path, sandbox: Any,
         assert c.stats()["cache_hits"] == 1  # the secret survives: the same partition
     assert _mode(folder) == 0o700
     assert all(_mode(f) == 0o600 for f in folder.iterdir())
+
+
+def test_a_damaged_secret_starts_a_new_partition(tmp_path: Path, sandbox: Any) -> None:
+    path = tmp_path / "c.sqlite"
+    with Client(sandbox.api_key, base_url=sandbox.base_url, cache=path) as c:
+        c.stock.intraday.ticker(symbol="2330")
+    secret = tmp_path / "c.sqlite.secret"
+    secret.write_bytes(b"cut")  # e.g. a full disk on the first run
+    with Client(sandbox.api_key, base_url=sandbox.base_url, cache=path) as c:
+        c.stock.intraday.ticker(symbol="2330")
+        assert c.stats()["cache_hits"] == 0 and c.stats()["requests"] == 1
+        c.stock.intraday.ticker(symbol="2330")
+        assert c.stats()["cache_hits"] == 1
+    assert len(secret.read_bytes()) == 32 and _mode(secret) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite", "c.sqlite.secret"]
