@@ -279,8 +279,8 @@ class Transport:
                     self.pacer.abandon()
                 if attempt >= self.retries:
                     raise TransportError(
-                        f"no answer to GET {shown}: {_tally(tried)}",
-                        endpoint=ep.name, params=_shown_params(values),
+                        redact(f"no answer to GET {shown}: {_tally(tried)}", self._key),
+                        endpoint=ep.name, params=_shown_params(values, self._key),
                     ) from None
                 wait = self._backoff(attempt + 1)
                 if time.monotonic() + wait >= ends:
@@ -324,15 +324,17 @@ class Transport:
             raise
         except (requests.RequestException, ValueError) as exc:
             raise TransportError(redact(f"{type(exc).__name__}: {exc}", self._key),
-                                 endpoint=ep.name, params=_shown_params(values)) from None
+                                 endpoint=ep.name,
+                                 params=_shown_params(values, self._key)) from None
 
     def _late(self, ep: Endpoint, values: Mapping[str, Any], shown: str, tried: list[str],
               pending: str) -> DeadlineExceeded:
         what = _tally(tried) if tried else "no attempt"
         more = f", then {pending} would pass it" if pending else ""
         return DeadlineExceeded(
-            f"GET {shown} got no answer within the {self.deadline:g} s deadline: {what}{more}",
-            endpoint=ep.name, params=_shown_params(values))
+            redact(f"GET {shown} got no answer within the {self.deadline:g} s deadline: "
+                   f"{what}{more}", self._key),
+            endpoint=ep.name, params=_shown_params(values, self._key))
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with jitter, at most ``BACKOFF_MAX`` seconds."""
@@ -352,7 +354,7 @@ class Transport:
             message = (resp.text or resp.reason or "")[:200]
         cls = error_for_status(resp.status_code)
         return cls(redact(message, self._key), status=resp.status_code, endpoint=ep.name,
-                   params=_shown_params(values), retry_after=retry_after)
+                   params=_shown_params(values, self._key), retry_after=retry_after)
 
 
 def _tally(tried: list[str]) -> str:
@@ -364,8 +366,11 @@ def _tally(tried: list[str]) -> str:
     return f"{len(tried)} attempt{'s' if len(tried) != 1 else ''} ({', '.join(parts)})"
 
 
-def _shown_params(values: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in values.items()}
+def _shown_params(values: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """Parameters as an error shows them: dates as ISO strings, the key redacted (a user may
+    pass it as a parameter by mistake)."""
+    shown = {k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in values.items()}
+    return {k: redact(v, key) if isinstance(v, str) else v for k, v in shown.items()}
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

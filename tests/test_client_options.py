@@ -188,3 +188,14 @@ def test_any_option_value_builds_a_client_or_raises_a_typed_error(option: str,
         Client(key, **options).close()
     except MarketframeError as exc:
         assert SECRET not in str(exc)
+
+
+def test_a_key_passed_as_a_parameter_by_mistake_is_not_shown(sandbox: Any) -> None:
+    """Every error text is redacted, also the parameters we show: here the key was passed as
+    the symbol too, and the 401 names neither."""
+    key = "K3yLooksLikeASymbol"
+    with Client(key, base_url=sandbox.base_url, cache=False) as c:
+        with pytest.raises(AuthenticationError) as info:
+            c.stock.intraday.quote(symbol=key)
+    assert key not in str(info.value) and key not in repr(info.value.params)
+    assert "symbol=***" in str(info.value)
