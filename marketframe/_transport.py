@@ -233,7 +233,8 @@ class Transport:
         its first attempt: each attempt's timeouts are cut to the time left, the body is read
         within it (``_body``), and a wait that would end past it is not started."""
         url = self.base_url + path
-        shown = url + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
+        shown = redact(url + ("?" + "&".join(f"{k}={v}" for k, v in query.items())
+                              if query else ""), self._key)  # for logs and errors
         kwargs: dict[str, Any] = {"params": dict(query)}
         if hasattr(self.session, "cache"):
             kwargs["expire_after"] = expire_after(ep, values)
@@ -279,7 +280,7 @@ class Transport:
                     self.pacer.abandon()
                 if attempt >= self.retries:
                     raise TransportError(
-                        redact(f"no answer to GET {shown}: {_tally(tried)}", self._key),
+                        f"no answer to GET {shown}: {_tally(tried)}",
                         endpoint=ep.name, params=_shown_params(values, self._key),
                     ) from None
                 wait = self._backoff(attempt + 1)
@@ -332,8 +333,7 @@ class Transport:
         what = _tally(tried) if tried else "no attempt"
         more = f", then {pending} would pass it" if pending else ""
         return DeadlineExceeded(
-            redact(f"GET {shown} got no answer within the {self.deadline:g} s deadline: "
-                   f"{what}{more}", self._key),
+            f"GET {shown} got no answer within the {self.deadline:g} s deadline: {what}{more}",
             endpoint=ep.name, params=_shown_params(values, self._key))
 
     def _backoff(self, attempt: int) -> float:

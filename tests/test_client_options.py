@@ -3,6 +3,7 @@ client without a key points to the sandbox (issues 11.12, 17.9, 17.15)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -190,12 +191,15 @@ def test_any_option_value_builds_a_client_or_raises_a_typed_error(option: str,
         assert SECRET not in str(exc)
 
 
-def test_a_key_passed_as_a_parameter_by_mistake_is_not_shown(sandbox: Any) -> None:
-    """Every error text is redacted, also the parameters we show: here the key was passed as
-    the symbol too, and the 401 names neither."""
+def test_a_key_passed_as_a_parameter_by_mistake_is_not_shown(
+        sandbox: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """Every error text and log line is redacted, also the parameters and URL we show: here
+    the key was passed as the symbol too, and neither the 401 nor the log names it."""
+    caplog.set_level(logging.DEBUG, logger="marketframe")
     key = "K3yLooksLikeASymbol"
     with Client(key, base_url=sandbox.base_url, cache=False) as c:
         with pytest.raises(AuthenticationError) as info:
             c.stock.intraday.quote(symbol=key)
     assert key not in str(info.value) and key not in repr(info.value.params)
     assert "symbol=***" in str(info.value)
+    assert "quote/***" in caplog.text and key not in caplog.text
