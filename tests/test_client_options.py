@@ -71,8 +71,6 @@ def test_no_key_names_both_ways_forward(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_client_sandbox_needs_no_key_and_stops_with_the_client(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import requests
-
     monkeypatch.delenv("MARKETFRAME_API_KEY", raising=False)
     with Client.sandbox(seed=3, now="2026-11-20T14:00:00+08:00", backend="polars") as c:
         df = c.stock.historical.candles(symbol="2330", from_="2026-10-01", to="2026-10-31")
@@ -80,9 +78,9 @@ def test_client_sandbox_needs_no_key_and_stops_with_the_client(
         assert c._sandbox.seed == 3 and c.cache_path is None
         # the advanced demo key: every plan's endpoints
         assert c.stock.snapshot.quotes(market="TSE").height > 0
-        base = c.base_url
-    with pytest.raises(requests.ConnectionError):
-        requests.get(base + "/stock/intraday/quote/2330", timeout=5)
+        server = c._sandbox._thread  # the sandbox's server thread
+        assert server.is_alive()
+    assert not server.is_alive()  # (not the port: another test may reuse the number)
 
 
 def test_client_sandbox_refuses_a_key_or_url() -> None:
@@ -203,3 +201,15 @@ def test_a_key_passed_as_a_parameter_by_mistake_is_not_shown(
     assert key not in str(info.value) and key not in repr(info.value.params)
     assert "symbol=***" in str(info.value)
     assert "quote/***" in caplog.text and key not in caplog.text
+
+
+def test_client_sandbox_lives_as_long_as_its_client() -> None:
+    import gc
+
+    client = Client.sandbox(now="2026-11-20T14:00:00+08:00")
+    server = client._sandbox._thread
+    gc.collect()
+    assert server.is_alive() and client.stock.intraday.quote(symbol="2330").shape[0] == 1
+    del client
+    gc.collect()  # the client's tree refers back to it: collected by the cycle collector
+    assert not server.is_alive()
