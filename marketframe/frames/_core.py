@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from marketframe.exceptions import MarketframeError
 
 from .. import indicators as ind
+from ._order import Layout
 
 Array = NDArray[np.float64]
 
@@ -139,26 +140,16 @@ def _run(request: Request, arrays: list[Array]) -> list[Array]:
     return list(out) if isinstance(out, tuple) else [out]
 
 
-def compute(
-    request: Request,
-    arrays: list[Array],
-    order: NDArray[np.intp] | None,
-    new_group: NDArray[np.bool_] | None,
-) -> list[Array]:
-    """Outputs aligned with the input rows.
-
-    ``order`` sorts the rows by (symbol, date) (None: rows already in time order);
-    ``new_group`` marks, in that sorted order, the first row of each symbol (None: one
-    symbol).
-    """
-    size = arrays[0].shape[0]
+def compute(request: Request, arrays: list[Array], layout: Layout) -> list[Array]:
+    """Outputs aligned with the input rows, computed along time within each symbol."""
+    size = layout.size
+    order = layout.order
     if order is not None:
         arrays = [a[order] for a in arrays]
-    if new_group is None or size == 0:
+    starts, lengths = layout.starts, layout.lengths
+    if starts is None or lengths is None or size == 0:
         outs = _run(request, arrays)
     else:
-        starts = np.flatnonzero(new_group)
-        lengths = np.diff(np.append(starts, size))
         groups = len(starts)
         longest = int(lengths.max())
         outs = [np.empty(size) for _ in request.outputs]

@@ -1,0 +1,120 @@
+"""The time order of a frame's rows, per symbol: found cheaply, sorted only when needed.
+
+Indicators are defined along time. Candles arrive newest first, and a user's frame can be
+in any order, so the accessors never trust the row order when the frame says what the
+time is (a time column, or a pandas ``DatetimeIndex``). ``layout`` takes integer symbol
+codes and a numeric time key and returns the rows' (symbol, time) order: ``None`` when the
+rows are already in it (checked in one vectorized O(n) pass, the common case for frames
+from our loaders and store), else a stable sort. The results are put back on the original
+rows by the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from marketframe.exceptions import InvalidParams
+
+#: Column names taken as the time of a bar when ``date=`` is left at its default.
+TIME_COLUMNS: tuple[str, ...] = ("date", "time", "timestamp", "datetime", "ts")
+
+HINT = (
+    "pass date=<time column>, sort the rows ascending in time, or pass date=None to declare "
+    "that the row order is the time order"
+)
+
+
+class UnorderedRowsError(InvalidParams):
+    """The frame has no time column or index and its rows are not in ascending order."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Rows in (symbol, time) order: ``order`` gathers them (None: already so) and
+    ``starts`` holds the first sorted row of each symbol (None: one symbol)."""
+
+    size: int
+    order: NDArray[np.intp] | None
+    starts: NDArray[np.intp] | None
+
+    @property
+    def lengths(self) -> NDArray[np.intp] | None:
+        if self.starts is None:
+            return None
+        return np.diff(np.append(self.starts, self.size))
+
+
+def _boundaries(codes: NDArray[np.integer]) -> NDArray[np.intp]:
+    change = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    return np.concatenate(([0], change)).astype(np.intp)
+
+
+def layout(
+    size: int,
+    codes: NDArray[np.integer] | None,
+    groups: int,
+    key: NDArray[np.generic] | None,
+) -> Layout:
+    """The (symbol, time) order of ``size`` rows.
+
+    ``codes``: a symbol code per row (0..groups-1), None for one symbol. ``key``: a numeric
+    time per row (ties keep their row order), None to take the row order as time order.
+    """
+    if size == 0:
+        return Layout(0, None, None)
+    if codes is None:
+        if key is None or bool(np.all(key[1:] >= key[:-1])):
+            return Layout(size, None, None)
+        return Layout(size, np.argsort(key, kind="stable"), None)
+    starts = _boundaries(codes)
+    in_order = len(starts) == groups  # each symbol's rows are contiguous
+    if in_order and key is not None:
+        same = codes[1:] == codes[:-1]
+        in_order = bool(np.all((key[1:] >= key[:-1]) | ~same))
+    if in_order:
+        return Layout(size, None, starts if groups > 1 else None)
+    if key is None:
+        order = np.argsort(codes, kind="stable")
+    else:
+        order = np.lexsort((key, codes))  # last key is primary; lexsort is stable
+    starts = _boundaries(codes[order])
+    return Layout(size, order, starts if groups > 1 else None)
+
+
+def arrow_time_key(arr: pa.ChunkedArray) -> NDArray[np.integer]:
+    """The integers under an Arrow date/time/timestamp/duration column (zero-copy view)."""
+    width = pa.int32() if arr.type.bit_width == 32 else pa.int64()
+    return np.asarray(arr.combine_chunks().view(width).to_numpy(zero_copy_only=False))
+
+
+def check_no_missing_times(missing: int, name: str) -> None:
+    if missing:
+        raise InvalidParams(
+            "md",
+            "date",
+            f"names the time column {name!r}, which has {missing} missing value(s), so the "
+            f"bars cannot be put in time order; drop or fill those rows first",
+        )
+
+
+def not_times(name: str, why: str, convert: str) -> InvalidParams:
+    return InvalidParams(
+        "md",
+        "date",
+        f"names {name!r}, whose values are not dates or times ({why}); convert it with "
+        f"{convert}, or {HINT}",
+    )
+
+
+def unordered(what: str) -> UnorderedRowsError:
+    return UnorderedRowsError(
+        "md",
+        "date",
+        f"cannot be found: the frame has no time column ({', '.join(TIME_COLUMNS)}) or "
+        f"DatetimeIndex, and {what}, so indicators along the row order would be silently "
+        f"wrong. Fix: {HINT}",
+    )
