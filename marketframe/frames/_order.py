@@ -53,36 +53,47 @@ def _boundaries(codes: NDArray[np.integer]) -> NDArray[np.intp]:
     return np.concatenate(([0], change)).astype(np.intp)
 
 
-def layout(
-    size: int,
-    codes: NDArray[np.integer] | None,
-    groups: int,
-    key: NDArray[np.generic] | None,
-) -> Layout:
-    """The (symbol, time) order of ``size`` rows.
+def in_order(
+    starts: NDArray[np.intp],
+    first_codes: NDArray[np.integer],
+    drops: NDArray[np.intp] | None,
+) -> bool:
+    """Rows are in (symbol, time) order iff no symbol has two runs of rows (the codes at the
+    run starts are distinct) and time goes back (``drops``: rows whose time is earlier
+    than the previous row's) only where a new symbol starts."""
+    if len(np.unique(first_codes)) != len(starts):
+        return False
+    if drops is None or not drops.size:
+        return True
+    at = np.searchsorted(starts, drops)
+    return bool(np.all((at < len(starts)) & (starts[np.minimum(at, len(starts) - 1)] == drops)))
 
-    ``codes``: a symbol code per row (0..groups-1), None for one symbol. ``key``: a numeric
-    time per row (ties keep their row order), None to take the row order as time order.
+
+def finish(size: int, order: NDArray[np.intp] | None, starts: NDArray[np.intp]) -> Layout:
+    return Layout(size, order, starts if len(starts) > 1 else None)
+
+
+def layout(size: int, codes: NDArray[np.integer] | None, key: NDArray[np.generic] | None) -> Layout:
+    """The (symbol, time) order of ``size`` rows, in O(n) vectorized steps when it holds.
+
+    ``codes``: a symbol code per row, None for one symbol. ``key``: a numeric time per row
+    (ties keep their row order), None to take the row order as time order.
     """
     if size == 0:
         return Layout(0, None, None)
+    drops = None if key is None else np.flatnonzero(key[1:] < key[:-1]) + 1
     if codes is None:
-        if key is None or bool(np.all(key[1:] >= key[:-1])):
+        if drops is None or not drops.size:
             return Layout(size, None, None)
         return Layout(size, np.argsort(key, kind="stable"), None)
     starts = _boundaries(codes)
-    in_order = len(starts) == groups  # each symbol's rows are contiguous
-    if in_order and key is not None:
-        same = codes[1:] == codes[:-1]
-        in_order = bool(np.all((key[1:] >= key[:-1]) | ~same))
-    if in_order:
-        return Layout(size, None, starts if groups > 1 else None)
+    if in_order(starts, codes[starts], drops):
+        return finish(size, None, starts)
     if key is None:
         order = np.argsort(codes, kind="stable")
     else:
         order = np.lexsort((key, codes))  # last key is primary; lexsort is stable
-    starts = _boundaries(codes[order])
-    return Layout(size, order, starts if groups > 1 else None)
+    return finish(size, order, _boundaries(codes[order]))
 
 
 def arrow_time_key(arr: pa.ChunkedArray) -> NDArray[np.integer]:

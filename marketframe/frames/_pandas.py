@@ -26,16 +26,11 @@ def _get(df: pd.DataFrame, name: str) -> pd.Series | pd.Index:
     return df[name] if name in df.columns else df.index.get_level_values(name)
 
 
-def codes(values: pd.Series | pd.Index) -> tuple[NDArray[np.integer], int]:
-    """Integer symbol codes and the number of distinct symbols present."""
+def codes(values: pd.Series | pd.Index) -> NDArray[np.integer]:
+    """Integer symbol codes (a view of a categorical's codes; missing symbols one code)."""
     if isinstance(values.dtype, pd.CategoricalDtype):
-        c = np.asarray(values.array.codes)
-        if c.size and c.min() < 0:  # missing symbols: a group of their own
-            c = np.where(c < 0, len(values.dtype.categories), c)
-        present = int(np.count_nonzero(np.bincount(c))) if c.size else 0
-        return c, present
-    c, uniques = pd.factorize(values, use_na_sentinel=False)
-    return c, len(uniques)
+        return np.asarray(values.array.codes)  # -1 for a missing symbol: a group too
+    return pd.factorize(values, use_na_sentinel=False)[0]
 
 
 def time_key(values: pd.Series | pd.Index, name: str) -> NDArray[np.generic]:
@@ -59,13 +54,15 @@ def time_key(values: pd.Series | pd.Index, name: str) -> NDArray[np.generic]:
     _order.check_no_missing_times(missing, name)
     if pd.api.types.is_numeric_dtype(v.dtype) and not pd.api.types.is_bool_dtype(v.dtype):
         return np.asarray(v, dtype=np.float64)
+    if isinstance(v.dtype, np.dtype) and v.dtype.kind in "mM":
+        return np.asarray(v).view(np.int64)  # no copy
     if pd.api.types.is_timedelta64_dtype(v.dtype):
         return np.asarray(pd.TimedeltaIndex(v).asi8)
     return np.asarray(pd.DatetimeIndex(v).asi8)
 
 
 def _layout(df: pd.DataFrame, sym: str | None, date: str | None) -> _order.Layout:
-    c, groups = codes(_get(df, sym)) if sym is not None else (None, 1)
+    c = codes(_get(df, sym)) if sym is not None else None
     key = None
     if date is not None:
         name = date
@@ -79,7 +76,7 @@ def _layout(df: pd.DataFrame, sym: str | None, date: str | None) -> _order.Layou
                 raise _order.unordered("its index is not ascending")
         if name:
             key = time_key(_get(df, name), name)
-    return _order.layout(len(df), c, groups, key)
+    return _order.layout(len(df), c, key)
 
 
 def apply(
@@ -90,8 +87,13 @@ def apply(
     arrays = [
         np.asarray(_get(df, c).to_numpy(dtype=np.float64, na_value=np.nan)) for c in request.inputs
     ]
-    outs = _core.compute(request, arrays, _layout(df, sym, date))
-    return df.assign(**dict(zip(request.outputs, outs, strict=True)))
+    outs = dict(
+        zip(request.outputs, _core.compute(request, arrays, _layout(df, sym, date)), strict=True)
+    )
+    if any(name in df.columns for name in outs):
+        return df.assign(**outs)  # replaced in place, where the user had them
+    # the new arrays are ours: put them in the frame as they are, rather than copied
+    return pd.concat([df, pd.DataFrame(outs, index=df.index, copy=False)], axis=1)
 
 
 @pd.api.extensions.register_dataframe_accessor("md")

@@ -1,9 +1,10 @@
 """The ``md`` namespace on polars DataFrames and LazyFrames: a thin adapter over ``_core``.
 
 Missing results (warm-up, gaps) are nulls, as polars users expect. On a LazyFrame the
-columns are checked at once against the schema and the computation is a ``map_batches``
-node of the plan: it runs at ``collect()`` on the whole frame (never batch by batch, and no
-filter or slice is pushed through it, since that would change the series).
+columns are checked at once against the schema and the computation is a deferred source
+of the plan (``pl.defer``): at ``collect()`` it collects its input plan once, on the whole
+frame, and computes (never batch by batch, and no filter or slice after it is pushed
+before it, since that would change the series).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from numpy.typing import NDArray
 
 from . import _core, _order
 from ._methods import IndicatorMethods
@@ -20,17 +20,17 @@ from ._methods import IndicatorMethods
 DEFAULTS = ("symbol", "date")
 
 
-def codes(values: pl.Series) -> tuple[NDArray[np.integer], int]:
-    """Integer symbol codes (nulls a group of their own) and the number of symbols present."""
+def codes(values: pl.Series) -> pl.Series:
+    """Integer symbol codes (the categorical's own; nulls a group of their own)."""
     if not isinstance(values.dtype, pl.Categorical | pl.Enum):
         values = values.cast(pl.String).cast(pl.Categorical)
     phys = values.to_physical()
     if phys.null_count():
         phys = phys.fill_null(int(phys.max() or 0) + 1)
-    return phys.to_numpy(), values.n_unique()
+    return phys
 
 
-def time_key(values: pl.Series, name: str) -> NDArray[np.generic]:
+def time_key(values: pl.Series, name: str) -> pl.Series:
     """A numeric key that sorts like the times in ``values`` (a clear error if none)."""
     if values.dtype == pl.String:
         try:
@@ -41,16 +41,16 @@ def time_key(values: pl.Series, name: str) -> NDArray[np.generic]:
         raise _order.not_times(name, f"type {values.dtype}", "a cast to a date or time")
     _order.check_no_missing_times(values.null_count(), name)
     phys = values.to_physical()
-    return phys.to_numpy() if phys.dtype.is_integer() else phys.cast(pl.Float64).to_numpy()
+    return phys if phys.dtype.is_integer() else phys.cast(pl.Float64)
 
 
 def _layout(df: pl.DataFrame, sym: str | None, date: str | None) -> _order.Layout:
-    c, groups = codes(df.get_column(sym)) if sym is not None else (None, 1)
+    c = codes(df.get_column(sym)).to_numpy() if sym is not None else None
     name = date
     if date == DEFAULTS[1] and date not in df.columns:
         name = next((n for n in _order.TIME_COLUMNS if n in df.columns), None)
-    key = time_key(df.get_column(name), name) if name is not None else None
-    return _order.layout(df.height, c, groups, key)
+    key = time_key(df.get_column(name), name).to_numpy() if name is not None else None
+    return _order.layout(df.height, c, key)
 
 
 def apply(
@@ -58,11 +58,12 @@ def apply(
 ) -> pl.DataFrame:
     """``df`` with the request's output columns appended (rows untouched, in their order)."""
     sym, _ = _core.check_columns(request, df.columns, symbol, date, DEFAULTS)
+    layout = _layout(df, sym, date)
     arrays = [
         df.get_column(c).cast(pl.Float64).to_numpy().astype(np.float64, copy=False)
         for c in request.inputs
     ]
-    outs = _core.compute(request, arrays, _layout(df, sym, date))
+    outs = _core.compute(request, arrays, layout)
     return df.with_columns(
         pl.Series(name, values, dtype=pl.Float64, nan_to_null=True)
         for name, values in zip(request.outputs, outs, strict=True)
@@ -77,7 +78,14 @@ def apply_lazy(
     _core.check_columns(request, schema.names(), symbol, date, DEFAULTS)
     out = dict(schema)
     out.update({name: pl.Float64() for name in request.outputs})
-    return lf.map_batches(lambda df: apply(df, request, symbol, date), schema=pl.Schema(out))
+
+    def run() -> pl.DataFrame:
+        # the input plan is collected once, by the in-memory engine: it hands over the
+        # columns in one piece each (the streaming engine would give many small chunks,
+        # and every column read would then be copied into one)
+        return apply(lf.collect(engine="in-memory"), request, symbol, date)
+
+    return pl.defer(run, schema=pl.Schema(out))
 
 
 @pl.api.register_dataframe_namespace("md")

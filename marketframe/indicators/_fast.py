@@ -99,11 +99,24 @@ def sma(x: Array, n: int) -> Array:
     return out
 
 
-def bbands(x: Array, n: int, mult: float, ddof: int) -> tuple[Array, Array, Array]:
+def smooth(v: Array, a: float, scale: float, out: Array | None = None) -> Array:
+    """``out[t] = a*out[t-1] + scale*v[t]`` from a zero state (``out`` may be ``v``)."""
+    out = np.empty_like(v) if out is None else out
+    rec = Recursion(a, v.shape[1:])
+    for s, e in _Plan(v).spans:
+        rec(v[s:e], out[s:e], scale)
+    return out
+
+
+def bbands(
+    x: Array, n: int, mult: float, ddof: int, ref: Array | None = None
+) -> tuple[Array, Array, Array]:
+    """``ref``: the level subtracted before the moments (default: the first bar); a per-bar
+    array when ``x`` holds several series end to end (each window within one series)."""
     upper, middle, lower = np.empty_like(x), np.empty_like(x), np.empty_like(x)
     for a in (upper, middle, lower):
         a[: n - 1] = np.nan
-    ref = x[0].copy()
+    level = x[0].copy() if ref is None else None
     scale = mult * np.sqrt(n / (n - ddof))
     plan = _Plan(x, halo=n - 1)
     for s, e in plan.spans:
@@ -113,7 +126,7 @@ def bbands(x: Array, n: int, mult: float, ddof: int) -> tuple[Array, Array, Arra
             continue
         g = lo + n - 1
         t1, t2 = plan.buf(0, rows), plan.buf(1, rows)
-        d = np.subtract(x[lo:e], ref, out=plan.buf(2, rows))
+        d = np.subtract(x[lo:e], ref[lo:e] if level is None else level, out=plan.buf(2, rows))
         m1 = _sums(d, n, plan.buf(3, rows - n + 1), t1, t2)
         m1 *= 1.0 / n
         np.multiply(d, d, out=d)
@@ -125,7 +138,7 @@ def bbands(x: Array, n: int, mult: float, ddof: int) -> tuple[Array, Array, Arra
         var[var <= m2] = 0.0  # rounding noise of a flat window: exactly 0 (see moments)
         std = np.sqrt(var, out=var)
         std *= scale
-        mid = np.add(m1, ref, out=middle[g:e])
+        mid = np.add(m1, ref[g:e] if level is None else level, out=middle[g:e])
         np.add(mid, std, out=upper[g:e])
         np.subtract(mid, std, out=lower[g:e])
     return upper, middle, lower
