@@ -62,9 +62,15 @@ REQUESTS: list[tuple[str, Any]] = [
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("name,make", REQUESTS, ids=[r[0] for r in REQUESTS])
 def test_segmented_equals_each_series_alone(name: str, make: Any, seed: int, equal: bool) -> None:
-    request = make()
     (h, lo, c), lengths = series(seed, equal)
-    inputs = {"high": h, "low": lo, "close": c}
+    compare(make(), {"high": h, "low": lo, "close": c}, lengths, 1e-10)
+
+
+def compare(request: Any, inputs: dict[str, np.ndarray], lengths: list[int], tol: float) -> None:
+    """The segmented outputs equal the kernel on each segment alone, to ``tol`` of the
+    quantity's scale (100 for RSI and KDJ, else the segment's price level); NaN exactly
+    where the kernel has NaN, flat RSI values exactly."""
+    c = inputs["close"]
     arrays = [inputs[k] for k in request.inputs]
     starts = np.cumsum([0, *lengths[:-1]])
     got = request.segmented(ind._segmented.Segments(starts, len(c)), *arrays)
@@ -75,7 +81,23 @@ def test_segmented_equals_each_series_alone(name: str, make: Any, seed: int, equ
         for g, w in zip(got, want, strict=True):
             scale = 100.0 if request.indicator in ("rsi", "kdj") else np.abs(c[s : s + n]).max()
             np.testing.assert_array_equal(np.isnan(g[s : s + n]), np.isnan(w))
-            np.testing.assert_allclose(g[s : s + n], w, rtol=0, atol=1e-10 * scale, equal_nan=True)
-    if request.indicator == "rsi":  # a flat start is exactly the convention's value
-        r = got[0]
-        assert np.all((r[~np.isnan(r)] >= 0) & (r[~np.isnan(r)] <= 100))
+            if request.indicator == "rsi":  # no change since the first bar: exactly flat
+                still = np.cumsum(np.r_[0.0, np.diff(c[s : s + n])] != 0) == 0
+                np.testing.assert_array_equal(g[s : s + n][still], w[still])
+            np.testing.assert_allclose(g[s : s + n], w, rtol=0, atol=tol * scale, equal_nan=True)
+
+
+@pytest.mark.parametrize("name,make", REQUESTS, ids=[r[0] for r in REQUESTS])
+def test_symbols_longer_than_the_repaired_heads(name: str, make: Any) -> None:
+    # past its head a symbol's values come from the whole-column pass; a symbol flat from
+    # its first bar far past the head must still get the flat value, not its neighbour's
+    rng = np.random.default_rng(9)
+    parts = [
+        5000.0 * np.exp(np.cumsum(rng.normal(0, 0.02, 3000))),
+        np.r_[np.full(1800, 3.0), 3.0 * np.exp(np.cumsum(rng.normal(0, 0.02, 400)))],
+        np.full(2500, 0.5),
+        80.0 * np.exp(np.cumsum(rng.normal(0, 0.02, 2000))),
+        np.full(50, 20.0),  # ragged lengths: RSI takes its whole-column path
+    ]
+    c = np.concatenate(parts)
+    compare(make(), {"high": c, "low": c, "close": c}, [len(p) for p in parts], 1e-13)

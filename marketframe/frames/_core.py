@@ -70,12 +70,16 @@ def ema_request(n: int, column: str, convention: Any) -> Request:
     assert isinstance(conv, ind.EmaConvention)
     n = _period(n)
     start = n - 1 if conv.seed == "sma" else 0
+
+    def kernel(x: Array) -> Array:
+        return ind.ema(x, n, convention=conv)
+
     return Request(
         "ema",
         (column,),
         (_named(f"ema_{n}", column),),
-        lambda x: ind.ema(x, n, convention=conv),
-        lambda seg, x: seg_kernels.ema(x, seg, n, conv.seed, start),
+        kernel,
+        lambda seg, x: seg_kernels.ema(x, seg, n, conv.seed, start, kernel),
     )
 
 
@@ -83,12 +87,16 @@ def rsi_request(n: int, column: str, convention: Any) -> Request:
     conv = resolve("rsi", convention, ind.RsiConvention)
     assert isinstance(conv, ind.RsiConvention)
     n = _period(n)
+
+    def kernel(x: Array) -> Array:
+        return ind.rsi(x, n, convention=conv)
+
     return Request(
         "rsi",
         (column,),
         (_named(f"rsi_{n}", column),),
-        lambda x: ind.rsi(x, n, convention=conv),
-        lambda seg, x: seg_kernels.rsi(x, seg, n, conv.seed, conv.flat),
+        kernel,
+        lambda seg, x: seg_kernels.rsi(x, seg, n, conv.seed, conv.flat, kernel),
     )
 
 
@@ -104,12 +112,16 @@ def macd_request(fast: int, slow: int, signal: int, column: str, convention: Any
         fast_start = slow - 1 if conv.align == "slow" else fast - 1
     tag = f"{fast}_{slow}_{signal}"
     names = tuple(_named(f"{p}_{tag}", column) for p in ("macd", "macd_signal", "macd_hist"))
+
+    def kernel(x: Array) -> tuple[Array, ...]:
+        return tuple(ind.macd(x, fast, slow, signal, convention=conv))
+
     return Request(
         "macd",
         (column,),
         names,
-        lambda x: tuple(ind.macd(x, fast, slow, signal, convention=conv)),
-        lambda seg, x: seg_kernels.macd(x, seg, fast, slow, signal, conv.seed, fast_start),
+        kernel,
+        lambda seg, x: seg_kernels.macd(x, seg, fast, slow, signal, conv.seed, fast_start, kernel),
     )
 
 
@@ -137,13 +149,17 @@ def kdj_request(
     assert isinstance(conv, ind.KdjConvention)
     m1, m2, n = _period(m1, "m1"), _period(m2, "m2"), _period(n)
     tag = f"{n}_{m1}_{m2}"
+
+    def kernel(h: Array, lo: Array, c: Array) -> tuple[Array, ...]:
+        return tuple(ind.kdj(h, lo, c, n, m1, m2, convention=conv))
+
     return Request(
         "kdj",
         (high, low, close),
         tuple(f"kdj_{p}_{tag}" for p in "kdj"),
-        lambda h, lo, c: tuple(ind.kdj(h, lo, c, n, m1, m2, convention=conv)),
+        kernel,
         lambda seg, h, lo, c: seg_kernels.kdj(
-            h, lo, c, seg, n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv
+            h, lo, c, seg, n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv, kernel
         ),
     )
 

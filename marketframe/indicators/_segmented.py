@@ -9,11 +9,13 @@ then repairs what crossed a segment boundary:
   segment is exactly the window of that symbol alone; the ones that reach into the
   previous segment are the symbol's warm-up, set to NaN. Bollinger subtracts each
   segment's first close before the moments (as a separate series would).
-* **recursions** (EMA, Wilder's averages, recursive KDJ): ``y[t] = a*y[t-1] + k*v[t]``
-  run through the boundary differs from the symbol's own series, from its seed bar on, by
-  ``a**j * delta`` (the difference at the seed bar, decaying): the seed is set and the
-  decaying difference added on the first bars of each segment, until ``a**j`` falls below
-  ``1e-30`` (beyond that it is far under double precision of any price).
+* **recursions** (EMA, MACD, Wilder's RSI, recursive KDJ): run through a boundary, a
+  recursion ``y[t] = a*y[t-1] + k*v[t]`` differs from the symbol's own series, from its
+  seed bar on, by ``a**j`` times the difference at the seed bar. So the first bars of each
+  segment, up to where ``a**j`` falls below ``1e-33`` (far under double precision of any
+  price), are recomputed by the panel kernel on a panel of just those heads; past them the
+  whole-column values are the symbol's own. RSI also restores its exact flat value where
+  a symbol has had no change at all since its first bar.
 
 Input must be NaN-free (the callers take the general path otherwise); results equal the
 per-symbol kernels to rounding (tested against them).
@@ -22,6 +24,8 @@ per-symbol kernels to rounding (tested against them).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,7 +33,23 @@ from numpy.typing import NDArray
 from . import _fast as fast
 
 Array = NDArray[np.float64]
-_NEGLIGIBLE = 1e-30
+_NEGLIGIBLE = 1e-33
+
+
+def decay_rows(a: float, tol: float = _NEGLIGIBLE) -> int:
+    """Bars after which ``a**j`` is below ``tol``."""
+    if a <= 0.0:
+        return 1
+    return int(math.log(tol) / math.log(a)) + 1
+
+
+def price_tol(x: Array) -> float:
+    """How small ``a**j`` must get for an EMA-like state of ``x``: the state of the previous
+    symbol and this symbol's both lie in [min x, max x], so their difference decayed by
+    ``a**j <= 1e-17 * min/max`` is below 1e-17 of any value when ``x`` is positive (prices);
+    otherwise the fixed 1e-33."""
+    lo, hi = float(x.min()), float(x.max())
+    return 1e-17 * lo / hi if lo > 0.0 else _NEGLIGIBLE
 
 
 class Segments:
@@ -42,6 +62,8 @@ class Segments:
         self.longest = int(self.lengths.max()) if size else 0
         # all segments of one length: every repair is a slice of a 2-D view
         self.width = self.longest if bool(np.all(self.lengths == self.longest)) else 0
+        # as a panel, the segments would waste at most a fifth of it on padding
+        self.nearly_equal = self.longest * len(self.starts) <= 1.25 * size
 
     def _grid(self, first: int, count: int) -> tuple[NDArray[np.intp], NDArray[np.bool_]]:
         """Row indices of offsets ``first .. first+count-1`` of every segment, and which exist."""
@@ -59,59 +81,49 @@ class Segments:
         rows, ok = self._grid(0, count)
         y[rows[ok]] = value
 
-    def at(self, x: Array, offset: int) -> Array:
-        """``x`` at row ``offset`` of each segment (NaN where the segment is shorter)."""
-        out = np.full(len(self.starts), np.nan)
-        ok = self.lengths > offset
-        out[ok] = x[self.starts[ok] + offset]
-        return out
-
-    def set_at(self, y: Array, offset: int, values: Array) -> None:
-        ok = self.lengths > offset
-        y[self.starts[ok] + offset] = values[ok]
-
-    def window_mean(self, x: Array, m: int, end: int) -> Array:
-        """Mean of rows ``end-m+1 .. end`` of each segment (NaN where it is shorter)."""
-        out = np.full(len(self.starts), np.nan)
-        ok = self.lengths > end
-        rows = self.starts[ok][:, None] + (end - m + 1 + np.arange(m))[None, :]
-        out[ok] = x[rows].mean(axis=1)
-        return out
-
     def first_values(self, x: Array) -> Array:
         """Each row's segment's first value (a per-row array)."""
         return np.repeat(x[self.starts], self.lengths)
 
-    def decay(self, y: Array, offset: int, a: float, delta: Array) -> None:
-        """``y[start + offset + j] += a**j * delta[segment]`` for each segment, while that
-        is not negligible (``a**j >= 1e-30``)."""
-        span = self.longest - offset
-        if span <= 0:
-            return
-        if 0.0 < a < 1.0:
-            span = min(span, int(math.log(_NEGLIGIBLE) / math.log(a)) + 1)
-        elif a == 0.0:
-            span = 1
-        weights = a ** np.arange(span)
-        delta = np.where(np.isnan(delta), 0.0, delta)
+    def head_panel(self, x: Array, rows: int) -> Array:
+        """The first ``rows`` bars of every segment as a (rows, segments) panel; a segment
+        with fewer bars is padded at the end with NaN."""
         if self.width:
-            view = y.reshape(-1, self.width)[:, offset : offset + span]
-            view += delta[:, None] * weights[None, :]
+            return np.ascontiguousarray(x.reshape(-1, self.width)[:, :rows].T)
+        idx, ok = self._grid(0, rows)
+        panel = np.full((len(self.starts), rows), np.nan)
+        panel[ok] = x[idx[ok]]
+        return np.ascontiguousarray(panel.T)
+
+    def put_heads(self, y: Array, panel: Array, rows: int) -> None:
+        """Write a (rows, segments) panel back over the first ``rows`` bars of each segment."""
+        if self.width:
+            y.reshape(-1, self.width)[:, :rows] = panel.T
             return
-        rows, ok = self._grid(offset, span)
-        y[rows[ok]] += (delta[:, None] * weights[None, :])[ok]
+        idx, ok = self._grid(0, rows)
+        y[idx[ok]] = panel.T[ok]
 
 
-def recursion(
-    v: Array, seg: Segments, a: float, k: float, offset: int, seeds: Array, out: Array | None = None
-) -> Array:
-    """Per segment: ``y[offset] = seeds[g]``, then ``y[t] = a*y[t-1] + k*v[t]``; rows
-    before ``offset`` are left as computed (callers set them)."""
-    y = fast.smooth(v, a, k, out)
-    delta = seeds - seg.at(y, offset)
-    seg.decay(y, offset, a, delta)
-    seg.set_at(y, offset, seeds)
-    return y
+def _outputs(res: Any) -> tuple[Array, ...]:
+    return tuple(res) if isinstance(res, tuple) else (res,)
+
+
+def repaired(
+    seg: Segments,
+    arrays: tuple[Array, ...],
+    whole: Any,
+    rows: int,
+    kernel: Callable[..., Any],
+) -> tuple[Array, ...]:
+    """``whole`` (the 1-D fast path's outputs over the whole column) with the first
+    ``rows`` bars of every segment recomputed by ``kernel`` on a panel of those heads."""
+    outs = _outputs(whole)
+    rows = min(rows, seg.longest)
+    if rows > 0:
+        heads = kernel(*(seg.head_panel(a, rows) for a in arrays))
+        for o, h in zip(outs, _outputs(heads), strict=True):
+            seg.put_heads(o, h, rows)
+    return outs
 
 
 def sma(x: Array, seg: Segments, n: int) -> Array:
@@ -127,62 +139,53 @@ def bbands(x: Array, seg: Segments, n: int, mult: float, ddof: int) -> tuple[Arr
     return out
 
 
-def ema(x: Array, seg: Segments, n: int, seed: str, start: int) -> Array:
-    """EMA(n) valid from row ``start`` of each segment, seeded there with the mean of the
-    ``n`` rows ending at ``start`` (``seed="sma"``) or with the value at ``start``."""
-    k = 2.0 / (n + 1)
-    seeds = seg.window_mean(x, n, start) if seed == "sma" else seg.at(x, start)
-    y = recursion(x, seg, 1.0 - k, k, start, seeds)
-    seg.heads(y, start)
-    return y
+def ema(
+    x: Array, seg: Segments, n: int, seed: str, start: int, kernel: Callable[..., Any]
+) -> Array:
+    """EMA(n), valid from bar ``start`` of each symbol (see ``_fast.ema``)."""
+    rows = start + decay_rows(1.0 - 2.0 / (n + 1), price_tol(x))
+    return repaired(seg, (x,), fast.ema(x, n, seed, start), rows, kernel)[0]
 
 
-def rsi(x: Array, seg: Segments, n: int, seed: str, flat: float) -> Array:
-    d = np.empty_like(x)
-    d[:1] = 0.0
-    np.subtract(x[1:], x[:-1], out=d[1:])  # d[s] crosses into segment s: never used below
-    gains = np.maximum(d, 0.0)
-    m = n if seed == "sma" else 1  # Wilder's averages start at row m, seeded from m changes
-    a = (n - 1.0) / n
-    g = recursion(gains, seg, a, 1.0 / n, m, seg.window_mean(gains, m, m), out=gains)
-    changed = d != 0.0
-    ad = np.abs(d, out=d)
-    s = recursion(ad, seg, a, 1.0 / n, m, seg.window_mean(ad, m, m), out=ad)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.divide(g, s, out=g)
-    r *= 100.0
-    # no change at all since the segment began: exactly ``flat`` (the repaired averages are
-    # then ~1e-30 rather than 0); only bars whose average change is tiny need the check
-    tiny = np.flatnonzero(~(s > 1e-12 * np.abs(x)))
-    if tiny.size:
-        counts = np.cumsum(changed)
-        owner = np.searchsorted(seg.starts, tiny, side="right") - 1
-        none = counts[tiny] == counts[seg.starts[owner]]
-        r[tiny[none]] = flat
-    np.clip(r, 0.0, 100.0, out=r)
-    seg.heads(r, m)
+def rsi(
+    x: Array, seg: Segments, n: int, seed: str, flat: float, kernel: Callable[..., Any]
+) -> Array:
+    m = n if seed == "sma" else 1  # first bar with a value
+    if seg.nearly_equal:
+        # the 1-D RSI costs about twice the panel RSI per bar: the symbols as a panel
+        out = np.empty_like(x)
+        return repaired(seg, (x,), out, seg.longest, kernel)[0]
+    rows = min(m + decay_rows((n - 1.0) / n), seg.longest)
+    r = repaired(seg, (x,), fast.rsi(x, n, seed, flat), rows, kernel)[0]
+    # a symbol with no change at all in its head: past the head the whole-column averages
+    # are the previous symbol's decayed to ~1e-33, not 0, until the symbol's first change
+    if rows < seg.longest:
+        long = np.flatnonzero(seg.lengths > rows)
+        heads = seg.head_panel(x, rows)[:, long]
+        for g in long[np.all(heads == heads[:1], axis=0)]:
+            s = seg.starts[g]
+            moves = np.flatnonzero(np.diff(x[s + rows - 1 : s + seg.lengths[g]]))
+            stop = moves[0] if moves.size else seg.lengths[g] - rows
+            r[s + rows : s + rows + stop] = flat
     return r
 
 
 def macd(
-    x: Array, seg: Segments, fast_n: int, slow: int, signal: int, seed: str, fast_start: int
-) -> tuple[Array, Array, Array]:
+    x: Array,
+    seg: Segments,
+    fast_n: int,
+    slow: int,
+    signal: int,
+    seed: str,
+    fast_start: int,
+    kernel: Callable[..., Any],
+) -> tuple[Array, ...]:
     slow_start = slow - 1 if seed == "sma" else 0
-    line_start = max(fast_start, slow_start)
-    sig_start = line_start + (signal - 1 if seed == "sma" else 0)
-    line = ema(x, seg, fast_n, seed, fast_start)
-    line -= ema(x, seg, slow, seed, slow_start)
-    seg.heads(line, line_start)
-    k = 2.0 / (signal + 1)
-    if seed == "sma":
-        seeds = seg.window_mean(line, signal, sig_start)
-    else:
-        seeds = seg.at(line, sig_start)
-    filled = line.copy()
-    seg.heads(filled, line_start, 0.0)
-    sig = recursion(filled, seg, 1.0 - k, k, sig_start, seeds, out=filled)
-    seg.heads(sig, sig_start)
-    return line, sig, line - sig
+    sig_start = max(fast_start, slow_start) + (signal - 1 if seed == "sma" else 0)
+    # the signal's difference decays as j * a**j: 1e-3 more for j up to 1,000 bars
+    rows = sig_start + decay_rows(1.0 - 2.0 / (max(slow, signal) + 1), 1e-3 * price_tol(x))
+    whole = fast.macd(x, fast_n, slow, signal, seed, fast_start)
+    return repaired(seg, (x,), whole, rows, kernel)
 
 
 def kdj(
@@ -196,20 +199,13 @@ def kdj(
     smoothing: str,
     seed: float,
     flat: float,
-) -> tuple[Array, Array, Array]:
-    if smoothing == "sma":
-        k, d, j = fast.kdj(h, lo, c, n, m1, m2, smoothing, seed, flat)
-        seg.heads(k, n + m1 - 2)
-        seg.heads(d, n + m1 + m2 - 3)
-        seg.heads(j, n + m1 + m2 - 3)
+    kernel: Callable[..., Any],
+) -> tuple[Array, ...]:
+    k, d, j = fast.kdj(h, lo, c, n, m1, m2, smoothing, seed, flat)
+    if smoothing == "sma":  # windows only
+        for o, first in ((k, n + m1 - 2), (d, n + m1 + m2 - 3), (j, n + m1 + m2 - 3)):
+            seg.heads(o, first)
         return k, d, j
-    rsv = fast.kdj(h, lo, c, n, 1, 1, "sma", seed, flat)[0]  # K = SMA(RSV, 1) = RSV
-    rsv[: n - 1] = 0.0
-    a1, a2 = 1.0 - 1.0 / m1, 1.0 - 1.0 / m2
-    k_seed = a1 * seed + seg.at(rsv, n - 1) / m1  # the carry before the first RSV is ``seed``
-    k = recursion(rsv, seg, a1, 1.0 / m1, n - 1, k_seed, out=rsv)
-    d_seed = a2 * seed + seg.at(k, n - 1) / m2
-    d = recursion(k, seg, a2, 1.0 / m2, n - 1, d_seed)
-    seg.heads(k, n - 1)
-    seg.heads(d, n - 1)
-    return k, d, 3.0 * k - 2.0 * d
+    # K and D lie in [0, 100] (RSV does): 1e-20 of that, with the j * a**j of D
+    rows = n - 1 + decay_rows(1.0 - 1.0 / max(m1, m2), 1e-20)
+    return repaired(seg, (h, lo, c), (k, d, j), rows, kernel)
