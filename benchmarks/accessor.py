@@ -185,11 +185,34 @@ def pairs(
     )
 
 
+def memory(
+    df: pd.DataFrame, name: str, call: Callable[[pd.DataFrame], pd.DataFrame], inputs: int
+) -> float:
+    """Peak memory of ``call(df)`` beyond its output, in units of the input columns it
+    reads (``tracemalloc`` sees numpy's allocations)."""
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    out = call(df)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    new = out.columns[len(df.columns) :]
+    output = sum(out[c].to_numpy().nbytes for c in new)
+    return (peak - output) / (inputs * len(df) * 8)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small sizes (smoke run, no targets)")
     p.add_argument("--pairs", type=int, default=5, help="interleaved pairs per ratio (>= 5)")
     p.add_argument("--only", default="", help="comma-separated indicator prefixes, e.g. SMA,RSI")
+    p.add_argument(
+        "--memory",
+        action="store_true",
+        help="only the peak memory beyond the output, per indicator (target <= 2x)",
+    )
     args = p.parse_args(argv)
     symbols, days = (200, 500) if args.quick else (2_000, 2_500)
     df, panels = frame(symbols, days)
@@ -209,6 +232,16 @@ def main(argv: list[str] | None = None) -> int:
     results: list[tuple[str, float, str]] = []
     missed = 0
     wanted = [w for w in args.only.split(",") if w]
+    if args.memory:
+        for name, fns in cases(df, panels):
+            if wanted and not any(name.startswith(w) for w in wanted):
+                continue
+            ratio = memory(df, name, fns["md"], 3 if name.startswith("KDJ") else 1)
+            verdict = "met" if ratio <= 2.0 else "MISSED"
+            missed += ratio > 2.0
+            results.append((f"{name} pandas md peak memory beyond output / input", ratio, verdict))
+        print_ratios(results)
+        return 1 if missed else 0
     for name, fns in cases(df, panels):
         if wanted and not any(name.startswith(w) for w in wanted):
             continue

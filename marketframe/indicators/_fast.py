@@ -99,15 +99,6 @@ def sma(x: Array, n: int) -> Array:
     return out
 
 
-def smooth(v: Array, a: float, scale: float, out: Array | None = None) -> Array:
-    """``out[t] = a*out[t-1] + scale*v[t]`` from a zero state (``out`` may be ``v``)."""
-    out = np.empty_like(v) if out is None else out
-    rec = Recursion(a, v.shape[1:])
-    for s, e in _Plan(v).spans:
-        rec(v[s:e], out[s:e], scale)
-    return out
-
-
 def bbands(
     x: Array, n: int, mult: float, ddof: int, ref: Array | None = None
 ) -> tuple[Array, Array, Array]:

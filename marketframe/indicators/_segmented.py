@@ -153,8 +153,11 @@ def rsi(
     m = n if seed == "sma" else 1  # first bar with a value
     if seg.nearly_equal:
         # the 1-D RSI costs about twice the panel RSI per bar: the symbols as a panel
+        # (the output allocated only once the input panel is released: less peak memory)
+        res = kernel(seg.head_panel(x, seg.longest))
         out = np.empty_like(x)
-        return repaired(seg, (x,), out, seg.longest, kernel)[0]
+        seg.put_heads(out, res, seg.longest)
+        return out
     rows = min(m + decay_rows((n - 1.0) / n), seg.longest)
     r = repaired(seg, (x,), fast.rsi(x, n, seed, flat), rows, kernel)[0]
     # a symbol with no change at all in its head: past the head the whole-column averages
