@@ -330,3 +330,27 @@ def test_polars_lazy_newest_first_matches_eager_and_pandas() -> None:
         np.testing.assert_allclose(
             lazy.get_column(name).to_numpy(), want[name].to_numpy(), equal_nan=True
         )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("layout", ["date-major", "shuffled"])
+def test_unsorted_frames_with_many_distinct_times(backend: str, layout: str) -> None:
+    # 40,000 distinct minute bars: too many for the small-integer sort, so the general one
+    rng = np.random.default_rng(4)
+    n = 20_000
+    times = pd.date_range("2026-01-05 09:00", periods=2 * n, freq="min")
+    df = pd.DataFrame(
+        {
+            "symbol": np.repeat(["A", "B"], n),
+            "date": np.r_[times[0::2], times[1::2]],
+            "close": 100.0 + np.cumsum(rng.normal(0, 1, 2 * n)),
+        }
+    )
+    want = expected(df, CASES["ema"][1])
+    if layout == "date-major":
+        df = df.sort_values("date", kind="stable")
+    else:
+        df = df.sample(frac=1.0, random_state=4)
+    want = want.loc[df.index]
+    out = to_pandas(CASES["ema"][0](to_backend(df.reset_index(drop=True), backend)), backend)
+    np.testing.assert_allclose(out["ema_4"].to_numpy(dtype=float), want["ema_4"], equal_nan=True)

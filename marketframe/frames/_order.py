@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 from numpy.typing import NDArray
 
@@ -61,6 +62,10 @@ def in_order(
     """Rows are in (symbol, time) order iff no symbol has two runs of rows (the codes at the
     run starts are distinct) and time goes back (``drops``: rows whose time is earlier
     than the previous row's) only where a new symbol starts."""
+    if not len(starts):
+        return True
+    if len(starts) > int(first_codes.max()) - int(first_codes.min()) + 1:
+        return False  # more runs than codes: some symbol has two runs (no sort needed)
     if len(np.unique(first_codes)) != len(starts):
         return False
     if drops is None or not drops.size:
@@ -89,11 +94,36 @@ def layout(size: int, codes: NDArray[np.integer] | None, key: NDArray[np.generic
     starts = _boundaries(codes)
     if in_order(starts, codes[starts], drops):
         return finish(size, None, starts)
-    if key is None:
-        order = np.argsort(codes, kind="stable")
+    return finish(size, *_sort(codes, key, drops))
+
+
+def _small(values: NDArray[np.generic]) -> NDArray[np.integer] | None:
+    """``values`` as int16 codes (or None if they do not fit): numpy sorts those stably
+    with a radix sort, far faster than a comparison sort on two keys."""
+    if values.dtype.itemsize <= 2 and values.dtype.kind in "iu":
+        return values
+    ranks, uniques = pd.factorize(values, sort=True)
+    return ranks.astype(np.int16) if len(uniques) < 1 << 15 else None
+
+
+def _sort(
+    codes: NDArray[np.integer], key: NDArray[np.generic] | None, drops: NDArray[np.intp] | None
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The stable (symbol, time) order, and the symbols' first rows in it."""
+    small_codes = _small(codes)
+    if drops is None or not drops.size:
+        # time already ascending over all rows (e.g. date-major: every symbol's day 1,
+        # then day 2 ...): a stable sort by symbol alone keeps it
+        order = np.argsort(codes if small_codes is None else small_codes, kind="stable")
     else:
-        order = np.lexsort((key, codes))  # last key is primary; lexsort is stable
-    return finish(size, order, _boundaries(codes[order]))
+        assert key is not None
+        small_key = _small(key)
+        if small_codes is None or small_key is None:
+            order = np.lexsort((key, codes))  # last key is primary; lexsort is stable
+        else:  # two stable radix passes: by time, then by symbol
+            by_time = np.argsort(small_key, kind="stable")
+            order = by_time[np.argsort(small_codes[by_time], kind="stable")]
+    return order, _boundaries(codes[order])
 
 
 def arrow_time_key(arr: pa.ChunkedArray) -> NDArray[np.integer]:
