@@ -12,6 +12,7 @@ rows by the caller.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -78,7 +79,7 @@ def finish(size: int, order: NDArray[np.intp] | None, starts: NDArray[np.intp]) 
     return Layout(size, order, starts if len(starts) > 1 else None)
 
 
-def layout(size: int, codes: NDArray[np.integer] | None, key: NDArray[np.generic] | None) -> Layout:
+def layout(size: int, codes: NDArray[np.integer] | None, key: NDArray[Any] | None) -> Layout:
     """The (symbol, time) order of ``size`` rows, in O(n) vectorized steps when it holds.
 
     ``codes``: a symbol code per row, None for one symbol. ``key``: a numeric time per row
@@ -90,6 +91,7 @@ def layout(size: int, codes: NDArray[np.integer] | None, key: NDArray[np.generic
     if codes is None:
         if drops is None or not drops.size:
             return Layout(size, None, None)
+        assert key is not None
         return Layout(size, np.argsort(key, kind="stable"), None)
     starts = _boundaries(codes)
     if in_order(starts, codes[starts], drops):
@@ -97,7 +99,7 @@ def layout(size: int, codes: NDArray[np.integer] | None, key: NDArray[np.generic
     return finish(size, *_sort(codes, key, drops))
 
 
-def _small(values: NDArray[np.generic]) -> NDArray[np.integer] | None:
+def _small(values: NDArray[Any]) -> NDArray[np.integer] | None:
     """``values`` as int16 codes (or None if they do not fit): numpy sorts those stably
     with a radix sort, far faster than a comparison sort on two keys."""
     if values.dtype.itemsize <= 2 and values.dtype.kind in "iu":
@@ -107,7 +109,7 @@ def _small(values: NDArray[np.generic]) -> NDArray[np.integer] | None:
 
 
 def _sort(
-    codes: NDArray[np.integer], key: NDArray[np.generic] | None, drops: NDArray[np.intp] | None
+    codes: NDArray[np.integer], key: NDArray[Any] | None, drops: NDArray[np.intp] | None
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """The stable (symbol, time) order, and the symbols' first rows in it."""
     small_codes = _small(codes)

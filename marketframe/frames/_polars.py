@@ -26,7 +26,7 @@ def codes(values: pl.Series) -> pl.Series:
         values = values.cast(pl.String).cast(pl.Categorical)
     phys = values.to_physical()
     if phys.null_count():
-        phys = phys.fill_null(int(phys.max() or 0) + 1)
+        phys = phys.fill_null(int(phys.max() or 0) + 1)  # type: ignore[arg-type]
     return phys
 
 

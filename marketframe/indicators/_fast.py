@@ -107,7 +107,7 @@ def bbands(
     upper, middle, lower = np.empty_like(x), np.empty_like(x), np.empty_like(x)
     for a in (upper, middle, lower):
         a[: n - 1] = np.nan
-    level = x[0].copy() if ref is None else None
+    level = x[0].copy()  # used when ref is None
     scale = mult * np.sqrt(n / (n - ddof))
     plan = _Plan(x, halo=n - 1)
     for s, e in plan.spans:
@@ -117,7 +117,7 @@ def bbands(
             continue
         g = lo + n - 1
         t1, t2 = plan.buf(0, rows), plan.buf(1, rows)
-        d = np.subtract(x[lo:e], ref[lo:e] if level is None else level, out=plan.buf(2, rows))
+        d = np.subtract(x[lo:e], level if ref is None else ref[lo:e], out=plan.buf(2, rows))
         m1 = _sums(d, n, plan.buf(3, rows - n + 1), t1, t2)
         m1 *= 1.0 / n
         np.multiply(d, d, out=d)
@@ -129,7 +129,7 @@ def bbands(
         var[var <= m2] = 0.0  # rounding noise of a flat window: exactly 0 (see moments)
         std = np.sqrt(var, out=var)
         std *= scale
-        mid = np.add(m1, ref[g:e] if level is None else level, out=middle[g:e])
+        mid = np.add(m1, level if ref is None else ref[g:e], out=middle[g:e])
         np.add(mid, std, out=upper[g:e])
         np.subtract(mid, std, out=lower[g:e])
     return upper, middle, lower
