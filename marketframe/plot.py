@@ -1,8 +1,9 @@
 """Charts (matplotlib, the ``plot`` extra): candlesticks with volume and indicators.
 
-``candles(df)`` draws any candles frame (pandas or polars, one symbol): price as candlesticks,
-volume bars below, overlay columns on the price (moving averages, Bollinger bands) and
-oscillators in their own panels (RSI, KDJ, MACD). ``df.md.plot(...)`` calls it.
+``candles(df)`` draws any candles frame (pandas or polars; one block of panels per symbol):
+price as candlesticks, volume bars below, overlay columns on the price (moving averages,
+Bollinger bands) and oscillators in their own panels (RSI, KDJ, MACD). ``df.md.plot(...)``
+calls it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
+
+from marketframe.exceptions import InvalidParams
+from marketframe.frames._core import MissingColumnsError
 
 #: Column-name prefixes drawn in their own panel below the price, by panel.
 PANELS: dict[str, tuple[str, ...]] = {
@@ -60,40 +65,78 @@ def _classify(columns: Sequence[str], skip: set[str]) -> tuple[list[str], dict[s
     return overlays, panels
 
 
+_BASE = {"open", "high", "low", "close", "volume", "turnover", "change", "average", "date",
+         "time", "symbol", "type", "exchange", "market", "timeframe", "transaction"}
+
+
+def _tick_labels(times: Any) -> list[str]:
+    """Dates for daily bars; date and time (or just the time, within one day) for intraday."""
+    ts = pd.to_datetime(pd.Series(list(times)), errors="coerce")
+    if ts.isna().any():
+        return [str(t)[:10] for t in times]
+    intraday = bool((ts != ts.dt.normalize()).any())
+    if not intraday:
+        return [t.strftime("%Y-%m-%d") for t in ts]
+    one_day = ts.dt.normalize().nunique() == 1
+    return [t.strftime("%H:%M" if one_day else "%m-%d %H:%M") for t in ts]
+
+
 def candles(df: Any, *, title: str | None = None, volume: bool = True,
             columns: Sequence[str] | None = None, last: int | None = None,
-            figsize: tuple[float, float] = (10.0, 6.0)) -> Any:
-    """Draw a candlestick chart of one symbol and return the matplotlib ``Figure``.
+            symbol: str | None = None, figsize: tuple[float, float] | None = None) -> Any:
+    """Draw a candlestick chart and return the matplotlib ``Figure``.
 
     ``columns`` picks the indicator columns to draw (default: every column whose name starts
     like an indicator's: ``sma``/``ema``/``bb_`` over the price, ``rsi``, ``kdj_*``, ``macd*``
-    in panels). ``last`` keeps only the last N bars. A frame holding several symbols must be
-    filtered first (the error lists them).
+    in panels). ``last`` keeps only the last N bars (of each symbol). A frame holding several
+    symbols is drawn as one block of panels per symbol, stacked; ``symbol=`` draws only that
+    one.
     """
     plt = _require_matplotlib()
     pdf = _to_pandas(df)
     missing = [c for c in ("open", "high", "low", "close") if c not in pdf.columns]
     if missing:
-        raise ValueError(f"a candles frame needs open, high, low and close; missing "
-                         f"{missing}; columns available: {list(pdf.columns)}")
-    if "symbol" in pdf.columns and pdf["symbol"].nunique() > 1:
-        raise ValueError("the frame holds several symbols "
-                         f"({sorted(map(str, pdf['symbol'].unique()))}); filter one first")
+        raise MissingColumnsError(
+            f"a candles frame needs open, high, low and close; missing {missing}; "
+            f"columns available: {list(pdf.columns)}")
+    has_symbol = "symbol" in pdf.columns
+    if symbol is not None:
+        if not has_symbol:
+            raise MissingColumnsError(f"symbol={symbol!r} given but the frame has no 'symbol' "
+                                      f"column; columns available: {list(pdf.columns)}")
+        present = sorted(map(str, pdf["symbol"].unique()))
+        if str(symbol) not in present:
+            raise InvalidParams("plot", "symbol", f"{symbol!r} is not in the frame",
+                                ", ".join(present))
+        pdf = pdf[pdf["symbol"].astype(str) == str(symbol)]
+    symbols = list(dict.fromkeys(map(str, pdf["symbol"]))) if has_symbol else [""]
+    chosen = list(columns) if columns is not None else [c for c in pdf.columns if c not in _BASE]
+    overlays, panels = _classify(chosen, _BASE)
+    show_volume = volume and "volume" in pdf.columns
+    heights = [4.0] + ([1.2] if show_volume else []) + [1.5] * len(panels)
+    if figsize is None:
+        figsize = (10.0, 6.0 * len(symbols) if len(symbols) > 1 else 6.0)
+    fig = plt.figure(figsize=figsize, layout="constrained")
+    targets = [fig] if len(symbols) == 1 else list(fig.subfigures(len(symbols), 1))
+    for target, sym in zip(targets, symbols, strict=True):
+        part = pdf if len(symbols) == 1 else pdf[pdf["symbol"].astype(str) == sym]
+        _draw(target, part, heights, show_volume, overlays, panels, last,
+              title if len(symbols) == 1 else (f"{title}: {sym}" if title else None))
+    return fig
+
+
+def _draw(target: Any, pdf: Any, heights: list[float], show_volume: bool,
+          overlays: list[str], panels: dict[str, list[str]], last: int | None,
+          title: str | None) -> None:
+    """One symbol's price, volume and indicator panels on a figure or subfigure."""
     time_col = next((c for c in ("date", "time") if c in pdf.columns), None)
     if time_col is not None:
-        pdf = pdf.sort_values(time_col)
+        pdf = pdf.sort_values(time_col, kind="stable")
     if last:
         pdf = pdf.tail(last)
     pdf = pdf.reset_index(drop=True)
-    base = {"open", "high", "low", "close", "volume", "turnover", "change", "average", "date",
-            "time", "symbol", "type", "exchange", "market", "timeframe", "transaction"}
-    chosen = list(columns) if columns is not None else [c for c in pdf.columns if c not in base]
-    overlays, panels = _classify(chosen, base)
-    show_volume = volume and "volume" in pdf.columns
-    heights = [4.0] + ([1.2] if show_volume else []) + [1.5] * len(panels)
-    fig, axes = plt.subplots(len(heights), 1, sharex=True, figsize=figsize,
-                             gridspec_kw={"height_ratios": heights}, squeeze=False)
-    axes = axes[:, 0]
+    axes = target.subplots(len(heights), 1, sharex=True,
+                           gridspec_kw={"height_ratios": heights}, squeeze=False)[:, 0]
     ax = axes[0]
     x = np.arange(len(pdf))
     o, h, lo, c = (pdf[k].to_numpy(dtype=float) for k in ("open", "high", "low", "close"))
@@ -127,10 +170,8 @@ def candles(df: Any, *, title: str | None = None, volume: bool = True,
         row += 1
     if time_col is not None and len(pdf):
         ticks = np.linspace(0, len(pdf) - 1, num=min(8, len(pdf))).astype(int)
-        labels = [str(pdf[time_col].iloc[i])[:10] for i in ticks]
+        labels = _tick_labels(pdf[time_col].iloc[ticks])
         axes[-1].set_xticks(ticks, labels, rotation=30, fontsize=8)
-    fig.tight_layout()
-    return fig
 
 
 def save(fig: Any, path: Any, dpi: int = 110) -> None:

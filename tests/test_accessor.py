@@ -14,7 +14,9 @@ import pytest
 import marketframe  # noqa: F401  (registers the accessors)
 from marketframe import frames
 from marketframe import indicators as ind
+from marketframe.exceptions import InvalidParams
 from marketframe.frames import MissingColumnsError
+from marketframe.frames._order import UnorderedRowsError
 
 BACKENDS = ["pandas", "polars", "lazy"]
 
@@ -254,3 +256,101 @@ def test_plain_dates_and_categorical_symbols(backend: str) -> None:
     np.testing.assert_allclose(
         out["ema_5"].to_numpy(dtype=float, na_value=np.nan), want["ema_5"], equal_nan=True
     )
+
+
+# --- time order (issue 11.7): never a silently reversed series ---------------------------
+
+
+def newest_first(symbols: dict[str, int]) -> pd.DataFrame:
+    """Candles as the service sends them: newest first (symbol by symbol)."""
+    df = candles(symbols, seed=7, shuffle=False)
+    return df.sort_values(["symbol", "date"], ascending=[True, False]).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_newest_first_with_a_date_index_is_computed_along_time(case: str) -> None:
+    df = newest_first({"2330": 60, "0050": 45})
+    call, kernel = CASES[case]
+    want = expected(df, kernel)
+    out = call(df.set_index("date")).reset_index()
+    # computed along time, aligned back to the (newest-first) rows
+    check(out[list(df.columns) + list(want.columns)], df, want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", ["time", "timestamp"])
+def test_other_time_column_names_order_the_rows(backend: str, name: str) -> None:
+    df = newest_first({"2330": 40, "2317": 30})
+    want = expected(df, CASES["rsi"][1])
+    renamed = df.rename(columns={"date": name})
+    out = to_pandas(CASES["rsi"][0](to_backend(renamed, backend)), backend)
+    np.testing.assert_allclose(
+        out["rsi_6"].to_numpy(dtype=float, na_value=np.nan), want["rsi_6"], equal_nan=True
+    )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_string_dates_are_ordered_as_times(backend: str) -> None:
+    df = newest_first({"2330": 40})
+    want = expected(df, CASES["sma"][1])
+    df["date"] = df["date"].dt.strftime("%Y-%m-%d")
+    out = to_pandas(CASES["sma"][0](to_backend(df, backend)), backend)
+    np.testing.assert_allclose(
+        out["sma_5"].to_numpy(dtype=float, na_value=np.nan), want["sma_5"], equal_nan=True
+    )
+
+
+def test_rows_out_of_order_without_any_time_information_raise() -> None:
+    df = newest_first({"2330": 40}).drop(columns="date")
+    shuffled = df.sample(frac=1.0, random_state=1)  # index no longer ascending
+    with pytest.raises(UnorderedRowsError, match="date=None"):
+        shuffled.md.sma(5)
+    assert issubclass(UnorderedRowsError, InvalidParams)
+    # declared: the row order is the time order
+    out = shuffled.md.sma(5, date=None)
+    np.testing.assert_allclose(out["sma_5"], ind.sma(shuffled["close"], 5), equal_nan=True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unusable_time_columns_raise_typed_errors(backend: str) -> None:
+    df = candles({"2330": 20}, shuffle=False)
+    bad = df.assign(date=["soon"] * len(df))
+    with pytest.raises(InvalidParams, match="not dates or times"):
+        to_pandas(to_backend(bad, backend).md.sma(5), backend)
+    holes = df.assign(date=df["date"].where(df.index != 3))
+    with pytest.raises(InvalidParams, match="missing value"):
+        to_pandas(to_backend(holes, backend).md.sma(5), backend)
+
+
+def test_polars_lazy_newest_first_matches_eager_and_pandas() -> None:
+    df = newest_first({"2330": 50, "2317": 50, "0050": 50})
+    want = df.md.macd(3, 7, 4).md.kdj()
+    lazy = pl.from_pandas(df).lazy().md.macd(3, 7, 4).md.kdj().collect()
+    for name in ["macd_3_7_4", "macd_signal_3_7_4", "kdj_k_9_3_3", "kdj_d_9_3_3"]:
+        np.testing.assert_allclose(
+            lazy.get_column(name).to_numpy(), want[name].to_numpy(), equal_nan=True
+        )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("layout", ["date-major", "shuffled"])
+def test_unsorted_frames_with_many_distinct_times(backend: str, layout: str) -> None:
+    # 40,000 distinct minute bars: too many for the small-integer sort, so the general one
+    rng = np.random.default_rng(4)
+    n = 20_000
+    times = pd.date_range("2026-01-05 09:00", periods=2 * n, freq="min")
+    df = pd.DataFrame(
+        {
+            "symbol": np.repeat(["A", "B"], n),
+            "date": np.r_[times[0::2], times[1::2]],
+            "close": 100.0 + np.cumsum(rng.normal(0, 1, 2 * n)),
+        }
+    )
+    want = expected(df, CASES["ema"][1])
+    if layout == "date-major":
+        df = df.sort_values("date", kind="stable")
+    else:
+        df = df.sample(frac=1.0, random_state=4)
+    want = want.loc[df.index]
+    out = to_pandas(CASES["ema"][0](to_backend(df.reset_index(drop=True), backend)), backend)
+    np.testing.assert_allclose(out["ema_4"].to_numpy(dtype=float), want["ema_4"], equal_nan=True)

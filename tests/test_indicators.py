@@ -8,7 +8,7 @@ whose line crosses zero where a pure relative test is meaningless).
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from marketframe import indicators as ind
+from marketframe.exceptions import InvalidParams
 
 SMA = talib.MA_Type.SMA
 
@@ -471,7 +472,7 @@ def test_variants_and_errors() -> None:
         assert next(iter(v)) == "talib"
     assert ind.variants("bbands")["bb_ddof=1"] == ind.BBandsConvention(ddof=1)
     assert ind.variants("kdj")["kdj=recursive50"].smoothing == "recursive"  # type: ignore[union-attr]
-    with pytest.raises(ValueError, match="known: bbands, ema, kdj"):
+    with pytest.raises(ValueError, match="allowed: bbands, ema, kdj"):
         ind.variants("vwap")
     with pytest.raises(ValueError, match="ema_seed=first"):
         ind.ema([1.0, 2.0], 2, convention="nope")
@@ -483,6 +484,28 @@ def test_variants_and_errors() -> None:
         ind.sma(np.zeros((2, 2, 2)), 2)
     with pytest.raises(ValueError, match="shorter than slow"):
         ind.macd([1.0] * 40, 26, 12)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: ind.variants("vwap"),
+        lambda: ind.ema([1.0, 2.0], 2, convention="nope"),
+        lambda: ind.ema([1.0, 2.0], 2, convention=ind.RsiConvention()),  # type: ignore[arg-type]
+        lambda: ind.sma([1.0, 2.0], 0),
+        lambda: ind.sma([1.0, 2.0], "20"),  # type: ignore[arg-type]
+        lambda: ind.sma(["a", "b"], 2),
+        lambda: ind.sma(np.zeros((2, 2, 2)), 2),
+        lambda: ind.macd([1.0] * 40, 26, 12),
+        lambda: ind.bbands([1.0] * 40, 1, convention="bb_ddof=1"),
+        lambda: ind.kdj([1.0] * 3, [1.0] * 4, [1.0] * 3),
+        lambda: ind.rsv([1.0] * 3, [1.0] * 4, [1.0] * 3),
+    ],
+)
+def test_bad_input_raises_invalid_params(call: Any) -> None:
+    # typed errors: callers can catch marketframe's own error class (and ValueError)
+    with pytest.raises(InvalidParams):
+        call()
 
 
 def test_short_and_empty_inputs() -> None:

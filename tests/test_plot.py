@@ -15,6 +15,8 @@ from marketframe import (
     Client,  # noqa: E402
     plot,  # noqa: E402
 )
+from marketframe.exceptions import InvalidParams  # noqa: E402
+from marketframe.frames import MissingColumnsError  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +45,39 @@ def test_polars_input_and_column_choice(frame) -> None:
 
 
 def test_clear_errors(frame) -> None:
-    two = pd.concat([frame, frame.assign(symbol="2330")])
-    with pytest.raises(ValueError, match="several symbols"):
-        plot.candles(two)
-    with pytest.raises(ValueError, match="columns available"):
+    with pytest.raises(MissingColumnsError, match="columns available"):
         plot.candles(frame.drop(columns=["high"]))
+    with pytest.raises(InvalidParams, match="allowed: 2454"):
+        plot.candles(frame, symbol="2330")
+
+
+def test_readme_snippet_on_two_symbols_draws_one_block_per_symbol(sandbox) -> None:
+    # README: daily.md.sma(20).md.rsi(14).md.kdj().md.plot() on a two-symbol frame
+    client = Client(sandbox.api_key, base_url=sandbox.base_url, cache=False)
+    daily = client.stock.historical.candles(symbol=["2330", "0050"], from_="2025-01-01",
+                                            to="2025-06-30")
+    assert daily["symbol"].nunique() == 2
+    fig = daily.md.sma(20).md.rsi(14).md.kdj().md.plot()
+    assert [sf.axes[0].get_title() for sf in fig.subfigs] == ["2330 candles", "0050 candles"]
+    for sf in fig.subfigs:  # price, volume, rsi, kdj for each symbol
+        assert [ax.get_ylabel() for ax in sf.axes] == ["", "volume", "rsi", "kdj"]
+    one = daily.md.sma(20).md.plot(symbol="0050")
+    assert not one.subfigs and one.axes[0].get_title() == "0050 candles"
+    assert len(pl.from_pandas(daily).lazy().md.rsi(14).md.plot().subfigs) == 2
+
+
+def test_intraday_ticks_show_the_time(sandbox) -> None:
+    client = Client(sandbox.api_key, base_url=sandbox.base_url, cache=False)
+    bars = client.stock.intraday.candles(symbol="2330")
+    assert bars["date"].dt.normalize().nunique() == 1 and len(bars) > 10
+    fig = bars.md.plot()
+    labels = [t.get_text() for t in fig.axes[-1].get_xticklabels()]
+    assert len(set(labels)) == len(labels) > 1
+    assert all(len(t) == 5 and t[2] == ":" for t in labels)  # "09:00" ... not the date
+    days = plot._tick_labels(pd.to_datetime(["2026-01-05 09:00", "2026-01-06 13:30"]))
+    assert days == ["01-05 09:00", "01-06 13:30"]
+    assert plot._tick_labels(pd.to_datetime(["2026-01-05", "2026-01-06"])) == [
+        "2026-01-05", "2026-01-06"]
 
 
 def test_the_md_accessor_plots_its_indicators(frame) -> None:

@@ -20,6 +20,11 @@ from numpy.typing import NDArray
 from marketframe.exceptions import MarketframeError
 
 from .. import indicators as ind
+from ..exceptions import InvalidParams
+from ..indicators import _segmented as seg_kernels
+from ..indicators._kernels import _period
+from ..indicators.conventions import resolve
+from ._order import Layout
 
 Array = NDArray[np.float64]
 
@@ -30,10 +35,14 @@ class MissingColumnsError(MarketframeError, ValueError):
 
 @dataclass(frozen=True)
 class Request:
+    """What to compute: ``kernel`` on one series (or a panel), ``segmented`` on many series
+    laid end to end (``segmented(segments, *columns)``, NaN-free columns only)."""
+
     indicator: str
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     kernel: Callable[..., Any]
+    segmented: Callable[..., Any]
 
 
 def _fmt(v: float) -> str:
@@ -45,63 +54,113 @@ def _named(base: str, column: str, default: str = "close") -> str:
 
 
 def sma_request(n: int, column: str, convention: Any) -> Request:
+    resolve("sma", convention, ind.SmaConvention)
+    n = _period(n)
     return Request(
         "sma",
         (column,),
         (_named(f"sma_{n}", column),),
         lambda x: ind.sma(x, n, convention=convention),
+        lambda seg, x: seg_kernels.sma(x, seg, n),
     )
 
 
 def ema_request(n: int, column: str, convention: Any) -> Request:
+    conv = resolve("ema", convention, ind.EmaConvention)
+    assert isinstance(conv, ind.EmaConvention)
+    n = _period(n)
+    start = n - 1 if conv.seed == "sma" else 0
+
+    def kernel(x: Array) -> Array:
+        return ind.ema(x, n, convention=conv)
+
     return Request(
         "ema",
         (column,),
         (_named(f"ema_{n}", column),),
-        lambda x: ind.ema(x, n, convention=convention),
+        kernel,
+        lambda seg, x: seg_kernels.ema(x, seg, n, conv.seed, start, kernel),
     )
 
 
 def rsi_request(n: int, column: str, convention: Any) -> Request:
+    conv = resolve("rsi", convention, ind.RsiConvention)
+    assert isinstance(conv, ind.RsiConvention)
+    n = _period(n)
+
+    def kernel(x: Array) -> Array:
+        return ind.rsi(x, n, convention=conv)
+
     return Request(
         "rsi",
         (column,),
         (_named(f"rsi_{n}", column),),
-        lambda x: ind.rsi(x, n, convention=convention),
+        kernel,
+        lambda seg, x: seg_kernels.rsi(x, seg, n, conv.seed, conv.flat, kernel),
     )
 
 
 def macd_request(fast: int, slow: int, signal: int, column: str, convention: Any) -> Request:
+    conv = resolve("macd", convention, ind.MacdConvention)
+    assert isinstance(conv, ind.MacdConvention)
+    fast, slow, signal = _period(fast, "fast"), _period(slow, "slow"), _period(signal, "signal")
+    if fast >= slow:
+        raise InvalidParams("macd", "fast", f"({fast}) must be shorter than slow ({slow})")
+    if conv.seed == "first":
+        fast_start = 0
+    else:
+        fast_start = slow - 1 if conv.align == "slow" else fast - 1
     tag = f"{fast}_{slow}_{signal}"
     names = tuple(_named(f"{p}_{tag}", column) for p in ("macd", "macd_signal", "macd_hist"))
+
+    def kernel(x: Array) -> tuple[Array, ...]:
+        return tuple(ind.macd(x, fast, slow, signal, convention=conv))
+
     return Request(
         "macd",
         (column,),
         names,
-        lambda x: tuple(ind.macd(x, fast, slow, signal, convention=convention)),
+        kernel,
+        lambda seg, x: seg_kernels.macd(x, seg, fast, slow, signal, conv.seed, fast_start, kernel),
     )
 
 
 def bbands_request(n: int, mult: float, column: str, convention: Any) -> Request:
+    conv = resolve("bbands", convention, ind.BBandsConvention)
+    assert isinstance(conv, ind.BBandsConvention)
+    n = _period(n)
+    if n - conv.ddof <= 0:
+        raise InvalidParams("bbands", "n", f"(window {n}) too short for ddof={conv.ddof}")
     tag = f"{n}_{_fmt(mult)}"
     names = tuple(_named(f"bb_{p}_{tag}", column) for p in ("upper", "middle", "lower"))
     return Request(
         "bbands",
         (column,),
         names,
-        lambda x: tuple(ind.bbands(x, n, mult, convention=convention)),
+        lambda x: tuple(ind.bbands(x, n, mult, convention=conv)),
+        lambda seg, x: seg_kernels.bbands(x, seg, n, float(mult), conv.ddof),
     )
 
 
 def kdj_request(
     n: int, m1: int, m2: int, high: str, low: str, close: str, convention: Any
 ) -> Request:
+    conv = resolve("kdj", convention, ind.KdjConvention)
+    assert isinstance(conv, ind.KdjConvention)
+    m1, m2, n = _period(m1, "m1"), _period(m2, "m2"), _period(n)
     tag = f"{n}_{m1}_{m2}"
+
+    def kernel(h: Array, lo: Array, c: Array) -> tuple[Array, ...]:
+        return tuple(ind.kdj(h, lo, c, n, m1, m2, convention=conv))
+
     return Request(
         "kdj",
         (high, low, close),
         tuple(f"kdj_{p}_{tag}" for p in "kdj"),
-        lambda h, lo, c: tuple(ind.kdj(h, lo, c, n, m1, m2, convention=convention)),
+        kernel,
+        lambda seg, h, lo, c: seg_kernels.kdj(
+            h, lo, c, seg, n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv, kernel
+        ),
     )
 
 
@@ -139,45 +198,32 @@ def _run(request: Request, arrays: list[Array]) -> list[Array]:
     return list(out) if isinstance(out, tuple) else [out]
 
 
-def compute(
-    request: Request,
-    arrays: list[Array],
-    order: NDArray[np.intp] | None,
-    new_group: NDArray[np.bool_] | None,
-) -> list[Array]:
-    """Outputs aligned with the input rows.
+def _nan_free(arrays: list[Array]) -> bool:
+    # min() propagates NaN and, unlike isnan(a).any(), allocates nothing
+    return all(a.size and not np.isnan(a.min()) for a in arrays)
 
-    ``order`` sorts the rows by (symbol, date) (None: rows already in time order);
-    ``new_group`` marks, in that sorted order, the first row of each symbol (None: one
-    symbol).
+
+def compute(request: Request, arrays: list[Array], layout: Layout) -> list[Array]:
+    """Outputs aligned with the input rows, computed along time within each symbol.
+
+    The rows are gathered into (symbol, time) order only if they are not in it already.
+    One symbol: the kernel on the whole column. Several, without missing values: the
+    segmented kernels, once over the whole column (no per-symbol loop, no panel). With
+    missing values: a panel of the symbols (the kernels' NaN policy), or symbol by symbol
+    if the lengths are very uneven.
     """
-    size = arrays[0].shape[0]
+    size = layout.size
+    order = layout.order
     if order is not None:
         arrays = [a[order] for a in arrays]
-    if new_group is None or size == 0:
+    starts, lengths = layout.starts, layout.lengths
+    if starts is None or lengths is None or size == 0:
         outs = _run(request, arrays)
+    elif _nan_free(arrays):
+        res = request.segmented(seg_kernels.Segments(starts, size), *arrays)
+        outs = list(res) if isinstance(res, tuple) else [res]
     else:
-        starts = np.flatnonzero(new_group)
-        lengths = np.diff(np.append(starts, size))
-        groups = len(starts)
-        longest = int(lengths.max())
-        outs = [np.empty(size) for _ in request.outputs]
-        if longest * groups <= 4 * size + 4096:
-            # one panel: column g holds symbol g's bars, padded at the end with NaN
-            rank = np.arange(size) - np.repeat(starts, lengths)
-            col = np.repeat(np.arange(groups), lengths)
-            panels = []
-            for a in arrays:
-                p = np.full((longest, groups), np.nan)
-                p[rank, col] = a
-                panels.append(p)
-            for o, res in zip(outs, _run(request, panels), strict=True):
-                o[:] = res[rank, col]
-        else:  # very ragged: one symbol at a time rather than a mostly empty panel
-            for s, n in zip(starts, lengths, strict=True):
-                part = [a[s : s + n] for a in arrays]
-                for o, res in zip(outs, _run(request, part), strict=True):
-                    o[s : s + n] = res
+        outs = _with_gaps(request, arrays, starts, lengths)
     if order is None:
         return outs
     result = []
@@ -186,3 +232,29 @@ def compute(
         back[order] = o
         result.append(back)
     return result
+
+
+def _with_gaps(
+    request: Request, arrays: list[Array], starts: NDArray[np.intp], lengths: NDArray[np.intp]
+) -> list[Array]:
+    size = arrays[0].shape[0]
+    groups = len(starts)
+    longest = int(lengths.max())
+    outs = [np.empty(size) for _ in request.outputs]
+    if longest * groups <= 4 * size + 4096:
+        # one panel: column g holds symbol g's bars, padded at the end with NaN
+        rank = np.arange(size) - np.repeat(starts, lengths)
+        col = np.repeat(np.arange(groups), lengths)
+        panels = []
+        for a in arrays:
+            p = np.full((longest, groups), np.nan)
+            p[rank, col] = a
+            panels.append(p)
+        for o, res in zip(outs, _run(request, panels), strict=True):
+            o[:] = res[rank, col]
+    else:  # very ragged: one symbol at a time rather than a mostly empty panel
+        for s, n in zip(starts, lengths, strict=True):
+            part = [a[s : s + n] for a in arrays]
+            for o, res in zip(outs, _run(request, part), strict=True):
+                o[s : s + n] = res
+    return outs

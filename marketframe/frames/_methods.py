@@ -30,7 +30,8 @@ class IndicatorMethods(Generic[F]):
     def plot(self, **options: Any) -> Any:
         """A candlestick chart with volume and the indicator columns already on the frame
         (``df.md.sma(20).md.rsi(14).md.plot()``); returns the matplotlib ``Figure``. Options
-        as :func:`marketframe.plot.candles` (``title``, ``volume``, ``columns``, ``last``)."""
+        as :func:`marketframe.plot.candles` (``title``, ``volume``, ``columns``, ``last``,
+        ``symbol``); a frame of several symbols gets one block of panels per symbol."""
         from marketframe.plot import candles
 
         frame = self._df if hasattr(self, "_df") else self._lf  # type: ignore[attr-defined]

@@ -6,36 +6,94 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+from numpy.typing import NDArray
 
-from . import _core
+from . import _core, _order
 from ._methods import IndicatorMethods
 
 DEFAULTS = ("symbol", "date")
+
+
+def _available(df: pd.DataFrame) -> list[str]:
+    """Columns, then index levels that have a name (``set_index("date")`` keeps it usable)."""
+    names = list(df.columns)
+    names += [n for n in df.index.names if n is not None and n not in df.columns]
+    return names
+
+
+def _get(df: pd.DataFrame, name: str) -> pd.Series | pd.Index:
+    return df[name] if name in df.columns else df.index.get_level_values(name)
+
+
+def codes(values: pd.Series | pd.Index) -> NDArray[np.integer]:
+    """Integer symbol codes (a view of a categorical's codes; missing symbols one code)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return np.asarray(values.array.codes)  # -1 for a missing symbol: a group too
+    return pd.factorize(values, use_na_sentinel=False)[0]
+
+
+def time_key(values: pd.Series | pd.Index, name: str) -> NDArray[np.generic]:
+    """A numeric key that sorts like the times in ``values`` (a clear error if none)."""
+    v: Any = values
+    if isinstance(v.dtype, pd.ArrowDtype) and pa.types.is_temporal(v.dtype.pyarrow_dtype):
+        arr = pa.chunked_array([pa.array(v.array)])
+        _order.check_no_missing_times(arr.null_count, name)
+        return _order.arrow_time_key(arr)
+    if not (
+        pd.api.types.is_datetime64_any_dtype(v.dtype)
+        or pd.api.types.is_timedelta64_dtype(v.dtype)
+        or pd.api.types.is_numeric_dtype(v.dtype)
+    ):
+        try:
+            v = pd.to_datetime(v, format="ISO8601")
+        except (TypeError, ValueError, OverflowError) as e:
+            sample = next(iter(values), None)
+            raise _order.not_times(name, f"e.g. {sample!r}: {e}", "pd.to_datetime") from None
+    missing = int(pd.isna(v).sum())
+    _order.check_no_missing_times(missing, name)
+    if pd.api.types.is_numeric_dtype(v.dtype) and not pd.api.types.is_bool_dtype(v.dtype):
+        return np.asarray(v, dtype=np.float64)
+    if isinstance(v.dtype, np.dtype) and v.dtype.kind in "mM":
+        return np.asarray(v).view(np.int64)  # no copy
+    if pd.api.types.is_timedelta64_dtype(v.dtype):
+        return np.asarray(pd.TimedeltaIndex(v).asi8)
+    return np.asarray(pd.DatetimeIndex(v).asi8)
+
+
+def _layout(df: pd.DataFrame, sym: str | None, date: str | None) -> _order.Layout:
+    c = codes(_get(df, sym)) if sym is not None else None
+    key = None
+    if date is not None:
+        name = date
+        if date == DEFAULTS[1] and date not in _available(df):
+            name = next((n for n in _order.TIME_COLUMNS if n in df.columns), "")
+            if not name and (
+                isinstance(df.index, pd.DatetimeIndex) or df.index.name in _order.TIME_COLUMNS
+            ):
+                key = time_key(df.index, str(df.index.name or "the index"))
+            elif not name and not df.index.is_monotonic_increasing:
+                raise _order.unordered("its index is not ascending")
+        if name:
+            key = time_key(_get(df, name), name)
+    return _order.layout(len(df), c, key)
 
 
 def apply(
     df: pd.DataFrame, request: _core.Request, symbol: str | None, date: str | None
 ) -> pd.DataFrame:
     """``df`` with the request's output columns appended (rows untouched, in their order)."""
-    sym, dt = _core.check_columns(request, list(df.columns), symbol, date, DEFAULTS)
-    arrays = [df[c].to_numpy(dtype=np.float64, na_value=np.nan) for c in request.inputs]
-    order = new_group = None
-    if sym is not None or dt is not None:
-        keys = []
-        if dt is not None:
-            keys.append(df[dt].rank(method="first").to_numpy())
-        codes = None
-        if sym is not None:
-            codes, _ = pd.factorize(df[sym], use_na_sentinel=False)
-            keys.append(codes)
-        order = np.lexsort(keys)  # last key is primary: symbol, then date, then row
-        if codes is not None:
-            c = codes[order]
-            new_group = np.empty(len(c), dtype=bool)
-            new_group[:1] = True
-            np.not_equal(c[1:], c[:-1], out=new_group[1:])
-    outs = _core.compute(request, arrays, order, new_group)
-    return df.assign(**dict(zip(request.outputs, outs, strict=True)))
+    sym, _ = _core.check_columns(request, _available(df), symbol, date, DEFAULTS)
+    arrays = [
+        np.asarray(_get(df, c).to_numpy(dtype=np.float64, na_value=np.nan)) for c in request.inputs
+    ]
+    outs = dict(
+        zip(request.outputs, _core.compute(request, arrays, _layout(df, sym, date)), strict=True)
+    )
+    if any(name in df.columns for name in outs):
+        return df.assign(**outs)  # replaced in place, where the user had them
+    # the new arrays are ours: put them in the frame as they are, rather than copied
+    return pd.concat([df, pd.DataFrame(outs, index=df.index, copy=False)], axis=1)
 
 
 @pd.api.extensions.register_dataframe_accessor("md")

@@ -1,9 +1,10 @@
 """The ``md`` namespace on polars DataFrames and LazyFrames: a thin adapter over ``_core``.
 
 Missing results (warm-up, gaps) are nulls, as polars users expect. On a LazyFrame the
-columns are checked at once against the schema and the computation is a ``map_batches``
-node of the plan: it runs at ``collect()`` on the whole frame (never batch by batch, and no
-filter or slice is pushed through it, since that would change the series).
+columns are checked at once against the schema and the computation is a deferred source
+of the plan (``pl.defer``): at ``collect()`` it collects its input plan once, on the whole
+frame, and computes (never batch by batch, and no filter or slice after it is pushed
+before it, since that would change the series).
 """
 
 from __future__ import annotations
@@ -13,29 +14,56 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import _core
+from . import _core, _order
 from ._methods import IndicatorMethods
 
 DEFAULTS = ("symbol", "date")
+
+
+def codes(values: pl.Series) -> pl.Series:
+    """Integer symbol codes (the categorical's own; nulls a group of their own)."""
+    if not isinstance(values.dtype, pl.Categorical | pl.Enum):
+        values = values.cast(pl.String).cast(pl.Categorical)
+    phys = values.to_physical()
+    if phys.null_count():
+        phys = phys.fill_null(int(phys.max() or 0) + 1)  # type: ignore[arg-type]
+    return phys
+
+
+def time_key(values: pl.Series, name: str) -> pl.Series:
+    """A numeric key that sorts like the times in ``values`` (a clear error if none)."""
+    if values.dtype == pl.String:
+        try:
+            values = values.str.to_datetime()
+        except pl.exceptions.PolarsError as e:
+            raise _order.not_times(name, f"e.g. {values[0]!r}: {e}", "str.to_datetime") from None
+    if not (values.dtype.is_temporal() or values.dtype.is_numeric()):
+        raise _order.not_times(name, f"type {values.dtype}", "a cast to a date or time")
+    _order.check_no_missing_times(values.null_count(), name)
+    phys = values.to_physical()
+    return phys if phys.dtype.is_integer() else phys.cast(pl.Float64)
+
+
+def _layout(df: pl.DataFrame, sym: str | None, date: str | None) -> _order.Layout:
+    c = codes(df.get_column(sym)).to_numpy() if sym is not None else None
+    name = date
+    if date == DEFAULTS[1] and date not in df.columns:
+        name = next((n for n in _order.TIME_COLUMNS if n in df.columns), None)
+    key = time_key(df.get_column(name), name).to_numpy() if name is not None else None
+    return _order.layout(df.height, c, key)
 
 
 def apply(
     df: pl.DataFrame, request: _core.Request, symbol: str | None, date: str | None
 ) -> pl.DataFrame:
     """``df`` with the request's output columns appended (rows untouched, in their order)."""
-    sym, dt = _core.check_columns(request, df.columns, symbol, date, DEFAULTS)
+    sym, _ = _core.check_columns(request, df.columns, symbol, date, DEFAULTS)
+    layout = _layout(df, sym, date)
     arrays = [
         df.get_column(c).cast(pl.Float64).to_numpy().astype(np.float64, copy=False)
         for c in request.inputs
     ]
-    order = new_group = None
-    keys = [k for k in (sym, dt) if k is not None]
-    if keys:
-        order = df.select(pl.arg_sort_by(keys, maintain_order=True)).to_series().to_numpy()
-        if sym is not None:
-            s = df.get_column(sym).gather(order)
-            new_group = s.ne_missing(s.shift(1)).fill_null(True).to_numpy()
-    outs = _core.compute(request, arrays, order, new_group)
+    outs = _core.compute(request, arrays, layout)
     return df.with_columns(
         pl.Series(name, values, dtype=pl.Float64, nan_to_null=True)
         for name, values in zip(request.outputs, outs, strict=True)
@@ -47,10 +75,17 @@ def apply_lazy(
 ) -> pl.LazyFrame:
     """A LazyFrame that appends the request's columns when collected."""
     schema = lf.collect_schema()
-    sym, dt = _core.check_columns(request, schema.names(), symbol, date, DEFAULTS)
+    _core.check_columns(request, schema.names(), symbol, date, DEFAULTS)
     out = dict(schema)
     out.update({name: pl.Float64() for name in request.outputs})
-    return lf.map_batches(lambda df: apply(df, request, sym, dt), schema=pl.Schema(out))
+
+    def run() -> pl.DataFrame:
+        # the input plan is collected once, by the in-memory engine: it hands over the
+        # columns in one piece each (the streaming engine would give many small chunks,
+        # and every column read would then be copied into one)
+        return apply(lf.collect(engine="in-memory"), request, symbol, date)
+
+    return pl.defer(run, schema=pl.Schema(out))
 
 
 @pl.api.register_dataframe_namespace("md")

@@ -99,11 +99,15 @@ def sma(x: Array, n: int) -> Array:
     return out
 
 
-def bbands(x: Array, n: int, mult: float, ddof: int) -> tuple[Array, Array, Array]:
+def bbands(
+    x: Array, n: int, mult: float, ddof: int, ref: Array | None = None
+) -> tuple[Array, Array, Array]:
+    """``ref``: the level subtracted before the moments (default: the first bar); a per-bar
+    array when ``x`` holds several series end to end (each window within one series)."""
     upper, middle, lower = np.empty_like(x), np.empty_like(x), np.empty_like(x)
     for a in (upper, middle, lower):
         a[: n - 1] = np.nan
-    ref = x[0].copy()
+    level = x[0].copy()  # used when ref is None
     scale = mult * np.sqrt(n / (n - ddof))
     plan = _Plan(x, halo=n - 1)
     for s, e in plan.spans:
@@ -113,7 +117,7 @@ def bbands(x: Array, n: int, mult: float, ddof: int) -> tuple[Array, Array, Arra
             continue
         g = lo + n - 1
         t1, t2 = plan.buf(0, rows), plan.buf(1, rows)
-        d = np.subtract(x[lo:e], ref, out=plan.buf(2, rows))
+        d = np.subtract(x[lo:e], level if ref is None else ref[lo:e], out=plan.buf(2, rows))
         m1 = _sums(d, n, plan.buf(3, rows - n + 1), t1, t2)
         m1 *= 1.0 / n
         np.multiply(d, d, out=d)
@@ -125,7 +129,7 @@ def bbands(x: Array, n: int, mult: float, ddof: int) -> tuple[Array, Array, Arra
         var[var <= m2] = 0.0  # rounding noise of a flat window: exactly 0 (see moments)
         std = np.sqrt(var, out=var)
         std *= scale
-        mid = np.add(m1, ref, out=middle[g:e])
+        mid = np.add(m1, level if ref is None else ref[g:e], out=middle[g:e])
         np.add(mid, std, out=upper[g:e])
         np.subtract(mid, std, out=lower[g:e])
     return upper, middle, lower

@@ -18,6 +18,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from marketframe.exceptions import InvalidParams
+
 from . import _fast as fast_path
 from . import _rolling as rolling
 from ._linrec import restart, run_position
@@ -53,15 +55,21 @@ class KdjResult(NamedTuple):
 
 
 def _series(x: ArrayLike, name: str = "x") -> Array:
-    a = np.asarray(x, dtype=np.float64)
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise InvalidParams("indicators", name, f"must be numbers (float64): {e}") from None
     if a.ndim not in (1, 2):
-        raise ValueError(f"{name} must be 1-D (bars) or 2-D (bars, symbols), got shape {a.shape}")
+        raise InvalidParams(
+            "indicators", name, f"must be 1-D (bars) or 2-D (bars, symbols), got shape {a.shape}"
+        )
     return a
 
 
 def _period(n: int, name: str = "n", minimum: int = 1) -> int:
-    if isinstance(n, bool) or int(n) != n or n < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {n!r}")
+    ok = isinstance(n, int | np.integer | float) and not isinstance(n, bool)
+    if not ok or int(n) != n or n < minimum:
+        raise InvalidParams("indicators", name, f"must be an integer >= {minimum}, got {n!r}")
     return int(n)
 
 
@@ -257,7 +265,7 @@ def macd(
     assert isinstance(conv, MacdConvention)
     fast, slow, signal = _period(fast, "fast"), _period(slow, "slow"), _period(signal, "signal")
     if fast >= slow:
-        raise ValueError(f"fast ({fast}) must be shorter than slow ({slow})")
+        raise InvalidParams("macd", "fast", f"({fast}) must be shorter than slow ({slow})")
     xa = _series(x)
     if conv.seed == "first":
         fast_start = slow_start = sig_start = 0
@@ -293,7 +301,7 @@ def bbands(
     assert isinstance(conv, BBandsConvention)
     xa, n = _series(x), _period(n)
     if n - conv.ddof <= 0:
-        raise ValueError(f"window {n} too short for ddof={conv.ddof}")
+        raise InvalidParams("bbands", "n", f"(window {n}) too short for ddof={conv.ddof}")
     res = _fast(
         fast_path.bbands,
         (xa,),
@@ -313,7 +321,9 @@ def rsv(high: ArrayLike, low: ArrayLike, close: ArrayLike, n: int = 9, flat: flo
     """Raw stochastic value ``100*(C - LLV(L,n))/(HHV(H,n) - LLV(L,n))``; ``flat`` if HHV == LLV."""
     h, lo, c = _series(high, "high"), _series(low, "low"), _series(close, "close")
     if not h.shape == lo.shape == c.shape:
-        raise ValueError(f"high, low, close shapes differ: {h.shape}, {lo.shape}, {c.shape}")
+        raise InvalidParams(
+            "indicators", "high/low/close", f"shapes differ: {h.shape}, {lo.shape}, {c.shape}"
+        )
     n = _period(n)
     ll = rolling.rolling_min(lo, n)
     den = rolling.rolling_max(h, n) - ll
@@ -358,7 +368,9 @@ def kdj(
     m1, m2, n = _period(m1, "m1"), _period(m2, "m2"), _period(n)
     h, lo, c = _series(high, "high"), _series(low, "low"), _series(close, "close")
     if not h.shape == lo.shape == c.shape:
-        raise ValueError(f"high, low, close shapes differ: {h.shape}, {lo.shape}, {c.shape}")
+        raise InvalidParams(
+            "indicators", "high/low/close", f"shapes differ: {h.shape}, {lo.shape}, {c.shape}"
+        )
     res = _fast(
         fast_path.kdj,
         (h, lo, c),

@@ -11,6 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from marketframe.exceptions import InvalidParams
+
+
+class ConventionTypeError(InvalidParams, TypeError):
+    """``convention=`` is neither a convention dataclass of the indicator, a name nor None."""
+
+
 Seed = Literal["sma", "first"]
 
 
@@ -121,8 +128,8 @@ def variants(indicator: str) -> dict[str, Convention]:
     try:
         return dict(_VARIANTS[indicator])
     except KeyError:
-        raise ValueError(
-            f"unknown indicator {indicator!r}; known: {', '.join(INDICATORS)}"
+        raise InvalidParams(
+            "indicators", "indicator", f"is unknown: {indicator!r}", ", ".join(INDICATORS)
         ) from None
 
 
@@ -133,13 +140,15 @@ def resolve(indicator: str, convention: object, expected: type) -> Convention:
     if isinstance(convention, str):
         known = _VARIANTS[indicator]
         if convention not in known:
-            raise ValueError(
-                f"unknown {indicator} convention {convention!r}; known: {', '.join(known)}"
+            raise InvalidParams(
+                indicator, "convention", f"is unknown: {convention!r}", ", ".join(known)
             )
         return known[convention]
     if not isinstance(convention, expected):
-        raise TypeError(
-            f"{indicator} convention must be a {expected.__name__}, a variant name or None,"
-            f" not {type(convention).__name__}"
+        raise ConventionTypeError(
+            indicator,
+            "convention",
+            f"must be a {expected.__name__}, a variant name or None,"
+            f" not {type(convention).__name__}",
         )
     return convention  # type: ignore[return-value]

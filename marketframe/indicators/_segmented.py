@@ -1,0 +1,214 @@
+"""Kernels over many series laid end to end (a long frame sorted by symbol and time).
+
+A long frame holds each symbol's bars contiguously; ``Segments`` records where each symbol
+(segment) starts. Rather than regrouping the rows into a panel or looping over symbols,
+each indicator runs the chunked 1-D fast path (``_fast``) once over the whole column and
+then repairs what crossed a segment boundary:
+
+* **windows** (SMA, Bollinger, KDJ with SMA smoothing): a window that lies inside one
+  segment is exactly the window of that symbol alone; the ones that reach into the
+  previous segment are the symbol's warm-up, set to NaN. Bollinger subtracts each
+  segment's first close before the moments (as a separate series would).
+* **recursions** (EMA, MACD, Wilder's RSI, recursive KDJ): run through a boundary, a
+  recursion ``y[t] = a*y[t-1] + k*v[t]`` differs from the symbol's own series, from its
+  seed bar on, by ``a**j`` times the difference at the seed bar. So the first bars of each
+  segment, up to where ``a**j`` falls below ``1e-33`` (far under double precision of any
+  price), are recomputed by the panel kernel on a panel of just those heads; past them the
+  whole-column values are the symbol's own. RSI also restores its exact flat value where
+  a symbol has had no change at all since its first bar.
+
+Input must be NaN-free (the callers take the general path otherwise); results equal the
+per-symbol kernels to rounding (tested against them).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import _fast as fast
+
+Array = NDArray[np.float64]
+_NEGLIGIBLE = 1e-33
+
+
+def decay_rows(a: float, tol: float = _NEGLIGIBLE) -> int:
+    """Bars after which ``a**j`` is below ``tol``."""
+    if a <= 0.0:
+        return 1
+    return int(math.log(tol) / math.log(a)) + 1
+
+
+def price_tol(x: Array) -> float:
+    """How small ``a**j`` must get for an EMA-like state of ``x``: the state of the previous
+    symbol and this symbol's both lie in [min x, max x], so their difference decayed by
+    ``a**j <= 1e-17 * min/max`` is below 1e-17 of any value when ``x`` is positive (prices);
+    otherwise the fixed 1e-33."""
+    lo, hi = float(x.min()), float(x.max())
+    return 1e-17 * lo / hi if lo > 0.0 else _NEGLIGIBLE
+
+
+class Segments:
+    """Segment ``g`` covers rows ``starts[g] : starts[g] + lengths[g]`` of a 1-D array."""
+
+    def __init__(self, starts: NDArray[np.intp], size: int) -> None:
+        self.starts = np.asarray(starts, dtype=np.intp)
+        self.size = size
+        self.lengths = np.diff(np.append(self.starts, size))
+        self.longest = int(self.lengths.max()) if size else 0
+        # all segments of one length: every repair is a slice of a 2-D view
+        self.width = self.longest if bool(np.all(self.lengths == self.longest)) else 0
+        # as a panel, the segments would waste at most a fifth of it on padding
+        self.nearly_equal = self.longest * len(self.starts) <= 1.25 * size
+
+    def _grid(self, first: int, count: int) -> tuple[NDArray[np.intp], NDArray[np.bool_]]:
+        """Row indices of offsets ``first .. first+count-1`` of every segment, and which exist."""
+        offs = first + np.arange(count)
+        return self.starts[:, None] + offs[None, :], offs[None, :] < self.lengths[:, None]
+
+    def heads(self, y: Array, count: int, value: float = np.nan) -> None:
+        """Set the first ``count`` rows of every segment to ``value``."""
+        count = min(count, self.longest)
+        if count <= 0:
+            return
+        if self.width:
+            y.reshape(-1, self.width)[:, :count] = value
+            return
+        rows, ok = self._grid(0, count)
+        y[rows[ok]] = value
+
+    def first_values(self, x: Array) -> Array:
+        """Each row's segment's first value (a per-row array)."""
+        return np.repeat(x[self.starts], self.lengths)
+
+    def head_panel(self, x: Array, rows: int) -> Array:
+        """The first ``rows`` bars of every segment as a (rows, segments) panel; a segment
+        with fewer bars is padded at the end with NaN."""
+        if self.width:
+            return np.ascontiguousarray(x.reshape(-1, self.width)[:, :rows].T)
+        idx, ok = self._grid(0, rows)
+        panel = np.full((len(self.starts), rows), np.nan)
+        panel[ok] = x[idx[ok]]
+        return np.ascontiguousarray(panel.T)
+
+    def put_heads(self, y: Array, panel: Array, rows: int) -> None:
+        """Write a (rows, segments) panel back over the first ``rows`` bars of each segment."""
+        if self.width:
+            y.reshape(-1, self.width)[:, :rows] = panel.T
+            return
+        idx, ok = self._grid(0, rows)
+        y[idx[ok]] = panel.T[ok]
+
+
+def _outputs(res: Any) -> tuple[Array, ...]:
+    return tuple(res) if isinstance(res, tuple) else (res,)
+
+
+def repaired(
+    seg: Segments,
+    arrays: tuple[Array, ...],
+    whole: Any,
+    rows: int,
+    kernel: Callable[..., Any],
+) -> tuple[Array, ...]:
+    """``whole`` (the 1-D fast path's outputs over the whole column) with the first
+    ``rows`` bars of every segment recomputed by ``kernel`` on a panel of those heads."""
+    outs = _outputs(whole)
+    rows = min(rows, seg.longest)
+    if rows > 0:
+        heads = kernel(*(seg.head_panel(a, rows) for a in arrays))
+        for o, h in zip(outs, _outputs(heads), strict=True):
+            seg.put_heads(o, h, rows)
+    return outs
+
+
+def sma(x: Array, seg: Segments, n: int) -> Array:
+    y = fast.sma(x, n)
+    seg.heads(y, n - 1)
+    return y
+
+
+def bbands(x: Array, seg: Segments, n: int, mult: float, ddof: int) -> tuple[Array, ...]:
+    out = fast.bbands(x, n, mult, ddof, ref=seg.first_values(x))
+    for o in out:
+        seg.heads(o, n - 1)
+    return out
+
+
+def ema(
+    x: Array, seg: Segments, n: int, seed: str, start: int, kernel: Callable[..., Any]
+) -> Array:
+    """EMA(n), valid from bar ``start`` of each symbol (see ``_fast.ema``)."""
+    rows = start + decay_rows(1.0 - 2.0 / (n + 1), price_tol(x))
+    return repaired(seg, (x,), fast.ema(x, n, seed, start), rows, kernel)[0]
+
+
+def rsi(
+    x: Array, seg: Segments, n: int, seed: str, flat: float, kernel: Callable[..., Any]
+) -> Array:
+    m = n if seed == "sma" else 1  # first bar with a value
+    if seg.nearly_equal:
+        # the 1-D RSI costs about twice the panel RSI per bar: the symbols as a panel
+        # (the output allocated only once the input panel is released: less peak memory)
+        res = kernel(seg.head_panel(x, seg.longest))
+        out = np.empty_like(x)
+        seg.put_heads(out, res, seg.longest)
+        return out
+    rows = min(m + decay_rows((n - 1.0) / n), seg.longest)
+    r = repaired(seg, (x,), fast.rsi(x, n, seed, flat), rows, kernel)[0]
+    # a symbol with no change at all in its head: past the head the whole-column averages
+    # are the previous symbol's decayed to ~1e-33, not 0, until the symbol's first change
+    if rows < seg.longest:
+        long = np.flatnonzero(seg.lengths > rows)
+        heads = seg.head_panel(x, rows)[:, long]
+        for g in long[np.all(heads == heads[:1], axis=0)]:
+            s = seg.starts[g]
+            moves = np.flatnonzero(np.diff(x[s + rows - 1 : s + seg.lengths[g]]))
+            stop = moves[0] if moves.size else seg.lengths[g] - rows
+            r[s + rows : s + rows + stop] = flat
+    return r
+
+
+def macd(
+    x: Array,
+    seg: Segments,
+    fast_n: int,
+    slow: int,
+    signal: int,
+    seed: str,
+    fast_start: int,
+    kernel: Callable[..., Any],
+) -> tuple[Array, ...]:
+    slow_start = slow - 1 if seed == "sma" else 0
+    sig_start = max(fast_start, slow_start) + (signal - 1 if seed == "sma" else 0)
+    # the signal's difference decays as j * a**j: 1e-3 more for j up to 1,000 bars
+    rows = sig_start + decay_rows(1.0 - 2.0 / (max(slow, signal) + 1), 1e-3 * price_tol(x))
+    whole = fast.macd(x, fast_n, slow, signal, seed, fast_start)
+    return repaired(seg, (x,), whole, rows, kernel)
+
+
+def kdj(
+    h: Array,
+    lo: Array,
+    c: Array,
+    seg: Segments,
+    n: int,
+    m1: int,
+    m2: int,
+    smoothing: str,
+    seed: float,
+    flat: float,
+    kernel: Callable[..., Any],
+) -> tuple[Array, ...]:
+    k, d, j = fast.kdj(h, lo, c, n, m1, m2, smoothing, seed, flat)
+    if smoothing == "sma":  # windows only
+        for o, first in ((k, n + m1 - 2), (d, n + m1 + m2 - 3), (j, n + m1 + m2 - 3)):
+            seg.heads(o, first)
+        return k, d, j
+    # K and D lie in [0, 100] (RSV does): 1e-20 of that, with the j * a**j of D
+    rows = n - 1 + decay_rows(1.0 - 1.0 / max(m1, m2), 1e-20)
+    return repaired(seg, (h, lo, c), (k, d, j), rows, kernel)

@@ -1,0 +1,103 @@
+"""The segmented kernels (many series end to end) equal the per-series kernels.
+
+This is what the ``md`` accessors run on a long frame without missing values, so every
+indicator and every convention variant is checked on symbols of very different lengths
+(shorter than any warm-up, exactly the warm-up, long), price levels far apart (a repair
+that leaked from one symbol into the next would show), and flat stretches (RSI's and
+KDJ's flat rules).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from marketframe import indicators as ind
+from marketframe.frames import _core
+
+LENGTHS = [0, 1, 2, 5, 9, 14, 15, 26, 33, 34, 40, 120, 700]
+
+
+def series(seed: int, equal: bool) -> tuple[list[np.ndarray], list[int]]:
+    rng = np.random.default_rng(seed)
+    lengths = [300] * 7 if equal else [n for n in rng.permutation(LENGTHS) if n]
+    cols: list[list[np.ndarray]] = [[], [], []]
+    for i, n in enumerate(lengths):
+        level = 10.0 ** rng.uniform(-1, 4)
+        c = level * np.exp(np.cumsum(rng.normal(0, 0.02, n)))
+        if i % 3 == 1 and n > 20:
+            c[: n // 2] = c[0]  # flat for its first half
+        if i % 3 == 2 and n > 40:
+            c[10:30] = c[10]  # a flat stretch inside
+        spread = np.abs(rng.normal(0, 0.01, n)) * c
+        for col, v in zip(cols, (c + spread, c - spread, c), strict=True):
+            col.append(v)
+    return [np.concatenate(col) for col in cols], lengths
+
+
+REQUESTS: list[tuple[str, Any]] = [
+    ("sma", lambda: _core.sma_request(7, "close", None)),
+    ("ema", lambda: _core.ema_request(9, "close", None)),
+    ("ema first", lambda: _core.ema_request(9, "close", "ema_seed=first")),
+    ("rsi", lambda: _core.rsi_request(14, "close", None)),
+    ("rsi first", lambda: _core.rsi_request(14, "close", "rsi_seed=first")),
+    ("rsi flat50", lambda: _core.rsi_request(6, "close", "rsi_flat=50")),
+    ("macd", lambda: _core.macd_request(12, 26, 9, "close", None)),
+    ("macd first", lambda: _core.macd_request(12, 26, 9, "close", "ema_seed=first")),
+    ("macd own", lambda: _core.macd_request(5, 11, 4, "close", "macd_align=own")),
+    ("bbands", lambda: _core.bbands_request(20, 2.0, "close", None)),
+    ("bbands ddof1", lambda: _core.bbands_request(5, 2.5, "close", "bb_ddof=1")),
+    ("kdj", lambda: _core.kdj_request(9, 3, 3, "high", "low", "close", None)),
+    (
+        "kdj recursive",
+        lambda: _core.kdj_request(9, 3, 3, "high", "low", "close", "kdj=recursive50"),
+    ),
+    ("kdj rsv50", lambda: _core.kdj_request(5, 3, 2, "high", "low", "close", "rsv_flat=50")),
+]
+
+
+@pytest.mark.parametrize("equal", [False, True], ids=["ragged", "equal"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("name,make", REQUESTS, ids=[r[0] for r in REQUESTS])
+def test_segmented_equals_each_series_alone(name: str, make: Any, seed: int, equal: bool) -> None:
+    (h, lo, c), lengths = series(seed, equal)
+    compare(make(), {"high": h, "low": lo, "close": c}, lengths, 1e-10)
+
+
+def compare(request: Any, inputs: dict[str, np.ndarray], lengths: list[int], tol: float) -> None:
+    """The segmented outputs equal the kernel on each segment alone, to ``tol`` of the
+    quantity's scale (100 for RSI and KDJ, else the segment's price level); NaN exactly
+    where the kernel has NaN, flat RSI values exactly."""
+    c = inputs["close"]
+    arrays = [inputs[k] for k in request.inputs]
+    starts = np.cumsum([0, *lengths[:-1]])
+    got = request.segmented(ind._segmented.Segments(starts, len(c)), *arrays)
+    got = got if isinstance(got, tuple) else (got,)
+    for s, n in zip(starts, lengths, strict=True):
+        want = request.kernel(*(a[s : s + n] for a in arrays))
+        want = want if isinstance(want, tuple) else (want,)
+        for g, w in zip(got, want, strict=True):
+            scale = 100.0 if request.indicator in ("rsi", "kdj") else np.abs(c[s : s + n]).max()
+            np.testing.assert_array_equal(np.isnan(g[s : s + n]), np.isnan(w))
+            if request.indicator == "rsi":  # no change since the first bar: exactly flat
+                still = np.cumsum(np.r_[0.0, np.diff(c[s : s + n])] != 0) == 0
+                np.testing.assert_array_equal(g[s : s + n][still], w[still])
+            np.testing.assert_allclose(g[s : s + n], w, rtol=0, atol=tol * scale, equal_nan=True)
+
+
+@pytest.mark.parametrize("name,make", REQUESTS, ids=[r[0] for r in REQUESTS])
+def test_symbols_longer_than_the_repaired_heads(name: str, make: Any) -> None:
+    # past its head a symbol's values come from the whole-column pass; a symbol flat from
+    # its first bar far past the head must still get the flat value, not its neighbour's
+    rng = np.random.default_rng(9)
+    parts = [
+        5000.0 * np.exp(np.cumsum(rng.normal(0, 0.02, 3000))),
+        np.r_[np.full(1800, 3.0), 3.0 * np.exp(np.cumsum(rng.normal(0, 0.02, 400)))],
+        np.full(2500, 0.5),
+        80.0 * np.exp(np.cumsum(rng.normal(0, 0.02, 2000))),
+        np.full(50, 20.0),  # ragged lengths: RSI takes its whole-column path
+    ]
+    c = np.concatenate(parts)
+    compare(make(), {"high": c, "low": c, "close": c}, [len(p) for p in parts], 1e-13)
