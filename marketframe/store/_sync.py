@@ -29,7 +29,8 @@ from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, Endpoint, get
 from marketframe.exceptions import InvalidParams, MarketframeError, redact
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
-from marketframe.store._report import Failure, SyncReport
+from marketframe.store._pool import DaemonPool
+from marketframe.store._report import Failure, StoreCorrupted, SyncReport
 from marketframe.store._windows import (
     MAX_LEAD,
     Interval,
@@ -55,6 +56,17 @@ _WARMUP = {
     "stock.technical.kdj": lambda p: p["rPeriod"],
     "stock.technical.macd": lambda p: p["slow"] + p["signal"],
 }
+
+
+#: the store's key where an endpoint's own key does not identify a row: a company can apply
+#: to list again under the same symbol (the service answered 90 applicants over 2010-2024 for
+#: 60 symbols)
+_STORE_KEYS = {"stock.corporate_actions.listing_applicants": ("symbol", "application_date")}
+
+
+def store_keys(ep: Endpoint) -> tuple[str, ...]:
+    """The columns that identify one stored row of ``ep`` (unique in every answer)."""
+    return _STORE_KEYS.get(ep.name, tuple(ep.keys))
 
 
 def date_ranged() -> list[str]:
@@ -248,6 +260,7 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
     report = SyncReport(spec.ds.key, symbols=len(symbols) if spec.has_symbol else 0)
     clock_today = today or taipei_today()
     lead = spec.lead_days()
+    forget_damaged(root, manifest, spec.ds, symbols, report)
     tasks: list[_Task] = []
     for sym in symbols:
         if want is None:
@@ -277,8 +290,8 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
         if tasks:
             # fetches on max_workers threads; each symbol's writes, once all its windows are
             # in, on a writer thread (different symbols never share a partition file)
-            with ThreadPoolExecutor(max_workers, thread_name_prefix="marketframe-store") as pool, \
-                    ThreadPoolExecutor(2, thread_name_prefix="marketframe-write") as writers:
+            pool = DaemonPool(max_workers, "marketframe-store")
+            with ThreadPoolExecutor(2, thread_name_prefix="marketframe-write") as writers:
                 futures: dict[Future[Any], _Task] = {
                     pool.submit(_fetch, client, spec, req): t
                     for t, req in zip(tasks, requests, strict=True)}
@@ -286,10 +299,10 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
                 try:
                     _collect(futures, report, spec, client, done, pending, bar, commits, writers,
                              root, manifest, clock_today, commit_lock)
-                except BaseException:
-                    # Ctrl-C in a notebook, a write error: stop sending, keep what is written
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    raise
+                finally:
+                    # Ctrl-C, a write error: stop sending and do not wait for requests in
+                    # flight; the symbols already handed to the writers are still written
+                    pool.shutdown(cancel=True)
                 for c in commits:
                     c.result()  # a write error (disk full, ...) is raised, never swallowed
         manifest.save()
@@ -352,6 +365,7 @@ def _commit(root: Path, manifest: Manifest, spec: Spec, symbol: str,
     with lock:
         for k in ("rows_received", "rows_written", "windows_fetched", "empty_windows"):
             setattr(report, k, getattr(report, k) + getattr(counts, k))
+        report.repaired += counts.repaired
 
 
 def _write(root: Path, manifest: Manifest, spec: Spec, symbol: str,
@@ -365,18 +379,7 @@ def _write(root: Path, manifest: Manifest, spec: Spec, symbol: str,
         if table.num_rows:
             kept.append(table)
     if kept:
-        table = concat(kept)
-        meta = {_io.META_PARAMS: spec.ds.params.encode(),
-                _io.META_TIMEFRAME: (spec.ds.timeframe or "").encode()}
-        keys = list(spec.ep.keys)
-        if spec.has_symbol:
-            for year, part in _io.split_partitions(spec.ds, table).items():
-                path = _io.partition_path(root, spec.ds, symbol, year)
-                report.rows_written += _io.upsert(path, part, keys, meta,
-                                                  constant=("symbol", "timeframe"))
-        else:
-            path = _io.partition_path(root, spec.ds, None, None)
-            report.rows_written += _io.upsert(path, table, keys, meta)
+        _write_rows(root, manifest, spec, symbol, concat(kept), report)
     for task, table, today in results:
         report.windows_fetched += 1
         if task.window is None:  # minute timeframe: what came back, never final
@@ -390,8 +393,72 @@ def _write(root: Path, manifest: Manifest, spec: Spec, symbol: str,
             _in_window(table, task.window).num_rows
         if rows == 0:
             report.empty_windows += 1
-        manifest.record(spec.ds, symbol, task.window, final_until(spec.ds.timeframe, today),
+        manifest.record(spec.ds, symbol, task.window,
+                        final_until(spec.ds.timeframe, today, spec.ep.name),
                         empty=rows == 0, params=spec.params)
+
+
+def _write_rows(root: Path, manifest: Manifest, spec: Spec, symbol: str, table: pa.Table,
+                report: SyncReport) -> None:
+    """Upsert one symbol's rows into its partition files. Each new file is staged (fsynced),
+    recorded as pending in the manifest, then renamed into place and recorded as current:
+    whenever the process dies, every file on disk is one the manifest accepts."""
+    meta = {_io.META_PARAMS: spec.ds.params.encode(),
+            _io.META_TIMEFRAME: (spec.ds.timeframe or "").encode()}
+    keys = list(store_keys(spec.ep))
+    constant = ("symbol", "timeframe") if spec.has_symbol else ()
+    parts = _io.split_partitions(spec.ds, table) if spec.has_symbol else {None: table}
+    staged = []
+    try:
+        for year, part in parts.items():
+            path = _io.partition_path(root, spec.ds, symbol if spec.has_symbol else None, year)
+            rel = path.relative_to(root).as_posix()
+            old = _current(manifest, spec, symbol, path, rel, report)
+            data, rec, delta = _io.prepare(part, keys, meta, constant, old)
+            tmp, mtime = _io.stage(data, path)
+            staged.append((tmp, path, rel, {**rec.as_dict(), "mtime_ns": mtime}))
+            report.rows_written += delta
+        for _, _, rel, rec in staged:
+            manifest.pend_file(spec.ds, rel, rec, spec.params)
+        manifest.save()
+        for tmp, path, rel, rec in staged:
+            _io.publish(tmp, path)
+            manifest.commit_file(spec.ds, rel, rec)
+    finally:
+        for tmp, *_ in staged:
+            tmp.unlink(missing_ok=True)
+
+
+def _current(manifest: Manifest, spec: Spec, symbol: str, path: Path, rel: str,
+             report: SyncReport) -> pa.Table | None:
+    """The partition's rows to merge into, fully checked. A damaged file is not merged: the
+    symbol's coverage is forgotten (only what this sync fetched is then held) and the file is
+    listed in ``report.repaired``."""
+    rec = manifest.file(spec.ds, rel)
+    if rec is None or not path.exists():
+        return None
+    try:
+        return _io.read_file(path, rec)
+    except StoreCorrupted:
+        manifest.drop_symbol(spec.ds, symbol)
+        report.repaired.append(rel)
+        return None
+
+
+def forget_damaged(root: Path, manifest: Manifest, ds: DatasetId, symbols: Sequence[str],
+                   report: SyncReport) -> None:
+    """The cheap check of a sync, before planning: a recorded file of these symbols that is
+    missing or has another size or modification time than recorded is removed and its
+    symbol's coverage forgotten, so this sync fetches the requested range again."""
+    want = set(symbols)
+    for rel, rec in manifest.files(ds).items():
+        sym, _ = _io.where(rel)
+        if (sym or NO_SYMBOL) not in want or _io.unchanged(root / rel, rec):
+            continue
+        (root / rel).unlink(missing_ok=True)
+        manifest.drop_file(ds, rel)
+        manifest.drop_symbol(ds, sym or NO_SYMBOL)
+        report.repaired.append(rel)
 
 
 def _progress(total: int, label: str, progress: bool | None) -> Any:

@@ -114,7 +114,15 @@ def plan(want: Interval, held: Sequence[Interval], symbol: str | None, lead: int
     return windows, before
 
 
-def final_until(timeframe: str | None, today: dt.date) -> dt.date | None:
+#: endpoints whose rows keep changing after their date, and for how long: a listing
+#: applicant's review, approval and listing dates and its underwriting price fill in over the
+#: months after its application date, so applications of the last two years stay open
+#: (refetched by every sync) instead of final
+REFRESH = {"stock.corporate_actions.listing_applicants": dt.timedelta(days=730)}
+
+
+def final_until(timeframe: str | None, today: dt.date,
+                endpoint: str | None = None) -> dt.date | None:
     """The last date whose rows can no longer change, given the service's ``today``.
 
     Daily rows (and date-keyed endpoints with no timeframe) are final before today. Weekly and
