@@ -14,7 +14,7 @@ import re
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,6 +158,10 @@ def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> 
     return Spec(ep, DatasetId(ep.name, fingerprint(canon), timeframe), canon)
 
 
+MAX_SYMBOL = 32  # characters; a symbol is a directory name in the store
+_SYMBOL = re.compile(r"[A-Za-z0-9_.\-]+")
+
+
 def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
     if not spec.has_symbol:
         if symbols is not None:
@@ -166,14 +170,23 @@ def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
         return [NO_SYMBOL]
     if symbols is None:
         raise InvalidParams(spec.ep.name, "symbols", "is required", "a symbol or a list")
-    items = [symbols] if isinstance(symbols, str) else list(symbols)
+    if isinstance(symbols, str):
+        items = [symbols]
+    elif isinstance(symbols, Iterable) and not isinstance(symbols, bytes | Mapping):
+        items = list(symbols)
+    else:
+        raise InvalidParams(spec.ep.name, "symbols", f"has value {symbols!r} of type "
+                            f"{type(symbols).__name__}", "a symbol string like '2330', or a "
+                            "list of them")
     if not items:
         raise InvalidParams(spec.ep.name, "symbols", "is an empty list", "one or more symbols")
     out: list[str] = []
     for s in items:
-        if not isinstance(s, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", s):
-            raise InvalidParams(spec.ep.name, "symbols", f"has value {s!r}",
-                                "symbol strings of letters and digits")
+        if not isinstance(s, str) or len(s) > MAX_SYMBOL or not _SYMBOL.fullmatch(s):
+            shown = repr(s) if len(repr(s)) <= 40 else repr(s)[:37] + "..."
+            raise InvalidParams(spec.ep.name, "symbols", f"has value {shown}",
+                                f"symbol strings of up to {MAX_SYMBOL} letters and digits, "
+                                "e.g. '2330'")
         if s not in out:
             out.append(s)
     return out

@@ -128,8 +128,11 @@ def final_until(timeframe: str | None, today: dt.date,
     Daily rows (and date-keyed endpoints with no timeframe) are final before today. Weekly and
     monthly candles are labelled by the first trading day of their period and aggregate the
     whole period, so a label is final only when its period ended before today: labels before
-    the start of today's week (Monday) or month. Minute rows are never final (None).
+    the start of today's week (Monday) or month. Minute rows are never final (None). Rows of
+    the endpoints of :data:`REFRESH` are final only that long after their date.
     """
+    if endpoint in REFRESH:
+        return today - REFRESH[endpoint]
     if timeframe in MINUTE_TIMEFRAMES:
         return None
     if timeframe == "W":
