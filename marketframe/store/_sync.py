@@ -14,8 +14,8 @@ import re
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -337,7 +337,7 @@ def _collect(futures: dict[Future[Any], _Task], report: SyncReport, spec: Spec,
              writers: ThreadPoolExecutor, root: Path, manifest: Manifest,
              clock_today: dt.date, commit_lock: threading.Lock) -> None:
     """Take fetched windows as they complete; hand each finished symbol to a writer."""
-    for fut in as_completed(futures):
+    for fut in _completed(futures):
         task = futures[fut]
         try:
             table, env_today = fut.result()
@@ -355,6 +355,17 @@ def _collect(futures: dict[Future[Any], _Task], report: SyncReport, spec: Spec,
         if pending[task.symbol] == 0:
             commits.append(writers.submit(_commit, root, manifest, spec, task.symbol,
                                           done.pop(task.symbol, []), report, commit_lock))
+
+
+def _completed(futures: dict[Future[Any], _Task]) -> Iterator[Future[Any]]:
+    """Futures as they complete. The wait wakes up every quarter second: a process-directed
+    SIGINT may be delivered to a fetch thread, and the main thread only raises
+    ``KeyboardInterrupt`` once it runs Python code again (a wait without a timeout would
+    sleep through Ctrl-C until a request finished)."""
+    left = set(futures)
+    while left:
+        done, left = wait(left, timeout=0.25, return_when=FIRST_COMPLETED)
+        yield from done
 
 
 def _key_of(client: Client) -> str | None:
