@@ -17,7 +17,7 @@ from marketframe.client import Client
 from marketframe.endpoints import ENDPOINTS
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
-from marketframe.store._sync import store_keys
+from marketframe.store._commit import store_keys
 from marketframe.store._windows import split
 
 from ._helpers import NOW
