@@ -84,7 +84,7 @@ def _write(root: Path, manifest: Manifest, spec: Spec, symbol: str,
         if table.num_rows:
             kept.append(table)
     if kept:
-        _write_rows(root, manifest, spec, symbol, concat(kept), report)
+        write_rows(root, manifest, spec, symbol, concat(kept), report)
     for task, table, today in results:
         report.windows_fetched += 1
         if task.window is None:  # minute timeframe: what came back, never final
@@ -103,7 +103,7 @@ def _write(root: Path, manifest: Manifest, spec: Spec, symbol: str,
                         empty=rows == 0, params=spec.params)
 
 
-def _write_rows(root: Path, manifest: Manifest, spec: Spec, symbol: str, table: pa.Table,
+def write_rows(root: Path, manifest: Manifest, spec: Spec, symbol: str, table: pa.Table,
                 report: SyncReport) -> None:
     """Upsert one symbol's rows into its partition files. Each new file is staged (fsynced),
     recorded as pending in the manifest, then renamed into place and recorded as current:
