@@ -152,15 +152,24 @@ def _current(manifest: Manifest, spec: Spec, symbol: str, path: Path, rel: str,
 
 def forget_damaged(root: Path, manifest: Manifest, ds: DatasetId, symbols: Sequence[str],
                    report: SyncReport) -> None:
-    """The cheap check of a sync, before planning: a recorded file of these symbols that is
-    missing or has another size or modification time than recorded is removed and its
-    symbol's coverage forgotten, so this sync fetches the requested range again."""
+    """The cheap check of a sync, before planning: a recorded file of these symbols whose size
+    or modification time differs from its record is hashed; if its content is not the recorded
+    one (or it is missing) it is removed and its symbol's coverage forgotten, so this sync
+    fetches the requested range again. A file only touched (a store copied without keeping
+    times) keeps its content and gets its new time recorded."""
     want = set(symbols)
     for rel, rec in manifest.files(ds).items():
         sym, _ = _io.where(rel)
-        if (sym or NO_SYMBOL) not in want or _io.unchanged(root / rel, rec):
+        path = root / rel
+        if (sym or NO_SYMBOL) not in want or _io.unchanged(path, rec):
             continue
-        (root / rel).unlink(missing_ok=True)
+        if "hash" in rec and path.exists() and _io.matches(path.read_bytes(), rec):
+            if rec.get("size") == path.stat().st_size:
+                manifest.commit_file(ds, rel, {**{k: v for k, v in rec.items()
+                                                  if k != "pending"},
+                                               "mtime_ns": path.stat().st_mtime_ns})
+            continue
+        path.unlink(missing_ok=True)
         manifest.drop_file(ds, rel)
         manifest.drop_symbol(ds, sym or NO_SYMBOL)
         report.repaired.append(rel)

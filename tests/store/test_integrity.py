@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from marketframe.sandbox import Sandbox
 from marketframe.store import Store, StoreCorrupted, _io
 from marketframe.store._manifest import MANIFEST, PREVIOUS
 
@@ -101,7 +102,7 @@ def test_a_restored_older_file_is_found_and_repaired(make_store: Callable[..., S
     arrow_equal(st.read(CANDLES, SYMS, backend="arrow"), clean)
 
 
-@pytest.mark.parametrize("damage", ["deleted partition", "one symbol's file copied over another's"])
+@pytest.mark.parametrize("damage", list(SCENARIOS))
 def test_sync_repairs_what_its_cheap_check_finds(make_store: Callable[..., Store],
                                                  clean: pa.Table, damage: str) -> None:
     st = make_store()
@@ -171,3 +172,17 @@ def test_a_file_renamed_in_but_not_yet_recorded_is_not_corruption(
     st.read(CANDLES, "2330", backend="arrow")
     _sync(st)
     arrow_equal(st.read(CANDLES, SYMS, backend="arrow"), clean)
+
+
+def test_a_store_copied_without_its_file_times_is_not_damaged(
+        make_store: Callable[..., Store], sb: Sandbox, tmp_path: Path) -> None:
+    st = make_store()
+    _sync(st)
+    copy = tmp_path / "copy"
+    shutil.copytree(st.root, copy, copy_function=shutil.copyfile)  # new modification times
+    served = sb.requests_served
+    with Store(copy, api_key=sb.api_key, base_url=sb.base_url) as moved:
+        report = moved.sync(CANDLES, SYMS, START, END, progress=False)
+        assert report.repaired == [] and report.requests == 0
+        assert moved.verify().problems == []
+    assert sb.requests_served == served
