@@ -10,10 +10,14 @@ still has it (the latest 30 days).
 from __future__ import annotations
 
 import datetime as dt
+import json
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import pyarrow.parquet as pq
 
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, PREVIOUS, VERSION, DatasetId, parse
@@ -62,7 +66,12 @@ def run(store: Store, repair: bool, *, today: dt.date | None,
         if not repair:
             return report
         data, problem = parse(store.root / PREVIOUS)
-        if problem is None:
+        old = _version_1(manifest.path)
+        if old is not None:
+            data = migrate(store.root, old)
+            report.repaired.append(f"{manifest.path.name}: layout 1 migrated to {VERSION} "
+                                   "(directories tf=/sym=, files rewritten and recorded)")
+        elif problem is None:
             report.repaired.append(f"{manifest.path.name}: restored from {PREVIOUS}")
         else:
             data = {"version": VERSION, "datasets": {}}
@@ -111,3 +120,47 @@ def _refetch(store: Store, ds: DatasetId, sym: str, rels: list[str], params: dic
             continue
         span = "the service's latest 30 days" if minute else f"{lo}..{hi}"
         report.repaired += [f"{rel}: fetched again ({span})" for rel in rels]
+
+
+def _version_1(path: Path) -> dict[str, Any] | None:
+    """The manifest at ``path`` if it is an intact one of layout 1."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    ok = isinstance(data, dict) and data.get("version") == 1 and isinstance(
+        data.get("datasets"), dict)
+    return data if ok else None
+
+
+def migrate(root: Path, old: dict[str, Any]) -> dict[str, Any]:
+    """A layout-1 store (``timeframe=``/``symbol=`` directories, dictionary columns, no file
+    records) moved to the current layout: every file rewritten in its dataset's physical
+    schema with page checksums, recorded, and the old directories removed."""
+    from marketframe.endpoints import get
+    from marketframe.store._commit import store_keys
+
+    data: dict[str, Any] = {"version": VERSION, "datasets": {}}
+    for key, d in old["datasets"].items():
+        ds = DatasetId(d["endpoint"], d["params"], d.get("timeframe"))
+        base = root / f"dataset={ds.endpoint}" / f"params={ds.params}"
+        old_dir = base / f"timeframe={ds.timeframe}" if ds.timeframe else base
+        new_dir = _io.dataset_dir(root, ds)
+        keys = list(store_keys(get(ds.endpoint)))
+        files: dict[str, Any] = {}
+        found = sorted(old_dir.glob("symbol=*/**/part-0.parquet")) if ds.timeframe else \
+            [p for p in [old_dir / _io.PART] if p.exists()]
+        for f in found:
+            rel = f.relative_to(old_dir).as_posix().replace("symbol=", f"{_io.SYM_KEY}=", 1)
+            target = new_dir / rel
+            table = pq.read_table(f, partitioning=None)
+            payload, rec, _ = _io.prepare(table, keys, {})
+            tmp, mtime = _io.stage(payload, target)
+            _io.publish(tmp, target)
+            files[target.relative_to(root).as_posix()] = {**rec.as_dict(), "mtime_ns": mtime}
+            if f != target:
+                f.unlink()
+        if ds.timeframe and old_dir.is_dir() and not any(old_dir.rglob("*.parquet")):
+            shutil.rmtree(old_dir)
+        data["datasets"][key] = {**d, "files": files}
+    return data

@@ -186,3 +186,33 @@ def test_a_store_copied_without_its_file_times_is_not_damaged(
         assert report.repaired == [] and report.requests == 0
         assert moved.verify().problems == []
     assert sb.requests_served == served
+
+
+def test_a_layout_1_store_is_reported_and_migrated(make_store: Callable[..., Store],
+                                                   clean: pa.Table, sb: Sandbox) -> None:
+    st = make_store()
+    _sync(st)
+    # the same store as the previous layout wrote it: timeframe=/symbol= directories,
+    # dictionary columns, a version-1 manifest without file records
+    for sym in SYMS:
+        old = st.root / f"dataset={CANDLES}" / "params=default" / "timeframe=D" / f"symbol={sym}"
+        old.mkdir(parents=True)
+        pq.write_table(st.read(CANDLES, sym, backend="arrow"), old / _io.PART)
+    shutil.rmtree(_file(st.root, "2330").parents[1])
+    manifest = json.loads((st.root / MANIFEST).read_text())
+    manifest["version"] = 1
+    for d in manifest["datasets"].values():
+        d.pop("files")
+    (st.root / MANIFEST).write_text(json.dumps(manifest))
+    (st.root / PREVIOUS).unlink()
+    again = Store(st.root, st.client)
+    with pytest.raises(StoreCorrupted, match="layout version 1"):
+        again.read(CANDLES, SYMS)
+    served = sb.requests_served
+    report = again.verify(repair=True)
+    assert report.ok and any("migrated" in r for r in report.repaired)
+    assert sb.requests_served == served  # nothing refetched: the files were kept
+    arrow_equal(again.read(CANDLES, SYMS, backend="arrow"), clean)
+    assert not (st.root / f"dataset={CANDLES}" / "params=default" / "timeframe=D").exists()
+    assert again.verify().problems == []
+    assert again.sync(CANDLES, SYMS, START, END, progress=False).requests == 0
