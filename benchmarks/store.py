@@ -144,7 +144,8 @@ def bench_read(template: pa.Table, n_symbols: int, repeat: int,
     t_file = best(lambda: pq.read_table(standalone), repeat)
     t_read = best(lambda: store.read("stock.historical.candles", target, backend="arrow"),
                   repeat)
-    files = [store_root / rel for rel, _ in _io.recorded(manifest.files(spec.ds), [target], None)]
+    files = [store_root / rel for rel, _ in _io.recorded(manifest.files(spec.ds), [target], None,
+                                                             spec.ds)]
     t_floor = best(lambda: [pq.ParquetFile(p).read() for p in files], repeat)
     t_file_pd = best(lambda: pq.read_table(standalone).to_pandas(), repeat)
     t_read_pd = best(lambda: store.read("stock.historical.candles", target), repeat)

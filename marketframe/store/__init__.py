@@ -155,6 +155,8 @@ class Store:
         ``application_date``; rows where it is null are left out by a range). Rows are sorted
         by the endpoint's key; columns are the loaders' columns. An empty result has the
         endpoint's columns and no rows. Reading needs no lock: files are replaced atomically.
+        Every file read is checked against the manifest (size, content hash) and its page
+        checksums: a damaged, missing or replaced file raises :class:`StoreCorrupted` naming it.
         """
         if backend not in _BACKENDS:
             raise InvalidParams("Store.read", "backend", f"has value {backend!r}",
@@ -170,7 +172,7 @@ class Store:
         self._manifest.reload()
         self._manifest.check()
         logical = spec.ep.schema.arrow(minute=spec.minute)
-        files = _io.recorded(self._manifest.files(spec.ds), syms, years)
+        files = _io.recorded(self._manifest.files(spec.ds), syms, years, spec.ds)
         tables = [_io.from_physical(t, logical) for t in
                   (_io.read_file(self.root / rel, rec, repair_hint=self._fix) for rel, rec in files)
                   if t.num_rows]

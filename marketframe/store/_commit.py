@@ -59,8 +59,8 @@ def _in_window(table: pa.Table, window: Interval) -> pa.Table:
 
 
 def commit_symbol(root: Path, manifest: Manifest, spec: Spec, symbol: str,
-            results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport,
-            lock: threading.Lock) -> None:
+                  results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport,
+                  lock: threading.Lock) -> None:
     """Write one symbol's fetched windows, then record them in the manifest."""
     if not results:
         return
@@ -104,7 +104,7 @@ def _write(root: Path, manifest: Manifest, spec: Spec, symbol: str,
 
 
 def write_rows(root: Path, manifest: Manifest, spec: Spec, symbol: str, table: pa.Table,
-                report: SyncReport) -> None:
+               report: SyncReport) -> None:
     """Upsert one symbol's rows into its partition files. Each new file is staged (fsynced),
     recorded as pending in the manifest, then renamed into place and recorded as current:
     whenever the process dies, every file on disk is one the manifest accepts."""

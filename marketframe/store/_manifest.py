@@ -147,7 +147,7 @@ class Manifest:
         with self._lock:
             self.check()
             d = self._data["datasets"].get(ds.key, {})
-            return json.loads(json.dumps(d.get("files", {})))  # type: ignore[no-any-return]
+            return dict(d.get("files", {}))  # records are replaced, never changed in place
 
     def file(self, ds: DatasetId, rel: str) -> dict[str, Any] | None:
         with self._lock:
@@ -172,8 +172,8 @@ class Manifest:
         :meth:`commit_file` (a process killed between the rename and the manifest's save
         leaves a file that is new, not corrupt)."""
         with self._lock:
-            entry = self._dataset(ds, params)["files"].setdefault(rel, {})
-            entry["pending"] = [rec]
+            files = self._dataset(ds, params)["files"]
+            files[rel] = {**files.get(rel, {}), "pending": [dict(rec)]}
 
     def commit_file(self, ds: DatasetId, rel: str, rec: dict[str, Any]) -> None:
         with self._lock:
