@@ -71,6 +71,7 @@ class Manifest:
         self._data: dict[str, Any] = _fresh()
         self._stamp: tuple[int, int, int] | None = None
         self.damage: str | None = None
+        self._dirty = False  # changed since it was read or saved
         self.reload()
 
     def reload(self) -> None:
@@ -85,7 +86,7 @@ class Manifest:
             if stamp == self._stamp:
                 return
             data, problem = parse(self.path)
-            self._stamp = stamp
+            self._stamp, self._dirty = stamp, False
             self._data, self.damage = (data, None) if problem is None else (_fresh(), problem)
 
     def check(self) -> None:
@@ -96,11 +97,13 @@ class Manifest:
     def replace_data(self, data: dict[str, Any]) -> None:
         """Adopt ``data`` (a repaired manifest); :meth:`save` writes it."""
         with self._lock:
-            self._data, self.damage = data, None
+            self._data, self.damage, self._dirty = data, None, True
 
     def save(self) -> None:
         with self._lock:  # one save at a time: an older snapshot never lands last
             self.check()
+            if not self._dirty and self.path.exists():
+                return  # nothing changed: a sync that fetched nothing writes nothing
             text = json.dumps(self._data, indent=1, sort_keys=True)
             tmp = self.path.with_name(f".{MANIFEST}.{os.getpid()}.{threading.get_ident()}.tmp")
             with open(tmp, "w", encoding="utf-8") as f:
@@ -115,7 +118,7 @@ class Manifest:
             os.replace(tmp, self.path)
             fsync_dir(self.root)
             st = self.path.stat()
-            self._stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+            self._stamp, self._dirty = (st.st_ino, st.st_size, st.st_mtime_ns), False
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -159,7 +162,9 @@ class Manifest:
     # -- updates ----------------------------------------------------------------------------
 
     def _dataset(self, ds: DatasetId, params: dict[str, Any] | None) -> dict[str, Any]:
+        """The dataset's entry, for a change (every update goes through here)."""
         self.check()
+        self._dirty = True
         d = self._data["datasets"].setdefault(
             ds.key, {"endpoint": ds.endpoint, "params": ds.params,
                      "timeframe": ds.timeframe, "values": params or {}, "symbols": {}})
