@@ -72,6 +72,7 @@ class Manifest:
         self._stamp: tuple[int, int, int] | None = None
         self.damage: str | None = None
         self._dirty = False  # changed since it was read or saved
+        self._keep_current = True  # the file on disk is intact: the next save keeps it
         self.reload()
 
     def reload(self) -> None:
@@ -88,6 +89,7 @@ class Manifest:
             data, problem = parse(self.path)
             self._stamp, self._dirty = stamp, False
             self._data, self.damage = (data, None) if problem is None else (_fresh(), problem)
+            self._keep_current = problem is None
 
     def check(self) -> None:
         """Raise :class:`StoreCorrupted` if the manifest could not be read."""
@@ -110,7 +112,7 @@ class Manifest:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
-            if self.path.exists() and self.damage is None:
+            if self.path.exists() and self._keep_current:
                 prev = tmp.with_name(tmp.name + ".prev")
                 prev.unlink(missing_ok=True)
                 os.link(self.path, prev)  # the current generation becomes the previous one
@@ -119,6 +121,7 @@ class Manifest:
             fsync_dir(self.root)
             st = self.path.stat()
             self._stamp, self._dirty = (st.st_ino, st.st_size, st.st_mtime_ns), False
+            self._keep_current = True
 
     # -- queries ----------------------------------------------------------------------------
 

@@ -139,6 +139,7 @@ def test_a_damaged_manifest_is_typed_and_restored(make_store: Callable[..., Stor
     report = again.verify(repair=True)
     assert report.ok and any(PREVIOUS in r for r in report.repaired)
     json.loads((st.root / MANIFEST).read_text())
+    json.loads((st.root / PREVIOUS).read_text())  # the damaged file never becomes a generation
     # the previous generation may hold less than the damaged one did; what it does not
     # record, the next sync fetches again
     again.sync(CANDLES, SYMS, START, END, progress=False)
