@@ -33,7 +33,9 @@ import requests  # noqa: E402
 from _common import best, print_ratios, start_sandbox  # noqa: E402
 
 from marketframe.client import Client  # noqa: E402
-from marketframe.store import Store, _io  # noqa: E402
+from marketframe.store import Store, SyncReport, _io  # noqa: E402
+from marketframe.store._commit import write_rows  # noqa: E402
+from marketframe.store._manifest import Manifest  # noqa: E402
 from marketframe.store._sync import resolve  # noqa: E402
 from marketframe.store._windows import split  # noqa: E402
 
@@ -117,21 +119,20 @@ def bench_read(template: pa.Table, n_symbols: int, repeat: int,
                root: Path) -> list[tuple[str, float, str]]:
     spec = resolve("stock.historical.candles", "D", {})
     store_root = root / "big"
-    keys = list(spec.ep.keys)
     years = len(_io.split_by_year(template))
     t = time.perf_counter()
-    files = 0
+    store_root.mkdir(parents=True)
+    manifest = Manifest(store_root)
     for i in range(n_symbols):
         sym = f"S{i:04d}"
         relabelled = template.set_column(template.schema.get_field_index("symbol"), "symbol",
                                          pa.array([sym] * template.num_rows, pa.string()))
-        for part_year, part in _io.split_partitions(spec.ds, relabelled).items():
-            path = _io.partition_path(store_root, spec.ds, sym, part_year)
-            _io.upsert(path, part, keys, {})
-            files += 1
+        write_rows(store_root, manifest, spec, sym, relabelled, SyncReport(spec.ds.key))
+    manifest.save()
+    files = len(manifest.files(spec.ds))
     print(f"read: store of {n_symbols} symbols x {years} years of daily candles "
           f"({files} files: one per symbol) built in {time.perf_counter() - t:.1f} s "
-          "with the store's upsert path")
+          "with the store's write path (checksummed, hashed, fsynced)")
     store = Store(store_root)
     target = "S0042" if n_symbols > 42 else "S0001"
     mine = store.read("stock.historical.candles", target, backend="arrow")
@@ -143,7 +144,8 @@ def bench_read(template: pa.Table, n_symbols: int, repeat: int,
     t_file = best(lambda: pq.read_table(standalone), repeat)
     t_read = best(lambda: store.read("stock.historical.candles", target, backend="arrow"),
                   repeat)
-    files = _io.partition_files(store_root, spec.ds, spec.ep, [target], None)
+    files = [store_root / rel for rel, _ in _io.recorded(manifest.files(spec.ds), [target], None,
+                                                             spec.ds)]
     t_floor = best(lambda: [pq.ParquetFile(p).read() for p in files], repeat)
     t_file_pd = best(lambda: pq.read_table(standalone).to_pandas(), repeat)
     t_read_pd = best(lambda: store.read("stock.historical.candles", target), repeat)

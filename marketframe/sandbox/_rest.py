@@ -671,33 +671,42 @@ class Service:
 
     def listing_applicants(self, m: dict, q: Query) -> dict:
         start, end, sort = self._action_range(q)
-        rows = []
-        for year in range(max(start.year, 2010), end.year + 1):
-            rng = self.market.rng("applicants", year)
-            for k in range(6):
-                applied = date(year, 1, 1) + timedelta(days=int(rng.integers(0, 365)))
-                if not (start <= applied <= end):
-                    rng.random(8)
-                    continue
-                twse = k % 2 == 0
-                steps = np.cumsum(rng.integers(20, 60, 4)).tolist()
-                dates = [applied + timedelta(days=s) for s in steps]
-                known = [d.isoformat() if d <= self.now().date() else None for d in dates]
-                row = {"symbol": f"{6900 + (year % 10) * 10 + k}",
-                       "name": f"{'台灣' if twse else '櫃買'}新創{year % 100:02d}{k}",
-                       "exchange": "TWSE" if twse else "TPEx",
-                       "applicationDate": applied.isoformat(),
-                       "chairman": ["王大明", "林小華", "陳志強", "張美玲"][k % 4],
-                       "capitalAtApplication": int(rng.integers(300_000, 5_000_000)),
-                       "reviewCommitteeDate": known[0], "boardApprovalDate": known[1],
-                       ("contractFilingDate" if twse else "contractApprovalDate"): known[2],
-                       "listedDate": known[3],
-                       "underwriter": ["元大證券", "凱基證券", "富邦證券"][k % 3],
-                       "underwritingPrice": float(rng.integers(30, 400)) if known[3] else None,
-                       "remarks": None}
-                rows.append(row)
+        today = self.now().date()
+        rows = [row for year in range(max(start.year, 2010), end.year + 1)
+                for row in self._applicants(year, today)
+                if start <= date.fromisoformat(row["applicationDate"]) <= end]
         rows.sort(key=lambda r: (r["applicationDate"], r["symbol"]), reverse=sort == "desc")
         return {"start_date": str(start), "end_date": str(end), "sort": sort, "data": rows}
+
+    def _applicants(self, year: int, today: date) -> list[dict]:
+        """The year's six applicants, drawn in full whatever range is asked (same seed and
+        date, same rows). Symbols repeat every ten years, like a company that applies again:
+        a row is identified by (symbol, applicationDate). Later steps fill in as ``today``
+        passes them (listing date, price), so rows change after their application date."""
+        rng = self.market.rng("applicants", year)
+        rows = []
+        for k in range(6):
+            applied = date(year, 1, 1) + timedelta(days=int(rng.integers(0, 365)))
+            twse = k % 2 == 0
+            steps = np.cumsum(rng.integers(20, 60, 4)).tolist()
+            capital = int(rng.integers(300_000, 5_000_000))
+            price = float(rng.integers(30, 400))
+            dates = [applied + timedelta(days=s) for s in steps]
+            known = [d.isoformat() if d <= today else None for d in dates]
+            rows.append({
+                "symbol": f"{6900 + (year % 10) * 10 + k}",
+                "name": f"{'台灣' if twse else '櫃買'}新創{year % 100:02d}{k}",
+                "exchange": "TWSE" if twse else "TPEx",
+                "applicationDate": applied.isoformat(),
+                "chairman": ["王大明", "林小華", "陳志強", "張美玲"][k % 4],
+                "capitalAtApplication": capital,
+                "reviewCommitteeDate": known[0], "boardApprovalDate": known[1],
+                ("contractFilingDate" if twse else "contractApprovalDate"): known[2],
+                "listedDate": known[3],
+                "underwriter": ["元大證券", "凱基證券", "富邦證券"][k % 3],
+                "underwritingPrice": price if known[3] else None,
+                "remarks": None})
+        return rows
 
     # --- futures and options ---------------------------------------------------------------
 

@@ -21,14 +21,22 @@ from marketframe.convert import to_frame
 from marketframe.exceptions import InvalidParams
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, Manifest
-from marketframe.store._report import Failure, SyncError, SyncReport
+from marketframe.store._report import (
+    Failure,
+    StoreCorrupted,
+    StoreLocked,
+    SyncError,
+    SyncReport,
+    VerifyReport,
+)
 from marketframe.store._sync import check_range, check_symbols, resolve, taipei_today
 
 if TYPE_CHECKING:
     from marketframe.client import Client
 
-__all__ = ["Failure", "Store", "SyncError", "SyncReport"]
-for _cls in (Failure, SyncError, SyncReport):
+__all__ = ["Failure", "Store", "StoreCorrupted", "StoreLocked", "SyncError", "SyncReport",
+           "VerifyReport"]
+for _cls in (Failure, StoreCorrupted, StoreLocked, SyncError, SyncReport, VerifyReport):
     _cls.__module__ = __name__  # shown (docs/errors.md, reprs) where users import them from
 
 LOCK = ".lock"
@@ -48,8 +56,12 @@ class Store:
     def __init__(self, path: str | os.PathLike[str], client: Client | None = None, *,
                  api_key: str | None = None, base_url: str | None = None,
                  max_workers: int | None = None, lock_timeout: float = -1):
-        self.root = Path(path)
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root = _root(path)
+        if not (lock_timeout == -1 or (isinstance(lock_timeout, int | float)
+                                       and not isinstance(lock_timeout, bool)
+                                       and lock_timeout >= 0)):
+            raise InvalidParams("Store", "lock_timeout", f"has value {lock_timeout!r}",
+                                "seconds >= 0, or -1 to wait forever")
         self._client = client
         self._own_client = client is None
         self._client_args = {"api_key": api_key, "base_url": base_url}
@@ -102,21 +114,31 @@ class Store:
         and :class:`SyncError` (carrying ``.report``) is raised, unless ``strict=False``.
         Bad arguments raise :class:`~marketframe.InvalidParams` before any request.
         """
-        from filelock import FileLock
+        args = self._check_sync(endpoint, symbols, start, end, timeframe, today, params)
+        with self._locked():
+            return self._run_sync(*args, progress=progress, strict=strict)
 
-        from marketframe.store import _sync
-
+    def _check_sync(self, endpoint: str, symbols: str | Sequence[str] | None, start: Any,
+                    end: Any, timeframe: str | None, today: dt.date | str | None,
+                    params: dict[str, Any]) -> tuple[Any, ...]:
+        """Every argument of a sync checked (InvalidParams before any request or lock)."""
         spec = resolve(endpoint, timeframe, params)
         syms = check_symbols(spec, symbols)
         day = to_date("Store.sync", "today", today) if today is not None else None
-        want = check_range(spec, start, end, day or taipei_today())
+        return spec, syms, day, check_range(spec, start, end, day or taipei_today())
+
+    def _run_sync(self, spec: Any, syms: list[str], day: dt.date | None, want: Any, *,
+                  progress: bool | None, strict: bool) -> SyncReport:
+        """A checked sync, under the store's lock."""
+        from marketframe.store import _sync
+
         client = self.client
         workers = int(self.max_workers or getattr(client, "max_workers", 8) or 8)
-        with FileLock(str(self.root / LOCK), timeout=self.lock_timeout):
-            _io.clean_temporary(self.root)
-            self._manifest.reload()  # another process may have synced while we waited
-            report = _sync.run(client, self.root, self._manifest, spec, syms, want,
-                               today=day, progress=progress, max_workers=workers)
+        _io.clean_temporary(self.root)
+        self._manifest.reload()  # another process may have synced while we waited
+        self._manifest.check()
+        report = _sync.run(client, self.root, self._manifest, spec, syms, want,
+                           today=day, progress=progress, max_workers=workers)
         if report.failures and strict:
             raise SyncError(report)
         return report
@@ -133,6 +155,8 @@ class Store:
         ``application_date``; rows where it is null are left out by a range). Rows are sorted
         by the endpoint's key; columns are the loaders' columns. An empty result has the
         endpoint's columns and no rows. Reading needs no lock: files are replaced atomically.
+        Every file read is checked against the manifest (size, content hash) and its page
+        checksums: a damaged, missing or replaced file raises :class:`StoreCorrupted` naming it.
         """
         if backend not in _BACKENDS:
             raise InvalidParams("Store.read", "backend", f"has value {backend!r}",
@@ -145,10 +169,15 @@ class Store:
         years = None
         if spec.has_symbol and (lo is not None or hi is not None):
             years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)
-        paths = _io.partition_files(self.root, spec.ds, spec.ep, syms, years)
-        tables = [t for t in _io.read_files(paths) if t.num_rows]
+        self._manifest.reload()
+        self._manifest.check()
+        logical = spec.ep.schema.arrow(minute=spec.minute)
+        files = _io.recorded(self._manifest.files(spec.ds), syms, years, spec.ds)
+        tables = [_io.from_physical(t, logical) for t in
+                  (_io.read_file(self.root / rel, rec, repair_hint=self._fix) for rel, rec in files)
+                  if t.num_rows]
         if not tables:
-            table = spec.ep.schema.arrow(minute=spec.minute).empty_table()
+            table = logical.empty_table()
         else:
             table = tables[0] if len(tables) == 1 else _io.concat_partitions(tables)
         if table.num_rows and (lo is not None or hi is not None):
@@ -169,6 +198,32 @@ class Store:
                 if not k.startswith(b"marketframe.store.")}
         return to_frame(table.replace_schema_metadata(meta), backend)
 
+    # -- integrity --------------------------------------------------------------------------
+
+    @property
+    def _fix(self) -> str:
+        return (f"run `marketframe verify --store {self.root} --repair` "
+                "(or store.verify(repair=True))")
+
+    def _locked(self) -> Any:
+        """The inter-process lock of syncs and repairs (a typed error when it times out)."""
+        from marketframe.store._verify import locked
+
+        return locked(self.root / LOCK, self.lock_timeout)
+
+    def verify(self, repair: bool = False, *, today: dt.date | str | None = None,
+               progress: bool | None = False) -> VerifyReport:
+        """Check every file the manifest records (size, content hash, page checksums, rows)
+        and the manifest itself. ``repair=True`` restores a damaged manifest from its
+        previous generation, removes damaged files and fetches again what they held (minute
+        data only as far back as the service still has it). Returns a :class:`VerifyReport`.
+        """
+        from marketframe.store import _verify
+
+        day = to_date("Store.verify", "today", today) if today is not None else None
+        with self._locked():
+            return _verify.run(self, repair, today=day, progress=progress)
+
     # -- coverage ---------------------------------------------------------------------------
 
     def coverage(self, backend: str = "pandas") -> Any:
@@ -179,6 +234,7 @@ class Store:
         to hold no rows, e.g. before a listing; also listed under final or open).
         """
         self._manifest.reload()
+        self._manifest.check()
         rows: dict[str, list[Any]] = {k: [] for k in (
             "dataset", "params", "timeframe", "symbol", "status", "start", "end")}
         for ds, d in self._manifest.datasets():
@@ -193,3 +249,22 @@ class Store:
         table = pa.table({k: pa.array(v, pa.date32() if k in ("start", "end") else pa.string())
                           for k, v in rows.items()})
         return to_frame(table, backend)
+
+
+def _root(path: str | os.PathLike[str]) -> Path:
+    """The store directory: ``~`` expanded, created if missing, refused if not a directory."""
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidParams("Store", "path", f"has value {path!r}", "a directory path")
+    root = Path(path).expanduser()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InvalidParams("Store", "path", f"{str(root)!r} is a file, not a directory",
+                            "a directory path (new or holding a store)") from None
+    except OSError as exc:
+        raise InvalidParams("Store", "path", f"{str(root)!r} cannot be created: {exc.strerror}",
+                            "a writable directory path") from None
+    if not root.is_dir():
+        raise InvalidParams("Store", "path", f"{str(root)!r} is not a directory",
+                            "a directory path (new or holding a store)")
+    return root

@@ -65,6 +65,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="a store to sync through (default: a temporary one)")
     _add_common(e)
     e.set_defaults(func=run_export)
+    v = sub.add_parser("verify", help="check a Parquet store's files and manifest; --repair",
+                       description="Check every file a store records (size, content hash, "
+                                   "page checksums, rows) and its manifest; with --repair, "
+                                   "restore the manifest and fetch damaged data again.")
+    v.add_argument("--store", type=Path, required=True, help="the store directory")
+    v.add_argument("--repair", action="store_true", help="repair what does not match")
+    v.add_argument("--today", help="the service's date for refetched responses without one")
+    v.add_argument("--json", action="store_true", help="print the report as JSON")
+    v.add_argument("--base-url", default=None, help="service URL for refetches (as for sync)")
+    v.add_argument("--workers", type=int, default=8, help="concurrent requests of a repair")
+    v.set_defaults(func=run_verify)
 
 
 def _params(ep_name: str, items: list[str]) -> dict[str, Any]:
@@ -167,9 +178,34 @@ def run_sync(args: argparse.Namespace) -> int:
     return _guard(go, args)
 
 
+def run_verify(args: argparse.Namespace) -> int:
+    def go(a: argparse.Namespace) -> int:
+        from marketframe.store import Store
+
+        with ExitStack() as stack:
+            client = _session(stack, a) if a.repair else None
+            store = stack.enter_context(Store(a.store, client))
+            report = store.verify(repair=a.repair, today=a.today)
+        print(json.dumps(report.as_dict(), indent=1) if a.json else str(report))
+        if not report.ok or (report.problems and not a.repair):
+            print(f"{a.store}: damaged; run `marketframe verify --store {a.store} --repair`"
+                  if not a.repair else "some repairs failed; rerun to retry them",
+                  file=sys.stderr)
+            return 1
+        return 0
+
+    return _guard(go, args)
+
+
 def run_export(args: argparse.Namespace) -> int:
     def go(a: argparse.Namespace) -> int:
         import pyarrow.parquet as pq
+
+        from marketframe.exceptions import InvalidParams
+
+        if a.out.suffix.lower() != ".parquet":
+            raise InvalidParams("export", "out", f"{str(a.out)!r} is not a .parquet file "
+                                "(export writes Parquet only)", "a path ending in .parquet")
 
         with ExitStack() as stack:
             root = a.store or Path(stack.enter_context(tempfile.TemporaryDirectory(

@@ -2,9 +2,9 @@
 
 Layout (every directory level is ``name=value``, so DuckDB, polars and pyarrow read it as is)::
 
-    <root>/dataset=<endpoint>/params=<fingerprint>/timeframe=<minutes>/symbol=<symbol>/
+    <root>/dataset=<endpoint>/params=<fingerprint>/tf=<minutes>/sym=<symbol>/
         year=<yyyy>/part-0.parquet                                  (minute data: by year)
-    <root>/dataset=<endpoint>/params=<fingerprint>/timeframe=<D|W|M>/symbol=<symbol>/
+    <root>/dataset=<endpoint>/params=<fingerprint>/tf=<D|W|M>/sym=<symbol>/
         part-0.parquet                                              (one file per symbol)
     <root>/dataset=<endpoint>/params=<fingerprint>/part-0.parquet     (no symbol: corporate
                                                                        actions, small)
@@ -14,8 +14,12 @@ Why two granularities: 15 years of daily candles are ~3,700 rows, and pyarrow pa
 16 reads (3.4x one file, measured) and a board 16x as many files. A year of one-minute
 candles is ~67,000 rows, where year files keep rewrites small.
 
-Files keep the ``symbol`` and ``timeframe`` columns (readers prefer a file's own column over
-the directory's, so "0050" stays a string). A write goes to a hidden temporary file in the
+One physical schema per dataset: every file holds the loaders' columns with categorical
+(dictionary) columns stored as plain strings, and the directory keys (``tf``, ``sym``) never
+share a name with a column, so pyarrow, pandas, polars and DuckDB read a dataset directory
+without a type clash ("0050" stays the string in the ``symbol`` column; ``sym`` is the
+directory's, which readers may infer as an integer). :func:`from_physical` restores the
+loaders' dictionary types on read. A write goes to a hidden temporary file in the
 same directory and is renamed into place, so a reader sees the old file or the new one, never
 a torn one; a process killed mid-write leaves only a hidden ``.tmp`` file that readers skip and
 the next sync removes.
@@ -23,10 +27,13 @@ the next sync removes.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -34,20 +41,22 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint
-from marketframe.store._manifest import DatasetId
+from marketframe.store._manifest import DatasetId, fsync_dir
+from marketframe.store._report import StoreCorrupted
 
 PART = "part-0.parquet"
+TF_KEY, SYM_KEY = "tf", "sym"  # directory keys: never a column's name (no type clash)
 META_PARAMS = b"marketframe.store.params"
 META_TIMEFRAME = b"marketframe.store.timeframe"
 
 
 def dataset_dir(root: Path, ds: DatasetId) -> Path:
     d = root / f"dataset={ds.endpoint}" / f"params={ds.params}"
-    return d / f"timeframe={ds.timeframe}" if ds.timeframe else d
+    return d / f"{TF_KEY}={ds.timeframe}" if ds.timeframe else d
 
 
 def symbol_dir(root: Path, ds: DatasetId, symbol: str) -> Path:
-    return dataset_dir(root, ds) / f"symbol={symbol}"
+    return dataset_dir(root, ds) / f"{SYM_KEY}={symbol}"
 
 
 def by_year(ds: DatasetId) -> bool:
@@ -131,35 +140,100 @@ def upsert_table(old: pa.Table | None, new: pa.Table, keys: Sequence[str],
     return combined.take(pc.take(keep, ordered))
 
 
-_write_locks: dict[Path, threading.Lock] = {}
-_write_locks_guard = threading.Lock()
+def physical(table: pa.Table) -> pa.Table:
+    """``table`` as stored: dictionary (categorical) columns decoded to their value type, so
+    every file of a dataset has one schema whatever categories it holds."""
+    if not any(pa.types.is_dictionary(f.type) for f in table.schema):
+        return table
+    fields = [f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f
+              for f in table.schema]
+    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
 
 
-def _lock_for(path: Path) -> threading.Lock:
-    with _write_locks_guard:
-        return _write_locks.setdefault(path, threading.Lock())
+def from_physical(table: pa.Table, logical: pa.Schema) -> pa.Table:
+    """A stored table with the loaders' types back (categorical columns as dictionaries);
+    each field keeps the file's own metadata (units differ between symbols). Only the
+    categorical columns are converted (casting the whole table costs a quarter of a read)."""
+    for i, f in enumerate(table.schema):
+        j = logical.get_field_index(f.name)
+        want = logical.field(j).type if j >= 0 else f.type
+        if pa.types.is_dictionary(want) and not pa.types.is_dictionary(f.type):
+            table = table.set_column(i, f.with_type(want), table.column(i).cast(want))
+    return table
 
 
-def write_atomic(table: pa.Table, path: Path) -> None:
+def digest(data: bytes) -> str:
+    """The content hash the manifest keeps per file (BLAKE2b, 128 bits)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def temporary(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+
+
+def serialize(table: pa.Table) -> bytes:
+    """Parquet bytes of ``table`` with page checksums (verified on every read)."""
+    sink = pa.BufferOutputStream()
+    # snappy: small partitions read about twice as fast as with zstd (per-column codec set-up)
+    with pq.ParquetWriter(sink, table.schema, compression="snappy",
+                          write_page_checksum=True) as w:
+        w.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def stage(data: bytes, path: Path) -> tuple[Path, int]:
+    """Write ``data`` to a hidden, fsynced temporary file beside ``path``; returns it and its
+    modification time (kept by the rename, recorded by the manifest for cheap checks)."""
     if not path.parent.is_dir():
         path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    # snappy: small partitions read about twice as fast as with zstd (per-column codec set-up);
-    # an open file object skips pyarrow's filesystem resolution (a third of a small write)
-    with open(tmp, "wb") as f, pq.ParquetWriter(f, table.schema, compression="snappy") as w:
-        w.write_table(table)
+    tmp = temporary(path)
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return tmp, os.stat(tmp).st_mtime_ns
+
+
+def publish(tmp: Path, path: Path) -> None:
+    """Rename a staged file over ``path`` and fsync the directory: a reader sees the old file
+    or the new one, and a power cut loses neither."""
     os.replace(tmp, path)
+    fsync_dir(path.parent)
 
 
-def upsert(path: Path, new: pa.Table, keys: Sequence[str], meta: dict[bytes, bytes],
-           constant: Sequence[str] = ()) -> int:
-    """Merge ``new`` into the partition file at ``path``; returns the change in row count."""
-    with _lock_for(path):
-        old = read_file(path) if path.exists() else None
-        merged = upsert_table(old, new, keys, constant)
-        merged = merged.replace_schema_metadata({**(merged.schema.metadata or {}), **meta})
-        write_atomic(merged, path)
-        return merged.num_rows - (old.num_rows if old is not None else 0)
+def unchanged(path: Path, expect: Mapping[str, Any]) -> bool:
+    """The cheap check of sync: the file is there with a recorded size and modification time
+    (a restored, copied or rewritten file has another; :func:`read_file` checks the hash)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return False
+    return any(v.get("size") == st.st_size and v.get("mtime_ns") == st.st_mtime_ns
+               for v in _versions(expect))
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the manifest records of a partition file: checked on every read and by verify."""
+
+    size: int
+    rows: int
+    hash: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"size": self.size, "rows": self.rows, "hash": self.hash}
+
+
+def prepare(new: pa.Table, keys: Sequence[str], meta: dict[bytes, bytes],
+            constant: Sequence[str] = (),
+            old: pa.Table | None = None) -> tuple[bytes, Written, int]:
+    """Merge ``new`` into ``old`` (the partition's current rows); returns the file's new bytes,
+    its record and the change in row count. Nothing is written yet."""
+    merged = upsert_table(old, physical(new), keys, constant)
+    merged = merged.replace_schema_metadata({**(merged.schema.metadata or {}), **meta})
+    data = serialize(merged)
+    rec = Written(len(data), merged.num_rows, digest(data))
+    return data, rec, merged.num_rows - (old.num_rows if old is not None else 0)
 
 
 def clean_temporary(root: Path) -> int:
@@ -171,43 +245,82 @@ def clean_temporary(root: Path) -> int:
     return n
 
 
-def partition_files(root: Path, ds: DatasetId, ep: Endpoint, symbols: Iterable[str] | None,
-                    years: tuple[int, int] | None) -> list[Path]:
-    """The partition files holding ``symbols`` (all when None) in the inclusive ``years``."""
-    base = dataset_dir(root, ds)
-    if ep.multi_param != "symbol":
-        p = base / PART
-        return [p] if p.exists() else []
-    if symbols is None:
-        sym_dirs = sorted(p for p in base.glob("symbol=*") if p.is_dir())
+def where(rel: str) -> tuple[str | None, int | None]:
+    """The symbol and year of a partition file from its path relative to the root."""
+    sym = year = None
+    for part in rel.split("/"):
+        key, _, value = part.partition("=")
+        if key == SYM_KEY:
+            sym = value
+        elif key == "year":
+            year = int(value)
+    return sym, year
+
+
+def recorded(files: Mapping[str, Mapping[str, Any]], symbols: Iterable[str] | None,
+             years: tuple[int, int] | None,
+             ds: DatasetId | None = None) -> list[tuple[str, Mapping[str, Any]]]:
+    """The manifest's published files of ``symbols`` (all when None) in the inclusive
+    ``years``, in symbol then year order. The manifest, not a directory listing, says what is
+    held: a deleted file is reported, a stray one is ignored."""
+    want = None if symbols is None else set(symbols)
+    out = []
+    if want is not None and ds is not None and not by_year(ds):  # one file per symbol
+        base = dataset_dir(Path(), ds).as_posix()
+        for sym in symbols or ():
+            rel = f"{base}/{SYM_KEY}={sym}/{PART}"
+            rec = files.get(rel)
+            if rec is not None and "hash" in rec:
+                out.append(((sym, 0), rel, rec))
+        return [(rel, rec) for _, rel, rec in out]
+    for rel, rec in files.items():
+        if "hash" not in rec:
+            continue  # staged by a sync that has not recorded it yet
+        sym, year = where(rel)
+        if want is not None and sym not in want:
+            continue
+        if years is not None and year is not None and not years[0] <= year <= years[1]:
+            continue
+        out.append(((sym or "", year or 0), rel, rec))
+    if want is not None:
+        order = {s: i for i, s in enumerate(symbols or ())}
+        out.sort(key=lambda t: (order[t[0][0]], t[0][1]))
     else:
-        sym_dirs = [base / f"symbol={s}" for s in symbols]
-    out: list[Path] = []
-    for sd in sym_dirs:
-        if not by_year(ds):
-            p = sd / PART
-            if p.exists():
-                out.append(p)
-        elif years is not None:
-            for y in range(years[0], years[1] + 1):
-                p = sd / f"year={y}" / PART
-                if p.exists():
-                    out.append(p)
-        elif sd.is_dir():
-            out.extend(sorted(sd.glob(f"year=*/{PART}"), key=lambda p: int(p.parent.name[5:])))
-    return out
+        out.sort(key=lambda t: t[0])
+    return [(rel, rec) for _, rel, rec in out]
 
 
-def read_file(path: Path) -> pa.Table:
-    """One partition file. Reading the bytes and parsing them from memory costs a third of
-    ``pq.read_table(path)`` for the small files of daily data (no dataset discovery)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    return pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
+def read_file(path: Path, expect: Mapping[str, Any] | None = None, *,
+              repair_hint: str = "") -> pa.Table:
+    """One partition file, checked: its size and content hash against the manifest's record
+    ``expect`` (or one of its ``pending`` versions) and every page's checksum. Reading the
+    bytes and parsing them from memory costs a third of ``pq.read_table(path)`` for the small
+    files of daily data (no dataset discovery). Damage raises :class:`StoreCorrupted`."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise StoreCorrupted(path, "is missing (the manifest records it)", repair_hint) from None
+    if expect is not None and not matches(data, expect):
+        raise StoreCorrupted(path, "does not match the manifest's size and content hash: it "
+                             "was changed, truncated or replaced after it was written",
+                             repair_hint)
+    try:
+        return pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True).read(
+            use_threads=False)
+    except (OSError, pa.ArrowException) as exc:
+        raise StoreCorrupted(path, f"is not readable Parquet ({type(exc).__name__}: {exc})",
+                             repair_hint) from None
 
 
-def read_files(paths: Sequence[Path]) -> list[pa.Table]:
-    return [read_file(p) for p in paths]
+def matches(data: bytes, expect: Mapping[str, Any]) -> bool:
+    """Whether ``data`` is the recorded file or its recorded pending replacement."""
+    sized = [v for v in _versions(expect) if v["size"] == len(data)]
+    return bool(sized) and digest(data) in {v["hash"] for v in sized}
+
+
+def _versions(expect: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return ([expect] if "hash" in expect else []) + list(expect.get("pending", ()))
 
 
 def concat_partitions(tables: Sequence[pa.Table]) -> pa.Table:

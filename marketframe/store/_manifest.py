@@ -1,9 +1,11 @@
 """The coverage manifest: which date intervals the store holds, per dataset and symbol.
 
-One small JSON file, ``_manifest.json`` at the store root, rewritten atomically (temporary file +
-``os.replace``) and only *after* the data it describes is in place. A dataset is identified by
-``(endpoint, params fingerprint, timeframe)``; per symbol it records three lists of closed date
-intervals:
+One small JSON file, ``_manifest.json`` at the store root, rewritten atomically (fsynced
+temporary file + ``os.replace``, the previous generation kept as ``_manifest.prev.json``) and
+only *after* the data it describes is in place. It also records each partition file's size,
+modification time, row count and content hash, checked on read, sync and verify. A dataset
+is identified by ``(endpoint, params fingerprint, timeframe)``; per symbol it records three
+lists of closed date intervals:
 
 ``final``   fetched (or known empty by the service's rules) and no longer able to change
 ``open``    fetched but still able to change (today, the open session, an unfinished week or
@@ -24,10 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from marketframe.store._report import StoreCorrupted
 from marketframe.store._windows import Interval, intersect, merge, subtract
 
 MANIFEST = "_manifest.json"
-VERSION = 1
+PREVIOUS = "_manifest.prev.json"  # the generation before the last save, kept for repair
+VERSION = 2  # 2: directory keys tf=/sym=, one physical schema, file records
 NO_SYMBOL = "*"  # endpoints without a symbol (corporate actions)
 
 
@@ -53,35 +57,76 @@ def _out(ivs: list[Interval]) -> list[list[str]]:
 
 
 class Manifest:
-    """In-memory view of ``_manifest.json``; thread-safe; :meth:`save` writes it atomically."""
+    """In-memory view of ``_manifest.json``; thread-safe; :meth:`save` writes it durably.
+
+    A manifest that cannot be parsed does not stop the store from opening: :attr:`damage`
+    says why, and every use of it raises :class:`StoreCorrupted` until
+    ``verify(repair=True)`` restores it (from the previous generation when that is intact).
+    """
 
     def __init__(self, root: Path):
-        self.path = Path(root) / MANIFEST
-        self._lock = threading.Lock()
-        self._data: dict[str, Any] = {"version": VERSION, "datasets": {}}
+        self.root = Path(root)
+        self.path = self.root / MANIFEST
+        self._lock = threading.RLock()
+        self._data: dict[str, Any] = _fresh()
+        self._stamp: tuple[int, int, int] | None = None
+        self.damage: str | None = None
+        self._dirty = False  # changed since it was read or saved
+        self._keep_current = True  # the file on disk is intact: the next save keeps it
         self.reload()
 
     def reload(self) -> None:
+        """Read the file again if it changed (a cheap ``stat`` when it did not)."""
         with self._lock:
-            if self.path.exists():
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-                if data.get("version") != VERSION:
-                    raise ValueError(f"{self.path}: manifest version {data.get('version')!r} "
-                                     f"is not {VERSION}")
-                self._data = data
-            else:
-                self._data = {"version": VERSION, "datasets": {}}
+            try:
+                st = self.path.stat()
+            except FileNotFoundError:
+                self._data, self._stamp, self.damage = _fresh(), None, None
+                return
+            stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+            if stamp == self._stamp:
+                return
+            data, problem = parse(self.path)
+            self._stamp, self._dirty = stamp, False
+            self._data, self.damage = (data, None) if problem is None else (_fresh(), problem)
+            self._keep_current = problem is None
+
+    def check(self) -> None:
+        """Raise :class:`StoreCorrupted` if the manifest could not be read."""
+        if self.damage is not None:
+            raise StoreCorrupted(self.path, self.damage)
+
+    def replace_data(self, data: dict[str, Any]) -> None:
+        """Adopt ``data`` (a repaired manifest); :meth:`save` writes it."""
+        with self._lock:
+            self._data, self.damage, self._dirty = data, None, True
 
     def save(self) -> None:
-        with self._lock:
+        with self._lock:  # one save at a time: an older snapshot never lands last
+            self.check()
+            if not self._dirty and self.path.exists():
+                return  # nothing changed: a sync that fetched nothing writes nothing
             text = json.dumps(self._data, indent=1, sort_keys=True)
-        tmp = self.path.with_name(f".{MANIFEST}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, self.path)
+            tmp = self.path.with_name(f".{MANIFEST}.{os.getpid()}.{threading.get_ident()}.tmp")
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            if self.path.exists() and self._keep_current:
+                prev = tmp.with_name(tmp.name + ".prev")
+                prev.unlink(missing_ok=True)
+                os.link(self.path, prev)  # the current generation becomes the previous one
+                os.replace(prev, self.root / PREVIOUS)
+            os.replace(tmp, self.path)
+            fsync_dir(self.root)
+            st = self.path.stat()
+            self._stamp, self._dirty = (st.st_ino, st.st_size, st.st_mtime_ns), False
+            self._keep_current = True
 
     # -- queries ----------------------------------------------------------------------------
 
     def _entry(self, ds: DatasetId, symbol: str) -> dict[str, list[list[str]]]:
+        self.check()
         d = self._data["datasets"].get(ds.key, {})
         return d.get("symbols", {}).get(symbol, {})  # type: ignore[no-any-return]
 
@@ -96,21 +141,66 @@ class Manifest:
 
     def datasets(self) -> list[tuple[DatasetId, dict[str, Any]]]:
         with self._lock:
+            self.check()
             out = []
             for d in self._data["datasets"].values():
                 ds = DatasetId(d["endpoint"], d["params"], d.get("timeframe"))
                 out.append((ds, json.loads(json.dumps(d))))
             return out
 
+    def files(self, ds: DatasetId) -> dict[str, dict[str, Any]]:
+        """The dataset's partition files (paths relative to the root) and their records."""
+        with self._lock:
+            self.check()
+            d = self._data["datasets"].get(ds.key, {})
+            return dict(d.get("files", {}))  # records are replaced, never changed in place
+
+    def file(self, ds: DatasetId, rel: str) -> dict[str, Any] | None:
+        with self._lock:
+            self.check()
+            d = self._data["datasets"].get(ds.key, {})
+            rec = d.get("files", {}).get(rel)
+            return dict(rec) if rec is not None else None
+
     # -- updates ----------------------------------------------------------------------------
+
+    def _dataset(self, ds: DatasetId, params: dict[str, Any] | None) -> dict[str, Any]:
+        """The dataset's entry, for a change (every update goes through here)."""
+        self.check()
+        self._dirty = True
+        d = self._data["datasets"].setdefault(
+            ds.key, {"endpoint": ds.endpoint, "params": ds.params,
+                     "timeframe": ds.timeframe, "values": params or {}, "symbols": {}})
+        d.setdefault("files", {})
+        return d  # type: ignore[no-any-return]
+
+    def pend_file(self, ds: DatasetId, rel: str, rec: dict[str, Any],
+                  params: dict[str, Any] | None = None) -> None:
+        """``rec`` is about to replace file ``rel``: either version is accepted until
+        :meth:`commit_file` (a process killed between the rename and the manifest's save
+        leaves a file that is new, not corrupt)."""
+        with self._lock:
+            files = self._dataset(ds, params)["files"]
+            files[rel] = {**files.get(rel, {}), "pending": [dict(rec)]}
+
+    def commit_file(self, ds: DatasetId, rel: str, rec: dict[str, Any]) -> None:
+        with self._lock:
+            self._dataset(ds, None)["files"][rel] = dict(rec)
+
+    def drop_file(self, ds: DatasetId, rel: str) -> None:
+        with self._lock:
+            self._dataset(ds, None)["files"].pop(rel, None)
+
+    def drop_symbol(self, ds: DatasetId, symbol: str) -> None:
+        """Forget what is held of ``symbol`` (its files were damaged): the next sync refetches."""
+        with self._lock:
+            self._dataset(ds, None)["symbols"].pop(symbol, None)
 
     def record(self, ds: DatasetId, symbol: str, window: Interval, final_until: dt.date | None,
                *, empty: bool, params: dict[str, Any] | None = None) -> None:
         """``window`` was fetched successfully (``empty``: with zero rows)."""
         with self._lock:
-            d = self._data["datasets"].setdefault(
-                ds.key, {"endpoint": ds.endpoint, "params": ds.params,
-                         "timeframe": ds.timeframe, "values": params or {}, "symbols": {}})
+            d = self._dataset(ds, params)
             e = d["symbols"].setdefault(symbol, {"final": [], "open": [], "empty": []})
             final, open_, empties = _iv(e["final"]), _iv(e["open"]), _iv(e["empty"])
             fin = intersect(window, (dt.date.min, final_until)) if final_until else None
@@ -125,3 +215,40 @@ class Manifest:
                 empties = [p for iv in empties for p in subtract(iv, [window])]
             e["final"], e["open"], e["empty"] = _out(final), _out(merge(open_)), _out(empties)
             e["updated"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def _fresh() -> dict[str, Any]:
+    return {"version": VERSION, "datasets": {}}
+
+
+def parse(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The manifest at ``path`` and None, or an empty one and what is wrong with it."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return _fresh(), f"is damaged ({type(exc).__name__}: {exc})"
+    except OSError as exc:
+        return _fresh(), f"cannot be read ({exc.strerror})"
+    if not isinstance(data, dict) or not isinstance(data.get("datasets"), dict):
+        return _fresh(), "is damaged (not a marketframe manifest)"
+    if data.get("version") != VERSION:
+        return _fresh(), (f"has layout version {data.get('version')!r}, not {VERSION} (written "
+                          "by another marketframe version)")
+    for d in data["datasets"].values():
+        if not isinstance(d, dict) or not {"endpoint", "params", "symbols"} <= set(d):
+            return _fresh(), "is damaged (a dataset entry is incomplete)"
+    return data, None
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename inside ``path`` durable (no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

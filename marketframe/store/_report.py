@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +34,9 @@ class SyncReport:
     ``windows_skipped`` the windows of the requested range already held as final,
     ``empty_windows`` the fetched windows that came back with no rows (recorded as confirmed
     empty), ``rows_received`` the rows the service sent, ``rows_written`` the rows added to the
-    store (a refetched row replaces its old copy and is not counted again).
+    store (a refetched row replaces its old copy and is not counted again), ``repaired`` the
+    partition files (relative paths) found damaged, missing or replaced: their symbol's
+    coverage was forgotten and the requested range fetched again.
     """
 
     dataset: str
@@ -48,6 +51,7 @@ class SyncReport:
     rows_written: int = 0
     seconds: float = 0.0
     failures: list[Failure] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)  # damaged files found and refetched
 
     @property
     def ok(self) -> bool:
@@ -59,6 +63,7 @@ class SyncReport:
             "windows_skipped", "empty_windows", "rows_received", "rows_written")}
         d["seconds"] = round(self.seconds, 3)
         d["failures"] = [str(f) for f in self.failures]
+        d["repaired"] = list(self.repaired)
         return d
 
     def __str__(self) -> str:
@@ -79,3 +84,60 @@ class SyncError(MarketframeError):
     def __init__(self, report: SyncReport):
         self.report = report
         super().__init__(str(report))
+
+
+class StoreCorrupted(MarketframeError):
+    """A store file (partition or manifest) is damaged, missing or not the one recorded.
+
+    Nothing is read from it; ``.path`` names it. ``store.verify(repair=True)`` (or
+    ``marketframe verify --store ROOT --repair``) refetches what it held.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], problem: str, fix: str = ""):
+        self.path = str(path)
+        fix = fix or ("run `marketframe verify --store STORE --repair` "
+                      "(or store.verify(repair=True))")
+        super().__init__(f"{self.path} {problem}; to repair it, {fix}")
+
+
+class StoreLocked(MarketframeError):
+    """Another process is syncing this store and ``lock_timeout`` ran out before it finished."""
+
+    def __init__(self, path: str | os.PathLike[str], timeout: float):
+        self.path = str(path)
+        super().__init__(f"{self.path} is locked by another sync (waited {timeout:g} s); wait "
+                         "for it to finish, or give Store(..., lock_timeout=SECONDS) a longer "
+                         "wait (-1 waits forever)")
+
+
+@dataclass
+class VerifyReport:
+    """The outcome of :meth:`Store.verify`: what was checked, found and repaired.
+
+    ``problems`` lists each damaged, missing or replaced file (and a damaged manifest) as
+    ``path: problem``; ``repaired`` what a repair did about them; ``failures`` the refetches of
+    a repair that failed (rerun ``verify(repair=True)`` to retry them).
+    """
+
+    root: str
+    checked: int = 0
+    problems: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Nothing was wrong, or everything wrong was repaired."""
+        return not self.failures and (not self.problems or bool(self.repaired))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"root": self.root, "checked": self.checked, "problems": list(self.problems),
+                "repaired": list(self.repaired), "failures": list(self.failures)}
+
+    def __str__(self) -> str:
+        lines = [f"{self.root}: {self.checked} files checked, {len(self.problems)} problem(s), "
+                 f"{len(self.repaired)} repaired, {len(self.failures)} failed"]
+        lines += [f"  PROBLEM {p}" for p in self.problems]
+        lines += [f"  REPAIRED {r}" for r in self.repaired]
+        lines += [f"  FAILED {f}" for f in self.failures]
+        return "\n".join(lines)

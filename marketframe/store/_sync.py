@@ -14,28 +14,26 @@ import re
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from marketframe import _params
-from marketframe.convert import concat
 from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, Endpoint, get
 from marketframe.exceptions import InvalidParams, MarketframeError, redact
-from marketframe.store import _io
+from marketframe.store._commit import commit_symbol, forget_damaged
 from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
+from marketframe.store._pool import DaemonPool
 from marketframe.store._report import Failure, SyncReport
 from marketframe.store._windows import (
     MAX_LEAD,
     Interval,
     earliest,
     fetch_start,
-    final_until,
     plan,
     split,
 )
@@ -146,6 +144,10 @@ def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> 
     return Spec(ep, DatasetId(ep.name, fingerprint(canon), timeframe), canon)
 
 
+MAX_SYMBOL = 32  # characters; a symbol is a directory name in the store
+_SYMBOL = re.compile(r"[A-Za-z0-9_.\-]+")
+
+
 def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
     if not spec.has_symbol:
         if symbols is not None:
@@ -154,14 +156,23 @@ def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
         return [NO_SYMBOL]
     if symbols is None:
         raise InvalidParams(spec.ep.name, "symbols", "is required", "a symbol or a list")
-    items = [symbols] if isinstance(symbols, str) else list(symbols)
+    if isinstance(symbols, str):
+        items = [symbols]
+    elif isinstance(symbols, Iterable) and not isinstance(symbols, bytes | Mapping):
+        items = list(symbols)
+    else:
+        raise InvalidParams(spec.ep.name, "symbols", f"has value {symbols!r} of type "
+                            f"{type(symbols).__name__}", "a symbol string like '2330', or a "
+                            "list of them")
     if not items:
         raise InvalidParams(spec.ep.name, "symbols", "is an empty list", "one or more symbols")
     out: list[str] = []
     for s in items:
-        if not isinstance(s, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", s):
-            raise InvalidParams(spec.ep.name, "symbols", f"has value {s!r}",
-                                "symbol strings of letters and digits")
+        if not isinstance(s, str) or len(s) > MAX_SYMBOL or not _SYMBOL.fullmatch(s):
+            shown = repr(s) if len(repr(s)) <= 40 else repr(s)[:37] + "..."
+            raise InvalidParams(spec.ep.name, "symbols", f"has value {shown}",
+                                f"symbol strings of up to {MAX_SYMBOL} letters and digits, "
+                                "e.g. '2330'")
         if s not in out:
             out.append(s)
     return out
@@ -219,26 +230,6 @@ def _request(spec: Spec, task: _Task, today: dt.date) -> dict[str, Any]:
     return p
 
 
-def _date_bounds(table: pa.Table) -> Interval | None:
-    if table.num_rows == 0:
-        return None
-    col = table.column("date")
-    if pa.types.is_timestamp(col.type):
-        col = pc.cast(col, pa.date32()) if col.type.tz is None else pc.cast(
-            pc.local_timestamp(col), pa.date32())
-    mm = pc.min_max(col).as_py()
-    return mm["min"], mm["max"]
-
-
-def _in_window(table: pa.Table, window: Interval) -> pa.Table:
-    col = table.column("date")
-    if pa.types.is_timestamp(col.type):
-        col = pc.cast(pc.local_timestamp(col), pa.date32())
-    mask = pc.and_(pc.greater_equal(col, pa.scalar(window[0], pa.date32())),
-                   pc.less_equal(col, pa.scalar(window[1], pa.date32())))
-    return table.filter(mask)
-
-
 def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: list[str],
         want: Interval | None, *, today: dt.date | None, progress: bool | None,
         max_workers: int) -> SyncReport:
@@ -248,6 +239,7 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
     report = SyncReport(spec.ds.key, symbols=len(symbols) if spec.has_symbol else 0)
     clock_today = today or taipei_today()
     lead = spec.lead_days()
+    forget_damaged(root, manifest, spec.ds, symbols, report)
     tasks: list[_Task] = []
     for sym in symbols:
         if want is None:
@@ -277,8 +269,8 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
         if tasks:
             # fetches on max_workers threads; each symbol's writes, once all its windows are
             # in, on a writer thread (different symbols never share a partition file)
-            with ThreadPoolExecutor(max_workers, thread_name_prefix="marketframe-store") as pool, \
-                    ThreadPoolExecutor(2, thread_name_prefix="marketframe-write") as writers:
+            pool = DaemonPool(max_workers, "marketframe-store")
+            with ThreadPoolExecutor(2, thread_name_prefix="marketframe-write") as writers:
                 futures: dict[Future[Any], _Task] = {
                     pool.submit(_fetch, client, spec, req): t
                     for t, req in zip(tasks, requests, strict=True)}
@@ -286,10 +278,10 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
                 try:
                     _collect(futures, report, spec, client, done, pending, bar, commits, writers,
                              root, manifest, clock_today, commit_lock)
-                except BaseException:
-                    # Ctrl-C in a notebook, a write error: stop sending, keep what is written
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    raise
+                finally:
+                    # Ctrl-C, a write error: stop sending and do not wait for requests in
+                    # flight; the symbols already handed to the writers are still written
+                    pool.shutdown(cancel=True)
                 for c in commits:
                     c.result()  # a write error (disk full, ...) is raised, never swallowed
         manifest.save()
@@ -311,7 +303,7 @@ def _collect(futures: dict[Future[Any], _Task], report: SyncReport, spec: Spec,
              writers: ThreadPoolExecutor, root: Path, manifest: Manifest,
              clock_today: dt.date, commit_lock: threading.Lock) -> None:
     """Take fetched windows as they complete; hand each finished symbol to a writer."""
-    for fut in as_completed(futures):
+    for fut in _completed(futures):
         task = futures[fut]
         try:
             table, env_today = fut.result()
@@ -327,8 +319,19 @@ def _collect(futures: dict[Future[Any], _Task], report: SyncReport, spec: Spec,
         if bar is not None:
             bar.update(1)
         if pending[task.symbol] == 0:
-            commits.append(writers.submit(_commit, root, manifest, spec, task.symbol,
+            commits.append(writers.submit(commit_symbol, root, manifest, spec, task.symbol,
                                           done.pop(task.symbol, []), report, commit_lock))
+
+
+def _completed(futures: dict[Future[Any], _Task]) -> Iterator[Future[Any]]:
+    """Futures as they complete. The wait wakes up every quarter second: a process-directed
+    SIGINT may be delivered to a fetch thread, and the main thread only raises
+    ``KeyboardInterrupt`` once it runs Python code again (a wait without a timeout would
+    sleep through Ctrl-C until a request finished)."""
+    left = set(futures)
+    while left:
+        done, left = wait(left, timeout=0.25, return_when=FIRST_COMPLETED)
+        yield from done
 
 
 def _key_of(client: Client) -> str | None:
@@ -338,60 +341,6 @@ def _key_of(client: Client) -> str | None:
 def _fetch(client: Client, spec: Spec, req: dict[str, Any]) -> tuple[pa.Table, dt.date | None]:
     fetched = client.fetch(spec.ep.name, refresh=True, **req)
     return fetched.table, envelope_date(fetched.responses[0].body)
-
-
-def _commit(root: Path, manifest: Manifest, spec: Spec, symbol: str,
-            results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport,
-            lock: threading.Lock) -> None:
-    """Write one symbol's fetched windows, then record them in the manifest."""
-    if not results:
-        return
-    counts = SyncReport(report.dataset)
-    _write(root, manifest, spec, symbol, results, counts)
-    manifest.save()
-    with lock:
-        for k in ("rows_received", "rows_written", "windows_fetched", "empty_windows"):
-            setattr(report, k, getattr(report, k) + getattr(counts, k))
-
-
-def _write(root: Path, manifest: Manifest, spec: Spec, symbol: str,
-           results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport) -> None:
-    results = sorted(results, key=lambda r: r[0].window[0] if r[0].window else dt.date.min)
-    kept: list[pa.Table] = []
-    for task, table, _ in results:
-        report.rows_received += table.num_rows
-        if task.window is not None and task.fetch_from != task.window[0] and table.num_rows:
-            table = _in_window(table, task.window)  # drop the warm-up lead
-        if table.num_rows:
-            kept.append(table)
-    if kept:
-        table = concat(kept)
-        meta = {_io.META_PARAMS: spec.ds.params.encode(),
-                _io.META_TIMEFRAME: (spec.ds.timeframe or "").encode()}
-        keys = list(spec.ep.keys)
-        if spec.has_symbol:
-            for year, part in _io.split_partitions(spec.ds, table).items():
-                path = _io.partition_path(root, spec.ds, symbol, year)
-                report.rows_written += _io.upsert(path, part, keys, meta,
-                                                  constant=("symbol", "timeframe"))
-        else:
-            path = _io.partition_path(root, spec.ds, None, None)
-            report.rows_written += _io.upsert(path, table, keys, meta)
-    for task, table, today in results:
-        report.windows_fetched += 1
-        if task.window is None:  # minute timeframe: what came back, never final
-            bounds = _date_bounds(table)
-            if bounds is None:
-                report.empty_windows += 1
-            else:
-                manifest.record(spec.ds, symbol, bounds, None, empty=False, params=spec.params)
-            continue
-        rows = table.num_rows if task.fetch_from == task.window[0] else \
-            _in_window(table, task.window).num_rows
-        if rows == 0:
-            report.empty_windows += 1
-        manifest.record(spec.ds, symbol, task.window, final_until(spec.ds.timeframe, today),
-                        empty=rows == 0, params=spec.params)
 
 
 def _progress(total: int, label: str, progress: bool | None) -> Any:

@@ -114,14 +114,25 @@ def plan(want: Interval, held: Sequence[Interval], symbol: str | None, lead: int
     return windows, before
 
 
-def final_until(timeframe: str | None, today: dt.date) -> dt.date | None:
+#: endpoints whose rows keep changing after their date, and for how long: a listing
+#: applicant's review, approval and listing dates and its underwriting price fill in over the
+#: months after its application date, so applications of the last two years stay open
+#: (refetched by every sync) instead of final
+REFRESH = {"stock.corporate_actions.listing_applicants": dt.timedelta(days=730)}
+
+
+def final_until(timeframe: str | None, today: dt.date,
+                endpoint: str | None = None) -> dt.date | None:
     """The last date whose rows can no longer change, given the service's ``today``.
 
     Daily rows (and date-keyed endpoints with no timeframe) are final before today. Weekly and
     monthly candles are labelled by the first trading day of their period and aggregate the
     whole period, so a label is final only when its period ended before today: labels before
-    the start of today's week (Monday) or month. Minute rows are never final (None).
+    the start of today's week (Monday) or month. Minute rows are never final (None). Rows of
+    the endpoints of :data:`REFRESH` are final only that long after their date.
     """
+    if endpoint in REFRESH:
+        return today - REFRESH[endpoint]
     if timeframe in MINUTE_TIMEFRAMES:
         return None
     if timeframe == "W":

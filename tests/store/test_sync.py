@@ -288,9 +288,9 @@ def test_layout_one_file_per_symbol_for_daily_data_years_for_minute_data(
         st.sync("stock.historical.candles", ["2330", "0050"], "2016-01-01", "2025-12-31",
                 progress=False)
         st.sync("stock.historical.candles", "2330", timeframe="5", progress=False)
-    daily = tmp_path / "l" / "dataset=stock.historical.candles" / "params=default" / "timeframe=D"
+    daily = tmp_path / "l" / "dataset=stock.historical.candles" / "params=default" / "tf=D"
     assert sorted(p.relative_to(daily).as_posix() for p in daily.rglob("*.parquet")) == [
-        "symbol=0050/part-0.parquet", "symbol=2330/part-0.parquet"]
-    minute = daily.parent / "timeframe=5" / "symbol=2330"
+        "sym=0050/part-0.parquet", "sym=2330/part-0.parquet"]
+    minute = daily.parent / "tf=5" / "sym=2330"
     years = sorted(p.parent.name for p in minute.rglob("*.parquet"))
     assert years and all(y.startswith("year=") for y in years)

@@ -33,6 +33,7 @@ def _days(ivs: list[tuple[dt.date, dt.date]]) -> set[dt.date]:
     return out
 
 
+@settings(deadline=None)  # pure functions: no time limit (the machine is shared)
 @given(ranges)
 def test_split_covers_exactly_without_overlap_and_is_minimal(r: tuple[dt.date, dt.date]) -> None:
     lo, hi = r
@@ -54,6 +55,7 @@ def test_leap_day_window() -> None:
         dt.date(2024, 2, 29), dt.date(2025, 2, 27))
 
 
+@settings(deadline=None)  # pure functions: no time limit (the machine is shared)
 @given(ranges, st.lists(ranges, max_size=5), st.sampled_from(["2330", "IX0001", None]))
 def test_plan_fetches_exactly_the_missing_days(want: tuple[dt.date, dt.date],
                                                held: list[tuple[dt.date, dt.date]],
@@ -72,6 +74,7 @@ def test_plan_fetches_exactly_the_missing_days(want: tuple[dt.date, dt.date],
     assert all(b < one_year_after(a) for a, b in windows)
 
 
+@settings(deadline=None)  # pure functions: no time limit (the machine is shared)
 @given(ranges, st.integers(0, 200))
 def test_split_with_warmup_lead_stays_under_one_year(r: tuple[dt.date, dt.date],
                                                       lead: int) -> None:
@@ -82,6 +85,7 @@ def test_split_with_warmup_lead_stays_under_one_year(r: tuple[dt.date, dt.date],
         assert b < one_year_after(a - dt.timedelta(days=lead))
 
 
+@settings(deadline=None)  # pure functions: no time limit (the machine is shared)
 @given(st.lists(ranges, max_size=6), ranges)
 def test_merge_and_subtract(ivs: list[tuple[dt.date, dt.date]],
                             want: tuple[dt.date, dt.date]) -> None:
@@ -103,7 +107,7 @@ def test_final_until(tf: str | None, today: dt.date, expected: dt.date | None) -
     assert final_until(tf, today) == expected
 
 
-@settings(max_examples=50)
+@settings(max_examples=50, deadline=None)
 @given(st.sampled_from(["2330", "0050", "6669"]), ranges)
 def test_stock_windows_start_no_earlier_than_2010(sym: str, r: tuple[dt.date, dt.date]) -> None:
     windows, _ = plan(r, [], sym)

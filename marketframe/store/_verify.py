@@ -1,0 +1,166 @@
+"""``Store.verify``: find damaged, missing or replaced files and a damaged manifest; repair.
+
+A check reads every file the manifest records and compares it with its record (size, content
+hash, row count) and its own page checksums. A repair restores a damaged manifest from the
+previous generation (``_manifest.prev.json``), removes each damaged file, forgets what its
+symbol held and fetches that range again; minute data comes back only as far as the service
+still has it (the latest 30 days).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow.parquet as pq
+
+from marketframe.store import _io
+from marketframe.store._manifest import NO_SYMBOL, PREVIOUS, VERSION, DatasetId, parse
+from marketframe.store._report import StoreCorrupted, StoreLocked, SyncError, VerifyReport
+from marketframe.store._windows import merge
+
+if TYPE_CHECKING:
+    from marketframe.store import Store
+
+
+@contextmanager
+def locked(path: Path, timeout: float) -> Iterator[None]:
+    """The store's inter-process lock; :class:`StoreLocked` when ``timeout`` runs out."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(path), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise StoreLocked(path.parent, timeout) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def check_file(path: Path, rec: dict[str, Any]) -> str | None:
+    """What is wrong with a recorded partition file, or None."""
+    try:
+        table = _io.read_file(path, rec)
+    except StoreCorrupted as exc:
+        return str(exc).split("; to repair it", 1)[0].removeprefix(str(path)).strip()
+    if "rows" in rec and table.num_rows != rec["rows"] and not rec.get("pending"):
+        return f"holds {table.num_rows} rows where {rec['rows']} were written"
+    return None
+
+
+def run(store: Store, repair: bool, *, today: dt.date | None,
+        progress: bool | None) -> VerifyReport:
+    """Check (and with ``repair`` fix) the store; called under the store's lock."""
+    manifest = store._manifest
+    manifest.reload()
+    report = VerifyReport(str(store.root))
+    if manifest.damage is not None:
+        report.problems.append(f"{manifest.path.name}: {manifest.damage}")
+        if not repair:
+            return report
+        data, problem = parse(store.root / PREVIOUS)
+        old = _version_1(manifest.path)
+        if old is not None:
+            data = migrate(store.root, old)
+            report.repaired.append(f"{manifest.path.name}: layout 1 migrated to {VERSION} "
+                                   "(directories tf=/sym=, files rewritten and recorded)")
+        elif problem is None:
+            report.repaired.append(f"{manifest.path.name}: restored from {PREVIOUS}")
+        else:
+            data = {"version": VERSION, "datasets": {}}
+            report.repaired.append(f"{manifest.path.name}: started afresh ({PREVIOUS} {problem}); "
+                                   "sync again what the store should hold")
+        manifest.replace_data(data)
+        manifest.save()
+    damaged: dict[tuple[DatasetId, str], list[str]] = {}
+    values: dict[DatasetId, dict[str, Any]] = {}
+    for ds, d in manifest.datasets():
+        values[ds] = d.get("values", {})
+        for rel, rec in sorted(d.get("files", {}).items()):
+            if "hash" not in rec:
+                continue  # staged, never recorded as held
+            report.checked += 1
+            problem = check_file(store.root / rel, rec)
+            if problem is not None:
+                report.problems.append(f"{rel}: {problem}")
+                sym, _ = _io.where(rel)
+                damaged.setdefault((ds, sym or NO_SYMBOL), []).append(rel)
+    if repair and damaged:
+        for (ds, sym), rels in damaged.items():
+            _refetch(store, ds, sym, rels, values[ds], today, progress, report)
+    return report
+
+
+def _refetch(store: Store, ds: DatasetId, sym: str, rels: list[str], params: dict[str, Any],
+             today: dt.date | None, progress: bool | None, report: VerifyReport) -> None:
+    """Remove ``rels`` (damaged files of one symbol), forget its coverage, fetch it again."""
+    manifest = store._manifest
+    held = manifest.intervals(ds, sym)
+    ranges = merge([*held["final"], *held["open"]])
+    for rel in rels:
+        (store.root / rel).unlink(missing_ok=True)
+        manifest.drop_file(ds, rel)
+    manifest.drop_symbol(ds, sym)
+    manifest.save()
+    symbols = None if sym == NO_SYMBOL else sym
+    minute = _io.by_year(ds)
+    for lo, hi in ([(None, None)] if minute else ranges):
+        try:
+            args = store._check_sync(ds.endpoint, symbols, lo, hi, ds.timeframe, today, params)
+            store._run_sync(*args, progress=progress, strict=True)
+        except SyncError as exc:
+            report.failures += [str(f) for f in exc.report.failures]
+            continue
+        span = "the service's latest 30 days" if minute else f"{lo}..{hi}"
+        report.repaired += [f"{rel}: fetched again ({span})" for rel in rels]
+
+
+def _version_1(path: Path) -> dict[str, Any] | None:
+    """The manifest at ``path`` if it is an intact one of layout 1."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    ok = isinstance(data, dict) and data.get("version") == 1 and isinstance(
+        data.get("datasets"), dict)
+    return data if ok else None
+
+
+def migrate(root: Path, old: dict[str, Any]) -> dict[str, Any]:
+    """A layout-1 store (``timeframe=``/``symbol=`` directories, dictionary columns, no file
+    records) moved to the current layout: every file rewritten in its dataset's physical
+    schema with page checksums, recorded, and the old directories removed."""
+    from marketframe.endpoints import get
+    from marketframe.store._commit import store_keys
+
+    data: dict[str, Any] = {"version": VERSION, "datasets": {}}
+    for key, d in old["datasets"].items():
+        ds = DatasetId(d["endpoint"], d["params"], d.get("timeframe"))
+        base = root / f"dataset={ds.endpoint}" / f"params={ds.params}"
+        old_dir = base / f"timeframe={ds.timeframe}" if ds.timeframe else base
+        new_dir = _io.dataset_dir(root, ds)
+        keys = list(store_keys(get(ds.endpoint)))
+        files: dict[str, Any] = {}
+        found = sorted(old_dir.glob("symbol=*/**/part-0.parquet")) if ds.timeframe else \
+            [p for p in [old_dir / _io.PART] if p.exists()]
+        for f in found:
+            rel = f.relative_to(old_dir).as_posix().replace("symbol=", f"{_io.SYM_KEY}=", 1)
+            target = new_dir / rel
+            table = pq.read_table(f, partitioning=None)
+            payload, rec, _ = _io.prepare(table, keys, {})
+            tmp, mtime = _io.stage(payload, target)
+            _io.publish(tmp, target)
+            files[target.relative_to(root).as_posix()] = {**rec.as_dict(), "mtime_ns": mtime}
+            if f != target:
+                f.unlink()
+        if ds.timeframe and old_dir.is_dir() and not any(old_dir.rglob("*.parquet")):
+            shutil.rmtree(old_dir)
+        data["datasets"][key] = {**d, "files": files}
+    return data

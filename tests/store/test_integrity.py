@@ -1,0 +1,222 @@
+"""Corruption is detected and repaired (17.6); a damaged manifest or file is a typed error
+naming the path and the repair, never a raw one (17.7)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from marketframe.sandbox import Sandbox
+from marketframe.store import Store, StoreCorrupted, _io
+from marketframe.store._manifest import MANIFEST, PREVIOUS
+
+from ._helpers import arrow_equal
+
+CANDLES = "stock.historical.candles"
+SYMS = ["2330", "0050"]
+START, END = "2023-01-01", "2024-12-31"
+
+
+def _file(root: Path, sym: str) -> Path:
+    return root / f"dataset={CANDLES}" / "params=default" / "tf=D" / f"sym={sym}" / _io.PART
+
+
+def _flip_close(path: Path) -> None:
+    """Change one byte inside the `close` column's data page (same size, still Parquet)."""
+    meta = pq.ParquetFile(path).metadata
+    col = next(meta.row_group(0).column(i) for i in range(meta.num_columns)
+               if meta.row_group(0).column(i).path_in_schema == "close")
+    data = bytearray(path.read_bytes())
+    at = col.data_page_offset + col.total_compressed_size - 8
+    data[at] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def _delete(root: Path) -> None:
+    _file(root, "2330").unlink()
+
+
+def _restore_older(root: Path) -> None:
+    older = root.parent / "older.parquet"
+    shutil.copy2(_file(root, "2330"), older)  # taken before the second sync below
+    root.joinpath(".older").write_text(str(older))
+
+
+def _copy_over(root: Path) -> None:
+    shutil.copyfile(_file(root, "0050"), _file(root, "2330"))
+
+
+def _sync(st: Store, end: str = END) -> None:
+    st.sync(CANDLES, SYMS, START, end, progress=False)
+
+
+@pytest.fixture
+def clean(make_store: Callable[..., Store]) -> pa.Table:
+    st = make_store("clean")
+    _sync(st)
+    return st.read(CANDLES, SYMS, backend="arrow")
+
+
+SCENARIOS: dict[str, Callable[[Path], None]] = {
+    "flipped byte in close": lambda r: _flip_close(_file(r, "2330")),
+    "deleted partition": _delete,
+    "one symbol's file copied over another's": _copy_over,
+}
+
+
+@pytest.mark.parametrize("damage", list(SCENARIOS))
+def test_read_refuses_damage_and_verify_repairs_it(make_store: Callable[..., Store],
+                                                   clean: pa.Table, damage: str) -> None:
+    st = make_store()
+    _sync(st)
+    SCENARIOS[damage](st.root)
+    with pytest.raises(StoreCorrupted) as err:
+        st.read(CANDLES, SYMS, backend="arrow")
+    assert "sym=2330" in str(err.value) and "verify" in str(err.value)
+    found = st.verify()
+    assert not found.ok and len(found.problems) == 1 and "sym=2330" in found.problems[0]
+    fixed = st.verify(repair=True)
+    assert fixed.ok and fixed.repaired
+    assert st.verify().problems == []
+    arrow_equal(st.read(CANDLES, SYMS, backend="arrow"), clean)
+
+
+def test_a_restored_older_file_is_found_and_repaired(make_store: Callable[..., Store],
+                                                     clean: pa.Table, tmp_path: Path) -> None:
+    st = make_store()
+    st.sync(CANDLES, SYMS, START, "2023-12-31", progress=False)
+    older = tmp_path / "older.parquet"
+    shutil.copy2(_file(st.root, "2330"), older)
+    _sync(st)  # the file now holds 2024 too
+    shutil.copy2(older, _file(st.root, "2330"))  # a backup restored over it
+    with pytest.raises(StoreCorrupted):
+        st.read(CANDLES, "2330", backend="arrow")
+    assert len(st.verify().problems) == 1
+    assert st.verify(repair=True).ok
+    arrow_equal(st.read(CANDLES, SYMS, backend="arrow"), clean)
+
+
+@pytest.mark.parametrize("damage", list(SCENARIOS))
+def test_sync_repairs_what_its_cheap_check_finds(make_store: Callable[..., Store],
+                                                 clean: pa.Table, damage: str) -> None:
+    st = make_store()
+    _sync(st)
+    SCENARIOS[damage](st.root)
+    report = st.sync(CANDLES, SYMS, START, END, progress=False)
+    assert report.repaired and report.requests > 0
+    arrow_equal(st.read(CANDLES, SYMS, backend="arrow"), clean)
+
+
+def test_files_are_written_with_page_checksums(make_store: Callable[..., Store]) -> None:
+    st = make_store()
+    _sync(st)
+    path = _file(st.root, "2330")
+    _flip_close(path)
+    # any reader that verifies checksums refuses the page, not only the store
+    with pytest.raises(OSError, match="(?i)checksum|CRC"):
+        pq.ParquetFile(path, page_checksum_verification=True).read()
+
+
+@pytest.mark.parametrize("content", [b"", b'{"version": 2, "datas', b"\xff\xfe\x00garbage",
+                                     b"[1, 2]", b"null"])
+def test_a_damaged_manifest_is_typed_and_restored(make_store: Callable[..., Store],
+                                                  clean: pa.Table, content: bytes) -> None:
+    st = make_store()
+    _sync(st)
+    (st.root / MANIFEST).write_bytes(content)
+    again = Store(st.root, st.client)  # opening never raises
+    with pytest.raises(StoreCorrupted) as err:
+        again.read(CANDLES, SYMS)
+    assert MANIFEST in str(err.value) and "verify --store" in str(err.value)
+    with pytest.raises(StoreCorrupted):
+        again.sync(CANDLES, SYMS, START, END, progress=False)
+    report = again.verify(repair=True)
+    assert report.ok and any(PREVIOUS in r for r in report.repaired)
+    json.loads((st.root / MANIFEST).read_text())
+    json.loads((st.root / PREVIOUS).read_text())  # the damaged file never becomes a generation
+    # the previous generation may hold less than the damaged one did; what it does not
+    # record, the next sync fetches again
+    again.sync(CANDLES, SYMS, START, END, progress=False)
+    arrow_equal(again.read(CANDLES, SYMS, backend="arrow"), clean)
+    assert again.verify().problems == []
+
+
+def test_a_garbage_parquet_file_names_itself(make_store: Callable[..., Store]) -> None:
+    st = make_store()
+    _sync(st)
+    path = _file(st.root, "0050")
+    path.write_bytes(b"not parquet at all" * 10)
+    with pytest.raises(StoreCorrupted) as err:
+        st.read(CANDLES, "0050")
+    assert str(path) in str(err.value)
+
+
+def test_a_file_renamed_in_but_not_yet_recorded_is_not_corruption(
+        make_store: Callable[..., Store], clean: pa.Table) -> None:
+    """A sync killed between a file's rename and the manifest's save leaves a file the
+    manifest lists as pending: it reads, and the next sync adopts it."""
+    st = make_store()
+    st.sync(CANDLES, SYMS, START, "2023-12-31", progress=False)
+    before = json.loads((st.root / MANIFEST).read_text())
+    _sync(st)
+    after = json.loads((st.root / MANIFEST).read_text())
+    key = f"{CANDLES}|default|D"
+    # the state such a kill leaves: the old generation's records, the new files pending
+    for sym in SYMS:
+        rel = _file(st.root, sym).relative_to(st.root).as_posix()
+        before["datasets"][key]["files"][rel]["pending"] = [after["datasets"][key]["files"][rel]]
+    (st.root / MANIFEST).write_text(json.dumps(before))
+    assert st.verify().problems == []
+    st.read(CANDLES, "2330", backend="arrow")
+    _sync(st)
+    arrow_equal(st.read(CANDLES, SYMS, backend="arrow"), clean)
+
+
+def test_a_store_copied_without_its_file_times_is_not_damaged(
+        make_store: Callable[..., Store], sb: Sandbox, tmp_path: Path) -> None:
+    st = make_store()
+    _sync(st)
+    copy = tmp_path / "copy"
+    shutil.copytree(st.root, copy, copy_function=shutil.copyfile)  # new modification times
+    served = sb.requests_served
+    with Store(copy, api_key=sb.api_key, base_url=sb.base_url) as moved:
+        report = moved.sync(CANDLES, SYMS, START, END, progress=False)
+        assert report.repaired == [] and report.requests == 0
+        assert moved.verify().problems == []
+    assert sb.requests_served == served
+
+
+def test_a_layout_1_store_is_reported_and_migrated(make_store: Callable[..., Store],
+                                                   clean: pa.Table, sb: Sandbox) -> None:
+    st = make_store()
+    _sync(st)
+    # the same store as the previous layout wrote it: timeframe=/symbol= directories,
+    # dictionary columns, a version-1 manifest without file records
+    for sym in SYMS:
+        old = st.root / f"dataset={CANDLES}" / "params=default" / "timeframe=D" / f"symbol={sym}"
+        old.mkdir(parents=True)
+        pq.write_table(st.read(CANDLES, sym, backend="arrow"), old / _io.PART)
+    shutil.rmtree(_file(st.root, "2330").parents[1])
+    manifest = json.loads((st.root / MANIFEST).read_text())
+    manifest["version"] = 1
+    for d in manifest["datasets"].values():
+        d.pop("files")
+    (st.root / MANIFEST).write_text(json.dumps(manifest))
+    (st.root / PREVIOUS).unlink()
+    again = Store(st.root, st.client)
+    with pytest.raises(StoreCorrupted, match="layout version 1"):
+        again.read(CANDLES, SYMS)
+    served = sb.requests_served
+    report = again.verify(repair=True)
+    assert report.ok and any("migrated" in r for r in report.repaired)
+    assert sb.requests_served == served  # nothing refetched: the files were kept
+    arrow_equal(again.read(CANDLES, SYMS, backend="arrow"), clean)
+    assert not (st.root / f"dataset={CANDLES}" / "params=default" / "timeframe=D").exists()
+    assert again.verify().problems == []
+    assert again.sync(CANDLES, SYMS, START, END, progress=False).requests == 0

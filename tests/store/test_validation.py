@@ -1,0 +1,101 @@
+"""Bad arguments are typed errors naming the fix, raised before any request (17.15, 11.4)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+from marketframe.cli import main
+from marketframe.exceptions import InvalidParams
+from marketframe.sandbox import Sandbox
+from marketframe.store import LOCK, Store, StoreLocked
+
+CANDLES = "stock.historical.candles"
+
+
+def test_a_tilde_path_is_the_home_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                            ) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    st = Store("~/marketdata")
+    assert st.root == tmp_path / "home" / "marketdata" and st.root.is_dir()
+    assert not (tmp_path / "~").exists()
+
+
+@pytest.mark.parametrize("call", [
+    lambda st: st.sync(CANDLES, 2330, "2024-01-01"),
+    lambda st: st.sync(CANDLES, [2330], "2024-01-01"),
+    lambda st: st.read(CANDLES, "A" * 300),
+    lambda st: st.sync(CANDLES, "A" * 300, "2024-01-01"),
+], ids=["int symbol", "int in list", "long symbol read", "long symbol sync"])
+def test_bad_symbols_are_invalid_params_before_any_request(
+        make_store: Callable[..., Store], sb: Sandbox, call: Callable[[Store], object]) -> None:
+    st = make_store()
+    served = sb.requests_served
+    with pytest.raises(InvalidParams, match="symbols") as err:
+        call(st)
+    assert "'2330'" in str(err.value)  # names what a symbol looks like
+    assert sb.requests_served == served
+
+
+@pytest.mark.parametrize("timeout", [-2, "5", None, True])
+def test_a_bad_lock_timeout_is_invalid_params(tmp_path: Path, timeout: object) -> None:
+    with pytest.raises(InvalidParams, match="lock_timeout"):
+        Store(tmp_path, lock_timeout=timeout)  # type: ignore[arg-type]
+
+
+def test_a_locked_store_is_a_typed_error(make_store: Callable[..., Store], sb: Sandbox) -> None:
+    st = make_store(lock_timeout=0)
+    served = sb.requests_served
+    with FileLock(str(st.root / LOCK)), pytest.raises(StoreLocked, match="lock_timeout"):
+        # held by "another process": a separate lock object on the same file
+        st.sync(CANDLES, "2330", "2024-01-01", "2024-02-01", progress=False)
+    assert sb.requests_served == served
+
+
+def test_a_file_as_store_path_is_invalid_params(tmp_path: Path) -> None:
+    f = tmp_path / "passwd"
+    f.write_text("root:x:0:0\n")
+    with pytest.raises(InvalidParams, match="not a directory"):
+        Store(f)
+
+
+@pytest.fixture
+def env(sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    monkeypatch.setenv("MARKETFRAME_API_KEY", sb.api_key)
+    return ["--base-url", sb.base_url, "--no-progress"]
+
+
+def test_cli_refuses_a_file_as_store_and_a_non_parquet_out(
+        env: list[str], tmp_path: Path, sb: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "passwd"
+    f.write_text("root:x:0:0\n")
+    served = sb.requests_served
+    assert main(["sync", CANDLES, "--store", str(f), "--symbols", "2330",
+                 "--start", "2024-01-01", *env]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    out = tmp_path / "x.xlsx"
+    assert main(["export", CANDLES, "--out", str(out), "--symbols", "2330",
+                 "--start", "2024-01-01", "--end", "2024-02-01", *env]) == 2
+    assert ".parquet" in capsys.readouterr().err and not out.exists()
+    assert sb.requests_served == served
+
+
+def test_cli_verify_reports_and_repairs(env: list[str], tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "s"
+    assert main(["sync", CANDLES, "--store", str(root), "--symbols", "2330",
+                 "--start", "2024-01-01", "--end", "2024-03-31", *env]) == 0
+    assert main(["verify", "--store", str(root)]) == 0
+    capsys.readouterr()
+    next(root.rglob("part-0.parquet")).unlink()
+    assert main(["verify", "--store", str(root), "--json"]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert len(found["problems"]) == 1 and "missing" in found["problems"][0]
+    assert main(["verify", "--store", str(root), "--repair", "--base-url", env[1]]) == 0
+    assert main(["verify", "--store", str(root)]) == 0
+    assert len(Store(root).read(CANDLES, "2330")) > 50
