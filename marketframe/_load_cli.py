@@ -31,7 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         for param in ep.params:
             kw: dict[str, Any] = {"dest": param.name, "required": param.required,
                                   "help": param.doc or None}
-            if param.allowed:
+            if param.type == "fields":  # a list or a comma string; checked by the params layer
+                kw.update(nargs="+", metavar="FIELD",
+                          help=f"{param.doc}; any of: {', '.join(param.allowed or ())}")
+            elif param.allowed:
                 kw["choices"] = param.allowed
             if param.type == "bool":
                 kw["choices"] = ("true", "false")
@@ -48,7 +51,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-
     ep = ENDPOINTS[args.endpoint]
     params: dict[str, Any] = {}
     for param in ep.params:
@@ -59,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
             value = value == "true"
         if param.in_path and len(value) == 1:
             value = value[0]
+        if param.type == "fields":  # `--fields open,close` and `--fields open close` alike
+            value = ",".join(value)
         params[param.name] = value
     from marketframe._connect import connect
 

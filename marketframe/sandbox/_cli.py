@@ -4,8 +4,22 @@ from __future__ import annotations
 
 import argparse
 import threading
+from datetime import datetime
 
 from ._server import DEMO_KEYS
+
+
+def iso_time(text: str) -> str:
+    """argparse type of ``--now``: an ISO time, refused as a usage error otherwise."""
+    from . import _parse_now
+
+    try:
+        _parse_now(text)
+    except ValueError:
+        example = datetime(2026, 11, 20, 10, 30).isoformat() + "+08:00"
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO time; write e.g. {example} or 2026-11-20") from None
+    return text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=8000, help="port (0 picks a free one)")
     p.add_argument("--seed", type=int, default=0, help="seed of the synthetic market")
-    p.add_argument("--now", default=None,
+    p.add_argument("--now", default=None, type=iso_time,
                    help="freeze the clock at this ISO time (e.g. 2026-11-20T10:30:00+08:00); "
                         "default: follow the wall clock")
     p.add_argument("--rate-limit", type=int, default=600,
