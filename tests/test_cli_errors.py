@@ -5,6 +5,7 @@ only with --debug."""
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -181,3 +182,31 @@ def test_main_module_reports_like_main(tmp_path: Path) -> None:
                           timeout=120, cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "InvalidParams" in done.stderr and "end" in done.stderr
+
+
+def test_sandbox_stops_on_ctrl_c() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MARKETFRAME_")}
+    serve_then_interrupt("marketframe sandbox --port 0", env)
+
+
+def serve_then_interrupt(command: str, env: dict[str, str]) -> None:
+    """`marketframe sandbox` serves until Ctrl-C: start it (on a free port rather than the
+    printed 8000, which may be taken here), wait for its banner, then press Ctrl-C."""
+    words = shlex.split(command.replace("--port 8000", "--port 0"))
+    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
+                                                              env.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, "-m", "marketframe", *words[1:]], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        banner = []
+        for line in proc.stdout:
+            banner.append(line)
+            if line.startswith("Serving until interrupted"):
+                break
+        assert any("base URL" in line for line in banner), banner
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and "stopped" in rest and "Traceback" not in err, err

@@ -71,7 +71,11 @@ def run(args: argparse.Namespace) -> int:
               f"{sb.base_url}/stock/intraday/quote/2330")
         print("Serving until interrupted (Ctrl-C).", flush=True)
         try:
-            threading.Event().wait()
+            # Wake up now and then: Ctrl-C may be delivered to a server thread, and Python only
+            # raises KeyboardInterrupt once the main thread runs again (an endless wait hangs).
+            forever = threading.Event()
+            while not forever.wait(0.25):
+                pass
         except KeyboardInterrupt:
             print("stopped")
     return 0
