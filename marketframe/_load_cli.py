@@ -9,6 +9,7 @@ to ``_COMMANDS`` in ``marketframe/cli.py``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,15 @@ from typing import Any
 from marketframe.endpoints import ENDPOINTS, Param
 
 _TYPES: dict[str, Any] = {"int": int, "float": float}
+
+
+def _out_path(text: str) -> Path:
+    """argparse type of ``--out``: the suffix says the format, so it must be one we write."""
+    path = Path(text)
+    if path.suffix.lower() not in (".csv", ".parquet"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} must end in .csv or .parquet (the suffix chooses the format)")
+    return path
 
 
 def _option(p: Param) -> str:
@@ -43,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             if param.in_path:
                 kw["nargs"] = "+"
             p.add_argument(_option(param), **kw)
-        p.add_argument("--out", type=Path, help="write .csv or .parquet instead of printing")
+        p.add_argument("--out", type=_out_path, help="write .csv or .parquet instead of printing")
         p.add_argument("--base-url", default=None,
             help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
                  "a sandbox: the one at this URL, else an embedded one)")
@@ -73,12 +83,19 @@ def run(args: argparse.Namespace) -> int:
 
         with pd.option_context("display.width", 200, "display.max_columns", 12):
             print(table.to_pandas())
-    elif args.out.suffix == ".parquet":
-        import pyarrow.parquet as pq
+        return 0
+    # written next to the target, then renamed: an interrupted run leaves no torn file
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_name(f".{args.out.name}.{os.getpid()}.tmp")
+    try:
+        if args.out.suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq
 
-        pq.write_table(table, args.out)
-    else:
-        table.to_pandas().to_csv(args.out, index=False)
-    if args.out is not None:
-        print(f"wrote {table.num_rows} rows to {args.out}", file=sys.stderr)
+            pq.write_table(table, tmp)
+        else:
+            table.to_pandas().to_csv(tmp, index=False)
+        os.replace(tmp, args.out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    print(f"wrote {table.num_rows} rows to {args.out}", file=sys.stderr)
     return 0

@@ -13,12 +13,15 @@ before any request), 1 for failures, 130 on Ctrl-C. A traceback only with ``--de
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import importlib
 import os
+import re
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 # Modules each exposing register(subparsers), in the order `--help` lists them.
 _COMMANDS: tuple[str, ...] = (
@@ -42,8 +45,23 @@ DEBUG_ENV = "MARKETFRAME_DEBUG"
 USAGE, FAILURE, INTERRUPTED = 2, 1, 130
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, plus "did you mean ...?" for a mistyped choice (an endpoint name, a command).
+    Sub-parsers are of the same class, so every command has it."""
+
+    def error(self, message: str) -> NoReturn:
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if m:
+            choices = re.findall(r"'([^']*)'", m[2])
+            close = difflib.get_close_matches(m[1], choices, n=1, cutoff=0.6)
+            if close:
+                message = f"argument {message.split(':', 1)[0].removeprefix('argument ')}: " \
+                          f"invalid choice: '{m[1]}'; did you mean '{close[0]}'?"
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="marketframe",
         description=(
             "Taiwan market data as typed pandas/polars DataFrames. "

@@ -127,10 +127,12 @@ def test_port_in_use_names_the_fix(capsys: pytest.CaptureFixture[str], busy_port
 
 def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(
         on_sandbox: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    argv = ["load", "stock.intraday.quote", "--symbol", "2330", "--out", str(tmp_path)]
-    code, err = _run(capsys, argv)  # --out names a directory: an OSError, not ours
+    (tmp_path / "file").write_text("")
+    target = tmp_path / "file" / "quote.csv"
+    argv = ["load", "stock.intraday.quote", "--symbol", "2330", "--out", str(target)]
+    code, err = _run(capsys, argv)  # --out lies under a file: an OSError, not ours
     line = _one_line(err)
-    assert code == 1 and "IsADirectoryError" in line and str(tmp_path) in line
+    assert code == 1 and "FileExistsError" in line and str(tmp_path / "file") in line
     assert "run with --debug for the traceback" in err
     code = main([*argv, "--debug"])
     err = capsys.readouterr().err
@@ -210,3 +212,30 @@ def serve_then_interrupt(command: str, env: dict[str, str]) -> None:
     finally:
         proc.kill()
     assert proc.returncode == 0 and "stopped" in rest and "Traceback" not in err, err
+
+
+def test_a_mistyped_endpoint_or_command_gets_a_suggestion(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, wanted in ((["load", "stock.intraday.qoute"], "'stock.intraday.quote'"),
+                         (["sync", "stock.historical.candels"], "'stock.historical.candles'"),
+                         (["crosscheck"[:-1] + "x"], "'crosscheck'")):
+        code, err = _run(capsys, argv)
+        assert code == 2 and f"did you mean {wanted}?" in err, err
+
+
+def test_load_refuses_an_out_format_it_would_write_wrongly(
+        on_sandbox: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    before = on_sandbox.requests_served
+    code, err = _run(capsys, ["load", "stock.intraday.quote", "--symbol", "2330",
+                              "--out", str(tmp_path / "quote.xlsx")])
+    assert code == 2 and ".csv or .parquet" in err
+    assert on_sandbox.requests_served == before and not list(tmp_path.iterdir())
+
+
+def test_load_writes_into_a_new_directory_and_leaves_no_temporary_file(
+        on_sandbox: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "new" / "quote.csv"
+    code, err = _run(capsys, ["load", "stock.intraday.quote", "--symbol", "2330",
+                              "--out", str(out)])
+    assert code == 0, err
+    assert "symbol" in out.read_text().splitlines()[0] and os.listdir(out.parent) == ["quote.csv"]

@@ -62,15 +62,15 @@ def run(args: argparse.Namespace) -> int:
                  reset_rate=args.reset_rate, host=args.host, port=args.port,
                  extra_equities=args.extra_equities)
     with sb:
-        print(f"marketframe sandbox (seed {args.seed}, now {sb.now().isoformat()})")
-        print(f"  base URL   {sb.base_url}")
-        print(f"  streaming  {sb.ws_url}")
-        for plan, key in DEMO_KEYS.items():
-            print(f"  {plan:<10} X-API-KEY: {key}")
-        print(f"  try: curl -H 'X-API-KEY: {DEMO_KEYS['advanced']}' "
-              f"{sb.base_url}/stock/intraday/quote/2330")
-        print("Serving until interrupted (Ctrl-C).", flush=True)
-        try:
+        try:  # from the banner on, Ctrl-C is the normal way to stop
+            print(f"marketframe sandbox (seed {args.seed}, now {sb.now().isoformat()})")
+            print(f"  base URL   {sb.base_url}")
+            print(f"  streaming  {sb.ws_url}")
+            for plan, key in DEMO_KEYS.items():
+                print(f"  {plan:<10} X-API-KEY: {key}")
+            print(f"  try: curl -H 'X-API-KEY: {DEMO_KEYS['advanced']}' "
+                  f"{sb.base_url}/stock/intraday/quote/2330")
+            print("Serving until interrupted (Ctrl-C).", flush=True)
             # Wake up now and then: Ctrl-C may be delivered to a server thread, and Python only
             # raises KeyboardInterrupt once the main thread runs again (an endless wait hangs).
             forever = threading.Event()
