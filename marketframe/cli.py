@@ -83,10 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def describe(exc: BaseException) -> str:
     """One line saying what went wrong and, where known, what to do next."""
-    from marketframe.exceptions import MarketframeError
+    from marketframe.exceptions import APIError, MarketframeError
 
     text = " ".join(str(exc).split()) or type(exc).__name__
-    if isinstance(exc, MarketframeError):
+    if isinstance(exc, MarketframeError) and not isinstance(exc, APIError):  # APIError: in text
         hint = getattr(exc, "hint", "") or ""
         if hint and hint not in text:
             text += f" ({hint})"

@@ -102,6 +102,7 @@ def test_marketframe_errors_carry_their_fix_and_need_no_debug_hint(
     code, err = _run(capsys, ["load", "stock.intraday.quote", "--symbol", "ZZZZ"])
     line = _one_line(err)
     assert code == 1 and line.startswith("marketframe load: error: SymbolNotFound: ")
+    assert line.count("does not exist") + line.count("unknown") == 1, line  # the fix, once
     assert "--debug" not in err
 
 
@@ -126,7 +127,8 @@ def test_port_in_use_names_the_fix(capsys: pytest.CaptureFixture[str], busy_port
 
 
 def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(
-        on_sandbox: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        on_sandbox: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "file").write_text("")
     target = tmp_path / "file" / "quote.csv"
     argv = ["load", "stock.intraday.quote", "--symbol", "2330", "--out", str(target)]
@@ -134,9 +136,12 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(
     line = _one_line(err)
     assert code == 1 and "FileExistsError" in line and str(tmp_path / "file") in line
     assert "run with --debug for the traceback" in err
-    code = main([*argv, "--debug"])
-    err = capsys.readouterr().err
-    assert code == 1 and "Traceback (most recent call last)" in err
+    for debug_argv in ([*argv, "--debug"], ["--debug", *argv]):
+        code = main(debug_argv)
+        err = capsys.readouterr().err
+        assert code == 1 and "Traceback (most recent call last)" in err
+    monkeypatch.setenv("MARKETFRAME_DEBUG", "1")
+    assert main(argv) == 1 and "Traceback (most recent call last)" in capsys.readouterr().err
 
 
 def test_fields_as_a_comma_string_or_a_list(on_sandbox: Any, tmp_path: Path,
