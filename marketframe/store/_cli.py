@@ -145,26 +145,13 @@ def _finish(args: argparse.Namespace, report: Any, extra: dict[str, Any] | None 
     return 0
 
 
-def _guard(fn: Any, args: argparse.Namespace) -> int:
-    from marketframe.exceptions import InvalidParams, MarketframeError
-
-    try:
-        return int(fn(args))
-    except InvalidParams as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except MarketframeError as exc:  # e.g. the tickers request of --board failed
-        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-
-
 def run_sync(args: argparse.Namespace) -> int:
     def go(a: argparse.Namespace) -> int:
         with ExitStack() as stack:
             _, report, _ = _sync(a, a.store, stack)
         return _finish(a, report)
 
-    return _guard(go, args)
+    return go(args)  # errors: the common handler of marketframe.cli
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -184,4 +171,4 @@ def run_export(args: argparse.Namespace) -> int:
         print(f"wrote {table.num_rows} rows to {a.out}", file=sys.stderr)
         return _finish(a, report, {"out": str(a.out), "rows": table.num_rows})
 
-    return _guard(go, args)
+    return go(args)  # errors: the common handler of marketframe.cli
