@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from marketframe import indicators as ind
-from marketframe._params import to_date
+from marketframe._params import one_year_after, to_date
 from marketframe.exceptions import MarketframeError
 
 TOLERANCE = 1e-9
@@ -190,6 +190,20 @@ def default_start(end: dt.date, timeframe: str) -> dt.date:
     return end - dt.timedelta(days=182)
 
 
+def _check_range(start: dt.date, end: dt.date) -> None:
+    """The service's technical endpoints take ranges under one year; say so before asking."""
+    from marketframe.exceptions import InvalidParams
+
+    if start > end:
+        raise InvalidParams("crosscheck", "start", f"({start}) is after end ({end})",
+                            "start <= end")
+    if end >= one_year_after(start):
+        raise InvalidParams("crosscheck", "end", f"({end}) makes a range of a year or more "
+                            f"from start ({start})", "ranges under one year: end <= "
+                            f"{one_year_after(start) - dt.timedelta(days=1)}, or start >= "
+                            f"{_one_year_before(end)}")
+
+
 def _one_year_before(d: dt.date) -> dt.date:
     try:
         earlier = d.replace(year=d.year - 1)
@@ -242,6 +256,7 @@ def crosscheck(client: Any, symbol: str, indicator: str, start: str | dt.date | 
     end_d = to_date("crosscheck", "end", end) if end is not None else dt.date.today()
     start_d = (to_date("crosscheck", "start", start) if start is not None
                else default_start(end_d, timeframe))
+    _check_range(start_d, end_d)
     minute = timeframe not in ("D", "W", "M")
     service = client.fetch_table(spec.endpoint, symbol=symbol, from_=start_d, to=end_d,
                                  timeframe=timeframe, **values).to_pandas()

@@ -62,6 +62,11 @@ def test_bad_input_fails_before_any_request(client, sandbox) -> None:
         marketframe.crosscheck(client, "2330", "vwap")
     with pytest.raises(InvalidParams, match="period"):
         marketframe.crosscheck(client, "2330", "sma", window=5)
+    with pytest.raises(InvalidParams, match=r"crosscheck: .*end <= 2020-12-31, or start >= "
+                                            r"2025-01-02"):
+        marketframe.crosscheck(client, "2330", "sma", "2020-01-01", "2026-01-01")
+    with pytest.raises(InvalidParams, match="is after end"):
+        marketframe.crosscheck(client, "2330", "sma", "2026-02-01", "2026-01-01")
     assert sandbox.requests_served == before
 
 
