@@ -11,21 +11,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
+from marketframe.cli import out_path
 from marketframe.endpoints import ENDPOINTS, Param
 
 _TYPES: dict[str, Any] = {"int": int, "float": float}
-
-
-def _out_path(text: str) -> Path:
-    """argparse type of ``--out``: the suffix says the format, so it must be one we write."""
-    path = Path(text)
-    if path.suffix.lower() not in (".csv", ".parquet"):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} must end in .csv or .parquet (the suffix chooses the format)")
-    return path
 
 
 def _option(p: Param) -> str:
@@ -53,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             if param.in_path:
                 kw["nargs"] = "+"
             p.add_argument(_option(param), **kw)
-        p.add_argument("--out", type=_out_path, help="write .csv or .parquet instead of printing")
+        p.add_argument("--out", type=out_path(".csv", ".parquet"),
+                       help="write .csv or .parquet instead of printing")
         p.add_argument("--base-url", default=None,
             help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
                  "a sandbox: the one at this URL, else an embedded one)")

@@ -20,7 +20,8 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NoReturn
 
 # Modules each exposing register(subparsers), in the order `--help` lists them.
@@ -58,6 +59,20 @@ class _Parser(argparse.ArgumentParser):
                 message = f"argument {message.split(':', 1)[0].removeprefix('argument ')}: " \
                           f"invalid choice: '{m[1]}'; did you mean '{close[0]}'?"
         super().error(message)
+
+
+def out_path(*suffixes: str) -> Callable[[str], Path]:
+    """argparse type of an ``--out`` whose suffix chooses the format: refuse other suffixes
+    (rather than write, say, CSV into ``data.xlsx``)."""
+
+    def check(text: str) -> Path:
+        path = Path(text)
+        if path.suffix.lower() not in suffixes:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} must end in {' or '.join(suffixes)} (the suffix is the format)")
+        return path
+
+    return check
 
 
 def build_parser() -> argparse.ArgumentParser:

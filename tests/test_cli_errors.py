@@ -235,6 +235,9 @@ def test_load_refuses_an_out_format_it_would_write_wrongly(
     code, err = _run(capsys, ["load", "stock.intraday.quote", "--symbol", "2330",
                               "--out", str(tmp_path / "quote.xlsx")])
     assert code == 2 and ".csv or .parquet" in err
+    code, err = _run(capsys, ["export", "stock.historical.candles", "--symbols", "2330",
+                              "--start", "2026-01-05", "--out", str(tmp_path / "c.csv")])
+    assert code == 2 and "must end in .parquet" in err  # export writes Parquet only
     assert on_sandbox.requests_served == before and not list(tmp_path.iterdir())
 
 

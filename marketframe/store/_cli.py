@@ -19,6 +19,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from marketframe.cli import out_path
 from marketframe.endpoints import ENDPOINTS, MARKETS, TIMEFRAMES
 
 
@@ -60,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e = sub.add_parser("export", help="write an endpoint's rows over any range to one Parquet file",
                        description="Fetch (through a store: only what is missing) and write "
                                    "the rows of the range to one Parquet file.")
-    e.add_argument("--out", type=Path, required=True, help="the .parquet file to write")
+    e.add_argument("--out", type=out_path(".parquet"), required=True,
+                   help="the .parquet file to write")
     e.add_argument("--store", type=Path, default=None,
                    help="a store to sync through (default: a temporary one)")
     _add_common(e)
