@@ -37,6 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                           help=f"{param.doc}; any of: {', '.join(param.allowed or ())}")
             elif param.allowed:
                 kw["choices"] = param.allowed
+            if param.type == "date":
+                kw["metavar"] = "YYYY-MM-DD"
             if param.type == "bool":
                 kw["choices"] = ("true", "false")
             if param.type in _TYPES:
