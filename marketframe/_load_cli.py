@@ -9,10 +9,11 @@ to ``_COMMANDS`` in ``marketframe/cli.py``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from pathlib import Path
 from typing import Any
 
+from marketframe.cli import out_path
 from marketframe.endpoints import ENDPOINTS, Param
 
 _TYPES: dict[str, Any] = {"int": int, "float": float}
@@ -31,8 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         for param in ep.params:
             kw: dict[str, Any] = {"dest": param.name, "required": param.required,
                                   "help": param.doc or None}
-            if param.allowed:
+            if param.type == "fields":  # a list or a comma string; checked by the params layer
+                kw.update(nargs="+", metavar="FIELD",
+                          help=f"{param.doc}; any of: {', '.join(param.allowed or ())}")
+            elif param.allowed:
                 kw["choices"] = param.allowed
+            if param.type == "date":
+                kw["metavar"] = "YYYY-MM-DD"
             if param.type == "bool":
                 kw["choices"] = ("true", "false")
             if param.type in _TYPES:
@@ -40,7 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             if param.in_path:
                 kw["nargs"] = "+"
             p.add_argument(_option(param), **kw)
-        p.add_argument("--out", type=Path, help="write .csv or .parquet instead of printing")
+        p.add_argument("--out", type=out_path(".csv", ".parquet"),
+                       help="write .csv or .parquet instead of printing")
         p.add_argument("--base-url", default=None,
             help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
                  "a sandbox: the one at this URL, else an embedded one)")
@@ -48,7 +55,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-
     ep = ENDPOINTS[args.endpoint]
     params: dict[str, Any] = {}
     for param in ep.params:
@@ -59,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
             value = value == "true"
         if param.in_path and len(value) == 1:
             value = value[0]
+        if param.type == "fields":  # `--fields open,close` and `--fields open close` alike
+            value = ",".join(value)
         params[param.name] = value
     from marketframe._connect import connect
 
@@ -69,12 +77,19 @@ def run(args: argparse.Namespace) -> int:
 
         with pd.option_context("display.width", 200, "display.max_columns", 12):
             print(table.to_pandas())
-    elif args.out.suffix == ".parquet":
-        import pyarrow.parquet as pq
+        return 0
+    # written next to the target, then renamed: an interrupted run leaves no torn file
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_name(f".{args.out.name}.{os.getpid()}.tmp")
+    try:
+        if args.out.suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq
 
-        pq.write_table(table, args.out)
-    else:
-        table.to_pandas().to_csv(args.out, index=False)
-    if args.out is not None:
-        print(f"wrote {table.num_rows} rows to {args.out}", file=sys.stderr)
+            pq.write_table(table, tmp)
+        else:
+            table.to_pandas().to_csv(tmp, index=False)
+        os.replace(tmp, args.out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    print(f"wrote {table.num_rows} rows to {args.out}", file=sys.stderr)
     return 0

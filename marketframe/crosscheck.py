@@ -27,9 +27,17 @@ import numpy as np
 import pandas as pd
 
 from marketframe import indicators as ind
-from marketframe._params import to_date
+from marketframe._params import one_year_after, to_date
+from marketframe.exceptions import MarketframeError
 
 TOLERANCE = 1e-9
+
+
+class NotCheckable(MarketframeError, ValueError):
+    """The service returned no values of the indicator for the range (too few bars for its
+    warm-up), so there is nothing to compare."""
+
+    hint = "widen the range (an earlier start), or use a shorter timeframe"
 
 
 @dataclass(frozen=True)
@@ -174,6 +182,28 @@ class CrosscheckReport:
         return fig
 
 
+def default_start(end: dt.date, timeframe: str) -> dt.date:
+    """The default first date: ~6 months of daily bars; for weekly and monthly bars the longest
+    range the service accepts (under a year), so the slower indicators have values."""
+    if timeframe in ("W", "M"):
+        return _one_year_before(end)
+    return end - dt.timedelta(days=182)
+
+
+def _check_range(start: dt.date, end: dt.date) -> None:
+    """The service's technical endpoints take ranges under one year; say so before asking."""
+    from marketframe.exceptions import InvalidParams
+
+    if start > end:
+        raise InvalidParams("crosscheck", "start", f"({start}) is after end ({end})",
+                            "start <= end")
+    if end >= one_year_after(start):
+        raise InvalidParams("crosscheck", "end", f"({end}) makes a range of a year or more "
+                            f"from start ({start})", "ranges under one year: end <= "
+                            f"{one_year_after(start) - dt.timedelta(days=1)}, or start >= "
+                            f"{_one_year_before(end)}")
+
+
 def _one_year_before(d: dt.date) -> dt.date:
     try:
         earlier = d.replace(year=d.year - 1)
@@ -204,8 +234,10 @@ def crosscheck(client: Any, symbol: str, indicator: str, start: str | dt.date | 
 
     ``indicator`` is one of ``sma``, ``rsi``, ``kdj``, ``macd``, ``bb`` (``bbands``);
     ``params`` are the service's parameter names (``period``; ``rPeriod``, ``kPeriod``,
-    ``dPeriod``; ``fast``, ``slow``, ``signal``), defaulting to the usual ones. ``start`` and
-    ``end`` default to the last ~6 months; minute timeframes use the service's latest 30 days.
+    ``dPeriod``; ``fast``, ``slow``, ``signal``), defaulting to the usual ones. ``end`` defaults
+    to today and ``start`` to about 6 months earlier for daily candles, to the longest range the
+    service allows (just under a year) for W and M; minute timeframes use the service's latest
+    30 days. Raises :class:`NotCheckable` when the service has no value in the range.
     """
     name = ALIASES.get(indicator, indicator)
     if name not in SPECS:
@@ -223,14 +255,15 @@ def crosscheck(client: Any, symbol: str, indicator: str, start: str | dt.date | 
     values = {**spec.params, **params}
     end_d = to_date("crosscheck", "end", end) if end is not None else dt.date.today()
     start_d = (to_date("crosscheck", "start", start) if start is not None
-               else end_d - dt.timedelta(days=182))
+               else default_start(end_d, timeframe))
+    _check_range(start_d, end_d)
     minute = timeframe not in ("D", "W", "M")
     service = client.fetch_table(spec.endpoint, symbol=symbol, from_=start_d, to=end_d,
                                  timeframe=timeframe, **values).to_pandas()
     service = service.sort_values("date").reset_index(drop=True)
     if service.empty:
-        raise ValueError(f"the service returned no {name} values for {symbol} "
-                         f"{start_d}..{end_d} ({timeframe}); widen the range")
+        raise NotCheckable(f"the service returned no {name} values for {symbol} "
+                           f"{start_d}..{end_d} ({timeframe})")
     base = _candles(client, symbol, None if minute else start_d, end_d, timeframe)
     alignments: dict[str, pd.DataFrame] = {"range": base}
     if not minute:
@@ -297,9 +330,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "built-in sandbox is audited."),
     )
     p.add_argument("symbol", nargs="?", default="2330", help="stock symbol")
-    p.add_argument("--start", help="first date (YYYY-MM-DD); default: about 6 months ago")
+    p.add_argument("--start", help="first date (YYYY-MM-DD); default: about 6 months before "
+                   "--end for D, just under a year for W and M")
     p.add_argument("--end", help="last date (YYYY-MM-DD); default: today")
-    p.add_argument("--timeframe", default="D", help="D, W, M or minutes 1..60")
+    from marketframe.endpoints import TIMEFRAMES
+
+    p.add_argument("--timeframe", default="D", choices=TIMEFRAMES,
+                   help="D, W, M or minutes (" + ", ".join(TIMEFRAMES) + ")")
     p.add_argument("--indicator", action="append", choices=INDICATOR_NAMES,
                    help="check only these (repeatable); default: all five")
     p.add_argument("--tolerance", type=float, default=TOLERANCE,
@@ -310,13 +347,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _run(args: argparse.Namespace) -> int:
+    """Check each indicator; one that cannot be checked is reported and skipped. Exit 1 when
+    any indicator disagrees with every known convention, or when none could be checked."""
     from marketframe._connect import connect
 
-    failures = 0
+    failures = checked = 0
     with connect(notice=sys.stdout) as client:
         for name in args.indicator or INDICATOR_NAMES:
-            report = crosscheck(client, args.symbol, name, args.start, args.end,
-                                args.timeframe, tolerance=args.tolerance)
+            try:
+                report = crosscheck(client, args.symbol, name, args.start, args.end,
+                                    args.timeframe, tolerance=args.tolerance)
+            except NotCheckable as exc:
+                print(f"{name.upper()} {args.symbol} {args.timeframe}: not checkable: {exc}; "
+                      f"{exc.hint}")
+                continue
+            checked += 1
             print(report.summary())
             failures += report.convention is None
             if args.chart:
@@ -326,5 +371,4 @@ def _run(args: argparse.Namespace) -> int:
                 out = path.with_name(f"{path.stem}-{name}{path.suffix or '.png'}")
                 report.plot().savefig(out, dpi=110)
                 print(f"  chart: {out}")
-    return 1 if failures else 0
-
+    return 1 if failures or not checked else 0

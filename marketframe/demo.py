@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from marketframe.sandbox._cli import iso_time
+
 DEFAULT_SYMBOLS = ("2330", "2317", "2454", "0050", "6488")
 INDICATORS = ("sma", "rsi", "kdj", "macd", "bb")
 
@@ -36,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="symbols to sync")
     p.add_argument("--start", default="2016-01-01", help="first day of the daily history")
     p.add_argument("--seed", type=int, default=0, help="sandbox seed (no key only)")
-    p.add_argument("--now", default=None,
+    p.add_argument("--now", default=None, type=iso_time,
                    help="sandbox clock as an ISO time (no key only; default: wall clock)")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(func=run)

@@ -11,6 +11,8 @@ import pytest  # noqa: E402
 import marketframe  # noqa: E402
 from marketframe import Client, InvalidParams  # noqa: E402
 from marketframe.cli import main  # noqa: E402
+from marketframe.crosscheck import NotCheckable  # noqa: E402
+from marketframe.exceptions import MarketframeError  # noqa: E402
 
 # The sandbox's documented conventions (docs/sandbox.md), found by the cross-check, not told.
 SANDBOX = {"sma": "talib", "rsi": "talib", "kdj": "kdj=recursive50", "macd": "ema_seed=first",
@@ -60,6 +62,11 @@ def test_bad_input_fails_before_any_request(client, sandbox) -> None:
         marketframe.crosscheck(client, "2330", "vwap")
     with pytest.raises(InvalidParams, match="period"):
         marketframe.crosscheck(client, "2330", "sma", window=5)
+    with pytest.raises(InvalidParams, match=r"crosscheck: .*end <= 2020-12-31, or start >= "
+                                            r"2025-01-02"):
+        marketframe.crosscheck(client, "2330", "sma", "2020-01-01", "2026-01-01")
+    with pytest.raises(InvalidParams, match="is after end"):
+        marketframe.crosscheck(client, "2330", "sma", "2026-02-01", "2026-01-01")
     assert sandbox.requests_served == before
 
 
@@ -80,3 +87,37 @@ def test_cli_prints_all_five(capsys, monkeypatch, tmp_path) -> None:
     for name, conv in SANDBOX.items():
         assert f"{name.upper()}(" in out and f"'{conv}'" in out
     assert len(list(tmp_path.glob("cc-*.png"))) == 5
+
+
+@pytest.fixture
+def on_sandbox(sandbox, api_key, monkeypatch):
+    monkeypatch.setenv("MARKETFRAME_API_KEY", api_key)
+    monkeypatch.setenv("MARKETFRAME_BASE_URL", sandbox.base_url)
+    return sandbox
+
+
+def test_cli_reports_an_indicator_without_values_as_not_checkable_and_goes_on(
+        on_sandbox, capsys) -> None:
+    # 26 weekly bars: too few for MACD(12,26,9), enough for the other four
+    code = main(["crosscheck", "2454", "--timeframe", "W", "--start", "2026-05-25",
+                 "--end", "2026-11-20"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    lines = [line for line in captured.out.splitlines() if line[:3] in ("SMA", "RSI", "KDJ",
+                                                                          "MAC", "BB(", "BB ")]
+    assert len(lines) == 5, captured.out
+    macd = next(line for line in lines if line.startswith("MACD"))
+    assert "not checkable" in macd and "widen the range" in macd
+    assert sum("matches convention" in line for line in lines) == 4
+
+
+def test_the_demo_suggestion_checks_all_five_weekly(on_sandbox, capsys) -> None:
+    code = main(["crosscheck", "2454", "--timeframe", "W", "--end", "2026-11-20"])
+    out = capsys.readouterr().out
+    assert code == 0 and out.count("matches convention") == 5, out
+
+
+def test_not_checkable_is_a_typed_error(client) -> None:
+    with pytest.raises(NotCheckable, match="no macd values") as caught:
+        marketframe.crosscheck(client, "2454", "macd", "2026-05-25", "2026-11-20", "W")
+    assert isinstance(caught.value, MarketframeError) and "widen the range" in caught.value.hint

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_demo_runs_with_no_key_and_its_files_open(tmp_path: Path) -> None:
+def test_demo_runs_with_no_key_its_files_open_and_its_suggestions_work(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "MARKETFRAME_API_KEY"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     out = tmp_path / "demo"
@@ -40,3 +40,28 @@ def test_demo_runs_with_no_key_and_its_files_open(tmp_path: Path) -> None:
                       "hive_partitioning = true)").fetchall()
     assert held[0][0] == export.num_rows
     assert "Try next" in text
+    _run_suggestions(text, tmp_path)
+
+
+def _suggestions(text: str) -> list[str]:
+    tail = text.split("Try next:", 1)[1]
+    return [line.strip() for line in tail.splitlines()
+            if line.startswith(("  marketframe ", "  python "))]
+
+
+def _run_suggestions(text: str, cwd: Path) -> None:
+    """The demo's "Try next" commands work as printed (on the sandbox, no key)."""
+    from test_cli_errors import serve_then_interrupt
+    from test_doc_blocks import run_command
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MARKETFRAME_")}
+    commands = _suggestions(text)
+    assert len(commands) == 4, text
+    for command in commands:
+        if command.startswith("marketframe sandbox"):
+            serve_then_interrupt(command.split("#")[0], env)
+            continue
+        ran = run_command(command.split("  #")[0], env, cwd)
+        assert ran.returncode == 0 and "Traceback" not in ran.stderr, (command, ran.stderr)
+        if command.startswith("marketframe crosscheck"):
+            assert ran.stdout.count("matches convention") == 5, ran.stdout

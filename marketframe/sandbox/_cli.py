@@ -4,8 +4,22 @@ from __future__ import annotations
 
 import argparse
 import threading
+from datetime import datetime
 
 from ._server import DEMO_KEYS
+
+
+def iso_time(text: str) -> str:
+    """argparse type of ``--now``: an ISO time, refused as a usage error otherwise."""
+    from . import _parse_now
+
+    try:
+        _parse_now(text)
+    except ValueError:
+        example = datetime(2026, 11, 20, 10, 30).isoformat() + "+08:00"
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO time; write e.g. {example} or 2026-11-20") from None
+    return text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=8000, help="port (0 picks a free one)")
     p.add_argument("--seed", type=int, default=0, help="seed of the synthetic market")
-    p.add_argument("--now", default=None,
+    p.add_argument("--now", default=None, type=iso_time,
                    help="freeze the clock at this ISO time (e.g. 2026-11-20T10:30:00+08:00); "
                         "default: follow the wall clock")
     p.add_argument("--rate-limit", type=int, default=600,
@@ -48,16 +62,20 @@ def run(args: argparse.Namespace) -> int:
                  reset_rate=args.reset_rate, host=args.host, port=args.port,
                  extra_equities=args.extra_equities)
     with sb:
-        print(f"marketframe sandbox (seed {args.seed}, now {sb.now().isoformat()})")
-        print(f"  base URL   {sb.base_url}")
-        print(f"  streaming  {sb.ws_url}")
-        for plan, key in DEMO_KEYS.items():
-            print(f"  {plan:<10} X-API-KEY: {key}")
-        print(f"  try: curl -H 'X-API-KEY: {DEMO_KEYS['advanced']}' "
-              f"{sb.base_url}/stock/intraday/quote/2330")
-        print("Serving until interrupted (Ctrl-C).", flush=True)
-        try:
-            threading.Event().wait()
+        try:  # from the banner on, Ctrl-C is the normal way to stop
+            print(f"marketframe sandbox (seed {args.seed}, now {sb.now().isoformat()})")
+            print(f"  base URL   {sb.base_url}")
+            print(f"  streaming  {sb.ws_url}")
+            for plan, key in DEMO_KEYS.items():
+                print(f"  {plan:<10} X-API-KEY: {key}")
+            print(f"  try: curl -H 'X-API-KEY: {DEMO_KEYS['advanced']}' "
+                  f"{sb.base_url}/stock/intraday/quote/2330")
+            print("Serving until interrupted (Ctrl-C).", flush=True)
+            # Wake up now and then: Ctrl-C may be delivered to a server thread, and Python only
+            # raises KeyboardInterrupt once the main thread runs again (an endless wait hangs).
+            forever = threading.Event()
+            while not forever.wait(0.25):
+                pass
         except KeyboardInterrupt:
             print("stopped")
     return 0

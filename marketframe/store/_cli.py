@@ -19,6 +19,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from marketframe.cli import out_path
 from marketframe.endpoints import ENDPOINTS, MARKETS, TIMEFRAMES
 
 
@@ -60,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e = sub.add_parser("export", help="write an endpoint's rows over any range to one Parquet file",
                        description="Fetch (through a store: only what is missing) and write "
                                    "the rows of the range to one Parquet file.")
-    e.add_argument("--out", type=Path, required=True, help="the .parquet file to write")
+    e.add_argument("--out", type=out_path(".parquet"), required=True,
+                   help="the .parquet file to write")
     e.add_argument("--store", type=Path, default=None,
                    help="a store to sync through (default: a temporary one)")
     _add_common(e)
@@ -156,68 +158,44 @@ def _finish(args: argparse.Namespace, report: Any, extra: dict[str, Any] | None 
     return 0
 
 
-def _guard(fn: Any, args: argparse.Namespace) -> int:
-    from marketframe.exceptions import InvalidParams, MarketframeError
+def run_sync(a: argparse.Namespace) -> int:
+    """Errors go to the common handler of marketframe.cli."""
+    with ExitStack() as stack:
+        _, report, _ = _sync(a, a.store, stack)
+    return _finish(a, report)
 
-    try:
-        return int(fn(args))
-    except InvalidParams as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except MarketframeError as exc:  # e.g. the tickers request of --board failed
-        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+def run_verify(a: argparse.Namespace) -> int:
+    """Errors go to the common handler of marketframe.cli."""
+    from marketframe.store import Store
+
+    with ExitStack() as stack:
+        client = _session(stack, a) if a.repair else None
+        store = stack.enter_context(Store(a.store, client))
+        report = store.verify(repair=a.repair, today=a.today)
+    print(json.dumps(report.as_dict(), indent=1) if a.json else str(report))
+    if not report.ok or (report.problems and not a.repair):
+        print(f"{a.store}: damaged; run `marketframe verify --store {a.store} --repair`"
+              if not a.repair else "some repairs failed; rerun to retry them",
+              file=sys.stderr)
         return 1
+    return 0
 
 
-def run_sync(args: argparse.Namespace) -> int:
-    def go(a: argparse.Namespace) -> int:
-        with ExitStack() as stack:
-            _, report, _ = _sync(a, a.store, stack)
-        return _finish(a, report)
+def run_export(a: argparse.Namespace) -> int:
+    """Errors go to the common handler of marketframe.cli."""
+    import pyarrow.parquet as pq
 
-    return _guard(go, args)
+    with ExitStack() as stack:
+        root = a.store or Path(stack.enter_context(tempfile.TemporaryDirectory(
+            prefix="marketframe-export-")))
+        store, report, ctx = _sync(a, root, stack)
+        table = store.read(a.endpoint, ctx["symbols"], a.start, a.end, a.timeframe,
+                           backend="arrow", **ctx["params"])
+        a.out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = a.out.with_name(f".{a.out.name}.{os.getpid()}.tmp")
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, a.out)
+    print(f"wrote {table.num_rows} rows to {a.out}", file=sys.stderr)
+    return _finish(a, report, {"out": str(a.out), "rows": table.num_rows})
 
-
-def run_verify(args: argparse.Namespace) -> int:
-    def go(a: argparse.Namespace) -> int:
-        from marketframe.store import Store
-
-        with ExitStack() as stack:
-            client = _session(stack, a) if a.repair else None
-            store = stack.enter_context(Store(a.store, client))
-            report = store.verify(repair=a.repair, today=a.today)
-        print(json.dumps(report.as_dict(), indent=1) if a.json else str(report))
-        if not report.ok or (report.problems and not a.repair):
-            print(f"{a.store}: damaged; run `marketframe verify --store {a.store} --repair`"
-                  if not a.repair else "some repairs failed; rerun to retry them",
-                  file=sys.stderr)
-            return 1
-        return 0
-
-    return _guard(go, args)
-
-
-def run_export(args: argparse.Namespace) -> int:
-    def go(a: argparse.Namespace) -> int:
-        import pyarrow.parquet as pq
-
-        from marketframe.exceptions import InvalidParams
-
-        if a.out.suffix.lower() != ".parquet":
-            raise InvalidParams("export", "out", f"{str(a.out)!r} is not a .parquet file "
-                                "(export writes Parquet only)", "a path ending in .parquet")
-
-        with ExitStack() as stack:
-            root = a.store or Path(stack.enter_context(tempfile.TemporaryDirectory(
-                prefix="marketframe-export-")))
-            store, report, ctx = _sync(a, root, stack)
-            table = store.read(a.endpoint, ctx["symbols"], a.start, a.end, a.timeframe,
-                               backend="arrow", **ctx["params"])
-            a.out.parent.mkdir(parents=True, exist_ok=True)
-            tmp = a.out.with_name(f".{a.out.name}.{os.getpid()}.tmp")
-            pq.write_table(table, tmp, compression="zstd")
-            os.replace(tmp, a.out)
-        print(f"wrote {table.num_rows} rows to {a.out}", file=sys.stderr)
-        return _finish(a, report, {"out": str(a.out), "rows": table.num_rows})
-
-    return _guard(go, args)
