@@ -14,6 +14,7 @@ or from a shell: ``marketframe sandbox --port 8000``. See docs/sandbox.md.
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,6 +26,21 @@ from ._server import DEMO_KEYS, PREFIX, RestApp, Settings
 from ._streaming import Streaming, StreamSettings
 
 __all__ = ["DEMO_KEYS", "Sandbox"]
+
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _restore_ctrl_c() -> None:
+    """Make Ctrl-C interrupt a blocked main thread again.
+
+    Importing polars (the package's frames do) replaces the process's C-level SIGINT handler
+    with one after which blocking waits such as ``threading.Event().wait()`` resume instead
+    of raising ``KeyboardInterrupt``; Python still reports its own default handler. When that
+    default is what Python believes is installed, install it again so that belief is true.
+    """
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _parse_now(now: str | datetime | None) -> datetime | None:
@@ -160,6 +176,7 @@ class Sandbox:
     def start(self) -> Sandbox:
         if self._thread is not None:
             return self
+        _restore_ctrl_c()
         self._thread = threading.Thread(target=self._serve, name="marketframe-sandbox",
                                         daemon=True)
         self._thread.start()
@@ -171,6 +188,10 @@ class Sandbox:
     def _serve(self) -> None:
         from aiohttp import web
 
+        # Ctrl-C belongs to the thread that started the sandbox: with SIGINT/SIGTERM blocked
+        # here (and in the executor threads this loop starts, which inherit the mask), the
+        # kernel delivers them to the main thread, whose wait they then interrupt.
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
         loop = asyncio.new_event_loop()
         self._loop = loop
         asyncio.set_event_loop(loop)

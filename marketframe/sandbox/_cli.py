@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import threading
 
 from ._server import DEMO_KEYS
@@ -42,6 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     from . import Sandbox
 
+    # "Serving until interrupted" must hold even when started with SIGINT ignored (a
+    # background job of a non-interactive shell), so `kill -INT` stops it like Ctrl-C.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sb = Sandbox(seed=args.seed, now=args.now, rate_limit=args.rate_limit or None,
                  rate_window=args.rate_window,
                  latency=args.latency_ms / 1000, fault_rate=args.fault_rate,
