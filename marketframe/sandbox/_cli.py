@@ -51,17 +51,21 @@ def run(args: argparse.Namespace) -> int:
                  latency=args.latency_ms / 1000, fault_rate=args.fault_rate,
                  reset_rate=args.reset_rate, host=args.host, port=args.port,
                  extra_equities=args.extra_equities)
-    with sb:
-        print(f"marketframe sandbox (seed {args.seed}, now {sb.now().isoformat()})")
-        print(f"  base URL   {sb.base_url}")
-        print(f"  streaming  {sb.ws_url}")
-        for plan, key in DEMO_KEYS.items():
-            print(f"  {plan:<10} X-API-KEY: {key}")
-        print(f"  try: curl -H 'X-API-KEY: {DEMO_KEYS['advanced']}' "
-              f"{sb.base_url}/stock/intraday/quote/2330")
-        print("Serving until interrupted (Ctrl-C).", flush=True)
-        try:
+    try:
+        with sb:
+            _banner(sb, args.seed)
+            print("Serving until interrupted (Ctrl-C).", flush=True)
             threading.Event().wait()
-        except KeyboardInterrupt:
-            print("stopped")
+    except KeyboardInterrupt:  # at any point: while starting, printing or serving
+        print("stopped")
     return 0
+
+
+def _banner(sb, seed: int) -> None:  # type: ignore[no-untyped-def]
+    print(f"marketframe sandbox (seed {seed}, now {sb.now().isoformat()})")
+    print(f"  base URL   {sb.base_url}")
+    print(f"  streaming  {sb.ws_url}")
+    for plan, key in DEMO_KEYS.items():
+        print(f"  {plan:<10} X-API-KEY: {key}")
+    print(f"  try: curl -H 'X-API-KEY: {DEMO_KEYS['advanced']}' "
+          f"{sb.base_url}/stock/intraday/quote/2330")

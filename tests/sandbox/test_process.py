@@ -51,8 +51,8 @@ def test_started_sandbox_lets_ctrl_c_interrupt_a_wait() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # undo an inherited SIG_IGN
         from marketframe.sandbox import Sandbox
         sb = Sandbox(port=0).start()
-        print("up", flush=True)
         try:
+            print("up", flush=True)
             threading.Event().wait()
         except KeyboardInterrupt:
             sb.stop()
