@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from . import _calendar as cal
+from ._limits import Runner, quiet_accept_errors, rest_pool
 from ._market import Market
 from ._rest import Service
 from ._server import DEMO_KEYS, PREFIX, RestApp, Settings
@@ -72,6 +73,12 @@ class Sandbox:
         Shares of requests answered with a 5xx, or whose connection is dropped unanswered.
     extra_equities:
         Generic synthetic equities (symbols 9001, 9002, ...) added to the universe for bulk jobs.
+    http_connections:
+        Connections open at once (REST and WebSocket); further ones are closed on accept.
+        ``None``: no cap.
+    idle_timeout:
+        Seconds a connection may go without sending a complete request (silent, trickling
+        headers, or idle between requests) before the server closes it.
     **stream:
         Streaming settings: ``stream_speed`` (0: as fast as possible; 1: real time),
         ``stream_from`` ("08:30"), ``heartbeat`` (30 s), ``drop_after`` (close each connection
@@ -81,14 +88,16 @@ class Sandbox:
     def __init__(self, *, seed: int = 0, now: str | datetime | None = None,
                  rate_limit: int | None = 600, rate_window: float = 60.0, latency: float = 0.0,
                  fault_rate: float = 0.0, reset_rate: float = 0.0, host: str = "127.0.0.1",
-                 port: int = 0,
-                 extra_equities: int = 0, **stream: Any) -> None:
+                 port: int = 0, extra_equities: int = 0, http_connections: int | None = 512,
+                 idle_timeout: float = 60.0, **stream: Any) -> None:
         self.seed = seed
         self.host = host
         self.port = port
         self._now = _parse_now(now)
         self.market = Market(seed, extra_equities=extra_equities)
-        self.settings = Settings(rate_limit, rate_window, latency, fault_rate, reset_rate, seed)
+        self.settings = Settings(rate_limit, rate_window, latency, fault_rate, reset_rate, seed,
+                                 http_connections)
+        self.idle_timeout = idle_timeout
         self.service = Service(self.market, self.now)
         self.rest = RestApp(self.service, self.settings)
         self.stream_settings = StreamSettings(**stream)
@@ -122,8 +131,9 @@ class Sandbox:
 
     def configure(self, **changes: Any) -> None:
         """Change REST settings (``rate_limit``, ``latency``, ``fault_rate``, ``reset_rate``,
-        ``fault_seed``) or streaming settings (``stream_speed``, ``stream_from``, ``heartbeat``,
-        ``drop_after``, ``max_connections``, ``auth_timeout``) while running. Changing the
+        ``fault_seed``, ``http_connections``) or streaming settings (``stream_speed``,
+        ``stream_from``, ``heartbeat``, ``drop_after``, ``max_connections``, ``auth_timeout``)
+        while running. Changing the
         stream speed or start restarts the shared replay clock."""
         for k, v in changes.items():
             for target in (self.settings, self.stream_settings):
@@ -143,6 +153,12 @@ class Sandbox:
     def requests_served(self) -> int:
         """Responses sent so far (every status, faults included)."""
         return self.rest.stats.served
+
+    @property
+    def connections(self) -> int:
+        """HTTP and WebSocket connections open now (refused ones do not count)."""
+        server = self._runner.server if self._runner is not None else None
+        return 0 if server is None else len(server.connections)
 
     @property
     def stats(self):
@@ -177,6 +193,7 @@ class Sandbox:
         if self._thread is not None:
             return self
         _restore_ctrl_c()
+        self.rest.pool = rest_pool()
         self._thread = threading.Thread(target=self._serve, name="marketframe-sandbox",
                                         daemon=True)
         self._thread.start()
@@ -197,8 +214,10 @@ class Sandbox:
         asyncio.set_event_loop(loop)
 
         async def up() -> None:
+            quiet_accept_errors(loop)
             app = self.rest.build(self.streaming)
-            self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+            self._runner = Runner(app, lambda: self.settings.http_connections, access_log=None,
+                                  handle_signals=False, keepalive_timeout=self.idle_timeout)
             await self._runner.setup()
             site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
             await site.start()
@@ -216,6 +235,7 @@ class Sandbox:
         loop.run_forever()
         loop.run_until_complete(self._runner.cleanup())
         loop.close()
+        self.rest.pool.shutdown(wait=False, cancel_futures=True)
 
     def stop(self) -> None:
         if self._loop is not None and self._thread is not None:
