@@ -63,9 +63,19 @@ const stats = {
   client_requests: {},
 };
 
+// How the API scopes are advertised. "hand" (default): listed on the authorization server
+// too, by hand. "standard": the way oidc-provider is meant to be configured -- the API's
+// scopes come from its resource server (getResourceServerInfo) and its RFC 9728 metadata,
+// and the authorization server's RFC 8414 scopes_supported lists only the OpenID scopes.
+const SCOPES_CONFIG = process.env.SCOPES_CONFIG || 'hand';
+if (!['hand', 'standard'].includes(SCOPES_CONFIG)) {
+  console.error(`SCOPES_CONFIG must be hand or standard, not ${SCOPES_CONFIG}`);
+  process.exit(2);
+}
+
 const provider = new Provider(issuer, {
   clients: [],
-  scopes: [...OIDC_SCOPES, ...API_SCOPES],
+  scopes: SCOPES_CONFIG === 'standard' ? OIDC_SCOPES : [...OIDC_SCOPES, ...API_SCOPES],
   claims: {
     openid: ['sub'],
     profile: ['name', 'given_name', 'family_name'],
