@@ -26,7 +26,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from marketframe.academy._errors import TokenStoreError
+from marketframe.academy._errors import TokenStoreError, hold_secret
 
 __all__ = ["HOME_ENV", "TokenSet", "TokenStore", "default_home"]
 
@@ -61,6 +61,9 @@ class TokenSet:
     obtained_at: float = 0.0
     #: what the login asked for; a resource-bound token's ``scope`` holds only the API scopes
     requested_scope: str = ""
+
+    def __post_init__(self) -> None:
+        hold_secret(self.access_token, self.refresh_token, self.id_token)
 
     @property
     def scopes(self) -> frozenset[str]:
