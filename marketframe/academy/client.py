@@ -118,10 +118,9 @@ class AcademyClient:
 
     def registration(self) -> ClientRegistration | None:
         """The stored registration, if it is for this issuer and of the wanted kind."""
-        raw = self.store.read().get("registration")
-        if not isinstance(raw, dict):
+        reg = self.store.section("registration", ClientRegistration.from_dict)
+        if reg is None:
             return None
-        reg = ClientRegistration.from_dict(raw)
         if reg.issuer != self.metadata.issuer:
             return None
         if self.confidential is not None and reg.confidential != self.confidential:
