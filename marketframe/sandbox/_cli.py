@@ -37,6 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="share of requests whose connection is dropped unanswered")
     p.add_argument("--extra-equities", type=int, default=0,
                    help="add N generic synthetic equities (9001, 9002, ...) for bulk jobs")
+    p.add_argument("--http-connections", type=int, default=512,
+                   help="connections open at once; more are closed on accept (0: no cap)")
+    p.add_argument("--idle-timeout", type=float, default=60.0,
+                   help="seconds a connection may go without a complete request")
     p.set_defaults(func=run)
 
 
@@ -50,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
                  rate_window=args.rate_window,
                  latency=args.latency_ms / 1000, fault_rate=args.fault_rate,
                  reset_rate=args.reset_rate, host=args.host, port=args.port,
-                 extra_equities=args.extra_equities)
+                 extra_equities=args.extra_equities,
+                 http_connections=args.http_connections or None,
+                 idle_timeout=args.idle_timeout)
     try:
         with sb:
             _banner(sb, args.seed)
