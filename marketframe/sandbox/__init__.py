@@ -133,8 +133,7 @@ class Sandbox:
         """Change REST settings (``rate_limit``, ``latency``, ``fault_rate``, ``reset_rate``,
         ``fault_seed``, ``http_connections``) or streaming settings (``stream_speed``,
         ``stream_from``, ``heartbeat``, ``drop_after``, ``max_connections``, ``auth_timeout``)
-        while running. Changing the
-        stream speed or start restarts the shared replay clock."""
+        while running. Changing the stream speed or start restarts the shared replay clock."""
         for k, v in changes.items():
             for target in (self.settings, self.stream_settings):
                 if hasattr(target, k):
