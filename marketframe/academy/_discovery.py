@@ -56,6 +56,11 @@ def merge_metadata(authoritative: Mapping[str, Any], extra: Mapping[str, Any]) -
     return merged
 
 
+def _scopes(document: dict[str, Any]) -> list[str]:
+    scopes = document.get("scopes_supported")
+    return [s for s in scopes if isinstance(s, str)] if isinstance(scopes, list) else []
+
+
 @dataclass(frozen=True)
 class PlatformMetadata:
     """What discovery learned about a platform."""
@@ -103,8 +108,19 @@ class PlatformMetadata:
 
     @property
     def scopes_supported(self) -> list[str]:
-        scopes = self.server.get("scopes_supported") or []
-        return [s for s in scopes if isinstance(s, str)]
+        """The authorization server's own list (RFC 8414: optional, may leave scopes out)."""
+        return _scopes(self.server) or _scopes(self.openid_configuration)
+
+    @property
+    def resource_scopes_supported(self) -> list[str]:
+        """The API's list from its RFC 9728 metadata (where API scopes are normally listed)."""
+        return _scopes(self.resource_metadata)
+
+    @property
+    def known_scopes(self) -> list[str]:
+        """Every scope either document lists, authorization server's first."""
+        merged = dict.fromkeys([*self.scopes_supported, *self.resource_scopes_supported])
+        return list(merged)
 
     @property
     def iss_parameter_supported(self) -> bool:

@@ -3,15 +3,20 @@
 Every exception says what went wrong *and what to do next*; none of them ever carries a token,
 a client secret or an authorization code in its text.
 
-``AcademyError`` derives from :class:`Exception` for now. Once
-``marketframe.exceptions.MarketframeError`` lands, it should derive from that instead.
+``AcademyError`` derives from :class:`marketframe.exceptions.MarketframeError`.
+
+Texts that come from the platform (``error_description``, challenges, bodies) are scrubbed of
+every secret this process holds for it (:func:`hold_secret`): a server that echoes its input
+cannot put a refresh token or the client secret into an exception.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
+from typing import Any
 
-from marketframe.exceptions import MarketframeError
+from marketframe.exceptions import MarketframeError, redact
 
 __all__ = [
     "AcademyError",
@@ -34,8 +39,45 @@ __all__ = [
     "TokenStoreError",
     "UnauthorizedClient",
     "UnsupportedGrantType",
+    "hold_secret",
     "oauth_error",
+    "scrub",
 ]
+
+# --- secrets held by this process, scrubbed from every exception ----------------------------
+
+#: Shorter values are not treated as secrets (they would match ordinary words).
+_MIN_SECRET = 8
+#: The most recent secrets kept (tokens rotate; old ones stay scrubbed for a while).
+_MAX_HELD = 512
+_held: dict[str, None] = {}
+_held_lock = threading.Lock()
+
+
+def hold_secret(*values: str | None) -> None:
+    """Remember values (tokens, client secret, code, verifier, state) to scrub from errors."""
+    with _held_lock:
+        for value in values:
+            if isinstance(value, str) and len(value) >= _MIN_SECRET:
+                _held.pop(value, None)
+                _held[value] = None
+        while len(_held) > _MAX_HELD:
+            del _held[next(iter(_held))]
+
+
+def scrub(value: Any) -> Any:
+    """``value`` (text, or JSON-like dicts and lists of it) with every held secret masked."""
+    if isinstance(value, str):
+        with _held_lock:
+            secrets = sorted(_held, key=len, reverse=True)  # longest first: no partial leftovers
+        for secret in secrets:
+            value = redact(value, secret)
+        return value
+    if isinstance(value, Mapping):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(v) for v in value]
+    return value
 
 
 class AcademyError(MarketframeError):
@@ -49,7 +91,7 @@ class AcademyError(MarketframeError):
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         if hint is not None:
             self.hint = hint
-        self.message = message
+        self.message = message = scrub(message)
         super().__init__(f"{message} -- {self.hint}" if self.hint else message)
 
 
@@ -98,8 +140,8 @@ class AuthorizationError(AcademyError):
     hint = "the login was not approved; start it again and approve it in the browser"
 
     def __init__(self, error: str, description: str | None = None, *, hint: str | None = None):
-        self.error = error
-        self.description = description
+        self.error = error = scrub(error)
+        self.description = description = scrub(description)
         text = f"authorization failed: {error}"
         if description:
             text += f" ({description})"
@@ -144,8 +186,8 @@ class OAuthError(AcademyError):
         endpoint: str | None = None,
         hint: str | None = None,
     ) -> None:
-        self.error = error
-        self.description = description
+        self.error = error = scrub(error)
+        self.description = description = scrub(description)
         self.status = status
         self.endpoint = endpoint
         text = f"{endpoint or 'OAuth endpoint'} returned {error}"
@@ -232,9 +274,9 @@ class ResourceError(AcademyError):
         hint: str | None = None,
     ) -> None:
         self.status = status
-        self.url = url
-        self.challenge: dict[str, str] = dict(challenge or {})
-        self.body = body
+        self.url = scrub(url)
+        self.challenge: dict[str, str] = scrub(dict(challenge or {}))
+        self.body = scrub(body)
         super().__init__(message, hint=hint)
 
     @property

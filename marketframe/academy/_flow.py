@@ -30,6 +30,7 @@ from marketframe.academy._errors import (
     IssuerMismatch,
     LoginTimeout,
     StateMismatch,
+    hold_secret,
 )
 from marketframe.academy._registration import REDIRECT_PATH
 
@@ -59,6 +60,9 @@ class AuthorizationRequest:
     resource: str | None
     state: str = field(repr=False)
     code_verifier: str = field(repr=False)
+
+    def __post_init__(self) -> None:
+        hold_secret(self.state, self.code_verifier)
 
 
 def new_authorization_request(
@@ -136,6 +140,7 @@ def parse_authorization_response(redirect: str, request: AuthorizationRequest) -
     code = params.get("code")
     if not code:
         raise AuthorizationError("invalid_request", "the redirect carries neither code nor error")
+    hold_secret(code)
     return code
 
 

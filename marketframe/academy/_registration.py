@@ -15,7 +15,7 @@ from typing import Any, Literal
 import requests
 
 from marketframe.academy._discovery import PlatformMetadata
-from marketframe.academy._errors import RegistrationError
+from marketframe.academy._errors import RegistrationError, hold_secret
 from marketframe.academy._http import DEFAULT_TIMEOUT, json_body
 
 __all__ = ["REDIRECT_PATH", "REDIRECT_URI", "ClientRegistration", "AuthMethod", "register_client"]
@@ -38,6 +38,9 @@ class ClientRegistration:
     client_secret: str | None = field(default=None, repr=False)
     client_secret_expires_at: int | None = None
     scope: str | None = None
+
+    def __post_init__(self) -> None:
+        hold_secret(self.client_secret)
 
     @property
     def confidential(self) -> bool:

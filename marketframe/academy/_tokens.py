@@ -12,6 +12,7 @@ else ``~/.config/marketframe/academy``; the file name is a hash of the platform 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -19,14 +20,14 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from filelock import FileLock
 
-from marketframe.academy._errors import TokenStoreError
+from marketframe.academy._errors import TokenStoreError, hold_secret
 
 __all__ = ["HOME_ENV", "TokenSet", "TokenStore", "default_home"]
 
@@ -36,6 +37,13 @@ HOME_ENV = "MARKETFRAME_ACADEMY_HOME"
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 FORMAT_VERSION = 1
+LOGIN_AGAIN = "`marketframe academy login` (or `marketframe.academy.login(url)`)"
+T = TypeVar("T")
+
+
+def _malformed(path: Path, what: str) -> TokenStoreError:
+    return TokenStoreError(f"token file {path} is malformed ({what})",
+                           hint=f"delete it and log in again: {LOGIN_AGAIN}")
 
 
 def default_home() -> Path:
@@ -61,6 +69,9 @@ class TokenSet:
     obtained_at: float = 0.0
     #: what the login asked for; a resource-bound token's ``scope`` holds only the API scopes
     requested_scope: str = ""
+
+    def __post_init__(self) -> None:
+        hold_secret(self.access_token, self.refresh_token, self.id_token)
 
     @property
     def scopes(self) -> frozenset[str]:
@@ -136,17 +147,31 @@ class TokenSet:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TokenSet:
+        """From the token file; a missing or mistyped field raises ``KeyError``/``TypeError``."""
+        access = data["access_token"]
+        if not isinstance(access, str) or not access:
+            raise TypeError("access_token must be a non-empty string")
+        for name in ("refresh_token", "id_token", "resource"):
+            if data.get(name) is not None and not isinstance(data[name], str):
+                raise TypeError(f"{name} must be a string")
+        expires_at = data.get("expires_at")
         return cls(
-            access_token=str(data["access_token"]),
+            access_token=access,
             token_type=str(data.get("token_type") or "Bearer"),
-            expires_at=data.get("expires_at"),
+            expires_at=None if expires_at is None else _number(expires_at, "expires_at"),
             refresh_token=data.get("refresh_token"),
             id_token=data.get("id_token"),
             scope=str(data.get("scope") or ""),
             resource=data.get("resource"),
-            obtained_at=float(data.get("obtained_at") or 0.0),
+            obtained_at=_number(data.get("obtained_at") or 0.0, "obtained_at"),
             requested_scope=str(data.get("requested_scope") or ""),
         )
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number")
+    return float(value)
 
 
 class TokenStore:
@@ -165,10 +190,37 @@ class TokenStore:
     # --- file plumbing ----------------------------------------------------------------------
 
     def _ensure_home(self) -> None:
+        """Create the directory 0700, or check an existing one is private enough.
+
+        A directory others may write to (group or world writable) is refused: whoever can
+        write there can replace the token file. One that others may only read is tightened
+        to 0700 with a warning. A directory of another user is refused.
+        """
         try:
             self.home.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+            st = self.home.stat()
         except OSError as exc:
             raise TokenStoreError(f"cannot create {self.home}: {exc.strerror}") from None
+        if not stat.S_ISDIR(st.st_mode):
+            raise TokenStoreError(f"{self.home} is not a directory")
+        if st.st_uid != os.geteuid():
+            raise TokenStoreError(f"{self.home} belongs to another user; refusing to keep "
+                                  "tokens there")
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o022:
+            raise TokenStoreError(
+                f"{self.home} is writable by others (mode {mode:04o}); refusing to keep "
+                "tokens there",
+                hint=f"restrict it (`chmod 700 {self.home}`) or point "
+                     f"{HOME_ENV} (or --home) to a private directory",
+            )
+        if mode & 0o077:
+            log.warning("token directory %s was readable by others; restricting it to 0700",
+                        self.home)
+            try:
+                os.chmod(self.home, DIR_MODE)
+            except OSError as exc:
+                raise TokenStoreError(f"cannot restrict {self.home}: {exc.strerror}") from None
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -178,22 +230,43 @@ class TokenStore:
             yield
 
     def read(self) -> dict[str, Any]:
+        """The file's content (``{}`` when there is none).
+
+        The file is opened without following a symlink and must belong to this user; a file
+        others could read is restricted to 0600 through the open descriptor.
+        """
         try:
-            st = self.path.stat()
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
             return {}
-        if stat.S_IMODE(st.st_mode) & 0o077:
-            log.warning("token file %s was readable by others; restricting it to 0600", self.path)
-            os.chmod(self.path, FILE_MODE)
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise TokenStoreError(
+                    f"token file {self.path} is a symbolic link; refusing to follow it",
+                    hint=f"remove the link and log in again: {LOGIN_AGAIN}",
+                ) from None
             raise TokenStoreError(
-                f"cannot read token file {self.path}: {type(exc).__name__}",
-                hint="delete the file and log in again",
+                f"cannot read token file {self.path}: {exc.strerror}",
+                hint=f"check its owner and permissions, or remove it and log in again: "
+                     f"{LOGIN_AGAIN}",
             ) from None
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+                raise TokenStoreError(
+                    f"token file {self.path} is not a regular file of this user; refusing it",
+                    hint=f"remove it and log in again: {LOGIN_AGAIN}",
+                )
+            if stat.S_IMODE(st.st_mode) & 0o077:
+                log.warning("token file %s was readable by others; restricting it to 0600",
+                            self.path)
+                os.fchmod(fd, FILE_MODE)
+            try:
+                data = json.loads(fh.read().decode("utf-8"))
+            except (OSError, ValueError) as exc:
+                raise _malformed(self.path, type(exc).__name__) from None
         if not isinstance(data, dict):
-            raise TokenStoreError(f"token file {self.path} is not a JSON object")
+            raise _malformed(self.path, "not a JSON object")
         return data
 
     def write(self, data: Mapping[str, Any]) -> None:
@@ -230,8 +303,20 @@ class TokenStore:
     # --- typed access -----------------------------------------------------------------------
 
     def tokens(self) -> TokenSet | None:
-        raw = self.read().get("tokens")
-        return TokenSet.from_dict(raw) if isinstance(raw, dict) else None
+        return self.section("tokens", TokenSet.from_dict)
+
+    def section(self, name: str, parse: Callable[[Mapping[str, Any]], T]) -> T | None:
+        """One part of the file (``tokens``, ``registration``) parsed by ``parse``; content
+        that does not parse is a :class:`TokenStoreError` saying how to log in again."""
+        raw = self.read().get(name)
+        if raw is None:
+            return None
+        if not isinstance(raw, dict):
+            raise _malformed(self.path, f"{name} is not an object")
+        try:
+            return parse(raw)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise _malformed(self.path, f"{name}: {type(exc).__name__}") from None
 
     def save_tokens(self, tokens: TokenSet | None) -> None:
         self.update(tokens=tokens.to_dict() if tokens is not None else None)

@@ -118,10 +118,9 @@ class AcademyClient:
 
     def registration(self) -> ClientRegistration | None:
         """The stored registration, if it is for this issuer and of the wanted kind."""
-        raw = self.store.read().get("registration")
-        if not isinstance(raw, dict):
+        reg = self.store.section("registration", ClientRegistration.from_dict)
+        if reg is None:
             return None
-        reg = ClientRegistration.from_dict(raw)
         if reg.issuer != self.metadata.issuer:
             return None
         if self.confidential is not None and reg.confidential != self.confidential:
@@ -156,13 +155,16 @@ class AcademyClient:
     # --- login ----------------------------------------------------------------------------
 
     def _check_scope(self, scope: str) -> None:
-        supported = self.metadata.scopes_supported
-        unknown = [s for s in scope.split() if supported and s not in supported]
+        """Refuse a scope that neither the authorization server (RFC 8414) nor the API
+        (RFC 9728) lists; when neither publishes a list, leave the decision to the server."""
+        known = self.metadata.known_scopes
+        unknown = [s for s in scope.split() if known and s not in known]
         if unknown:
             raise InvalidScope(
                 "invalid_scope",
-                f"the platform does not offer {' '.join(unknown)}",
-                endpoint="authorization-server metadata",
+                f"the platform does not offer {' '.join(unknown)}; "
+                f"it lists {' '.join(known)}",
+                endpoint="platform metadata",
             )
 
     def start_login(

@@ -14,17 +14,34 @@ or from a shell: ``marketframe sandbox --port 8000``. See docs/sandbox.md.
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 from datetime import datetime, timedelta
 from typing import Any
 
 from . import _calendar as cal
+from ._limits import Runner, quiet_accept_errors, rest_pool
 from ._market import Market
 from ._rest import Service
 from ._server import DEMO_KEYS, PREFIX, RestApp, Settings
 from ._streaming import Streaming, StreamSettings
 
 __all__ = ["DEMO_KEYS", "Sandbox"]
+
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _restore_ctrl_c() -> None:
+    """Make Ctrl-C interrupt a blocked main thread again.
+
+    Importing polars (the package's frames do) replaces the process's C-level SIGINT handler
+    with one after which blocking waits such as ``threading.Event().wait()`` resume instead
+    of raising ``KeyboardInterrupt``; Python still reports its own default handler. When that
+    default is what Python believes is installed, install it again so that belief is true.
+    """
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _parse_now(now: str | datetime | None) -> datetime | None:
@@ -56,6 +73,12 @@ class Sandbox:
         Shares of requests answered with a 5xx, or whose connection is dropped unanswered.
     extra_equities:
         Generic synthetic equities (symbols 9001, 9002, ...) added to the universe for bulk jobs.
+    http_connections:
+        Connections open at once (REST and WebSocket); further ones are closed on accept.
+        ``None``: no cap.
+    idle_timeout:
+        Seconds a connection may go without sending a complete request (silent, trickling
+        headers, or idle between requests) before the server closes it.
     **stream:
         Streaming settings: ``stream_speed`` (0: as fast as possible; 1: real time),
         ``stream_from`` ("08:30"), ``heartbeat`` (30 s), ``drop_after`` (close each connection
@@ -65,14 +88,16 @@ class Sandbox:
     def __init__(self, *, seed: int = 0, now: str | datetime | None = None,
                  rate_limit: int | None = 600, rate_window: float = 60.0, latency: float = 0.0,
                  fault_rate: float = 0.0, reset_rate: float = 0.0, host: str = "127.0.0.1",
-                 port: int = 0,
-                 extra_equities: int = 0, **stream: Any) -> None:
+                 port: int = 0, extra_equities: int = 0, http_connections: int | None = 512,
+                 idle_timeout: float = 60.0, **stream: Any) -> None:
         self.seed = seed
         self.host = host
         self.port = port
         self._now = _parse_now(now)
         self.market = Market(seed, extra_equities=extra_equities)
-        self.settings = Settings(rate_limit, rate_window, latency, fault_rate, reset_rate, seed)
+        self.settings = Settings(rate_limit, rate_window, latency, fault_rate, reset_rate, seed,
+                                 http_connections)
+        self.idle_timeout = idle_timeout
         self.service = Service(self.market, self.now)
         self.rest = RestApp(self.service, self.settings)
         self.stream_settings = StreamSettings(**stream)
@@ -106,9 +131,9 @@ class Sandbox:
 
     def configure(self, **changes: Any) -> None:
         """Change REST settings (``rate_limit``, ``latency``, ``fault_rate``, ``reset_rate``,
-        ``fault_seed``) or streaming settings (``stream_speed``, ``stream_from``, ``heartbeat``,
-        ``drop_after``, ``max_connections``, ``auth_timeout``) while running. Changing the
-        stream speed or start restarts the shared replay clock."""
+        ``fault_seed``, ``http_connections``) or streaming settings (``stream_speed``,
+        ``stream_from``, ``heartbeat``, ``drop_after``, ``max_connections``, ``auth_timeout``)
+        while running. Changing the stream speed or start restarts the shared replay clock."""
         for k, v in changes.items():
             for target in (self.settings, self.stream_settings):
                 if hasattr(target, k):
@@ -127,6 +152,12 @@ class Sandbox:
     def requests_served(self) -> int:
         """Responses sent so far (every status, faults included)."""
         return self.rest.stats.served
+
+    @property
+    def connections(self) -> int:
+        """HTTP and WebSocket connections open now (refused ones do not count)."""
+        server = self._runner.server if self._runner is not None else None
+        return 0 if server is None else len(server.connections)
 
     @property
     def stats(self):
@@ -160,6 +191,8 @@ class Sandbox:
     def start(self) -> Sandbox:
         if self._thread is not None:
             return self
+        _restore_ctrl_c()
+        self.rest.pool = rest_pool()
         self._thread = threading.Thread(target=self._serve, name="marketframe-sandbox",
                                         daemon=True)
         self._thread.start()
@@ -171,13 +204,19 @@ class Sandbox:
     def _serve(self) -> None:
         from aiohttp import web
 
+        # Ctrl-C belongs to the thread that started the sandbox: with SIGINT/SIGTERM blocked
+        # here (and in the executor threads this loop starts, which inherit the mask), the
+        # kernel delivers them to the main thread, whose wait they then interrupt.
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
         loop = asyncio.new_event_loop()
         self._loop = loop
         asyncio.set_event_loop(loop)
 
         async def up() -> None:
+            quiet_accept_errors(loop)
             app = self.rest.build(self.streaming)
-            self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+            self._runner = Runner(app, lambda: self.settings.http_connections, access_log=None,
+                                  handle_signals=False, keepalive_timeout=self.idle_timeout)
             await self._runner.setup()
             site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
             await site.start()
@@ -195,6 +234,7 @@ class Sandbox:
         loop.run_forever()
         loop.run_until_complete(self._runner.cleanup())
         loop.close()
+        self.rest.pool.shutdown(wait=False, cancel_futures=True)
 
     def stop(self) -> None:
         if self._loop is not None and self._thread is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import threading
 from datetime import datetime
 
@@ -50,32 +51,41 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="share of requests whose connection is dropped unanswered")
     p.add_argument("--extra-equities", type=int, default=0,
                    help="add N generic synthetic equities (9001, 9002, ...) for bulk jobs")
+    p.add_argument("--http-connections", type=int, default=512,
+                   help="connections open at once; more are closed on accept (0: no cap)")
+    p.add_argument("--idle-timeout", type=float, default=60.0,
+                   help="seconds a connection may go without a complete request")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from . import Sandbox
 
+    # "Serving until interrupted" must hold even when started with SIGINT ignored (a
+    # background job of a non-interactive shell), so `kill -INT` stops it like Ctrl-C.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sb = Sandbox(seed=args.seed, now=args.now, rate_limit=args.rate_limit or None,
                  rate_window=args.rate_window,
                  latency=args.latency_ms / 1000, fault_rate=args.fault_rate,
                  reset_rate=args.reset_rate, host=args.host, port=args.port,
-                 extra_equities=args.extra_equities)
-    with sb:
-        try:  # from the banner on, Ctrl-C is the normal way to stop
-            print(f"marketframe sandbox (seed {args.seed}, now {sb.now().isoformat()})")
-            print(f"  base URL   {sb.base_url}")
-            print(f"  streaming  {sb.ws_url}")
-            for plan, key in DEMO_KEYS.items():
-                print(f"  {plan:<10} X-API-KEY: {key}")
-            print(f"  try: curl -H 'X-API-KEY: {DEMO_KEYS['advanced']}' "
-                  f"{sb.base_url}/stock/intraday/quote/2330")
+                 extra_equities=args.extra_equities,
+                 http_connections=args.http_connections or None,
+                 idle_timeout=args.idle_timeout)
+    try:
+        with sb:
+            _banner(sb, args.seed)
             print("Serving until interrupted (Ctrl-C).", flush=True)
-            # Wake up now and then: Ctrl-C may be delivered to a server thread, and Python only
-            # raises KeyboardInterrupt once the main thread runs again (an endless wait hangs).
-            forever = threading.Event()
-            while not forever.wait(0.25):
-                pass
-        except KeyboardInterrupt:
-            print("stopped")
+            threading.Event().wait()
+    except KeyboardInterrupt:  # at any point: while starting, printing or serving
+        print("stopped")
     return 0
+
+
+def _banner(sb, seed: int) -> None:  # type: ignore[no-untyped-def]
+    print(f"marketframe sandbox (seed {seed}, now {sb.now().isoformat()})")
+    print(f"  base URL   {sb.base_url}")
+    print(f"  streaming  {sb.ws_url}")
+    for plan, key in DEMO_KEYS.items():
+        print(f"  {plan:<10} X-API-KEY: {key}")
+    print(f"  try: curl -H 'X-API-KEY: {DEMO_KEYS['advanced']}' "
+          f"{sb.base_url}/stock/intraday/quote/2330")

@@ -8,6 +8,7 @@ for puts: ``TXO22400L6``). Prices follow the index of the same day, so the futur
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -121,6 +122,7 @@ class FutOpt:
     def __init__(self, market: Market) -> None:
         self.market = market
         self._cache: dict[tuple[str, date, bool], Day | None] = {}
+        self._lock = threading.Lock()
         self._contracts: dict[date, dict[str, Contract]] = {}
 
     def contracts(self, d: date) -> list[Contract]:
@@ -152,12 +154,17 @@ class FutOpt:
         return self._contracts[d].get(symbol)
 
     def day(self, contract: Contract, d: date, afterhours: bool) -> Day | None:
+        # REST bodies are built on several threads: the cache is only touched under the lock
         key = (contract.symbol, d, afterhours)
-        if key not in self._cache:
-            self._cache[key] = self._make(contract, d, afterhours)
-            if len(self._cache) > 256:
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        made = self._make(contract, d, afterhours)
+        with self._lock:
+            self._cache[key] = made
+            while len(self._cache) > 256:
                 self._cache.pop(next(iter(self._cache)))
-        return self._cache[key]
+        return made
 
     def _make(self, c: Contract, d: date, afterhours: bool) -> Day | None:
         ix = self.market.daily("IX0001")

@@ -31,6 +31,12 @@ MARKETS = ("TSE", "OTC", "ESB", "TIB", "PSB")
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
+def _year_before(d: date) -> date:
+    """The same month and day a year earlier (29 February maps to 28 February)."""
+    return d.replace(year=d.year - 1, day=28) if (d.month, d.day) == (2, 29) else \
+        d.replace(year=d.year - 1)
+
+
 class ServiceError(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -376,22 +382,27 @@ class Service:
     # --- historical ------------------------------------------------------------------------
 
     def _range(self, inst: Instrument, q: Query, required: bool) -> tuple[date, date]:
+        """The ``from``..``to`` of a historical or technical query, checked.
+
+        Without ``to`` the range ends today; without ``from`` it is the longest one allowed
+        (under one year) ending at ``to``.
+        """
         start: date | None
         end: date | None
         if required:
             start, end = q.need_day("from"), q.need_day("to")
         else:
             start, end = q.day("from"), q.day("to")
-        today = self.today()
         if end is None:
-            end = today
+            end = self.today()
         if start is None:
-            start = cal.one_year_after(end.replace(year=end.year - 1)) + timedelta(days=1)
+            start = date.min if end.year == date.min.year else \
+                _year_before(end) + timedelta(days=1)
         if start > end:
             raise bad(f"from ({start}) must not be after to ({end})")
-        if end >= cal.one_year_after(start):
-            raise bad("The query range must be under one year "
-                      f"(to must be before {cal.one_year_after(start)})")
+        # from year 9999 on, every representable to is under a year away
+        if start.year < date.max.year and end >= (limit := cal.one_year_after(start)):
+            raise bad(f"The query range must be under one year (to must be before {limit})")
         earliest = date(2015, 1, 1) if inst.type == "INDEX" else date(2010, 1, 1)
         if start < earliest:
             what = "index" if inst.type == "INDEX" else "stock"

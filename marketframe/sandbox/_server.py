@@ -7,6 +7,7 @@ aiohttp gives keep-alive HTTP/1.1 and WebSocket on the same port; the REST bodie
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import random
 import threading
@@ -17,7 +18,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from ._limits import rest_pool
 from ._rest import Query, Service, ServiceError
+
+log = logging.getLogger("marketframe.sandbox")
 
 PREFIX = "/marketdata/v1.0"
 
@@ -50,6 +54,7 @@ class Settings:
     fault_rate: float = 0.0  # share of requests answered with a 5xx
     reset_rate: float = 0.0  # share of requests whose connection is dropped unanswered
     fault_seed: int = 0
+    http_connections: int | None = 512  # open connections at once; None: no cap
 
 
 @dataclass
@@ -66,6 +71,11 @@ class Stats:
     record_paths: bool = False
 
 
+def _build(fn, match: dict[str, str], query: dict[str, str]) -> bytes:
+    """One REST body, serialized (runs on the REST pool)."""
+    return orjson.dumps(fn(match, Query(query)))
+
+
 class RestApp:
     def __init__(self, service: Service, settings: Settings) -> None:
         self.service = service
@@ -74,6 +84,7 @@ class RestApp:
         self._windows: dict[str, _Window] = {}
         self._lock = threading.Lock()
         self._faults = random.Random(settings.fault_seed)
+        self.pool = rest_pool()  # replaced on each start: a stopped sandbox shuts it down
 
     def reseed_faults(self, seed: int) -> None:
         self._faults = random.Random(seed)
@@ -106,7 +117,8 @@ class RestApp:
     def _json(self, body: Any, status: int, headers: dict[str, str]) -> web.Response:
         self.stats.served += 1
         self.stats.by_status[status] = self.stats.by_status.get(status, 0) + 1
-        return web.Response(body=orjson.dumps(body), status=status, headers=headers,
+        raw = body if isinstance(body, bytes) else orjson.dumps(body)
+        return web.Response(body=raw, status=status, headers=headers,
                             content_type="application/json", charset="utf-8")
 
     def _error(self, status: int, headers: dict[str, str], message: str | None = None):
@@ -137,10 +149,16 @@ class RestApp:
             if gated and plan == "basic":
                 return self._error(403, headers, "Forbidden: the basic plan does not include "
                                    "this endpoint (developer or advanced plan required)")
+            # built off the event loop: a heavy body delays only its own request
+            loop = asyncio.get_running_loop()
             try:
-                body = fn(dict(request.match_info), Query(dict(request.query)))
+                body = await loop.run_in_executor(
+                    self.pool, _build, fn, dict(request.match_info), dict(request.query))
             except ServiceError as e:
                 return self._error(e.status, headers, e.message)
+            except Exception:  # noqa: BLE001 - a bug in the emulator: say so in JSON, log it
+                log.exception("sandbox: %s failed", request.path)
+                return self._error(500, headers)
             return self._json(body, 200, headers)
 
         return handle

@@ -61,11 +61,11 @@ class AuthServer:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
 
-def _start_server(tmp: Path, ttl: int) -> Iterator[AuthServer]:
+def _start_server(tmp: Path, ttl: int, scopes: str = "hand") -> Iterator[AuthServer]:
     _ensure_node_modules()
     port = _free_port()
     log_path = tmp / f"server-{port}.log"
-    env = dict(os.environ, PORT=str(port), ACCESS_TOKEN_TTL=str(ttl))
+    env = dict(os.environ, PORT=str(port), ACCESS_TOKEN_TTL=str(ttl), SCOPES_CONFIG=scopes)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             ["node", "server.js", str(port)], cwd=SERVER_DIR, stdout=log,
@@ -101,6 +101,14 @@ def auth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer
 def short_ttl_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
     """The same platform whose API access tokens live 2 s, for real expiry."""
     yield from _start_server(tmp_path_factory.mktemp("shortttl"), ttl=2)
+
+
+@pytest.fixture(scope="session")
+def standard_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
+    """The platform configured the standard way: the authorization server's RFC 8414
+    ``scopes_supported`` lists only the OpenID scopes; the API scopes are listed by the API's
+    RFC 9728 metadata (and known to the server through its resource-server configuration)."""
+    yield from _start_server(tmp_path_factory.mktemp("standard"), ttl=300, scopes="standard")
 
 
 @pytest.fixture()

@@ -63,9 +63,19 @@ const stats = {
   client_requests: {},
 };
 
+// How the API scopes are advertised. "hand" (default): listed on the authorization server
+// too, by hand. "standard": the way oidc-provider is meant to be configured -- the API's
+// scopes come from its resource server (getResourceServerInfo) and its RFC 9728 metadata,
+// and the authorization server's RFC 8414 scopes_supported lists only the OpenID scopes.
+const SCOPES_CONFIG = process.env.SCOPES_CONFIG || 'hand';
+if (!['hand', 'standard'].includes(SCOPES_CONFIG)) {
+  console.error(`SCOPES_CONFIG must be hand or standard, not ${SCOPES_CONFIG}`);
+  process.exit(2);
+}
+
 const provider = new Provider(issuer, {
   clients: [],
-  scopes: [...OIDC_SCOPES, ...API_SCOPES],
+  scopes: SCOPES_CONFIG === 'standard' ? OIDC_SCOPES : [...OIDC_SCOPES, ...API_SCOPES],
   claims: {
     openid: ['sub'],
     profile: ['name', 'given_name', 'family_name'],
@@ -288,6 +298,31 @@ async function handleApi(req, res, url) {
   return json(res, 200, body);
 }
 
+// Echo mode (POST /__test__/echo?on=1): a careless authorization server and API that put the
+// request they got (form body, Authorization header) into their error texts -- refresh
+// tokens, client secrets and bearer tokens included. The client must scrub them.
+let echoErrors = false;
+const ECHO_PATHS = new Set(['/api/oauth/token', '/api/oauth/revoke', '/api/oauth/introspect']);
+
+function echoError(req, res, url) {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const form = Buffer.concat(chunks).toString('utf8');
+    const auth = req.headers.authorization || '';
+    if (url.pathname.startsWith('/api/oauth/')) {
+      return json(res, 400, {
+        error: 'invalid_grant',
+        error_description: `cannot accept ${form} (authorization: ${auth})`,
+      });
+    }
+    const value = auth.replace(/^Bearer /i, '');
+    const header = `Bearer error="invalid_token", error_description="unknown token ${value}"`;
+    return json(res, 401, { error: 'invalid_token', error_description: `unknown ${auth}`, token: value },
+      { 'www-authenticate': header });
+  });
+}
+
 const server = http.createServer((req, res) => {
   const url = new URL(req.url, issuer);
   const done = (err) => {
@@ -301,6 +336,13 @@ const server = http.createServer((req, res) => {
     if (url.pathname === '/api/oauth/introspect' && req.method === 'POST') stats.introspections += 1;
 
     if (url.pathname === '/__test__/stats') return json(res, 200, stats);
+    if (url.pathname === '/__test__/echo' && req.method === 'POST') {
+      echoErrors = url.searchParams.get('on') === '1';
+      return json(res, 200, { echo: echoErrors });
+    }
+    if (echoErrors && (ECHO_PATHS.has(url.pathname) || url.pathname.startsWith('/api/courses'))) {
+      return echoError(req, res, url);
+    }
     if (String(req.headers['user-agent'] || '').startsWith('marketframe-academy/')) {
       const key = `${req.method} ${url.pathname}`;
       stats.client_requests[key] = (stats.client_requests[key] || 0) + 1;
