@@ -145,17 +145,40 @@ def test_subscriptions_lifecycle_and_errors(sb) -> None:
     assert out["after"]["data"] == []
 
 
-def collect(sb, channel: str, symbol: str, oddlot: bool = False):
+def expected_events(sb, channel: str, symbol: str, oddlot: bool = False) -> int:
+    """How many data events a fast replay of the (closed) day sends, counted from REST:
+    a trade, a candle update and a book per trade; a quote per distinct trade or trial time."""
+    extra = {"type": "oddlot"} if oddlot else {}
+    regular = rest(sb, f"stock/intraday/trades/{symbol}", limit=100000, **extra)["data"]
+    trials = rest(sb, f"stock/intraday/trades/{symbol}", isTrial="true", limit=100000,
+                  **extra)["data"]
+    fixed = [t for t in regular if t["serial"] == 99999999]  # not a candle, book or quote
+    if channel == "trades":
+        return len(regular) + len(trials)
+    if channel in ("candles", "books"):
+        return len(regular) - len(fixed)
+    return len({t["time"] for t in regular if t not in fixed} | {t["time"] for t in trials})
+
+
+def collect(sb, channel: str, symbol: str, oddlot: bool = False, want: int | None = None):
+    """The data events of a subscription, until ``want`` of them (default: as many as the
+    replay holds, counted from REST) arrived. Completion is decided by the count, never by a
+    quiet period: building a channel's events may take long on a busy machine."""
+    if want is None:
+        want = expected_events(sb, channel, symbol, oddlot)
+
     async def script(ws):
         await auth(ws)
         data = {"channel": channel, "symbol": symbol}
         if oddlot:
             data["intradayOddLot"] = True
         await ws.send_json({"event": "subscribe", "data": data})
-        msgs = await drain(ws, idle=0.6)
+        msgs = await drain(ws, idle=60.0, want=want, total=300.0)
         return [m for m in msgs if m["event"] == "data"]
 
-    return run(session(sb, script))
+    events = run(session(sb, script))
+    assert len(events) == want, (channel, symbol)
+    return events
 
 
 def test_streamed_trades_are_the_rest_trades(sb) -> None:
@@ -189,7 +212,7 @@ def test_candles_books_aggregates_and_indices_agree_with_rest(sb) -> None:
     aggs = collect(sb, "aggregates", "0050")
     q = rest(sb, "stock/intraday/quote/0050")
     assert aggs[-1]["data"] == q
-    idx = collect(sb, "indices", "IX0001")
+    idx = collect(sb, "indices", "IX0001", want=3240)
     assert len(idx) == 3240 and set(idx[0]["data"]) == {"symbol", "type", "exchange", "index",
                                                         "time"}
     assert idx[-1]["data"]["index"] == rest(sb, "stock/intraday/quote/IX0001")["closePrice"]
