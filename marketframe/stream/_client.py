@@ -385,7 +385,9 @@ class AsyncStream:
                 try:
                     await ws.send_str(text)
                 except (aiohttp.ClientError, ConnectionError, RuntimeError):
-                    raise _Dropped(ws, *self._last_close) from None
+                    # the transport is closing but the reader (maybe paused on a full
+                    # buffer) has not read the close yet: let it, so the stream reconnects
+                    done = _never
                 replies: list[dict[str, Any]] = []
                 while not done(replies):
                     try:
@@ -741,6 +743,11 @@ class AsyncStream:
                 if ws is self._ws and not ws.closed:
                     self._last_close = (4000, "no heartbeat, data or pong")
                     await ws.close(code=4000, message=b"no heartbeat")
+
+
+def _never(replies: list[dict[str, Any]]) -> bool:
+    """Waits for the connection to end (the request could not be sent)."""
+    return False
 
 
 def _reason(msg: aiohttp.WSMessage) -> str | None:

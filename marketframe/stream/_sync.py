@@ -114,6 +114,17 @@ class Stream:
         return self._async.gaps
 
     @property
+    def malformed(self) -> list[str]:
+        """The latest frames skipped because they could not be read (reason: text)."""
+        return list(self._async.malformed)
+
+    @property
+    def quarantine(self) -> list[tuple[str, dict[str, Any], str]]:
+        """The latest rows set aside because they could not be converted:
+        (channel, raw row, why)."""
+        return list(self._async.quarantine)
+
+    @property
     def last_heartbeat(self) -> int | None:
         return self._async.last_heartbeat
 
