@@ -116,6 +116,7 @@ class Streaming:
         self.market = service.market
         self.settings = settings
         self.connections = 0
+        self.garbage_sent = 0
         self._cache: dict[tuple, _Events] = {}
         self.restart()
 
@@ -361,20 +362,19 @@ class Streaming:
         conn.changed.set()
 
     async def _next_day(self, conn: _Conn) -> bool:
-        """The sandbox's clock reached a new session day: subscriptions go on with its events
-        (from the replay's start in fast mode, else from the market clock). True if moved."""
+        """The sandbox's clock reached a new session day: subscriptions go on with all its
+        events (a connection subscribed all along misses none). True if any moved."""
         day = self.replay_date()
         moved = [sub for sub in conn.subs.values() if sub.day != day]
         if not moved:
             return False
         if self.settings.stream_speed == 0:
             conn.cursor = self.start_us()
-        start = conn.cursor if self.settings.stream_speed == 0 else self.market_now_us()
         loop = asyncio.get_running_loop()
-        for sub in moved:
+        for sub in moved:  # subscribed all along: every event of the new day
             sub.events = await loop.run_in_executor(None, self.events, sub.channel, sub.symbol,
                                                     sub.oddlot)
-            sub.pos = int(np.searchsorted(sub.events.times, start, side="left"))
+            sub.pos = 0
             sub.day = day
         return True
 
@@ -441,7 +441,8 @@ class Streaming:
                                 WSMsgType.TEXT)
             conn.sent_data += 1
             if s.garbage_every and conn.sent_data % s.garbage_every == 0:
-                await ws.send_str(_garbage(conn.sent_data // s.garbage_every, best))
+                self.garbage_sent += 1  # kinds in turn across connections
+                await ws.send_str(_garbage(self.garbage_sent, best))
             if s.drop_after is not None and conn.sent_data >= s.drop_after:
                 await ws.close(code=1011, message=b"dropped by the sandbox (drop_after)")
                 return

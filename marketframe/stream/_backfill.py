@@ -55,7 +55,7 @@ def fetch_gap(client: Any, gap: Gap, page: int = 500) -> list[dict[str, Any]]:
             break
         offset += len(data)
     if gap.date is not None and served is not None and served != gap.date:
-        if gap.after != FIXED_PRICE_SERIAL or gap.hi is not None:
+        if gap.after != FIXED_PRICE_SERIAL:  # else nothing of that day came after it
             raise GapUnavailable(f"the intraday endpoint now serves {served}; trades of "
                                  f"{gap.date} in this gap can no longer be fetched")
     rows.sort(key=lambda r: position(r) or (0, 0, 0))

@@ -49,12 +49,13 @@ def day_of(pos: Pos) -> str:
 
 @dataclass
 class Gap:
-    """Trades of ``symbol`` possibly missed during a reconnect, on trading day ``date``:
+    """Trades of ``symbol`` possibly missed during a reconnect, from trading day ``date``:
     serials strictly between ``after`` (``None``: none of this kind seen before the drop on
     that day, so from the day's start) and ``before`` (``None``: none seen since on that day,
-    so up to the end of the day, or now). Regular trades and trial matches (``trial``) are two
-    serial sequences. ``filled`` counts the trades backfilled from REST (``None``: not
-    backfilled); ``error`` says why a backfill failed or could not be done."""
+    so up to the end of that day when a later day's trade closed the gap, else up to now).
+    Regular trades and trial matches (``trial``) are two serial sequences. ``filled``
+    counts the trades backfilled from REST (``None``: not backfilled); ``error`` says why a
+    backfill failed or could not be done."""
 
     symbol: str
     odd_lot: bool
@@ -68,19 +69,24 @@ class Gap:
     hi: Pos | None = field(default=None, repr=False)
 
     def contains(self, pos: Pos) -> bool:
+        """Whether a trade at ``pos`` belongs to the gap: after ``lo`` (any later day when
+        the gap is open-ended), before ``hi`` (on ``hi``'s day when there is no ``lo``)."""
         if self.lo is not None and pos <= self.lo:
             return False
         if self.hi is not None and pos >= self.hi:
             return False
-        day = self.lo or self.hi
-        return day is None or pos[0] == day[0]
+        return self.lo is not None or self.hi is None or pos[0] == self.hi[0]
 
 
-def _gap(key: Key, lo: Pos | None, hi: Pos | None) -> Gap:
+def _gap(key: Key, lo: Pos | None, hi: Pos | None, day_end: bool = False) -> Gap:
+    """A gap after ``lo`` and before ``hi``; ``day_end``: up to the end of ``lo``'s day."""
+    if day_end:
+        assert lo is not None
+        hi = (lo[0] + 1, REGULAR, -1)  # before any trade of the next day
     day = lo or hi
     return Gap(key[0], key[1], key[2], None if lo is None else lo[2],
-               None if hi is None else hi[2], date=None if day is None else day_of(day),
-               lo=lo, hi=hi)
+               None if hi is None or day_end else hi[2],
+               date=None if day is None else day_of(day), lo=lo, hi=hi)
 
 
 class TradeLedger:
@@ -105,7 +111,7 @@ class TradeLedger:
             if lo is None or lo[0] == pos[0]:
                 gaps = [_gap(key, lo, pos)]
             else:  # the drop spans a day change: the rest of the old day, the new day's start
-                gaps = [_gap(key, lo, None), _gap(key, None, pos)]
+                gaps = [_gap(key, lo, None, day_end=True), _gap(key, None, pos)]
         if pos[2] == FIXED_PRICE_SERIAL and not key[2]:
             # the day's last trade: no trial match of the day can follow, so an open trial
             # gap ends here (and is filled while REST still serves the day)
