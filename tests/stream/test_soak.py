@@ -92,3 +92,31 @@ def test_two_days_through_drops_garbage_and_a_full_buffer_equal_rest(tmp_path: P
     assert [g for g in gaps if g.date == "2026-11-20" and g.before is None]
     assert sum(g.filled or 0 for g in gaps if g.date == "2026-11-23") > 0
     assert len(rec.files) >= 2 and not list((tmp_path / "rec").rglob("*.tmp"))
+
+
+def test_a_gap_on_a_day_rest_no_longer_serves_reports_an_error_not_zero() -> None:
+    from marketframe.stream import AsyncStream
+    from marketframe.stream._ledger import TradeLedger
+    from marketframe.stream._protocol import Subscription
+
+    day1 = {"symbol": "2330", "time": 1795136407155213, "serial": 271626}  # 2026-11-20 09:00
+    day2 = {"symbol": "2330", "time": 1795136407155213 + 3 * 86_400_000_000, "serial": 72801}
+    ledger = TradeLedger()
+    assert ledger.accept(day1, False) == (True, [])
+    ledger.dropped([Subscription("x", "trades", "2330")])
+    keep, gaps = ledger.accept(day2, False)
+    assert keep and [(g.date, g.after, g.before) for g in gaps] == [
+        ("2026-11-20", 271626, None), ("2026-11-23", None, 72801)]
+    with Sandbox(seed=7, now=NEXT_OPEN, rate_limit=None) as sb, \
+            Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
+        import asyncio
+
+        async def fill() -> None:
+            s = AsyncStream(sb.api_key, sb.ws_url, rest=c, backfill=True)
+            for g in gaps:
+                await s._backfill(g)
+
+        asyncio.run(fill())
+    old, new = gaps
+    assert old.filled is None and "2026-11-23" in (old.error or "")  # not "filled=0"
+    assert new.error is None and new.filled and new.filled > 0
