@@ -61,13 +61,13 @@ _CLOSED = object()  # put in the reply queue when the connection ends
 _KEEP = 200  # malformed frames and quarantined rows kept for inspection (the latest)
 
 
-class _Dropped(StreamClosed):
-    """The connection dropped while a request waited for its reply (healed when reconnecting
-    is on)."""
+class _Dropped(Exception):  # noqa: N818 - internal, never reaches the user
+    """The connection dropped while a request waited for its reply: healed by
+    :meth:`AsyncStream._healing`, or turned into :class:`StreamClosed`."""
 
     def __init__(self, ws: Any, code: int | None, reason: str | None) -> None:
-        super().__init__("the connection closed before the reply", code, reason)
-        self.ws = ws
+        super().__init__("the connection closed before the reply")
+        self.ws, self.code, self.reason = ws, code, reason
 
 
 @dataclass
@@ -541,7 +541,7 @@ class AsyncStream:
             if resubscribe:
                 try:
                     await self._resubscribe()
-                except StreamClosed:
+                except (_Dropped, StreamClosed):
                     pass  # dropped again: the reader ends too and the loop reconnects
                 except StreamError as exc:  # refused or unanswered: cannot restore the stream
                     self._fail(exc)
@@ -609,7 +609,7 @@ class AsyncStream:
         try:
             for (channel, odd), syms in groups.items():
                 await self._subscribe(channel, syms, odd)
-        except StreamClosed:
+        except _Dropped:
             have = {(s.channel, s.symbol, s.odd_lot) for s in self._subs.values()}
             for sub in wanted:
                 if (sub.channel, sub.symbol, sub.odd_lot) not in have:
@@ -739,7 +739,7 @@ class AsyncStream:
                 continue
             try:  # on this connection only: a drop is what the watchdog is looking for
                 await self._request(proto.ping("watchdog"), bool)
-            except StreamError:
+            except (_Dropped, StreamError):
                 if ws is self._ws and not ws.closed:
                     self._last_close = (4000, "no heartbeat, data or pong")
                     await ws.close(code=4000, message=b"no heartbeat")
