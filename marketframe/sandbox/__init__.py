@@ -82,7 +82,8 @@ class Sandbox:
     **stream:
         Streaming settings: ``stream_speed`` (0: as fast as possible; 1: real time),
         ``stream_from`` ("08:30"), ``heartbeat`` (30 s), ``drop_after`` (close each connection
-        after N data events), ``max_connections``, ``auth_timeout``.
+        after N data events), ``max_connections``, ``auth_timeout``, ``garbage_every`` (send a
+        malformed frame after every N data events).
     """
 
     def __init__(self, *, seed: int = 0, now: str | datetime | None = None,
@@ -132,8 +133,9 @@ class Sandbox:
     def configure(self, **changes: Any) -> None:
         """Change REST settings (``rate_limit``, ``latency``, ``fault_rate``, ``reset_rate``,
         ``fault_seed``, ``http_connections``) or streaming settings (``stream_speed``,
-        ``stream_from``, ``heartbeat``, ``drop_after``, ``max_connections``, ``auth_timeout``)
-        while running. Changing the stream speed or start restarts the shared replay clock."""
+        ``stream_from``, ``heartbeat``, ``drop_after``, ``max_connections``, ``auth_timeout``,
+        ``garbage_every``) while running. Changing the stream speed or start restarts the shared
+        replay clock."""
         for k, v in changes.items():
             for target in (self.settings, self.stream_settings):
                 if hasattr(target, k):

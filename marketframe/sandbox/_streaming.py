@@ -12,12 +12,22 @@ replays as fast as possible, each connection from ``stream_from`` on. The replay
 session day of the sandbox's clock; ``stream_from`` defaults to 08:30 (trial matching).
 
 Faults: ``drop_after`` closes each connection after that many data events;
-``max_connections`` refuses further connections with the ``1001`` error.
+``max_connections`` refuses further connections with the ``1001`` error; ``garbage_every``
+sends one malformed frame after every that many data events (cycling through invalid JSON, a
+JSON array, ``data: null``, a heartbeat with a string ``data``, a data event on an unknown
+channel and a trade row whose price is not a number), to test that clients skip them.
+
+A request the server cannot read (not JSON, no ``event``, ``data`` not an object, ``symbols``
+not a list of strings, ...) is answered with an ``error`` event; the connection stays open.
+A client that goes away mid-send is dropped quietly. When the sandbox's clock moves on to the
+next session day, a connection whose subscriptions have replayed their day goes on with the
+new day's events (as the real service keeps a connection across days).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import heapq
 import time
@@ -45,6 +55,7 @@ class StreamSettings:
     drop_after: int | None = None  # close a connection after this many data events
     max_connections: int | None = None
     auth_timeout: float = 30.0  # seconds allowed to authenticate before the server closes
+    garbage_every: int | None = None  # send a malformed frame after every N data events
 
 
 @dataclass
@@ -68,6 +79,7 @@ class _Sub:
     oddlot: bool
     events: _Events
     pos: int = 0
+    day: Any = None  # the session day of ``events``
 
 
 @dataclass
@@ -78,6 +90,19 @@ class _Conn:
     sent_data: int = 0
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     cursor: int = 0  # market time reached (fast mode)
+
+
+def _strings(values: Any, allow_int: bool = False) -> bool:
+    """``values`` is a list of non-empty strings (or ints, ``allow_int``)."""
+    kinds = (str, int) if allow_int else (str,)
+    return isinstance(values, list) and all(
+        isinstance(v, kinds) and not isinstance(v, bool) and str(v) for v in values)
+
+
+async def _quietly(coro: Any) -> None:
+    """Run a connection's task; a client that went away mid-send ends it without a traceback."""
+    with contextlib.suppress(ConnectionError):
+        await coro
 
 
 def _flags_and(row: dict, flags: dict) -> dict:
@@ -91,6 +116,7 @@ class Streaming:
         self.market = service.market
         self.settings = settings
         self.connections = 0
+        self.garbage_sent = 0
         self._cache: dict[tuple, _Events] = {}
         self.restart()
 
@@ -208,20 +234,24 @@ class Streaming:
         conn = _Conn(ws)
         if s.stream_speed == 0:
             conn.cursor = self.start_us()
-        tasks = [asyncio.ensure_future(self._pump(conn)),
-                 asyncio.ensure_future(self._heartbeats(conn))]
+        tasks = [asyncio.ensure_future(_quietly(self._pump(conn))),
+                 asyncio.ensure_future(_quietly(self._heartbeats(conn)))]
         try:
-            await self._read(conn)
+            await _quietly(self._read(conn))
         finally:
             for t in tasks:
                 t.cancel()
             self.connections -= 1
             if not ws.closed:
-                await ws.close()
+                with contextlib.suppress(ConnectionError):
+                    await ws.close()
         return ws
 
     async def _send(self, conn: _Conn, event: str, data: Any) -> None:
         await conn.ws.send_str(orjson.dumps({"event": event, "data": data}).decode())
+
+    async def _error(self, conn: _Conn, message: str) -> None:
+        await self._send(conn, "error", {"message": message})
 
     async def _read(self, conn: _Conn) -> None:
         ws = conn.ws
@@ -231,7 +261,7 @@ class Streaming:
             try:
                 msg = await ws.receive(timeout=timeout)
             except TimeoutError:
-                await self._send(conn, "error", {"message": "Authentication timed out"})
+                await self._error(conn, "Authentication timed out")
                 await ws.close()
                 return
             if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED,
@@ -239,47 +269,55 @@ class Streaming:
                 return
             if msg.type != WSMsgType.TEXT:
                 continue
+            problem = None
             try:
                 body = orjson.loads(msg.data)
-                event = body["event"]
-                data = body.get("data") or {}
-            except (orjson.JSONDecodeError, KeyError, TypeError):
-                await self._send(conn, "error", {"message": "Invalid message: expected JSON "
-                                                 "with an event"})
+            except orjson.JSONDecodeError:
+                body = None
+            if not isinstance(body, dict) or not isinstance(body.get("event"), str):
+                problem = "Invalid message: expected a JSON object with an event"
+            elif not isinstance(body.get("data") or {}, dict):
+                problem = "Invalid message: data must be an object"
+            if problem is not None:
+                await self._error(conn, problem)
                 continue
-            await self._dispatch(conn, event, data)
+            await self._dispatch(conn, body["event"], body.get("data") or {})
 
-    async def _dispatch(self, conn: _Conn, event: str, data: Any) -> None:
+    async def _dispatch(self, conn: _Conn, event: str, data: dict[str, Any]) -> None:
         from ._server import PLAN_OF_KEY
 
         if event == "auth":
             key = data.get("apikey") or data.get("token") or data.get("sdkToken")
-            if key in PLAN_OF_KEY:
+            if isinstance(key, str) and key in PLAN_OF_KEY:
                 conn.authed = True
                 await self._send(conn, "authenticated",
                                  {"message": "Authenticated successfully"})
             else:
-                await self._send(conn, "error", {"message": "Invalid authentication credentials"})
+                await self._error(conn, "Invalid authentication credentials")
             return
         if event == "ping":
             pong: dict[str, Any] = {"time": cal.epoch_us(datetime.now(cal.TAIPEI))}
-            if isinstance(data, dict) and "state" in data:
+            if "state" in data:
                 pong["state"] = data["state"]
             await self._send(conn, "pong", pong)
             return
         if not conn.authed:
-            await self._send(conn, "error", {"message": "Unauthenticated: send an auth event "
-                                             "with your API key first"})
+            await self._error(conn, "Unauthenticated: send an auth event with your API key "
+                              "first")
             return
         if event == "subscribe":
             await self._subscribe(conn, data)
         elif event == "unsubscribe":
             ids = data.get("ids") if "ids" in data else [data.get("id")]
-            gone = [{"id": i} for i in ids if conn.subs.pop(str(i), None) is not None]
+            if not _strings(ids, allow_int=True):
+                await self._error(conn, "Invalid unsubscribe: give id (a string) or ids (a "
+                                  "list of strings)")
+                return
+            ids = [str(i) for i in ids]
+            gone = [{"id": i} for i in ids if conn.subs.pop(i, None) is not None]
             missing = [i for i in ids if i not in {g["id"] for g in gone}]
             if missing:
-                await self._send(conn, "error", {"message": f"Subscription not found: "
-                                                 f"{', '.join(map(str, missing))}"})
+                await self._error(conn, f"Subscription not found: {', '.join(missing)}")
             if gone:
                 await self._send(conn, "unsubscribed", gone if "ids" in data else gone[0])
             conn.changed.set()
@@ -288,36 +326,57 @@ class Streaming:
                 {"id": s.id, "channel": s.channel, "symbol": s.symbol} for s in
                 conn.subs.values()])
         else:
-            await self._send(conn, "error", {"message": f"Unknown event '{event}'; allowed: "
-                                             "auth, ping, subscribe, unsubscribe, "
-                                             "subscriptions"})
+            await self._error(conn, f"Unknown event '{event}'; allowed: auth, ping, "
+                              "subscribe, unsubscribe, subscriptions")
 
     async def _subscribe(self, conn: _Conn, data: dict) -> None:
         channel = data.get("channel")
-        if channel not in CHANNELS:
-            await self._send(conn, "error", {"message": f"Invalid channel '{channel}'; allowed: "
-                                             f"{', '.join(CHANNELS)}"})
+        if not isinstance(channel, str) or channel not in CHANNELS:
+            await self._error(conn, f"Invalid channel '{channel}'; allowed: "
+                              f"{', '.join(CHANNELS)}")
             return
         many = "symbols" in data
         symbols = data.get("symbols") if many else [data.get("symbol")]
+        if not _strings(symbols) or (many and not symbols):
+            await self._error(conn, "Invalid subscribe: give symbol (a string) or symbols (a "
+                              "non-empty list of strings)")
+            return
         oddlot = bool(data.get("intradayOddLot"))
         replies = []
-        for symbol in symbols or []:
-            inst = self.market.universe.get(str(symbol))
+        for symbol in symbols:
+            inst = self.market.universe.get(symbol)
             if inst is None or (channel == "indices") != (inst.type == "INDEX"):
-                await self._send(conn, "error", {"message": f"Subscription failed: symbol "
-                                                 f"'{symbol}' not available on {channel}"})
+                await self._error(conn, f"Subscription failed: symbol '{symbol}' not "
+                                  f"available on {channel}")
                 continue
             sid = hashlib.sha1(f"{channel}:{symbol}:{oddlot}".encode()).hexdigest()[:20]
+            day = self.replay_date()
             events = await asyncio.get_running_loop().run_in_executor(
                 None, self.events, channel, inst.symbol, oddlot)
             start = conn.cursor if self.settings.stream_speed == 0 else self.market_now_us()
             pos = int(np.searchsorted(events.times, start, side="left"))
-            conn.subs[sid] = _Sub(sid, channel, inst.symbol, oddlot, events, pos)
+            conn.subs[sid] = _Sub(sid, channel, inst.symbol, oddlot, events, pos, day)
             replies.append({"id": sid, "channel": channel, "symbol": inst.symbol})
         if replies:
             await self._send(conn, "subscribed", replies if many else replies[0])
         conn.changed.set()
+
+    async def _next_day(self, conn: _Conn) -> bool:
+        """The sandbox's clock reached a new session day: subscriptions go on with all its
+        events (a connection subscribed all along misses none). True if any moved."""
+        day = self.replay_date()
+        moved = [sub for sub in conn.subs.values() if sub.day != day]
+        if not moved:
+            return False
+        if self.settings.stream_speed == 0:
+            conn.cursor = self.start_us()
+        loop = asyncio.get_running_loop()
+        for sub in moved:  # subscribed all along: every event of the new day
+            sub.events = await loop.run_in_executor(None, self.events, sub.channel, sub.symbol,
+                                                    sub.oddlot)
+            sub.pos = 0
+            sub.day = day
+        return True
 
     async def _heartbeats(self, conn: _Conn) -> None:
         while not conn.ws.closed:
@@ -347,7 +406,10 @@ class Streaming:
                         if sub.pos < len(sub.events.bodies)]
                 heapq.heapify(heap)
             if not heap:
-                await conn.changed.wait()
+                # everything of the day is sent: wait for a new subscription or the next day
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(conn.changed.wait(), 0.25)
+                dirty = await self._next_day(conn)
                 continue
             t, order, best = heap[0]
             if t > horizon:
@@ -378,6 +440,28 @@ class Streaming:
                                 + b'","channel":"' + best.channel.encode() + b'"}',
                                 WSMsgType.TEXT)
             conn.sent_data += 1
+            if s.garbage_every and conn.sent_data % s.garbage_every == 0:
+                self.garbage_sent += 1  # kinds in turn across connections
+                await ws.send_str(_garbage(self.garbage_sent, best))
             if s.drop_after is not None and conn.sent_data >= s.drop_after:
                 await ws.close(code=1011, message=b"dropped by the sandbox (drop_after)")
                 return
+
+
+_GARBAGE = (
+    lambda sub: "{not json",
+    lambda sub: "[1, 2, 3]",
+    lambda sub: orjson.dumps({"event": "data", "channel": sub.channel, "id": sub.id,
+                              "data": None}).decode(),
+    lambda sub: '{"event": "heartbeat", "data": "soon"}',
+    lambda sub: orjson.dumps({"event": "data", "channel": "weather", "id": sub.id,
+                              "data": {"symbol": sub.symbol}}).decode(),
+    lambda sub: orjson.dumps({"event": "data", "channel": sub.channel, "id": sub.id,
+                              "data": {"symbol": sub.symbol, "price": "abc",
+                                       "time": int(sub.events.time_list()[0])}}).decode(),
+)
+
+
+def _garbage(n: int, sub: _Sub) -> str:
+    """The ``n``-th malformed frame of the ``garbage_every`` fault (kinds in turn)."""
+    return _GARBAGE[n % len(_GARBAGE)](sub)

@@ -17,40 +17,50 @@ from typing import Any
 
 import orjson
 
+from ._ledger import FIXED_PRICE_SERIAL, Gap, position
+
 ENDPOINT = "stock.intraday.trades"
 
 
-def fetch_gap(client: Any, symbol: str, odd_lot: bool, trial: bool, after: int | None,
-              before: int | None, page: int = 500) -> list[dict[str, Any]]:
-    """Regular trades (or trial matches) of ``symbol`` with ``after < serial < before``
-    (``None``: no bound), sorted by serial. ``client`` is a :class:`marketframe.Client`."""
+def fetch_gap(client: Any, gap: Gap, page: int = 500) -> list[dict[str, Any]]:
+    """The regular trades (or trial matches) of ``gap``, sorted by position. ``client`` is a
+    :class:`marketframe.Client`. The intraday endpoint serves one trading day (the current
+    one): a gap on another day cannot be filled and raises :class:`GapUnavailable`, unless
+    it is known to be empty (it follows the day's fixed-price trade, the day's last)."""
     rows: list[dict[str, Any]] = []
-    lo = -1 if after is None else after
+    served: str | None = None
     offset = 0
     while True:
-        params: dict[str, Any] = {"symbol": symbol, "sort": "asc", "offset": offset,
+        params: dict[str, Any] = {"symbol": gap.symbol, "sort": "asc", "offset": offset,
                                   "limit": page}
-        if trial:
+        if gap.trial:
             params["isTrial"] = True
-        if odd_lot:
+        if gap.odd_lot:
             params["type"] = "oddlot"
         body = client.fetch(ENDPOINT, refresh=True, **params).responses[0].body
         doc = orjson.loads(body)
         data = doc.get("data") or []
+        served = served or doc.get("date")
         head = {k: doc[k] for k in ("symbol", "type", "exchange", "market") if k in doc}
         for r in data:
-            serial = r.get("serial")
-            if serial is None or serial <= lo:
-                continue
-            if before is not None and serial >= before:
+            pos = position(r)
+            if pos is None or not gap.contains(pos):
                 continue
             row = {**head, **r, "backfilled": True}
-            if trial:
+            if gap.trial:
                 row["isTrial"] = True
             rows.append(row)
-        last = data[-1].get("serial") if data else None
-        if len(data) < page or (before is not None and last is not None and last >= before):
+        last = position(data[-1]) if data else None
+        if len(data) < page or (gap.hi is not None and last is not None and last >= gap.hi):
             break
         offset += len(data)
-    rows.sort(key=lambda r: r["serial"])
+    if gap.date is not None and served is not None and served != gap.date:
+        if gap.after != FIXED_PRICE_SERIAL:  # else nothing of that day came after it
+            raise GapUnavailable(f"the intraday endpoint now serves {served}; trades of "
+                                 f"{gap.date} in this gap can no longer be fetched")
+    rows.sort(key=lambda r: position(r) or (0, 0, 0))
     return rows
+
+
+class GapUnavailable(Exception):
+    """The gap's trading day is no longer served by the intraday endpoint."""

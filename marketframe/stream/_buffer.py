@@ -6,6 +6,11 @@ Policy (lossless back-pressure): rows wait here, grouped by (channel, odd lot), 
 the server through TCP and nothing is dropped. Backfilled trades are added even when full (a
 backfill is bounded by one gap). The consumer takes at most ``batch_rows`` rows of the
 fullest group at a time.
+
+Two exceptions keep the pause from blocking what must not wait: while a request waits for
+its reply (``urgent``) the reader goes on reading (the reply is behind the data; the buffer
+may then exceed ``max_buffer`` by what arrives meanwhile), and once the stream is closing
+(:meth:`RowBuffer.release`) it never pauses again, so ``close()`` can finish and flush.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ class RowBuffer:
         self.data = asyncio.Event()  # set when rows arrive (or the stream ends)
         self.space = asyncio.Event()  # clear while the reader waits for room
         self.space.set()
+        self.urgent = 0  # requests waiting for a reply: the reader must not pause
+        self.released = False
 
     def add(self, channel: str, odd_lot: bool, row: dict[str, Any]) -> None:
         self._rows[(channel, odd_lot)].append(row)
@@ -43,10 +50,20 @@ class RowBuffer:
         return self.size >= self.max_buffer
 
     async def wait_space(self) -> None:
-        """Block the reader until the consumer took enough rows."""
-        self.space.clear()
-        if self.full:
+        """Block the reader until the consumer took enough rows (or a request waits for its
+        reply, or the stream closes)."""
+        while self.full and not self.urgent and not self.released:
+            self.space.clear()
             await self.space.wait()
+
+    def wake(self) -> None:
+        """Let a paused reader re-check (a request now waits for its reply)."""
+        self.space.set()
+
+    def release(self) -> None:
+        """The stream is closing: never pause the reader again."""
+        self.released = True
+        self.space.set()
 
     def take(self) -> tuple[str, bool, Rows] | None:
         """Up to ``batch_rows`` rows of the fullest (channel, odd lot) group, or None."""

@@ -8,10 +8,17 @@ gives up on a slow consumer closes the connection; the client then reconnects an
 Reconnects: when the connection drops (any close the user did not ask for, or no heartbeat,
 data or pong for ``heartbeat_timeout`` seconds) the client reconnects with exponential backoff
 and jitter, authenticates, and resubscribes every subscription. Trades are then de-duplicated
-by serial per (symbol, odd lot, trial or regular), and the gap between the last serial seen
-before the drop and the first seen after it is recorded in :attr:`AsyncStream.gaps` (see
-:mod:`._ledger`) and, with ``backfill=True``, filled from the intraday trades endpoint (see
-:mod:`._backfill`).
+by (trading date, session, serial) per (symbol, odd lot, trial or regular), and the gap
+between the last trade seen before the drop and the first seen after it is recorded in
+:attr:`AsyncStream.gaps` (see :mod:`._ledger`) and, with ``backfill=True``, filled from the
+intraday trades endpoint (see :mod:`._backfill`). A request (subscribe, unsubscribe,
+subscriptions, ping) in flight when the connection drops is sent again once the stream is
+back; it fails with :class:`StreamClosed` only when reconnecting is off or every attempt failed.
+
+Bad input never ends the stream: a malformed frame (not JSON, not an object, ``data`` of the
+wrong shape, an unknown channel or event) is counted in ``stats.malformed``, kept (truncated)
+in :attr:`AsyncStream.malformed` and skipped; a row that cannot be converted is set aside in
+:attr:`AsyncStream.quarantine` (``stats.quarantined``) and the rest of its batch delivered.
 """
 
 from __future__ import annotations
@@ -20,13 +27,13 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import orjson
 import pyarrow as pa
 
 from marketframe.convert import to_frame
@@ -35,7 +42,6 @@ from marketframe.exceptions import (
     StreamAuthError,
     StreamClosed,
     StreamError,
-    StreamSubscribeError,
     StreamTimeout,
     redact,
 )
@@ -43,12 +49,14 @@ from marketframe.exceptions import (
 from . import _protocol as proto
 from ._backfill import fetch_gap
 from ._buffer import RowBuffer
-from ._frames import Batch, to_table
+from ._frames import Batch, to_table, to_table_sorting
+from ._inbox import Inbox, _reason
 from ._ledger import Gap, TradeLedger
 from ._protocol import Subscription
 from ._recorder import Recorder
+from ._requests import Requests, _Dropped
 
-_CLOSED = object()  # put in the reply queue when the connection ends
+_KEEP = 200  # malformed frames and quarantined rows kept for inspection (the latest)
 
 
 @dataclass
@@ -59,9 +67,11 @@ class StreamStats:
     duplicates: int = 0  # trades dropped because their serial was already seen
     backfilled: int = 0  # trades added from REST
     paused: int = 0  # times the reader waited for the consumer (buffer full)
+    malformed: int = 0  # frames skipped because they could not be read (see .malformed)
+    quarantined: int = 0  # rows set aside because they could not be converted
 
 
-class AsyncStream:
+class AsyncStream(Requests, Inbox):
     """An authenticated WebSocket stream of market data (``async with``).
 
     Prefer :meth:`marketframe.Client.stream` (``async_=True``) which fills in the URL, the key
@@ -114,6 +124,13 @@ class AsyncStream:
         self._server_error: str | None = None
         self._recorder: Recorder | None = None
         self._pending_odd = False
+        self._gone: dict[str, Subscription] = {}  # unsubscribed (data may still be in flight)
+        self._online = False  # connected, authenticated and resubscribed
+        self._changed = asyncio.Event()  # replaced and set at each change of state
+        #: the latest malformed frames (reason: text, truncated), oldest first
+        self.malformed: deque[str] = deque(maxlen=_KEEP)
+        #: the latest rows that could not be converted: (channel, raw row, why)
+        self.quarantine: deque[tuple[str, dict[str, Any], str]] = deque(maxlen=_KEEP)
 
     @property
     def gaps(self) -> list[Gap]:
@@ -146,6 +163,7 @@ class AsyncStream:
             await self._session.close()
             self._session = None
             raise
+        self._set_online(True)
         self._runner = asyncio.create_task(self._run(self._ws))
         self._tasks.append(asyncio.create_task(self._watchdog()))
         return self
@@ -157,6 +175,8 @@ class AsyncStream:
             return
         self._closing = True
         self._stop.set()
+        self._buf.release()  # a reader paused on a full buffer must finish
+        self._signal()
         for t in self._tasks:
             t.cancel()
         if self._runner is not None:
@@ -190,114 +210,6 @@ class AsyncStream:
         """Wait until every started backfill has finished."""
         while self._backfills:
             await asyncio.gather(*list(self._backfills), return_exceptions=True)
-
-    # -- requests ---------------------------------------------------------------------------
-
-    async def subscribe(self, channel: str, symbols: str | Sequence[str], *,
-                        odd_lot: bool = False) -> list[Subscription]:
-        """Subscribe one or many symbols on ``channel``; returns the acknowledged
-        subscriptions. An unknown channel raises :class:`InvalidParams` before sending; a
-        symbol the server refuses raises :class:`StreamSubscribeError` upon its reply (the
-        accepted ones of the same call stay subscribed, see ``.subscribed``)."""
-        proto.check_channel(channel)
-        syms = proto.symbols_of(symbols)
-        return await self._subscribe(channel, syms, odd_lot)
-
-    async def _subscribe(self, channel: str, syms: list[str],
-                         odd_lot: bool) -> list[Subscription]:
-        def done(replies: list[dict[str, Any]]) -> bool:
-            # refused symbols get one error each, then one 'subscribed' lists the accepted
-            return (any(r.get("event") == "subscribed" for r in replies)
-                    or len(replies) >= len(syms))
-
-        self._pending_odd = odd_lot  # the reader registers the subscriptions it acknowledges
-        replies = await self._exchange(proto.subscribe(channel, syms, odd_lot), done)
-        subs: list[Subscription] = []
-        failed: dict[str, str] = {}
-        for r in replies:
-            if r.get("event") == "subscribed":
-                subs += [self._subs[str(d["id"])] for d in proto.as_list(r.get("data"))]
-            else:
-                msg = str((r.get("data") or {}).get("message", r))
-                sym = proto.refused_symbol(msg, syms) or ",".join(syms)
-                failed[sym] = msg
-        if failed:
-            raise StreamSubscribeError(channel, failed, subs)
-        return subs
-
-    async def unsubscribe(self, subs: Subscription | str | Iterable[Subscription | str]) -> None:
-        """Unsubscribe subscriptions (or their ids)."""
-        items = [subs] if isinstance(subs, Subscription | str) else list(subs)
-        ids = [s.id if isinstance(s, Subscription) else str(s) for s in items]
-        unknown = [i for i in ids if i not in self._subs]
-        if unknown or not ids:
-            raise InvalidParams("stream.unsubscribe", "ids", f"has unknown ids {unknown}",
-                                ", ".join(self._subs) or "no subscription is active")
-        await self._exchange(proto.unsubscribe(ids),
-                             lambda rs: any(r.get("event") == "unsubscribed" for r in rs)
-                             or any(r.get("event") == "error" for r in rs))
-        for i in ids:
-            self._subs.pop(i, None)
-
-    async def subscriptions(self) -> list[Subscription]:
-        """The server's list of this connection's subscriptions."""
-        replies = await self._exchange(proto.dumps("subscriptions"),
-                                       lambda rs: bool(rs))
-        self._raise_error_reply(replies[-1])
-        out = []
-        for d in proto.as_list(replies[-1].get("data")):
-            known = self._subs.get(str(d["id"]))
-            out.append(Subscription(str(d["id"]), d["channel"], str(d["symbol"]),
-                                    known.odd_lot if known else False))
-        return out
-
-    @property
-    def subscribed(self) -> list[Subscription]:
-        """The subscriptions acknowledged so far (kept across reconnects)."""
-        return list(self._subs.values())
-
-    async def ping(self, state: str | None = None) -> dict[str, Any]:
-        """Send ``ping``; the ``pong``'s data (``time`` in epoch microseconds, ``state``)."""
-        replies = await self._exchange(proto.ping(state), lambda rs: bool(rs))
-        self._raise_error_reply(replies[-1])
-        return dict(replies[-1].get("data") or {})
-
-    def _raise_error_reply(self, reply: dict[str, Any]) -> None:
-        if reply.get("event") == "error":
-            raise StreamError(f"the server answered with an error: "
-                              f"{(reply.get('data') or {}).get('message')}")
-
-    async def _exchange(self, text: str,
-                        done: Callable[[list[dict[str, Any]]], bool]) -> list[dict[str, Any]]:
-        """Send one request and collect its replies (requests are serialised: the protocol
-        has no correlation ids, so one request is outstanding at a time)."""
-        self._check_alive()
-        async with self._lock:
-            while not self._replies.empty():
-                self._replies.get_nowait()
-            ws = self._ws
-            if ws is None or ws.closed:
-                raise StreamClosed("the stream is not connected (reconnecting or closed)",
-                                   *self._last_close)
-            await ws.send_str(text)
-            replies: list[dict[str, Any]] = []
-            while not done(replies):
-                try:
-                    r = await asyncio.wait_for(self._replies.get(), self.reply_timeout)
-                except TimeoutError:
-                    raise StreamTimeout(f"no reply from {self.url} within "
-                                        f"{self.reply_timeout:g} s") from None
-                if r is _CLOSED:
-                    raise StreamClosed("the connection closed before the reply",
-                                       *self._last_close)
-                replies.append(r)
-            return replies
-
-    def _check_alive(self) -> None:
-        if self._error is not None:
-            raise self._error
-        if self._closed or self._closing:
-            raise StreamClosed("the stream was closed by the user")
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -365,7 +277,11 @@ class AsyncStream:
                 return None
 
     def _convert(self, channel: str, odd_lot: bool, rows: list[dict[str, Any]]) -> Batch:
-        return Batch(channel, to_table(channel, rows, odd_lot), odd_lot)
+        table, bad = to_table_sorting(channel, rows, odd_lot)
+        for row, why in bad:  # set aside, never silently dropped
+            self.stats.quarantined += 1
+            self.quarantine.append((channel, row, redact(why, self._key)))
+        return Batch(channel, table, odd_lot)
 
     def _deliver(self, channel: str, odd_lot: bool, rows: list[dict[str, Any]]) -> Batch:
         batch = self._convert(channel, odd_lot, rows)
@@ -400,14 +316,18 @@ class AsyncStream:
                 if msg.type != aiohttp.WSMsgType.TEXT:
                     raise StreamClosed(f"{self.url} closed the connection during auth",
                                        ws.close_code, _reason(msg))
-                body = orjson.loads(msg.data)
+                body = self._parse(msg.data)
+                if body is None:
+                    raise StreamError(f"{self.url} answered auth with a frame that cannot be "
+                                      "read (see .malformed)")
                 event = body.get("event")
                 if event == "authenticated":
                     self._last_recv = time.monotonic()
                     return ws
                 if event == "error":
-                    data = body.get("data") or {}
-                    message = redact(str(data.get("message")), self._key)
+                    data = body.get("data")
+                    data = data if isinstance(data, dict) else {}
+                    message = redact(proto.message_of(body), self._key)
                     if data.get("code") == 1001:
                         raise StreamError(f"{message} (error 1001): close another stream "
                                           "or wait before reconnecting")
@@ -424,7 +344,7 @@ class AsyncStream:
             if resubscribe:
                 try:
                     await self._resubscribe()
-                except StreamClosed:
+                except (_Dropped, StreamClosed):
                     pass  # dropped again: the reader ends too and the loop reconnects
                 except StreamError as exc:  # refused or unanswered: cannot restore the stream
                     self._fail(exc)
@@ -432,11 +352,14 @@ class AsyncStream:
                     with contextlib.suppress(BaseException):
                         await reader
                     return
+                else:
+                    self._set_online(True)
             try:
                 await reader
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer
                 self._fail(exc)
                 return
+            self._set_online(False)
             if self._closing:
                 return
             code, reason = self._last_close
@@ -489,7 +412,7 @@ class AsyncStream:
         try:
             for (channel, odd), syms in groups.items():
                 await self._subscribe(channel, syms, odd)
-        except StreamClosed:
+        except _Dropped:
             have = {(s.channel, s.symbol, s.odd_lot) for s in self._subs.values()}
             for sub in wanted:
                 if (sub.channel, sub.symbol, sub.odd_lot) not in have:
@@ -500,61 +423,7 @@ class AsyncStream:
         if self._error is None and not self._closing:
             self._error = exc
         self._buf.data.set()
-
-    async def _read(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        on_text = self._on_text
-        try:
-            while True:
-                msg = await ws.receive()
-                if msg.type == aiohttp.WSMsgType.TEXT:
-                    self._last_recv = time.monotonic()
-                    on_text(msg.data)
-                    if self._buf.full:
-                        self.stats.paused += 1
-                        await self._buf.wait_space()
-                        self._last_recv = time.monotonic()
-                elif msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING,
-                                  aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
-                    code = msg.data if msg.type == aiohttp.WSMsgType.CLOSE else ws.close_code
-                    self._last_close = (code, _reason(msg))
-                    return
-        finally:
-            self._replies.put_nowait(_CLOSED)
-            if not ws.closed:
-                await ws.close()
-
-    def _on_text(self, text: str) -> None:
-        body = orjson.loads(text)
-        event = body.get("event")
-        if event == "data":
-            self.stats.messages += 1
-            channel = body.get("channel")
-            row = body.get("data")
-            sub = self._subs.get(body.get("id"))
-            odd = sub.odd_lot if sub is not None else False
-            if channel == "trades":
-                keep, gap = self._ledger.accept(row, odd)
-                if gap is not None and self.backfill:
-                    self._start_backfill(gap)
-                if not keep:
-                    self.stats.duplicates += 1
-                    return
-            self._buf.add(channel, odd, row)
-        elif event == "heartbeat":
-            self.stats.heartbeats += 1
-            with contextlib.suppress(TypeError, ValueError):
-                beat: Any = (body.get("data") or {}).get("time")
-                self.last_heartbeat = int(beat)
-        else:
-            if event == "subscribed":
-                # registered here, before the data that follows the reply is read
-                for d in proto.as_list(body.get("data")):
-                    sub = Subscription(str(d["id"]), str(d.get("channel")),
-                                       str(d.get("symbol")), self._pending_odd)
-                    self._subs[sub.id] = sub
-            if event == "error" and not self._lock.locked():
-                self._server_error = str((body.get("data") or {}).get("message"))
-            self._replies.put_nowait(body)
+        self._set_online(False)
 
     def _start_backfill(self, gap: Gap) -> None:
         task = asyncio.create_task(self._backfill(gap))
@@ -564,8 +433,7 @@ class AsyncStream:
     async def _backfill(self, gap: Gap) -> None:
         try:
             rows = await asyncio.get_running_loop().run_in_executor(
-                None, fetch_gap, self.rest, gap.symbol, gap.odd_lot, gap.trial, gap.after,
-                gap.before)
+                None, fetch_gap, self.rest, gap)
         except Exception as exc:  # noqa: BLE001 - recorded on the gap, never swallowed silently
             gap.error = redact(f"{type(exc).__name__}: {exc}", self._key)
             return
@@ -583,17 +451,12 @@ class AsyncStream:
                 continue
             if time.monotonic() - self._last_recv < self.heartbeat_timeout:
                 continue
-            try:
-                await self.ping("watchdog")
-            except StreamError:
+            try:  # on this connection only: a drop is what the watchdog is looking for
+                await self._request(proto.ping("watchdog"), bool)
+            except (_Dropped, StreamError):
                 if ws is self._ws and not ws.closed:
                     self._last_close = (4000, "no heartbeat, data or pong")
                     await ws.close(code=4000, message=b"no heartbeat")
-
-
-def _reason(msg: aiohttp.WSMessage) -> str | None:
-    extra = getattr(msg, "extra", None)
-    return str(extra) if extra else None
 
 
 def _concat(channel: str, tables: list[pa.Table]) -> pa.Table:

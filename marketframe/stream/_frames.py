@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from marketframe.convert import rows_to_table, to_pandas, to_polars
+from marketframe.exceptions import MarketframeError
 from marketframe.schemas import SCHEMAS, Col, Schema, snake
 
 _FLAGS = ("isLimitDownPrice isLimitUpPrice isLimitDownBid isLimitUpBid isLimitDownAsk "
@@ -68,6 +69,36 @@ def to_table(channel: str, rows: list[dict[str, Any]], odd_lot: bool = False) ->
     ``odd_lot``: the rows come from odd-lot subscriptions (volumes in shares)."""
     params = {"type": "oddlot"} if odd_lot else None
     return rows_to_table(rows, STREAM_SCHEMAS[channel], f"stream.{channel}", params)
+
+
+def to_table_sorting(channel: str, rows: list[dict[str, Any]], odd_lot: bool = False
+                     ) -> tuple[pa.Table, list[tuple[dict[str, Any], str]]]:
+    """Like :func:`to_table`, but rows that cannot be converted (``price: "abc"``, a missing
+    required field, ...) are set aside instead of failing the whole batch: returns (the table
+    of the good rows, [(bad row, why)]). Bad rows are found by halving, so a batch with one
+    bad row costs about log2(rows) extra conversions."""
+    try:
+        return to_table(channel, rows, odd_lot), []
+    except (MarketframeError, ValueError, TypeError, OverflowError, pa.ArrowException):
+        pass
+    good: list[dict[str, Any]] = []
+    bad: list[tuple[dict[str, Any], str]] = []
+    stack = [rows[len(rows) // 2:], rows[:len(rows) // 2]]
+    while stack:
+        part = stack.pop()
+        if not part:
+            continue
+        try:
+            to_table(channel, part, odd_lot)
+        except (MarketframeError, ValueError, TypeError, OverflowError,
+                pa.ArrowException) as exc:
+            if len(part) == 1:
+                bad.append((part[0], f"{type(exc).__name__}: {exc}"))
+            else:
+                stack += [part[len(part) // 2:], part[:len(part) // 2]]
+            continue
+        good += part
+    return to_table(channel, good, odd_lot), bad
 
 
 @dataclass(frozen=True)

@@ -1,31 +1,61 @@
-"""The bookkeeping of "no lost trades": last serials, duplicates and gaps after reconnects.
+"""The bookkeeping of "no lost trades": last positions, duplicates and gaps after reconnects.
 
-Serials increase per symbol but are not consecutive, and regular trades and trial matches are
-two sequences (a closing trial match may carry a higher serial than the closing trade), so
-the ledger keeps the last serial per (symbol, odd lot, trial). A trade at or below it is a
-duplicate (a server replaying from the start after a reconnect). At a drop every (symbol,
-kind) of a ``trades`` subscription opens a :class:`Gap` after its last serial; the first new
-trade of that kind closes it, and the gap is handed to the backfill.
+Serials increase per symbol *within one session of one trading day* and are not consecutive:
+they restart every day, and the after-hours fixed-price trade carries ``99999999``. So a
+trade's place in its stream is its :data:`Pos` ``(trading date, session, serial)`` -- the
+trading date and session (regular, or after-hours from 13:35 on) read from its ``time`` in
+Asia/Taipei -- compared as a tuple, so the next day's open comes after the previous day's
+fixed-price trade. Regular trades and trial matches are two sequences (a closing trial match
+may carry a higher serial than the closing trade), so the ledger keeps the last position per
+(symbol, odd lot, trial). A trade at or before it is a duplicate (a server replaying from the
+start after a reconnect). At a drop every (symbol, kind) of a ``trades`` subscription opens a
+:class:`Gap` after its last position; the first new trade of that kind closes it (one gap per
+trading day when the drop spans a day change), and the gap is handed to the backfill.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from ._protocol import Subscription
 
 Key = tuple[str, bool, bool]  # (symbol, odd lot, trial)
+Pos = tuple[int, int, int]  # (trading day number, session, serial)
+
+REGULAR, AFTER_HOURS = 0, 1
+_DAY_US = 86_400_000_000
+_TAIPEI_US = 8 * 3_600_000_000  # Asia/Taipei is UTC+8 all year
+_AFTER_HOURS_US = (13 * 60 + 35) * 60_000_000  # after the 13:30 close: after-hours session
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+FIXED_PRICE_SERIAL = 99_999_999  # the after-hours fixed-price trade: the day's last
+
+
+def position(row: dict[str, Any]) -> Pos | None:
+    """A trade's ``(trading day, session, serial)``; ``None`` without an int time and serial."""
+    serial, t = row.get("serial"), row.get("time")
+    if type(serial) is not int or type(t) is not int:
+        return None
+    day, in_day = divmod(t + _TAIPEI_US, _DAY_US)
+    return day, AFTER_HOURS if in_day >= _AFTER_HOURS_US else REGULAR, serial
+
+
+def day_of(pos: Pos) -> str:
+    """The ISO trading date of a position."""
+    return date.fromordinal(_EPOCH_ORDINAL + pos[0]).isoformat()
 
 
 @dataclass
 class Gap:
-    """Trades of ``symbol`` possibly missed during a reconnect: serials strictly between
-    ``after`` (``None``: none of this kind seen before the drop, so from the day's start) and
-    ``before`` (``None``: none seen since). Regular trades and trial matches (``trial``) are
-    two serial sequences. ``filled`` counts the trades backfilled from REST (``None``: not
-    backfilled); ``error`` says why a backfill failed."""
+    """Trades of ``symbol`` possibly missed during a reconnect, from trading day ``date``:
+    serials strictly between ``after`` (``None``: none of this kind seen before the drop on
+    that day, so from the day's start) and ``before`` (``None``: none seen since on that day,
+    so up to the end of that day when a later day's trade closed the gap, else up to now).
+    Regular trades and trial matches (``trial``) are two serial sequences. ``filled``
+    counts the trades backfilled from REST (``None``: not backfilled); ``error`` says why a
+    backfill failed or could not be done."""
 
     symbol: str
     odd_lot: bool
@@ -34,29 +64,63 @@ class Gap:
     before: int | None
     filled: int | None = None
     error: str | None = None
+    date: str | None = None
+    lo: Pos | None = field(default=None, repr=False)  # exclusive bounds, as positions
+    hi: Pos | None = field(default=None, repr=False)
+
+    def contains(self, pos: Pos) -> bool:
+        """Whether a trade at ``pos`` belongs to the gap: after ``lo`` (any later day when
+        the gap is open-ended), before ``hi`` (on ``hi``'s day when there is no ``lo``)."""
+        if self.lo is not None and pos <= self.lo:
+            return False
+        if self.hi is not None and pos >= self.hi:
+            return False
+        return self.lo is not None or self.hi is None or pos[0] == self.hi[0]
+
+
+def _gap(key: Key, lo: Pos | None, hi: Pos | None, day_end: bool = False) -> Gap:
+    """A gap after ``lo`` and before ``hi``; ``day_end``: up to the end of ``lo``'s day."""
+    if day_end:
+        assert lo is not None
+        hi = (lo[0] + 1, REGULAR, -1)  # before any trade of the next day
+    day = lo or hi
+    return Gap(key[0], key[1], key[2], None if lo is None else lo[2],
+               None if hi is None or day_end else hi[2],
+               date=None if day is None else day_of(day), lo=lo, hi=hi)
 
 
 class TradeLedger:
     def __init__(self) -> None:
-        self.last: dict[Key, int] = {}
-        self.open: dict[Key, Gap] = {}
+        self.last: dict[Key, Pos] = {}
+        self.open: dict[Key, Pos | None] = {}  # (symbol, kind) -> last position at the drop
         self.gaps: list[Gap] = []  # closed gaps, in the order they closed
 
-    def accept(self, row: dict[str, Any], odd: bool) -> tuple[bool, Gap | None]:
-        """(keep the trade?, the gap it closes or None)."""
-        serial = row.get("serial")
-        if type(serial) is not int:
-            return True, None
+    def accept(self, row: dict[str, Any], odd: bool) -> tuple[bool, list[Gap]]:
+        """(keep the trade?, the gaps it closes)."""
+        pos = position(row)
+        if pos is None:
+            return True, []
         key: Key = (str(row.get("symbol")), odd, row.get("isTrial") is True)
         last = self.last.get(key)
-        if last is not None and serial <= last:
-            return False, None
-        self.last[key] = serial
-        gap = self.open.pop(key, None)
-        if gap is not None:
-            gap.before = serial
-            self.gaps.append(gap)
-        return True, gap
+        if last is not None and pos <= last:
+            return False, []
+        self.last[key] = pos
+        gaps = []
+        if key in self.open:
+            lo = self.open.pop(key)
+            if lo is None or lo[0] == pos[0]:
+                gaps = [_gap(key, lo, pos)]
+            else:  # the drop spans a day change: the rest of the old day, the new day's start
+                gaps = [_gap(key, lo, None, day_end=True), _gap(key, None, pos)]
+        if pos[2] == FIXED_PRICE_SERIAL and not key[2]:
+            # the day's last trade: no trial match of the day can follow, so an open trial
+            # gap ends here (and is filled while REST still serves the day)
+            trial: Key = (key[0], key[1], True)
+            if trial in self.open:
+                gaps.append(_gap(trial, self.open.pop(trial), pos))
+            self.last[trial] = max(self.last.get(trial, pos), pos)
+        self.gaps += gaps
+        return True, gaps
 
     def dropped(self, subs: Iterable[Subscription]) -> None:
         """The connection dropped: open a gap per (symbol, kind) of each trades subscription
@@ -67,20 +131,21 @@ class TradeLedger:
             for trial in (False, True):
                 key = (sub.symbol, sub.odd_lot, trial)
                 if key not in self.open:
-                    self.open[key] = Gap(sub.symbol, sub.odd_lot, trial, self.last.get(key),
-                                         None)
+                    self.open[key] = self.last.get(key)
 
     def close_open(self) -> list[Gap]:
         """End of stream: the gaps no trade closed become gaps up to now."""
-        gaps = list(self.open.values())
+        gaps = [_gap(key, lo, None) for key, lo in self.open.items()]
         self.open.clear()
         self.gaps += gaps
         return gaps
 
     def filled(self, gap: Gap, rows: list[dict[str, Any]]) -> None:
-        """``rows`` (sorted by serial) were fetched for ``gap``."""
+        """``rows`` (sorted by position) were fetched for ``gap``."""
         gap.filled = len(rows)
-        if gap.before is None and rows:
-            # filled up to now: later streamed trades at or below it are duplicates
+        if gap.hi is None and rows:
+            # filled up to now: later streamed trades at or before it are duplicates
             key = (gap.symbol, gap.odd_lot, gap.trial)
-            self.last[key] = max(self.last.get(key, -1), rows[-1]["serial"])
+            pos = position(rows[-1])
+            if pos is not None and (key not in self.last or pos > self.last[key]):
+                self.last[key] = pos

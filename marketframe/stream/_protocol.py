@@ -103,3 +103,23 @@ def refused_symbol(message: str, symbols: Sequence[str]) -> str | None:
         if f"'{s}'" in message or f'"{s}"' in message:
             return s
     return None
+
+
+def is_refusal(message: str, symbols: Sequence[str]) -> bool:
+    """An ``error`` reply that refuses (part of) a subscribe of ``symbols``: it names one of
+    them or speaks of a subscription. Other errors (about something else) are not refusals."""
+    return refused_symbol(message, symbols) is not None or "subscri" in message.lower()
+
+
+def reply_ids(reply: dict[str, Any]) -> list[str]:
+    """The subscription ids of a ``subscribed``/``unsubscribed`` reply (bad items skipped)."""
+    return [str(d["id"]) for d in as_list(reply.get("data"))
+            if isinstance(d, dict) and d.get("id") is not None]
+
+
+def message_of(reply: dict[str, Any]) -> str:
+    """The ``data.message`` of an ``error`` reply (the whole reply if it has none)."""
+    data = reply.get("data")
+    if isinstance(data, dict) and data.get("message") is not None:
+        return str(data["message"])
+    return str(reply)

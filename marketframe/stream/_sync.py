@@ -114,6 +114,27 @@ class Stream:
         return self._async.gaps
 
     @property
+    def malformed(self) -> list[str]:
+        """The latest frames skipped because they could not be read (reason: text)."""
+        return self._snapshot(self._async.malformed)
+
+    @property
+    def quarantine(self) -> list[tuple[str, dict[str, Any], str]]:
+        """The latest rows set aside because they could not be converted:
+        (channel, raw row, why)."""
+        return self._snapshot(self._async.quarantine)
+
+    def _snapshot(self, items: Iterable[T]) -> list[T]:
+        """A copy made on the loop thread (which appends to ``items``) while it runs."""
+        if not self._thread.is_alive():
+            return list(items)
+
+        async def copy() -> list[T]:
+            return list(items)
+
+        return self._call(copy())
+
+    @property
     def last_heartbeat(self) -> int | None:
         return self._async.last_heartbeat
 

@@ -145,17 +145,40 @@ def test_subscriptions_lifecycle_and_errors(sb) -> None:
     assert out["after"]["data"] == []
 
 
-def collect(sb, channel: str, symbol: str, oddlot: bool = False):
+def expected_events(sb, channel: str, symbol: str, oddlot: bool = False) -> int:
+    """How many data events a fast replay of the (closed) day sends, counted from REST:
+    a trade, a candle update and a book per trade; a quote per distinct trade or trial time."""
+    extra = {"type": "oddlot"} if oddlot else {}
+    regular = rest(sb, f"stock/intraday/trades/{symbol}", limit=100000, **extra)["data"]
+    trials = rest(sb, f"stock/intraday/trades/{symbol}", isTrial="true", limit=100000,
+                  **extra)["data"]
+    fixed = [t for t in regular if t["serial"] == 99999999]  # not a candle, book or quote
+    if channel == "trades":
+        return len(regular) + len(trials)
+    if channel in ("candles", "books"):
+        return len(regular) - len(fixed)
+    return len({t["time"] for t in regular if t not in fixed} | {t["time"] for t in trials})
+
+
+def collect(sb, channel: str, symbol: str, oddlot: bool = False, want: int | None = None):
+    """The data events of a subscription, until ``want`` of them (default: as many as the
+    replay holds, counted from REST) arrived. Completion is decided by the count, never by a
+    quiet period: building a channel's events may take long on a busy machine."""
+    if want is None:
+        want = expected_events(sb, channel, symbol, oddlot)
+
     async def script(ws):
         await auth(ws)
         data = {"channel": channel, "symbol": symbol}
         if oddlot:
             data["intradayOddLot"] = True
         await ws.send_json({"event": "subscribe", "data": data})
-        msgs = await drain(ws, idle=0.6)
+        msgs = await drain(ws, idle=60.0, want=want, total=300.0)
         return [m for m in msgs if m["event"] == "data"]
 
-    return run(session(sb, script))
+    events = run(session(sb, script))
+    assert len(events) == want, (channel, symbol)
+    return events
 
 
 def test_streamed_trades_are_the_rest_trades(sb) -> None:
@@ -189,7 +212,7 @@ def test_candles_books_aggregates_and_indices_agree_with_rest(sb) -> None:
     aggs = collect(sb, "aggregates", "0050")
     q = rest(sb, "stock/intraday/quote/0050")
     assert aggs[-1]["data"] == q
-    idx = collect(sb, "indices", "IX0001")
+    idx = collect(sb, "indices", "IX0001", want=3240)
     assert len(idx) == 3240 and set(idx[0]["data"]) == {"symbol", "type", "exchange", "index",
                                                         "time"}
     assert idx[-1]["data"]["index"] == rest(sb, "stock/intraday/quote/IX0001")["closePrice"]
@@ -257,3 +280,70 @@ def test_the_stream_never_runs_ahead_of_the_sandbox_clock() -> None:
         regular = [e["serial"] for e in events if not e.get("isTrial")]
         rest_rows = rest(sb, "stock/intraday/trades/2330", sort="asc", limit=100000)["data"]
         assert regular == [r["serial"] for r in rest_rows]
+
+
+#: requests the server cannot read: each gets an error event, the connection stays open
+BAD_REQUESTS = [
+    {"event": "subscribe", "data": "trades"},
+    {"event": "subscribe", "data": [1, 2]},
+    {"event": "subscribe", "data": {"channel": "trades", "symbols": 5}},
+    {"event": "subscribe", "data": {"channel": "trades", "symbols": ["2330", 5]}},
+    {"event": "subscribe", "data": {"channel": "trades", "symbols": [["2330"]]}},
+    {"event": "subscribe", "data": {"channel": "trades", "symbols": []}},
+    {"event": "subscribe", "data": {"channel": "trades", "symbol": {"a": 1}}},
+    {"event": "subscribe", "data": {"channel": ["trades"], "symbol": "2330"}},
+    {"event": "unsubscribe", "data": {"ids": [[1]]}},
+    {"event": "unsubscribe", "data": {"ids": "abc"}},
+    {"event": "unsubscribe", "data": {"id": {"x": 1}}},
+    {"event": "ping", "data": "x"},
+    {"event": 5},
+    {"data": {}},
+    [1, 2],
+    "not json",
+]
+
+
+def test_unreadable_requests_get_an_error_event_and_the_connection_stays(sb, caplog) -> None:
+    import json
+    import logging
+
+    async def script(ws):
+        await auth(ws)
+        answers = []
+        for req in BAD_REQUESTS:
+            await ws.send_str(req if isinstance(req, str) else json.dumps(req))
+            answers.append(await ws.receive_json(timeout=10))
+        await ws.send_json({"event": "ping", "data": {"state": "still here"}})
+        return answers, await ws.receive_json(timeout=10)
+
+    with caplog.at_level(logging.ERROR):
+        answers, pong = run(session(sb, script))
+    assert [a["event"] for a in answers] == ["error"] * len(BAD_REQUESTS)
+    assert all(isinstance(a["data"]["message"], str) for a in answers)
+    assert pong == {"event": "pong", "data": {"time": pong["data"]["time"],
+                                              "state": "still here"}}
+    assert not [r for r in caplog.records if r.exc_info], caplog.text
+
+
+def test_a_drop_while_a_request_is_answered_leaves_no_traceback(caplog) -> None:
+    import logging
+
+    # the sandbox drops the connection (drop_after) while it builds the events of a second
+    # subscribe; its reply then meets a closing transport (the notebook's traceback)
+    with Sandbox(seed=7, now=NOW, drop_after=5) as box, caplog.at_level(logging.ERROR):
+        async def script(ws):
+            await auth(ws)
+            await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
+                                                               "symbol": "2330"}})
+            await ws.send_json({"event": "subscribe", "data": {
+                "channel": "books", "symbols": ["2454", "2317", "0050", "2603"]}})
+            return await drain(ws, idle=10.0)
+
+        run(session(box, script))
+        for _ in range(3000):  # until the server finished with the connection
+            if box.streaming.connections == 0:
+                break
+            time.sleep(0.01)
+        assert box.streaming.connections == 0
+        rest(box, "stock/intraday/quote/2330")  # the server's loop went past the handler
+    assert not [r for r in caplog.records if r.exc_info], caplog.text

@@ -36,3 +36,21 @@ def rest_trades(client: Client, symbol: str, **params: Any) -> list[dict[str, An
                             refresh=True, **extra, **params).responses[0].body
         rows += orjson.loads(body)["data"]
     return sorted(rows, key=lambda r: r["serial"])
+
+
+@pytest.fixture
+def scripted() -> Iterator[Any]:
+    """A :class:`tests.stream.scripted.ScriptedServer` running on 127.0.0.1."""
+    import threading
+
+    from .scripted import ScriptedServer
+
+    server = ScriptedServer()
+    ready = threading.Event()
+    thread = threading.Thread(target=server.serve, args=(ready,), daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    yield server
+    assert server.loop is not None
+    server.loop.call_soon_threadsafe(server.loop.stop)
+    thread.join(30)

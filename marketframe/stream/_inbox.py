@@ -1,0 +1,147 @@
+"""The reading side of :class:`marketframe.stream.AsyncStream`: frames in, rows buffered.
+
+Each text frame is parsed once (orjson) and classified: ``data`` rows go to the buffer (trades
+through the ledger first: duplicates dropped, gaps closed and handed to the backfill),
+heartbeats are counted, control replies are queued for the request waiting for them. A frame
+that cannot be read is counted (``stats.malformed``), kept truncated in ``malformed`` and
+skipped: bad input never ends the stream. When the buffer is full the reader waits for the
+consumer, except while a request waits for its reply or the stream is closing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from typing import Any
+
+import aiohttp
+import orjson
+
+from marketframe.exceptions import redact
+
+from . import _protocol as proto
+from ._buffer import RowBuffer
+from ._frames import CHANNELS
+from ._ledger import Gap, TradeLedger
+from ._protocol import Subscription
+from ._requests import _CLOSED
+
+
+class Inbox:
+    """The reader (a mixin: the attributes below are set by ``AsyncStream.__init__``)."""
+
+    stats: Any
+    backfill: bool
+    last_heartbeat: int | None
+    malformed: deque[str]
+    _key: str
+    _buf: RowBuffer
+    _ledger: TradeLedger
+    _subs: dict[str, Subscription]
+    _gone: dict[str, Subscription]
+    _replies: asyncio.Queue[Any]
+    _lock: asyncio.Lock
+    _pending_odd: bool
+    _server_error: str | None
+    _last_recv: float
+    _last_close: tuple[int | None, str | None]
+
+    def _start_backfill(self, gap: Gap) -> None:
+        raise NotImplementedError
+
+    async def _read(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        on_text = self._on_text
+        try:
+            while True:
+                msg = await ws.receive()
+                if msg.type == aiohttp.WSMsgType.TEXT:
+                    self._last_recv = time.monotonic()
+                    on_text(msg.data)
+                    if self._buf.full and not self._buf.urgent and not self._buf.released:
+                        self.stats.paused += 1
+                        await self._buf.wait_space()
+                        self._last_recv = time.monotonic()
+                elif msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING,
+                                  aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+                    code = msg.data if msg.type == aiohttp.WSMsgType.CLOSE else ws.close_code
+                    self._last_close = (code, _reason(msg))
+                    return
+                elif msg.type == aiohttp.WSMsgType.BINARY:
+                    self._bad_frame("a binary frame", repr(msg.data[:100]))
+        finally:
+            self._replies.put_nowait(_CLOSED)
+            if not ws.closed:
+                with contextlib.suppress(aiohttp.ClientError, ConnectionError):
+                    await ws.close()
+
+    def _bad_frame(self, why: str, text: str) -> None:
+        self.stats.malformed += 1
+        self.malformed.append(f"{why}: {redact(text[:200], self._key)}")
+
+    def _parse(self, text: str) -> dict[str, Any] | None:
+        """A frame's JSON object, or None (counted as malformed)."""
+        try:
+            body = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            self._bad_frame("not JSON", text)
+            return None
+        if not isinstance(body, dict):
+            self._bad_frame("not a JSON object", text)
+            return None
+        return body
+
+    def _on_text(self, text: str) -> None:
+        body = self._parse(text)
+        if body is None:
+            return
+        event = body.get("event")
+        if event == "data":
+            channel = body.get("channel")
+            row = body.get("data")
+            if channel not in CHANNELS:
+                return self._bad_frame("data on an unknown channel", text)
+            if not isinstance(row, dict):
+                return self._bad_frame("data is not an object", text)
+            self.stats.messages += 1
+            sid = body.get("id")
+            sub = self._subs.get(sid) or self._gone.get(sid)  # type: ignore[arg-type]
+            odd = sub.odd_lot if sub is not None else False
+            if channel == "trades":
+                keep, gaps = self._ledger.accept(row, odd)
+                if self.backfill:
+                    for gap in gaps:
+                        self._start_backfill(gap)
+                if not keep:
+                    self.stats.duplicates += 1
+                    return
+            self._buf.add(channel, odd, row)
+        elif event == "heartbeat":
+            data = body.get("data")
+            if not isinstance(data, dict):
+                return self._bad_frame("heartbeat data is not an object", text)
+            self.stats.heartbeats += 1
+            with contextlib.suppress(TypeError, ValueError):
+                self.last_heartbeat = int(data.get("time"))  # type: ignore[arg-type]
+        elif event in proto.REPLIES:
+            if event == "subscribed":
+                # registered here, before the data that follows the reply is read
+                for d in proto.as_list(body.get("data")):
+                    if not isinstance(d, dict) or d.get("id") is None:
+                        self._bad_frame("subscribed reply without an id", text)
+                        continue
+                    sub = Subscription(str(d["id"]), str(d.get("channel")),
+                                       str(d.get("symbol")), self._pending_odd)
+                    self._subs[sub.id] = sub
+            if event == "error" and not self._lock.locked():
+                self._server_error = proto.message_of(body)
+            self._replies.put_nowait(body)
+        else:
+            self._bad_frame(f"unknown event {str(event)[:40]!r}", text)
+
+
+
+def _reason(msg: aiohttp.WSMessage) -> str | None:
+    extra = getattr(msg, "extra", None)
+    return str(extra) if extra else None
