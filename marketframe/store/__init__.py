@@ -220,6 +220,9 @@ class Store:
         """
         from marketframe.store import _verify
 
+        if not any(self.root.iterdir()):  # a typo must not pass as a healthy, empty store
+            raise InvalidParams("Store.verify", "path", f"{str(self.root)!r} holds no store",
+                                "the directory of an existing store")
         day = to_date("Store.verify", "today", today) if today is not None else None
         with self._locked():
             return _verify.run(self, repair, today=day, progress=progress)

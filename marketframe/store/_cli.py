@@ -167,8 +167,12 @@ def run_sync(a: argparse.Namespace) -> int:
 
 def run_verify(a: argparse.Namespace) -> int:
     """Errors go to the common handler of marketframe.cli."""
+    from marketframe.exceptions import InvalidParams
     from marketframe.store import Store
 
+    if not a.store.expanduser().is_dir():  # Store() would create it: a typo is not a store
+        raise InvalidParams("verify", "store", f"{str(a.store)!r} does not exist",
+                            "the directory of an existing store")
     with ExitStack() as stack:
         client = _session(stack, a) if a.repair else None
         store = stack.enter_context(Store(a.store, client))

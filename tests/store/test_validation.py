@@ -99,3 +99,13 @@ def test_cli_verify_reports_and_repairs(env: list[str], tmp_path: Path,
     assert main(["verify", "--store", str(root), "--repair", "--base-url", env[1]]) == 0
     assert main(["verify", "--store", str(root)]) == 0
     assert len(Store(root).read(CANDLES, "2330")) > 50
+
+
+def test_verify_of_a_missing_store_is_refused_and_creates_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no-such-store"
+    assert main(["verify", "--store", str(missing)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not missing.exists()
+    with pytest.raises(InvalidParams, match="holds no store"):
+        Store(missing).verify()
