@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from marketframe.endpoints import EARLIEST, MINUTE_TIMEFRAMES, Endpoint
-from marketframe.exceptions import InvalidParams
+from marketframe.exceptions import InvalidParams, did_you_mean
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 DateLike = str | dt.date | dt.datetime
@@ -142,8 +142,8 @@ def validate(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
     """Check ``params`` (one value for the path parameter) and return canonical values."""
     unknown = [k for k in params if k not in ep.param_map]
     if unknown:
-        raise InvalidParams(ep.name, unknown[0], "is not a parameter of this endpoint",
-                            ", ".join(ep.param_map))
+        raise InvalidParams(ep.name, unknown[0], "is not a parameter of this endpoint"
+                            + did_you_mean(unknown[0], ep.param_map), ", ".join(ep.param_map))
     out = {k: _check_value(ep, k, v) for k, v in params.items() if v is not None}
     missing = [p.name for p in ep.params if p.required and p.name not in out]
     if missing:

@@ -26,6 +26,7 @@ from marketframe.exceptions import (
     BatchError,
     InvalidParams,
     MarketframeError,
+    did_you_mean,
 )
 
 DEFAULT_BASE_URL = "https://api.fugle.tw/marketdata/v1.0"
@@ -52,7 +53,20 @@ class _Call:
         self.__doc__ = _docstring(ep)
         self.__signature__ = _signature(ep)
 
-    def __call__(self, **params: Any) -> Any:
+    def __call__(self, *args: Any, **params: Any) -> Any:
+        """``quote("2330")`` is ``quote(symbol="2330")``: the first required parameter may be
+        given by position; every other parameter is keyword-only."""
+        if args:
+            first = next((p.name for p in self.endpoint.params if p.required), None)
+            if first is None or len(args) > 1:
+                raise InvalidParams(self.endpoint.name, "*args",
+                                    f"takes {'one' if first else 'no'} positional value",
+                                    f"{first}=... by position or name; the others by name"
+                                    if first else "keyword parameters")
+            if first in params:
+                raise InvalidParams(self.endpoint.name, first, "is given twice (by position and "
+                                    "by name)", "one of the two")
+            params[first] = args[0]
         return self._client.load(self.endpoint.name, **params)
 
     def __repr__(self) -> str:
@@ -72,12 +86,21 @@ class _Node:
     def __dir__(self) -> list[str]:
         return sorted(k for k in vars(self) if not k.startswith("_"))
 
+    def __getattr__(self, name: str) -> Any:  # only called for names the tree lacks
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(f"{self._path} has no endpoint or group {name!r}"
+                             f"{did_you_mean(name, self.__dir__())}; it has: "
+                             f"{', '.join(self.__dir__())}")
+
 
 def _signature(ep: Endpoint) -> inspect.Signature:
+    ordered = sorted(ep.params, key=lambda p: not p.required)
     params = [
-        inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD if i == 0 and p.required
+                          else inspect.Parameter.KEYWORD_ONLY,
                           default=inspect.Parameter.empty if p.required else None)
-        for p in sorted(ep.params, key=lambda p: not p.required)
+        for i, p in enumerate(ordered)
     ]
     return inspect.Signature(params)
 

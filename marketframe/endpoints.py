@@ -242,6 +242,7 @@ def get(name: str) -> Endpoint:
     try:
         return ENDPOINTS[name]
     except KeyError:
-        from marketframe.exceptions import InvalidParams
+        from marketframe.exceptions import InvalidParams, did_you_mean
 
-        raise InvalidParams(name, "endpoint", "is not an endpoint", ", ".join(ENDPOINTS)) from None
+        raise InvalidParams(name, "endpoint", "is not an endpoint" + did_you_mean(name, ENDPOINTS),
+                            ", ".join(ENDPOINTS)) from None

@@ -8,12 +8,21 @@ service's own ``message`` field, and :func:`redact` scrubs any text we did not w
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 
 class MarketframeError(Exception):
     """Root of every error raised by marketframe."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``choices`` to a mistyped ``word``, else
+    ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 class InvalidParams(MarketframeError, ValueError):

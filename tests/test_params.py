@@ -201,3 +201,30 @@ def test_a_huge_int_is_refused_not_crashed_on(client: Client) -> None:
                          ("stock.intraday.trades", {"symbol": "2330", "limit": huge})):
         with pytest.raises(InvalidParams, match="a int|an int"):
             client.load(name, **params)
+
+
+def test_the_symbol_may_be_given_by_position(client: Client, sandbox: Any) -> None:
+    import inspect
+
+    by_name = client.stock.intraday.quote(symbol="2330")
+    assert client.stock.intraday.quote("2330").equals(by_name)
+    sig = inspect.signature(client.stock.intraday.quote)
+    assert sig.parameters["symbol"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    served = sandbox.requests_served
+    with pytest.raises(InvalidParams, match="given twice"):
+        client.stock.intraday.quote("2330", symbol="2317")
+    with pytest.raises(InvalidParams, match="one positional value"):
+        client.stock.intraday.quote("2330", "2317")
+    assert sandbox.requests_served == served
+    assert len(client.stock.snapshot.quotes("TSE")) > 0  # the first required one: market
+
+
+def test_mistyped_names_get_a_suggestion(client: Client) -> None:
+    with pytest.raises(AttributeError, match="did you mean 'quote'"):
+        client.stock.intraday.qoute  # noqa: B018
+    with pytest.raises(AttributeError, match="did you mean 'historical'"):
+        client.stock.histrical  # noqa: B018
+    with pytest.raises(InvalidParams, match="did you mean 'symbol'"):
+        client.stock.intraday.quote(symbl="2330")
+    with pytest.raises(InvalidParams, match="did you mean 'stock.intraday.quote'"):
+        client.load("stock.intraday.qoute", symbol="2330")
