@@ -13,7 +13,6 @@ before any request), 1 for failures, 130 on Ctrl-C. A traceback only with ``--de
 from __future__ import annotations
 
 import argparse
-import difflib
 import errno
 import importlib
 import os
@@ -53,11 +52,12 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
         if m:
-            choices = re.findall(r"'([^']*)'", m[2])
-            close = difflib.get_close_matches(m[1], choices, n=1, cutoff=0.6)
-            if close:
+            from marketframe.exceptions import did_you_mean
+
+            hint = did_you_mean(m[1], re.findall(r"'([^']*)'", m[2]))
+            if hint:
                 message = f"argument {message.split(':', 1)[0].removeprefix('argument ')}: " \
-                          f"invalid choice: '{m[1]}'; did you mean '{close[0]}'?"
+                          f"invalid choice: '{m[1]}'{hint}"
         super().error(message)
 
 
