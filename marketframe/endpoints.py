@@ -211,7 +211,8 @@ _ROWS: tuple[Endpoint, ...] = (
     Endpoint("stock.corporate_actions.listing_applicants",
              "/stock/corporate-actions/listing-applicants", (START, END, SORT),
              "listing_applicants", "reference", "developer",
-             date_range=("start_date", "end_date"), keys=("symbol",),
+             # a company can apply again under the same symbol: the symbol alone is no key
+             date_range=("start_date", "end_date"), keys=("symbol", "application_date"),
              doc="listing applicants"),
     Endpoint("futopt.intraday.products", "/futopt/intraday/products",
              (*FUTOPT_LIST, CONTRACT_TYPE, _p("status", allowed="N P U")),

@@ -18,7 +18,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from marketframe.convert import concat
-from marketframe.endpoints import Endpoint
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
 from marketframe.store._report import StoreCorrupted, SyncReport
@@ -26,17 +25,6 @@ from marketframe.store._windows import Interval, final_until
 
 if TYPE_CHECKING:
     from marketframe.store._sync import Spec, _Task
-
-#: the store's key where an endpoint's own key does not identify a row: a company can apply
-#: to list again under the same symbol (the service answered 90 applicants over 2010-2024 for
-#: 60 symbols)
-_STORE_KEYS = {"stock.corporate_actions.listing_applicants": ("symbol", "application_date")}
-
-
-def store_keys(ep: Endpoint) -> tuple[str, ...]:
-    """The columns that identify one stored row of ``ep`` (unique in every answer)."""
-    return _STORE_KEYS.get(ep.name, tuple(ep.keys))
-
 
 def _date_bounds(table: pa.Table) -> Interval | None:
     if table.num_rows == 0:
@@ -110,7 +98,7 @@ def write_rows(root: Path, manifest: Manifest, spec: Spec, symbol: str, table: p
     whenever the process dies, every file on disk is one the manifest accepts."""
     meta = {_io.META_PARAMS: spec.ds.params.encode(),
             _io.META_TIMEFRAME: (spec.ds.timeframe or "").encode()}
-    keys = list(store_keys(spec.ep))
+    keys = list(spec.ep.keys)
     constant = ("symbol", "timeframe") if spec.has_symbol else ()
     parts = _io.split_partitions(spec.ds, table) if spec.has_symbol else {None: table}
     staged = []

@@ -138,7 +138,6 @@ def migrate(root: Path, old: dict[str, Any]) -> dict[str, Any]:
     records) moved to the current layout: every file rewritten in its dataset's physical
     schema with page checksums, recorded, and the old directories removed."""
     from marketframe.endpoints import get
-    from marketframe.store._commit import store_keys
 
     data: dict[str, Any] = {"version": VERSION, "datasets": {}}
     for key, d in old["datasets"].items():
@@ -146,7 +145,7 @@ def migrate(root: Path, old: dict[str, Any]) -> dict[str, Any]:
         base = root / f"dataset={ds.endpoint}" / f"params={ds.params}"
         old_dir = base / f"timeframe={ds.timeframe}" if ds.timeframe else base
         new_dir = _io.dataset_dir(root, ds)
-        keys = list(store_keys(get(ds.endpoint)))
+        keys = list(get(ds.endpoint).keys)
         files: dict[str, Any] = {}
         found = sorted(old_dir.glob("symbol=*/**/part-0.parquet")) if ds.timeframe else \
             [p for p in [old_dir / _io.PART] if p.exists()]

@@ -17,7 +17,6 @@ from marketframe.client import Client
 from marketframe.endpoints import ENDPOINTS
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
-from marketframe.store._commit import store_keys
 from marketframe.store._windows import split
 
 from ._helpers import NOW
@@ -46,7 +45,7 @@ def test_store_keys_identify_every_row_the_service_answers(
     parts = [client.fetch_table(endpoint, start_date=lo, end_date=hi)
              for lo, hi in split(start, end)]
     service = pa.concat_tables(parts)
-    keys = store_keys(ENDPOINTS[endpoint])
+    keys = ENDPOINTS[endpoint].keys
     got = _keys(service, keys)
     assert len(set(got)) == len(got), f"{endpoint} {keys} repeats a key"
     with tempfile.TemporaryDirectory() as d, \
@@ -66,7 +65,7 @@ def test_candle_keys_identify_every_row(client: Client, symbol: str, start: dt.d
     ep = ENDPOINTS["stock.historical.candles"]
     table = client.fetch_table(ep.name, symbol=symbol, from_=start,
                                to=start + dt.timedelta(days), timeframe=tf)
-    got = _keys(table, store_keys(ep))
+    got = _keys(table, ep.keys)
     assert len(set(got)) == len(got)
 
 
