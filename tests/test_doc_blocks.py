@@ -1,10 +1,11 @@
 """The docs are executable: every Python block of README.md and docs/*.md runs against the
 sandbox, and so does every `marketframe ...` command of their bash blocks.
 
-The Python blocks of one page run in order in one namespace, like the cells of a notebook,
-in a scratch directory, with ``MARKETFRAME_API_KEY`` / ``MARKETFRAME_BASE_URL`` pointing at the
-session sandbox. A block that cannot run says why in an HTML comment on the line before its
-fence, exactly ``<!-- not run: REASON -->``; nothing else skips a block.
+The blocks of one page run in document order, Python blocks in one namespace like the cells
+of a notebook, commands as subprocesses, in one scratch directory, with
+``MARKETFRAME_API_KEY`` / ``MARKETFRAME_BASE_URL`` pointing at the session sandbox. A block
+that cannot run says why in an HTML comment on the line before its fence, exactly
+``<!-- not run: REASON -->``; nothing else skips a block.
 """
 
 from __future__ import annotations
@@ -117,13 +118,15 @@ def _run_python(block: Block, namespace: dict[str, Any]) -> None:
         exec(code, namespace)  # noqa: S102 - the docs' own code
 
 
-def _runnable_python(page: Path) -> list[Block]:
-    return [b for b in blocks(page) if b.lang == "python" and b.not_run is None]
+def _runnable(page: Path) -> list[Block]:
+    return [b for b in blocks(page) if b.not_run is None
+            and (b.lang == "python" or (b.lang in SHELL and commands(b.code)))]
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if _runnable_python(p)], ids=_page_id)
-def test_python_blocks_run(page: Path, docs_env: dict[str, str]) -> None:
-    todo = _runnable_python(page)
+@pytest.mark.parametrize("page", [p for p in PAGES if _runnable(p)], ids=_page_id)
+def test_page_runs(page: Path, docs_env: dict[str, str]) -> None:
+    """Every runnable block of the page, in document order, in one scratch directory: Python
+    blocks share one namespace, and a command may use what an earlier block made (a store)."""
     import matplotlib
 
     matplotlib.use("agg")
@@ -131,26 +134,21 @@ def test_python_blocks_run(page: Path, docs_env: dict[str, str]) -> None:
 
     namespace: dict[str, Any] = {"__name__": f"docs:{page.name}"}
     try:
-        for block in todo:
-            try:
-                _run_python(block, namespace)
-            except Exception as exc:
-                raise AssertionError(f"{block.page}:{block.line}: the block fails: "
-                                     f"{type(exc).__name__}: {exc}\n{block.code}") from exc
+        for block in _runnable(page):
+            if block.lang == "python":
+                try:
+                    _run_python(block, namespace)
+                except Exception as exc:
+                    raise AssertionError(f"{block.page}:{block.line}: the block fails: "
+                                         f"{type(exc).__name__}: {exc}\n{block.code}") from exc
+                continue
+            for command in commands(block.code):
+                done = run_command(command)
+                assert done.returncode == 0, \
+                    f"{block.page}:{block.line}: {command}\n{done.stderr}"
+                assert "Traceback" not in done.stderr, done.stderr
     finally:
         plt.close("all")
-
-
-SHELL_COMMANDS = [(b, c) for p in PAGES for b in blocks(p)
-                  if b.lang in SHELL and b.not_run is None for c in commands(b.code)]
-
-
-@pytest.mark.parametrize("block,command", SHELL_COMMANDS,
-                         ids=[f"{b.page}:{b.line}:{c[:60]}" for b, c in SHELL_COMMANDS])
-def test_shell_commands_run(block: Block, command: str, docs_env: dict[str, str]) -> None:
-    done = run_command(command)
-    assert done.returncode == 0, f"{block.page}:{block.line}: {command}\n{done.stderr}"
-    assert "Traceback" not in done.stderr, done.stderr
 
 
 def run_command(command: str, env: dict[str, str] | None = None,
