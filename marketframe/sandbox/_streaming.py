@@ -440,6 +440,10 @@ class Streaming:
                                 + b'","channel":"' + best.channel.encode() + b'"}',
                                 WSMsgType.TEXT)
             conn.sent_data += 1
+            if conn.sent_data % _FAIR_SHARE == 0:
+                # A catch-up replay can send thousands of frames without the writer ever
+                # blocking (loopback drains at once): let REST and other connections in.
+                await asyncio.sleep(0)
             if s.garbage_every and conn.sent_data % s.garbage_every == 0:
                 self.garbage_sent += 1  # kinds in turn across connections
                 await ws.send_str(_garbage(self.garbage_sent, best))
@@ -447,6 +451,9 @@ class Streaming:
                 await ws.close(code=1011, message=b"dropped by the sandbox (drop_after)")
                 return
 
+
+#: data frames one connection sends before it yields to the event loop
+_FAIR_SHARE = 32
 
 _GARBAGE = (
     lambda sub: "{not json",
