@@ -318,7 +318,7 @@ def test_unusable_time_columns_raise_typed_errors(backend: str) -> None:
     with pytest.raises(InvalidParams, match="not dates or times"):
         to_pandas(to_backend(bad, backend).md.sma(5), backend)
     holes = df.assign(date=df["date"].where(df.index != 3))
-    with pytest.raises(InvalidParams, match="missing value"):
+    with pytest.raises(InvalidParams, match="has 1 missing value"):
         to_pandas(to_backend(holes, backend).md.sma(5), backend)
 
 

@@ -13,6 +13,7 @@ from . import _core, _order
 from ._methods import IndicatorMethods
 
 DEFAULTS = ("symbol", "date")
+_NAT = np.iinfo(np.int64).min
 
 
 def _available(df: pd.DataFrame) -> list[str]:
@@ -50,12 +51,16 @@ def time_key(values: pd.Series | pd.Index, name: str) -> NDArray[np.generic]:
         except (TypeError, ValueError, OverflowError) as e:
             sample = next(iter(values), None)
             raise _order.not_times(name, f"e.g. {sample!r}: {e}", "pd.to_datetime") from None
+    if isinstance(v.dtype, np.dtype) and v.dtype.kind in "mM":
+        key = np.asarray(v).view(np.int64)  # no copy
+        # NaT is the lowest int64: one min() pass, half the cost of isna().sum()
+        if key.size and key.min() == _NAT:
+            _order.check_no_missing_times(int(np.count_nonzero(key == _NAT)), name)
+        return key
     missing = int(pd.isna(v).sum())
     _order.check_no_missing_times(missing, name)
     if pd.api.types.is_numeric_dtype(v.dtype) and not pd.api.types.is_bool_dtype(v.dtype):
         return np.asarray(v, dtype=np.float64)
-    if isinstance(v.dtype, np.dtype) and v.dtype.kind in "mM":
-        return np.asarray(v).view(np.int64)  # no copy
     if pd.api.types.is_timedelta64_dtype(v.dtype):
         return np.asarray(pd.TimedeltaIndex(v).asi8)
     return np.asarray(pd.DatetimeIndex(v).asi8)

@@ -32,20 +32,21 @@ _COLS = 960  # 16 x 17 x 960 stays under the threading threshold too
 _ROWS = 512  # 512 x 17 x 16 stays under OpenBLAS's 262144 threading threshold
 
 
-def matmul_rows(u: Array, w: Array, out: Array | None = None) -> Array:
-    """``u @ w`` for a tall 2-D ``u``, as a stack of products of ``_ROWS`` rows.
+def matmul_rows(u: Array, w: Array, out: Array | None = None, rows: int = 0) -> Array:
+    """``u @ w`` for a tall 2-D ``u``, as a stack of products of ``rows`` (``_ROWS``) rows.
 
     Small products keep the operands in cache and stay under OpenBLAS's threading
     threshold: for these thin products threads are slower, and erratic on a busy machine.
     A stack (one numpy call, one BLAS call per slice) avoids a Python loop over slices.
     """
+    step = rows or _ROWS
     rows = u.shape[0]
     if out is None:
         out = np.empty((rows,) + w.shape[1:])
-    whole = rows - rows % _ROWS
+    whole = rows - rows % step
     if whole:
-        stack = u[:whole].reshape((whole // _ROWS, _ROWS) + u.shape[1:])
-        np.matmul(stack, w, out=out[:whole].reshape((whole // _ROWS, _ROWS) + w.shape[1:]))
+        stack = u[:whole].reshape((whole // step, step) + u.shape[1:])
+        np.matmul(stack, w, out=out[:whole].reshape((whole // step, step) + w.shape[1:]))
     if whole < rows:
         np.matmul(u[whole:], w, out=out[whole:])
     return out
@@ -234,8 +235,10 @@ class Recursion:
             c2 = matmul_cols(self._l2[:q, :q], loc[:, -1])  # (q, S)
             loc[1:] += self._p1[None, :, None] * c2[:-1, None, :]
         else:
-            loc = ep @ self._l1.T  # (q, 64)
-            c2 = self._l2[:q, :q] @ loc[:, -1]
+            # one 64 x 64 x 64 product per slice of 64 blocks: larger single products (and
+            # any matrix-vector product over 96 x 96) run threaded in OpenBLAS, ~100x slower
+            loc = matmul_rows(ep, self._l1.T, rows=64)  # (q, 64)
+            c2 = self._l2[:q, :q] @ loc[:, -1] if q <= 64 else linrec(loc[:, -1], self._a64)
             loc[1:] += c2[:-1, None] * self._p1[None, :]
         return loc.reshape((q * 64,) + rest)[:rows]
 

@@ -142,9 +142,37 @@ def bbands(x: Array, seg: Segments, n: int, mult: float, ddof: int) -> tuple[Arr
 def ema(
     x: Array, seg: Segments, n: int, seed: str, start: int, kernel: Callable[..., Any]
 ) -> Array:
-    """EMA(n), valid from bar ``start`` of each symbol (see ``_fast.ema``)."""
-    rows = start + decay_rows(1.0 - 2.0 / (n + 1), price_tol(x))
-    return repaired(seg, (x,), fast.ema(x, n, seed, start), rows, kernel)[0]
+    """EMA(n), valid from bar ``start`` of each symbol (see ``_fast.ema``).
+
+    The first bars of each symbol, until the previous symbol's share of the whole-column
+    value has decayed below 1e-3 of the smallest price, are recomputed by ``kernel``. Past
+    them the whole-column value is the symbol's own plus ``delta * a**j`` (``delta``: the
+    difference at the last recomputed bar, ``j`` bars after it), subtracted for as long as
+    it exceeds 1e-17 of the smallest price (superposition; exact to rounding because
+    ``delta`` is already small, unlike at the seed bar where it can be the whole gap
+    between two symbols' prices).
+    """
+    a = 1.0 - 2.0 / (n + 1)
+    y = fast.ema(x, n, seed, start)
+    tol = price_tol(x)  # 1e-17 * min / max for prices
+    head = min(start + decay_rows(a, 1e14 * tol), seg.longest)  # 1e-3 * min / max
+    have = np.flatnonzero(seg.lengths > head)
+    at = seg.starts[have] + head - 1  # each long symbol's last recomputed bar
+    whole = y[at]
+    repaired(seg, (x,), y, head, kernel)
+    delta = whole - y[at]
+    rows = min(decay_rows(a, tol) - decay_rows(a, 1e14 * tol) + 1, seg.longest - head)
+    if not have.size or rows <= 0:
+        return y
+    with np.errstate(under="ignore"):
+        decay = a ** np.arange(1, rows + 1, dtype=np.float64)
+    if seg.width:  # all symbols are long
+        y.reshape(-1, seg.width)[:, head : head + rows] -= delta[:, None] * decay[None, :]
+        return y
+    idx, ok = seg._grid(head, rows)
+    idx, ok = idx[have], ok[have]
+    y[idx[ok]] -= (delta[:, None] * decay[None, :])[ok]
+    return y
 
 
 def rsi(
