@@ -192,6 +192,7 @@ class Recursion:
             powers = _flush(a ** np.arange(1, b + 1, dtype=np.float64))
             big_a = a**b
         self.rest = rest
+        self.a = a
         if rest:
             self.w = np.empty((b, b + 1))
             self.w[:, 0] = powers
@@ -253,8 +254,11 @@ class Recursion:
         return c
 
     def _buffer(self, rows: int) -> Array:
+        """Panel: ``(rows, B+1) + rest``, the carry into each block in column 0. Series:
+        ``(rows, B)``, contiguous (strided writes of the inputs cost more than the products),
+        the carry added to each block's first input instead."""
         if self._u is None or self._u.shape[0] < rows:
-            self._u = np.empty((rows, BLOCK + 1) + self.rest)
+            self._u = np.empty((rows, BLOCK + 1 if self.rest else BLOCK) + self.rest)
             with np.errstate(under="ignore"):
                 apow = _flush(self.big_a ** np.arange(1, rows + 1, dtype=np.float64))
             self._apow = apow.reshape((rows,) + (1,) * len(self.rest))
@@ -265,7 +269,8 @@ class Recursion:
         ``solve``; None unless ``n`` is a whole number of blocks. Saves a copy."""
         if n == 0 or n % BLOCK:
             return None
-        return self._buffer(n // BLOCK)[:, 1:]
+        u = self._buffer(n // BLOCK)
+        return u[:, 1:] if self.rest else u
 
     def _weights(self, scale: float) -> tuple[Array, Array]:
         if scale == 1.0:
@@ -284,21 +289,30 @@ class Recursion:
         rows = n // BLOCK
         u = self._buffer(rows)
         w, last = self._weights(scale)
-        if self.rest:
-            ends = matmul_cols(last[None, :], u[:, 1:])[:, 0]
-        else:
-            ends = matmul_rows(u[:, 1:], last)
+        if not self.rest:
+            self._solve_series(u, w, last, scale, out[: rows * BLOCK])
+            return
+        ends = matmul_cols(last[None, :], u[:, 1:])[:, 0]
         c = self._block_ends(ends)
         assert self._apow is not None
         c += self._apow[:rows] * self.carry
         u[0, 0] = self.carry
         u[1:, 0] = c[:-1]
-        target = out.reshape((rows, BLOCK) + self.rest)
-        if self.rest:
-            matmul_cols(w, u, out=target)
-        else:
-            matmul_rows(u, w, out=target)
-        self.carry = out[n - 1].copy() if self.rest else float(out[n - 1])
+        matmul_cols(w, u, out=out.reshape((rows, BLOCK) + self.rest))
+        self.carry = out[n - 1].copy()
+
+    def _solve_series(self, u: Array, w: Array, last: Array, scale: float, out: Array) -> None:
+        """1-D: ``scale *`` the blocks in ``u`` (overwritten) solved into ``out``."""
+        rows = u.shape[0]
+        ends = matmul_rows(u, last)
+        c = self._block_ends(ends)
+        assert self._apow is not None
+        c += self._apow[:rows] * self.carry
+        f = self.a / scale  # the carry into a block, as an input to its first bar
+        u[0, 0] += f * self.carry
+        u[1:, 0] += f * c[:-1]
+        matmul_rows(u, w[1:], out=out.reshape(rows, BLOCK))
+        self.carry = float(c[-1])
 
     def __call__(self, v: Array, out: Array, scale: float = 1.0) -> None:
         """Solve for the chunk ``scale * v`` into ``out`` (same shape) and keep its end."""
@@ -309,6 +323,18 @@ class Recursion:
         rest = self.rest
         rows = -(-n // b)
         u = self._buffer(rows)
+        if not rest:
+            flat = u.reshape(-1)
+            np.multiply(v, scale, out=flat[:n])
+            flat[n:] = 0.0
+            if n == rows * b:
+                self._solve_series(u, self.w, self.last, 1.0, out)
+            else:
+                y = np.empty(rows * b)
+                self._solve_series(u, self.w, self.last, 1.0, y)
+                out[:] = y[:n]
+            self.carry = float(out[n - 1])
+            return
         exact = n == rows * b
         if exact:
             np.multiply(v.reshape((rows, b) + rest), scale, out=u[:, 1:])
@@ -318,15 +344,11 @@ class Recursion:
         np.multiply(v[:full].reshape((rows - 1, b) + rest), scale, out=u[:-1, 1:])
         np.multiply(v[full:], scale, out=u[-1, 1 : 1 + n - full])
         u[-1, 1 + n - full :] = 0.0
-        if rest:
-            ends = matmul_cols(self.last[None, :], u[:, 1:])[:, 0]
-        else:
-            ends = matmul_rows(u[:, 1:], self.last)
+        ends = matmul_cols(self.last[None, :], u[:, 1:])[:, 0]
         c = self._block_ends(ends)
         assert self._apow is not None
         c += self._apow[:rows] * self.carry
         u[0, 0] = self.carry
         u[1:, 0] = c[:-1]
-        y = matmul_cols(self.w, u) if rest else matmul_rows(u, self.w)
-        out[:] = y.reshape((rows * b,) + rest)[:n]
-        self.carry = out[n - 1].copy() if rest else float(out[n - 1])
+        out[:] = matmul_cols(self.w, u).reshape((rows * b,) + rest)[:n]
+        self.carry = out[n - 1].copy()
