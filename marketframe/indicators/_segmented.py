@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _fast as fast
+from ._linrec import matmul_rows
 
 Array = NDArray[np.float64]
 _NEGLIGIBLE = 1e-33
@@ -94,6 +95,16 @@ class Segments:
         panel = np.full((len(self.starts), rows), np.nan)
         panel[ok] = x[idx[ok]]
         return np.ascontiguousarray(panel.T)
+
+    def subtract_tails(self, y: Array, which: NDArray[np.intp], first: int, d: Array) -> None:
+        """Subtract ``d[i, j]`` from offset ``first + j`` of segment ``which[i]`` (where the
+        segment has it); with equal segments, ``which`` must be all of them."""
+        if self.width:
+            y.reshape(-1, self.width)[:, first : first + d.shape[1]] -= d
+            return
+        idx, ok = self._grid(first, d.shape[1])
+        idx, ok = idx[which], ok[which]
+        y[idx[ok]] -= d[ok]
 
     def put_heads(self, y: Array, panel: Array, rows: int) -> None:
         """Write a (rows, segments) panel back over the first ``rows`` bars of each segment."""
@@ -166,12 +177,7 @@ def ema(
         return y
     with np.errstate(under="ignore"):
         decay = a ** np.arange(1, rows + 1, dtype=np.float64)
-    if seg.width:  # all symbols are long
-        y.reshape(-1, seg.width)[:, head : head + rows] -= delta[:, None] * decay[None, :]
-        return y
-    idx, ok = seg._grid(head, rows)
-    idx, ok = idx[have], ok[have]
-    y[idx[ok]] -= (delta[:, None] * decay[None, :])[ok]
+    seg.subtract_tails(y, have, head, delta[:, None] * decay[None, :])
     return y
 
 
@@ -211,12 +217,51 @@ def macd(
     fast_start: int,
     kernel: Callable[..., Any],
 ) -> tuple[Array, ...]:
+    """MACD line, signal and histogram; repaired like ``ema``, in two parts.
+
+    The first bars of each symbol, until the previous symbol's share is below 1e-3 of the
+    smallest price (the signal's share decays as ``j * a**j``: 1e-3 more), are recomputed
+    by ``kernel``. Past them the differences of the three states (fast EMA F, slow EMA S,
+    signal G) evolve without input: ``dF*af**j``, ``dS*as**j`` and G driven by them; dF and
+    dS come from the line's differences at the last two recomputed bars.
+    """
     slow_start = slow - 1 if seed == "sma" else 0
     sig_start = max(fast_start, slow_start) + (signal - 1 if seed == "sma" else 0)
-    # the signal's difference decays as j * a**j: 1e-3 more for j up to 1,000 bars
-    rows = sig_start + decay_rows(1.0 - 2.0 / (max(slow, signal) + 1), 1e-3 * price_tol(x))
-    whole = fast.macd(x, fast_n, slow, signal, seed, fast_start)
-    return repaired(seg, (x,), whole, rows, kernel)
+    amax = 1.0 - 2.0 / (max(slow, signal) + 1)
+    tol = 1e-3 * price_tol(x)  # the signal's j * a**j: 1e-3 more for j up to 1,000 bars
+    head = min(sig_start + max(2, decay_rows(amax, 1e14 * tol)), seg.longest)
+    line, sig, hist = fast.macd(x, fast_n, slow, signal, seed, fast_start)
+    have = np.flatnonzero(seg.lengths > head)
+    p = seg.starts[have] + head - 1  # each long symbol's last recomputed bar
+    whole_l, whole_l1, whole_g = line[p].copy(), line[p - 1].copy(), sig[p].copy()
+    repaired(seg, (x,), (line, sig, hist), head, kernel)
+    rows = min(decay_rows(amax, tol) - decay_rows(amax, 1e14 * tol) + 2, seg.longest - head)
+    if not have.size or rows <= 0:
+        return line, sig, hist
+    kf, ks, kg = 2.0 / (fast_n + 1), 2.0 / (slow + 1), 2.0 / (signal + 1)
+    af, as_, ag = 1.0 - kf, 1.0 - ks, 1.0 - kg
+    dl, dl1 = whole_l - line[p], whole_l1 - line[p - 1]
+    d_f = af * (dl - as_ * dl1) / (af - as_)  # dF at bar p (line: dF - dS; one step back)
+    d_s = d_f - dl
+    d_g = whole_g - sig[p]
+    j = np.arange(1, rows + 1, dtype=np.float64)
+    with np.errstate(under="ignore"):
+        pf, ps, pg = af**j, as_**j, ag**j
+        cf, cs = np.empty(rows), np.empty(rows)  # sum over i <= j of ag**(j-i) * a**i
+        cf[0], cs[0] = af, as_
+        for i in range(1, rows):
+            cf[i] = ag * cf[i - 1] + pf[i]
+            cs[i] = ag * cs[i - 1] + ps[i]
+    # each correction is (dF, dS, dG) per symbol times three sequences: one thin product
+    d = np.stack([d_f, d_s, d_g], axis=1)
+    for out, w in (
+        (line, (pf, -ps, 0.0 * pg)),
+        (sig, (kg * cf, -kg * cs, pg)),
+        (hist, (pf - kg * cf, kg * cs - ps, -pg)),
+    ):
+        # slices of 64 symbols keep each product under OpenBLAS's threading threshold
+        seg.subtract_tails(out, have, head, matmul_rows(d, np.stack(w), rows=64))
+    return line, sig, hist
 
 
 def kdj(
