@@ -154,9 +154,12 @@ def ema(x: Array, n: int, seed: str, start: int) -> Array:
     return out
 
 
-def rsi(x: Array, n: int, seed: str, flat: float) -> Array:
-    """Wilder averages of 100*gains (G) and of |changes| (S = gains + losses): RSI = G/S."""
-    out = np.empty_like(x)
+def rsi(x: Array, n: int, seed: str, flat: float, out: Array | None = None) -> Array:
+    """Wilder averages of 100*gains (G) and of |changes| (S = gains + losses): RSI = G/S.
+
+    ``x`` and ``out`` (default: a new C-ordered array) may be transposed views: chunk by
+    chunk, reading and writing them costs less than transposing them whole."""
+    out = np.empty(x.shape) if out is None else out
     start = n if seed == "sma" else 1  # first bar with a value
     if x.shape[0] <= start:
         out[:] = np.nan
@@ -171,7 +174,8 @@ def rsi(x: Array, n: int, seed: str, flat: float) -> Array:
         if s > 0 and gbuf is not None and sbuf is not None:
             # gains and |changes| straight into the recursions' input buffers, G straight
             # into the output (divided there)
-            g, ad = out[b0:e], plan.buf(0, rows)
+            g = out[b0:e] if out.flags.c_contiguous else plan.buf(1, rows)
+            ad = plan.buf(0, rows)
             d = np.subtract(x[b0:e], x[b0 - 1 : e - 1], out=ad).reshape(gbuf.shape)
             np.abs(d, out=sbuf)
             np.add(d, sbuf, out=gbuf)  # 2 * gains, exactly; faster than maximum(d, 0)

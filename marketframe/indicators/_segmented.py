@@ -185,8 +185,15 @@ def rsi(
     x: Array, seg: Segments, n: int, seed: str, flat: float, kernel: Callable[..., Any]
 ) -> Array:
     m = n if seed == "sma" else 1  # first bar with a value
+    if seg.width:
+        # equal lengths: the panel kernel on the transposed view of the column, writing
+        # into the transposed view of the output, chunk by chunk (in cache: cheaper than
+        # transposing the input and the output whole)
+        out = np.empty_like(x)
+        fast.rsi(x.reshape(-1, seg.width).T, n, seed, flat, out=out.reshape(-1, seg.width).T)
+        return out
     if seg.nearly_equal:
-        # the 1-D RSI costs about twice the panel RSI per bar: the symbols as a panel
+        # the 1-D RSI costs more than the panel RSI per bar: the symbols as a panel
         # (the output allocated only once the input panel is released: less peak memory)
         res = kernel(seg.head_panel(x, seg.longest))
         out = np.empty_like(x)
