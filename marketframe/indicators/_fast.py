@@ -11,6 +11,8 @@ chunks to cross many boundaries.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -100,10 +102,15 @@ def sma(x: Array, n: int) -> Array:
 
 
 def bbands(
-    x: Array, n: int, mult: float, ddof: int, ref: Array | None = None
+    x: Array,
+    n: int,
+    mult: float,
+    ddof: int,
+    ref: Callable[[int, int], Array] | None = None,
 ) -> tuple[Array, Array, Array]:
-    """``ref``: the level subtracted before the moments (default: the first bar); a per-bar
-    array when ``x`` holds several series end to end (each window within one series)."""
+    """``ref``: the level subtracted before the moments (default: the first bar); when ``x``
+    holds several series end to end (each window within one series), ``ref(lo, hi)`` gives
+    the per-bar levels of bars ``lo .. hi-1``, chunk by chunk (no whole-column array)."""
     upper, middle, lower = np.empty_like(x), np.empty_like(x), np.empty_like(x)
     for a in (upper, middle, lower):
         a[: n - 1] = np.nan
@@ -117,7 +124,8 @@ def bbands(
             continue
         g = lo + n - 1
         t1, t2 = plan.buf(0, rows), plan.buf(1, rows)
-        d = np.subtract(x[lo:e], level if ref is None else ref[lo:e], out=plan.buf(2, rows))
+        levels = level if ref is None else ref(lo, e)
+        d = np.subtract(x[lo:e], levels, out=plan.buf(2, rows))
         m1 = _sums(d, n, plan.buf(3, rows - n + 1), t1, t2)
         m1 *= 1.0 / n
         np.multiply(d, d, out=d)
@@ -129,7 +137,7 @@ def bbands(
         var[var <= m2] = 0.0  # rounding noise of a flat window: exactly 0 (see moments)
         std = np.sqrt(var, out=var)
         std *= scale
-        mid = np.add(m1, level if ref is None else ref[g:e], out=middle[g:e])
+        mid = np.add(m1, level if ref is None else levels[g - lo :], out=middle[g:e])
         np.add(mid, std, out=upper[g:e])
         np.subtract(mid, std, out=lower[g:e])
     return upper, middle, lower

@@ -82,9 +82,17 @@ class Segments:
         rows, ok = self._grid(0, count)
         y[rows[ok]] = value
 
-    def first_values(self, x: Array) -> Array:
-        """Each row's segment's first value (a per-row array)."""
-        return np.repeat(x[self.starts], self.lengths)
+    def first_values(self, x: Array) -> Callable[[int, int], Array]:
+        """``f(lo, hi)``: each row's segment's first value, for rows ``lo .. hi-1``."""
+        firsts, starts = x[self.starts], self.starts
+
+        def levels(lo: int, hi: int) -> Array:
+            i0 = int(np.searchsorted(starts, lo, "right")) - 1  # the segment holding lo
+            i1 = int(np.searchsorted(starts, hi, "left"))  # past the last one before hi
+            ends = np.append(starts[i0 + 1 : i1], hi)
+            return np.repeat(firsts[i0:i1], np.diff(ends, prepend=lo))
+
+        return levels
 
     def head_panel(self, x: Array, rows: int) -> Array:
         """The first ``rows`` bars of every segment as a (rows, segments) panel; a segment
