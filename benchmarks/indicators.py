@@ -5,8 +5,10 @@
 
 Panel: ours takes the (bars, symbols) array in one call; TA-Lib gets its best case, a loop
 over the symbols of a pre-transposed contiguous (symbols, bars) copy (the copy not timed).
-Times are the best of ``--repeat`` runs. The ratio is ours / TA-Lib; a target is printed as
-met or MISSED. Also printed for context: the naive numpy EMA (a Python loop over bars, each
+Each ratio (ours / TA-Lib) is the median of ``--pairs`` interleaved pairs (ours, then
+TA-Lib, alternately, so that load from other processes hits both alike), printed with its
+spread (lowest and highest ratio) and the load average; a target is printed as met or
+MISSED. Also printed for context: the naive numpy EMA (a Python loop over bars, each
 step vectorized across symbols), which is what the blocked recursion replaces.
 """
 
@@ -23,6 +25,7 @@ import numpy as np
 import talib
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.accessor import pairs  # noqa: E402
 from marketframe import indicators as ind  # noqa: E402
 
 SMA = talib.MA_Type.SMA
@@ -100,15 +103,19 @@ def cases(h: np.ndarray, lo: np.ndarray, c: np.ndarray, loop: bool):  # type: ig
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
-    p.add_argument("--repeat", type=int, default=None)
+    p.add_argument("--pairs", type=int, default=5, help="interleaved pairs per ratio (>= 5)")
+    p.add_argument("--only", default="", help="comma-separated indicator prefixes, e.g. RSI,MACD")
+    p.add_argument("--skip", default="", help="'panel' or 'series': leave that case out")
     args = p.parse_args(argv)
     bars, symbols, single = (500, 200, 1_000_000) if args.quick else (2_500, 2_000, 10_000_000)
-    repeat = args.repeat or (3 if args.quick else 5)
+    repeat = 3 if args.quick else 5  # naive-loop context lines only
+    wanted = [w for w in args.only.split(",") if w]
+    load = os.getloadavg()
     print(
-        f"numpy {np.__version__}, TA-Lib {talib.__version__}, "
-        f"{os.cpu_count()} cores, best of {repeat}"
+        f"numpy {np.__version__}, TA-Lib {talib.__version__}, {os.cpu_count()} cores, "
+        f"load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
+        f"median of {args.pairs} interleaved pairs"
     )
-    rows: list[tuple[str, str, float, float, float | None]] = []
     missed = 0
 
     def run(
@@ -122,53 +129,53 @@ def main(argv: list[str] | None = None) -> int:
         nonlocal missed
         ta, ours = cases(h, lo, c, loop)
         for name in ta:
-            t_ta, t_us = best(ta[name], repeat), best(ours[name], repeat)
+            if wanted and not any(name.startswith(w) for w in wanted):
+                continue
+            ratio, lo_r, hi_r, t_us, t_ta = pairs(ours[name], ta[name], args.pairs)
             target = None if args.quick else targets.get(name)  # targets are for full sizes
-            rows.append((label, name, t_ta, t_us, target))
-            ratio = t_us / t_ta
             ok = target is None or ratio <= target
             missed += not ok
             status = "-" if target is None else ("met" if ok else "MISSED")
             tgt = "-" if target is None else f"<= {target:.1f}x"
             print(
-                f"{label:<22} {name:<14} {t_ta * 1e3:9.1f} {t_us * 1e3:9.1f} {ratio:7.2f}x"
-                f"  {tgt:>8}  {status}",
+                f"{label:<22} {name:<14} {t_ta * 1e3:9.1f} {t_us * 1e3:9.1f} {ratio:6.2f}x "
+                f"{lo_r:5.2f}-{hi_r:5.2f}x  {tgt:>8}  {status}",
                 flush=True,
             )
 
     print(
         f"{'case':<22} {'indicator':<14} {'TA-Lib ms':>9} {'ours ms':>9} "
-        f"{'ratio':>8}  {'target':>8}  status"
+        f"{'ratio':>7} {'spread':>13}  {'target':>8}  status"
     )
-    h, lo, c = candles((bars, symbols), 1)
-    label = f"panel {symbols}x{bars}"
-    run(
-        label,
-        h,
-        lo,
-        c,
-        True,
-        {name: PANEL_TARGET for name in SINGLE_TARGETS} | {"EMA(20)": PANEL_TARGET},
-    )
-    t_naive = best(lambda: naive_ema(c, 20), repeat)
-    t_ta = best(lambda: [talib.EMA(row, 20) for row in np.ascontiguousarray(c.T)], repeat)
-    print(
-        f"{label:<22} {'EMA naive loop':<14} {t_ta * 1e3:9.1f} {t_naive * 1e3:9.1f} "
-        f"{t_naive / t_ta:7.2f}x"
-        f"  {'context':>8}  -  (Python loop over bars, numpy across symbols)"
-    )
-    del h, lo, c
-    h, lo, c = candles((single,), 2)
-    label = f"series {single:,}"
-    run(label, h, lo, c, False, SINGLE_TARGETS)
-    sub = c[: single // 10]
-    t_naive = best(lambda: naive_ema(sub, 20), 1) * 10
-    t_ta = best(lambda: talib.EMA(c, 20), repeat)
-    print(
-        f"{label:<22} {'EMA naive loop':<14} {t_ta * 1e3:9.1f} {t_naive * 1e3:9.1f} "
-        f"{t_naive / t_ta:7.2f}x"
-        f"  {'context':>8}  -  (Python loop over bars; timed on 1/10 of the bars, x10)"
-    )
+    if args.skip != "panel":
+        h, lo, c = candles((bars, symbols), 1)
+        label = f"panel {symbols}x{bars}"
+        targets = {name: PANEL_TARGET for name in SINGLE_TARGETS} | {"EMA(20)": PANEL_TARGET}
+        run(label, h, lo, c, True, targets)
+        if not wanted:
+            t_naive = best(lambda: naive_ema(c, 20), repeat)
+            t_ta = best(lambda: [talib.EMA(row, 20) for row in np.ascontiguousarray(c.T)], repeat)
+            print(
+                f"{label:<22} {'EMA naive loop':<14} {t_ta * 1e3:9.1f} {t_naive * 1e3:9.1f} "
+                f"{t_naive / t_ta:6.2f}x"
+                f"  context  (Python loop over bars, numpy across symbols; best of {repeat})"
+            )
+        del h, lo, c
+    if args.skip != "series":
+        h, lo, c = candles((single,), 2)
+        label = f"series {single:,}"
+        run(label, h, lo, c, False, SINGLE_TARGETS)
+        if not wanted:
+            sub = c[: single // 10]
+            t_naive = best(lambda: naive_ema(sub, 20), 1) * 10
+            t_ta = best(lambda: talib.EMA(c, 20), repeat)
+            print(
+                f"{label:<22} {'EMA naive loop':<14} {t_ta * 1e3:9.1f} {t_naive * 1e3:9.1f} "
+                f"{t_naive / t_ta:6.2f}x"
+                f"  context  (Python loop over bars; timed on 1/10 of the bars, x10)"
+            )
+    load = os.getloadavg()
+    print(f"load at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     if args.quick:
         print("quick run: targets apply to the full sizes only (run without --quick)")
     else:

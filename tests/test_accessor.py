@@ -318,8 +318,19 @@ def test_unusable_time_columns_raise_typed_errors(backend: str) -> None:
     with pytest.raises(InvalidParams, match="not dates or times"):
         to_pandas(to_backend(bad, backend).md.sma(5), backend)
     holes = df.assign(date=df["date"].where(df.index != 3))
-    with pytest.raises(InvalidParams, match="missing value"):
+    with pytest.raises(InvalidParams, match="has 1 missing value"):
         to_pandas(to_backend(holes, backend).md.sma(5), backend)
+
+
+@pytest.mark.parametrize("rows", [[0], [0, 1], [4, 5, 6], [19]], ids=str)
+def test_missing_datetimes_anywhere_are_counted(rows: list[int]) -> None:
+    # NaT is found from where the time drops (and row 0), not by a pass over the column
+    df = candles({"2330": 20}, shuffle=False)
+    holes = df.assign(date=df["date"].where(~df.index.isin(rows)))
+    with pytest.raises(InvalidParams, match=f"has {len(rows)} missing value"):
+        holes.md.sma(5)
+    with pytest.raises(InvalidParams, match=f"has {len(rows)} missing value"):
+        holes.set_index("date").md.sma(5)
 
 
 def test_polars_lazy_newest_first_matches_eager_and_pandas() -> None:

@@ -702,3 +702,27 @@ def test_gaps_split_into_runs_equal_reference(
     panel = np.where(np.isfinite(panel), panel, np.nan)
     close_to(ind.rsi(panel, 6)[:, 0], ref_rsi(x, 6, "sma", 0.0), 100.0)
     close_to(ind.macd(panel, 3, 7, 4).signal[:, 0], ref_macd(x, 3, 7, 4, "sma", "slow")[1], lv)
+
+
+def test_block_end_recursion_with_many_blocks_equals_linrec() -> None:
+    # chunks of more than 64 x 64 blocks take the block-end recursion's sliced path (its
+    # single large products ran threaded in OpenBLAS, ~100x slower): same values
+    from marketframe.indicators._linrec import Recursion, linrec
+
+    rng = np.random.default_rng(5)
+    for a in (0.5, 0.9, 0.999):
+        rec = Recursion(a)
+        for rows in (64, 65, 4096, 4097, 40_000):
+            e = rng.uniform(-1.0, 1.0, rows)
+            want = linrec(e, rec.big_a)
+            np.testing.assert_allclose(rec._block_ends(e), want, rtol=1e-13, atol=1e-13)
+
+
+def test_series_ema_and_rsi_in_chunks_of_many_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    from marketframe.indicators import _fast
+
+    x = 100.0 * np.exp(np.cumsum(np.random.default_rng(6).normal(0.0, 0.01, 300_000)))
+    want_ema, want_rsi = ind.ema(x, 20), ind.rsi(x, 14)
+    monkeypatch.setattr(_fast, "CHUNK", 1 << 18)  # 16,384 blocks a chunk
+    close_to(ind.ema(x, 20), want_ema, level(x))
+    close_to(ind.rsi(x, 14), want_rsi, 100.0)

@@ -66,6 +66,21 @@ def test_segmented_equals_each_series_alone(name: str, make: Any, seed: int, equ
     compare(make(), {"high": h, "low": lo, "close": c}, lengths, 1e-10)
 
 
+@pytest.mark.parametrize("equal", [False, True], ids=["ragged", "equal"])
+@pytest.mark.parametrize("name,make", REQUESTS, ids=[r[0] for r in REQUESTS])
+def test_segmented_across_many_chunks(
+    monkeypatch: pytest.MonkeyPatch, name: str, make: Any, equal: bool
+) -> None:
+    # chunks of 192 bars: every chunk boundary falls inside or between symbols, so the
+    # per-chunk pieces (Bollinger's per-symbol levels, carried states) are all exercised
+    from marketframe.indicators import _fast
+
+    monkeypatch.setattr(_fast, "CHUNK", 200)
+    monkeypatch.setattr(_fast, "PANEL_CHUNK", 500)
+    (h, lo, c), lengths = series(4, equal)
+    compare(make(), {"high": h, "low": lo, "close": c}, lengths, 1e-10)
+
+
 def compare(request: Any, inputs: dict[str, np.ndarray], lengths: list[int], tol: float) -> None:
     """The segmented outputs equal the kernel on each segment alone, to ``tol`` of the
     quantity's scale (100 for RSI and KDJ, else the segment's price level); NaN exactly

@@ -79,7 +79,27 @@ def finish(size: int, order: NDArray[np.intp] | None, starts: NDArray[np.intp]) 
     return Layout(size, order, starts if len(starts) > 1 else None)
 
 
-def layout(size: int, codes: NDArray[np.integer] | None, key: NDArray[Any] | None) -> Layout:
+_NAT = np.iinfo(np.int64).min
+
+
+@dataclass(frozen=True)
+class NatKey:
+    """Datetime64 times as int64, not yet checked for NaT (the lowest int64)."""
+
+    key: NDArray[np.int64]
+    name: str
+
+
+def _check_nat(k: NatKey, drops: NDArray[np.intp]) -> None:
+    # a run of NaT starts at row 0 or where the time drops: O(drops) rather than a pass
+    key = k.key
+    if key[0] == _NAT or bool(np.any(key[drops] == _NAT)):
+        check_no_missing_times(int(np.count_nonzero(key == _NAT)), k.name)
+
+
+def layout(
+    size: int, codes: NDArray[np.integer] | None, key: NDArray[Any] | NatKey | None
+) -> Layout:
     """The (symbol, time) order of ``size`` rows, in O(n) vectorized steps when it holds.
 
     ``codes``: a symbol code per row, None for one symbol. ``key``: a numeric time per row
@@ -87,7 +107,12 @@ def layout(size: int, codes: NDArray[np.integer] | None, key: NDArray[Any] | Non
     """
     if size == 0:
         return Layout(0, None, None)
+    nat = key if isinstance(key, NatKey) else None
+    if nat is not None:
+        key = nat.key
     drops = None if key is None else np.flatnonzero(key[1:] < key[:-1]) + 1
+    if nat is not None and drops is not None:
+        _check_nat(nat, drops)
     if codes is None:
         if drops is None or not drops.size:
             return Layout(size, None, None)

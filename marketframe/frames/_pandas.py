@@ -33,7 +33,7 @@ def codes(values: pd.Series | pd.Index) -> NDArray[np.integer]:
     return pd.factorize(values, use_na_sentinel=False)[0]
 
 
-def time_key(values: pd.Series | pd.Index, name: str) -> NDArray[np.generic]:
+def time_key(values: pd.Series | pd.Index, name: str) -> NDArray[np.generic] | _order.NatKey:
     """A numeric key that sorts like the times in ``values`` (a clear error if none)."""
     v: Any = values
     if isinstance(v.dtype, pd.ArrowDtype) and pa.types.is_temporal(v.dtype.pyarrow_dtype):
@@ -50,12 +50,13 @@ def time_key(values: pd.Series | pd.Index, name: str) -> NDArray[np.generic]:
         except (TypeError, ValueError, OverflowError) as e:
             sample = next(iter(values), None)
             raise _order.not_times(name, f"e.g. {sample!r}: {e}", "pd.to_datetime") from None
+    if isinstance(v.dtype, np.dtype) and v.dtype.kind in "mM":
+        # no copy; NaT (the lowest int64) is found by ``layout`` from the time drops
+        return _order.NatKey(np.asarray(v).view(np.int64), name)
     missing = int(pd.isna(v).sum())
     _order.check_no_missing_times(missing, name)
     if pd.api.types.is_numeric_dtype(v.dtype) and not pd.api.types.is_bool_dtype(v.dtype):
         return np.asarray(v, dtype=np.float64)
-    if isinstance(v.dtype, np.dtype) and v.dtype.kind in "mM":
-        return np.asarray(v).view(np.int64)  # no copy
     if pd.api.types.is_timedelta64_dtype(v.dtype):
         return np.asarray(pd.TimedeltaIndex(v).asi8)
     return np.asarray(pd.DatetimeIndex(v).asi8)

@@ -11,6 +11,8 @@ chunks to cross many boundaries.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -100,10 +102,15 @@ def sma(x: Array, n: int) -> Array:
 
 
 def bbands(
-    x: Array, n: int, mult: float, ddof: int, ref: Array | None = None
+    x: Array,
+    n: int,
+    mult: float,
+    ddof: int,
+    ref: Callable[[int, int], Array] | None = None,
 ) -> tuple[Array, Array, Array]:
-    """``ref``: the level subtracted before the moments (default: the first bar); a per-bar
-    array when ``x`` holds several series end to end (each window within one series)."""
+    """``ref``: the level subtracted before the moments (default: the first bar); when ``x``
+    holds several series end to end (each window within one series), ``ref(lo, hi)`` gives
+    the per-bar levels of bars ``lo .. hi-1``, chunk by chunk (no whole-column array)."""
     upper, middle, lower = np.empty_like(x), np.empty_like(x), np.empty_like(x)
     for a in (upper, middle, lower):
         a[: n - 1] = np.nan
@@ -117,7 +124,8 @@ def bbands(
             continue
         g = lo + n - 1
         t1, t2 = plan.buf(0, rows), plan.buf(1, rows)
-        d = np.subtract(x[lo:e], level if ref is None else ref[lo:e], out=plan.buf(2, rows))
+        levels = level if ref is None else ref(lo, e)
+        d = np.subtract(x[lo:e], levels, out=plan.buf(2, rows))
         m1 = _sums(d, n, plan.buf(3, rows - n + 1), t1, t2)
         m1 *= 1.0 / n
         np.multiply(d, d, out=d)
@@ -129,7 +137,7 @@ def bbands(
         var[var <= m2] = 0.0  # rounding noise of a flat window: exactly 0 (see moments)
         std = np.sqrt(var, out=var)
         std *= scale
-        mid = np.add(m1, level if ref is None else ref[g:e], out=middle[g:e])
+        mid = np.add(m1, level if ref is None else levels[g - lo :], out=middle[g:e])
         np.add(mid, std, out=upper[g:e])
         np.subtract(mid, std, out=lower[g:e])
     return upper, middle, lower
@@ -154,9 +162,12 @@ def ema(x: Array, n: int, seed: str, start: int) -> Array:
     return out
 
 
-def rsi(x: Array, n: int, seed: str, flat: float) -> Array:
-    """Wilder averages of 100*gains (G) and of |changes| (S = gains + losses): RSI = G/S."""
-    out = np.empty_like(x)
+def rsi(x: Array, n: int, seed: str, flat: float, out: Array | None = None) -> Array:
+    """Wilder averages of 100*gains (G) and of |changes| (S = gains + losses): RSI = G/S.
+
+    ``x`` and ``out`` (default: a new C-ordered array) may be transposed views: chunk by
+    chunk, reading and writing them costs less than transposing them whole."""
+    out = np.empty(x.shape) if out is None else out
     start = n if seed == "sma" else 1  # first bar with a value
     if x.shape[0] <= start:
         out[:] = np.nan
@@ -169,13 +180,14 @@ def rsi(x: Array, n: int, seed: str, flat: float) -> Array:
         rows = e - b0
         gbuf, sbuf = rec_g.input_buffer(rows), rec_s.input_buffer(rows)
         if s > 0 and gbuf is not None and sbuf is not None:
-            # write gains and |changes| straight into the recursions' input buffers
-            d = np.subtract(x[b0:e], x[b0 - 1 : e - 1], out=plan.buf(0, rows))
-            blocks = d.reshape(gbuf.shape)
-            np.maximum(blocks, 0.0, out=gbuf)
-            np.abs(blocks, out=sbuf)
-            g, ad = plan.buf(1, rows), plan.buf(2, rows)
-            rec_g.solve(rows, g, 100.0 / n)
+            # gains and |changes| straight into the recursions' input buffers, G straight
+            # into the output (divided there)
+            g = out[b0:e] if out.flags.c_contiguous else plan.buf(1, rows)
+            ad = plan.buf(0, rows)
+            d = np.subtract(x[b0:e], x[b0 - 1 : e - 1], out=ad).reshape(gbuf.shape)
+            np.abs(d, out=sbuf)
+            np.add(d, sbuf, out=gbuf)  # 2 * gains, exactly; faster than maximum(d, 0)
+            rec_g.solve(rows, g, 50.0 / n)
             rec_s.solve(rows, ad, 1.0 / n)
         else:
             d = np.subtract(x[b0:e], x[b0 - 1 : e - 1], out=plan.buf(0, rows))  # changes

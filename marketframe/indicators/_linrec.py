@@ -32,20 +32,21 @@ _COLS = 960  # 16 x 17 x 960 stays under the threading threshold too
 _ROWS = 512  # 512 x 17 x 16 stays under OpenBLAS's 262144 threading threshold
 
 
-def matmul_rows(u: Array, w: Array, out: Array | None = None) -> Array:
-    """``u @ w`` for a tall 2-D ``u``, as a stack of products of ``_ROWS`` rows.
+def matmul_rows(u: Array, w: Array, out: Array | None = None, rows: int = 0) -> Array:
+    """``u @ w`` for a tall 2-D ``u``, as a stack of products of ``rows`` (``_ROWS``) rows.
 
     Small products keep the operands in cache and stay under OpenBLAS's threading
     threshold: for these thin products threads are slower, and erratic on a busy machine.
     A stack (one numpy call, one BLAS call per slice) avoids a Python loop over slices.
     """
+    step = rows or _ROWS
     rows = u.shape[0]
     if out is None:
         out = np.empty((rows,) + w.shape[1:])
-    whole = rows - rows % _ROWS
+    whole = rows - rows % step
     if whole:
-        stack = u[:whole].reshape((whole // _ROWS, _ROWS) + u.shape[1:])
-        np.matmul(stack, w, out=out[:whole].reshape((whole // _ROWS, _ROWS) + w.shape[1:]))
+        stack = u[:whole].reshape((whole // step, step) + u.shape[1:])
+        np.matmul(stack, w, out=out[:whole].reshape((whole // step, step) + w.shape[1:]))
     if whole < rows:
         np.matmul(u[whole:], w, out=out[whole:])
     return out
@@ -191,6 +192,7 @@ class Recursion:
             powers = _flush(a ** np.arange(1, b + 1, dtype=np.float64))
             big_a = a**b
         self.rest = rest
+        self.a = a
         if rest:
             self.w = np.empty((b, b + 1))
             self.w[:, 0] = powers
@@ -234,8 +236,10 @@ class Recursion:
             c2 = matmul_cols(self._l2[:q, :q], loc[:, -1])  # (q, S)
             loc[1:] += self._p1[None, :, None] * c2[:-1, None, :]
         else:
-            loc = ep @ self._l1.T  # (q, 64)
-            c2 = self._l2[:q, :q] @ loc[:, -1]
+            # one 64 x 64 x 64 product per slice of 64 blocks: larger single products (and
+            # any matrix-vector product over 96 x 96) run threaded in OpenBLAS, ~100x slower
+            loc = matmul_rows(ep, self._l1.T, rows=64)  # (q, 64)
+            c2 = self._l2[:q, :q] @ loc[:, -1] if q <= 64 else linrec(loc[:, -1], self._a64)
             loc[1:] += c2[:-1, None] * self._p1[None, :]
         return loc.reshape((q * 64,) + rest)[:rows]
 
@@ -250,8 +254,11 @@ class Recursion:
         return c
 
     def _buffer(self, rows: int) -> Array:
+        """Panel: ``(rows, B+1) + rest``, the carry into each block in column 0. Series:
+        ``(rows, B)``, contiguous (strided writes of the inputs cost more than the products),
+        the carry added to each block's first input instead."""
         if self._u is None or self._u.shape[0] < rows:
-            self._u = np.empty((rows, BLOCK + 1) + self.rest)
+            self._u = np.empty((rows, BLOCK + 1 if self.rest else BLOCK) + self.rest)
             with np.errstate(under="ignore"):
                 apow = _flush(self.big_a ** np.arange(1, rows + 1, dtype=np.float64))
             self._apow = apow.reshape((rows,) + (1,) * len(self.rest))
@@ -262,7 +269,8 @@ class Recursion:
         ``solve``; None unless ``n`` is a whole number of blocks. Saves a copy."""
         if n == 0 or n % BLOCK:
             return None
-        return self._buffer(n // BLOCK)[:, 1:]
+        u = self._buffer(n // BLOCK)
+        return u[:, 1:] if self.rest else u
 
     def _weights(self, scale: float) -> tuple[Array, Array]:
         if scale == 1.0:
@@ -281,21 +289,30 @@ class Recursion:
         rows = n // BLOCK
         u = self._buffer(rows)
         w, last = self._weights(scale)
-        if self.rest:
-            ends = matmul_cols(last[None, :], u[:, 1:])[:, 0]
-        else:
-            ends = matmul_rows(u[:, 1:], last)
+        if not self.rest:
+            self._solve_series(u, w, last, scale, out[: rows * BLOCK])
+            return
+        ends = matmul_cols(last[None, :], u[:, 1:])[:, 0]
         c = self._block_ends(ends)
         assert self._apow is not None
         c += self._apow[:rows] * self.carry
         u[0, 0] = self.carry
         u[1:, 0] = c[:-1]
-        target = out.reshape((rows, BLOCK) + self.rest)
-        if self.rest:
-            matmul_cols(w, u, out=target)
-        else:
-            matmul_rows(u, w, out=target)
-        self.carry = out[n - 1].copy() if self.rest else float(out[n - 1])
+        matmul_cols(w, u, out=out.reshape((rows, BLOCK) + self.rest))
+        self.carry = out[n - 1].copy()
+
+    def _solve_series(self, u: Array, w: Array, last: Array, scale: float, out: Array) -> None:
+        """1-D: ``scale *`` the blocks in ``u`` (overwritten) solved into ``out``."""
+        rows = u.shape[0]
+        ends = matmul_rows(u, last)
+        c = self._block_ends(ends)
+        assert self._apow is not None
+        c += self._apow[:rows] * self.carry
+        f = self.a / scale  # the carry into a block, as an input to its first bar
+        u[0, 0] += f * self.carry
+        u[1:, 0] += f * c[:-1]
+        matmul_rows(u, w[1:], out=out.reshape(rows, BLOCK))
+        self.carry = float(c[-1])
 
     def __call__(self, v: Array, out: Array, scale: float = 1.0) -> None:
         """Solve for the chunk ``scale * v`` into ``out`` (same shape) and keep its end."""
@@ -306,6 +323,18 @@ class Recursion:
         rest = self.rest
         rows = -(-n // b)
         u = self._buffer(rows)
+        if not rest:
+            flat = u.reshape(-1)
+            np.multiply(v, scale, out=flat[:n])
+            flat[n:] = 0.0
+            if n == rows * b:
+                self._solve_series(u, self.w, self.last, 1.0, out)
+            else:
+                y = np.empty(rows * b)
+                self._solve_series(u, self.w, self.last, 1.0, y)
+                out[:] = y[:n]
+            self.carry = float(out[n - 1])
+            return
         exact = n == rows * b
         if exact:
             np.multiply(v.reshape((rows, b) + rest), scale, out=u[:, 1:])
@@ -315,15 +344,11 @@ class Recursion:
         np.multiply(v[:full].reshape((rows - 1, b) + rest), scale, out=u[:-1, 1:])
         np.multiply(v[full:], scale, out=u[-1, 1 : 1 + n - full])
         u[-1, 1 + n - full :] = 0.0
-        if rest:
-            ends = matmul_cols(self.last[None, :], u[:, 1:])[:, 0]
-        else:
-            ends = matmul_rows(u[:, 1:], self.last)
+        ends = matmul_cols(self.last[None, :], u[:, 1:])[:, 0]
         c = self._block_ends(ends)
         assert self._apow is not None
         c += self._apow[:rows] * self.carry
         u[0, 0] = self.carry
         u[1:, 0] = c[:-1]
-        y = matmul_cols(self.w, u) if rest else matmul_rows(u, self.w)
-        out[:] = y.reshape((rows * b,) + rest)[:n]
-        self.carry = out[n - 1].copy() if rest else float(out[n - 1])
+        out[:] = matmul_cols(self.w, u).reshape((rows * b,) + rest)[:n]
+        self.carry = out[n - 1].copy()

@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _fast as fast
+from ._linrec import matmul_rows
 
 Array = NDArray[np.float64]
 _NEGLIGIBLE = 1e-33
@@ -81,9 +82,17 @@ class Segments:
         rows, ok = self._grid(0, count)
         y[rows[ok]] = value
 
-    def first_values(self, x: Array) -> Array:
-        """Each row's segment's first value (a per-row array)."""
-        return np.repeat(x[self.starts], self.lengths)
+    def first_values(self, x: Array) -> Callable[[int, int], Array]:
+        """``f(lo, hi)``: each row's segment's first value, for rows ``lo .. hi-1``."""
+        firsts, starts = x[self.starts], self.starts
+
+        def levels(lo: int, hi: int) -> Array:
+            i0 = int(np.searchsorted(starts, lo, "right")) - 1  # the segment holding lo
+            i1 = int(np.searchsorted(starts, hi, "left"))  # past the last one before hi
+            ends = np.append(starts[i0 + 1 : i1], hi)
+            return np.repeat(firsts[i0:i1], np.diff(ends, prepend=lo))
+
+        return levels
 
     def head_panel(self, x: Array, rows: int) -> Array:
         """The first ``rows`` bars of every segment as a (rows, segments) panel; a segment
@@ -94,6 +103,16 @@ class Segments:
         panel = np.full((len(self.starts), rows), np.nan)
         panel[ok] = x[idx[ok]]
         return np.ascontiguousarray(panel.T)
+
+    def subtract_tails(self, y: Array, which: NDArray[np.intp], first: int, d: Array) -> None:
+        """Subtract ``d[i, j]`` from offset ``first + j`` of segment ``which[i]`` (where the
+        segment has it); with equal segments, ``which`` must be all of them."""
+        if self.width:
+            y.reshape(-1, self.width)[:, first : first + d.shape[1]] -= d
+            return
+        idx, ok = self._grid(first, d.shape[1])
+        idx, ok = idx[which], ok[which]
+        y[idx[ok]] -= d[ok]
 
     def put_heads(self, y: Array, panel: Array, rows: int) -> None:
         """Write a (rows, segments) panel back over the first ``rows`` bars of each segment."""
@@ -142,17 +161,47 @@ def bbands(x: Array, seg: Segments, n: int, mult: float, ddof: int) -> tuple[Arr
 def ema(
     x: Array, seg: Segments, n: int, seed: str, start: int, kernel: Callable[..., Any]
 ) -> Array:
-    """EMA(n), valid from bar ``start`` of each symbol (see ``_fast.ema``)."""
-    rows = start + decay_rows(1.0 - 2.0 / (n + 1), price_tol(x))
-    return repaired(seg, (x,), fast.ema(x, n, seed, start), rows, kernel)[0]
+    """EMA(n), valid from bar ``start`` of each symbol (see ``_fast.ema``).
+
+    The first bars of each symbol, until the previous symbol's share of the whole-column
+    value has decayed below 1e-3 of the smallest price, are recomputed by ``kernel``. Past
+    them the whole-column value is the symbol's own plus ``delta * a**j`` (``delta``: the
+    difference at the last recomputed bar, ``j`` bars after it), subtracted for as long as
+    it exceeds 1e-17 of the smallest price (superposition; exact to rounding because
+    ``delta`` is already small, unlike at the seed bar where it can be the whole gap
+    between two symbols' prices).
+    """
+    a = 1.0 - 2.0 / (n + 1)
+    y = fast.ema(x, n, seed, start)
+    tol = price_tol(x)  # 1e-17 * min / max for prices
+    head = min(start + decay_rows(a, 1e14 * tol), seg.longest)  # 1e-3 * min / max
+    have = np.flatnonzero(seg.lengths > head)
+    at = seg.starts[have] + head - 1  # each long symbol's last recomputed bar
+    whole = y[at]
+    repaired(seg, (x,), y, head, kernel)
+    delta = whole - y[at]
+    rows = min(decay_rows(a, tol) - decay_rows(a, 1e14 * tol) + 1, seg.longest - head)
+    if not have.size or rows <= 0:
+        return y
+    with np.errstate(under="ignore"):
+        decay = a ** np.arange(1, rows + 1, dtype=np.float64)
+    seg.subtract_tails(y, have, head, delta[:, None] * decay[None, :])
+    return y
 
 
 def rsi(
     x: Array, seg: Segments, n: int, seed: str, flat: float, kernel: Callable[..., Any]
 ) -> Array:
     m = n if seed == "sma" else 1  # first bar with a value
+    if seg.width:
+        # equal lengths: the panel kernel on the transposed view of the column, writing
+        # into the transposed view of the output, chunk by chunk (in cache: cheaper than
+        # transposing the input and the output whole)
+        out = np.empty_like(x)
+        fast.rsi(x.reshape(-1, seg.width).T, n, seed, flat, out=out.reshape(-1, seg.width).T)
+        return out
     if seg.nearly_equal:
-        # the 1-D RSI costs about twice the panel RSI per bar: the symbols as a panel
+        # the 1-D RSI costs more than the panel RSI per bar: the symbols as a panel
         # (the output allocated only once the input panel is released: less peak memory)
         res = kernel(seg.head_panel(x, seg.longest))
         out = np.empty_like(x)
@@ -183,12 +232,51 @@ def macd(
     fast_start: int,
     kernel: Callable[..., Any],
 ) -> tuple[Array, ...]:
+    """MACD line, signal and histogram; repaired like ``ema``, in two parts.
+
+    The first bars of each symbol, until the previous symbol's share is below 1e-3 of the
+    smallest price (the signal's share decays as ``j * a**j``: 1e-3 more), are recomputed
+    by ``kernel``. Past them the differences of the three states (fast EMA F, slow EMA S,
+    signal G) evolve without input: ``dF*af**j``, ``dS*as**j`` and G driven by them; dF and
+    dS come from the line's differences at the last two recomputed bars.
+    """
     slow_start = slow - 1 if seed == "sma" else 0
     sig_start = max(fast_start, slow_start) + (signal - 1 if seed == "sma" else 0)
-    # the signal's difference decays as j * a**j: 1e-3 more for j up to 1,000 bars
-    rows = sig_start + decay_rows(1.0 - 2.0 / (max(slow, signal) + 1), 1e-3 * price_tol(x))
-    whole = fast.macd(x, fast_n, slow, signal, seed, fast_start)
-    return repaired(seg, (x,), whole, rows, kernel)
+    amax = 1.0 - 2.0 / (max(slow, signal) + 1)
+    tol = 1e-3 * price_tol(x)  # the signal's j * a**j: 1e-3 more for j up to 1,000 bars
+    head = min(sig_start + max(2, decay_rows(amax, 1e14 * tol)), seg.longest)
+    line, sig, hist = fast.macd(x, fast_n, slow, signal, seed, fast_start)
+    have = np.flatnonzero(seg.lengths > head)
+    p = seg.starts[have] + head - 1  # each long symbol's last recomputed bar
+    whole_l, whole_l1, whole_g = line[p].copy(), line[p - 1].copy(), sig[p].copy()
+    repaired(seg, (x,), (line, sig, hist), head, kernel)
+    rows = min(decay_rows(amax, tol) - decay_rows(amax, 1e14 * tol) + 2, seg.longest - head)
+    if not have.size or rows <= 0:
+        return line, sig, hist
+    kf, ks, kg = 2.0 / (fast_n + 1), 2.0 / (slow + 1), 2.0 / (signal + 1)
+    af, as_, ag = 1.0 - kf, 1.0 - ks, 1.0 - kg
+    dl, dl1 = whole_l - line[p], whole_l1 - line[p - 1]
+    d_f = af * (dl - as_ * dl1) / (af - as_)  # dF at bar p (line: dF - dS; one step back)
+    d_s = d_f - dl
+    d_g = whole_g - sig[p]
+    j = np.arange(1, rows + 1, dtype=np.float64)
+    with np.errstate(under="ignore"):
+        pf, ps, pg = af**j, as_**j, ag**j
+        cf, cs = np.empty(rows), np.empty(rows)  # sum over i <= j of ag**(j-i) * a**i
+        cf[0], cs[0] = af, as_
+        for i in range(1, rows):
+            cf[i] = ag * cf[i - 1] + pf[i]
+            cs[i] = ag * cs[i - 1] + ps[i]
+    # each correction is (dF, dS, dG) per symbol times three sequences: one thin product
+    d = np.stack([d_f, d_s, d_g], axis=1)
+    for out, w in (
+        (line, (pf, -ps, 0.0 * pg)),
+        (sig, (kg * cf, -kg * cs, pg)),
+        (hist, (pf - kg * cf, kg * cs - ps, -pg)),
+    ):
+        # slices of 64 symbols keep each product under OpenBLAS's threading threshold
+        seg.subtract_tails(out, have, head, matmul_rows(d, np.stack(w), rows=64))
+    return line, sig, hist
 
 
 def kdj(
