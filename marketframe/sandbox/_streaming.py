@@ -118,6 +118,8 @@ class Streaming:
         self.connections = 0
         self.garbage_sent = 0
         self._cache: dict[tuple, _Events] = {}
+        self._building: dict[tuple, asyncio.Future[_Events]] = {}
+        self.builds = 0  # event lists built (each (channel, symbol, day) once while cached)
         self.restart()
 
     def restart(self) -> None:
@@ -144,6 +146,7 @@ class Streaming:
         key = (channel, symbol, oddlot, d)
         got = self._cache.get(key)
         if got is None:
+            self.builds += 1
             day = self.market.day(symbol, d, oddlot=oddlot)
             got = self._build(channel, day) if day is not None else _Events(
                 np.zeros(0, dtype=np.int64), [])
@@ -151,6 +154,22 @@ class Streaming:
             if len(self._cache) > 512:
                 self._cache.pop(next(iter(self._cache)))
         return got
+
+    async def events_async(self, channel: str, symbol: str, oddlot: bool) -> _Events:
+        """``events`` built off the event loop, once: connections that ask for the same
+        (channel, symbol, day) while it is being built wait for that one build (100 clients
+        subscribing at once must not build it 100 times over)."""
+        key = (channel, symbol, oddlot, self.replay_date())
+        got = self._cache.get(key)
+        if got is not None:
+            return got
+        pending = self._building.get(key)
+        if pending is None:
+            pending = asyncio.get_running_loop().run_in_executor(
+                None, self.events, channel, symbol, oddlot)
+            self._building[key] = pending
+            pending.add_done_callback(lambda _: self._building.pop(key, None))
+        return await asyncio.shield(pending)
 
     def _build(self, channel: str, day: Day) -> _Events:
         inst = day.inst
@@ -351,8 +370,7 @@ class Streaming:
                 continue
             sid = hashlib.sha1(f"{channel}:{symbol}:{oddlot}".encode()).hexdigest()[:20]
             day = self.replay_date()
-            events = await asyncio.get_running_loop().run_in_executor(
-                None, self.events, channel, inst.symbol, oddlot)
+            events = await self.events_async(channel, inst.symbol, oddlot)
             start = conn.cursor if self.settings.stream_speed == 0 else self.market_now_us()
             pos = int(np.searchsorted(events.times, start, side="left"))
             conn.subs[sid] = _Sub(sid, channel, inst.symbol, oddlot, events, pos, day)
@@ -370,10 +388,8 @@ class Streaming:
             return False
         if self.settings.stream_speed == 0:
             conn.cursor = self.start_us()
-        loop = asyncio.get_running_loop()
         for sub in moved:  # subscribed all along: every event of the new day
-            sub.events = await loop.run_in_executor(None, self.events, sub.channel, sub.symbol,
-                                                    sub.oddlot)
+            sub.events = await self.events_async(sub.channel, sub.symbol, sub.oddlot)
             sub.pos = 0
             sub.day = day
         return True

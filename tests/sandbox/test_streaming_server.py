@@ -347,3 +347,32 @@ def test_a_drop_while_a_request_is_answered_leaves_no_traceback(caplog) -> None:
         assert box.streaming.connections == 0
         rest(box, "stock/intraday/quote/2330")  # the server's loop went past the handler
     assert not [r for r in caplog.records if r.exc_info], caplog.text
+
+
+def test_subscribers_arriving_together_share_one_build_per_channel_and_symbol() -> None:
+    """100 clients subscribing to everything at once used to build each (channel, symbol,
+    day) replay once per client, on the server's threads: REST stalled for seconds and the
+    memory grew. Concurrent subscribers now wait for the one build in progress."""
+    symbols = ["2330", "2317", "2454", "0050", "2603"]
+    channels = ("trades", "books", "candles", "aggregates")
+    with Sandbox(seed=3, now=NOW, rate_limit=None) as box:
+        async def one(s: aiohttp.ClientSession) -> set[str]:
+            async with s.ws_connect(box.ws_url) as ws:
+                await auth(ws)
+                for ch in channels:
+                    await ws.send_json({"event": "subscribe",
+                                        "data": {"channel": ch, "symbols": symbols}})
+                ids = set()
+                while len(ids) < len(channels) * len(symbols):
+                    body = await until(ws, "subscribed")
+                    assert body["event"] == "subscribed", body
+                    ids |= {r["id"] for r in body["data"]}
+                return ids
+
+        async def many() -> list[set[str]]:
+            async with aiohttp.ClientSession() as s:
+                return await asyncio.gather(*[one(s) for _ in range(20)])
+
+        got = run(many())
+        assert all(ids == got[0] for ids in got)
+        assert box.streaming.builds == len(channels) * len(symbols)
