@@ -13,18 +13,26 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from marketframe.endpoints import EARLIEST, MINUTE_TIMEFRAMES, Endpoint
+from marketframe.endpoints import EARLIEST, MINUTE_TIMEFRAMES, TAIPEI, Endpoint
 from marketframe.exceptions import InvalidParams, did_you_mean
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 DateLike = str | dt.date | dt.datetime
-_TAIPEI = dt.timezone(dt.timedelta(hours=8))
 #: Dates outside this span are refused: the service has nothing there, and date arithmetic
 #: (a year after 9999-06-01) would fail with a bare ValueError/OverflowError.
 DATE_SPAN = (dt.date(1900, 1, 1), dt.date(2999, 12, 31))
 #: A path parameter (symbol, market): letters, digits and ``. _ -``, starting with a letter or
 #: digit, so it can never be ``.``/``..`` or otherwise rewrite the request's path.
 _PATH_VALUE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
+#: what a path value (a symbol, a market) may look like, for messages
+PATH_VALUE_RULE = ("letters, digits and . _ - (starting with a letter or digit, at most 32), "
+                   "e.g. '2330'")
+
+
+def is_path_value(value: object) -> bool:
+    """A symbol (or other path segment) the service can be asked for: never ``.``/``..``,
+    ``/`` or an over-long string; the store also uses it as a directory name."""
+    return isinstance(value, str) and _PATH_VALUE_RE.match(value) is not None
 _DATE_FIX = "a 'YYYY-MM-DD' string, datetime.date or datetime.datetime"
 
 
@@ -35,7 +43,7 @@ def to_date(endpoint: str, name: str, value: object) -> dt.date:
     ``2025-01-06 20:00 UTC`` is 2025-01-07; a naive one is taken as Taipei time."""
     day: dt.date | None = None
     if isinstance(value, dt.datetime):
-        day = (value.astimezone(_TAIPEI) if value.tzinfo is not None else value).date()
+        day = (value.astimezone(TAIPEI) if value.tzinfo is not None else value).date()
     elif isinstance(value, dt.date):
         day = value
     elif isinstance(value, str) and _DATE_RE.match(value):
@@ -131,10 +139,9 @@ def _check_value(ep: Endpoint, name: str, value: Any) -> Any:
     if not isinstance(value, str) or not value.strip():
         raise InvalidParams(ep.name, name, f"must be a non-empty string, got {_short(value)}",
                             "a non-empty str (symbols as strings: '0050', not 50)")
-    if p.in_path and not _PATH_VALUE_RE.match(value):
+    if p.in_path and not is_path_value(value):
         raise InvalidParams(ep.name, name, f"is not a valid {name}: {_short(value)}",
-                            "letters, digits and . _ - (starting with a letter or digit), "
-                            "e.g. '2330'")
+                            PATH_VALUE_RULE)
     return value
 
 

@@ -26,7 +26,7 @@ from requests.adapters import HTTPAdapter
 
 from marketframe._body import read_within
 from marketframe._cache import KEY_HEADER, cached_session, default_cache_path
-from marketframe.endpoints import FRESHNESS, MINUTE_TIMEFRAMES, Endpoint
+from marketframe.endpoints import FRESHNESS, MINUTE_TIMEFRAMES, TAIPEI, Endpoint
 from marketframe.exceptions import (
     APIError,
     DeadlineExceeded,
@@ -41,7 +41,6 @@ __all__ = ["DEFAULT_DEADLINE", "KEY_HEADER", "NEVER_EXPIRE", "Pacer", "Response"
 #: Seconds one call may take, all retries and their waits included (``Client(deadline=...)``).
 DEFAULT_DEADLINE = 60.0
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-_TAIPEI = dt.timezone(dt.timedelta(hours=8))
 NEVER_EXPIRE = -1
 BACKOFF_MAX = 8.0  # seconds, before jitter
 
@@ -158,7 +157,7 @@ class Pacer:
 
 def expire_after(ep: Endpoint, values: Mapping[str, Any], now: dt.datetime | None = None) -> int:
     """Cache lifetime (seconds, or -1 for never) of one request, from the endpoint's class."""
-    now = now or dt.datetime.now(_TAIPEI)
+    now = now or dt.datetime.now(TAIPEI)
     fixed = FRESHNESS[ep.freshness]
     if fixed is not None:
         return fixed

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from marketframe import _fastjson
 from marketframe._extras import extra_array, extra_name, extras
 from marketframe.codes import CODE_TABLES
-from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint, get
+from marketframe.endpoints import MINUTE_TIMEFRAMES, TAIPEI, Endpoint, get
 from marketframe.exceptions import SchemaError
 from marketframe.schemas import (
     ARROW_TYPES,
@@ -49,7 +49,6 @@ _EXPECTED: dict[str, tuple[set[type], str]] = {
     "cat": ({str}, "a string code"),
     "flag": ({bool}, "a boolean"),
 }
-_TAIPEI = dt.timezone(dt.timedelta(hours=8))
 META_ENDPOINT = b"marketframe.endpoint"
 META_UNITS = b"marketframe.units"
 
@@ -129,7 +128,7 @@ def _hhmmss(day: dt.date | None, text: str | None) -> dt.datetime | None:
     if len(text) != 6 or not text.isdigit():
         raise ValueError(f"not HHmmss: {text!r}")
     t = dt.time(int(text[:2]), int(text[2:4]), int(text[4:]))
-    return dt.datetime.combine(day, t, _TAIPEI)
+    return dt.datetime.combine(day, t, TAIPEI)
 
 
 def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | Endpoint,

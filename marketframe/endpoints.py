@@ -21,6 +21,9 @@ MARKETS = ("TSE", "OTC", "ESB", "TIB", "PSB")
 HISTORICAL_FIELDS = ("open", "high", "low", "close", "volume", "turnover", "change")
 
 #: Earliest data: stocks from 2010, indices (symbols starting with IX) from 2015.
+#: the service's time zone: Asia/Taipei, UTC+8 all year (no daylight saving)
+TAIPEI = dt.timezone(dt.timedelta(hours=8))
+
 EARLIEST = MappingProxyType({"stock": dt.date(2010, 1, 1), "index": dt.date(2015, 1, 1)})
 
 #: Cache freshness classes, in seconds (None: decided per request; see ``_transport``).

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from marketframe import _params
-from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, Endpoint, get
+from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, TAIPEI, Endpoint, get
 from marketframe.exceptions import InvalidParams, MarketframeError, redact
 from marketframe.store._commit import commit_symbol, forget_damaged
 from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
@@ -41,7 +41,6 @@ from marketframe.store._windows import (
 if TYPE_CHECKING:
     from marketframe.client import Client
 
-TAIPEI = dt.timezone(dt.timedelta(hours=8))
 #: parameters that only order or bound the answer, never change a row
 _NOT_IDENTITY = {"symbol", "timeframe", "sort"}
 _ENVELOPE_DATE = re.compile(rb'"date"\s*:\s*"(\d{4}-\d{2}-\d{2})"')
@@ -144,8 +143,6 @@ def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> 
     return Spec(ep, DatasetId(ep.name, fingerprint(canon), timeframe), canon)
 
 
-MAX_SYMBOL = 32  # characters; a symbol is a directory name in the store
-_SYMBOL = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
 def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
@@ -168,11 +165,10 @@ def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
         raise InvalidParams(spec.ep.name, "symbols", "is an empty list", "one or more symbols")
     out: list[str] = []
     for s in items:
-        if not isinstance(s, str) or len(s) > MAX_SYMBOL or not _SYMBOL.fullmatch(s):
+        if not _params.is_path_value(s):  # the service's rule: a symbol is also a directory
             shown = repr(s) if len(repr(s)) <= 40 else repr(s)[:37] + "..."
             raise InvalidParams(spec.ep.name, "symbols", f"has value {shown}",
-                                f"symbol strings of up to {MAX_SYMBOL} letters and digits, "
-                                "e.g. '2330'")
+                                "symbol strings of " + _params.PATH_VALUE_RULE)
         if s not in out:
             out.append(s)
     return out
