@@ -1,7 +1,9 @@
 """Indicators on frames: the ``md`` accessor and its typed functional form.
 
-Importing this package registers ``df.md`` on pandas DataFrames and, when polars is
-installed, on polars DataFrames and LazyFrames. For type checkers that cannot see
+Importing this package registers ``df.md`` on pandas DataFrames at once, and on polars
+DataFrames and LazyFrames when polars is imported (before or after marketframe: a
+post-import hook, ``marketframe._lazy``, registers it, so ``import marketframe`` never loads
+polars itself). For type checkers that cannot see
 accessors, the same operations are functions here that return the frame type they are
 given::
 
@@ -11,9 +13,11 @@ given::
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._lazy import when_imported
 from ..indicators import (
     BBandsConvention,
     EmaConvention,
@@ -25,10 +29,14 @@ from . import _pandas
 from ._core import MissingColumnsError
 from ._methods import IndicatorMethods
 
-try:
-    from . import _polars
-except ImportError:  # polars is an optional extra
-    _polars = None  # type: ignore[assignment]
+
+def _register_polars() -> None:
+    """Import the polars adapter, whose import registers the ``md`` namespaces."""
+    importlib.import_module(f"{__name__}._polars")
+
+
+# Runs now if polars is already imported, else right after the user's first `import polars`.
+when_imported("polars", _register_polars)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,7 +58,9 @@ __all__ = [
 def _methods(df: Any) -> IndicatorMethods[Any]:
     if isinstance(df, _pandas.pd.DataFrame):
         return _pandas.PandasIndicators(df)
-    if _polars is not None and "polars" in sys.modules:
+    if "polars" in sys.modules:  # a polars frame implies polars is imported
+        from . import _polars
+
         if isinstance(df, _polars.pl.LazyFrame):
             return _polars.PolarsLazyIndicators(df)
         if isinstance(df, _polars.pl.DataFrame):
