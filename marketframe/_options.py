@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from marketframe.exceptions import AuthenticationError, InvalidParams
+from marketframe.exceptions import ConfigurationError, InvalidParams
 
 _WHERE = "Client"
 
@@ -29,7 +29,7 @@ def check_key(api_key: object, env_name: str) -> str:
     if api_key is None:
         api_key, source = os.environ.get(env_name), env_name
     if api_key is None or (isinstance(api_key, str) and not api_key.strip()):
-        raise AuthenticationError("no API key given", status=0)
+        raise ConfigurationError("no API key given")
     if not isinstance(api_key, str):
         raise InvalidParams(_WHERE, source, f"must be a str, got a {type(api_key).__name__} "
                             "(value not shown)", "the key as a string")

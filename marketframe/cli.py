@@ -98,13 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def describe(exc: BaseException) -> str:
     """One line saying what went wrong and, where known, what to do next."""
-    from marketframe.exceptions import APIError, MarketframeError
+    from marketframe.exceptions import MarketframeError
 
     text = " ".join(str(exc).split()) or type(exc).__name__
-    if isinstance(exc, MarketframeError) and not isinstance(exc, APIError):  # APIError: in text
-        hint = getattr(exc, "hint", "") or ""
-        if hint and hint not in text:
-            text += f" ({hint})"
+    if isinstance(exc, MarketframeError):  # the next step, unless the message ends with it
+        step = exc.next_step()
+        if step and step not in text and exc.hint not in text:
+            text += f" ({exc.hint})"
     elif isinstance(exc, OSError) and exc.strerror:
         text = exc.strerror + (f": {exc.filename}" if exc.filename else "")
     fix = _os_fix(exc)

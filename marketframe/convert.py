@@ -23,7 +23,7 @@ from marketframe import _fastjson
 from marketframe._extras import extra_array, extra_name, extras
 from marketframe.codes import CODE_TABLES
 from marketframe.endpoints import MINUTE_TIMEFRAMES, TAIPEI, Endpoint, get
-from marketframe.exceptions import SchemaError
+from marketframe.exceptions import InvalidParams, InvalidParamType, SchemaError
 from marketframe.schemas import (
     ARROW_TYPES,
     JSON_TYPES,
@@ -334,7 +334,7 @@ def to_frame(table: pa.Table, backend: str) -> Any:
         return to_polars(table)
     if backend == "arrow":
         return table
-    raise ValueError(f"backend {backend!r} is not one of 'pandas', 'polars', 'arrow'")
+    raise InvalidParams("to_frame", "backend", f"has value {backend!r}", "pandas, polars, arrow")
 
 
 def units(obj: Any) -> dict[str, str]:
@@ -351,7 +351,8 @@ def units(obj: Any) -> dict[str, str]:
     attrs = getattr(obj, "attrs", None)
     if isinstance(attrs, dict) and "units" in attrs:
         return dict(attrs["units"])
-    raise TypeError(
-        f"cannot read units from {type(obj).__name__}: pass the endpoint name "
-        "(marketframe.units('stock.intraday.trades')), a pyarrow.Table or a pandas frame"
+    raise InvalidParamType(
+        "units", "obj", f"is a {type(obj).__name__}, which has no units",
+        "the endpoint name (marketframe.units('stock.intraday.trades')), a pyarrow.Table or "
+        "a pandas frame",
     )

@@ -1,8 +1,46 @@
 """The error tree, and the table that maps HTTP status codes onto it.
 
-Every message says what to do next. No message, attribute or ``repr`` ever holds the API key:
-errors are built from the endpoint name, the parameters (which never include the key) and the
-service's own ``message`` field, and :func:`redact` scrubs any text we did not write ourselves.
+Every error marketframe raises is a :class:`MarketframeError`; builtin mixins keep
+``except ValueError`` / ``except TypeError`` / ``except TimeoutError`` code working::
+
+    MarketframeError                   root: one ``except`` catches every error below
+    +-- InvalidParams (ValueError)     bad input; raised before any request is sent
+    |   +-- InvalidParamType (TypeError)   a value of a type marketframe cannot use
+    |   |   +-- ConventionTypeError        ``convention=`` of the wrong kind (indicators)
+    |   +-- UnorderedRowsError             rows out of time order, no time column (frames)
+    +-- ConfigurationError             a local setting is missing or unusable (no API key)
+    +-- SchemaError                    a payload does not fit the endpoint's schema
+    +-- ServiceError                   the service gave no usable answer
+    |   +-- APIError                   ... it answered with an error status
+    |   |   +-- BadRequest             400, other 4xx
+    |   |   +-- AuthenticationError    401
+    |   |   |   +-- StreamAuthError    (also a StreamError)
+    |   |   +-- PlanError (Forbidden)  403
+    |   |   +-- SymbolNotFound (NotFound)  404
+    |   |   +-- RateLimited            429
+    |   |   +-- ServerError            5xx
+    |   +-- TransportError             ... it did not answer at all (connection, timeout)
+    |       +-- DeadlineExceeded (TimeoutError)
+    +-- BatchError (PartialResult)     some symbols of a multi-symbol call failed
+    +-- StreamError                    the WebSocket stream
+    |   +-- StreamTimeout (TimeoutError), StreamAuthError, StreamClosed,
+    |       StreamSubscribeError (ValueError), GapUnavailable (a gap's day is gone)
+    +-- MissingColumnsError (ValueError)   a frame lacks a column an indicator needs (frames)
+    +-- NotCheckable (ValueError)      nothing to cross-check in the range (crosscheck)
+    +-- StoreCorrupted, StoreLocked, SyncError         the Parquet store (store)
+    +-- AcademyError                   the course platform's OAuth client (academy), with
+        DiscoveryError, RegistrationError, TokenStoreError, NotLoggedIn, LoginTimeout,
+        AuthorizationError (StateMismatch, IssuerMismatch), OAuthError (InvalidClient,
+        InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget, UnauthorizedClient,
+        UnsupportedGrantType), ResourceError (InsufficientScope, InvalidToken)
+
+One hint style: a class's ``hint`` says what to do next; ``next_step()`` turns it into the
+sentence that ends the message (a class may compute it from the error's own details).
+``docs/errors.md`` is generated from these classes.
+
+No message, attribute or ``repr`` ever holds the API key: errors are built from the endpoint
+name, the parameters (which never include the key) and the service's own ``message`` field,
+and :func:`redact` scrubs any text we did not write ourselves.
 """
 
 from __future__ import annotations
@@ -14,6 +52,24 @@ from typing import Any
 
 class MarketframeError(Exception):
     """Root of every error raised by marketframe."""
+
+    #: What to do next, as a phrase; :meth:`next_step` makes it the closing sentence.
+    hint: str = ""
+
+    def next_step(self) -> str:
+        """The sentence that tells the user what to do next (``""`` when there is none)."""
+        hint = self.hint.strip()
+        if not hint:
+            return ""
+        return hint[:1].upper() + hint[1:] + ("" if hint.endswith((".", "?", "!")) else ".")
+
+
+def with_next_step(message: str, error: MarketframeError) -> str:
+    """``message`` followed by ``error.next_step()``: the one message style of every error."""
+    step = error.next_step()
+    if not step:
+        return message
+    return f"{message.rstrip()}{'' if message.rstrip().endswith(('.', '?', '!')) else '.'} {step}"
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
@@ -38,23 +94,41 @@ class InvalidParams(MarketframeError, ValueError):
         super().__init__(text)
 
 
+class InvalidParamType(InvalidParams, TypeError):
+    """A parameter has a type marketframe cannot use (``except TypeError`` catches it too)."""
+
+
+class ConfigurationError(MarketframeError):
+    """A local setting is missing or unusable (no API key given): nothing was sent."""
+
+    hint = ("pass Client(api_key=...) or set MARKETFRAME_API_KEY to a v1.0 market-data key "
+            "(keys of version 0.3 are not accepted); or, with no key at all, use the built-in "
+            "sandbox (a local emulator of the service): Client.sandbox()")
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        if hint is not None:
+            self.hint = hint
+        super().__init__(with_next_step(message, self))
+
+
 class SchemaError(MarketframeError):
     """A payload does not fit the endpoint's Arrow schema (never a silently wrong frame)."""
+
+    hint = ("the service's payload no longer matches marketframe's schema; please report it "
+            "with the endpoint name")
 
     def __init__(self, endpoint: str, field: str, problem: str):
         self.endpoint = endpoint
         self.field = field
-        super().__init__(
-            f"{endpoint}: field {field!r} {problem}. The service's payload no longer matches "
-            "marketframe's schema; please report it with the endpoint name."
-        )
+        super().__init__(with_next_step(f"{endpoint}: field {field!r} {problem}", self))
 
 
-class APIError(MarketframeError):
-    """The service answered with an error status."""
+class ServiceError(MarketframeError):
+    """The service gave no usable answer: an error status (:class:`APIError`) or no answer
+    at all (:class:`TransportError`)."""
 
     status: int | None = None
-    hint = "check the parameters against docs/endpoints.md"
+    hint = "retry later"
 
     def __init__(
         self,
@@ -79,8 +153,11 @@ class APIError(MarketframeError):
             return ""
         return "(" + ", ".join(f"{k}={v}" for k, v in self.params.items()) + ")"
 
-    def next_step(self) -> str:
-        return self.hint[:1].upper() + self.hint[1:] + "."
+
+class APIError(ServiceError):
+    """The service answered with an error status."""
+
+    hint = "check the parameters against docs/endpoints.md"
 
 
 class BadRequest(APIError):
@@ -91,18 +168,12 @@ class BadRequest(APIError):
 
 
 class AuthenticationError(APIError):
-    """No API key, or the service could not authenticate it (401)."""
+    """The service could not authenticate the API key (401). (No key at all is a
+    :class:`ConfigurationError`: nothing is sent.)"""
 
     status = 401
-    hint = "pass Client(api_key=...) or set MARKETFRAME_API_KEY to a v1.0 market-data key"
-
-    def next_step(self) -> str:
-        fix = ("pass Client(api_key=...) or set MARKETFRAME_API_KEY to a v1.0 market-data key "
-               "(keys of version 0.3 are not accepted)")
-        if not self.status:  # no key at all: nothing was sent
-            return (f"{fix[:1].upper() + fix[1:]}; or, with no key at all, use the built-in "
-                    "sandbox (a local emulator of the service): Client.sandbox().")
-        return f"The API key was not accepted: {fix}."
+    hint = ("the API key was not accepted: pass Client(api_key=...) or set MARKETFRAME_API_KEY "
+            "to a v1.0 market-data key (keys of version 0.3 are not accepted)")
 
 
 class PlanError(APIError):
@@ -164,8 +235,9 @@ class ServerError(APIError):
     hint = "the service failed after retries; retry later"
 
 
-class TransportError(APIError):
-    """No HTTP answer at all (connection refused, timeout) after retries."""
+class TransportError(ServiceError):
+    """No HTTP answer at all (connection refused, timeout) after retries: a sibling of
+    :class:`APIError`, which means the service did answer."""
 
     hint = "could not reach the service after retries; check base_url and the network, then retry"
 

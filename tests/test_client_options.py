@@ -14,7 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from marketframe import AuthenticationError, Client, InvalidParams, MarketframeError
+from marketframe import (
+    AuthenticationError,
+    Client,
+    ConfigurationError,
+    InvalidParams,
+    MarketframeError,
+)
 from marketframe.exceptions import redact
 
 SECRET = "s3cret-Key-0123456789abcdef"
@@ -60,9 +66,10 @@ def test_a_malformed_key_in_the_cli_never_reaches_the_terminal(sandbox: Any,
 
 
 def test_no_key_names_both_ways_forward(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No key is a local configuration problem (nothing was sent), not a 401."""
     monkeypatch.delenv("MARKETFRAME_API_KEY", raising=False)
     for empty in (None, "", "  \n"):
-        with pytest.raises(AuthenticationError) as info:
+        with pytest.raises(ConfigurationError) as info:
             Client(empty)
         text = str(info.value)
         assert "MARKETFRAME_API_KEY" in text and "Client(api_key=...)" in text

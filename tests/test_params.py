@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from marketframe import AuthenticationError, Client, InvalidParams
+from marketframe import Client, ConfigurationError, InvalidParams
 from marketframe._params import one_year_after
 
 KDJ = {"symbol": "2330", "timeframe": "D", "rPeriod": 9, "kPeriod": 3, "dPeriod": 3}
@@ -148,7 +148,7 @@ def test_technical_minute_timeframe_ignores_the_range(client: Client) -> None:
 
 def test_missing_key_says_how_to_set_it(monkeypatch: pytest.MonkeyPatch, sandbox: Any) -> None:
     monkeypatch.delenv("MARKETFRAME_API_KEY", raising=False)
-    with pytest.raises(AuthenticationError, match="MARKETFRAME_API_KEY"):
+    with pytest.raises(ConfigurationError, match="MARKETFRAME_API_KEY"):
         Client(base_url=sandbox.base_url)
     monkeypatch.setenv("MARKETFRAME_API_KEY", sandbox.keys["basic"])
     with Client(base_url=sandbox.base_url, cache=False) as c:

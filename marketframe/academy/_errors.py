@@ -16,7 +16,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from marketframe.exceptions import MarketframeError, redact
+from marketframe.exceptions import MarketframeError, redact, with_next_step
 
 __all__ = [
     "AcademyError",
@@ -83,16 +83,15 @@ def scrub(value: Any) -> Any:
 class AcademyError(MarketframeError):
     """Root of every error raised by :mod:`marketframe.academy`.
 
-    ``hint`` tells the user what to do next; it is also part of ``str(exc)``.
+    ``hint`` tells the user what to do next; ``next_step()`` ends ``str(exc)`` with it, as
+    in every marketframe error.
     """
-
-    hint: str = ""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         if hint is not None:
             self.hint = hint
         self.message = message = scrub(message)
-        super().__init__(f"{message} -- {self.hint}" if self.hint else message)
+        super().__init__(with_next_step(message, self))
 
 
 class DiscoveryError(AcademyError):

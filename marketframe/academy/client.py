@@ -49,6 +49,7 @@ from marketframe.academy._registration import (
 )
 from marketframe.academy._resource import api_url, error_for_response, send
 from marketframe.academy._tokens import TokenSet, TokenStore
+from marketframe.exceptions import InvalidParams
 
 __all__ = ["DEFAULT_SCOPES", "AcademyClient", "login"]
 
@@ -323,7 +324,8 @@ class AcademyClient:
     def introspect(self, which: str = "access_token") -> dict[str, Any]:
         """RFC 7662 introspection of the stored ``access_token`` or ``refresh_token``."""
         if which not in ("access_token", "refresh_token"):
-            raise ValueError("which must be 'access_token' or 'refresh_token'")
+            raise InvalidParams("introspect", "which", f"has value {which!r}",
+                                "access_token, refresh_token")
         tokens = self.tokens()
         token = getattr(tokens, which)
         if not token:

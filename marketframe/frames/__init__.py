@@ -18,6 +18,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._lazy import when_imported
+from ..exceptions import InvalidParamType
 from ..indicators import (
     BBandsConvention,
     EmaConvention,
@@ -65,8 +66,9 @@ def _methods(df: Any) -> IndicatorMethods[Any]:
             return _polars.PolarsLazyIndicators(df)
         if isinstance(df, _polars.pl.DataFrame):
             return _polars.PolarsIndicators(df)
-    raise TypeError(
-        f"expected a pandas DataFrame or a polars DataFrame/LazyFrame, not {type(df).__name__}"
+    raise InvalidParamType(
+        "marketframe.frames", "df",
+        f"is a {type(df).__name__}: expected a pandas DataFrame or a polars DataFrame/LazyFrame",
     )
 
 

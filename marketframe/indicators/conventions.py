@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from marketframe.exceptions import InvalidParams
+from marketframe.exceptions import InvalidParams, InvalidParamType
 
 
-class ConventionTypeError(InvalidParams, TypeError):
+class ConventionTypeError(InvalidParamType):
     """``convention=`` is neither a convention dataclass of the indicator, a name nor None."""
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from marketframe._params import one_year_after
 from marketframe.endpoints import EARLIEST, MINUTE_TIMEFRAMES
+from marketframe.exceptions import InvalidParams
 
 Interval = tuple[dt.date, dt.date]
 _DAY = dt.timedelta(days=1)
@@ -37,7 +38,7 @@ def split(lo: dt.date, hi: dt.date, lead: int = 0,
     one-year limit: see :func:`fetch_start`.
     """
     if lead < 0 or lead > MAX_LEAD:
-        raise ValueError(f"lead of {lead} days is outside 0..{MAX_LEAD}")
+        raise InvalidParams("windows", "lead", f"is {lead} days", f"0..{MAX_LEAD} days")
     out: list[Interval] = []
     start = lo
     while start <= hi:

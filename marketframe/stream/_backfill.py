@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from marketframe.exceptions import StreamError
+
 from ._ledger import FIXED_PRICE_SERIAL, Gap, position
 
 ENDPOINT = "stock.intraday.trades"
@@ -62,5 +64,5 @@ def fetch_gap(client: Any, gap: Gap, page: int = 500) -> list[dict[str, Any]]:
     return rows
 
 
-class GapUnavailable(Exception):
+class GapUnavailable(StreamError):
     """The gap's trading day is no longer served by the intraday endpoint."""

@@ -19,6 +19,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from marketframe.exceptions import InvalidParams
+
 from ._frames import Batch
 
 
@@ -46,7 +48,8 @@ class Recorder:
         self.directory = Path(self.directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         if self.rows_per_file < 1:
-            raise ValueError("rows_per_file must be at least 1")
+            raise InvalidParams("Recorder", "rows_per_file", f"is {self.rows_per_file}",
+                                "an int of at least 1")
 
     def write(self, batch: Batch) -> None:
         name = batch.channel + ("_oddlot" if batch.odd_lot else "")

@@ -128,7 +128,8 @@ def test_revoked_everything_raises_invalid_token_or_grant(auth_server, browser, 
     assert exc.value.status == 401
     assert exc.value.error == "invalid_token"
     assert exc.value.resource_metadata == f"{auth_server.url}/.well-known/oauth-protected-resource"
-    assert "log in again" in str(exc.value)
+    assert str(exc.value).endswith(". Log in again (`marketframe academy login`); the stored "
+                                   "token is no longer accepted.")
 
 
 def test_logout_when_not_logged_in_is_harmless(auth_server, home) -> None:
