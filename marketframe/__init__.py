@@ -1,31 +1,103 @@
 """marketframe: Taiwan market data as typed pandas and polars DataFrames.
 
-The public surface lives here; heavy parts are imported lazily.
+The public surface lives here. Type checkers and IDEs read the explicit imports under
+``TYPE_CHECKING``; at run time the same names are imported on first access (PEP 562), so
+``import marketframe`` loads neither the HTTP stack nor polars, matplotlib or authlib.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# Registers the `md` accessor on pandas DataFrames (and polars DataFrames/LazyFrames when
-# polars is installed), so `df.md.sma(20)` works right after `import marketframe`.
+# Registers the `md` accessor on pandas DataFrames (and, when the user imports polars, on
+# polars DataFrames/LazyFrames), so `df.md.sma(20)` works right after `import marketframe`.
 from . import frames as frames  # noqa: E402
 from . import indicators as indicators  # noqa: E402
 
 # Imported eagerly so that `marketframe.crosscheck` is the function, not its module.
 from .crosscheck import crosscheck as crosscheck  # noqa: E402
 
-# name -> module that defines it; imported on first access so `import marketframe` stays light.
+if TYPE_CHECKING:
+    from marketframe.client import Client as Client
+    from marketframe.convert import units as units
+    from marketframe.endpoints import ENDPOINTS as ENDPOINTS
+    from marketframe.exceptions import APIError as APIError
+    from marketframe.exceptions import AuthenticationError as AuthenticationError
+    from marketframe.exceptions import BadRequest as BadRequest
+    from marketframe.exceptions import BatchError as BatchError
+    from marketframe.exceptions import ConfigurationError as ConfigurationError
+    from marketframe.exceptions import DeadlineExceeded as DeadlineExceeded
+    from marketframe.exceptions import Forbidden as Forbidden
+    from marketframe.exceptions import InvalidParams as InvalidParams
+    from marketframe.exceptions import InvalidParamType as InvalidParamType
+    from marketframe.exceptions import MarketframeError as MarketframeError
+    from marketframe.exceptions import NotFound as NotFound
+    from marketframe.exceptions import PartialResult as PartialResult
+    from marketframe.exceptions import PlanError as PlanError
+    from marketframe.exceptions import RateLimited as RateLimited
+    from marketframe.exceptions import SchemaError as SchemaError
+    from marketframe.exceptions import ServerError as ServerError
+    from marketframe.exceptions import ServiceError as ServiceError
+    from marketframe.exceptions import StreamAuthError as StreamAuthError
+    from marketframe.exceptions import StreamClosed as StreamClosed
+    from marketframe.exceptions import StreamError as StreamError
+    from marketframe.exceptions import StreamSubscribeError as StreamSubscribeError
+    from marketframe.exceptions import StreamTimeout as StreamTimeout
+    from marketframe.exceptions import SymbolNotFound as SymbolNotFound
+    from marketframe.exceptions import TransportError as TransportError
+    from marketframe.store import Store as Store
+    from marketframe.stream import AsyncStream as AsyncStream
+    from marketframe.stream import Stream as Stream
+
+__all__ = [
+    "APIError",
+    "AsyncStream",
+    "AuthenticationError",
+    "BadRequest",
+    "BatchError",
+    "Client",
+    "ConfigurationError",
+    "DeadlineExceeded",
+    "ENDPOINTS",
+    "Forbidden",
+    "InvalidParamType",
+    "InvalidParams",
+    "MarketframeError",
+    "NotFound",
+    "PartialResult",
+    "PlanError",
+    "RateLimited",
+    "SchemaError",
+    "ServerError",
+    "ServiceError",
+    "Store",
+    "Stream",
+    "StreamAuthError",
+    "StreamClosed",
+    "StreamError",
+    "StreamSubscribeError",
+    "StreamTimeout",
+    "SymbolNotFound",
+    "TransportError",
+    "__version__",
+    "crosscheck",
+    "frames",
+    "indicators",
+    "units",
+]
+
+# The run-time side of the TYPE_CHECKING imports above (a test checks the two agree): name ->
+# the module that defines it, imported on first access.
 _LAZY = {
     "APIError": "marketframe.exceptions",
     "AsyncStream": "marketframe.stream",
     "AuthenticationError": "marketframe.exceptions",
     "BadRequest": "marketframe.exceptions",
     "BatchError": "marketframe.exceptions",
-    "ConfigurationError": "marketframe.exceptions",
     "Client": "marketframe.client",
+    "ConfigurationError": "marketframe.exceptions",
     "DeadlineExceeded": "marketframe.exceptions",
     "ENDPOINTS": "marketframe.endpoints",
     "Forbidden": "marketframe.exceptions",
@@ -51,8 +123,6 @@ _LAZY = {
     "units": "marketframe.convert",
 }
 
-__all__ = sorted(["__version__", "crosscheck", "frames", "indicators", *_LAZY])
-
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
@@ -66,4 +136,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return __all__
+    return list(__all__)

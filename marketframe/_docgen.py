@@ -1,9 +1,10 @@
 """Render the generated reference pages of ``docs/``.
 
 * ``docs/endpoints.md`` from ENDPOINTS and the schemas;
-* ``docs/errors.md`` from the exception classes (their tree, status codes, docstrings, hints).
+* ``docs/errors.md`` from the exception classes (their tree, status codes, docstrings, hints);
+* ``marketframe/_tree.pyi``, the types of the endpoint tree (:mod:`marketframe._stubgen`).
 
-``python3 -m marketframe._docgen`` rewrites both; a test checks the committed copies are current.
+``python3 -m marketframe._docgen`` rewrites them; a test checks the committed copies are current.
 """
 
 from __future__ import annotations
@@ -159,10 +160,12 @@ def render_errors() -> str:
 
 
 def main() -> int:
+    from marketframe import _stubgen
+
     DOC_PATH.parent.mkdir(exist_ok=True)
     DOC_PATH.write_text(render(), encoding="utf-8")
     ERRORS_PATH.write_text(render_errors(), encoding="utf-8")
-    print(f"wrote {DOC_PATH} and {ERRORS_PATH}")
+    print(f"wrote {DOC_PATH}, {ERRORS_PATH} and {_stubgen.write()}")
     return 0
 
 

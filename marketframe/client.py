@@ -14,12 +14,13 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import pyarrow as pa
 
 from marketframe import _options, _params
 from marketframe._transport import DEFAULT_DEADLINE, Response, Transport
+from marketframe._typing import Backend, ClientOptions, FrameT
 from marketframe.convert import concat, to_frame, to_table
 from marketframe.endpoints import ENDPOINTS, Endpoint, get
 from marketframe.exceptions import (
@@ -28,6 +29,17 @@ from marketframe.exceptions import (
     MarketframeError,
     did_you_mean,
 )
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    import pandas as pd
+    import polars as pl
+
+    from marketframe._tree import Tree as _TreeBase  # the typed endpoint tree (generated)
+    from marketframe.stream import AsyncStream, Stream
+else:
+    _TreeBase = Generic  # at run time the tree is built from ENDPOINTS in Client.__init__
 
 DEFAULT_BASE_URL = "https://api.fugle.tw/marketdata/v1.0"
 ENV_KEY = "MARKETFRAME_API_KEY"
@@ -45,7 +57,7 @@ class Fetched:
 class _Call:
     """One leaf of the tree: ``client.stock.intraday.quote(symbol="2330")``."""
 
-    def __init__(self, client: Client, ep: Endpoint):
+    def __init__(self, client: Client[Any], ep: Endpoint):
         self._client = client
         self.endpoint = ep
         self.__name__ = ep.name.rsplit(".", 1)[1]
@@ -116,7 +128,7 @@ def _docstring(ep: Endpoint) -> str:
     return "\n".join(lines)
 
 
-class Client:
+class Client(_TreeBase[FrameT]):
     """Typed frames from the market data service.
 
     ``api_key`` defaults to the ``MARKETFRAME_API_KEY`` environment variable. ``backend`` is
@@ -132,14 +144,31 @@ class Client:
 
     Without a key (no ``api_key``, no ``MARKETFRAME_API_KEY``), use :meth:`Client.sandbox`:
     a client bound to a local emulator of the service.
+
+    For type checkers ``Client`` is generic in its frame type: ``Client()`` is a
+    ``Client[pandas.DataFrame]``, ``Client(backend="polars")`` a ``Client[polars.DataFrame]``,
+    and the endpoint tree (``marketframe/_tree.pyi``) returns that type.
     """
+
+    @overload
+    def __init__(self: Client[pd.DataFrame], api_key: str | None = None, *,
+                 backend: Literal["pandas"] = "pandas",
+                 **options: Unpack[ClientOptions]) -> None: ...
+
+    @overload
+    def __init__(self: Client[pl.DataFrame], api_key: str | None = None, *,
+                 backend: Literal["polars"], **options: Unpack[ClientOptions]) -> None: ...
+
+    @overload
+    def __init__(self: Client[pa.Table], api_key: str | None = None, *,
+                 backend: Literal["arrow"], **options: Unpack[ClientOptions]) -> None: ...
 
     def __init__(
         self,
         api_key: str | None = None,
         *,
         base_url: str = DEFAULT_BASE_URL,
-        backend: str = "pandas",
+        backend: Backend = "pandas",
         cache: bool | str | os.PathLike[str] = True,
         timeout: float | tuple[float, float] = (5.0, 30.0),
         retries: int = 4,
@@ -153,7 +182,7 @@ class Client:
         key = _options.check_key(api_key, ENV_KEY)
         if backend not in BACKENDS:
             raise InvalidParams("Client", "backend", f"has value {backend!r}", ", ".join(BACKENDS))
-        self.backend = backend
+        self.backend: Backend = backend
         self.decode = _options.check_bool("decode", decode)
         self.max_workers = _options.check_int("max_workers", max_workers, 1)
         options = _options.check_options(
@@ -172,8 +201,22 @@ class Client:
                 node = getattr(node, part)
             setattr(node, parts[-1], _Call(self, ep))
 
+    @overload
     @classmethod
-    def sandbox(cls, **sandbox_options: Any) -> Client:
+    def sandbox(cls, *, backend: Literal["pandas"] = "pandas",
+                **sandbox_options: Any) -> Client[pd.DataFrame]: ...
+
+    @overload
+    @classmethod
+    def sandbox(cls, *, backend: Literal["polars"],
+                **sandbox_options: Any) -> Client[pl.DataFrame]: ...
+
+    @overload
+    @classmethod
+    def sandbox(cls, *, backend: Literal["arrow"], **sandbox_options: Any) -> Client[pa.Table]: ...
+
+    @classmethod
+    def sandbox(cls, **sandbox_options: Any) -> Client[Any]:
         """A client bound to an embedded :class:`marketframe.sandbox.Sandbox`, no key needed.
 
         The sandbox (a faithful local emulator of the service over a synthetic market) starts
@@ -195,7 +238,7 @@ class Client:
                                     "omit it (use Client(...) for another service)")
         sb = Sandbox(**sandbox_options).start()
         try:
-            client = cls(sb.api_key, base_url=sb.base_url, **client_options)
+            client: Client[Any] = cls(sb.api_key, base_url=sb.base_url, **client_options)
         except BaseException:
             sb.stop()
             raise
@@ -213,7 +256,23 @@ class Client:
     def cache_path(self) -> Path | None:
         return getattr(self._transport, "cache_path", None)
 
-    def load(self, name: str, *, backend: str | None = None, refresh: bool = False,
+    @overload
+    def load(self, name: str, *, backend: None = None, refresh: bool = False,
+             **params: Any) -> FrameT: ...
+
+    @overload
+    def load(self, name: str, *, backend: Literal["pandas"], refresh: bool = False,
+             **params: Any) -> pd.DataFrame: ...
+
+    @overload
+    def load(self, name: str, *, backend: Literal["polars"], refresh: bool = False,
+             **params: Any) -> pl.DataFrame: ...
+
+    @overload
+    def load(self, name: str, *, backend: Literal["arrow"], refresh: bool = False,
+             **params: Any) -> pa.Table: ...
+
+    def load(self, name: str, *, backend: Backend | None = None, refresh: bool = False,
              **params: Any) -> Any:
         """A frame of endpoint ``name`` (e.g. ``"stock.intraday.quote"``).
 
@@ -246,8 +305,31 @@ class Client:
         table, resp = self._fetch_one(ep, values, refresh)
         return Fetched(table, [resp])
 
+    @overload
+    def stream(self, *, async_: Literal[False] = False, url: str | None = None,
+               backfill: bool = False, backend: None = None, **options: Any) -> Stream[FrameT]: ...
+
+    @overload
+    def stream(self, *, async_: Literal[False] = False, url: str | None = None,
+               backfill: bool = False, backend: Literal["pandas"],
+               **options: Any) -> Stream[pd.DataFrame]: ...
+
+    @overload
+    def stream(self, *, async_: Literal[False] = False, url: str | None = None,
+               backfill: bool = False, backend: Literal["polars"],
+               **options: Any) -> Stream[pl.DataFrame]: ...
+
+    @overload
+    def stream(self, *, async_: Literal[False] = False, url: str | None = None,
+               backfill: bool = False, backend: Literal["arrow"],
+               **options: Any) -> Stream[pa.Table]: ...
+
+    @overload
+    def stream(self, *, async_: Literal[True], url: str | None = None, backfill: bool = False,
+               **options: Any) -> AsyncStream: ...
+
     def stream(self, *, async_: bool = False, url: str | None = None, backfill: bool = False,
-               **options: Any) -> Any:
+               **options: Any) -> Stream[Any] | AsyncStream:
         """A WebSocket stream with this client's key (docs/streaming.md).
 
         ``with client.stream() as s:`` (blocking, for scripts and notebooks) or
@@ -278,7 +360,7 @@ class Client:
         if self._sandbox is not None:
             self._sandbox.stop()
 
-    def __enter__(self) -> Client:
+    def __enter__(self) -> Client[FrameT]:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -19,9 +19,9 @@ import argparse
 import datetime as dt
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,9 @@ import pandas as pd
 from marketframe import indicators as ind
 from marketframe._params import one_year_after, to_date
 from marketframe.exceptions import MarketframeError
+
+if TYPE_CHECKING:
+    from marketframe.client import Client
 
 TOLERANCE = 1e-9
 
@@ -219,15 +222,15 @@ def _candles(client: Any, symbol: str, start: dt.date | None, end: dt.date | Non
     if start is not None:
         kw.update(from_=start, to=end)
     table = client.fetch_table("stock.historical.candles", **kw)
-    df = table.to_pandas()
+    df: pd.DataFrame = table.to_pandas()
     return df.sort_values("date").reset_index(drop=True)
 
 
-def _key(values: Sequence[Any]) -> list[str]:
+def _key(values: Iterable[Any]) -> list[str]:
     return [str(v) for v in values]
 
 
-def crosscheck(client: Any, symbol: str, indicator: str, start: str | dt.date | None = None,
+def crosscheck(client: Client[Any], symbol: str, indicator: str, start: str | dt.date | None = None,
                end: str | dt.date | None = None, timeframe: str = "D", *,
                tolerance: float = TOLERANCE, **params: int) -> CrosscheckReport:
     """Compare the service's ``indicator`` for ``symbol`` with local recomputations.

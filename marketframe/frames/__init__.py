@@ -17,6 +17,8 @@ import importlib
 import sys
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import pandas as pd
+
 from .._lazy import when_imported
 from ..exceptions import InvalidParamType
 from ..indicators import (
@@ -40,7 +42,6 @@ def _register_polars() -> None:
 when_imported("polars", _register_polars)
 
 if TYPE_CHECKING:
-    import pandas as pd
     import polars as pl
 
 FrameT = TypeVar("FrameT", "pd.DataFrame", "pl.DataFrame", "pl.LazyFrame")
@@ -57,14 +58,16 @@ __all__ = [
 
 
 def _methods(df: Any) -> IndicatorMethods[Any]:
-    if isinstance(df, _pandas.pd.DataFrame):
+    if isinstance(df, pd.DataFrame):
         return _pandas.PandasIndicators(df)
     if "polars" in sys.modules:  # a polars frame implies polars is imported
+        import polars as pl
+
         from . import _polars
 
-        if isinstance(df, _polars.pl.LazyFrame):
+        if isinstance(df, pl.LazyFrame):
             return _polars.PolarsLazyIndicators(df)
-        if isinstance(df, _polars.pl.DataFrame):
+        if isinstance(df, pl.DataFrame):
             return _polars.PolarsIndicators(df)
     raise InvalidParamType(
         "marketframe.frames", "df",

@@ -11,7 +11,7 @@ import datetime as dt
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,6 +32,9 @@ from marketframe.store._report import (
 from marketframe.store._sync import check_range, check_symbols, resolve, taipei_today
 
 if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
     from marketframe.client import Client
 
 __all__ = ["Failure", "Store", "StoreCorrupted", "StoreLocked", "SyncError", "SyncReport",
@@ -53,7 +56,7 @@ class Store:
     ``lock_timeout`` is how long a sync waits for another process's sync (-1: forever).
     """
 
-    def __init__(self, path: str | os.PathLike[str], client: Client | None = None, *,
+    def __init__(self, path: str | os.PathLike[str], client: Client[Any] | None = None, *,
                  api_key: str | None = None, base_url: str | None = None,
                  max_workers: int | None = None, lock_timeout: float = -1):
         self.root = _root(path)
@@ -73,7 +76,7 @@ class Store:
         return f"Store({str(self.root)!r})"
 
     @property
-    def client(self) -> Client:
+    def client(self) -> Client[Any]:
         if self._client is None:
             from marketframe.client import DEFAULT_BASE_URL, Client
 
@@ -145,6 +148,24 @@ class Store:
 
     # -- read -------------------------------------------------------------------------------
 
+    @overload
+    def read(self, endpoint: str, symbols: str | Sequence[str] | None = None,
+             start: str | dt.date | None = None, end: str | dt.date | None = None,
+             timeframe: str | None = None, *, backend: Literal["pandas"] = "pandas",
+             **params: Any) -> pd.DataFrame: ...
+
+    @overload
+    def read(self, endpoint: str, symbols: str | Sequence[str] | None = None,
+             start: str | dt.date | None = None, end: str | dt.date | None = None,
+             timeframe: str | None = None, *, backend: Literal["polars"],
+             **params: Any) -> pl.DataFrame: ...
+
+    @overload
+    def read(self, endpoint: str, symbols: str | Sequence[str] | None = None,
+             start: str | dt.date | None = None, end: str | dt.date | None = None,
+             timeframe: str | None = None, *, backend: Literal["arrow"],
+             **params: Any) -> pa.Table: ...
+
     def read(self, endpoint: str, symbols: str | Sequence[str] | None = None,
              start: Any = None, end: Any = None, timeframe: str | None = None, *,
              backend: str = "pandas", **params: Any) -> Any:
@@ -181,10 +202,10 @@ class Store:
         else:
             table = tables[0] if len(tables) == 1 else _io.concat_partitions(tables)
         if table.num_rows and (lo is not None or hi is not None):
-            col = table.column(_io.date_column(spec.ep))
+            col: Any = table.column(_io.date_column(spec.ep))  # a date or timestamp column
             if pa.types.is_timestamp(col.type):
                 col = pc.cast(pc.local_timestamp(col), pa.date32())
-            mask = None
+            mask: Any = None
             if lo is not None:
                 mask = pc.greater_equal(col, pa.scalar(lo, pa.date32()))
             if hi is not None:
@@ -228,6 +249,15 @@ class Store:
             return _verify.run(self, repair, today=day, progress=progress)
 
     # -- coverage ---------------------------------------------------------------------------
+
+    @overload
+    def coverage(self, backend: Literal["pandas"] = "pandas") -> pd.DataFrame: ...
+
+    @overload
+    def coverage(self, backend: Literal["polars"]) -> pl.DataFrame: ...
+
+    @overload
+    def coverage(self, backend: Literal["arrow"]) -> pa.Table: ...
 
     def coverage(self, backend: str = "pandas") -> Any:
         """What the store holds: one row per (dataset, params, timeframe, symbol, interval).

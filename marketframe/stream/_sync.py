@@ -13,10 +13,11 @@ import time
 from collections.abc import Coroutine, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import pyarrow as pa
 
+from marketframe._typing import Backend, FrameT
 from marketframe.convert import to_frame
 
 from . import _protocol as proto
@@ -26,11 +27,29 @@ from ._ledger import Gap
 from ._protocol import Subscription
 from ._recorder import Recorder
 
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
 T = TypeVar("T")
 
 
-class Stream:
-    """A blocking stream (``with client.stream() as s:``); see docs/streaming.md."""
+class Stream(Generic[FrameT]):
+    """A blocking stream (``with client.stream() as s:``); see docs/streaming.md.
+
+    Generic in the frame type of its ``backend`` (``Stream[pandas.DataFrame]`` by default)."""
+
+    @overload
+    def __init__(self: Stream[pd.DataFrame], api_key: str, url: str, *,
+                 backend: Literal["pandas"] = "pandas", **options: Any) -> None: ...
+
+    @overload
+    def __init__(self: Stream[pl.DataFrame], api_key: str, url: str, *,
+                 backend: Literal["polars"], **options: Any) -> None: ...
+
+    @overload
+    def __init__(self: Stream[pa.Table], api_key: str, url: str, *,
+                 backend: Literal["arrow"], **options: Any) -> None: ...
 
     def __init__(self, api_key: str, url: str, **options: Any) -> None:
         self._loop = asyncio.new_event_loop()
@@ -53,7 +72,7 @@ class Stream:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def connect(self) -> Stream:
+    def connect(self) -> Stream[FrameT]:
         try:
             self._call(self._async.connect())
         except BaseException:
@@ -74,7 +93,7 @@ class Stream:
         if not self._thread.is_alive():
             self._loop.close()
 
-    def __enter__(self) -> Stream:
+    def __enter__(self) -> Stream[FrameT]:
         return self.connect()
 
     def __exit__(self, *exc: object) -> None:
@@ -107,7 +126,8 @@ class Stream:
 
     @property
     def stats(self) -> StreamStats:
-        return self._async.stats
+        stats: StreamStats = self._async.stats
+        return stats
 
     @property
     def gaps(self) -> list[Gap]:
@@ -167,8 +187,24 @@ class Stream:
         for batch in self.batches(idle=idle):
             yield batch.channel, to_frame(batch.table, backend or self._async.backend)
 
+    @overload
     def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
-             backend: str | None = None) -> Any:
+             backend: None = None) -> FrameT: ...
+
+    @overload
+    def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
+             backend: Literal["pandas"]) -> pd.DataFrame: ...
+
+    @overload
+    def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
+             backend: Literal["polars"]) -> pl.DataFrame: ...
+
+    @overload
+    def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
+             backend: Literal["arrow"]) -> pa.Table: ...
+
+    def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
+             backend: Backend | None = None) -> Any:
         """Everything of ``channel`` until ``idle`` s pass without data (or ``timeout`` in
         all), as one frame. Batches of other channels are recorded (if recording) and
         discarded."""

@@ -1,0 +1,33 @@
+"""Type names of the public API, shared by ``client``, ``stream``, ``store`` and ``_tree.pyi``.
+
+``FrameT`` is the frame type a client (or stream) returns by default: ``pandas.DataFrame``,
+``polars.DataFrame`` or ``pyarrow.Table``, fixed by the ``backend=`` it was made with, so a
+type checker knows that ``Client().stock.intraday.quote("2330")`` is a pandas DataFrame and
+``Client(backend="polars")...`` a polars one.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal, TypeAlias, TypedDict, TypeVar
+
+#: The frame libraries a result can be returned in.
+Backend: TypeAlias = Literal["pandas", "polars", "arrow"]
+
+#: The default frame type of a Client / Stream (set by its ``backend``).
+FrameT = TypeVar("FrameT")
+
+
+class ClientOptions(TypedDict, total=False):
+    """The options of :class:`Client` besides ``api_key`` and ``backend`` (for type checkers)."""
+
+    base_url: str
+    cache: bool | str | os.PathLike[str]
+    timeout: float | tuple[float, float]
+    retries: int
+    backoff: float
+    max_retry_after: float
+    max_workers: int
+    decode: bool
+    pace: bool
+    deadline: float
