@@ -77,6 +77,8 @@ def _build(fn, match: dict[str, str], query: dict[str, str]) -> bytes:
 
 
 class RestApp:
+    clock = staticmethod(time.time)  # the rate limiter's clock (a test can set its own)
+
     def __init__(self, service: Service, settings: Settings) -> None:
         self.service = service
         self.settings = settings
@@ -93,7 +95,7 @@ class RestApp:
 
     def _take(self, key: str) -> tuple[dict[str, str], bool]:
         limit = self.settings.rate_limit
-        now = time.time()
+        now = self.clock()
         with self._lock:
             w = self._windows.get(key)
             window = self.settings.rate_window
