@@ -20,6 +20,7 @@ from .crosscheck import crosscheck as crosscheck  # noqa: E402
 # name -> module that defines it; imported on first access so `import marketframe` stays light.
 _LAZY = {
     "APIError": "marketframe.exceptions",
+    "AdjustmentUnavailable": "marketframe.exceptions",
     "AsyncStream": "marketframe.stream",
     "AuthenticationError": "marketframe.exceptions",
     "BadRequest": "marketframe.exceptions",

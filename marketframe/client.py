@@ -224,6 +224,10 @@ class Client:
         backend = backend or self.backend
         if backend not in BACKENDS:
             raise InvalidParams(name, "backend", f"has value {backend!r}", ", ".join(BACKENDS))
+        if "adjust" in params:  # historical candles adjusted locally (docs/adjusted.md)
+            from marketframe import adjust
+
+            return adjust.load(self, name, backend, refresh, params.pop("adjust"), params)
         try:
             return to_frame(self.fetch(name, refresh=refresh, **params).table, backend)
         except BatchError as exc:

@@ -317,7 +317,7 @@ SCHEMAS: dict[str, Schema] = {
             _c("change", "float"),
         ],
         rows=True,
-        ignore="date from to sort fields",
+        ignore="date from to sort fields adjusted",  # adjusted: echo of the parameter
     ),
     "historical_stats": _schema(
         [
