@@ -46,6 +46,20 @@ PRICE_COLUMNS = ("open", "high", "low", "close", "change")
 
 
 @dataclass(frozen=True)
+class Tolerance:
+    """How far an adjusted price may be from the service's ``adjusted=true`` one:
+    ``abs + rel * |price|``."""
+
+    abs: float
+    rel: float
+
+
+#: ``adjust="all"`` against the service's ``adjusted=true`` prices: half a cent (the service
+#: rounds adjusted prices to the cent; we do not round), plus float noise of the two products.
+TOLERANCE = Tolerance(abs=0.005, rel=1e-9)
+
+
+@dataclass(frozen=True)
 class Event:
     """One corporate action as the adjustment sees it."""
 
@@ -174,7 +188,9 @@ def bar_days(table: pa.Table) -> np.ndarray:
     """The Asia/Taipei calendar day of each row's ``date`` (dates or minute timestamps)."""
     col = table.column("date")
     if pa.types.is_timestamp(col.type):
-        col = pc.cast(pc.local_timestamp(col), pa.date32())
+        if col.type.tz is not None:
+            col = pc.local_timestamp(col)
+        col = pc.cast(col, pa.date32())
     return col.to_numpy(zero_copy_only=False).astype("datetime64[D]")
 
 
