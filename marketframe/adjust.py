@@ -223,33 +223,24 @@ def apply(table: pa.Table, events: Mapping[str, Sequence[Event]]) -> pa.Table:
 # --- fetching the actions ----------------------------------------------------------------------
 
 
-def windows(start: dt.date, end: dt.date) -> list[tuple[dt.date, dt.date]]:
-    """``start``..``end`` as ranges of under one year (the service's limit)."""
-    from marketframe._params import one_year_after
-
-    out = []
-    while start <= end:
-        stop = min(one_year_after(start) - dt.timedelta(days=1), end)
-        out.append((start, stop))
-        start = stop + dt.timedelta(days=1)
-    return out
-
-
 def fetch_actions(client: Client, start: dt.date, end: dt.date,
                   mode: str) -> tuple[pa.Table, pa.Table]:
-    """The capital changes (and, for ``"all"``, dividends) from ``start`` to ``end``, fetched
-    concurrently in windows of under one year through ``client``. A plan without corporate
-    actions raises :class:`AdjustmentUnavailable` naming the alternatives."""
+    """The capital changes (and, for ``"all"``, dividends) of the calendar years from
+    ``start`` to ``end``: one request per endpoint and year (a calendar year is under the
+    service's one-year limit, and the same windows on every call let the client's HTTP cache
+    answer again), concurrently through ``client``. A plan without corporate actions raises
+    :class:`AdjustmentUnavailable` naming the alternatives."""
     from marketframe.convert import concat
     from marketframe.endpoints import get
 
     names = (CAPITAL, DIVIDENDS) if mode == "all" else (CAPITAL,)
-    jobs = [(n, a, b) for n in names for a, b in windows(start, end)]
+    jobs = [(n, y) for n in names for y in range(start.year, end.year + 1)]
     pool = client._executor()
-    futures = [pool.submit(client.fetch_table, n, start_date=a, end_date=b) for n, a, b in jobs]
+    futures = [pool.submit(client.fetch_table, n, start_date=dt.date(y, 1, 1),
+                           end_date=dt.date(y, 12, 31)) for n, y in jobs]
     got: dict[str, list[pa.Table]] = {n: [] for n in names}
     try:
-        for (name, _a, _b), fut in zip(jobs, futures, strict=True):
+        for (name, _year), fut in zip(jobs, futures, strict=True):
             got[name].append(fut.result())
     except PlanError as exc:
         for fut in futures:
@@ -284,27 +275,30 @@ def adjust_table(client: Client, table: pa.Table, mode: str,
 
 def load(client: Client, name: str, backend: str, refresh: bool, adjust: Any,
          params: dict[str, Any]) -> Any:
-    """``client.load(name, adjust=..., **params)``: raw candles, adjusted locally."""
+    """``client.load(name, adjust=..., **params)``: raw candles, adjusted locally. The
+    factors run up to the service's today (the candles' envelope date) or this machine's
+    Asia/Taipei date, whichever is later."""
+    from marketframe import _params
     from marketframe.convert import to_frame
+    from marketframe.endpoints import get
+    from marketframe.store._sync import envelope_date
 
     if name != CANDLES:
         raise InvalidParams(name, "adjust", "is only a parameter of " + CANDLES,
                             "omit it, or load " + CANDLES)
+    mode = check(name, adjust, params)
     symbols = params.get("symbol")
     for one in symbols if isinstance(symbols, list | tuple) else [symbols]:
-        from marketframe import _params
-        from marketframe.endpoints import get
-
         _params.validate(get(name), {**params, "symbol": one})  # every check before a request
-    mode = check(name, adjust, params)
     try:
-        table = client.fetch(name, refresh=refresh, **params).table
+        fetched = client.fetch(name, refresh=refresh, **params)
     except BatchError as exc:
-        if exc.frame is not None and mode is not None:
-            exc.frame = to_frame(adjust_table(client, exc.frame, mode), backend)
-        elif exc.frame is not None:
-            exc.frame = to_frame(exc.frame, backend)
+        if exc.frame is not None:
+            frame = exc.frame if mode is None else adjust_table(client, exc.frame, mode)
+            exc.frame = to_frame(frame, backend)
         raise
+    table = fetched.table
     if mode is not None:
-        table = adjust_table(client, table, mode)
+        dates = [d for r in fetched.responses if (d := envelope_date(r.body)) is not None]
+        table = adjust_table(client, table, mode, max([taipei_today(), *dates]))
     return to_frame(table, backend)

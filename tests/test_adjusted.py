@@ -43,7 +43,7 @@ def store(client: Client, tmp_path_factory: pytest.TempPathFactory) -> Store:
 @pytest.fixture(scope="module")
 def actions(client: Client) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every capital change and every dividend that has happened in the sandbox."""
-    from marketframe.adjust import windows
+    from marketframe.store._windows import split as windows
 
     caps, divs = [], []
     for a, b in windows(START, END):
@@ -108,7 +108,7 @@ def test_adjusted_closes_are_continuous_across_every_corporate_action(store, act
 def test_adjust_all_equals_the_services_adjusted_candles_within_the_tolerance(client, store):
     symbols = ["0050", "2330", "2603", "5483", "6446", "8069", "7705"]
     ours = store.read(CANDLES, symbols, START, END, adjust="all")
-    from marketframe.adjust import windows
+    from marketframe.store._windows import split as windows
 
     theirs = pd.concat([client.stock.historical.candles(symbols, from_=a, to=b, adjusted=True)
                         for a, b in windows(START, END)], ignore_index=True)
