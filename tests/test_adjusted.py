@@ -177,3 +177,33 @@ def test_a_new_corporate_action_needs_no_sync(tmp_path: Path):
     np.testing.assert_allclose(ratio, ratio[0], rtol=1e-12)  # one factor for every older day
     assert 0.9 < ratio[0] < 1  # one new cash dividend
     assert (raw.close > after.close).all()
+
+
+def test_the_load_command_adjusts_with_adjust(tmp_path: Path, sandbox, api_key,  # type: ignore[no-untyped-def]
+                                              monkeypatch: pytest.MonkeyPatch):
+    import argparse
+
+    import pyarrow.parquet as pq
+
+    from marketframe import _load_cli
+
+    monkeypatch.setenv("MARKETFRAME_API_KEY", api_key)
+    parser = argparse.ArgumentParser(prog="marketframe")
+    _load_cli.register(parser.add_subparsers(dest="command"))
+    out = {}
+    for mode in ("splits", None):
+        path = tmp_path / f"{mode}.parquet"
+        argv = ["load", CANDLES, "--symbol", "0050", "--from", "2025-06-02", "--to",
+                "2025-06-10", "--out", str(path), "--base-url", sandbox.base_url]
+        args = parser.parse_args(argv + (["--adjust", mode] if mode else []))
+        assert args.func(args) == 0
+        out[mode] = pq.read_table(path).to_pandas().sort_values("date").close.to_numpy()
+    np.testing.assert_allclose(out["splits"], out[None] / 4, rtol=1e-12)
+
+
+def test_the_tree_call_shows_adjust(client: Client):
+    import inspect
+
+    call = client.stock.historical.candles
+    assert "adjust" in inspect.signature(call).parameters
+    assert "adjust (str, optional) one of splits, all" in (call.__doc__ or "")
