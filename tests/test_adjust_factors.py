@@ -82,3 +82,17 @@ def test_capital_ratio_prefers_the_adjustment_factor_then_the_reference_prices()
     assert capital_ratio(None, 37.5, 30.0) == 1.25  # a 20% capital reduction
     assert capital_ratio(float("nan"), 20.0, 50.0) == 0.4
     assert capital_ratio(None, None, 50.0) is None
+
+
+def test_minute_bars_take_the_factor_of_their_asia_taipei_day():
+    import datetime as _dt
+
+    taipei = _dt.timezone(_dt.timedelta(hours=8))
+    # 2025-06-18 07:30 in Taipei is still 2025-06-17 in UTC: the split day, not the day before
+    times = [_dt.datetime(2025, 6, 17, 13, 25, tzinfo=taipei),
+             _dt.datetime(2025, 6, 18, 7, 30, tzinfo=taipei)]
+    table = pa.table({"symbol": ["0050", "0050"],
+                      "date": pa.array(times, pa.timestamp("us", tz="Asia/Taipei")),
+                      "close": [53.0, 13.3]})
+    out = apply(table, {"0050": [Event("0050", dt.date(2025, 6, 18), 0.25, 0.25)]})
+    assert out.column("close").to_pylist() == [53.0 * 0.25, 13.3]
