@@ -116,6 +116,11 @@ def capital_ratio(factor: float | None, reference: float | None,
     return None
 
 
+def _num(value: float | None) -> float:
+    """A number column's value, 0 for null or NaN (no cash, no free shares)."""
+    return 0.0 if value is None or not np.isfinite(value) else float(value)
+
+
 def dividend_ratio(previous_close: float, cash: float | None, stock: float | None) -> float:
     """Price ratio of an ex-rights/ex-dividend day::
 
@@ -123,9 +128,7 @@ def dividend_ratio(previous_close: float, cash: float | None, stock: float | Non
 
     with ``P`` the previous close, ``cash`` the cash dividend per share and ``stock`` the free
     shares per 1000 shares."""
-    cash = 0.0 if cash is None or not np.isfinite(cash) else float(cash)
-    stock = 0.0 if stock is None or not np.isfinite(stock) else float(stock)
-    return (previous_close - cash) / (previous_close * (1.0 + stock / 1000.0))
+    return (previous_close - _num(cash)) / (previous_close * (1.0 + _num(stock) / 1000.0))
 
 
 def factors(days: np.ndarray, events: Sequence[tuple[dt.date, float]]) -> np.ndarray:
@@ -145,9 +148,9 @@ def events_of(capital: pa.Table, dividends: pa.Table, mode: str, today: dt.date,
               symbols: Iterable[str] | None = None) -> dict[str, list[Event]]:
     """The events of ``mode`` per symbol, from the frames of the two corporate-actions
     endpoints. Events after ``today`` and announced dividends (no previous close yet) have
-    not happened and are left out."""
+    not happened and are left out; a row given twice counts once."""
     wanted = None if symbols is None else set(symbols)
-    out: dict[str, list[Event]] = {}
+    found: dict[tuple[str, dt.date, str], Event] = {}
 
     def keep(sym: str, day: dt.date | None) -> bool:
         return day is not None and day <= today and (wanted is None or sym in wanted)
@@ -161,18 +164,21 @@ def events_of(capital: pa.Table, dividends: pa.Table, mode: str, today: dt.date,
         if ratio is None:
             raise SchemaError(CAPITAL, "adjustment_factor", f"of {sym} on {day} is missing and "
                               "cannot be derived from the reference and last close prices")
-        out.setdefault(sym, []).append(Event(sym, day, ratio, ratio))
+        found[(sym, day, "capital")] = Event(sym, day, ratio, ratio)
     if mode == "all":
         cols = ("symbol", "date", "previous_close", "cash_dividend", "stock_dividend_shares")
         for sym, day, prev, cash, stock in zip(*_columns(dividends, cols), strict=True):
             if not keep(sym, day) or prev is None:
                 continue
-            ratio = dividend_ratio(prev, cash, stock)
+            ratio = dividend_ratio(prev, cash, stock) if prev > 0 else float("nan")
             if not 0 < ratio <= 1:
-                raise SchemaError(DIVIDENDS, "cash_dividend", f"of {sym} on {day} gives a "
-                                  f"price ratio of {ratio:.4g} (outside 0..1)")
-            shares = 1.0 / (1.0 + (stock or 0.0) / 1000.0)
-            out.setdefault(sym, []).append(Event(sym, day, ratio, shares))
+                raise SchemaError(DIVIDENDS, "previous_close", f"and dividend of {sym} on {day} "
+                                  f"give a price ratio of {ratio:.4g} (not in 0..1)")
+            found[(sym, day, "dividend")] = Event(sym, day, ratio, 1.0 / (1.0 + _num(stock)
+                                                                         / 1000.0))
+    out: dict[str, list[Event]] = {}
+    for event in found.values():
+        out.setdefault(event.symbol, []).append(event)
     return out
 
 

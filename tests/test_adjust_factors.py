@@ -96,3 +96,46 @@ def test_minute_bars_take_the_factor_of_their_asia_taipei_day():
                       "close": [53.0, 13.3]})
     out = apply(table, {"0050": [Event("0050", dt.date(2025, 6, 18), 0.25, 0.25)]})
     assert out.column("close").to_pylist() == [53.0 * 0.25, 13.3]
+
+
+def _actions(capital: list[dict], dividends: list[dict]) -> tuple[pa.Table, pa.Table]:
+    from marketframe.endpoints import get
+
+    def table(name: str, rows: list[dict]) -> pa.Table:
+        schema = get(name).schema.arrow()
+        return pa.table({f.name: pa.array([r.get(f.name) for r in rows], f.type)
+                         for f in schema})
+
+    return (table("stock.corporate_actions.capital_changes", capital),
+            table("stock.corporate_actions.dividends", dividends))
+
+
+def test_events_count_a_repeated_row_once_and_skip_announced_and_future_ones():
+    from marketframe.adjust import events_of
+
+    split = {"symbol": "0050", "effective_date": dt.date(2025, 6, 18), "adjustment_factor": 0.25}
+    paid = {"symbol": "0050", "date": dt.date(2025, 7, 17), "previous_close": 13.75,
+            "cash_dividend": 0.48, "stock_dividend_shares": None}
+    announced = {"symbol": "0050", "date": dt.date(2026, 7, 17), "previous_close": None,
+                 "cash_dividend": 0.5}
+    later = {**split, "effective_date": dt.date(2027, 1, 4)}
+    capital, dividends = _actions([split, split, later], [paid, paid, announced])
+    got = events_of(capital, dividends, "all", dt.date(2026, 11, 20))["0050"]
+    assert sorted((e.day, e.price, e.shares) for e in got) == [
+        (dt.date(2025, 6, 18), 0.25, 0.25),
+        (dt.date(2025, 7, 17), (13.75 - 0.48) / 13.75, 1.0)]
+    assert [e.day for e in events_of(capital, dividends, "splits",
+                                     dt.date(2026, 11, 20))["0050"]] == [dt.date(2025, 6, 18)]
+
+
+def test_an_impossible_dividend_is_a_schema_error_not_a_number():
+    import pytest
+
+    from marketframe.adjust import events_of
+    from marketframe.exceptions import SchemaError
+
+    bad = {"symbol": "2330", "date": dt.date(2025, 3, 17), "previous_close": 10.0,
+           "cash_dividend": 12.0}
+    capital, dividends = _actions([], [bad])
+    with pytest.raises(SchemaError, match="price ratio"):
+        events_of(capital, dividends, "all", dt.date(2026, 1, 1))
