@@ -106,7 +106,7 @@ def test_adjusted_closes_are_continuous_across_every_corporate_action(store, act
 
 
 def test_adjust_all_equals_the_services_adjusted_candles_within_the_tolerance(client, store):
-    symbols = ["0050", "2330", "2603", "5483", "6446", "8069", "7705"]
+    symbols = SYMBOLS  # every equity: every kind of action, the emerging board, suspensions
     ours = store.read(CANDLES, symbols, START, END, adjust="all")
     from marketframe.store._windows import split as windows
 
