@@ -205,12 +205,14 @@ def apply(table: pa.Table, events: Mapping[str, Sequence[Event]]) -> pa.Table:
     if table.num_rows == 0:
         return table
     days = bar_days(table)
-    symbols = np.asarray(table.column("symbol").to_pylist(), dtype=object)
+    coded = pc.dictionary_encode(table.column("symbol")).combine_chunks()
+    codes = coded.indices.to_numpy(zero_copy_only=False)
     price = np.ones(table.num_rows)
     shares = np.ones(table.num_rows)
-    for sym, evs in events.items():
-        rows = symbols == sym
-        if evs and rows.any():
+    for k, sym in enumerate(coded.dictionary.to_pylist()):
+        evs = events.get(sym)
+        rows = codes == k
+        if evs:
             price[rows] = factors(days[rows], [(e.day, e.price) for e in evs])
             shares[rows] = factors(days[rows], [(e.day, e.shares) for e in evs])
     for name in PRICE_COLUMNS:
@@ -275,7 +277,7 @@ def adjust_table(client: Client, table: pa.Table, mode: str,
     if start > end:
         return table
     capital, dividends = fetch_actions(client, start, end, mode)
-    symbols = set(table.column("symbol").to_pylist())
+    symbols = pc.unique(table.column("symbol")).to_pylist()
     return apply(table, events_of(capital, dividends, mode, end, symbols))
 
 
