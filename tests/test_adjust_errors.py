@@ -126,3 +126,19 @@ def test_service_adjusted_weeks_and_months_aggregate_its_adjusted_days(client, t
         assert bars.close.iloc[i] == inside.close.iloc[-1]
         assert bars.high.iloc[i] == inside.high.max()
         assert bars.low.iloc[i] == inside.low.min()
+
+
+def test_adjusted_candles_without_type_exchange_market_still_load():
+    """sdk-parity section 4: with ``adjusted`` the official SDK made ``type``, ``exchange``,
+    ``market`` and ``timeframe`` optional, so the service may leave them out."""
+    from marketframe.convert import to_table
+
+    body = {"symbol": "0050", "adjusted": True,
+            "data": [{"date": "2025-06-02", "open": 12.95, "high": 12.96, "low": 12.7,
+                      "close": 12.7, "volume": 16288000, "change": -0.22}]}
+    table = to_table({**body, "symbol": None}, CANDLES,
+                     {"symbol": "0050", "timeframe": "D", "adjusted": True})
+    row = table.to_pylist()[0]
+    assert row["symbol"] == "0050" and row["timeframe"] == "D"  # from the request
+    assert row["close"] == 12.7 and row["type"] is None and row["exchange"] is None
+    assert "adjusted" not in table.column_names  # the echo of the parameter is not a column
