@@ -25,7 +25,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from marketframe.endpoints import TAIPEI
 from marketframe.exceptions import (
     AdjustmentUnavailable,
     BatchError,
@@ -259,15 +258,13 @@ def fetch_actions(client: Client, start: dt.date, end: dt.date,
     return tables[CAPITAL], tables.get(DIVIDENDS, empty)
 
 
-def taipei_today() -> dt.date:
-    return dt.datetime.now(TAIPEI).date()
-
-
 def adjust_table(client: Client, table: pa.Table, mode: str,
                  today: dt.date | None = None) -> pa.Table:
     """Historical candles ``table`` adjusted (``mode`` "splits" or "all") with the corporate
     actions fetched through ``client`` from the day after its first bar up to ``today``
     (default: today in Asia/Taipei, or the last bar's day if that is later)."""
+    from marketframe.store._sync import taipei_today
+
     if table.num_rows == 0:
         return table
     days = bar_days(table)
@@ -289,7 +286,7 @@ def load(client: Client, name: str, backend: str, refresh: bool, adjust: Any,
     from marketframe import _params
     from marketframe.convert import to_frame
     from marketframe.endpoints import get
-    from marketframe.store._sync import envelope_date
+    from marketframe.store._sync import envelope_date, taipei_today
 
     if name != CANDLES:
         raise InvalidParams(name, "adjust", "is only a parameter of " + CANDLES,
