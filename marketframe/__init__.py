@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from marketframe.client import Client as Client
     from marketframe.convert import units as units
     from marketframe.endpoints import ENDPOINTS as ENDPOINTS
+    from marketframe.exceptions import AdjustmentUnavailable as AdjustmentUnavailable
     from marketframe.exceptions import APIError as APIError
     from marketframe.exceptions import AuthenticationError as AuthenticationError
     from marketframe.exceptions import BadRequest as BadRequest
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APIError",
+    "AdjustmentUnavailable",
     "AsyncStream",
     "AuthenticationError",
     "BadRequest",
@@ -92,6 +94,7 @@ __all__ = [
 # the module that defines it, imported on first access.
 _LAZY = {
     "APIError": "marketframe.exceptions",
+    "AdjustmentUnavailable": "marketframe.exceptions",
     "AsyncStream": "marketframe.stream",
     "AuthenticationError": "marketframe.exceptions",
     "BadRequest": "marketframe.exceptions",

@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+from marketframe.adjust import CANDLES, MODES
 from marketframe.cli import out_path
 from marketframe.endpoints import ENDPOINTS, Param
 
@@ -46,6 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             if param.in_path:
                 kw["nargs"] = "+"
             p.add_argument(_option(param), **kw)
+        if ep.name == CANDLES:
+            p.add_argument("--adjust", choices=MODES,
+                           help="adjust prices locally for capital changes (splits) or also "
+                                "dividends (all), from the corporate actions (docs/adjusted.md)")
         p.add_argument("--out", type=out_path(".csv", ".parquet"),
                        help="write .csv or .parquet instead of printing")
         p.add_argument("--base-url", default=None,
@@ -68,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         if param.type == "fields":  # `--fields open,close` and `--fields open close` alike
             value = ",".join(value)
         params[param.name] = value
+    if getattr(args, "adjust", None):
+        params["adjust"] = args.adjust
     from marketframe._connect import connect
 
     with connect(base_url=args.base_url, backend="arrow") as client:

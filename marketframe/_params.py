@@ -163,6 +163,9 @@ def validate(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
                 raise InvalidParams(ep.name, k, "cannot be set with a minute timeframe (the "
                                     "service always returns the latest 30 days)",
                                     "omit from_/to, or use timeframe D, W or M")
+        if out.get("adjusted"):
+            raise InvalidParams(ep.name, "adjusted", "is only available for timeframes D, W "
+                                "and M", "timeframe D, W or M, or adjusted=False")
         bad = [f for f in out.get("fields", ()) if f in ("turnover", "change")]
         if bad:
             raise InvalidParams(ep.name, "fields", f"cannot select {bad} with a minute timeframe",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from marketframe import adjust
 from marketframe.endpoints import ENDPOINTS, Endpoint, Param
 
 STUB_PATH = Path(__file__).resolve().parent / "_tree.pyi"
@@ -68,6 +69,9 @@ def _params(ep: Endpoint) -> str:
     first = [f"{ordered[0].name}: {_annotation(ordered[0])}"] if ordered and \
         ordered[0].required else []
     rest = [f"{p.name}: {_annotation(p)}" for p in ordered[len(first):]]
+    if ep.name == adjust.CANDLES:  # local adjustment (docs/adjusted.md), as client._signature
+        modes = ", ".join(repr(m) for m in adjust.MODES)
+        rest.append(f"adjust: Literal[{modes}] | None = None")
     return ", ".join([*first, "*", *rest])
 
 

@@ -139,16 +139,16 @@ class StockHistorical(Generic[FrameT]):
     """``client.stock.historical``."""
 
     @overload
-    def candles(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def candles(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, adjusted: bool | None = None, adjust: Literal['splits', 'all'] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """daily/weekly/monthly candles (minute: latest 30 days, no from/to): GET /stock/historical/candles/{symbol} (plan: basic)."""
     @overload
-    def candles(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def candles(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, adjusted: bool | None = None, adjust: Literal['splits', 'all'] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def candles(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def candles(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, adjusted: bool | None = None, adjust: Literal['splits', 'all'] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def candles(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def candles(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, adjusted: bool | None = None, adjust: Literal['splits', 'all'] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
     def stats(self, symbol: _Many, *, refresh: bool = False, backend: None = None) -> FrameT:

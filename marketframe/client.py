@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import pyarrow as pa
 
-from marketframe import _options, _params
+from marketframe import _options, _params, adjust
 from marketframe._transport import DEFAULT_DEADLINE, Response, Transport
 from marketframe._typing import Backend, ClientOptions, FrameT
 from marketframe.convert import concat, to_frame, to_table
@@ -114,6 +114,8 @@ def _signature(ep: Endpoint) -> inspect.Signature:
                           default=inspect.Parameter.empty if p.required else None)
         for i, p in enumerate(ordered)
     ]
+    if ep.name == adjust.CANDLES:
+        params.append(inspect.Parameter("adjust", inspect.Parameter.KEYWORD_ONLY, default=None))
     return inspect.Signature(params)
 
 
@@ -123,6 +125,9 @@ def _docstring(ep: Endpoint) -> str:
         allowed = f" one of {', '.join(p.allowed)}" if p.allowed else ""
         req = "required" if p.required else "optional"
         lines.append(f"  {p.name} ({p.type}, {req}){allowed} {p.doc}".rstrip())
+    if ep.name == adjust.CANDLES:
+        lines.append("  adjust (str, optional) one of splits, all: prices adjusted locally from "
+                     "the corporate actions (docs/adjusted.md)")
     lines.append("")
     lines.append("Columns: " + ", ".join(ep.schema.names))
     return "\n".join(lines)
@@ -279,10 +284,14 @@ class Client(_TreeBase[FrameT]):
         ``symbol`` (or ``market`` for snapshots) may be a list: the requests run concurrently
         and the frames are concatenated. If any symbol fails, :class:`BatchError` carries the
         frame of the others (``.frame``) and each failure (``.errors``).
+        ``adjust="splits"`` or ``"all"`` (historical candles) adjusts prices locally for
+        corporate actions (docs/adjusted.md).
         """
         backend = backend or self.backend
         if backend not in BACKENDS:
             raise InvalidParams(name, "backend", f"has value {backend!r}", ", ".join(BACKENDS))
+        if "adjust" in params:  # historical candles adjusted locally (docs/adjusted.md)
+            return adjust.load(self, name, backend, refresh, params.pop("adjust"), params)
         try:
             return to_frame(self.fetch(name, refresh=refresh, **params).table, backend)
         except BatchError as exc:

@@ -16,6 +16,7 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
     |   |   +-- AuthenticationError    401
     |   |   |   +-- StreamAuthError    (also a StreamError)
     |   |   +-- PlanError (Forbidden)  403
+    |   |   |   +-- AdjustmentUnavailable  no corporate actions on the plan
     |   |   +-- SymbolNotFound (NotFound)  404
     |   |   +-- RateLimited            429
     |   |   +-- ServerError            5xx
@@ -194,6 +195,18 @@ class PlanError(APIError):
                          "advanced": "the advanced plan"}
                 plan = plans[ep.plan]
         return f"Your plan does not include this endpoint: it needs {plan}; upgrade the key's plan."
+
+
+class AdjustmentUnavailable(PlanError):
+    """``adjust=`` needs the corporate-actions endpoints, which the key's plan lacks (403)."""
+
+    hint = "local price adjustment needs the corporate-actions endpoints"
+
+    def next_step(self) -> str:
+        return ("adjust= computes factors from the corporate-actions endpoints, which need the "
+                "developer or advanced plan. Alternatives: pass adjusted=True instead (the "
+                "service's own adjusted D/W/M candles; historical candles are on the basic "
+                "plan), or upgrade the key's plan.")
 
 
 class SymbolNotFound(APIError):

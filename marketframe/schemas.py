@@ -161,6 +161,10 @@ _HEADER = [
     _env("symbol", "str", req=True),
 ]
 _HEADER_NODATE = _HEADER[1:]
+#: historical candles: the official SDK made type/exchange/market optional when it added
+#: ``adjusted`` (sdk-parity section 4), so a response may lack them; the symbol is the request's
+_HEADER_CANDLES = [_env("type", "cat"), _env("exchange", "cat"), _env("market", "cat"),
+                   _env("symbol", "str", req=True, param="symbol")]
 _FLAGS_QUOTE = (
     "isLimitDownPrice isLimitUpPrice isLimitDownBid isLimitUpBid isLimitDownAsk isLimitUpAsk "
     "isLimitDownHalt isLimitUpHalt isTrial isDelayedOpen isDelayedClose isContinuous isOpen isClose"
@@ -308,7 +312,7 @@ SCHEMAS: dict[str, Schema] = {
     ),
     "historical_candles": _schema(
         [
-            *_HEADER_NODATE,
+            *_HEADER_CANDLES,
             _env("timeframe", "cat", param="timeframe"),
             _c("date", "date_or_time", req=True),
             *_many("float", _CANDLE_PRICES),
@@ -317,7 +321,7 @@ SCHEMAS: dict[str, Schema] = {
             _c("change", "float"),
         ],
         rows=True,
-        ignore="date from to sort fields",
+        ignore="date from to sort fields adjusted",  # adjusted: echo of the parameter
     ),
     "historical_stats": _schema(
         [

@@ -265,7 +265,7 @@ class Market:
             ev = events.get(d)
             if ev is not None:
                 cash_rate, stock = ev
-                cash = max(1, int(round(prev * cash_rate)))
+                cash = max(1, int(round(prev * cash_rate))) if cash_rate > 0 else 0
                 ref = self._round((prev - cash) / (1 + stock / 1000.0), etf, step)
                 dividends.append(Dividend(inst.symbol, d, cash, stock, prev, ref))
                 log_target += math.log(ref / prev)

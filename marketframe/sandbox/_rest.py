@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _adjusted as adj
 from . import _calendar as cal
 from . import _payloads as wire
 from . import _technical as tech
@@ -410,7 +411,7 @@ class Service:
         return start, end
 
     def _daily_rows(self, inst: Instrument, start: date, end: date, tf: str,
-                    fields: tuple[str, ...]) -> list[dict]:
+                    fields: tuple[str, ...], adjusted: bool = False) -> list[dict]:
         """D/W/M candles labelled by their first trading day, aggregated over whole periods."""
         daily = self.market.daily(inst.symbol)
         now = self.now()
@@ -437,6 +438,8 @@ class Service:
                 cols["volume"][-1] = day.size[:n].sum()
         if len(dates) == 0:
             return []
+        if adjusted:
+            cols = adj.scale(daily, dates, cols, today)
         if tf == "D":
             keys = dates
         else:
@@ -514,6 +517,9 @@ class Service:
         tf = q.pick("timeframe", TIMEFRAMES, "D")
         sort = q.pick("sort", ("asc", "desc"), "desc")
         minute = tf in MINUTE_FRAMES
+        adjusted = bool(q.flag("adjusted"))
+        if minute and adjusted:
+            raise bad("adjusted is only available for timeframes D, W and M")
         if minute and (q.get("from") or q.get("to")):
             raise bad("from and to cannot be set for minute timeframes "
                       "(the latest 30 days are returned)")
@@ -522,11 +528,13 @@ class Service:
             rows = self._minute_rows(inst, int(tf), fields)
         else:
             start, end = self._range(inst, q, required=False)
-            rows = self._daily_rows(inst, start, end, tf, fields)
+            rows = self._daily_rows(inst, start, end, tf, fields, adjusted)
         if sort == "desc":
             rows.reverse()
         out = wire.header(inst, self.today())
         out["timeframe"] = tf
+        if adjusted:
+            out["adjusted"] = True
         out["data"] = rows
         return out
 

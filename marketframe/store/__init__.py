@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from marketframe import adjust as _adjust
 from marketframe._params import to_date
 from marketframe.convert import to_frame
 from marketframe.exceptions import InvalidParams
@@ -168,7 +169,7 @@ class Store:
 
     def read(self, endpoint: str, symbols: str | Sequence[str] | None = None,
              start: Any = None, end: Any = None, timeframe: str | None = None, *,
-             backend: str = "pandas", **params: Any) -> Any:
+             backend: str = "pandas", adjust: str | None = None, **params: Any) -> Any:
         """The stored rows of a dataset as a pandas / polars frame or Arrow table.
 
         ``symbols`` None reads every stored symbol; ``start``/``end`` (inclusive) filter on
@@ -178,11 +179,14 @@ class Store:
         endpoint's columns and no rows. Reading needs no lock: files are replaced atomically.
         Every file read is checked against the manifest (size, content hash) and its page
         checksums: a damaged, missing or replaced file raises :class:`StoreCorrupted` naming it.
+        ``adjust="splits"`` or ``"all"`` (historical candles) adjusts the stored raw prices on
+        read with corporate actions fetched through the store's client (docs/adjusted.md).
         """
         if backend not in _BACKENDS:
             raise InvalidParams("Store.read", "backend", f"has value {backend!r}",
                                 ", ".join(_BACKENDS))
         spec = resolve(endpoint, timeframe, params)
+        mode = _adjust.check_read(spec.ep.name, adjust, spec.params, spec.ds.timeframe)
         # symbol-less datasets (corporate actions) are filtered on their symbol column
         syms = None if symbols is None or not spec.has_symbol else check_symbols(spec, symbols)
         lo = to_date(endpoint, "start", start) if start is not None else None
@@ -217,6 +221,8 @@ class Store:
             table = table.filter(pc.is_in(table.column("symbol"), pa.array(wanted)))
         meta = {k: v for k, v in (table.schema.metadata or {}).items()
                 if not k.startswith(b"marketframe.store.")}
+        if mode is not None:
+            table = _adjust.adjust_table(self.client, table, mode)
         return to_frame(table.replace_schema_metadata(meta), backend)
 
     # -- integrity --------------------------------------------------------------------------

@@ -135,6 +135,9 @@ def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> 
                and p.name not in (*ep.date_range, ep.multi_param, "timeframe")]
     if missing:
         raise InvalidParams(ep.name, missing[0], "is required", None)
+    if canon.get("adjusted"):  # adjusted history changes with every new corporate action
+        raise InvalidParams(ep.name, "adjusted", "would store prices that the next corporate "
+                            "action makes stale", "sync raw candles and read(..., adjust='all')")
     if ep.name == "stock.historical.candles" and timeframe in MINUTE_TIMEFRAMES:
         bad_f = [f for f in canon.get("fields", ()) if f in ("turnover", "change")]
         if bad_f:

@@ -1,0 +1,309 @@
+"""Adjusted prices: backward factors from the corporate-actions endpoints, applied on read.
+
+``adjust="splits"`` applies capital changes (splits, reverse splits, par-value changes,
+capital reductions); ``adjust="all"`` also cash and stock dividends. Every event ``e`` on day
+``D_e`` has a price ratio ``r_e`` (see :func:`capital_ratio` and :func:`dividend_ratio`); the
+factor of a bar on day ``t`` is the product of the ratios of the events after it::
+
+    F(t) = prod(r_e for e if t < D_e <= today)        adjusted price = raw price * F(t)
+
+so the latest prices are the traded ones and older prices are scaled down to them. Volume is
+divided by the share-count part of ``F`` (capital changes, and stock dividends under
+``"all"``; never cash), rounded to whole shares; turnover (TWD) is left as traded. Nothing
+adjusted is ever stored: a :class:`~marketframe.store.Store` keeps raw prices and adjusts on
+read, so a new corporate action never invalidates it. See ``docs/adjusted.md``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from marketframe.exceptions import (
+    AdjustmentUnavailable,
+    BatchError,
+    InvalidParams,
+    PlanError,
+    SchemaError,
+)
+
+if TYPE_CHECKING:
+    from marketframe.client import Client
+
+CANDLES = "stock.historical.candles"
+CAPITAL = "stock.corporate_actions.capital_changes"
+DIVIDENDS = "stock.corporate_actions.dividends"
+MODES = ("splits", "all")
+ALLOWED = "None, 'splits' (capital changes) or 'all' (also cash and stock dividends)"
+PRICE_COLUMNS = ("open", "high", "low", "close", "change")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far an adjusted price may be from the service's ``adjusted=true`` one:
+    ``abs + rel * |price|``."""
+
+    abs: float
+    rel: float
+
+
+#: ``adjust="all"`` against the service's ``adjusted=true`` prices: half a cent (the service
+#: rounds adjusted prices to the cent; we do not round), plus float noise of the two products.
+TOLERANCE = Tolerance(abs=0.005, rel=1e-9)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One corporate action as the adjustment sees it."""
+
+    symbol: str
+    day: dt.date  # the first day at the new prices (ex-date, effective date)
+    price: float  # price ratio r: the day's reference over the previous close
+    shares: float  # share-count ratio (1 for cash dividends): volume is divided by it
+
+
+# --- checking (before any request) -------------------------------------------------------------
+
+
+def check(where: str, adjust: Any, params: Mapping[str, Any]) -> str | None:
+    """``adjust`` checked against the other parameters; InvalidParams naming the fix."""
+    if adjust is None:
+        return None
+    if not isinstance(adjust, str) or adjust not in MODES:
+        raise InvalidParams(where, "adjust", f"has value {adjust!r}", ALLOWED)
+    if params.get("adjusted"):
+        raise InvalidParams(where, "adjust", "cannot be combined with adjusted=True (the service "
+                            "has adjusted the prices already)",
+                            "adjust=... (computed locally) or adjusted=True (the service's)")
+    timeframe = params.get("timeframe")
+    if timeframe in ("W", "M"):
+        raise InvalidParams(where, "adjust", f"cannot adjust {timeframe} candles (an action "
+                            "inside a week or month splits its bar)",
+                            "timeframe D or minutes (resample the adjusted daily frame), or "
+                            "adjusted=True for the service's own adjusted W/M candles")
+    return adjust
+
+
+def check_read(endpoint: str, adjust: Any, params: Mapping[str, Any],
+               timeframe: str | None) -> str | None:
+    """``Store.read(..., adjust=...)`` checked (before reading or any request)."""
+    if adjust is None:
+        return None
+    if endpoint != CANDLES:
+        raise InvalidParams("Store.read", "adjust", f"does not apply to {endpoint}",
+                            f"omit it, or read {CANDLES}")
+    return check("Store.read", adjust, {**params, "timeframe": timeframe})
+
+
+# --- ratios and factors ------------------------------------------------------------------------
+
+
+def capital_ratio(factor: float | None, reference: float | None,
+                  last_close: float | None) -> float | None:
+    """Price ratio of a capital change: its ``adjustmentFactor`` (0.25 for a 1:4 split, 1.25
+    for a 20% reduction), else ``referencePrice / lastClosePrice``; None if neither is known."""
+    if factor is not None and np.isfinite(factor) and factor > 0:
+        return float(factor)
+    if reference and last_close and reference > 0 and last_close > 0:
+        return float(reference) / float(last_close)
+    return None
+
+
+def _num(value: float | None) -> float:
+    """A number column's value, 0 for null or NaN (no cash, no free shares)."""
+    return 0.0 if value is None or not np.isfinite(value) else float(value)
+
+
+def dividend_ratio(previous_close: float, cash: float | None, stock: float | None) -> float:
+    """Price ratio of an ex-rights/ex-dividend day::
+
+        r = (P - cash) / (P * (1 + stock / 1000))
+
+    with ``P`` the previous close, ``cash`` the cash dividend per share and ``stock`` the free
+    shares per 1000 shares."""
+    return (previous_close - _num(cash)) / (previous_close * (1.0 + _num(stock) / 1000.0))
+
+
+def factors(days: np.ndarray, events: Sequence[tuple[dt.date, float]]) -> np.ndarray:
+    """``F(t)`` for every day of ``days`` (datetime64[D], any order): the product of the
+    ratios of the events strictly after ``t``."""
+    if not events:
+        return np.ones(len(days))
+    ordered = sorted(events)
+    when = np.array([d for d, _ in ordered], dtype="datetime64[D]")
+    ratios = np.array([r for _, r in ordered], dtype=np.float64)
+    # suffix[k]: product of the ratios of events k.. (suffix[n] = 1)
+    suffix = np.append(np.cumprod(ratios[::-1])[::-1], 1.0)
+    return suffix[np.searchsorted(when, days.astype("datetime64[D]"), side="right")]
+
+
+def events_of(capital: pa.Table, dividends: pa.Table, mode: str, today: dt.date,
+              symbols: Iterable[str] | None = None) -> dict[str, list[Event]]:
+    """The events of ``mode`` per symbol, from the frames of the two corporate-actions
+    endpoints. Events after ``today`` and announced dividends (no previous close yet) have
+    not happened and are left out; a row given twice counts once."""
+    wanted = None if symbols is None else set(symbols)
+    found: dict[tuple[str, dt.date, str], Event] = {}
+
+    def keep(sym: str, day: dt.date | None) -> bool:
+        return day is not None and day <= today and (wanted is None or sym in wanted)
+
+    cols = ("symbol", "effective_date", "adjustment_factor", "raw_reference_price",
+            "raw_last_close_price", "raw_previous_close")
+    for sym, day, factor, ref, last, prev in zip(*_columns(capital, cols), strict=True):
+        if not keep(sym, day):
+            continue
+        ratio = capital_ratio(factor, ref, last if last is not None else prev)
+        if ratio is None:
+            raise SchemaError(CAPITAL, "adjustment_factor", f"of {sym} on {day} is missing and "
+                              "cannot be derived from the reference and last close prices")
+        found[(sym, day, "capital")] = Event(sym, day, ratio, ratio)
+    if mode == "all":
+        cols = ("symbol", "date", "previous_close", "cash_dividend", "stock_dividend_shares")
+        for sym, day, prev, cash, stock in zip(*_columns(dividends, cols), strict=True):
+            if not keep(sym, day) or prev is None:
+                continue
+            ratio = dividend_ratio(prev, cash, stock) if prev > 0 else float("nan")
+            if not 0 < ratio <= 1:
+                raise SchemaError(DIVIDENDS, "previous_close", f"and dividend of {sym} on {day} "
+                                  f"give a price ratio of {ratio:.4g} (not in 0..1)")
+            found[(sym, day, "dividend")] = Event(sym, day, ratio, 1.0 / (1.0 + _num(stock)
+                                                                         / 1000.0))
+    out: dict[str, list[Event]] = {}
+    for event in found.values():
+        out.setdefault(event.symbol, []).append(event)
+    return out
+
+
+def _columns(table: pa.Table, names: Sequence[str]) -> list[list[Any]]:
+    return [table.column(n).to_pylist() if n in table.column_names else [None] * table.num_rows
+            for n in names]
+
+
+# --- application -------------------------------------------------------------------------------
+
+
+def bar_days(table: pa.Table) -> np.ndarray:
+    """The Asia/Taipei calendar day of each row's ``date`` (dates or minute timestamps)."""
+    col = table.column("date")
+    if pa.types.is_timestamp(col.type):
+        if col.type.tz is not None:
+            col = pc.local_timestamp(col)
+        col = pc.cast(col, pa.date32())
+    return col.to_numpy(zero_copy_only=False).astype("datetime64[D]")
+
+
+def apply(table: pa.Table, events: Mapping[str, Sequence[Event]]) -> pa.Table:
+    """``table`` (historical candles, any symbols, any order) with adjusted prices/volume."""
+    if table.num_rows == 0:
+        return table
+    days = bar_days(table)
+    coded = pc.dictionary_encode(table.column("symbol")).combine_chunks()
+    codes = coded.indices.to_numpy(zero_copy_only=False)
+    price = np.ones(table.num_rows)
+    shares = np.ones(table.num_rows)
+    for k, sym in enumerate(coded.dictionary.to_pylist()):
+        evs = events.get(sym)
+        rows = codes == k
+        if evs:
+            price[rows] = factors(days[rows], [(e.day, e.price) for e in evs])
+            shares[rows] = factors(days[rows], [(e.day, e.shares) for e in evs])
+    for name in PRICE_COLUMNS:
+        if name in table.column_names:
+            col = table.column(name)
+            table = table.set_column(table.schema.get_field_index(name), table.schema.field(name),
+                                     pc.multiply(col.cast(pa.float64()), pa.array(price)))
+    if "volume" in table.column_names:
+        col = table.column("volume")
+        scaled = pc.round(pc.divide(col.cast(pa.float64()), pa.array(shares)))
+        table = table.set_column(table.schema.get_field_index("volume"),
+                                 table.schema.field("volume"), scaled.cast(col.type))
+    return table
+
+
+# --- fetching the actions ----------------------------------------------------------------------
+
+
+def fetch_actions(client: Client, start: dt.date, end: dt.date,
+                  mode: str) -> tuple[pa.Table, pa.Table]:
+    """The capital changes (and, for ``"all"``, dividends) of the calendar years from
+    ``start`` to ``end``: one request per endpoint and year (a calendar year is under the
+    service's one-year limit, and the same windows on every call let the client's HTTP cache
+    answer again), concurrently through ``client``. A plan without corporate actions raises
+    :class:`AdjustmentUnavailable` naming the alternatives."""
+    from marketframe.convert import concat
+    from marketframe.endpoints import get
+
+    names = (CAPITAL, DIVIDENDS) if mode == "all" else (CAPITAL,)
+    jobs = [(n, y) for n in names for y in range(start.year, end.year + 1)]
+    pool = client._executor()
+    futures = [pool.submit(client.fetch_table, n, start_date=dt.date(y, 1, 1),
+                           end_date=dt.date(y, 12, 31)) for n, y in jobs]
+    got: dict[str, list[pa.Table]] = {n: [] for n in names}
+    try:
+        for (name, _year), fut in zip(jobs, futures, strict=True):
+            got[name].append(fut.result())
+    except PlanError as exc:
+        for fut in futures:
+            fut.cancel()
+        raise AdjustmentUnavailable(exc.service_message, endpoint=exc.endpoint) from None
+    tables = {n: concat(ts) for n, ts in got.items()}
+    empty = get(DIVIDENDS).schema.arrow().empty_table()
+    return tables[CAPITAL], tables.get(DIVIDENDS, empty)
+
+
+def adjust_table(client: Client, table: pa.Table, mode: str,
+                 today: dt.date | None = None) -> pa.Table:
+    """Historical candles ``table`` adjusted (``mode`` "splits" or "all") with the corporate
+    actions fetched through ``client`` from the day after its first bar up to ``today``
+    (default: today in Asia/Taipei, or the last bar's day if that is later)."""
+    from marketframe.store._sync import taipei_today
+
+    if table.num_rows == 0:
+        return table
+    days = bar_days(table)
+    first = days.min().astype(dt.date)
+    end = max(today or taipei_today(), days.max().astype(dt.date))
+    start = first + dt.timedelta(days=1)
+    if start > end:
+        return table
+    capital, dividends = fetch_actions(client, start, end, mode)
+    symbols = pc.unique(table.column("symbol")).to_pylist()
+    return apply(table, events_of(capital, dividends, mode, end, symbols))
+
+
+def load(client: Client, name: str, backend: str, refresh: bool, adjust: Any,
+         params: dict[str, Any]) -> Any:
+    """``client.load(name, adjust=..., **params)``: raw candles, adjusted locally. The
+    factors run up to the service's today (the candles' envelope date) or this machine's
+    Asia/Taipei date, whichever is later."""
+    from marketframe import _params
+    from marketframe.convert import to_frame
+    from marketframe.endpoints import get
+    from marketframe.store._sync import envelope_date, taipei_today
+
+    if name != CANDLES:
+        raise InvalidParams(name, "adjust", "is only a parameter of " + CANDLES,
+                            "omit it, or load " + CANDLES)
+    mode = check(name, adjust, params)
+    symbols = params.get("symbol")
+    for one in symbols if isinstance(symbols, list | tuple) else [symbols]:
+        _params.validate(get(name), {**params, "symbol": one})  # every check before a request
+    try:
+        fetched = client.fetch(name, refresh=refresh, **params)
+    except BatchError as exc:
+        if exc.frame is not None:
+            frame = exc.frame if mode is None else adjust_table(client, exc.frame, mode)
+            exc.frame = to_frame(frame, backend)
+        raise
+    table = fetched.table
+    if mode is not None:
+        dates = [d for r in fetched.responses if (d := envelope_date(r.body)) is not None]
+        table = adjust_table(client, table, mode, max([taipei_today(), *dates]))
+    return to_frame(table, backend)
