@@ -28,6 +28,7 @@ import pandas as pd
 
 from marketframe import indicators as ind
 from marketframe._params import one_year_after, to_date
+from marketframe.endpoints import ENDPOINTS
 from marketframe.exceptions import MarketframeError
 
 TOLERANCE = 1e-9
@@ -42,6 +43,8 @@ class NotCheckable(MarketframeError, ValueError):
 
 @dataclass(frozen=True)
 class _Spec:
+    """An indicator as the cross-check sees it, read from its endpoint row."""
+
     endpoint: str
     local: str  # name in marketframe.indicators
     params: dict[str, int]  # service parameter -> default
@@ -49,15 +52,11 @@ class _Spec:
     bounded: bool  # 0..100 oscillator (scale 100) or price units
 
 
+#: every technical row of ENDPOINTS, by its short name (``sma``)
 SPECS: dict[str, _Spec] = {
-    "sma": _Spec("stock.technical.sma", "sma", {"period": 20}, ("sma",), False),
-    "rsi": _Spec("stock.technical.rsi", "rsi", {"period": 14}, ("rsi",), True),
-    "kdj": _Spec("stock.technical.kdj", "kdj", {"rPeriod": 9, "kPeriod": 3, "dPeriod": 3},
-                 ("k", "d", "j"), True),
-    "macd": _Spec("stock.technical.macd", "macd", {"fast": 12, "slow": 26, "signal": 9},
-                  ("macd_line", "signal_line"), False),
-    "bb": _Spec("stock.technical.bb", "bbands", {"period": 20}, ("upper", "middle", "lower"),
-                False),
+    ep.short_name: _Spec(ep.name, ep.technical.local, dict(ep.technical.defaults), ep.outputs,
+                         ep.technical.bounded)
+    for ep in ENDPOINTS.values() if ep.technical is not None
 }
 ALIASES = {"bbands": "bb", "bollinger": "bb"}
 INDICATOR_NAMES = tuple(SPECS)
