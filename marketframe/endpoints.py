@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from marketframe import schemas as s
 from marketframe.schemas import Schema
+from marketframe.schemas import _actions as actions_s
+from marketframe.schemas import _futopt as futopt_s
+from marketframe.schemas import _stock as stock_s
+from marketframe.schemas import _technical as tech_s
 
 #: Timeframes of historical and technical endpoints; the first seven are minutes.
 MINUTE_TIMEFRAMES = ("1", "3", "5", "10", "15", "30", "60")
@@ -242,34 +245,35 @@ _ROWS: tuple[Endpoint, ...] = (
             _p("industry", doc="industry code (see the code table)"),
             *[_p(b, "bool") for b in ("isNormal", "isAttention", "isDisposition", "isHalted")],
         ),
-        schema=s.STOCK_TICKERS, freshness="reference", keys=("date", "symbol"),
+        schema=stock_s.STOCK_TICKERS, freshness="reference", keys=("date", "symbol"),
         example={"type": "EQUITY"}, doc="ticker list",
     ),
-    _intraday("ticker", s.STOCK_TICKER, "ticker reference data", keys=("date", "symbol")),
-    _intraday("quote", s.STOCK_QUOTE, "real-time quote", keys=("symbol",)),
-    _intraday("candles", s.STOCK_INTRADAY_CANDLES, "minute candles",
+    _intraday("ticker", stock_s.STOCK_TICKER, "ticker reference data", keys=("date", "symbol")),
+    _intraday("quote", stock_s.STOCK_QUOTE, "real-time quote", keys=("symbol",)),
+    _intraday("candles", stock_s.STOCK_INTRADAY_CANDLES, "minute candles",
               _p("timeframe", allowed="1 3 5 10 15 30 60"), SORT, keys=("symbol", "date")),
-    _intraday("trades", s.STOCK_TRADES, "trade detail (newest first, 50 rows by default)",
+    _intraday("trades", stock_s.STOCK_TRADES, "trade detail (newest first, 50 rows by default)",
               _p("offset", "int"), LIMIT, SORT, _p("isTrial", "bool"),
               keys=("symbol", "date", "serial")),
-    _intraday("volumes", s.STOCK_VOLUMES, "price-volume distribution", keys=("symbol", "price")),
+    _intraday("volumes", stock_s.STOCK_VOLUMES, "price-volume distribution",
+              keys=("symbol", "price")),
     Endpoint(name="stock.snapshot.quotes", path="/stock/snapshot/quotes/{market}",
-             params=(MARKET_PATH, SNAPSHOT_TYPE), schema=s.SNAPSHOT_QUOTES, freshness="snapshot",
-             plan="developer", keys=("market", "symbol"), example=_BOARD,
+             params=(MARKET_PATH, SNAPSHOT_TYPE), schema=stock_s.SNAPSHOT_QUOTES,
+             freshness="snapshot", plan="developer", keys=("market", "symbol"), example=_BOARD,
              doc="quotes of a whole board"),
     Endpoint(
         name="stock.snapshot.movers", path="/stock/snapshot/movers/{market}",
         params=(MARKET_PATH, _p("direction", req=True, allowed="up down"),
                 _p("change", req=True, allowed="percent value"), SNAPSHOT_TYPE,
                 *[_p(f, "float") for f in ("gt", "gte", "lt", "lte", "eq")]),
-        schema=s.SNAPSHOT_MOVERS, freshness="snapshot", plan="developer",
+        schema=stock_s.SNAPSHOT_MOVERS, freshness="snapshot", plan="developer",
         keys=("market", "symbol"), example={**_BOARD, "direction": "up", "change": "percent"},
         doc="gainers / losers",
     ),
     Endpoint(
         name="stock.snapshot.actives", path="/stock/snapshot/actives/{market}",
         params=(MARKET_PATH, _p("trade", req=True, allowed="volume value"), SNAPSHOT_TYPE),
-        schema=s.SNAPSHOT_ACTIVES, freshness="snapshot", plan="developer",
+        schema=stock_s.SNAPSHOT_ACTIVES, freshness="snapshot", plan="developer",
         keys=("market", "symbol"), example={**_BOARD, "trade": "volume"},
         doc="most active by volume or value",
     ),
@@ -279,53 +283,53 @@ _ROWS: tuple[Endpoint, ...] = (
                 _p("fields", "fields", allowed=" ".join(HISTORICAL_FIELDS),
                    doc="list or comma string; turnover/change not with minute timeframes"),
                 SORT),
-        schema=s.HISTORICAL_CANDLES, freshness="historical", date_range=("from_", "to"),
+        schema=stock_s.HISTORICAL_CANDLES, freshness="historical", date_range=("from_", "to"),
         minute_range="forbidden", minute_fields=HISTORICAL_FIELDS[:5],
         keys=("symbol", "timeframe", "date"), example=_RANGE,
         doc="daily/weekly/monthly candles (minute: latest 30 days, no from/to)",
     ),
     Endpoint(name="stock.historical.stats", path="/stock/historical/stats/{symbol}",
-             params=(SYMBOL,), schema=s.HISTORICAL_STATS, freshness="reference",
+             params=(SYMBOL,), schema=stock_s.HISTORICAL_STATS, freshness="reference",
              keys=("symbol", "date"), example=_STOCK, doc="last day and 52-week statistics"),
-    _tech("sma", s.TECHNICAL_SMA, Technical(
+    _tech("sma", tech_s.TECHNICAL_SMA, Technical(
         local="sma", defaults={"period": 20}, bounded=False, warmup=lambda p: p["period"])),
-    _tech("rsi", s.TECHNICAL_RSI, Technical(
+    _tech("rsi", tech_s.TECHNICAL_RSI, Technical(
         local="rsi", defaults={"period": 14}, bounded=True, warmup=lambda p: p["period"] + 1)),
-    _tech("kdj", s.TECHNICAL_KDJ, Technical(
+    _tech("kdj", tech_s.TECHNICAL_KDJ, Technical(
         local="kdj", defaults={"rPeriod": 9, "kPeriod": 3, "dPeriod": 3}, bounded=True,
         warmup=lambda p: p["rPeriod"])),
-    _tech("macd", s.TECHNICAL_MACD, Technical(
+    _tech("macd", tech_s.TECHNICAL_MACD, Technical(
         local="macd", defaults={"fast": 12, "slow": 26, "signal": 9}, bounded=False,
         warmup=lambda p: p["slow"] + p["signal"])),
-    _tech("bb", s.TECHNICAL_BB, Technical(
+    _tech("bb", tech_s.TECHNICAL_BB, Technical(
         local="bbands", defaults={"period": 20}, bounded=False, warmup=lambda p: p["period"])),
-    _action("capital_changes", s.CAPITAL_CHANGES,
+    _action("capital_changes", actions_s.CAPITAL_CHANGES,
             "capital changes (splits, par value, reductions)", sort=True,
             keys=("symbol", "effective_date"), year=2023),
     # The reference spells this path "diviends"; the official SDK requests "dividends" and the
     # service answers both. We follow the SDK.
-    _action("dividends", s.DIVIDENDS, "ex-rights / ex-dividend events", sort=False,
+    _action("dividends", actions_s.DIVIDENDS, "ex-rights / ex-dividend events", sort=False,
             keys=("symbol", "date")),
     # a company can apply again under the same symbol: the symbol alone is no key. Its review,
     # approval and listing dates and its underwriting price fill in over the months after its
     # application date: applications of the last two years stay open in the store.
-    _action("listing_applicants", s.LISTING_APPLICANTS, "listing applicants", sort=True,
+    _action("listing_applicants", actions_s.LISTING_APPLICANTS, "listing applicants", sort=True,
             keys=("symbol", "application_date"), refresh_days=730),
     Endpoint(name="futopt.intraday.products", path="/futopt/intraday/products",
              params=(*FUTOPT_LIST, CONTRACT_TYPE, _p("status", allowed="N P U")),
-             schema=s.FUTOPT_PRODUCTS, freshness="reference", keys=("symbol",),
+             schema=futopt_s.FUTOPT_PRODUCTS, freshness="reference", keys=("symbol",),
              example={"type": "FUTURE"}, doc="contract list (beta)"),
     Endpoint(name="futopt.intraday.tickers", path="/futopt/intraday/tickers",
              params=(*FUTOPT_LIST, _p("product", doc="contract code, e.g. TXF"), CONTRACT_TYPE),
-             schema=s.FUTOPT_TICKERS, freshness="reference", keys=("symbol",),
+             schema=futopt_s.FUTOPT_TICKERS, freshness="reference", keys=("symbol",),
              example={"type": "FUTURE"}, doc="tradable products (beta)"),
-    _futopt("ticker", s.FUTOPT_TICKER, "reference", "contract reference"),
-    _futopt("quote", s.FUTOPT_QUOTE, "intraday", "real-time quote"),
-    _futopt("candles", s.FUTOPT_CANDLES, "intraday", "minute candles",
+    _futopt("ticker", futopt_s.FUTOPT_TICKER, "reference", "contract reference"),
+    _futopt("quote", futopt_s.FUTOPT_QUOTE, "intraday", "real-time quote"),
+    _futopt("candles", futopt_s.FUTOPT_CANDLES, "intraday", "minute candles",
             _p("timeframe", allowed="1 5 10 15 30 60"), keys=("symbol", "date")),
-    _futopt("trades", s.FUTOPT_TRADES, "intraday", "trade detail", _p("offset", "int"), LIMIT,
-            keys=("symbol", "serial")),
-    _futopt("volumes", s.FUTOPT_VOLUMES, "intraday", "price-volume distribution",
+    _futopt("trades", futopt_s.FUTOPT_TRADES, "intraday", "trade detail", _p("offset", "int"),
+            LIMIT, keys=("symbol", "serial")),
+    _futopt("volumes", futopt_s.FUTOPT_VOLUMES, "intraday", "price-volume distribution",
             keys=("symbol", "price")),
 )
 

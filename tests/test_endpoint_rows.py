@@ -10,16 +10,17 @@ import pytest
 from marketframe import schemas
 from marketframe.endpoints import ENDPOINTS, SYMBOL, Endpoint
 from marketframe.schemas import Col
+from marketframe.schemas._stock import STOCK_QUOTE as QUOTE
 
 _OK: dict[str, Any] = {"name": "stock.x.y", "path": "/stock/x/y/{symbol}", "params": (SYMBOL,),
-                       "schema": schemas.STOCK_QUOTE, "freshness": "intraday"}
+                       "schema": QUOTE, "freshness": "intraday"}
 
 
 def test_a_row_is_keyword_only() -> None:
     with pytest.raises(TypeError):
         Endpoint("stock.x.y", "/stock/x/y/{symbol}", (SYMBOL,),  # type: ignore[misc]
-                 schemas.STOCK_QUOTE, "intraday")
-    assert Endpoint(**_OK).schema is schemas.STOCK_QUOTE
+                 QUOTE, "intraday")
+    assert Endpoint(**_OK).schema is QUOTE
 
 
 @pytest.mark.parametrize(("change", "named"), [

@@ -12,78 +12,27 @@ whole-lot stocks but in shares for odd-lot requests and emerging-board stocks, a
 "volume" is turnover in TWD: :func:`resolve_unit` turns ``lots`` into the unit of one response.
 
 The vocabulary lives in ``_core``; the schemas themselves, one module per endpoint group
-(``_stock``, ``_technical``, ``_actions``, ``_futopt``), are module constants that the rows of
-:data:`marketframe.endpoints.ENDPOINTS` hold as objects (a misspelt name fails at import).
+(``_stock``, ``_technical``, ``_actions``, ``_futopt``), are upper-case module constants that
+the rows of :data:`marketframe.endpoints.ENDPOINTS` hold as objects (a misspelt name fails at
+import).
 """
 
 from __future__ import annotations
 
-from ._actions import CAPITAL_CHANGES, DIVIDENDS, LISTING_APPLICANTS
-from ._core import ARROW_TYPES, JSON_TYPES, TZ, Col, Schema, resolve_unit, snake
-from ._futopt import (
-    FUTOPT_CANDLES,
-    FUTOPT_PRODUCTS,
-    FUTOPT_QUOTE,
-    FUTOPT_TICKER,
-    FUTOPT_TICKERS,
-    FUTOPT_TRADES,
-    FUTOPT_VOLUMES,
-)
-from ._stock import (
-    HISTORICAL_CANDLES,
-    HISTORICAL_STATS,
-    SNAPSHOT_ACTIVES,
-    SNAPSHOT_MOVERS,
-    SNAPSHOT_QUOTES,
-    STOCK_INTRADAY_CANDLES,
-    STOCK_QUOTE,
-    STOCK_TICKER,
-    STOCK_TICKERS,
-    STOCK_TRADES,
-    STOCK_VOLUMES,
-)
-from ._technical import TECHNICAL_BB, TECHNICAL_KDJ, TECHNICAL_MACD, TECHNICAL_RSI, TECHNICAL_SMA
+from types import ModuleType
 
-__all__ = [
-    "ARROW_TYPES",
-    "CAPITAL_CHANGES",
-    "DIVIDENDS",
-    "FUTOPT_CANDLES",
-    "FUTOPT_PRODUCTS",
-    "FUTOPT_QUOTE",
-    "FUTOPT_TICKER",
-    "FUTOPT_TICKERS",
-    "FUTOPT_TRADES",
-    "FUTOPT_VOLUMES",
-    "HISTORICAL_CANDLES",
-    "HISTORICAL_STATS",
-    "JSON_TYPES",
-    "LISTING_APPLICANTS",
-    "SCHEMAS",
-    "SNAPSHOT_ACTIVES",
-    "SNAPSHOT_MOVERS",
-    "SNAPSHOT_QUOTES",
-    "STOCK_INTRADAY_CANDLES",
-    "STOCK_QUOTE",
-    "STOCK_TICKER",
-    "STOCK_TICKERS",
-    "STOCK_TRADES",
-    "STOCK_VOLUMES",
-    "TECHNICAL_BB",
-    "TECHNICAL_KDJ",
-    "TECHNICAL_MACD",
-    "TECHNICAL_RSI",
-    "TECHNICAL_SMA",
-    "TZ",
-    "Col",
-    "Schema",
-    "resolve_unit",
-    "snake",
-]
+from . import _actions, _futopt, _stock, _technical
+from ._core import ARROW_TYPES, JSON_TYPES, TZ, Col, Schema, resolve_unit, snake
+
+__all__ = ["ARROW_TYPES", "GROUPS", "JSON_TYPES", "SCHEMAS", "TZ", "Col", "Schema",
+           "resolve_unit", "snake"]
+
+#: the group modules; every upper-case Schema constant of theirs is a schema
+GROUPS: tuple[ModuleType, ...] = (_stock, _technical, _actions, _futopt)
 
 #: every schema by its lower-case constant name (``"stock_quote"``), for code that derives
 #: further schemas from them (the streaming channels)
 SCHEMAS: dict[str, Schema] = {
-    name.lower(): value for name, value in list(globals().items())
-    if isinstance(value, Schema) and name.isupper()
+    name.lower(): value for group in GROUPS for name, value in vars(group).items()
+    if isinstance(value, Schema) and name.isupper() and not name.startswith("_")
 }
