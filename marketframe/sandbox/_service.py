@@ -16,7 +16,8 @@ from typing import Any
 
 from . import _calendar as cal
 from ._futopt import FutOpt
-from ._market import Day, Market
+from ._intraday import Day
+from ._market import Market
 from ._query import Query, ServiceError
 from ._universe import Instrument
 

@@ -42,7 +42,7 @@ from aiohttp import WSMsgType, web
 
 from . import _calendar as cal
 from . import _payloads as wire
-from ._market import Day
+from ._intraday import Day
 
 CHANNELS = ("trades", "candles", "books", "aggregates", "indices")
 
