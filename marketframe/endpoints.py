@@ -72,10 +72,14 @@ class Technical:
     """What a technical-indicator row adds: how the package recomputes and audits it."""
 
     local: str  # the kernel's name in :mod:`marketframe.indicators`
-    defaults: Mapping[str, int]  # every indicator parameter -> the usual value
+    #: every indicator parameter -> the usual value, in the order the kernel takes them
+    defaults: Mapping[str, int]
     bounded: bool  # a 0..100 oscillator (cross-check scale 100) or in price units
     #: bars the service omits at the start of a range (its warm-up), from the parameters
     warmup: Callable[[Mapping[str, Any]], int]
+    inputs: tuple[str, ...] = ("close",)  # the price columns the kernel takes, in order
+    #: the kernel result's fields in the order of the row's outputs (empty: one array)
+    results: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,6 +126,9 @@ class Endpoint:
         if (self.minute_range != "checked" or self.minute_fields is not None) \
                 and "timeframe" not in names:
             problems.append("minute rules without a timeframe parameter")
+        if self.technical is not None and len(self.technical.results or ("",)) != len(
+                self.outputs):
+            problems.append(f"technical.results do not match the outputs {self.outputs}")
         if self.minute_fields is not None and not set(self.minute_fields) <= set(
                 names["fields"].allowed or () if "fields" in names else ()):
             problems.append("minute_fields are not values of its fields parameter")
@@ -297,12 +304,13 @@ _ROWS: tuple[Endpoint, ...] = (
         local="rsi", defaults={"period": 14}, bounded=True, warmup=lambda p: p["period"] + 1)),
     _tech("kdj", tech_s.TECHNICAL_KDJ, Technical(
         local="kdj", defaults={"rPeriod": 9, "kPeriod": 3, "dPeriod": 3}, bounded=True,
-        warmup=lambda p: p["rPeriod"])),
+        warmup=lambda p: p["rPeriod"], inputs=("high", "low", "close"), results=("k", "d", "j"))),
     _tech("macd", tech_s.TECHNICAL_MACD, Technical(
         local="macd", defaults={"fast": 12, "slow": 26, "signal": 9}, bounded=False,
-        warmup=lambda p: p["slow"] + p["signal"])),
+        warmup=lambda p: p["slow"] + p["signal"], results=("line", "signal"))),
     _tech("bb", tech_s.TECHNICAL_BB, Technical(
-        local="bbands", defaults={"period": 20}, bounded=False, warmup=lambda p: p["period"])),
+        local="bbands", defaults={"period": 20}, bounded=False, warmup=lambda p: p["period"],
+        results=("upper", "middle", "lower"))),
     _action("capital_changes", actions_s.CAPITAL_CHANGES,
             "capital changes (splits, par value, reductions)", sort=True,
             keys=("symbol", "effective_date"), year=2023),

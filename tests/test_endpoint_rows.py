@@ -51,6 +51,10 @@ def test_technical_rows_carry_warmup_outputs_and_defaults() -> None:
     assert tech["macd"].technical.warmup({"slow": 26, "signal": 9}) == 35  # type: ignore[union-attr]
     for ep in tech.values():
         assert ep.minute_range == "ignored" and set(ep.technical.defaults) <= set(ep.param_map)
+    from marketframe.crosscheck import SPECS  # the cross-check reads the same rows
+
+    assert {k: (v.endpoint, v.outputs) for k, v in SPECS.items()} == {
+        k: (ep.name, ep.outputs) for k, ep in tech.items()}
 
 
 def test_col_flags_are_keyword_only() -> None:
