@@ -9,6 +9,7 @@ generated from this table. Adding an endpoint is one row here, its schema in
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -97,10 +98,10 @@ class Endpoint:
     minute_fields: tuple[str, ...] | None = None  # ``fields`` allowed with minute timeframes
     #: days after its date during which a row can still change (the store keeps them open)
     refresh_days: int | None = None
-    technical: Technical | None = None
+    technical: Technical | None = field(default=None, compare=False)  # (holds a dict)
     keys: tuple[str, ...] = ()  # columns identifying a row in a dataset
     #: one call that answers with rows (docs and the every-endpoint test use it)
-    example: Mapping[str, Any] = field(default_factory=dict)
+    example: Mapping[str, Any] = field(default_factory=dict, compare=False)
     doc: str = ""
     param_map: Mapping[str, Param] = field(init=False, repr=False, compare=False)
 
@@ -129,6 +130,12 @@ class Endpoint:
         if self.technical is not None and len(self.technical.results or ("",)) != len(
                 self.outputs):
             problems.append(f"technical.results do not match the outputs {self.outputs}")
+        holes = re.findall(r"{(\w+)}", self.path)
+        if holes != [p.name for p in self.params if p.in_path]:
+            problems.append(f"path placeholders {holes} are not its path parameters")
+        missing = [k for k in self.keys if k not in self.schema.names]
+        if missing:
+            problems.append(f"keys {missing} are not columns of its schema")
         if self.minute_fields is not None and not set(self.minute_fields) <= set(
                 names["fields"].allowed or () if "fields" in names else ()):
             problems.append("minute_fields are not values of its fields parameter")

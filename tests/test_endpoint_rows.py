@@ -30,6 +30,8 @@ def test_a_row_is_keyword_only() -> None:
     ({"date_range": ("from_", "to")}, "date_range names 'from_'"),
     ({"example": {"symbl": "2330"}}, "example names 'symbl'"),
     ({"minute_range": "forbidden"}, "minute rules without a timeframe"),
+    ({"path": "/stock/x/y/{symbl}"}, "path placeholders ['symbl']"),
+    ({"keys": ("symbol", "dat")}, "keys ['dat'] are not columns"),
 ])
 def test_a_row_that_contradicts_itself_fails_when_built(change: dict[str, Any],
                                                          named: str) -> None:
@@ -38,10 +40,11 @@ def test_a_row_that_contradicts_itself_fails_when_built(change: dict[str, Any],
     assert named in str(info.value)
 
 
-def test_every_row_carries_its_schema_object() -> None:
+def test_every_row_carries_its_schema_object_and_is_hashable() -> None:
     known = {id(s) for s in schemas.SCHEMAS.values()}
     for ep in ENDPOINTS.values():
         assert id(ep.schema) in known, ep.name
+    assert len({hash(ep) for ep in ENDPOINTS.values()}) == len(ENDPOINTS)
 
 
 def test_technical_rows_carry_warmup_outputs_and_defaults() -> None:

@@ -277,6 +277,10 @@ class Streaming:
                               "non-empty list of strings)")
             return
         oddlot = bool(data.get("intradayOddLot"))
+        # the subscription starts where the market clock is when the request arrives, for
+        # every symbol of it: the time the sandbox takes to build the events (longer on a busy
+        # machine) must not make a subscriber miss what happened meanwhile
+        start = conn.cursor if self.settings.stream_speed == 0 else self.market_now_us()
         replies = []
         for symbol in symbols:
             inst = self.market.universe.get(symbol)
@@ -287,7 +291,6 @@ class Streaming:
             sid = hashlib.sha1(f"{channel}:{symbol}:{oddlot}".encode()).hexdigest()[:20]
             day = self.replay_date()
             events = await self.events_async(channel, inst.symbol, oddlot)
-            start = conn.cursor if self.settings.stream_speed == 0 else self.market_now_us()
             pos = int(np.searchsorted(events.times, start, side="left"))
             conn.subs[sid] = _Sub(sid, channel, inst.symbol, oddlot, events, pos, day)
             replies.append({"id": sid, "channel": channel, "symbol": inst.symbol})
