@@ -221,13 +221,12 @@ def _tech(name: str, schema: Schema, technical: Technical) -> Endpoint:
     )
 
 
-def _intraday(name: str, schema: Schema, doc: str, *extra: Param,
-              keys: tuple[str, ...]) -> Endpoint:
+def _intraday(name: str, schema: Schema, doc: str, *extra: Param, keys: tuple[str, ...],
+              freshness: str = "intraday") -> Endpoint:
     """A stock intraday row: ``/stock/intraday/NAME/{symbol}``, odd-lot or not."""
     return Endpoint(name=f"stock.intraday.{name}", path=f"/stock/intraday/{name}/{{symbol}}",
-                    params=(SYMBOL, ODDLOT, *extra), schema=schema,
-                    freshness="reference" if name == "ticker" else "intraday", keys=keys,
-                    example=_STOCK, doc=doc)
+                    params=(SYMBOL, ODDLOT, *extra), schema=schema, freshness=freshness,
+                    keys=keys, example=_STOCK, doc=doc)
 
 
 def _futopt(name: str, schema: Schema, freshness: str, doc: str, *extra: Param,
@@ -262,7 +261,8 @@ _ROWS: tuple[Endpoint, ...] = (
         schema=stock_s.STOCK_TICKERS, freshness="reference", keys=("date", "symbol"),
         example={"type": "EQUITY"}, doc="ticker list",
     ),
-    _intraday("ticker", stock_s.STOCK_TICKER, "ticker reference data", keys=("date", "symbol")),
+    _intraday("ticker", stock_s.STOCK_TICKER, "ticker reference data", keys=("date", "symbol"),
+              freshness="reference"),
     _intraday("quote", stock_s.STOCK_QUOTE, "real-time quote", keys=("symbol",)),
     _intraday("candles", stock_s.STOCK_INTRADAY_CANDLES, "minute candles",
               _p("timeframe", allowed="1 3 5 10 15 30 60"), SORT, keys=("symbol", "date")),
