@@ -17,7 +17,6 @@ from marketframe.endpoints import EARLIEST, MINUTE_TIMEFRAMES, TAIPEI, Endpoint
 from marketframe.exceptions import InvalidParams, did_you_mean
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-DateLike = str | dt.date | dt.datetime
 #: Dates outside this span are refused: the service has nothing there, and date arithmetic
 #: (a year after 9999-06-01) would fail with a bare ValueError/OverflowError.
 DATE_SPAN = (dt.date(1900, 1, 1), dt.date(2999, 12, 31))
@@ -157,22 +156,32 @@ def validate(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidParams(ep.name, missing[0], "is required",
                             _allowed(ep.param_map[missing[0]].allowed) or None)
     minute = out.get("timeframe") in MINUTE_TIMEFRAMES
-    if ep.name == "stock.historical.candles" and minute:
-        for k in ("from_", "to"):
-            if k in out:
-                raise InvalidParams(ep.name, k, "cannot be set with a minute timeframe (the "
-                                    "service always returns the latest 30 days)",
-                                    "omit from_/to, or use timeframe D, W or M")
-        if out.get("adjusted"):
-            raise InvalidParams(ep.name, "adjusted", "is only available for timeframes D, W "
-                                "and M", "timeframe D, W or M, or adjusted=False")
-        bad = [f for f in out.get("fields", ()) if f in ("turnover", "change")]
-        if bad:
-            raise InvalidParams(ep.name, "fields", f"cannot select {bad} with a minute timeframe",
-                                "open, high, low, close, volume")
-    if ep.date_range and not (minute and ep.name.startswith("stock.technical.")):
+    if minute:
+        check_minute(ep, out)
+    if ep.date_range and not (minute and ep.minute_range == "ignored"):
         _check_range(ep, out)
     return out
+
+
+def check_minute(ep: Endpoint, values: Mapping[str, Any]) -> None:
+    """The row's minute-timeframe rules: a ``forbidden`` range, the ``minute_refused`` flags,
+    the ``minute_fields``."""
+    if ep.minute_range == "forbidden" and ep.date_range:
+        for k in ep.date_range:
+            if k in values:
+                raise InvalidParams(ep.name, k, "cannot be set with a minute timeframe (the "
+                                    "service always returns the latest 30 days)",
+                                    f"omit {'/'.join(ep.date_range)}, or use timeframe D, W "
+                                    "or M")
+    for k in ep.minute_refused:
+        if values.get(k):
+            raise InvalidParams(ep.name, k, "is only available for timeframes D, W and M",
+                                f"timeframe D, W or M, or {k}=False")
+    if ep.minute_fields is not None:
+        bad = [f for f in values.get("fields", ()) if f not in ep.minute_fields]
+        if bad:
+            raise InvalidParams(ep.name, "fields", f"cannot select {bad} with a minute timeframe",
+                                ", ".join(ep.minute_fields))
 
 
 def _check_range(ep: Endpoint, out: dict[str, Any]) -> None:

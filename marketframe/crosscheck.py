@@ -28,6 +28,7 @@ import pandas as pd
 
 from marketframe import indicators as ind
 from marketframe._params import one_year_after, to_date
+from marketframe.endpoints import ENDPOINTS
 from marketframe.exceptions import MarketframeError
 
 if TYPE_CHECKING:
@@ -45,44 +46,37 @@ class NotCheckable(MarketframeError, ValueError):
 
 @dataclass(frozen=True)
 class _Spec:
+    """An indicator as the cross-check sees it, read from its endpoint row."""
+
     endpoint: str
     local: str  # name in marketframe.indicators
     params: dict[str, int]  # service parameter -> default
     outputs: tuple[str, ...]  # service output columns (snake_case, as the loaders name them)
     bounded: bool  # 0..100 oscillator (scale 100) or price units
+    inputs: tuple[str, ...]  # price columns the kernel takes
+    results: tuple[str, ...]  # the kernel result's fields, in the order of ``outputs``
 
 
+#: every technical row of ENDPOINTS, by its short name (``sma``)
 SPECS: dict[str, _Spec] = {
-    "sma": _Spec("stock.technical.sma", "sma", {"period": 20}, ("sma",), False),
-    "rsi": _Spec("stock.technical.rsi", "rsi", {"period": 14}, ("rsi",), True),
-    "kdj": _Spec("stock.technical.kdj", "kdj", {"rPeriod": 9, "kPeriod": 3, "dPeriod": 3},
-                 ("k", "d", "j"), True),
-    "macd": _Spec("stock.technical.macd", "macd", {"fast": 12, "slow": 26, "signal": 9},
-                  ("macd_line", "signal_line"), False),
-    "bb": _Spec("stock.technical.bb", "bbands", {"period": 20}, ("upper", "middle", "lower"),
-                False),
+    ep.short_name: _Spec(ep.name, t.local, dict(t.defaults), ep.outputs, t.bounded, t.inputs,
+                         t.results)
+    for ep in ENDPOINTS.values() if (t := ep.technical) is not None
 }
 ALIASES = {"bbands": "bb", "bollinger": "bb"}
 INDICATOR_NAMES = tuple(SPECS)
 
 
-def _local(indicator: str, high: np.ndarray, low: np.ndarray, close: np.ndarray,
-           params: dict[str, int], convention: Any) -> dict[str, np.ndarray]:
-    """The indicator recomputed locally, keyed by the service's output column names."""
-    if indicator == "sma":
-        return {"sma": ind.sma(close, params["period"], convention=convention)}
-    if indicator == "rsi":
-        return {"rsi": ind.rsi(close, params["period"], convention=convention)}
-    if indicator == "kdj":
-        r = ind.kdj(high, low, close, params["rPeriod"], params["kPeriod"], params["dPeriod"],
-                    convention=convention)
-        return {"k": r.k, "d": r.d, "j": r.j}
-    if indicator == "macd":
-        m = ind.macd(close, params["fast"], params["slow"], params["signal"],
-                     convention=convention)
-        return {"macd_line": m.line, "signal_line": m.signal}
-    b = ind.bbands(close, params["period"], 2.0, convention=convention)
-    return {"upper": b.upper, "middle": b.middle, "lower": b.lower}
+def _local(spec: _Spec, prices: dict[str, np.ndarray], params: dict[str, int],
+           convention: Any) -> dict[str, np.ndarray]:
+    """The indicator recomputed locally, keyed by the service's output column names: the
+    row's kernel on its price inputs and parameters (in the row's order)."""
+    kernel = getattr(ind, spec.local)
+    got = kernel(*(prices[k] for k in spec.inputs), *(params[p] for p in spec.params),
+                 convention=convention)
+    if not spec.results:  # one array
+        return {spec.outputs[0]: got}
+    return {out: getattr(got, f) for out, f in zip(spec.outputs, spec.results, strict=True)}
 
 
 @dataclass(frozen=True)
@@ -282,9 +276,9 @@ def crosscheck(client: Client[Any], symbol: str, indicator: str, start: str | dt
     for align, candles in alignments.items():
         pos = {k: i for i, k in enumerate(_key(candles["date"]))}
         idx = np.array([pos.get(k, -1) for k in wanted])
-        h, lo, c = (candles[k].to_numpy(float) for k in ("high", "low", "close"))
+        prices = {k: candles[k].to_numpy(float) for k in ("high", "low", "close")}
         for conv in ind.variants(spec.local):
-            local = _local(name, h, lo, c, values, conv)
+            local = _local(spec, prices, values, conv)
             picked = {out: np.where(idx >= 0, arr[np.maximum(idx, 0)], np.nan)
                       for out, arr in local.items()}
             series[(conv, align)] = picked

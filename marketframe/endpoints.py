@@ -1,18 +1,26 @@
-"""ENDPOINTS: one row per REST endpoint of the service.
+"""ENDPOINTS: one row per REST endpoint of the service, with every rule that is its own.
 
-The client tree (``client.stock.intraday.quote``), parameter validation, the CLI and
-``docs/endpoints.md`` are all generated from this table. Adding an endpoint is one row here plus
-a schema in :mod:`marketframe.schemas` and one recorded payload in the tests.
+The client tree (``client.stock.intraday.quote``), parameter validation, the store's windows
+and warm-up, the cross-check, the CLI, ``docs/endpoints.md`` and the endpoint tests are all
+generated from this table. Adding an endpoint is one row here, its schema in
+:mod:`marketframe.schemas` and its handler in the sandbox (``docs/contributing.md``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any, Literal
 
-from marketframe.schemas import SCHEMAS, Schema
+from marketframe.exceptions import DefinitionError
+from marketframe.schemas import Schema
+from marketframe.schemas import _actions as actions_s
+from marketframe.schemas import _futopt as futopt_s
+from marketframe.schemas import _stock as stock_s
+from marketframe.schemas import _technical as tech_s
 
 #: Timeframes of historical and technical endpoints; the first seven are minutes.
 MINUTE_TIMEFRAMES = ("1", "3", "5", "10", "15", "30", "60")
@@ -35,9 +43,15 @@ FRESHNESS = MappingProxyType(
         "reference": None,  # until the next trading day's 08:00 Asia/Taipei
     }
 )
+PLANS = ("basic", "developer", "advanced")
+
+#: What a minute timeframe does to a row's date range: ``checked`` like any range,
+#: ``forbidden`` (the service returns the latest 30 days and refuses from/to), ``ignored``
+#: (required on the wire, but the service returns the latest 30 days whatever they say).
+MinuteRange = Literal["checked", "forbidden", "ignored"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Param:
     """One query or path parameter."""
 
@@ -55,27 +69,82 @@ class Param:
         return self.wire or self.name
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class Technical:
+    """What a technical-indicator row adds: how the package recomputes and audits it."""
+
+    local: str  # the kernel's name in :mod:`marketframe.indicators`
+    #: every indicator parameter -> the usual value, in the order the kernel takes them
+    defaults: Mapping[str, int]
+    bounded: bool  # a 0..100 oscillator (cross-check scale 100) or in price units
+    #: bars the service omits at the start of a range (its warm-up), from the parameters
+    warmup: Callable[[Mapping[str, Any]], int]
+    inputs: tuple[str, ...] = ("close",)  # the price columns the kernel takes, in order
+    #: the kernel result's fields in the order of the row's outputs (empty: one array)
+    results: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class Endpoint:
-    """One REST endpoint, described as data."""
+    """One REST endpoint, described as data; every rule of its own is a field here."""
 
     name: str  # dotted name mirroring the SDK: ``stock.intraday.quote``
     path: str  # relative to base_url, with ``{symbol}``-style placeholders
     params: tuple[Param, ...]
-    schema_name: str
-    freshness: str
+    schema: Schema  # the object itself: a misspelt schema fails at import
+    freshness: str  # a key of FRESHNESS
     plan: str = "basic"  # basic, developer or advanced (the cheapest plan that has it)
-    date_range: tuple[str, str] | None = None  # (from param, to param)
+    date_range: tuple[str, str] | None = None  # (from param, to param): under one year
+    minute_range: MinuteRange = "checked"
+    minute_fields: tuple[str, ...] | None = None  # ``fields`` allowed with minute timeframes
+    minute_refused: tuple[str, ...] = ()  # flags that only daily/weekly/monthly bars take
+    #: days after its date during which a row can still change (the store keeps them open)
+    refresh_days: int | None = None
+    technical: Technical | None = field(default=None, compare=False)  # (holds a dict)
     keys: tuple[str, ...] = ()  # columns identifying a row in a dataset
+    #: one call that answers with rows (docs and the every-endpoint test use it)
+    example: Mapping[str, Any] = field(default_factory=dict, compare=False)
     doc: str = ""
     param_map: Mapping[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "param_map", MappingProxyType({p.name: p for p in self.params}))
+        object.__setattr__(self, "example", MappingProxyType(dict(self.example)))
+        self._check()
 
-    @property
-    def schema(self) -> Schema:
-        return SCHEMAS[self.schema_name]
+    def _check(self) -> None:
+        """A row that contradicts itself fails at import, naming the row and the field."""
+        names = self.param_map
+        problems = []
+        if not isinstance(self.schema, Schema):
+            problems.append(f"schema is a {type(self.schema).__name__}, not a Schema")
+        if self.freshness not in FRESHNESS:
+            problems.append(f"freshness {self.freshness!r} is not one of {list(FRESHNESS)}")
+        if self.plan not in PLANS:
+            problems.append(f"plan {self.plan!r} is not one of {list(PLANS)}")
+        for what, used in (("date_range", self.date_range or ()), ("example", self.example),
+                           ("minute_refused", self.minute_refused),
+                           ("technical.defaults",
+                            self.technical.defaults if self.technical else ())):
+            problems += [f"{what} names {k!r}, not a parameter" for k in used if k not in names]
+        if (self.minute_range != "checked" or self.minute_fields is not None
+                or self.minute_refused) \
+                and "timeframe" not in names:
+            problems.append("minute rules without a timeframe parameter")
+        if self.technical is not None and len(self.technical.results or ("",)) != len(
+                self.outputs):
+            problems.append(f"technical.results do not match the outputs {self.outputs}")
+        holes = re.findall(r"{(\w+)}", self.path)
+        if holes != [p.name for p in self.params if p.in_path]:
+            problems.append(f"path placeholders {holes} are not its path parameters")
+        missing = [k for k in self.keys if k not in self.schema.names]
+        if missing:
+            problems.append(f"keys {missing} are not columns of its schema")
+        if self.minute_fields is not None and not set(self.minute_fields) <= set(
+                names["fields"].allowed or () if "fields" in names else ()):
+            problems.append("minute_fields are not values of its fields parameter")
+        if problems:
+            raise DefinitionError(f"endpoint row {self.name!r}: " + "; ".join(problems))
 
     @property
     def kind(self) -> str:
@@ -91,6 +160,17 @@ class Endpoint:
     def group(self) -> str:
         return self.name.split(".")[0]
 
+    @property
+    def short_name(self) -> str:
+        """The last part of the name (``sma`` for ``stock.technical.sma``)."""
+        return self.name.rsplit(".", 1)[-1]
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """The value columns of a technical row (all of its float row columns)."""
+        return tuple(c.name for c in self.schema.columns
+                     if not c.envelope and c.kind == "float")
+
 
 # --- parameter vocabulary ----------------------------------------------------------------------
 
@@ -98,8 +178,9 @@ class Endpoint:
 def _p(name: str, type_: str = "str", *, req: bool = False, allowed: str | None = None,
        doc: str = "", wire: str | None = None, path: bool = False, minimum: int = 0) -> Param:
     kind = "enum" if allowed is not None and type_ == "str" else type_
-    return Param(name, kind, req,
-                 tuple(allowed.split()) if allowed else None, doc, wire, path, minimum)
+    return Param(name=name, type=kind, required=req,
+                 allowed=tuple(allowed.split()) if allowed else None, doc=doc, wire=wire,
+                 in_path=path, minimum=minimum)
 
 
 SYMBOL = _p("symbol", req=True, path=True, doc="symbol, or a list of symbols (run concurrently)")
@@ -126,120 +207,156 @@ FUTOPT_LIST = (
 CONTRACT_TYPE = _p("contractType", allowed="I R B C S E",
                    doc="I index, R rate, B bond, C commodity, S stock, E currency")
 
+#: example values of the rows (the sandbox has all of them)
+_STOCK = {"symbol": "2330"}
+_BOARD = {"market": "TSE"}
+_FUTOPT = {"symbol": "TXFL6"}
+_RANGE = {**_STOCK, "from_": "2024-01-01", "to": "2024-06-30", "timeframe": "D"}
 
-def _tech(name: str, extra: str) -> Endpoint:
+
+def _tech(name: str, schema: Schema, technical: Technical) -> Endpoint:
     return Endpoint(
-        f"stock.technical.{name}", f"/stock/technical/{name}/{{symbol}}",
-        (SYMBOL, FROM_REQ, TO_REQ, TIMEFRAME_REQ,
-         *[_p(e, "int", req=True, minimum=1) for e in extra.split()]),
-        f"technical_{name}", "historical", date_range=("from_", "to"),
-        keys=("symbol", "timeframe", "date"), doc=f"{name.upper()} (beta)",
+        name=f"stock.technical.{name}", path=f"/stock/technical/{name}/{{symbol}}",
+        params=(SYMBOL, FROM_REQ, TO_REQ, TIMEFRAME_REQ,
+                *[_p(e, "int", req=True, minimum=1) for e in technical.defaults]),
+        schema=schema, freshness="historical", date_range=("from_", "to"),
+        minute_range="ignored", technical=technical, keys=("symbol", "timeframe", "date"),
+        example={**_RANGE, **technical.defaults}, doc=f"{name.upper()} (beta)",
     )
+
+
+def _intraday(name: str, schema: Schema, doc: str, *extra: Param, keys: tuple[str, ...],
+              freshness: str = "intraday") -> Endpoint:
+    """A stock intraday row: ``/stock/intraday/NAME/{symbol}``, odd-lot or not."""
+    return Endpoint(name=f"stock.intraday.{name}", path=f"/stock/intraday/{name}/{{symbol}}",
+                    params=(SYMBOL, ODDLOT, *extra), schema=schema, freshness=freshness,
+                    keys=keys, example=_STOCK, doc=doc)
+
+
+def _futopt(name: str, schema: Schema, freshness: str, doc: str, *extra: Param,
+            keys: tuple[str, ...] = ("symbol",)) -> Endpoint:
+    """A futures/options row of one contract: ``/futopt/intraday/NAME/{symbol}``."""
+    return Endpoint(name=f"futopt.intraday.{name}", path=f"/futopt/intraday/{name}/{{symbol}}",
+                    params=(SYMBOL, AFTERHOURS, *extra), schema=schema, freshness=freshness,
+                    keys=keys, example=_FUTOPT, doc=f"{doc} (beta)")
+
+
+def _action(name: str, schema: Schema, doc: str, *, sort: bool, keys: tuple[str, ...],
+            year: int = 2024, **rules: Any) -> Endpoint:
+    """A corporate-action row: every symbol at once, over ``start_date``..``end_date``."""
+    return Endpoint(
+        name=f"stock.corporate_actions.{name}",
+        path=f"/stock/corporate-actions/{name.replace('_', '-')}",
+        params=(START, END, *((SORT,) if sort else ())), schema=schema, freshness="reference",
+        plan="developer", date_range=("start_date", "end_date"), keys=keys,
+        example={"start_date": f"{year}-01-01", "end_date": f"{year}-12-31"}, doc=doc, **rules)
 
 
 _ROWS: tuple[Endpoint, ...] = (
     Endpoint(
-        "stock.intraday.tickers", "/stock/intraday/tickers",
-        (
+        name="stock.intraday.tickers", path="/stock/intraday/tickers",
+        params=(
             _p("type", req=True, allowed="EQUITY INDEX WARRANT ODDLOT"),
             _p("exchange", allowed="TWSE TPEx"),
             _p("market", allowed=" ".join(MARKETS)),
             _p("industry", doc="industry code (see the code table)"),
             *[_p(b, "bool") for b in ("isNormal", "isAttention", "isDisposition", "isHalted")],
         ),
-        "stock_tickers", "reference", keys=("date", "symbol"), doc="ticker list",
+        schema=stock_s.STOCK_TICKERS, freshness="reference", keys=("date", "symbol"),
+        example={"type": "EQUITY"}, doc="ticker list",
     ),
-    Endpoint("stock.intraday.ticker", "/stock/intraday/ticker/{symbol}", (SYMBOL, ODDLOT),
-             "stock_ticker", "reference", keys=("date", "symbol"), doc="ticker reference data"),
-    Endpoint("stock.intraday.quote", "/stock/intraday/quote/{symbol}", (SYMBOL, ODDLOT),
-             "stock_quote", "intraday", keys=("symbol",), doc="real-time quote"),
+    _intraday("ticker", stock_s.STOCK_TICKER, "ticker reference data", keys=("date", "symbol"),
+              freshness="reference"),
+    _intraday("quote", stock_s.STOCK_QUOTE, "real-time quote", keys=("symbol",)),
+    _intraday("candles", stock_s.STOCK_INTRADAY_CANDLES, "minute candles",
+              _p("timeframe", allowed="1 3 5 10 15 30 60"), SORT, keys=("symbol", "date")),
+    _intraday("trades", stock_s.STOCK_TRADES, "trade detail (newest first, 50 rows by default)",
+              _p("offset", "int"), LIMIT, SORT, _p("isTrial", "bool"),
+              keys=("symbol", "date", "serial")),
+    _intraday("volumes", stock_s.STOCK_VOLUMES, "price-volume distribution",
+              keys=("symbol", "price")),
+    Endpoint(name="stock.snapshot.quotes", path="/stock/snapshot/quotes/{market}",
+             params=(MARKET_PATH, SNAPSHOT_TYPE), schema=stock_s.SNAPSHOT_QUOTES,
+             freshness="snapshot", plan="developer", keys=("market", "symbol"), example=_BOARD,
+             doc="quotes of a whole board"),
     Endpoint(
-        "stock.intraday.candles", "/stock/intraday/candles/{symbol}",
-        (SYMBOL, ODDLOT, _p("timeframe", allowed="1 3 5 10 15 30 60"), SORT),
-        "stock_intraday_candles", "intraday", keys=("symbol", "date"), doc="minute candles",
-    ),
-    Endpoint(
-        "stock.intraday.trades", "/stock/intraday/trades/{symbol}",
-        (SYMBOL, ODDLOT, _p("offset", "int"), LIMIT, SORT, _p("isTrial", "bool")),
-        "stock_trades", "intraday", keys=("symbol", "date", "serial"),
-        doc="trade detail (newest first, 50 rows by default)",
-    ),
-    Endpoint("stock.intraday.volumes", "/stock/intraday/volumes/{symbol}", (SYMBOL, ODDLOT),
-             "stock_volumes", "intraday", keys=("symbol", "price"),
-             doc="price-volume distribution"),
-    Endpoint("stock.snapshot.quotes", "/stock/snapshot/quotes/{market}",
-             (MARKET_PATH, SNAPSHOT_TYPE), "snapshot_quotes", "snapshot", "developer",
-             keys=("market", "symbol"), doc="quotes of a whole board"),
-    Endpoint(
-        "stock.snapshot.movers", "/stock/snapshot/movers/{market}",
-        (MARKET_PATH, _p("direction", req=True, allowed="up down"),
-         _p("change", req=True, allowed="percent value"), SNAPSHOT_TYPE,
-         *[_p(f, "float") for f in ("gt", "gte", "lt", "lte", "eq")]),
-        "snapshot_movers", "snapshot", "developer", keys=("market", "symbol"),
+        name="stock.snapshot.movers", path="/stock/snapshot/movers/{market}",
+        params=(MARKET_PATH, _p("direction", req=True, allowed="up down"),
+                _p("change", req=True, allowed="percent value"), SNAPSHOT_TYPE,
+                *[_p(f, "float") for f in ("gt", "gte", "lt", "lte", "eq")]),
+        schema=stock_s.SNAPSHOT_MOVERS, freshness="snapshot", plan="developer",
+        keys=("market", "symbol"), example={**_BOARD, "direction": "up", "change": "percent"},
         doc="gainers / losers",
     ),
     Endpoint(
-        "stock.snapshot.actives", "/stock/snapshot/actives/{market}",
-        (MARKET_PATH, _p("trade", req=True, allowed="volume value"), SNAPSHOT_TYPE),
-        "snapshot_actives", "snapshot", "developer", keys=("market", "symbol"),
+        name="stock.snapshot.actives", path="/stock/snapshot/actives/{market}",
+        params=(MARKET_PATH, _p("trade", req=True, allowed="volume value"), SNAPSHOT_TYPE),
+        schema=stock_s.SNAPSHOT_ACTIVES, freshness="snapshot", plan="developer",
+        keys=("market", "symbol"), example={**_BOARD, "trade": "volume"},
         doc="most active by volume or value",
     ),
     Endpoint(
-        "stock.historical.candles", "/stock/historical/candles/{symbol}",
-        (SYMBOL, FROM, TO, _p("timeframe", allowed=" ".join(TIMEFRAMES)),
-         _p("fields", "fields", allowed=" ".join(HISTORICAL_FIELDS),
-            doc="list or comma string; turnover/change not with minute timeframes"), SORT,
-         _p("adjusted", "bool", doc="the service's dividend/split-adjusted prices (D/W/M)")),
-        "historical_candles", "historical", date_range=("from_", "to"),
-        keys=("symbol", "timeframe", "date"),
+        name="stock.historical.candles", path="/stock/historical/candles/{symbol}",
+        params=(SYMBOL, FROM, TO, _p("timeframe", allowed=" ".join(TIMEFRAMES)),
+                _p("fields", "fields", allowed=" ".join(HISTORICAL_FIELDS),
+                   doc="list or comma string; turnover/change not with minute timeframes"),
+                SORT, _p("adjusted", "bool",
+                         doc="the service's dividend/split-adjusted prices (D/W/M)")),
+        schema=stock_s.HISTORICAL_CANDLES, freshness="historical", date_range=("from_", "to"),
+        minute_range="forbidden", minute_fields=HISTORICAL_FIELDS[:5],
+        minute_refused=("adjusted",),
+        keys=("symbol", "timeframe", "date"), example=_RANGE,
         doc="daily/weekly/monthly candles (minute: latest 30 days, no from/to)",
     ),
-    Endpoint("stock.historical.stats", "/stock/historical/stats/{symbol}", (SYMBOL,),
-             "historical_stats", "reference", keys=("symbol", "date"),
-             doc="last day and 52-week statistics"),
-    _tech("sma", "period"),
-    _tech("rsi", "period"),
-    _tech("kdj", "rPeriod kPeriod dPeriod"),
-    _tech("macd", "fast slow signal"),
-    _tech("bb", "period"),
-    Endpoint("stock.corporate_actions.capital_changes", "/stock/corporate-actions/capital-changes",
-             (START, END, SORT), "capital_changes", "reference", "developer",
-             date_range=("start_date", "end_date"), keys=("symbol", "effective_date"),
-             doc="capital changes (splits, par value, reductions)"),
+    Endpoint(name="stock.historical.stats", path="/stock/historical/stats/{symbol}",
+             params=(SYMBOL,), schema=stock_s.HISTORICAL_STATS, freshness="reference",
+             keys=("symbol", "date"), example=_STOCK, doc="last day and 52-week statistics"),
+    _tech("sma", tech_s.TECHNICAL_SMA, Technical(
+        local="sma", defaults={"period": 20}, bounded=False, warmup=lambda p: p["period"])),
+    _tech("rsi", tech_s.TECHNICAL_RSI, Technical(
+        local="rsi", defaults={"period": 14}, bounded=True, warmup=lambda p: p["period"] + 1)),
+    _tech("kdj", tech_s.TECHNICAL_KDJ, Technical(
+        local="kdj", defaults={"rPeriod": 9, "kPeriod": 3, "dPeriod": 3}, bounded=True,
+        warmup=lambda p: p["rPeriod"], inputs=("high", "low", "close"), results=("k", "d", "j"))),
+    _tech("macd", tech_s.TECHNICAL_MACD, Technical(
+        local="macd", defaults={"fast": 12, "slow": 26, "signal": 9}, bounded=False,
+        warmup=lambda p: p["slow"] + p["signal"], results=("line", "signal"))),
+    _tech("bb", tech_s.TECHNICAL_BB, Technical(
+        local="bbands", defaults={"period": 20}, bounded=False, warmup=lambda p: p["period"],
+        results=("upper", "middle", "lower"))),
+    _action("capital_changes", actions_s.CAPITAL_CHANGES,
+            "capital changes (splits, par value, reductions)", sort=True,
+            keys=("symbol", "effective_date"), year=2023),
     # The reference spells this path "diviends"; the official SDK requests "dividends" and the
     # service answers both. We follow the SDK.
-    Endpoint("stock.corporate_actions.dividends", "/stock/corporate-actions/dividends",
-             (START, END), "dividends", "reference", "developer",
-             date_range=("start_date", "end_date"), keys=("symbol", "date"),
-             doc="ex-rights / ex-dividend events"),
-    Endpoint("stock.corporate_actions.listing_applicants",
-             "/stock/corporate-actions/listing-applicants", (START, END, SORT),
-             "listing_applicants", "reference", "developer",
-             # a company can apply again under the same symbol: the symbol alone is no key
-             date_range=("start_date", "end_date"), keys=("symbol", "application_date"),
-             doc="listing applicants"),
-    Endpoint("futopt.intraday.products", "/futopt/intraday/products",
-             (*FUTOPT_LIST, CONTRACT_TYPE, _p("status", allowed="N P U")),
-             "futopt_products", "reference", keys=("symbol",), doc="contract list (beta)"),
-    Endpoint("futopt.intraday.tickers", "/futopt/intraday/tickers",
-             (*FUTOPT_LIST, _p("product", doc="contract code, e.g. TXF"), CONTRACT_TYPE),
-             "futopt_tickers", "reference", keys=("symbol",), doc="tradable products (beta)"),
-    Endpoint("futopt.intraday.ticker", "/futopt/intraday/ticker/{symbol}", (SYMBOL, AFTERHOURS),
-             "futopt_ticker", "reference", keys=("symbol",), doc="contract reference (beta)"),
-    Endpoint("futopt.intraday.quote", "/futopt/intraday/quote/{symbol}", (SYMBOL, AFTERHOURS),
-             "futopt_quote", "intraday", keys=("symbol",), doc="real-time quote (beta)"),
-    Endpoint("futopt.intraday.candles", "/futopt/intraday/candles/{symbol}",
-             (SYMBOL, AFTERHOURS, _p("timeframe", allowed="1 5 10 15 30 60")),
-             "futopt_candles", "intraday", keys=("symbol", "date"), doc="minute candles (beta)"),
-    Endpoint("futopt.intraday.trades", "/futopt/intraday/trades/{symbol}",
-             (SYMBOL, AFTERHOURS, _p("offset", "int"), LIMIT),
-             "futopt_trades", "intraday", keys=("symbol", "serial"), doc="trade detail (beta)"),
-    Endpoint("futopt.intraday.volumes", "/futopt/intraday/volumes/{symbol}",
-             (SYMBOL, AFTERHOURS), "futopt_volumes", "intraday", keys=("symbol", "price"),
-             doc="price-volume distribution (beta)"),
+    _action("dividends", actions_s.DIVIDENDS, "ex-rights / ex-dividend events", sort=False,
+            keys=("symbol", "date")),
+    # a company can apply again under the same symbol: the symbol alone is no key. Its review,
+    # approval and listing dates and its underwriting price fill in over the months after its
+    # application date: applications of the last two years stay open in the store.
+    _action("listing_applicants", actions_s.LISTING_APPLICANTS, "listing applicants", sort=True,
+            keys=("symbol", "application_date"), refresh_days=730),
+    Endpoint(name="futopt.intraday.products", path="/futopt/intraday/products",
+             params=(*FUTOPT_LIST, CONTRACT_TYPE, _p("status", allowed="N P U")),
+             schema=futopt_s.FUTOPT_PRODUCTS, freshness="reference", keys=("symbol",),
+             example={"type": "FUTURE"}, doc="contract list (beta)"),
+    Endpoint(name="futopt.intraday.tickers", path="/futopt/intraday/tickers",
+             params=(*FUTOPT_LIST, _p("product", doc="contract code, e.g. TXF"), CONTRACT_TYPE),
+             schema=futopt_s.FUTOPT_TICKERS, freshness="reference", keys=("symbol",),
+             example={"type": "FUTURE"}, doc="tradable products (beta)"),
+    _futopt("ticker", futopt_s.FUTOPT_TICKER, "reference", "contract reference"),
+    _futopt("quote", futopt_s.FUTOPT_QUOTE, "intraday", "real-time quote"),
+    _futopt("candles", futopt_s.FUTOPT_CANDLES, "intraday", "minute candles",
+            _p("timeframe", allowed="1 5 10 15 30 60"), keys=("symbol", "date")),
+    _futopt("trades", futopt_s.FUTOPT_TRADES, "intraday", "trade detail", _p("offset", "int"),
+            LIMIT, keys=("symbol", "serial")),
+    _futopt("volumes", futopt_s.FUTOPT_VOLUMES, "intraday", "price-volume distribution",
+            keys=("symbol", "price")),
 )
 
-ENDPOINTS: Mapping[str, Endpoint] = MappingProxyType({e.name: e for e in _ROWS})
+#: the rows by name (a live view: tests that add a synthetic row see it everywhere)
+_BY_NAME: dict[str, Endpoint] = {e.name: e for e in _ROWS}
+ENDPOINTS: Mapping[str, Endpoint] = MappingProxyType(_BY_NAME)
 
 
 def get(name: str) -> Endpoint:

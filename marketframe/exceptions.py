@@ -9,6 +9,7 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
     |   |   +-- ConventionTypeError        ``convention=`` of the wrong kind (indicators)
     |   +-- UnorderedRowsError             rows out of time order, no time column (frames)
     +-- ConfigurationError             a local setting is missing or unusable (no API key)
+    +-- DefinitionError (TypeError)    an endpoint row or schema contradicts itself (at import)
     +-- SchemaError                    a payload does not fit the endpoint's schema
     +-- ServiceError                   the service gave no usable answer
     |   +-- APIError                   ... it answered with an error status
@@ -97,6 +98,13 @@ class InvalidParams(MarketframeError, ValueError):
 
 class InvalidParamType(InvalidParams, TypeError):
     """A parameter has a type marketframe cannot use (``except TypeError`` catches it too)."""
+
+
+class DefinitionError(MarketframeError, TypeError):
+    """An endpoint row or a schema of the package contradicts itself: a contributor's mistake,
+    raised when the table is built (``docs/contributing.md``)."""
+
+    hint = "fix the row or schema named in the message (docs/contributing.md)"
 
 
 class ConfigurationError(MarketframeError):

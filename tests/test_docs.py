@@ -20,7 +20,7 @@ def test_endpoints_md_is_current() -> None:
 
 def test_every_endpoint_is_documented() -> None:
     text = DOC_PATH.read_text(encoding="utf-8")
-    assert len(ENDPOINTS) == 26
+    assert f"{len(ENDPOINTS)} endpoints." in text
     for name in ENDPOINTS:
         assert f"### `{name}`" in text
 

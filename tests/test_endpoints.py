@@ -13,37 +13,6 @@ from marketframe import BatchError, Client, SymbolNotFound, units
 from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES
 
 RANGE = {"from_": "2024-01-01", "to": "2024-06-30", "timeframe": "D"}
-#: one call per endpoint; the path parameter is the first symbol/market of MANY
-CALLS: dict[str, dict[str, Any]] = {
-    "stock.intraday.tickers": {"type": "EQUITY"},
-    "stock.intraday.ticker": {},
-    "stock.intraday.quote": {},
-    "stock.intraday.candles": {},
-    "stock.intraday.trades": {},
-    "stock.intraday.volumes": {},
-    "stock.snapshot.quotes": {},
-    "stock.snapshot.movers": {"direction": "up", "change": "percent"},
-    "stock.snapshot.actives": {"trade": "volume"},
-    "stock.historical.candles": RANGE,
-    "stock.historical.stats": {},
-    "stock.technical.sma": {**RANGE, "period": 20},
-    "stock.technical.rsi": {**RANGE, "period": 14},
-    "stock.technical.kdj": {**RANGE, "rPeriod": 9, "kPeriod": 3, "dPeriod": 3},
-    "stock.technical.macd": {**RANGE, "fast": 12, "slow": 26, "signal": 9},
-    "stock.technical.bb": {**RANGE, "period": 20},
-    "stock.corporate_actions.capital_changes": {"start_date": "2023-01-01",
-                                                "end_date": "2023-12-31"},
-    "stock.corporate_actions.dividends": {"start_date": "2024-01-01", "end_date": "2024-12-31"},
-    "stock.corporate_actions.listing_applicants": {"start_date": "2024-01-01",
-                                                   "end_date": "2024-12-31"},
-    "futopt.intraday.products": {"type": "FUTURE"},
-    "futopt.intraday.tickers": {"type": "FUTURE"},
-    "futopt.intraday.ticker": {},
-    "futopt.intraday.quote": {},
-    "futopt.intraday.candles": {},
-    "futopt.intraday.trades": {},
-    "futopt.intraday.volumes": {},
-}
 MANY = {"symbol": ["2330", "0050", "2317"], "market": ["TSE", "OTC"]}
 MANY_FUTOPT = ["TXFL6", "MXFL6"]
 
@@ -61,8 +30,10 @@ POLARS = {
 }
 
 
-def test_calls_cover_every_endpoint() -> None:
-    assert set(CALLS) == set(ENDPOINTS)
+def test_every_example_names_the_rows_parameters_and_fills_the_required_ones() -> None:
+    for ep in ENDPOINTS.values():
+        assert set(ep.example) <= set(ep.param_map), ep.name
+        assert {p.name for p in ep.params if p.required} <= set(ep.example), ep.name
 
 
 @pytest.fixture(scope="module", params=["pandas", "polars"])
@@ -73,11 +44,10 @@ def client(request: pytest.FixtureRequest, sandbox: Any, api_key: str) -> Iterat
 
 def _params(name: str, many: bool) -> dict[str, Any]:
     ep = ENDPOINTS[name]
-    params = dict(CALLS[name])
+    params = dict(ep.example)  # the row's example call
     multi = ep.multi_param
-    if multi:
-        values = MANY_FUTOPT if ep.group == "futopt" else MANY[multi]
-        params[multi] = values if many else values[0]
+    if multi and many:
+        params[multi] = MANY_FUTOPT if ep.group == "futopt" else MANY[multi]
     return params
 
 

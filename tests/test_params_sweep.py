@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_endpoints import CALLS
 
 from marketframe import Client, InvalidParams
 from marketframe._params import _PATH_VALUE_RE, DATE_SPAN, encode, validate
@@ -25,13 +24,7 @@ _YMD = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _base(ep: Endpoint) -> dict[str, Any]:
-    params = dict(CALLS[ep.name])
-    multi = ep.multi_param
-    if multi == "market":
-        params[multi] = "TSE"
-    elif multi:
-        params[multi] = "TXFL6" if ep.group == "futopt" else "2330"
-    return params
+    return dict(ep.example)  # the row's example call
 
 
 class _Thing:

@@ -22,11 +22,13 @@ from typing import Any
 from . import _calendar as cal
 from ._limits import Runner, quiet_accept_errors, rest_pool
 from ._market import Market
-from ._rest import Service
+from ._query import Query, ServiceError
+from ._routes import ROUTES, with_aliases
 from ._server import DEMO_KEYS, PREFIX, RestApp, Settings
+from ._service import Route, Service
 from ._streaming import Streaming, StreamSettings
 
-__all__ = ["DEMO_KEYS", "Sandbox"]
+__all__ = ["DEMO_KEYS", "Query", "Route", "Sandbox", "Service", "ServiceError"]
 
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
@@ -79,6 +81,9 @@ class Sandbox:
     idle_timeout:
         Seconds a connection may go without sending a complete request (silent, trickling
         headers, or idle between requests) before the server closes it.
+    extra_routes:
+        More :class:`Route` rows to serve (a new endpoint's handler while it is written, or a
+        test's synthetic endpoint); see docs/contributing.md.
     **stream:
         Streaming settings: ``stream_speed`` (0: as fast as possible; 1: real time),
         ``stream_from`` ("08:30"), ``heartbeat`` (30 s), ``drop_after`` (close each connection
@@ -90,7 +95,8 @@ class Sandbox:
                  rate_limit: int | None = 600, rate_window: float = 60.0, latency: float = 0.0,
                  fault_rate: float = 0.0, reset_rate: float = 0.0, host: str = "127.0.0.1",
                  port: int = 0, extra_equities: int = 0, http_connections: int | None = 512,
-                 idle_timeout: float = 60.0, **stream: Any) -> None:
+                 idle_timeout: float = 60.0, extra_routes: tuple[Route, ...] = (),
+                 **stream: Any) -> None:
         self.seed = seed
         self.host = host
         self.port = port
@@ -100,7 +106,7 @@ class Sandbox:
                                  http_connections)
         self.idle_timeout = idle_timeout
         self.service = Service(self.market, self.now)
-        self.rest = RestApp(self.service, self.settings)
+        self.rest = RestApp(self.service, self.settings, (*ROUTES, *with_aliases(extra_routes)))
         self.stream_settings = StreamSettings(**stream)
         self.streaming = Streaming(self.service, self.stream_settings)
         self._loop: asyncio.AbstractEventLoop | None = None

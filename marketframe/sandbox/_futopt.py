@@ -15,7 +15,8 @@ from datetime import date, timedelta
 import numpy as np
 
 from . import _calendar as cal
-from ._market import KIND_CLOSE, KIND_CONT, KIND_OPEN, Day, Market, _path, _split_sizes
+from ._intraday import KIND_CLOSE, KIND_CONT, KIND_OPEN, Day, _path, _split_sizes
+from ._market import Market
 from ._universe import Instrument
 
 

@@ -11,7 +11,7 @@ from datetime import datetime
 import numpy as np
 
 from . import _calendar as cal
-from ._market import KIND_CLOSE, KIND_CONT, KIND_OPEN, Day
+from ._intraday import KIND_CLOSE, KIND_CONT, KIND_OPEN, Day
 
 
 def px(cents: int | float | None) -> int | float | None:

@@ -1,7 +1,7 @@
 """The sandbox's HTTP server (aiohttp): keys and plans, rate limits, latency and faults.
 
 aiohttp gives keep-alive HTTP/1.1 and WebSocket on the same port; the REST bodies come from
-``_rest.Service``.
+the handlers of the route table (``_routes.ROUTES``), each called with the ``_service.Service``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import orjson
 from aiohttp import web
 
 from ._limits import rest_pool
-from ._rest import Query, Service, ServiceError
+from ._query import Query, ServiceError
+from ._service import PLANS, Route, Service
 
 log = logging.getLogger("marketframe.sandbox")
 
@@ -71,16 +72,19 @@ class Stats:
     record_paths: bool = False
 
 
-def _build(fn, match: dict[str, str], query: dict[str, str]) -> bytes:
+def _build(route: Route, service: Service, match: dict[str, str],
+           query: dict[str, str]) -> bytes:
     """One REST body, serialized (runs on the REST pool)."""
-    return orjson.dumps(fn(match, Query(query)))
+    return orjson.dumps(route.handler(service, match, Query(query)))
 
 
 class RestApp:
     clock = staticmethod(time.time)  # the rate limiter's clock (a test can set its own)
 
-    def __init__(self, service: Service, settings: Settings) -> None:
+    def __init__(self, service: Service, settings: Settings,
+                 routes: tuple[Route, ...]) -> None:
         self.service = service
+        self.routes = routes
         self.settings = settings
         self.stats = Stats()
         self._windows: dict[str, _Window] = {}
@@ -127,7 +131,7 @@ class RestApp:
         return self._json({"statusCode": status, "message": message or MESSAGES[status]},
                           status, headers)
 
-    def handler(self, fn, gated: bool):
+    def handler(self, route: Route):
         async def handle(request: web.Request) -> web.StreamResponse:
             if self.stats.record_paths:
                 self.stats.paths.append(request.path_qs)
@@ -148,14 +152,16 @@ class RestApp:
                 return self._error(429, headers)
             if s.fault_rate and self._faults.random() < s.fault_rate:
                 return self._error(self._faults.choice((500, 502, 503)), headers)
-            if gated and plan == "basic":
-                return self._error(403, headers, "Forbidden: the basic plan does not include "
-                                   "this endpoint (developer or advanced plan required)")
+            if not route.allows(plan):
+                above = " or ".join(PLANS[PLANS.index(route.plan):])
+                return self._error(403, headers, f"Forbidden: the {plan} plan does not include "
+                                   f"this endpoint ({above} plan required)")
             # built off the event loop: a heavy body delays only its own request
             loop = asyncio.get_running_loop()
             try:
                 body = await loop.run_in_executor(
-                    self.pool, _build, fn, dict(request.match_info), dict(request.query))
+                    self.pool, _build, route, self.service, dict(request.match_info),
+                    dict(request.query))
             except ServiceError as e:
                 return self._error(e.status, headers, e.message)
             except Exception:  # noqa: BLE001 - a bug in the emulator: say so in JSON, log it
@@ -169,9 +175,8 @@ class RestApp:
         app = web.Application()
         if streaming is not None:
             app.router.add_get(PREFIX + "/stock/streaming", streaming.handle)
-        for route in self.service.routes():
-            app.router.add_get(PREFIX + route.path, self.handler(route.handler, route.gated),
-                               allow_head=False)
+        for route in self.routes:
+            app.router.add_get(PREFIX + route.path, self.handler(route), allow_head=False)
 
         async def not_found(request: web.Request) -> web.Response:
             key = request.headers.get("X-API-KEY", "")

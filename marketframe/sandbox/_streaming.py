@@ -41,10 +41,11 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from . import _calendar as cal
-from . import _payloads as wire
-from ._market import Day
+from ._stream_events import Events, build_events, garbage
 
 CHANNELS = ("trades", "candles", "books", "aggregates", "indices")
+#: data frames one connection sends before it yields to the event loop
+_FAIR_SHARE = 32
 
 
 @dataclass
@@ -59,25 +60,12 @@ class StreamSettings:
 
 
 @dataclass
-class _Events:
-    times: np.ndarray  # int64 microseconds, sorted
-    bodies: list[bytes]  # JSON of each event's `data`
-    _times: list[int] | None = None
-
-    def time_list(self) -> list[int]:
-        """``times`` as Python ints (indexing a list is much cheaper than a numpy array)."""
-        if self._times is None:
-            self._times = self.times.tolist()
-        return self._times
-
-
-@dataclass
 class _Sub:
     id: str
     channel: str
     symbol: str
     oddlot: bool
-    events: _Events
+    events: Events
     pos: int = 0
     day: Any = None  # the session day of ``events``
 
@@ -105,11 +93,6 @@ async def _quietly(coro: Any) -> None:
         await coro
 
 
-def _flags_and(row: dict, flags: dict) -> dict:
-    row.update(flags)
-    return row
-
-
 class Streaming:
     def __init__(self, service: Any, settings: StreamSettings) -> None:
         self.service = service
@@ -117,8 +100,8 @@ class Streaming:
         self.settings = settings
         self.connections = 0
         self.garbage_sent = 0
-        self._cache: dict[tuple, _Events] = {}
-        self._building: dict[tuple, asyncio.Future[_Events]] = {}
+        self._cache: dict[tuple, Events] = {}
+        self._building: dict[tuple, asyncio.Future[Events]] = {}
         self.builds = 0  # event lists built (each (channel, symbol, day) once while cached)
         self.restart()
 
@@ -141,21 +124,21 @@ class Streaming:
 
     # --- events of one (channel, symbol) ---------------------------------------------------------
 
-    def events(self, channel: str, symbol: str, oddlot: bool) -> _Events:
+    def events(self, channel: str, symbol: str, oddlot: bool) -> Events:
         d = self.replay_date()
         key = (channel, symbol, oddlot, d)
         got = self._cache.get(key)
         if got is None:
             self.builds += 1
             day = self.market.day(symbol, d, oddlot=oddlot)
-            got = self._build(channel, day) if day is not None else _Events(
+            got = build_events(channel, day, self.market.rng) if day is not None else Events(
                 np.zeros(0, dtype=np.int64), [])
             self._cache[key] = got
             if len(self._cache) > 512:
                 self._cache.pop(next(iter(self._cache)))
         return got
 
-    async def events_async(self, channel: str, symbol: str, oddlot: bool) -> _Events:
+    async def events_async(self, channel: str, symbol: str, oddlot: bool) -> Events:
         """``events`` built off the event loop, once: connections that ask for the same
         (channel, symbol, day) while it is being built wait for that one build (100 clients
         subscribing at once must not build it 100 times over)."""
@@ -170,73 +153,6 @@ class Streaming:
             self._building[key] = pending
             pending.add_done_callback(lambda _: self._building.pop(key, None))
         return await asyncio.shield(pending)
-
-    def _build(self, channel: str, day: Day) -> _Events:
-        inst = day.inst
-        head: dict[str, Any] = {"symbol": inst.symbol, "type": inst.type, "exchange": inst.exchange,
-                "market": inst.market}
-        rows: list[tuple[int, dict]] = []
-        n = len(day.time)
-        if channel == "indices":
-            if inst.type == "INDEX":
-                rows = [(int(t), {"symbol": inst.symbol, "type": inst.type,
-                                  "exchange": inst.exchange, "index": wire.px(p),
-                                  "time": int(t)})
-                        for t, p in zip(day.time.tolist(), day.price.tolist(), strict=True)]
-        elif inst.type == "INDEX":
-            rows = []
-        elif channel == "trades":
-            cum = np.cumsum(day.size).tolist()
-            for i in range(n):
-                row = dict(head)
-                row.update({"bid": wire.px(day.bid[i]), "ask": wire.px(day.ask[i]),
-                            "price": wire.px(day.price[i]), "size": int(day.size[i]),
-                            "volume": cum[i], "time": int(day.time[i]),
-                            "serial": int(day.serial[i])})
-                rows.append((int(day.time[i]), _flags_and(row, wire.trade_flags(day, i))))
-            for j in range(len(day.trial_time)):
-                row = dict(head)
-                row.update({"price": wire.px(day.trial_price[j]),
-                            "size": int(day.trial_size[j]), "time": int(day.trial_time[j]),
-                            "serial": int(day.trial_serial[j]), "isTrial": True})
-                rows.append((int(day.trial_time[j]), row))
-            if day.fixed is not None:
-                ft, fp, fs = day.fixed
-                row = dict(head)
-                row.update({"price": wire.px(fp), "size": fs, "time": ft, "serial": 99999999})
-                rows.append((ft, row))
-        elif channel == "candles":
-            t0 = cal.epoch_us(cal.at(day.date, cal.SESSION_OPEN))
-            bucket = (day.time - t0) // 60_000_000
-            value = np.cumsum(day.price * day.size)
-            volume = np.cumsum(day.size)
-            o = h = lo = 0
-            v = 0
-            for i in range(n):
-                p = int(day.price[i])
-                if i == 0 or bucket[i] != bucket[i - 1]:
-                    o = h = lo = p
-                    v = 0
-                h, lo, v = max(h, p), min(lo, p), v + int(day.size[i])
-                row = dict(head)
-                row.update({"date": wire.iso_minute(t0 + int(bucket[i]) * 60_000_000),
-                            "open": wire.px(o), "high": wire.px(h), "low": wire.px(lo),
-                            "close": wire.px(p), "volume": v,
-                            "average": round(float(value[i]) / float(volume[i]) / 100, 2)})
-                rows.append((int(day.time[i]), row))
-        elif channel == "books":
-            for i in range(n):
-                bids, asks = wire.book(day, i + 1, self.market.rng)
-                row = dict(head)
-                row.update({"bids": bids, "asks": asks, "time": int(day.time[i])})
-                rows.append((int(day.time[i]), row))
-        elif channel == "aggregates":
-            stamps = sorted(set(day.time.tolist()) | set(day.trial_time.tolist()))
-            for t in stamps:
-                rows.append((t, wire.quote(day, t, inst.name, self.market.rng)))
-        rows.sort(key=lambda r: r[0])
-        return _Events(np.array([r[0] for r in rows], dtype=np.int64),
-                       [orjson.dumps(r[1]) for r in rows])
 
     # --- the WebSocket handler -------------------------------------------------------------------
 
@@ -361,6 +277,10 @@ class Streaming:
                               "non-empty list of strings)")
             return
         oddlot = bool(data.get("intradayOddLot"))
+        # the subscription starts where the market clock is when the request arrives, for
+        # every symbol of it: the time the sandbox takes to build the events (longer on a busy
+        # machine) must not make a subscriber miss what happened meanwhile
+        start = conn.cursor if self.settings.stream_speed == 0 else self.market_now_us()
         replies = []
         for symbol in symbols:
             inst = self.market.universe.get(symbol)
@@ -371,7 +291,6 @@ class Streaming:
             sid = hashlib.sha1(f"{channel}:{symbol}:{oddlot}".encode()).hexdigest()[:20]
             day = self.replay_date()
             events = await self.events_async(channel, inst.symbol, oddlot)
-            start = conn.cursor if self.settings.stream_speed == 0 else self.market_now_us()
             pos = int(np.searchsorted(events.times, start, side="left"))
             conn.subs[sid] = _Sub(sid, channel, inst.symbol, oddlot, events, pos, day)
             replies.append({"id": sid, "channel": channel, "symbol": inst.symbol})
@@ -462,29 +381,8 @@ class Streaming:
                 await asyncio.sleep(0)
             if s.garbage_every and conn.sent_data % s.garbage_every == 0:
                 self.garbage_sent += 1  # kinds in turn across connections
-                await ws.send_str(_garbage(self.garbage_sent, best))
+                await ws.send_str(garbage(self.garbage_sent, best))
             if s.drop_after is not None and conn.sent_data >= s.drop_after:
                 await ws.close(code=1011, message=b"dropped by the sandbox (drop_after)")
                 return
 
-
-#: data frames one connection sends before it yields to the event loop
-_FAIR_SHARE = 32
-
-_GARBAGE = (
-    lambda sub: "{not json",
-    lambda sub: "[1, 2, 3]",
-    lambda sub: orjson.dumps({"event": "data", "channel": sub.channel, "id": sub.id,
-                              "data": None}).decode(),
-    lambda sub: '{"event": "heartbeat", "data": "soon"}',
-    lambda sub: orjson.dumps({"event": "data", "channel": "weather", "id": sub.id,
-                              "data": {"symbol": sub.symbol}}).decode(),
-    lambda sub: orjson.dumps({"event": "data", "channel": sub.channel, "id": sub.id,
-                              "data": {"symbol": sub.symbol, "price": "abc",
-                                       "time": int(sub.events.time_list()[0])}}).decode(),
-)
-
-
-def _garbage(n: int, sub: _Sub) -> str:
-    """The ``n``-th malformed frame of the ``garbage_every`` fault (kinds in turn)."""
-    return _GARBAGE[n % len(_GARBAGE)](sub)

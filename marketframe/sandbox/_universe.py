@@ -136,6 +136,3 @@ class Universe:
 
     def get(self, symbol: str) -> Instrument | None:
         return self.instruments.get(symbol)
-
-    def of_type(self, type_: str) -> list[Instrument]:
-        return [x for x in self.instruments.values() if x.type == type_]

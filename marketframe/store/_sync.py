@@ -44,14 +44,6 @@ if TYPE_CHECKING:
 #: parameters that only order or bound the answer, never change a row
 _NOT_IDENTITY = {"symbol", "timeframe", "sort"}
 _ENVELOPE_DATE = re.compile(rb'"date"\s*:\s*"(\d{4}-\d{2}-\d{2})"')
-#: warm-up bars the service omits at the start of a technical range, from its parameters
-_WARMUP = {
-    "stock.technical.sma": lambda p: p["period"],
-    "stock.technical.rsi": lambda p: p["period"] + 1,
-    "stock.technical.bb": lambda p: p["period"],
-    "stock.technical.kdj": lambda p: p["rPeriod"],
-    "stock.technical.macd": lambda p: p["slow"] + p["signal"],
-}
 
 
 def date_ranged() -> list[str]:
@@ -76,10 +68,10 @@ class Spec:
 
     def lead_days(self) -> int:
         """Calendar days to request before each window so warm-up bars are not lost."""
-        warm = _WARMUP.get(self.ep.name)
-        if warm is None or self.minute:
+        tech = self.ep.technical  # the row's warm-up: bars the service omits at the start
+        if tech is None or self.minute:
             return 0
-        bars = int(warm(self.params)) + 1
+        bars = int(tech.warmup(self.params)) + 1
         if self.ds.timeframe == "W":
             days = bars * 7 + 7
         elif self.ds.timeframe == "M":
@@ -138,14 +130,9 @@ def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> 
     if canon.get("adjusted"):  # adjusted history changes with every new corporate action
         raise InvalidParams(ep.name, "adjusted", "would store prices that the next corporate "
                             "action makes stale", "sync raw candles and read(..., adjust='all')")
-    if ep.name == "stock.historical.candles" and timeframe in MINUTE_TIMEFRAMES:
-        bad_f = [f for f in canon.get("fields", ()) if f in ("turnover", "change")]
-        if bad_f:
-            raise InvalidParams(ep.name, "fields", f"cannot select {bad_f} with a minute "
-                                "timeframe", "open, high, low, close, volume")
+    if timeframe in MINUTE_TIMEFRAMES:
+        _params.check_minute(ep, canon)  # the row's minute rules (e.g. fields allowed)
     return Spec(ep, DatasetId(ep.name, fingerprint(canon), timeframe), canon)
-
-
 
 
 def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
@@ -224,8 +211,8 @@ def _request(spec: Spec, task: _Task, today: dt.date) -> dict[str, Any]:
     lo_name, hi_name = spec.ep.date_range  # type: ignore[misc]
     if task.window is not None:
         p[lo_name], p[hi_name] = task.fetch_from, task.window[1]
-    elif spec.ep.name.startswith("stock.technical."):
-        p[lo_name] = p[hi_name] = today  # required, ignored for minute timeframes
+    elif spec.ep.minute_range == "ignored":
+        p[lo_name] = p[hi_name] = today  # required on the wire, ignored by the service
     return p
 
 

@@ -9,7 +9,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 
 from marketframe._params import one_year_after
-from marketframe.endpoints import EARLIEST, MINUTE_TIMEFRAMES
+from marketframe.endpoints import EARLIEST, ENDPOINTS, MINUTE_TIMEFRAMES
 from marketframe.exceptions import InvalidParams
 
 Interval = tuple[dt.date, dt.date]
@@ -115,13 +115,6 @@ def plan(want: Interval, held: Sequence[Interval], symbol: str | None, lead: int
     return windows, before
 
 
-#: endpoints whose rows keep changing after their date, and for how long: a listing
-#: applicant's review, approval and listing dates and its underwriting price fill in over the
-#: months after its application date, so applications of the last two years stay open
-#: (refetched by every sync) instead of final
-REFRESH = {"stock.corporate_actions.listing_applicants": dt.timedelta(days=730)}
-
-
 def final_until(timeframe: str | None, today: dt.date,
                 endpoint: str | None = None) -> dt.date | None:
     """The last date whose rows can no longer change, given the service's ``today``.
@@ -130,10 +123,12 @@ def final_until(timeframe: str | None, today: dt.date,
     monthly candles are labelled by the first trading day of their period and aggregate the
     whole period, so a label is final only when its period ended before today: labels before
     the start of today's week (Monday) or month. Minute rows are never final (None). Rows of
-    the endpoints of :data:`REFRESH` are final only that long after their date.
+    an endpoint whose row has ``refresh_days`` (they keep changing after their date) are final
+    only that long after their date: refetched by every sync until then.
     """
-    if endpoint in REFRESH:
-        return today - REFRESH[endpoint]
+    refresh = ENDPOINTS[endpoint].refresh_days if endpoint in ENDPOINTS else None
+    if refresh is not None:
+        return today - dt.timedelta(days=refresh)
     if timeframe in MINUTE_TIMEFRAMES:
         return None
     if timeframe == "W":

@@ -49,15 +49,15 @@ _trade_cols.append(Col("backfilled", ("backfilled",), "flag"))
 STREAM_SCHEMAS: dict[str, Schema] = {
     "trades": Schema(tuple(_trade_cols), rows=True),
     "candles": Schema(tuple(_rowwise(SCHEMAS["stock_intraday_candles"].columns)), rows=True),
-    "books": Schema((*_HEAD, *_BOOK, Col("time", ("time",), "time_us", None, False, True)),
+    "books": Schema((*_HEAD, *_BOOK, Col("time", ("time",), "time_us", required=True)),
                     rows=True),
     "aggregates": Schema(tuple(_rowwise(SCHEMAS["stock_quote"].columns)), rows=True),
     "indices": Schema((
-        Col("symbol", ("symbol",), "str", None, False, True),
+        Col("symbol", ("symbol",), "str", required=True),
         Col("type", ("type",), "cat"),
         Col("exchange", ("exchange",), "cat"),
         Col("index", ("index",), "float"),
-        Col("time", ("time",), "time_us", None, False, True),
+        Col("time", ("time",), "time_us", required=True),
     ), rows=True),
 }
 CHANNELS: tuple[str, ...] = tuple(STREAM_SCHEMAS)

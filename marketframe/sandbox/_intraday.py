@@ -1,0 +1,221 @@
+"""One instrument's intraday day in the synthetic market: its trades, trial matches and books.
+
+The trades are generated from the day's daily row as a bridge that starts at the open, touches
+the high and the low and ends at the close, with sizes that sum to the day's volume (see
+``_market`` for the two levels of the market).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import _calendar as cal
+from ._universe import Instrument
+
+if TYPE_CHECKING:
+    from ._market import Daily
+
+KIND_OPEN, KIND_CONT, KIND_CLOSE = 0, 1, 2
+
+
+@dataclass
+class Day:
+    """The trades of one instrument on one day (sorted by time, oldest first)."""
+
+    inst: Instrument
+    date: date
+    reference: int
+    previous_close: int
+    limit_up: int  # 0: no limit
+    limit_down: int
+    unit_value: int  # TWD per (cent x unit): 1000/100 for lots, 1/100 for shares
+    time: np.ndarray
+    price: np.ndarray
+    size: np.ndarray
+    bid: np.ndarray  # -1 where none
+    ask: np.ndarray
+    serial: np.ndarray
+    kind: np.ndarray
+    side: np.ndarray  # +1 traded at the ask, -1 at the bid, 0 not split (opening auction)
+    trial_time: np.ndarray
+    trial_price: np.ndarray
+    trial_size: np.ndarray
+    trial_serial: np.ndarray
+    fixed: tuple[int, int, int] | None = None  # after-hours fixed-price trade (time, price, size)
+    etf: bool = False
+    session: str = "REGULAR"
+
+    def visible(self, t_us: int) -> int:
+        """How many trades have happened at ``t_us``."""
+        return int(np.searchsorted(self.time, t_us, side="right"))
+
+    def visible_trials(self, t_us: int) -> int:
+        return int(np.searchsorted(self.trial_time, t_us, side="right"))
+
+    def value(self, n: int) -> int:
+        """Traded value in TWD of the first ``n`` trades (index "sizes" are turnover already)."""
+        if self.inst.type == "INDEX":
+            return int(self.size[:n].sum())
+        return int(round(float(np.dot(self.price[:n], self.size[:n])) * self.unit_value / 100))
+
+
+def _bridge(rng: np.random.Generator, keys: list[tuple[int, int]], top: int) -> np.ndarray:
+    """Integer path through (position, level) key points, clipped to [0, top]."""
+    n = keys[-1][0] + 1
+    out = np.empty(n, dtype=np.int64)
+    out[0] = keys[0][1]
+    scale = max(0.6, top / max(4.0, math.sqrt(n)) * 0.9)
+    for (a, va), (b, vb) in zip(keys[:-1], keys[1:], strict=True):
+        m = b - a
+        if m == 0:
+            continue
+        steps = np.arange(1, m + 1) / m
+        walk = np.cumsum(rng.normal(0.0, scale, m))
+        path = va + (vb - va) * steps + walk - steps * walk[-1]
+        seg = np.clip(np.rint(path), 0, top).astype(np.int64)
+        seg[-1] = vb
+        out[a + 1 : b + 1] = seg
+    for pos, level in keys:
+        out[pos] = level
+    return out
+
+
+def _path(rng: np.random.Generator, lad: np.ndarray, o: int, h: int, lo: int, c: int,
+          n: int) -> np.ndarray:
+    """Prices of ``n`` trades: first ``o``, last ``c``, touching ``h`` and ``lo``."""
+    top = len(lad) - 1
+    io = int(np.searchsorted(lad, o))
+    ic = int(np.searchsorted(lad, c))
+    keys = {0: io, n - 1: ic}
+    free = [p for p in range(1, n - 1)]
+    if h not in (o, c):
+        ph = int(rng.integers(1, n - 1))
+        keys[ph] = top
+        free.remove(ph)
+    if lo not in (o, c) and free:
+        pl = free[int(rng.integers(0, len(free)))]
+        keys[pl] = 0
+    idx = _bridge(rng, sorted(keys.items()), top)
+    return lad[idx]
+
+
+def _split_sizes(rng: np.random.Generator, total: int, n: int, auction_share: bool) -> np.ndarray:
+    """``n`` positive sizes summing to ``total``; opening/closing auctions take a larger share."""
+    sizes = np.ones(n, dtype=np.int64)
+    rest = total - n
+    if auction_share and n >= 3:
+        o = int(rest * rng.uniform(0.03, 0.08))
+        c = int(rest * rng.uniform(0.03, 0.08))
+        sizes[0] += o
+        sizes[-1] += c
+        rest -= o + c
+        weights = rng.lognormal(0.0, 1.0, n - 2)
+        sizes[1:-1] += rng.multinomial(rest, weights / weights.sum())
+    else:
+        weights = rng.lognormal(0.0, 1.0, n)
+        sizes += rng.multinomial(rest, weights / weights.sum())
+    return sizes
+
+
+def make_day(rng: np.random.Generator, daily: Daily, i: int) -> Day:
+    """The trades of ``daily``'s instrument on its day ``i``, drawn from ``rng``."""
+    inst = daily.inst
+    d = daily.dates[i].astype(object)
+    o, h, lo, c = (int(x[i]) for x in (daily.open, daily.high, daily.low, daily.close))
+    volume, n = int(daily.volume[i]), int(daily.ntrades[i])
+    index = inst.type == "INDEX"
+    etf = inst.etf
+    lad = cal.ladder(lo, h, etf, step=1 if index else None)
+    t_open = cal.epoch_us(cal.at(d, cal.SESSION_OPEN))
+    t_close = cal.epoch_us(cal.at(d, cal.SESSION_CLOSE))
+    if index:
+        times = t_open + np.arange(1, n + 1, dtype=np.int64) * 5_000_000
+        kinds = np.full(n, KIND_CONT, dtype=np.int8)
+    else:
+        first = t_open + int(rng.integers(50_000, 8_000_000))
+        last_cont = cal.epoch_us(cal.at(d, cal.CLOSING_TRIAL_START)) - 1
+        mid = np.sort(rng.integers(first + 1, last_cont, n - 2))
+        mid = mid + np.arange(n - 2)  # strictly increasing even when draws collide
+        times = np.concatenate(([first], mid, [t_close])).astype(np.int64)
+        kinds = np.full(n, KIND_CONT, dtype=np.int8)
+        kinds[0], kinds[-1] = KIND_OPEN, KIND_CLOSE
+    price = _path(rng, lad, o, h, lo, c, n)
+    size = _split_sizes(rng, volume, n, auction_share=not index)
+    if index:
+        bid = ask = np.full(n, -1, dtype=np.int64)
+        side = np.zeros(n, dtype=np.int8)
+        serial = np.arange(1, n + 1, dtype=np.int64)
+    else:
+        side = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
+        side[0] = 0
+        below = np.array([cal.price_below(int(p), etf) for p in lad], dtype=np.int64)
+        above = np.array([cal.price_above(int(p), etf) for p in lad], dtype=np.int64)
+        pos = np.searchsorted(lad, price)
+        bid = np.where(side >= 0, below[pos], price)
+        ask = np.where(side >= 0, price, above[pos])
+        bid[0], ask[0] = price[0], above[pos[0]]
+        base = 10_000 + int(rng.integers(0, 400_000))
+        serial = base + np.cumsum(rng.integers(1, 60, n))
+    # trial matches: 08:30-09:00 converging to the open, 13:25-13:30 to the close
+    tn = 12
+    pre = np.sort(rng.integers(cal.epoch_us(cal.at(d, cal.TRIAL_START)), t_open - 1, tn))
+    post = np.sort(rng.integers(cal.epoch_us(cal.at(d, cal.CLOSING_TRIAL_START)),
+                                t_close - 1, tn))
+    trial_time = np.concatenate((pre, post)).astype(np.int64)
+    if index:
+        trial_time = trial_time[:0]
+    trial_price = np.concatenate((
+        _converge(rng, lad, o, tn), _converge(rng, lad, c, tn)))[: len(trial_time)]
+    trial_size = (size[0] * rng.uniform(0.3, 1.1, len(trial_time))).astype(np.int64) + 1
+    trial_serial = np.concatenate((
+        np.arange(1, tn + 1), int(serial[-2]) + np.arange(1, tn + 1)))[: len(trial_time)]
+    if len(trial_serial) and not index:
+        # the closing trial matches (13:25-13:30) come before the closing auction's trade,
+        # so their serials must too: one market-wide counter
+        serial[-1] = max(int(serial[-1]), int(trial_serial[-1]) + 1)
+    fixed = None
+    if inst.type == "EQUITY" and inst.market != "ESB" and not etf:
+        fixed_size = max(1, int(volume * rng.uniform(0.001, 0.004)))
+        fixed = (cal.epoch_us(cal.at(d, cal.FIXED_PRICE_TIME)), c, fixed_size)
+    unit_value = 1000 if inst.unit == "lots" else 1
+    return Day(inst, d, int(daily.ref[i]), int(daily.prev_close[i]), int(daily.limit_up[i]),
+               int(daily.limit_down[i]), unit_value, times, price, size, bid, ask,
+               serial.astype(np.int64), kinds, side, trial_time, trial_price,
+               trial_size, trial_serial.astype(np.int64), fixed, etf)
+
+def _converge(rng: np.random.Generator, lad: np.ndarray, target: int, n: int) -> np.ndarray:
+    j = int(np.searchsorted(lad, target))
+    spread = np.rint(np.linspace(3, 0, n) * rng.normal(0, 1, n)).astype(np.int64)
+    return lad[np.clip(j + spread, 0, len(lad) - 1)]
+
+def make_oddlot(rng: np.random.Generator, lot: Day) -> Day:
+    """Odd-lot trading beside the whole-lot day ``lot``: call auctions every minute from
+    09:01, sizes in shares, drawn from ``rng``."""
+    inst = lot.inst
+    d = lot.date
+    t_open = cal.epoch_us(cal.at(d, cal.SESSION_OPEN))
+    grid = t_open + np.arange(1, 271, dtype=np.int64) * 60_000_000
+    grid = grid[rng.random(len(grid)) < 0.75]
+    n = len(grid)
+    pos = np.clip(np.searchsorted(lot.time, grid, side="right") - 1, 0, len(lot.time) - 1)
+    price = lot.price[pos]
+    size = np.maximum(1, rng.lognormal(5.5, 1.0, n).astype(np.int64))
+    side = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
+    side[0] = 0
+    etf = inst.etf
+    above = np.array([cal.price_above(int(p), etf) for p in price], dtype=np.int64)
+    below = np.array([cal.price_below(int(p), etf) for p in price], dtype=np.int64)
+    bid = np.where(side >= 0, below, price)
+    ask = np.where(side >= 0, price, above)
+    kinds = np.full(n, KIND_CONT, dtype=np.int8)
+    kinds[0], kinds[-1] = KIND_OPEN, KIND_CLOSE
+    serial = 1 + np.cumsum(rng.integers(1, 30, n))
+    empty = np.zeros(0, dtype=np.int64)
+    return Day(inst, d, lot.reference, lot.previous_close, lot.limit_up, lot.limit_down, 1,
+               grid, price, size, bid, ask, serial.astype(np.int64), kinds, side,
+               empty, empty, empty, empty, None, etf)

@@ -1,0 +1,204 @@
+"""Futures and options routes (beta): contract lists and one contract's intraday data."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+import numpy as np
+
+from . import _calendar as cal
+from . import _payloads as wire
+from ._futopt import PRODUCTS
+from ._query import Query, ServiceError, bad
+from ._service import Route, Service
+
+FUTOPT_FRAMES = ("1", "5", "10", "15", "30", "60")
+
+
+def _futopt_date(svc: Service, afterhours: bool) -> date:
+    now = svc.now()
+    if not afterhours:
+        return svc.today()
+    d = now.date()
+    if now.time() < cal.FUT_AH_OPEN:
+        d = d - timedelta(days=1)
+    return d if cal.is_trading_day(d) else cal.previous_trading_day(d)
+
+
+def _session(svc: Service, q: Query) -> bool:
+    value = q.get("session")
+    if value is None:
+        return False
+    if value.lower() != "afterhours":
+        raise bad(f"Invalid session '{value}'; allowed values: afterhours")
+    return True
+
+
+def products(svc: Service, m: dict, q: Query) -> dict:
+    type_ = q.need("type", ("FUTURE", "OPTION"))
+    q.choice("exchange", ("TAIFEX",))
+    session = q.choice("session", ("REGULAR", "AFTERHOURS"))
+    ctype = q.choice("contractType", ("I", "R", "B", "C", "S", "E"))
+    status = q.choice("status", ("N", "P", "U"))
+    rows = []
+    for p in PRODUCTS.values():
+        if p.type != type_ or (ctype and ctype != "I") or (status and status != "N"):
+            continue
+        rows.append({"symbol": p.code, "type": p.type, "name": p.name,
+                     "underlyingSymbol": "IX0001", "contractType": "I",
+                     "contractSize": p.contract_size, "statusCode": "N",
+                     "tradingCurrency": "TWD", "quoteAcceptable": True,
+                     "startDate": "1998-07-21" if p.code == "TXF" else "2001-12-24",
+                     "canBlockTrade": True, "expiryType": "S", "underlyingType": "E",
+                     "marketCloseGroup": 1, "endSession": 0})
+    return _futopt_envelope(type_, rows, session=session, contractType=ctype,
+                                 status=status)
+
+
+def _futopt_envelope(type_: str, rows: list[dict], **echo: str | None) -> dict:
+    """The list envelope: type, exchange, the filters that were given, then the rows."""
+    out: dict[str, Any] = {"type": type_, "exchange": "TAIFEX"}
+    out.update({k: v for k, v in echo.items() if v})
+    out["data"] = rows
+    return out
+
+
+def futopt_tickers(svc: Service, m: dict, q: Query) -> dict:
+    type_ = q.need("type", ("FUTURE", "OPTION"))
+    q.choice("exchange", ("TAIFEX",))
+    session = q.choice("session", ("REGULAR", "AFTERHOURS"))
+    product = q.get("product")
+    ctype = q.choice("contractType", ("I", "R", "B", "C", "S", "E"))
+    d = _futopt_date(svc, session == "AFTERHOURS")
+    rows = []
+    for c in svc.futopt.contracts(d):
+        if c.product.type != type_ or (product and c.product.code != product):
+            continue
+        if ctype and ctype != "I":
+            continue
+        day = svc.futopt.day(c, d, session == "AFTERHOURS")
+        rows.append({"type": type_, "symbol": c.symbol, "name": c.name,
+                     "referencePrice": wire.px(day.reference) if day else None,
+                     "contractType": "I", "startDate": c.start.isoformat(),
+                     "endDate": c.settlement.isoformat(), "flowGroup": 1,
+                     "settlementDate": c.settlement.isoformat(),
+                     "isDynamicBanding": True})
+    return _futopt_envelope(type_, rows, session=session, product=product,
+                                 contractType=ctype)
+
+
+def _contract_day(svc: Service, m: dict, q: Query):
+    afterhours = _session(svc, q)
+    d = _futopt_date(svc, afterhours)
+    c = svc.futopt.contract(m["symbol"], d)
+    if c is None:
+        raise ServiceError(404, "Resource Not Found")
+    day = svc.futopt.day(c, d, afterhours)
+    if day is None:
+        raise ServiceError(404, "Resource Not Found")
+    return c, d, day
+
+
+def _fo_header(svc: Service, day, d: date) -> dict:
+    return {"date": d.isoformat(), "type": day.inst.type, "exchange": "TAIFEX",
+            "symbol": day.inst.symbol}
+
+
+def _fo_t(svc: Service, day) -> int:
+    return min(cal.epoch_us(svc.now()), int(day.time[-1]))
+
+
+def futopt_ticker(svc: Service, m: dict, q: Query) -> dict:
+    c, d, day = _contract_day(svc, m, q)
+    out = _fo_header(svc, day, d)
+    out.update({"name": c.name, "referencePrice": wire.px(day.reference),
+                "settlementDate": c.settlement.isoformat(), "startDate": c.start.isoformat(),
+                "endDate": c.settlement.isoformat()})
+    return out
+
+
+def futopt_quote(svc: Service, m: dict, q: Query) -> dict:
+    c, d, day = _contract_day(svc, m, q)
+    t = _fo_t(svc, day)
+    base = wire.quote(day, t, c.name, svc.market.rng)
+    out = _fo_header(svc, day, d)
+    out["name"] = c.name
+    for k in ("previousClose", "openPrice", "openTime", "highPrice", "highTime", "lowPrice",
+              "lowTime", "closePrice", "closeTime", "avgPrice", "change", "changePercent",
+              "amplitude", "lastPrice", "lastSize"):
+        if k in base:
+            out[k] = base[k]
+    n = day.visible(t)
+    if n:
+        out["serial"] = f"{int(day.serial[n - 1]):08d}"
+        sizes, side = day.size[:n], day.side[:n]
+        out["total"] = {"tradeVolume": int(sizes.sum()),
+                        "totalBidMatch": int(sizes[side < 0].sum()),
+                        "totalAskMatch": int(sizes[side > 0].sum()),
+                        "time": int(day.time[n - 1])}
+        j = n - 1
+        out["lastTrade"] = {"bid": wire.px(day.bid[j]), "ask": wire.px(day.ask[j]),
+                            "price": wire.px(day.price[j]), "size": int(day.size[j]),
+                            "time": int(day.time[j]), "serial": f"{int(day.serial[j]):08d}"}
+        out["lastUpdated"] = int(day.time[j])
+    return out
+
+
+def futopt_candles(svc: Service, m: dict, q: Query) -> dict:
+    c, d, day = _contract_day(svc, m, q)
+    tf = q.pick("timeframe", FUTOPT_FRAMES, "1")
+    rows = _fo_candles(svc, day, int(tf))
+    out = _fo_header(svc, day, d)
+    out["timeframe"] = tf
+    out["data"] = rows
+    return out
+
+
+def _fo_candles(svc: Service, day, tf: int) -> list[dict]:
+    t = _fo_t(svc, day)
+    n = day.visible(t)
+    if not n:
+        return []
+    t0 = int(day.time[0]) - int(day.time[0]) % 60_000_000
+    width = tf * 60_000_000
+    times, prices, sizes = day.time[:n], day.price[:n], day.size[:n]
+    bucket = (times - t0) // width
+    starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+    ends = np.r_[starts[1:], n]
+    cum = np.cumsum(prices * sizes) / np.cumsum(sizes)
+    return [{"date": wire.iso_minute(t0 + int(bucket[s]) * width),
+             "open": wire.px(prices[s]), "high": wire.px(prices[s:e].max()),
+             "low": wire.px(prices[s:e].min()), "close": wire.px(prices[e - 1]),
+             "volume": int(sizes[s:e].sum()), "average": round(float(cum[e - 1]) / 100, 2)}
+            for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+
+def futopt_trades(svc: Service, m: dict, q: Query) -> dict:
+    c, d, day = _contract_day(svc, m, q)
+    offset = q.whole("offset", 0)
+    limit = q.whole("limit", 50, minimum=1)
+    rows = wire.trade_rows(day, _fo_t(svc, day), futopt=True)
+    rows.reverse()
+    out = _fo_header(svc, day, d)
+    out["data"] = rows[offset : offset + limit]
+    return out
+
+
+def futopt_volumes(svc: Service, m: dict, q: Query) -> dict:
+    c, d, day = _contract_day(svc, m, q)
+    out = _fo_header(svc, day, d)
+    out["data"] = wire.volume_rows(day, _fo_t(svc, day), split=False)
+    return out
+
+
+F = "/futopt/intraday"
+ROUTES = (
+    Route(f"{F}/products", products),
+    Route(f"{F}/tickers", futopt_tickers),
+    Route(f"{F}/ticker/{{symbol}}", futopt_ticker),
+    Route(f"{F}/quote/{{symbol}}", futopt_quote),
+    Route(f"{F}/candles/{{symbol}}", futopt_candles),
+    Route(f"{F}/trades/{{symbol}}", futopt_trades),
+    Route(f"{F}/volumes/{{symbol}}", futopt_volumes),
+)

@@ -1,0 +1,91 @@
+"""What every REST handler of the sandbox shares: the market and clock (:class:`Service`), the
+route row (:class:`Route`) and the plan data that decides which key may call a route.
+
+A handler is a plain function ``handler(svc, match, query) -> body``; each group module
+(``_rest_intraday``, ``_rest_snapshot``, ...) lists its routes in a ``ROUTES`` tuple next to
+its handlers, and ``_routes.ROUTES`` joins them. Nothing here imports the rest of marketframe:
+the sandbox is an independent oracle of the service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from . import _calendar as cal
+from ._futopt import FutOpt
+from ._intraday import Day
+from ._market import Market
+from ._query import Query, ServiceError
+from ._universe import Instrument
+
+MINUTE_FRAMES = ("1", "3", "5", "10", "15", "30", "60")
+TIMEFRAMES = (*MINUTE_FRAMES, "D", "W", "M")
+MARKETS = ("TSE", "OTC", "ESB", "TIB", "PSB")
+
+#: the service's plans, cheapest first; a key of one plan may call the routes of its plan and
+#: of every cheaper one
+PLANS = ("basic", "developer", "advanced")
+#: the cheapest plan of each group of paths (a path of no group here is on every plan)
+PLAN_OF_GROUP = {"/stock/snapshot/": "developer", "/stock/corporate-actions/": "developer"}
+
+Handler = Callable[["Service", dict[str, str], Query], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Route:
+    """One REST route: a path relative to ``/marketdata/v1.0`` and the function answering it."""
+
+    path: str
+    handler: Handler
+
+    @property
+    def plan(self) -> str:
+        """The cheapest plan that may call it, from :data:`PLAN_OF_GROUP`."""
+        return next((p for g, p in PLAN_OF_GROUP.items() if self.path.startswith(g)), PLANS[0])
+
+    def allows(self, plan: str) -> bool:
+        return PLANS.index(plan) >= PLANS.index(self.plan)
+
+
+class Service:
+    """The market and clock of one sandbox, and the helpers every handler uses."""
+
+    def __init__(self, market: Market, clock: Callable[[], datetime]) -> None:
+        self.market = market
+        self.futopt = FutOpt(market)
+        self.clock = clock
+
+    def now(self) -> datetime:
+        return self.clock().astimezone(cal.TAIPEI)
+
+    def instrument(self, symbol: str) -> Instrument:
+        inst = self.market.universe.get(symbol)
+        if inst is None:
+            raise ServiceError(404, "Resource Not Found")
+        return inst
+
+    def today(self) -> date:
+        return cal.session_date(self.now())
+
+    def t_us(self, d: date) -> int:
+        """Visibility horizon on day ``d``: now on the current day, everything on past days."""
+        now = self.now()
+        if d < now.date():
+            return 2**62
+        return cal.epoch_us(now)
+
+    def day(self, inst: Instrument, oddlot: bool) -> tuple[date, Day | None]:
+        """Today's session date and the instrument's day (odd-lot: 404 but for equities)."""
+        if oddlot and inst.type != "EQUITY":
+            raise ServiceError(404, "Resource Not Found")
+        d = self.today()
+        day = self.market.day(inst.symbol, d, oddlot=oddlot)
+        return d, day
+
+    @staticmethod
+    def oddlot(q: Query) -> bool:
+        """The ``type=oddlot`` parameter of stock intraday routes."""
+        return q.choice("type", ("oddlot",)) == "oddlot"

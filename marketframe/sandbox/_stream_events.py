@@ -1,0 +1,129 @@
+"""The sandbox stream's data events: what each channel sends for one instrument's day.
+
+Every event is aggregated from the same trades the REST endpoints serve (``_intraday``), so a
+stream and the REST answers of the same day agree. Also the malformed frames of the
+``garbage_every`` fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import orjson
+
+from . import _calendar as cal
+from . import _payloads as wire
+from ._intraday import Day
+
+Rng = Callable[..., np.random.Generator]
+
+
+@dataclass
+class Events:
+    """The data events of one (channel, symbol, day): times and serialized bodies."""
+
+    times: np.ndarray  # int64 microseconds, sorted
+    bodies: list[bytes]  # JSON of each event's `data`
+    _times: list[int] | None = None
+
+    def time_list(self) -> list[int]:
+        """``times`` as Python ints (indexing a list is much cheaper than a numpy array)."""
+        if self._times is None:
+            self._times = self.times.tolist()
+        return self._times
+
+
+def _flags_and(row: dict, flags: dict) -> dict:
+    row.update(flags)
+    return row
+
+
+def build_events(channel: str, day: Day, rng: Rng) -> Events:
+    """The data events of ``channel`` for one instrument's day, in time order."""
+    inst = day.inst
+    head: dict[str, Any] = {"symbol": inst.symbol, "type": inst.type, "exchange": inst.exchange,
+            "market": inst.market}
+    rows: list[tuple[int, dict]] = []
+    n = len(day.time)
+    if channel == "indices":
+        if inst.type == "INDEX":
+            rows = [(int(t), {"symbol": inst.symbol, "type": inst.type,
+                              "exchange": inst.exchange, "index": wire.px(p),
+                              "time": int(t)})
+                    for t, p in zip(day.time.tolist(), day.price.tolist(), strict=True)]
+    elif inst.type == "INDEX":
+        rows = []
+    elif channel == "trades":
+        cum = np.cumsum(day.size).tolist()
+        for i in range(n):
+            row = dict(head)
+            row.update({"bid": wire.px(day.bid[i]), "ask": wire.px(day.ask[i]),
+                        "price": wire.px(day.price[i]), "size": int(day.size[i]),
+                        "volume": cum[i], "time": int(day.time[i]),
+                        "serial": int(day.serial[i])})
+            rows.append((int(day.time[i]), _flags_and(row, wire.trade_flags(day, i))))
+        for j in range(len(day.trial_time)):
+            row = dict(head)
+            row.update({"price": wire.px(day.trial_price[j]),
+                        "size": int(day.trial_size[j]), "time": int(day.trial_time[j]),
+                        "serial": int(day.trial_serial[j]), "isTrial": True})
+            rows.append((int(day.trial_time[j]), row))
+        if day.fixed is not None:
+            ft, fp, fs = day.fixed
+            row = dict(head)
+            row.update({"price": wire.px(fp), "size": fs, "time": ft, "serial": 99999999})
+            rows.append((ft, row))
+    elif channel == "candles":
+        t0 = cal.epoch_us(cal.at(day.date, cal.SESSION_OPEN))
+        bucket = (day.time - t0) // 60_000_000
+        value = np.cumsum(day.price * day.size)
+        volume = np.cumsum(day.size)
+        o = h = lo = 0
+        v = 0
+        for i in range(n):
+            p = int(day.price[i])
+            if i == 0 or bucket[i] != bucket[i - 1]:
+                o = h = lo = p
+                v = 0
+            h, lo, v = max(h, p), min(lo, p), v + int(day.size[i])
+            row = dict(head)
+            row.update({"date": wire.iso_minute(t0 + int(bucket[i]) * 60_000_000),
+                        "open": wire.px(o), "high": wire.px(h), "low": wire.px(lo),
+                        "close": wire.px(p), "volume": v,
+                        "average": round(float(value[i]) / float(volume[i]) / 100, 2)})
+            rows.append((int(day.time[i]), row))
+    elif channel == "books":
+        for i in range(n):
+            bids, asks = wire.book(day, i + 1, rng)
+            row = dict(head)
+            row.update({"bids": bids, "asks": asks, "time": int(day.time[i])})
+            rows.append((int(day.time[i]), row))
+    elif channel == "aggregates":
+        stamps = sorted(set(day.time.tolist()) | set(day.trial_time.tolist()))
+        for t in stamps:
+            rows.append((t, wire.quote(day, t, inst.name, rng)))
+    rows.sort(key=lambda r: r[0])
+    return Events(np.array([r[0] for r in rows], dtype=np.int64),
+                   [orjson.dumps(r[1]) for r in rows])
+
+
+_GARBAGE = (
+    lambda sub: "{not json",
+    lambda sub: "[1, 2, 3]",
+    lambda sub: orjson.dumps({"event": "data", "channel": sub.channel, "id": sub.id,
+                              "data": None}).decode(),
+    lambda sub: '{"event": "heartbeat", "data": "soon"}',
+    lambda sub: orjson.dumps({"event": "data", "channel": "weather", "id": sub.id,
+                              "data": {"symbol": sub.symbol}}).decode(),
+    lambda sub: orjson.dumps({"event": "data", "channel": sub.channel, "id": sub.id,
+                              "data": {"symbol": sub.symbol, "price": "abc",
+                                       "time": int(sub.events.time_list()[0])}}).decode(),
+)
+
+
+def garbage(n: int, sub: Any) -> str:
+    """The ``n``-th malformed frame of the ``garbage_every`` fault (kinds in turn)."""
+    return _GARBAGE[n % len(_GARBAGE)](sub)

@@ -1,0 +1,114 @@
+"""Schemas of the futures and options endpoints (beta)."""
+
+from __future__ import annotations
+
+from ._core import col as _c
+from ._core import env as _env
+from ._core import many as _many
+from ._core import schema as _schema
+from ._core import trade_obj as _trade_obj
+from ._stock import _CANDLE_PRICES, _OHLC
+
+_FUTOPT_HEADER = [
+    _env("date", "date", req=True),
+    _env("type", "cat", req=True),
+    _env("exchange", "cat", req=True),
+    _env("symbol", "str", req=True),
+]
+
+FUTOPT_PRODUCTS = _schema(
+        [
+            _env("exchange", "cat"),
+            _env("session", "cat", param="session"),
+            _c("symbol", "str", req=True),
+            _c("type", "cat"),
+            _c("name", "str"),
+            _c("underlyingSymbol", "str"),
+            _c("contractType", "cat"),
+            _c("contractSize", "float"),
+            _c("statusCode", "cat"),
+            _c("tradingCurrency", "cat"),
+            _c("quoteAcceptable", "flag"),
+            _c("startDate", "date"),
+            _c("canBlockTrade", "flag"),
+            *_many("cat", "expiryType underlyingType"),
+            *_many("int", "marketCloseGroup endSession"),
+        ],
+        rows=True,
+        ignore="type contractType status",
+    )
+
+FUTOPT_TICKERS = _schema(
+        [
+            _env("exchange", "cat"),
+            _env("session", "cat", param="session"),
+            _c("type", "cat"),
+            _c("symbol", "str", req=True),
+            _c("name", "str"),
+            _c("referencePrice", "float"),
+            _c("contractType", "cat"),
+            *_many("date", "startDate endDate settlementDate"),
+            _c("flowGroup", "int"),
+            _c("isDynamicBanding", "flag"),
+        ],
+        rows=True,
+        ignore="type product contractType",
+    )
+
+FUTOPT_TICKER = _schema(
+        [
+            *_FUTOPT_HEADER,
+            _env("name", "str"),
+            _env("referencePrice", "float"),
+            *_many("date", "settlementDate startDate endDate", env=True),
+        ],
+        rows=False,
+    )
+
+FUTOPT_QUOTE = _schema(
+        [
+            *_FUTOPT_HEADER,
+            _env("name", "str"),
+            *_many("float", f"previousClose {_OHLC} avgPrice change changePercent amplitude "
+                   "lastPrice", env=True),
+            *_many("time_us", "openTime highTime lowTime closeTime lastUpdated", env=True),
+            _env("lastSize", "int", "contracts"),
+            _env("serial", "int_str"),
+            *_many("int", "total.tradeVolume total.totalBidMatch total.totalAskMatch",
+                   "contracts", env=True),
+            _env("total.time", "time_us"),
+            *_trade_obj("lastTrade", "contracts", serial="int_str"),
+        ],
+        rows=False,
+    )
+
+FUTOPT_CANDLES = _schema(
+        [
+            *_FUTOPT_HEADER[1:],
+            _env("market", "cat"),
+            _env("timeframe", "cat", param="timeframe"),
+            _c("date", "iso_time", req=True),
+            *_many("float", _CANDLE_PRICES),
+            _c("volume", "int", "contracts"),
+            _c("average", "float"),
+        ],
+        rows=True,
+        ignore="date",
+    )
+
+FUTOPT_TRADES = _schema(
+        [
+            *_FUTOPT_HEADER,
+            *_many("float", "bid ask price"),
+            _c("size", "int", "contracts"),
+            _c("volume", "int", "contracts"),
+            _c("time", "time_us", req=True),
+            _c("serial", "int_str"),
+        ],
+        rows=True,
+    )
+
+FUTOPT_VOLUMES = _schema(
+        [*_FUTOPT_HEADER, _c("price", "float"), _c("volume", "int", "contracts")],
+        rows=True,
+    )
