@@ -12,7 +12,7 @@ import threading
 import weakref
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from marketframe import _options, _params
 from marketframe._transport import DEFAULT_DEADLINE, Response, Transport
-from marketframe.convert import concat, to_frame, to_table
+from marketframe.convert import build, concat, parse, to_frame
 from marketframe.endpoints import ENDPOINTS, Endpoint, get
 from marketframe.exceptions import (
     BatchError,
@@ -36,10 +36,12 @@ BACKENDS = ("pandas", "polars", "arrow")
 
 @dataclass
 class Fetched:
-    """A table and the metadata of the responses it came from (one per symbol)."""
+    """A table, the metadata of the responses it came from (one per symbol) and their
+    envelopes (each body's fields other than its ``data`` rows, parsed once)."""
 
     table: pa.Table
     responses: list[Response]
+    envelopes: list[Mapping[str, Any]] = field(default_factory=list)
 
 
 class _Call:
@@ -243,8 +245,8 @@ class Client:
         if isinstance(value, list | tuple):
             return self._fetch_many(ep, multi, list(value), params, refresh)  # type: ignore[arg-type]
         values = _params.validate(ep, params)
-        table, resp = self._fetch_one(ep, values, refresh)
-        return Fetched(table, [resp])
+        table, resp, envelope = self._fetch_one(ep, values, refresh)
+        return Fetched(table, [resp], [envelope])
 
     def stream(self, *, async_: bool = False, url: str | None = None, backfill: bool = False,
                **options: Any) -> Any:
@@ -290,10 +292,11 @@ class Client:
     # -- internals -------------------------------------------------------------------------
 
     def _fetch_one(self, ep: Endpoint, values: Mapping[str, Any],
-                   refresh: bool) -> tuple[pa.Table, Response]:
+                   refresh: bool) -> tuple[pa.Table, Response, Mapping[str, Any]]:
         path, query = _params.encode(ep, values)
         resp = self._transport.get(ep, path, query, values, refresh=refresh)
-        return to_table(resp.body, ep, values, decode=self.decode), resp
+        parsed = parse(resp.body, ep)
+        return build(parsed, ep, values, decode=self.decode), resp, parsed.envelope
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -310,15 +313,17 @@ class Client:
         futures = [self._executor().submit(self._fetch_one, ep, v, refresh) for v in batches]
         tables: list[pa.Table] = []
         responses: list[Response] = []
+        envelopes: list[Mapping[str, Any]] = []
         errors: dict[str, BaseException] = {}
         for sym, fut in zip(symbols, futures, strict=True):
             try:
-                table, resp = fut.result()
+                table, resp, envelope = fut.result()
             except MarketframeError as exc:
                 errors[str(sym)] = exc
                 continue
             tables.append(table)
             responses.append(resp)
+            envelopes.append(envelope)
         if errors:
             raise BatchError(ep.name, concat(tables) if tables else None, errors, len(symbols))
-        return Fetched(concat(tables), responses)
+        return Fetched(concat(tables), responses, envelopes)

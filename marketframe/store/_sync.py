@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from marketframe import _params
+from marketframe._rows import session_date
 from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, TAIPEI, Endpoint, get
 from marketframe.exceptions import InvalidParams, MarketframeError, redact
 from marketframe.store._commit import commit_symbol, forget_damaged
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 
 #: parameters that only order or bound the answer, never change a row
 _NOT_IDENTITY = {"symbol", "timeframe", "sort"}
-_ENVELOPE_DATE = re.compile(rb'"date"\s*:\s*"(\d{4}-\d{2}-\d{2})"')
 #: warm-up bars the service omits at the start of a technical range, from its parameters
 _WARMUP = {
     "stock.technical.sma": lambda p: p["period"],
@@ -176,14 +176,6 @@ def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
 
 def taipei_today() -> dt.date:
     return dt.datetime.now(TAIPEI).date()
-
-
-def envelope_date(body: bytes) -> dt.date | None:
-    """The ``date`` of the response envelope (the service's session date), if it has one."""
-    cut = body.find(b'"data"')
-    head = body[: cut if cut >= 0 else 200]
-    m = _ENVELOPE_DATE.search(head)
-    return dt.date.fromisoformat(m.group(1).decode()) if m else None
 
 
 def check_range(spec: Spec, start: Any, end: Any, today: dt.date) -> Interval | None:
@@ -336,7 +328,8 @@ def _key_of(client: Client) -> str | None:
 
 def _fetch(client: Client, spec: Spec, req: dict[str, Any]) -> tuple[pa.Table, dt.date | None]:
     fetched = client.fetch(spec.ep.name, refresh=True, **req)
-    return fetched.table, envelope_date(fetched.responses[0].body)
+    # the session date from the envelope the client parsed (the body is read once)
+    return fetched.table, session_date(fetched.envelopes[0])
 
 
 def _progress(total: int, label: str, progress: bool | None) -> Any:
