@@ -26,12 +26,15 @@ from marketframe._extras import extra_array, extras
 from marketframe._rows import Channel, Parsed, RowSource, parse, py_rows, walk
 from marketframe.codes import CODE_TABLES
 from marketframe.endpoints import MINUTE_TIMEFRAMES, get
-from marketframe.exceptions import SchemaError
+from marketframe.exceptions import InvalidParams, SchemaError
 from marketframe.schemas import Col, Schema, resolve_unit
 
-__all__ = ["Channel", "Parsed", "RowSource", "build", "concat", "parse", "rows_to_table",
-           "table_units", "to_frame", "to_pandas", "to_polars", "to_table", "units"]
+__all__ = ["BACKENDS", "Channel", "Parsed", "RowSource", "build", "check_backend", "concat",
+           "parse", "rows_to_table", "table_units", "to_frame", "to_pandas", "to_polars",
+           "to_table", "units"]
 
+#: the kinds of frame every loader returns (Client, Store, streams): declared here only
+BACKENDS = ("pandas", "polars", "arrow")
 META_ENDPOINT = b"marketframe.endpoint"
 META_UNITS = b"marketframe.units"
 
@@ -187,13 +190,19 @@ def to_polars(table: pa.Table) -> Any:
 
 
 def to_frame(table: pa.Table, backend: str) -> Any:
-    if backend == "pandas":
+    """``table`` as a frame of ``backend`` (one of :data:`BACKENDS`)."""
+    if check_backend("to_frame", backend) == "pandas":
         return to_pandas(table)
     if backend == "polars":
         return to_polars(table)
-    if backend == "arrow":
-        return table
-    raise ValueError(f"backend {backend!r} is not one of 'pandas', 'polars', 'arrow'")
+    return table
+
+
+def check_backend(where: str, backend: Any) -> str:
+    """``backend`` if it is one of :data:`BACKENDS`, else :class:`InvalidParams` naming them."""
+    if backend not in BACKENDS:
+        raise InvalidParams(where, "backend", f"has value {backend!r}", ", ".join(BACKENDS))
+    return str(backend)
 
 
 def units(obj: Any) -> dict[str, str]:

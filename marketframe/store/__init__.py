@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from marketframe._params import to_date
-from marketframe.convert import to_frame
+from marketframe.convert import check_backend, to_frame
 from marketframe.exceptions import InvalidParams
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, Manifest
@@ -40,7 +40,6 @@ for _cls in (Failure, StoreCorrupted, StoreLocked, SyncError, SyncReport, Verify
     _cls.__module__ = __name__  # shown (docs/errors.md, reprs) where users import them from
 
 LOCK = ".lock"
-_BACKENDS = ("pandas", "polars", "arrow")
 
 
 class Store:
@@ -158,9 +157,7 @@ class Store:
         Every file read is checked against the manifest (size, content hash) and its page
         checksums: a damaged, missing or replaced file raises :class:`StoreCorrupted` naming it.
         """
-        if backend not in _BACKENDS:
-            raise InvalidParams("Store.read", "backend", f"has value {backend!r}",
-                                ", ".join(_BACKENDS))
+        check_backend("Store.read", backend)
         spec = resolve(endpoint, timeframe, params)
         # symbol-less datasets (corporate actions) are filtered on their symbol column
         syms = None if symbols is None or not spec.has_symbol else check_symbols(spec, symbols)
