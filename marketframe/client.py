@@ -9,10 +9,11 @@ from __future__ import annotations
 import inspect
 import os
 import threading
+import warnings
 import weakref
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import pyarrow as pa
 
 from marketframe import _options, _params
 from marketframe._transport import DEFAULT_DEADLINE, Response, Transport
-from marketframe.convert import build, concat, parse, to_frame
+from marketframe.convert import BACKENDS, build, check_backend, concat, parse, to_frame
 from marketframe.endpoints import ENDPOINTS, Endpoint, get
 from marketframe.exceptions import (
     BatchError,
@@ -31,7 +32,7 @@ from marketframe.exceptions import (
 
 DEFAULT_BASE_URL = "https://api.fugle.tw/marketdata/v1.0"
 ENV_KEY = "MARKETFRAME_API_KEY"
-BACKENDS = ("pandas", "polars", "arrow")
+__all__ = ["BACKENDS", "Client", "ClientStats", "Fetched"]
 
 
 @dataclass
@@ -42,6 +43,26 @@ class Fetched:
     table: pa.Table
     responses: list[Response]
     envelopes: list[Mapping[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ClientStats:
+    """A snapshot of a client's counters (``client.stats()``)."""
+
+    requests: int = 0  # requests sent over the network (retries included)
+    cache_hits: int = 0
+    retries: int = 0
+    paced_seconds: float = 0.0
+    statuses: Mapping[int, int] = field(default_factory=dict)  # responses by HTTP status
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __getitem__(self, key: str) -> Any:
+        """``stats()["requests"]`` (the dict of earlier versions): use ``.requests``."""
+        warnings.warn(f'client.stats()["{key}"] is deprecated: use client.stats().{key}',
+                      DeprecationWarning, stacklevel=2)
+        return self.as_dict()[key]
 
 
 class _Call:
@@ -153,9 +174,7 @@ class Client:
         deadline: float = DEFAULT_DEADLINE,
     ):
         key = _options.check_key(api_key, ENV_KEY)
-        if backend not in BACKENDS:
-            raise InvalidParams("Client", "backend", f"has value {backend!r}", ", ".join(BACKENDS))
-        self.backend = backend
+        self.backend = check_backend("Client", backend)
         self.decode = _options.check_bool("decode", decode)
         self.max_workers = _options.check_int("max_workers", max_workers, 1)
         options = _options.check_options(
@@ -219,13 +238,15 @@ class Client:
              **params: Any) -> Any:
         """A frame of endpoint ``name`` (e.g. ``"stock.intraday.quote"``).
 
+        Parameters are the endpoint's (``docs/endpoints.md``) or the glossary's words
+        (``docs/glossary.md``): ``start``/``end`` for any date range, ``symbols`` for many
+        symbols, ``odd_lot=True`` for ``type="oddlot"``.
+
         ``symbol`` (or ``market`` for snapshots) may be a list: the requests run concurrently
         and the frames are concatenated. If any symbol fails, :class:`BatchError` carries the
         frame of the others (``.frame``) and each failure (``.errors``).
         """
-        backend = backend or self.backend
-        if backend not in BACKENDS:
-            raise InvalidParams(name, "backend", f"has value {backend!r}", ", ".join(BACKENDS))
+        backend = check_backend(name, backend or self.backend)
         try:
             return to_frame(self.fetch(name, refresh=refresh, **params).table, backend)
         except BatchError as exc:
@@ -240,6 +261,7 @@ class Client:
     def fetch(self, name: str, *, refresh: bool = False, **params: Any) -> Fetched:
         """The table plus per-response metadata (status, cache hit, retries, rate limit)."""
         ep = get(name)
+        params = _params.vocabulary(ep, params)  # start/end, symbols, odd_lot (glossary)
         multi = ep.multi_param
         value = params.get(multi) if multi else None
         if isinstance(value, list | tuple):
@@ -258,14 +280,16 @@ class Client:
         during a reconnect from the REST trades endpoint through this client."""
         from marketframe.stream import AsyncStream, Stream, ws_url
 
-        options.setdefault("backend", self.backend)
+        if options.get("options") is None:  # a StreamOptions object carries its own backend
+            options.setdefault("backend", self.backend)
         kind = AsyncStream if async_ else Stream
         return kind(self._transport._key, url or ws_url(self.base_url), rest=self,
                     backfill=backfill, **options)
 
-    def stats(self) -> dict[str, Any]:
-        """Requests sent, cache hits, retries, time spent pacing, and responses by status."""
-        return self._transport.stats.as_dict()
+    def stats(self) -> ClientStats:
+        """Requests sent, cache hits, retries, time spent pacing, and responses by status
+        (a snapshot; ``stream.stats`` has the same shape: a dataclass with ``as_dict()``)."""
+        return ClientStats(**self._transport.stats.as_dict())
 
     def units(self, name: str) -> dict[str, str]:
         """Documented units of the volume-like columns of endpoint ``name``."""
