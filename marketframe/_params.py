@@ -69,6 +69,22 @@ def one_year_after(day: dt.date) -> dt.date:
         return day.replace(year=day.year + 1, day=28)
 
 
+def one_year_before(day: dt.date) -> dt.date:
+    """The earliest start of a range under one year that ends on ``day`` (the inverse of
+    :func:`one_year_after`: ``day`` < ``one_year_after(one_year_before(day))``)."""
+    if day.year <= dt.MINYEAR:
+        return dt.date.min
+    try:
+        start = day.replace(year=day.year - 1)
+    except ValueError:  # 29 February
+        start = day.replace(year=day.year - 1, day=28)
+    # one_year_after(start) <= day here; a day or two later it is not (2000-02-29 + 1 year
+    # is 2001-02-28, so a range ending 2001-02-28 starts 2000-03-01 at the earliest)
+    while one_year_after(start) <= day:
+        start += dt.timedelta(days=1)
+    return start
+
+
 def _allowed(p_allowed: tuple[str, ...] | None) -> str:
     return ", ".join(p_allowed or ())
 

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from marketframe import indicators as ind
-from marketframe._params import one_year_after, to_date
+from marketframe._params import one_year_after, one_year_before, to_date
 from marketframe.exceptions import MarketframeError
 
 TOLERANCE = 1e-9
@@ -184,7 +184,7 @@ def default_start(end: dt.date, timeframe: str) -> dt.date:
     """The default first date: ~6 months of daily bars; for weekly and monthly bars the longest
     range the service accepts (under a year), so the slower indicators have values."""
     if timeframe in ("W", "M"):
-        return _one_year_before(end)
+        return one_year_before(end)
     return end - dt.timedelta(days=182)
 
 
@@ -199,15 +199,7 @@ def _check_range(start: dt.date, end: dt.date) -> None:
         raise InvalidParams("crosscheck", "end", f"({end}) makes a range of a year or more "
                             f"from start ({start})", "ranges under one year: end <= "
                             f"{one_year_after(start) - dt.timedelta(days=1)}, or start >= "
-                            f"{_one_year_before(end)}")
-
-
-def _one_year_before(d: dt.date) -> dt.date:
-    try:
-        earlier = d.replace(year=d.year - 1)
-    except ValueError:  # 29 February
-        earlier = d.replace(year=d.year - 1, day=28)
-    return earlier + dt.timedelta(days=1)
+                            f"{one_year_before(end)}")
 
 
 def _candles(client: Any, symbol: str, start: dt.date | None, end: dt.date | None,
@@ -266,7 +258,7 @@ def crosscheck(client: Any, symbol: str, indicator: str, start: str | dt.date | 
     alignments: dict[str, pd.DataFrame] = {"range": base}
     if not minute:
         earlier_end = start_d - dt.timedelta(days=1)
-        earlier = _candles(client, symbol, _one_year_before(start_d), earlier_end, timeframe)
+        earlier = _candles(client, symbol, one_year_before(start_d), earlier_end, timeframe)
         if not earlier.empty:
             alignments["warmup"] = pd.concat([earlier, base], ignore_index=True)
     close_scale = float(np.nanmean(np.abs(base["close"].to_numpy(float)))) if len(base) else 1
