@@ -14,7 +14,7 @@ the struct array of Arrow's JSON reader (large payloads, see :mod:`marketframe._
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any, Protocol
@@ -62,6 +62,10 @@ class Rows(Protocol):
         ...
 
 
+#: ``dict.get`` typed for ``map`` over rows (as fast as a comprehension, and checked)
+_GET: Callable[[dict[str, Any], str], Any] = dict.get
+
+
 class PyRows:
     """Rows as orjson objects (``dict`` per row)."""
 
@@ -75,7 +79,7 @@ class PyRows:
 
     def column(self, source: str, col: Col, kind: str) -> pa.Array:
         if len(col.path) == 1:
-            vals = list(map(dict.get, self.rows, repeat(col.path[0])))  # type: ignore[arg-type]
+            vals = list(map(_GET, self.rows, repeat(str(col.path[0]))))
             self._present += len(vals) - vals.count(None)
         else:
             vals = [walk(r, col.path) for r in self.rows]
