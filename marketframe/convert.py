@@ -210,7 +210,7 @@ def units(obj: Any) -> dict[str, str]:
 
     ``obj`` is an endpoint name (documented units), a ``pyarrow.Table`` or a pandas frame from
     marketframe (units resolved for that response, e.g. shares for odd-lot). polars frames carry
-    no metadata: pass the endpoint name, or use ``client.fetch_table`` for resolved units.
+    no metadata: pass the endpoint name, or load with ``backend="arrow"`` for resolved units.
     """
     if isinstance(obj, str):
         return get(obj).schema.units
