@@ -15,13 +15,19 @@ from typing import Any
 
 from marketframe.adjust import CANDLES, MODES
 from marketframe.cli import out_path
-from marketframe.endpoints import ENDPOINTS, Param
+from marketframe.endpoints import ENDPOINTS, Endpoint, Param
 
 _TYPES: dict[str, Any] = {"int": int, "float": float}
 
 
-def _option(p: Param) -> str:
-    return "--" + (p.wire or p.name)
+def _options(ep: Endpoint, p: Param) -> list[str]:
+    """The option's wire name, and the glossary's word for it (docs/glossary.md): ``--start``
+    / ``--end`` for a date range, ``--symbols`` for the symbol path parameter."""
+    words = dict(zip(ep.date_range, ("start", "end"), strict=True)) if ep.date_range else {}
+    if p.in_path and p.name == "symbol":
+        words[p.name] = "symbols"
+    names = ["--" + (p.wire or p.name)]
+    return names + ["--" + words[p.name]] if p.name in words else names
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -46,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                 kw["type"] = _TYPES[param.type]
             if param.in_path:
                 kw["nargs"] = "+"
-            p.add_argument(_option(param), **kw)
+            p.add_argument(*_options(ep, param), **kw)
         if ep.name == CANDLES:
             p.add_argument("--adjust", choices=MODES,
                            help="adjust prices locally for capital changes (splits) or also "

@@ -68,6 +68,22 @@ def one_year_after(day: dt.date) -> dt.date:
         return day.replace(year=day.year + 1, day=28)
 
 
+def one_year_before(day: dt.date) -> dt.date:
+    """The earliest start of a range under one year that ends on ``day`` (the inverse of
+    :func:`one_year_after`: ``day`` < ``one_year_after(one_year_before(day))``)."""
+    if day.year <= dt.MINYEAR:
+        return dt.date.min
+    try:
+        start = day.replace(year=day.year - 1)
+    except ValueError:  # 29 February
+        start = day.replace(year=day.year - 1, day=28)
+    # one_year_after(start) <= day here; a day or two later it is not (2000-02-29 + 1 year
+    # is 2001-02-28, so a range ending 2001-02-28 starts 2000-03-01 at the earliest)
+    while one_year_after(start) <= day:
+        start += dt.timedelta(days=1)
+    return start
+
+
 def _allowed(p_allowed: tuple[str, ...] | None) -> str:
     return ", ".join(p_allowed or ())
 
@@ -228,3 +244,41 @@ def encode(ep: Endpoint, values: Mapping[str, Any]) -> tuple[str, dict[str, str]
         query[p.wire_name] = text
     return path, query
 
+
+
+# --- the glossary's words (docs/glossary.md) -> each endpoint's own parameter names ----------
+
+#: words accepted on every call, whatever the endpoint calls the parameter
+VOCABULARY = ("start", "end", "symbols", "odd_lot")
+
+
+def vocabulary(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with the glossary's words turned into ``ep``'s parameter names: ``start`` /
+    ``end`` -> its date range (``from_``/``to``, or ``start_date``/``end_date``), ``symbols``
+    -> ``symbol``, ``odd_lot=True`` -> ``type="oddlot"``. The endpoint's own names (the
+    wire's and the SDK's) keep working; giving both spellings raises :class:`InvalidParams`."""
+    out = dict(params)
+    if not any(w in out for w in VOCABULARY):
+        return out
+    names: dict[str, str] = {}
+    if ep.date_range:
+        names.update(zip(("start", "end"), ep.date_range, strict=True))
+    if ep.multi_param == "symbol":
+        names["symbols"] = "symbol"
+    oddlot = ep.param_map.get("type")
+    if oddlot is not None and oddlot.allowed == ("oddlot",):
+        odd = out.pop("odd_lot", None)
+        if odd is not None and not isinstance(odd, bool):
+            raise InvalidParams(ep.name, "odd_lot", f"must be a bool, got {_short(odd)}",
+                                "True, False")
+        if odd:
+            names["odd_lot"] = "type"
+            out["odd_lot"] = "oddlot"
+    for word, name in names.items():
+        if word not in out:
+            continue
+        if out.get(name) is not None:
+            raise InvalidParams(ep.name, word, f"is given twice (as {word} and as {name})",
+                                "one of the two")
+        out[name] = out.pop(word)
+    return out

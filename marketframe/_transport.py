@@ -189,21 +189,22 @@ class Response:
 
 class Transport:
     """One client's HTTP side: a pooled (optionally cached) session, retries within a total
-    ``deadline`` per call, and pacing. Options arrive already checked (``_options``)."""
+    ``deadline`` per call, and pacing. Options arrive already checked (``_options``) from
+    :class:`~marketframe.Client`, whose signature holds the only defaults."""
 
     def __init__(
         self,
         base_url: str,
         api_key: str,
         *,
-        cache: bool | Path = True,
-        timeout: float | tuple[float, float] = (5.0, 30.0),
-        retries: int = 4,
-        backoff: float = 0.25,
-        max_retry_after: float = 60.0,
-        deadline: float = DEFAULT_DEADLINE,
-        pool_size: int = 16,
-        pace: bool = True,
+        cache: bool | Path,
+        timeout: float | tuple[float, float],
+        retries: int,
+        backoff: float,
+        max_retry_after: float,
+        deadline: float,
+        pool_size: int,
+        pace: bool,
     ):
         self.base_url = base_url.rstrip("/")
         self._key = api_key

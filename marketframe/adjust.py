@@ -284,9 +284,10 @@ def load(client: Client, name: str, backend: str, refresh: bool, adjust: Any,
     factors run up to the service's today (the candles' envelope date) or this machine's
     Asia/Taipei date, whichever is later."""
     from marketframe import _params
+    from marketframe._rows import session_date
     from marketframe.convert import to_frame
     from marketframe.endpoints import get
-    from marketframe.store._sync import envelope_date, taipei_today
+    from marketframe.store._sync import taipei_today
 
     if name != CANDLES:
         raise InvalidParams(name, "adjust", "is only a parameter of " + CANDLES,
@@ -304,6 +305,6 @@ def load(client: Client, name: str, backend: str, refresh: bool, adjust: Any,
         raise
     table = fetched.table
     if mode is not None:
-        dates = [d for r in fetched.responses if (d := envelope_date(r.body)) is not None]
+        dates = [d for e in fetched.envelopes if (d := session_date(e)) is not None]
         table = adjust_table(client, table, mode, max([taipei_today(), *dates]))
     return to_frame(table, backend)

@@ -25,9 +25,9 @@ from typing import NoReturn
 
 # Modules each exposing register(subparsers), in the order `--help` lists them.
 _COMMANDS: tuple[str, ...] = (
-    "marketframe.demo",
+    "marketframe._demo_cli",
     "marketframe._load_cli",
-    "marketframe.crosscheck",
+    "marketframe._crosscheck_cli",
     "marketframe.sandbox._cli",
     "marketframe.academy._cli",
     "marketframe.store._cli",

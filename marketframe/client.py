@@ -9,10 +9,11 @@ from __future__ import annotations
 import inspect
 import os
 import threading
+import warnings
 import weakref
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
@@ -21,7 +22,7 @@ import pyarrow as pa
 from marketframe import _options, _params, adjust
 from marketframe._transport import DEFAULT_DEADLINE, Response, Transport
 from marketframe._typing import Backend, ClientOptions, FrameT
-from marketframe.convert import concat, to_frame, to_table
+from marketframe.convert import BACKENDS, build, check_backend, concat, parse, to_frame
 from marketframe.endpoints import ENDPOINTS, Endpoint, get
 from marketframe.exceptions import (
     BatchError,
@@ -43,15 +44,37 @@ else:
 
 DEFAULT_BASE_URL = "https://api.fugle.tw/marketdata/v1.0"
 ENV_KEY = "MARKETFRAME_API_KEY"
-BACKENDS = ("pandas", "polars", "arrow")
+__all__ = ["BACKENDS", "Client", "ClientStats", "Fetched"]
 
 
 @dataclass
 class Fetched:
-    """A table and the metadata of the responses it came from (one per symbol)."""
+    """A table, the metadata of the responses it came from (one per symbol) and their
+    envelopes (each body's fields other than its ``data`` rows, parsed once)."""
 
     table: pa.Table
     responses: list[Response]
+    envelopes: list[Mapping[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ClientStats:
+    """A snapshot of a client's counters (``client.stats()``)."""
+
+    requests: int = 0  # requests sent over the network (retries included)
+    cache_hits: int = 0
+    retries: int = 0
+    paced_seconds: float = 0.0
+    statuses: Mapping[int, int] = field(default_factory=dict)  # responses by HTTP status
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __getitem__(self, key: str) -> Any:
+        """``stats()["requests"]`` (the dict of earlier versions): use ``.requests``."""
+        warnings.warn(f'client.stats()["{key}"] is deprecated: use client.stats().{key}',
+                      DeprecationWarning, stacklevel=2)
+        return self.as_dict()[key]
 
 
 class _Call:
@@ -185,9 +208,7 @@ class Client(_TreeBase[FrameT]):
         deadline: float = DEFAULT_DEADLINE,
     ):
         key = _options.check_key(api_key, ENV_KEY)
-        if backend not in BACKENDS:
-            raise InvalidParams("Client", "backend", f"has value {backend!r}", ", ".join(BACKENDS))
-        self.backend: Backend = backend
+        self.backend: Backend = check_backend("Client", backend)
         self.decode = _options.check_bool("decode", decode)
         self.max_workers = _options.check_int("max_workers", max_workers, 1)
         options = _options.check_options(
@@ -281,15 +302,17 @@ class Client(_TreeBase[FrameT]):
              **params: Any) -> Any:
         """A frame of endpoint ``name`` (e.g. ``"stock.intraday.quote"``).
 
+        Parameters are the endpoint's (``docs/endpoints.md``) or the glossary's words
+        (``docs/glossary.md``): ``start``/``end`` for any date range, ``symbols`` for many
+        symbols, ``odd_lot=True`` for ``type="oddlot"``.
+
         ``symbol`` (or ``market`` for snapshots) may be a list: the requests run concurrently
         and the frames are concatenated. If any symbol fails, :class:`BatchError` carries the
         frame of the others (``.frame``) and each failure (``.errors``).
         ``adjust="splits"`` or ``"all"`` (historical candles) adjusts prices locally for
         corporate actions (docs/adjusted.md).
         """
-        backend = backend or self.backend
-        if backend not in BACKENDS:
-            raise InvalidParams(name, "backend", f"has value {backend!r}", ", ".join(BACKENDS))
+        backend = check_backend(name, backend or self.backend)
         if "adjust" in params:  # historical candles adjusted locally (docs/adjusted.md)
             return adjust.load(self, name, backend, refresh, params.pop("adjust"), params)
         try:
@@ -306,13 +329,14 @@ class Client(_TreeBase[FrameT]):
     def fetch(self, name: str, *, refresh: bool = False, **params: Any) -> Fetched:
         """The table plus per-response metadata (status, cache hit, retries, rate limit)."""
         ep = get(name)
+        params = _params.vocabulary(ep, params)  # start/end, symbols, odd_lot (glossary)
         multi = ep.multi_param
         value = params.get(multi) if multi else None
         if isinstance(value, list | tuple):
             return self._fetch_many(ep, multi, list(value), params, refresh)  # type: ignore[arg-type]
         values = _params.validate(ep, params)
-        table, resp = self._fetch_one(ep, values, refresh)
-        return Fetched(table, [resp])
+        table, resp, envelope = self._fetch_one(ep, values, refresh)
+        return Fetched(table, [resp], [envelope])
 
     @overload
     def stream(self, *, async_: Literal[False] = False, url: str | None = None,
@@ -347,14 +371,16 @@ class Client(_TreeBase[FrameT]):
         during a reconnect from the REST trades endpoint through this client."""
         from marketframe.stream import AsyncStream, Stream, ws_url
 
-        options.setdefault("backend", self.backend)
+        if options.get("options") is None:  # a StreamOptions object carries its own backend
+            options.setdefault("backend", self.backend)
         kind = AsyncStream if async_ else Stream
         return kind(self._transport._key, url or ws_url(self.base_url), rest=self,
                     backfill=backfill, **options)
 
-    def stats(self) -> dict[str, Any]:
-        """Requests sent, cache hits, retries, time spent pacing, and responses by status."""
-        return self._transport.stats.as_dict()
+    def stats(self) -> ClientStats:
+        """Requests sent, cache hits, retries, time spent pacing, and responses by status
+        (a snapshot; ``stream.stats`` has the same shape: a dataclass with ``as_dict()``)."""
+        return ClientStats(**self._transport.stats.as_dict())
 
     def units(self, name: str) -> dict[str, str]:
         """Documented units of the volume-like columns of endpoint ``name``."""
@@ -381,10 +407,11 @@ class Client(_TreeBase[FrameT]):
     # -- internals -------------------------------------------------------------------------
 
     def _fetch_one(self, ep: Endpoint, values: Mapping[str, Any],
-                   refresh: bool) -> tuple[pa.Table, Response]:
+                   refresh: bool) -> tuple[pa.Table, Response, Mapping[str, Any]]:
         path, query = _params.encode(ep, values)
         resp = self._transport.get(ep, path, query, values, refresh=refresh)
-        return to_table(resp.body, ep, values, decode=self.decode), resp
+        parsed = parse(resp.body, ep)
+        return build(parsed, ep, values, decode=self.decode), resp, parsed.envelope
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -401,15 +428,17 @@ class Client(_TreeBase[FrameT]):
         futures = [self._executor().submit(self._fetch_one, ep, v, refresh) for v in batches]
         tables: list[pa.Table] = []
         responses: list[Response] = []
+        envelopes: list[Mapping[str, Any]] = []
         errors: dict[str, BaseException] = {}
         for sym, fut in zip(symbols, futures, strict=True):
             try:
-                table, resp = fut.result()
+                table, resp, envelope = fut.result()
             except MarketframeError as exc:
                 errors[str(sym)] = exc
                 continue
             tables.append(table)
             responses.append(resp)
+            envelopes.append(envelope)
         if errors:
             raise BatchError(ep.name, concat(tables) if tables else None, errors, len(symbols))
-        return Fetched(concat(tables), responses)
+        return Fetched(concat(tables), responses, envelopes)

@@ -15,10 +15,8 @@ the mean absolute close for indicators in price units (SMA, MACD, Bollinger).
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import math
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -27,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from marketframe import indicators as ind
-from marketframe._params import one_year_after, to_date
+from marketframe._params import one_year_after, one_year_before, to_date
 from marketframe.endpoints import ENDPOINTS
 from marketframe.exceptions import MarketframeError
 
@@ -183,7 +181,7 @@ def default_start(end: dt.date, timeframe: str) -> dt.date:
     """The default first date: ~6 months of daily bars; for weekly and monthly bars the longest
     range the service accepts (under a year), so the slower indicators have values."""
     if timeframe in ("W", "M"):
-        return _one_year_before(end)
+        return one_year_before(end)
     return end - dt.timedelta(days=182)
 
 
@@ -198,15 +196,7 @@ def _check_range(start: dt.date, end: dt.date) -> None:
         raise InvalidParams("crosscheck", "end", f"({end}) makes a range of a year or more "
                             f"from start ({start})", "ranges under one year: end <= "
                             f"{one_year_after(start) - dt.timedelta(days=1)}, or start >= "
-                            f"{_one_year_before(end)}")
-
-
-def _one_year_before(d: dt.date) -> dt.date:
-    try:
-        earlier = d.replace(year=d.year - 1)
-    except ValueError:  # 29 February
-        earlier = d.replace(year=d.year - 1, day=28)
-    return earlier + dt.timedelta(days=1)
+                            f"{one_year_before(end)}")
 
 
 def _candles(client: Any, symbol: str, start: dt.date | None, end: dt.date | None,
@@ -265,7 +255,7 @@ def crosscheck(client: Client[Any], symbol: str, indicator: str, start: str | dt
     alignments: dict[str, pd.DataFrame] = {"range": base}
     if not minute:
         earlier_end = start_d - dt.timedelta(days=1)
-        earlier = _candles(client, symbol, _one_year_before(start_d), earlier_end, timeframe)
+        earlier = _candles(client, symbol, one_year_before(start_d), earlier_end, timeframe)
         if not earlier.empty:
             alignments["warmup"] = pd.concat([earlier, base], ignore_index=True)
     close_scale = float(np.nanmean(np.abs(base["close"].to_numpy(float)))) if len(base) else 1
@@ -312,60 +302,3 @@ def _compare(conv: str, align: str, service: pd.DataFrame, local: dict[str, np.n
     max_abs = float(finite.max()) if finite.size else math.inf
     return VariantResult(conv, align, int((~missing).sum()), int(missing.sum()), max_abs,
                          max_abs / scale, first, not bad.any())
-
-
-# --- `marketframe crosscheck` -----------------------------------------------------------------
-
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "crosscheck",
-        help="audit the service's technical indicators against local recomputation",
-        description=(
-            "Fetch the service's SMA, RSI, KDJ, MACD and Bollinger series for a symbol, "
-            "recompute each locally under every known convention, and print which convention "
-            "the service follows and how closely it agrees. Without MARKETFRAME_API_KEY the "
-            "built-in sandbox is audited."),
-    )
-    p.add_argument("symbol", nargs="?", default="2330", help="stock symbol")
-    p.add_argument("--start", help="first date (YYYY-MM-DD); default: about 6 months before "
-                   "--end for D, just under a year for W and M")
-    p.add_argument("--end", help="last date (YYYY-MM-DD); default: today")
-    from marketframe.endpoints import TIMEFRAMES
-
-    p.add_argument("--timeframe", default="D", choices=TIMEFRAMES,
-                   help="D, W, M or minutes (" + ", ".join(TIMEFRAMES) + ")")
-    p.add_argument("--indicator", action="append", choices=INDICATOR_NAMES,
-                   help="check only these (repeatable); default: all five")
-    p.add_argument("--tolerance", type=float, default=TOLERANCE,
-                   help="largest relative difference counted as agreement")
-    p.add_argument("--chart", metavar="PNG", help="also write the cross-check charts here "
-                   "(one file per indicator, the name gets a suffix)")
-    p.set_defaults(func=_run)
-
-
-def _run(args: argparse.Namespace) -> int:
-    """Check each indicator; one that cannot be checked is reported and skipped. Exit 1 when
-    any indicator disagrees with every known convention, or when none could be checked."""
-    from marketframe._connect import connect
-
-    failures = checked = 0
-    with connect(notice=sys.stdout) as client:
-        for name in args.indicator or INDICATOR_NAMES:
-            try:
-                report = crosscheck(client, args.symbol, name, args.start, args.end,
-                                    args.timeframe, tolerance=args.tolerance)
-            except NotCheckable as exc:
-                print(f"{name.upper()} {args.symbol} {args.timeframe}: not checkable: {exc}; "
-                      f"{exc.hint}")
-                continue
-            checked += 1
-            print(report.summary())
-            failures += report.convention is None
-            if args.chart:
-                from pathlib import Path
-
-                path = Path(args.chart)
-                out = path.with_name(f"{path.stem}-{name}{path.suffix or '.png'}")
-                report.plot().savefig(out, dpi=110)
-                print(f"  chart: {out}")
-    return 1 if failures or not checked else 0

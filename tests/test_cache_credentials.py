@@ -33,7 +33,7 @@ def test_a_cached_answer_never_reaches_another_key(tmp_path: Path, sandbox: Any)
         adv.stock.historical.candles(**CANDLES)
         assert sandbox.requests_served == before  # the same key is served from the cache
         adv.stock.snapshot.quotes(market="TSE")  # kept 5 s: the basic key asks within them
-        assert adv.stats()["cache_hits"] == 1
+        assert adv.stats().cache_hits == 1
     with Client(sandbox.keys["basic"], base_url=base, cache=path) as basic:
         with pytest.raises(PlanError):
             basic.stock.snapshot.quotes(market="TSE")
@@ -44,15 +44,15 @@ def test_a_cached_answer_never_reaches_another_key(tmp_path: Path, sandbox: Any)
         # the check independent of timing: the candles kept for good are not shared either;
         # a basic key may load them, but fetches its own copy
         basic.stock.historical.candles(**CANDLES)
-        assert basic.stats()["cache_hits"] == 0
+        assert basic.stats().cache_hits == 0
     with Client("not-a-key", base_url=base, cache=path) as wrong:
         for _ in range(2):
             with pytest.raises(AuthenticationError):
                 wrong.stock.historical.candles(**CANDLES)
             with pytest.raises(AuthenticationError):
                 wrong.stock.snapshot.quotes(market="TSE")
-        assert wrong.stats()["cache_hits"] == 0
-        assert wrong.stats()["statuses"] == {401: 4}
+        assert wrong.stats().cache_hits == 0
+        assert wrong.stats().statuses == {401: 4}
     data = b"".join(p.read_bytes() for p in tmp_path.iterdir())
     for key in (sandbox.keys["advanced"], sandbox.keys["basic"], "not-a-key"):
         assert key.encode() not in data  # only a keyed hash of each key is stored
@@ -86,7 +86,7 @@ def test_an_existing_loose_cache_is_tightened(tmp_path: Path, sandbox: Any,
     (folder / "http_cache.sqlite").chmod(0o644)
     with Client(sandbox.api_key, base_url=sandbox.base_url, cache=True) as c:
         c.stock.intraday.ticker(symbol="2330")
-        assert c.stats()["cache_hits"] == 1  # the secret survives: the same partition
+        assert c.stats().cache_hits == 1  # the secret survives: the same partition
     assert _mode(folder) == 0o700
     assert all(_mode(f) == 0o600 for f in folder.iterdir())
 
@@ -99,8 +99,8 @@ def test_a_damaged_secret_starts_a_new_partition(tmp_path: Path, sandbox: Any) -
     secret.write_bytes(b"cut")  # e.g. a full disk on the first run
     with Client(sandbox.api_key, base_url=sandbox.base_url, cache=path) as c:
         c.stock.intraday.ticker(symbol="2330")
-        assert c.stats()["cache_hits"] == 0 and c.stats()["requests"] == 1
+        assert c.stats().cache_hits == 0 and c.stats().requests == 1
         c.stock.intraday.ticker(symbol="2330")
-        assert c.stats()["cache_hits"] == 1
+        assert c.stats().cache_hits == 1
     assert len(secret.read_bytes()) == 32 and _mode(secret) == 0o600
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite", "c.sqlite.secret"]

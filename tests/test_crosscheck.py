@@ -121,3 +121,14 @@ def test_not_checkable_is_a_typed_error(client) -> None:
     with pytest.raises(NotCheckable, match="no macd values") as caught:
         marketframe.crosscheck(client, "2454", "macd", "2026-05-25", "2026-11-20", "W")
     assert isinstance(caught.value, MarketframeError) and "widen the range" in caught.value.hint
+
+
+def test_the_default_weekly_range_after_a_leap_day_is_one_the_service_accepts(client) -> None:
+    # the longest range ending 2025-02-28 starts 2024-03-01: 2024-02-29 + one year is
+    # 2025-02-28, a range of a full year that the service (and the cross-check) refuses
+    from marketframe.crosscheck import default_start
+
+    assert default_start(marketframe._params.to_date("t", "end", "2025-02-28"), "W").isoformat() \
+        == "2024-03-01"
+    report = marketframe.crosscheck(client, "0050", "sma", end="2025-02-28", timeframe="W")
+    assert report.convention == SANDBOX["sma"], report.summary()

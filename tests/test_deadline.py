@@ -74,7 +74,7 @@ def test_a_silent_server_ends_at_the_deadline_saying_what_was_tried(silent: _Sil
     assert "within the 1 s deadline" in text
     assert f"GET {base}/stock/intraday/quote/2330" in text
     assert "ReadTimeout" in text
-    attempts = c.stats()["requests"]
+    attempts = c.stats().requests
     assert f"{attempts} attempt" in text
     assert silent.wait_accepted(attempts) == attempts  # what it says it tried, the server saw
     assert "Client(deadline=...)" in text

@@ -133,7 +133,7 @@ def test_generic_load_and_fetch_metadata(sandbox: Any, api_key: str) -> None:
         assert fetched.table.num_rows == 10 and len(fetched.responses) == 2
         r = fetched.responses[0]
         assert r.status == 200 and not r.from_cache and "X-RateLimit-Remaining" in r.rate_limit
-        assert c.stats()["requests"] == 3
+        assert c.stats().requests == 3
 
 
 def test_echoed_parameter_columns_belong_to_the_endpoint() -> None:

@@ -29,7 +29,7 @@ ORACLE = "marketframe.sandbox"
 #: Builtin errors a module may raise because the same module catches them at once and raises a
 #: typed error instead: (file, function) -> where that happens.
 CAUGHT_AT_ONCE = {
-    ("convert.py", "_hhmmss"): "convert's column reader turns it into SchemaError",
+    ("_columns.py", "_hhmmss"): "the column reader turns it into SchemaError",
     ("academy/_tokens.py", "from_dict"): "TokenStore.load turns it into TokenStoreError",
     ("academy/_tokens.py", "_number"): "TokenStore.load turns it into TokenStoreError",
 }

@@ -30,7 +30,7 @@ def _required(name: str) -> list[str]:
     out: list[str] = []
     for p in ENDPOINTS[name].params:
         if p.required:
-            out += [_load_cli._option(p), (p.allowed or ("2024-01-02",))[0]
+            out += [_load_cli._options(ENDPOINTS[name], p)[0], (p.allowed or ("2024-01-02",))[0]
                     if p.type in ("enum", "date") else ("7" if p.type == "int" else "2330")]
     return out
 

@@ -96,13 +96,13 @@ CASES = [
 @pytest.mark.parametrize(("name", "params", "text"), CASES)
 def test_invalid_params_raise_before_any_request(client: Client, sandbox: Any, name: str,
                                                  params: dict[str, Any], text: str) -> None:
-    before, sent = sandbox.requests_served, client.stats()["requests"]
+    before, sent = sandbox.requests_served, client.stats().requests
     with pytest.raises(InvalidParams) as info:
         client.load(name, **params)
     assert text in str(info.value)
     assert isinstance(info.value, ValueError)
     assert sandbox.requests_served == before  # not a single request went out
-    assert client.stats()["requests"] == sent
+    assert client.stats().requests == sent
 
 
 def test_one_year_rule() -> None:

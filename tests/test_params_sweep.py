@@ -100,7 +100,7 @@ def test_bad_values_are_refused_before_any_request(served: tuple[Client, Sandbox
             client.load(name, **params)
 
     check()
-    assert sb.requests_served == 0 and client.stats()["requests"] == 0
+    assert sb.requests_served == 0 and client.stats().requests == 0
 
 
 ANYTHING = st.one_of(

@@ -79,7 +79,7 @@ def test_validation_comes_from_the_row(row: Endpoint, sb: Sandbox) -> None:
             c.load(NAME, symbol="2330", from_="2005-01-01", to="2005-06-30")
         with pytest.raises(InvalidParams, match="period"):
             c.load(NAME, symbol="2330", period=5)
-        assert c.stats()["requests"] == 0  # all refused before any request
+        assert c.stats().requests == 0  # all refused before any request
 
 
 @pytest.mark.parametrize("backend", ["pandas", "polars"])

@@ -47,9 +47,9 @@ def test_5xx_are_retried_until_success() -> None:
         df = c.stock.intraday.quote(symbol=symbols)
         assert len(df) == len(symbols)
         stats = c.stats()
-        assert stats["retries"] > 0
-        assert sum(v for k, v in stats["statuses"].items() if k >= 500) == stats["retries"]
-        assert stats["requests"] == len(symbols) + stats["retries"]
+        assert stats.retries > 0
+        assert sum(v for k, v in stats.statuses.items() if k >= 500) == stats.retries
+        assert stats.requests == len(symbols) + stats.retries
 
 
 def test_dropped_connections_are_retried() -> None:
@@ -57,7 +57,7 @@ def test_dropped_connections_are_retried() -> None:
                                                backoff=0.01, retries=12) as c:
         df = c.stock.intraday.volumes(symbol=["2330", "2317", "2454", "0050", "0056", "2412"])
         assert df["symbol"].nunique() == 6
-        assert c.stats()["retries"] > 0
+        assert c.stats().retries > 0
 
 
 def test_persistent_5xx_raise_server_error_after_retries() -> None:
@@ -66,7 +66,7 @@ def test_persistent_5xx_raise_server_error_after_retries() -> None:
         with pytest.raises(ServerError, match="retry later") as info:
             c.stock.intraday.quote(symbol="2330")
         assert info.value.status in (500, 502, 503)
-        assert c.stats()["requests"] == 3 and sb.requests_served == 3
+        assert c.stats().requests == 3 and sb.requests_served == 3
 
 
 def test_429_beyond_max_retry_after_raises_rate_limited_with_retry_after() -> None:
@@ -131,7 +131,7 @@ def test_retry_after_is_honoured(retry_after_once: tuple[str, Any], api_key: str
     with Client(api_key, base_url=base, cache=False, backoff=0.01) as c:
         df = c.stock.intraday.quote(symbol="2330")
         assert df["symbol"][0] == "2330"
-        assert c.stats()["retries"] == 1 and c.stats()["statuses"] == {429: 1, 200: 1}
+        assert c.stats().retries == 1 and c.stats().statuses == {429: 1, 200: 1}
     first, second = handler.times
     assert second - first >= 1.0  # waited for Retry-After, not the 10 ms backoff
 
@@ -192,7 +192,7 @@ def test_cache_serves_repeats_and_never_stores_the_key(tmp_path: Path, sandbox: 
         b = c.stock.historical.candles(**args)
         assert a.equals(b)
         assert sandbox.requests_served == before + 1
-        assert c.stats()["cache_hits"] == 1
+        assert c.stats().cache_hits == 1
         c.stock.historical.candles(**args, refresh=True)  # bypasses the stored answer
         assert sandbox.requests_served == before + 2
         c.stock.snapshot.quotes(market="TSE")
@@ -270,7 +270,7 @@ def test_bulk_work_is_paced_below_the_limit_instead_of_refused() -> None:
         df = c.stock.intraday.ticker(symbol=symbols)
         assert len(df) == len(symbols)
         assert sb.stats.by_status.get(429, 0) == 0, sb.stats.by_status
-        assert c.stats()["paced_seconds"] > 0
+        assert c.stats().paced_seconds > 0
     with Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=10,
                  rate_window=600) as sb, \
             Client(sb.api_key, base_url=sb.base_url, cache=False, pace=False,

@@ -137,7 +137,7 @@ def _call(args: argparse.Namespace) -> int:
         params[key] = value
     client = _client(args)
     if args.frame:
-        frame = client.frame(args.path, params or None, anonymous=args.anonymous)
+        frame = client.load(args.path, params or None, anonymous=args.anonymous)
         print(frame.to_string(index=False) if len(frame) else "(no rows)")
         return 0
     body = client.get(args.path, params or None, anonymous=args.anonymous)

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from marketframe import adjust as _adjust
 from marketframe._params import to_date
-from marketframe.convert import to_frame
+from marketframe.convert import check_backend, to_frame
 from marketframe.exceptions import InvalidParams
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, Manifest
@@ -44,7 +44,6 @@ for _cls in (Failure, StoreCorrupted, StoreLocked, SyncError, SyncReport, Verify
     _cls.__module__ = __name__  # shown (docs/errors.md, reprs) where users import them from
 
 LOCK = ".lock"
-_BACKENDS = ("pandas", "polars", "arrow")
 
 
 class Store:
@@ -182,9 +181,7 @@ class Store:
         ``adjust="splits"`` or ``"all"`` (historical candles) adjusts the stored raw prices on
         read with corporate actions fetched through the store's client (docs/adjusted.md).
         """
-        if backend not in _BACKENDS:
-            raise InvalidParams("Store.read", "backend", f"has value {backend!r}",
-                                ", ".join(_BACKENDS))
+        check_backend("Store.read", backend)
         spec = resolve(endpoint, timeframe, params)
         mode = _adjust.check_read(spec.ep.name, adjust, spec.params, spec.ds.timeframe)
         # symbol-less datasets (corporate actions) are filtered on their symbol column

@@ -16,13 +16,14 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from marketframe import _params
+from marketframe._rows import session_date
 from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, TAIPEI, Endpoint, get
 from marketframe.exceptions import InvalidParams, MarketframeError, redact
 from marketframe.store._commit import commit_symbol, forget_damaged
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 
 #: parameters that only order or bound the answer, never change a row
 _NOT_IDENTITY = {"symbol", "timeframe", "sort"}
-_ENVELOPE_DATE = re.compile(rb'"date"\s*:\s*"(\d{4}-\d{2}-\d{2})"')
 
 
 def date_ranged() -> list[str]:
@@ -168,14 +168,6 @@ def taipei_today() -> dt.date:
     return dt.datetime.now(TAIPEI).date()
 
 
-def envelope_date(body: bytes) -> dt.date | None:
-    """The ``date`` of the response envelope (the service's session date), if it has one."""
-    cut = body.find(b'"data"')
-    head = body[: cut if cut >= 0 else 200]
-    m = _ENVELOPE_DATE.search(head)
-    return dt.date.fromisoformat(m.group(1).decode()) if m else None
-
-
 def check_range(spec: Spec, start: Any, end: Any, today: dt.date) -> Interval | None:
     name = spec.ep.name
     if spec.minute:
@@ -191,6 +183,25 @@ def check_range(spec: Spec, start: Any, end: Any, today: dt.date) -> Interval | 
     if lo > hi:
         raise InvalidParams(name, "start", f"({lo}) is after end ({hi})", "start <= end")
     return lo, hi
+
+
+@dataclass
+class _Run:
+    """What one sync's fetch loop shares with the writers (in place of a long parameter list)."""
+
+    spec: Spec
+    client: Client
+    root: Path
+    manifest: Manifest
+    report: SyncReport
+    clock_today: dt.date
+    writers: ThreadPoolExecutor
+    bar: Any
+    pending: dict[str, int]  # symbol -> windows not yet fetched
+    done: dict[str, list[tuple[_Task, pa.Table, dt.date]]] = field(
+        default_factory=lambda: defaultdict(list))  # symbol -> its fetched windows
+    commits: list[Future[None]] = field(default_factory=list)
+    commit_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 @dataclass
@@ -248,9 +259,7 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
     pending: dict[str, int] = defaultdict(int)
     for t in tasks:
         pending[t.symbol] += 1
-    done: dict[str, list[tuple[_Task, pa.Table, dt.date]]] = defaultdict(list)
     bar = _progress(len(tasks), spec.ds.key, progress)
-    commit_lock = threading.Lock()
     try:
         if tasks:
             # fetches on max_workers threads; each symbol's writes, once all its windows are
@@ -260,53 +269,51 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
                 futures: dict[Future[Any], _Task] = {
                     pool.submit(_fetch, client, spec, req): t
                     for t, req in zip(tasks, requests, strict=True)}
-                commits: list[Future[None]] = []
+                state = _Run(spec, client, root, manifest, report, clock_today, writers, bar,
+                             pending)
                 try:
-                    _collect(futures, report, spec, client, done, pending, bar, commits, writers,
-                             root, manifest, clock_today, commit_lock)
+                    _collect(futures, state)
                 finally:
                     # Ctrl-C, a write error: stop sending and do not wait for requests in
                     # flight; the symbols already handed to the writers are still written
                     pool.shutdown(cancel=True)
-                for c in commits:
+                for c in state.commits:
                     c.result()  # a write error (disk full, ...) is raised, never swallowed
         manifest.save()
     finally:
         if bar is not None:
             bar.close()
     after = client.stats()
-    report.requests = after["requests"] - before_stats["requests"]
-    report.retries = after["retries"] - before_stats["retries"]
-    report.cache_hits = after["cache_hits"] - before_stats["cache_hits"]
+    report.requests = after.requests - before_stats.requests
+    report.retries = after.retries - before_stats.retries
+    report.cache_hits = after.cache_hits - before_stats.cache_hits
     report.failures.sort(key=lambda f: (f.symbol or "", f.start or dt.date.min))
     report.seconds = time.perf_counter() - t0
     return report
 
 
-def _collect(futures: dict[Future[Any], _Task], report: SyncReport, spec: Spec,
-             client: Client, done: dict[str, list[tuple[_Task, pa.Table, dt.date]]],
-             pending: dict[str, int], bar: Any, commits: list[Future[None]],
-             writers: ThreadPoolExecutor, root: Path, manifest: Manifest,
-             clock_today: dt.date, commit_lock: threading.Lock) -> None:
+def _collect(futures: dict[Future[Any], _Task], state: _Run) -> None:
     """Take fetched windows as they complete; hand each finished symbol to a writer."""
+    spec = state.spec
     for fut in _completed(futures):
         task = futures[fut]
         try:
             table, env_today = fut.result()
         except MarketframeError as exc:
-            report.failures.append(Failure(
+            state.report.failures.append(Failure(
                 task.symbol if spec.has_symbol else None,
                 task.window[0] if task.window else None,
                 task.window[1] if task.window else None,
-                redact(f"{type(exc).__name__}: {exc}", _key_of(client))))
+                redact(f"{type(exc).__name__}: {exc}", _key_of(state.client))))
         else:
-            done[task.symbol].append((task, table, env_today or clock_today))
-        pending[task.symbol] -= 1
-        if bar is not None:
-            bar.update(1)
-        if pending[task.symbol] == 0:
-            commits.append(writers.submit(commit_symbol, root, manifest, spec, task.symbol,
-                                          done.pop(task.symbol, []), report, commit_lock))
+            state.done[task.symbol].append((task, table, env_today or state.clock_today))
+        state.pending[task.symbol] -= 1
+        if state.bar is not None:
+            state.bar.update(1)
+        if state.pending[task.symbol] == 0:
+            state.commits.append(state.writers.submit(
+                commit_symbol, state.root, state.manifest, spec, task.symbol,
+                state.done.pop(task.symbol, []), state.report, state.commit_lock))
 
 
 def _completed(futures: dict[Future[Any], _Task]) -> Iterator[Future[Any]]:
@@ -326,7 +333,8 @@ def _key_of(client: Client) -> str | None:
 
 def _fetch(client: Client, spec: Spec, req: dict[str, Any]) -> tuple[pa.Table, dt.date | None]:
     fetched = client.fetch(spec.ep.name, refresh=True, **req)
-    return fetched.table, envelope_date(fetched.responses[0].body)
+    # the session date from the envelope the client parsed (the body is read once)
+    return fetched.table, session_date(fetched.envelopes[0])
 
 
 def _progress(total: int, label: str, progress: bool | None) -> Any:

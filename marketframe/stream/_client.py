@@ -25,36 +25,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import time
 from collections import deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pyarrow as pa
 
-from marketframe.convert import to_frame
-from marketframe.exceptions import (
-    InvalidParams,
-    StreamAuthError,
-    StreamClosed,
-    StreamError,
-    StreamTimeout,
-    redact,
-)
+from marketframe.exceptions import InvalidParams, redact
 
-from . import _protocol as proto
-from ._backfill import fetch_gap
 from ._buffer import RowBuffer
-from ._frames import Batch, to_table, to_table_sorting
-from ._inbox import Inbox, _reason
+from ._connection import Connection
+from ._frames import Batch, to_table_sorting
 from ._ledger import Gap, TradeLedger
+from ._options import StreamOptions
 from ._protocol import Subscription
+from ._reading import Collector
 from ._recorder import Recorder
-from ._requests import Requests, _Dropped
 
 _KEEP = 200  # malformed frames and quarantined rows kept for inspection (the latest)
 
@@ -70,8 +59,11 @@ class StreamStats:
     malformed: int = 0  # frames skipped because they could not be read (see .malformed)
     quarantined: int = 0  # rows set aside because they could not be converted
 
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
-class AsyncStream(Requests, Inbox):
+
+class AsyncStream(Connection):
     """An authenticated WebSocket stream of market data (``async with``).
 
     Prefer :meth:`marketframe.Client.stream` (``async_=True``) which fills in the URL, the key
@@ -79,34 +71,20 @@ class AsyncStream(Requests, Inbox):
     """
 
     def __init__(self, api_key: str, url: str, *, rest: Any = None, backfill: bool = False,
-                 connect_timeout: float = 10.0, reply_timeout: float = 10.0,
-                 reconnect: bool = True, max_reconnects: int = 10, backoff: float = 0.5,
-                 max_backoff: float = 30.0, heartbeat_timeout: float = 75.0,
-                 max_buffer: int = 200_000, batch_rows: int = 20_000,
-                 backend: str = "pandas") -> None:
+                 options: StreamOptions | None = None, **overrides: Any) -> None:
         if backfill and rest is None:
             raise InvalidParams("stream", "backfill", "needs a REST client",
                                 "use client.stream(backfill=True) or pass rest=Client(...)")
-        if max_buffer < 1 or batch_rows < 1:
-            raise InvalidParams("stream", "max_buffer", "must be at least 1")
+        #: the checked options (``overrides``: any of its fields by name)
+        self.options = StreamOptions.of(options, **overrides)
         self.url = url
         self._key = api_key
         self.rest = rest
         self.backfill = backfill
-        self.connect_timeout = connect_timeout
-        self.reply_timeout = reply_timeout
-        self.reconnect = reconnect
-        self.max_reconnects = max_reconnects
-        self.backoff = backoff
-        self.max_backoff = max_backoff
-        self.heartbeat_timeout = heartbeat_timeout
-        self.max_buffer = max_buffer
-        self.batch_rows = batch_rows
-        self.backend = backend
         self.stats = StreamStats()
         self.last_heartbeat: int | None = None  # epoch microseconds (server's clock)
         self._subs: dict[str, Subscription] = {}
-        self._buf = RowBuffer(max_buffer, batch_rows)
+        self._buf = RowBuffer(self.options.max_buffer, self.options.batch_rows)
         self._ledger = TradeLedger()
         self._session: aiohttp.ClientSession | None = None
         self._ws: aiohttp.ClientWebSocketResponse | None = None
@@ -229,24 +207,20 @@ class AsyncStream(Requests, Inbox):
                 return
             yield batch
 
+    @property
+    def backend(self) -> str:
+        """The backend of :meth:`read` and ``frames`` (``options.backend``)."""
+        return self.options.backend
+
     async def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
                    backend: str | None = None) -> Any:
         """Everything of ``channel`` until ``idle`` seconds pass without data (or ``timeout``
         in all), as one frame (``backend``: pandas, polars or arrow). Batches of other
         channels read meanwhile are recorded (when recording) and discarded."""
-        proto.check_channel(channel)
-        tables: list[pa.Table] = []
-        end = None if timeout is None else time.monotonic() + timeout
-        while True:
-            wait = idle if end is None else max(0.0, min(idle, end - time.monotonic()))
-            batch = await self.next_batch(wait)
-            if batch is None:
-                break
-            if batch.channel == channel:
-                tables.append(batch.table)
-            if end is not None and time.monotonic() >= end:
-                break
-        return to_frame(_concat(channel, tables), backend or self.backend)
+        c = Collector(channel, idle, timeout)
+        while c.keep(await self.next_batch(c.wait())):
+            pass
+        return c.frame(backend or self.backend)
 
     def record(self, directory: str | Path, *, rows_per_file: int = 100_000,
                seconds_per_file: float | None = None) -> Recorder:
@@ -288,180 +262,3 @@ class AsyncStream(Requests, Inbox):
         if self._recorder is not None:
             self._recorder.write(batch)
         return batch
-
-    # -- the connection ---------------------------------------------------------------------
-
-    async def _open(self) -> aiohttp.ClientWebSocketResponse:
-        assert self._session is not None
-        try:
-            ws = await asyncio.wait_for(
-                self._session.ws_connect(self.url, autoping=True, max_msg_size=0),
-                self.connect_timeout)
-        except TimeoutError:
-            raise StreamTimeout(f"no WebSocket handshake answer from {self.url} within "
-                                f"{self.connect_timeout:g} s; check the URL, or raise "
-                                "connect_timeout") from None
-        except (aiohttp.ClientError, OSError) as exc:
-            raise StreamError(f"cannot open {self.url}: {type(exc).__name__}: "
-                              f"{redact(str(exc), self._key)}") from None
-        try:
-            await ws.send_str(proto.auth(self._key))
-            end = time.monotonic() + self.reply_timeout
-            while True:
-                try:
-                    msg = await ws.receive(timeout=max(0.0, end - time.monotonic()))
-                except TimeoutError:
-                    raise StreamTimeout(f"no answer to auth from {self.url} within "
-                                        f"{self.reply_timeout:g} s") from None
-                if msg.type != aiohttp.WSMsgType.TEXT:
-                    raise StreamClosed(f"{self.url} closed the connection during auth",
-                                       ws.close_code, _reason(msg))
-                body = self._parse(msg.data)
-                if body is None:
-                    raise StreamError(f"{self.url} answered auth with a frame that cannot be "
-                                      "read (see .malformed)")
-                event = body.get("event")
-                if event == "authenticated":
-                    self._last_recv = time.monotonic()
-                    return ws
-                if event == "error":
-                    data = body.get("data")
-                    data = data if isinstance(data, dict) else {}
-                    message = redact(proto.message_of(body), self._key)
-                    if data.get("code") == 1001:
-                        raise StreamError(f"{message} (error 1001): close another stream "
-                                          "or wait before reconnecting")
-                    raise StreamAuthError(message)
-        except BaseException:
-            await ws.close()
-            raise
-
-    async def _run(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        """Read the socket; after a drop, reconnect, resubscribe and mark the gaps."""
-        resubscribe = False
-        while True:
-            reader = asyncio.create_task(self._read(ws))
-            if resubscribe:
-                try:
-                    await self._resubscribe()
-                except (_Dropped, StreamClosed):
-                    pass  # dropped again: the reader ends too and the loop reconnects
-                except StreamError as exc:  # refused or unanswered: cannot restore the stream
-                    self._fail(exc)
-                    await ws.close()
-                    with contextlib.suppress(BaseException):
-                        await reader
-                    return
-                else:
-                    self._set_online(True)
-            try:
-                await reader
-            except BaseException as exc:  # noqa: BLE001 - handed to the consumer
-                self._fail(exc)
-                return
-            self._set_online(False)
-            if self._closing:
-                return
-            code, reason = self._last_close
-            if not self.reconnect:
-                why = f"; last server error: {self._server_error}" if self._server_error else ""
-                self._fail(StreamClosed(f"the server closed the stream{why}", code, reason))
-                return
-            self._ledger.dropped(self._subs.values())
-            try:
-                new_ws = await self._reconnect()
-            except BaseException as exc:  # noqa: BLE001
-                self._fail(exc)
-                return
-            if new_ws is None:
-                return
-            ws = new_ws
-            resubscribe = True
-
-    async def _reconnect(self) -> aiohttp.ClientWebSocketResponse | None:
-        code, reason = self._last_close
-        for attempt in range(self.max_reconnects):
-            delay = min(self.max_backoff, self.backoff * 2 ** attempt)
-            with contextlib.suppress(TimeoutError):  # close() cuts the wait short
-                await asyncio.wait_for(self._stop.wait(), delay * (0.5 + random.random() / 2))
-            if self._closing:
-                return None
-            try:
-                ws = await self._open()
-            except StreamAuthError:
-                raise
-            except StreamError:
-                continue
-            if self._closing:  # close() ran while this connection was opening
-                await ws.close()
-                return None
-            self._ws = ws
-            self.stats.reconnects += 1
-            return ws
-        raise StreamClosed(f"the connection dropped and {self.max_reconnects} reconnect "
-                           "attempts failed", code, reason)
-
-    async def _resubscribe(self) -> None:
-        """Subscribe again what was subscribed; if the connection drops meanwhile, what is
-        not yet acknowledged stays in the list for the next attempt."""
-        wanted = list(self._subs.values())
-        groups: dict[tuple[str, bool], list[str]] = {}
-        for sub in wanted:
-            groups.setdefault((sub.channel, sub.odd_lot), []).append(sub.symbol)
-        self._subs.clear()
-        try:
-            for (channel, odd), syms in groups.items():
-                await self._subscribe(channel, syms, odd)
-        except _Dropped:
-            have = {(s.channel, s.symbol, s.odd_lot) for s in self._subs.values()}
-            for sub in wanted:
-                if (sub.channel, sub.symbol, sub.odd_lot) not in have:
-                    self._subs[sub.id] = sub
-            raise
-
-    def _fail(self, exc: BaseException) -> None:
-        if self._error is None and not self._closing:
-            self._error = exc
-        self._buf.data.set()
-        self._set_online(False)
-
-    def _start_backfill(self, gap: Gap) -> None:
-        task = asyncio.create_task(self._backfill(gap))
-        self._backfills.add(task)
-        task.add_done_callback(self._backfills.discard)
-
-    async def _backfill(self, gap: Gap) -> None:
-        try:
-            rows = await asyncio.get_running_loop().run_in_executor(
-                None, fetch_gap, self.rest, gap)
-        except Exception as exc:  # noqa: BLE001 - recorded on the gap, never swallowed silently
-            gap.error = redact(f"{type(exc).__name__}: {exc}", self._key)
-            return
-        self._ledger.filled(gap, rows)
-        self.stats.backfilled += len(rows)
-        self._buf.extend("trades", gap.odd_lot, rows)
-
-    async def _watchdog(self) -> None:
-        """Ping when nothing arrived for ``heartbeat_timeout`` s; no pong: force a reconnect."""
-        period = max(0.05, self.heartbeat_timeout / 3)
-        while True:
-            await asyncio.sleep(period)
-            ws = self._ws
-            if ws is None or ws.closed or not self._buf.space.is_set():
-                continue
-            if time.monotonic() - self._last_recv < self.heartbeat_timeout:
-                continue
-            try:  # on this connection only: a drop is what the watchdog is looking for
-                await self._request(proto.ping("watchdog"), bool)
-            except (_Dropped, StreamError):
-                if ws is self._ws and not ws.closed:
-                    self._last_close = (4000, "no heartbeat, data or pong")
-                    await ws.close(code=4000, message=b"no heartbeat")
-
-
-def _concat(channel: str, tables: list[pa.Table]) -> pa.Table:
-    if not tables:
-        return to_table(channel, [])
-    if len(tables) == 1:
-        return tables[0]
-    return pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()

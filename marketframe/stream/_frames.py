@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from marketframe.convert import rows_to_table, to_pandas, to_polars
+from marketframe.convert import Channel, rows_to_table, to_pandas, to_polars
 from marketframe.exceptions import MarketframeError
 from marketframe.schemas import SCHEMAS, Col, Schema, snake
 
@@ -61,6 +61,8 @@ STREAM_SCHEMAS: dict[str, Schema] = {
     ), rows=True),
 }
 CHANNELS: tuple[str, ...] = tuple(STREAM_SCHEMAS)
+#: channel -> the row source its rows are converted for (``stream.trades``, ...)
+SOURCES: dict[str, Channel] = {c: Channel(f"stream.{c}", s) for c, s in STREAM_SCHEMAS.items()}
 
 
 def to_table(channel: str, rows: list[dict[str, Any]], odd_lot: bool = False) -> pa.Table:
@@ -68,7 +70,7 @@ def to_table(channel: str, rows: list[dict[str, Any]], odd_lot: bool = False) ->
 
     ``odd_lot``: the rows come from odd-lot subscriptions (volumes in shares)."""
     params = {"type": "oddlot"} if odd_lot else None
-    return rows_to_table(rows, STREAM_SCHEMAS[channel], f"stream.{channel}", params)
+    return rows_to_table(rows, SOURCES[channel], params)
 
 
 def to_table_sorting(channel: str, rows: list[dict[str, Any]], odd_lot: bool = False

@@ -26,6 +26,7 @@ from marketframe.exceptions import (
 
 from . import _protocol as proto
 from ._buffer import RowBuffer
+from ._options import StreamOptions
 from ._protocol import Subscription
 
 T = TypeVar("T")
@@ -46,8 +47,7 @@ class Requests:
     below are set by its ``__init__``)."""
 
     url: str
-    reconnect: bool
-    reply_timeout: float
+    options: StreamOptions
     _ws: aiohttp.ClientWebSocketResponse | None
     _subs: dict[str, Subscription]
     _gone: dict[str, Subscription]
@@ -185,7 +185,7 @@ class Requests:
             try:
                 return await attempt()
             except _Dropped as drop:
-                if not self.reconnect:
+                if not self.options.reconnect:
                     raise StreamClosed(str(drop), drop.code, drop.reason) from None
                 old = drop.ws
 
@@ -230,10 +230,10 @@ class Requests:
                 replies: list[dict[str, Any]] = []
                 while not done(replies):
                     try:
-                        r = await asyncio.wait_for(self._replies.get(), self.reply_timeout)
+                        r = await asyncio.wait_for(self._replies.get(), self.options.reply_timeout)
                     except TimeoutError:
                         raise StreamTimeout(f"no reply from {self.url} within "
-                                            f"{self.reply_timeout:g} s") from None
+                                            f"{self.options.reply_timeout:g} s") from None
                     if r is _CLOSED:
                         raise _Dropped(ws, *self._last_close)
                     replies.append(r)

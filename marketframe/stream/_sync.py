@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Coroutine, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -20,11 +19,11 @@ import pyarrow as pa
 from marketframe._typing import Backend, FrameT
 from marketframe.convert import to_frame
 
-from . import _protocol as proto
-from ._client import AsyncStream, StreamStats, _concat
+from ._client import AsyncStream, StreamStats
 from ._frames import Batch
 from ._ledger import Gap
 from ._protocol import Subscription
+from ._reading import Collector
 from ._recorder import Recorder
 
 if TYPE_CHECKING:
@@ -208,19 +207,10 @@ class Stream(Generic[FrameT]):
         """Everything of ``channel`` until ``idle`` s pass without data (or ``timeout`` in
         all), as one frame. Batches of other channels are recorded (if recording) and
         discarded."""
-        proto.check_channel(channel)
-        tables: list[pa.Table] = []
-        end = None if timeout is None else time.monotonic() + timeout
-        while True:
-            wait = idle if end is None else max(0.0, min(idle, end - time.monotonic()))
-            batch = self.next_batch(wait)
-            if batch is None:
-                break
-            if batch.channel == channel:
-                tables.append(batch.table)
-            if end is not None and time.monotonic() >= end:
-                break
-        return to_frame(_concat(channel, tables), backend or self._async.backend)
+        c = Collector(channel, idle, timeout)
+        while c.keep(self.next_batch(c.wait())):
+            pass
+        return c.frame(backend or self._async.backend)
 
 
 async def _make(api_key: str, url: str, options: dict[str, Any]) -> AsyncStream:

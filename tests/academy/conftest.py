@@ -4,7 +4,6 @@ protected resource, on 127.0.0.1, and an HTTP client that plays the user's brows
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import shutil
@@ -175,7 +174,3 @@ class Browser:
 @pytest.fixture()
 def browser() -> Browser:
     return Browser()
-
-
-def pretty(obj: object) -> str:
-    return json.dumps(obj, indent=2, sort_keys=True)

@@ -59,12 +59,20 @@ def test_frame_of_a_list_response(auth_server, browser, home, backend: str) -> N
         pytest.importorskip("polars")
     client = AcademyClient(auth_server.url, scope="openid courses:read")
     client.login(open_browser=browser)
-    frame = client.frame("/api/courses", backend=backend)  # type: ignore[arg-type]
+    frame = client.load("/api/courses", backend=backend)  # type: ignore[arg-type]
     assert list(frame.columns) == ["id", "title", "level", "lessons", "published"]
     assert len(frame) == 4
     assert list(frame["id"]) == ["c-101", "c-205", "c-310", "c-400"]
     with pytest.raises(AcademyError, match="not a list"):
-        client.frame("/api/courses/c-101")
+        client.load("/api/courses/c-101")
+
+
+def test_frame_is_a_deprecated_alias_of_load(auth_server, browser, home) -> None:
+    client = AcademyClient(auth_server.url, scope="openid courses:read")
+    client.login(open_browser=browser)
+    with pytest.warns(DeprecationWarning, match=r"use AcademyClient\.load\(\)"):
+        old = client.frame("/api/courses")
+    assert old.equals(client.load("/api/courses"))
 
 
 def test_operations_of_openapi(auth_server) -> None:

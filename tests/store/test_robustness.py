@@ -177,8 +177,8 @@ def test_faults_and_a_tight_rate_limit_lose_and_duplicate_nothing(tmp_path: Path
             assert report.ok, str(report)
             assert report.retries > 0  # 20% of ~40 requests failed at least once
             assert report.requests == report.windows_fetched + report.retries
-            assert client.stats()["statuses"].get(500, 0) + client.stats()["statuses"].get(
-                502, 0) + client.stats()["statuses"].get(503, 0) > 0
+            assert client.stats().statuses.get(500, 0) + client.stats().statuses.get(
+                502, 0) + client.stats().statuses.get(503, 0) > 0
             arrow_equal(_read(st), expected)
         client.close()
 
