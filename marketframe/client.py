@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from marketframe import _options, _params
+from marketframe._timeorder import oldest_first
 from marketframe._transport import DEFAULT_DEADLINE, Response, Transport
 from marketframe.convert import concat, to_frame, to_table
 from marketframe.endpoints import ENDPOINTS, Endpoint, get
@@ -293,7 +294,8 @@ class Client:
                    refresh: bool) -> tuple[pa.Table, Response]:
         path, query = _params.encode(ep, values)
         resp = self._transport.get(ep, path, query, values, refresh=refresh)
-        return to_table(resp.body, ep, values, decode=self.decode), resp
+        table = to_table(resp.body, ep, values, decode=self.decode)
+        return oldest_first(ep, values, table), resp
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
