@@ -31,6 +31,7 @@ _LAZY = {
     "InvalidParams": "marketframe.exceptions",
     "MarketframeError": "marketframe.exceptions",
     "NotFound": "marketframe.exceptions",
+    "NotSynced": "marketframe.store",
     "PartialResult": "marketframe.exceptions",
     "PlanError": "marketframe.exceptions",
     "RateLimited": "marketframe.exceptions",
@@ -45,6 +46,7 @@ _LAZY = {
     "StreamTimeout": "marketframe.exceptions",
     "SymbolNotFound": "marketframe.exceptions",
     "TransportError": "marketframe.exceptions",
+    "download": "marketframe._download",
     "units": "marketframe.convert",
 }
 
