@@ -162,7 +162,7 @@ _ROWS: tuple[Endpoint, ...] = (
         "stock.intraday.trades", "/stock/intraday/trades/{symbol}",
         (SYMBOL, ODDLOT, _p("offset", "int"), LIMIT, SORT, _p("isTrial", "bool")),
         "stock_trades", "intraday", keys=("symbol", "date", "serial"),
-        doc="trade detail (newest first, 50 rows by default)",
+        doc="trade detail (the latest 50 by default; frames oldest first)",
     ),
     Endpoint("stock.intraday.volumes", "/stock/intraday/volumes/{symbol}", (SYMBOL, ODDLOT),
              "stock_volumes", "intraday", keys=("symbol", "price"),
