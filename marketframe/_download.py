@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 ENDPOINT = "stock.historical.candles"
 BACKENDS = ("pandas", "polars", "arrow")
+#: windows from which ``progress=None`` shows a bar (on a terminal or in a notebook)
+LONG_WORK = 20
 #: the ticker type a board name expands to
 BOARD_TYPE = "EQUITY"
 
@@ -52,7 +54,8 @@ def download(symbols: str | Sequence[str], start: Any = None, end: Any = None, *
     then the frame is read from it. ``client``: the client to use; by default, the same rule
     as the ``marketframe`` commands: the real service when ``MARKETFRAME_API_KEY`` is set,
     else an embedded sandbox (announced on stderr), closed when the call returns.
-    ``progress``: a bar over the windows (None: when stderr is a terminal or a notebook).
+    ``progress``: a bar over the windows (None: on long work, 20 windows or more, when
+    stderr is a terminal or a notebook).
 
     Rows are sorted by symbol, then time (oldest first); pandas dates are ``datetime64[us]``.
     Bad arguments raise :class:`~marketframe.InvalidParams` before any request. If some
@@ -181,7 +184,9 @@ def _fetch(client: Any, symbols: list[str], args: dict[str, Any],
             for i, req in enumerate(_requests(args, s))]
     parts: dict[str, dict[int, pa.Table]] = {s: {} for s in symbols}
     errors: dict[str, BaseException] = {}
-    bar = _progress(len(jobs), "download", progress)
+    # None: a bar on long work only, where stderr is a terminal or a notebook
+    shown = progress if progress is not None or len(jobs) >= LONG_WORK else False
+    bar = _progress(len(jobs), "download", shown)
     workers = int(getattr(client, "max_workers", 8) or 8)
     pool = ThreadPoolExecutor(workers, thread_name_prefix="marketframe-download")
     try:

@@ -163,3 +163,14 @@ def test_without_a_client_or_key_it_runs_on_the_sandbox(
     df = marketframe.download(["2330", "0050"], "2024-01-01", "2024-03-31", backend="arrow")
     assert df.num_rows > 80
     assert "MARKETFRAME_API_KEY is not set: using the built-in sandbox" in capsys.readouterr().err
+
+
+def test_progress_bar_counts_the_windows(client: Client,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    marketframe.download(["2330", "0050"], "2020-01-01", "2025-12-31", client=client,
+                         progress=True)
+    err = capsys.readouterr().err
+    assert "download" in err and "/12 " in err  # a bar over 2 symbols x 6 windows
+    marketframe.download(["2330", "0050"], "2020-01-01", "2025-12-31", client=client,
+                         progress=False)
+    assert capsys.readouterr().err == ""
