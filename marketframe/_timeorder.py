@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -56,5 +57,4 @@ def by_time(table: pa.Table, column: str = "time") -> pa.Table:
 
 
 def _is_identity(order: pa.Array) -> bool:
-    n = len(order)
-    return bool(pc.all(pc.equal(order, pa.array(range(n), order.type))).as_py())
+    return bool(np.array_equal(order.to_numpy(), np.arange(len(order))))
