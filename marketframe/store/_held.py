@@ -42,14 +42,21 @@ def check(manifest: Manifest, spec: Any, symbols: list[str] | None,
         elif gaps:
             partly += [(label, g) for g in gaps]
     if missing:
-        raise NotSynced(ds.key, missing, _sync_call(spec, missing))
+        raise NotSynced(_label(spec), missing, _sync_call(spec, missing))
     if partly:
         shown = ", ".join(f"{s or 'every symbol'} {a}..{b}" for s, (a, b) in partly[:5])
         more = f" and {len(partly) - 5} more" if len(partly) > 5 else ""
         fix = _sync_call(spec, [(s, a, b) for s, (a, b) in partly])
-        warnings.warn(PartlySynced(f"{ds.key}: never synced {shown}{more}; the frame holds "
+        warnings.warn(PartlySynced(f"{_label(spec)}: never synced {shown}{more}; the frame holds "
                                    f"only the synced dates (run {fix} to fill them)"),
                       stacklevel=3)
+
+
+def _label(spec: Any) -> str:
+    """``stock.historical.candles (timeframe W, fields-close.volume)``: the dataset, readably."""
+    extra = [f"timeframe {spec.ds.timeframe}"] if spec.ds.timeframe else []
+    extra += [] if spec.ds.params == "default" else [spec.ds.params]
+    return spec.ep.name + (f" ({', '.join(extra)})" if extra else "")
 
 
 def _held(manifest: Manifest, ds: Any, symbol: str) -> list[Interval]:
