@@ -20,6 +20,7 @@ from . import indicators as indicators  # noqa: E402
 from .crosscheck import crosscheck as crosscheck  # noqa: E402
 
 if TYPE_CHECKING:
+    from marketframe._download import download as download
     from marketframe.client import Client as Client
     from marketframe.convert import units as units
     from marketframe.endpoints import ENDPOINTS as ENDPOINTS
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from marketframe.exceptions import StreamTimeout as StreamTimeout
     from marketframe.exceptions import SymbolNotFound as SymbolNotFound
     from marketframe.exceptions import TransportError as TransportError
+    from marketframe.store import NotSynced as NotSynced
     from marketframe.store import Store as Store
     from marketframe.stream import AsyncStream as AsyncStream
     from marketframe.stream import Stream as Stream
@@ -68,6 +70,7 @@ __all__ = [
     "InvalidParams",
     "MarketframeError",
     "NotFound",
+    "NotSynced",
     "PartialResult",
     "PlanError",
     "RateLimited",
@@ -85,6 +88,7 @@ __all__ = [
     "TransportError",
     "__version__",
     "crosscheck",
+    "download",
     "frames",
     "indicators",
     "units",
@@ -108,6 +112,7 @@ _LAZY = {
     "InvalidParams": "marketframe.exceptions",
     "MarketframeError": "marketframe.exceptions",
     "NotFound": "marketframe.exceptions",
+    "NotSynced": "marketframe.store",
     "PartialResult": "marketframe.exceptions",
     "PlanError": "marketframe.exceptions",
     "RateLimited": "marketframe.exceptions",
@@ -123,6 +128,7 @@ _LAZY = {
     "StreamTimeout": "marketframe.exceptions",
     "SymbolNotFound": "marketframe.exceptions",
     "TransportError": "marketframe.exceptions",
+    "download": "marketframe._download",
     "units": "marketframe.convert",
 }
 

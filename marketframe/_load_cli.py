@@ -9,12 +9,10 @@ to ``_COMMANDS`` in ``marketframe/cli.py``.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from typing import Any
 
 from marketframe.adjust import CANDLES, MODES
-from marketframe.cli import out_path
+from marketframe.cli import emit, out_path
 from marketframe.endpoints import ENDPOINTS, Endpoint, Param
 
 _TYPES: dict[str, Any] = {"int": int, "float": float}
@@ -85,24 +83,5 @@ def run(args: argparse.Namespace) -> int:
 
     with connect(base_url=args.base_url, backend="arrow") as client:
         table = client.load(ep.name, **params)
-    if args.out is None:
-        import pandas as pd
-
-        with pd.option_context("display.width", 200, "display.max_columns", 12):
-            print(table.to_pandas())
-        return 0
-    # written next to the target, then renamed: an interrupted run leaves no torn file
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(f".{args.out.name}.{os.getpid()}.tmp")
-    try:
-        if args.out.suffix.lower() == ".parquet":
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, tmp)
-        else:
-            table.to_pandas().to_csv(tmp, index=False)
-        os.replace(tmp, args.out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    print(f"wrote {table.num_rows} rows to {args.out}", file=sys.stderr)
+    emit(table, args.out)
     return 0

@@ -72,7 +72,7 @@ class StockIntraday(Generic[FrameT]):
         ...
     @overload
     def trades(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, offset: int | None = None, limit: int | None = None, sort: Literal["asc", "desc"] | None = None, isTrial: bool | None = None, refresh: bool = False, backend: None = None) -> FrameT:
-        """trade detail (newest first, 50 rows by default): GET /stock/intraday/trades/{symbol} (plan: basic)."""
+        """trade detail (the latest 50 by default; frames oldest first): GET /stock/intraday/trades/{symbol} (plan: basic)."""
     @overload
     def trades(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, offset: int | None = None, limit: int | None = None, sort: Literal["asc", "desc"] | None = None, isTrial: bool | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...

@@ -21,12 +21,13 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 # Modules each exposing register(subparsers), in the order `--help` lists them.
 _COMMANDS: tuple[str, ...] = (
     "marketframe._demo_cli",
     "marketframe._load_cli",
+    "marketframe._download_cli",
     "marketframe._crosscheck_cli",
     "marketframe.sandbox._cli",
     "marketframe.academy._cli",
@@ -73,6 +74,30 @@ def out_path(*suffixes: str) -> Callable[[str], Path]:
         return path
 
     return check
+
+
+def emit(table: Any, out: Path | None) -> None:
+    """A command's table: printed, or written to ``out`` (.parquet or .csv by its suffix) next
+    to it then renamed, so an interrupted run leaves no torn file."""
+    if out is None:
+        import pandas as pd
+
+        with pd.option_context("display.width", 200, "display.max_columns", 12):
+            print(table.to_pandas())
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        if out.suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, tmp)
+        else:
+            table.to_pandas().to_csv(tmp, index=False)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    print(f"wrote {table.num_rows} rows to {out}", file=sys.stderr)
 
 
 def build_parser() -> argparse.ArgumentParser:

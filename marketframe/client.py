@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 import pyarrow as pa
 
 from marketframe import _options, _params, adjust
+from marketframe._timeorder import oldest_first
 from marketframe._transport import DEFAULT_DEADLINE, Response, Transport
 from marketframe._typing import Backend, ClientOptions, FrameT
 from marketframe.convert import BACKENDS, build, check_backend, concat, parse, to_frame
@@ -411,7 +412,8 @@ class Client(_TreeBase[FrameT]):
         path, query = _params.encode(ep, values)
         resp = self._transport.get(ep, path, query, values, refresh=refresh)
         parsed = parse(resp.body, ep)
-        return build(parsed, ep, values, decode=self.decode), resp, parsed.envelope
+        table = build(parsed, ep, values, decode=self.decode)
+        return oldest_first(ep, values, table), resp, parsed.envelope
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:

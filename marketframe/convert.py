@@ -165,15 +165,32 @@ def _pandas_types(t: pa.DataType) -> Any:
 
     if pa.types.is_integer(t):
         return pd.Int64Dtype()
-    if pa.types.is_date32(t):
-        return pd.ArrowDtype(pa.date32())
     return None
 
 
+#: pandas dtype of calendar dates (daily/weekly/monthly ``date`` and every other date column):
+#: tz-naive, in microseconds like the intraday timestamps and like pandas 3's own parsing of
+#: date strings, so ``merge_asof`` with ``pd.to_datetime(...)`` keys needs no cast.
+PANDAS_DATE = "datetime64[us]"
+
+
+def _dates_as_datetimes(table: pa.Table) -> pa.Table:
+    """Arrow ``date32`` columns -> tz-naive ``timestamp[us]`` (a date is its midnight), so
+    pandas gets a datetime64 column that takes string comparisons, ``.loc`` slices and
+    ``resample``."""
+    dates = [i for i, f in enumerate(table.schema) if pa.types.is_date32(f.type)]
+    for i in dates:
+        f = table.schema.field(i)
+        table = table.set_column(i, f.with_type(pa.timestamp("us")),
+                                 table.column(i).cast(pa.timestamp("us")))
+    return table
+
+
 def to_pandas(table: pa.Table) -> Any:
-    """pandas: tz-aware ``datetime64[us, Asia/Taipei]``, ``Int64``, ``category``, ``bool``,
-    dates as ``date32[pyarrow]``; units in ``df.attrs["units"]``."""
-    df = table.to_pandas(types_mapper=_pandas_types)
+    """pandas: tz-aware ``datetime64[us, Asia/Taipei]`` timestamps, tz-naive
+    ``datetime64[us]`` calendar dates, ``Int64``, ``category``, ``bool``; units in
+    ``df.attrs["units"]``."""
+    df = _dates_as_datetimes(table).to_pandas(types_mapper=_pandas_types)
     df.attrs["units"] = table_units(table)
     meta = table.schema.metadata or {}
     if META_ENDPOINT in meta:

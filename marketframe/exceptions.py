@@ -30,11 +30,15 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
     +-- MissingColumnsError (ValueError)   a frame lacks a column an indicator needs (frames)
     +-- NotCheckable (ValueError)      nothing to cross-check in the range (crosscheck)
     +-- StoreCorrupted, StoreLocked, SyncError         the Parquet store (store)
+    +-- NotSynced (LookupError)        a store read of a range no sync covered (store)
     +-- AcademyError                   the course platform's OAuth client (academy), with
         DiscoveryError, RegistrationError, TokenStoreError, NotLoggedIn, LoginTimeout,
         AuthorizationError (StateMismatch, IssuerMismatch), OAuthError (InvalidClient,
         InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget, UnauthorizedClient,
         UnsupportedGrantType), ResourceError (InsufficientScope, InvalidToken)
+
+Warnings are a :class:`MarketframeWarning` (a ``UserWarning``): ``PartlySynced``, a store
+read of a range covered only in part.
 
 One hint style: a class's ``hint`` says what to do next; ``next_step()`` turns it into the
 sentence that ends the message (a class may compute it from the error's own details).
@@ -81,6 +85,11 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
+
+
+class MarketframeWarning(UserWarning):
+    """Root of marketframe's warnings: ``warnings.simplefilter("error", MarketframeWarning)``
+    turns every one of them into an error."""
 
 
 class InvalidParams(MarketframeError, ValueError):

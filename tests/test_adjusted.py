@@ -67,15 +67,16 @@ def _moves(df: pd.DataFrame) -> pd.DataFrame:
 
 def _event_days(actions: tuple[pd.DataFrame, pd.DataFrame]) -> set[tuple[str, dt.date]]:
     caps, divs = actions
-    return ({(s, d) for s, d in zip(caps.symbol, caps.effective_date, strict=True)}
-            | {(s, d) for s, d in zip(divs.symbol, divs.date, strict=True)})
+    day = lambda d: pd.Timestamp(d).date()  # noqa: E731 -- whatever the date dtype
+    return ({(s, day(d)) for s, d in zip(caps.symbol, caps.effective_date, strict=True)}
+            | {(s, day(d)) for s, d in zip(divs.symbol, divs.date, strict=True)})
 
 
 def test_the_sandbox_has_0050s_split_and_ex_dividend_dates_of_every_kind(actions):
     caps, divs = actions
     split = caps[caps.symbol == "0050"]
     assert split.action_type.tolist() == ["etf_split_or_merge"]
-    assert split.effective_date.tolist() == [dt.date(2025, 6, 18)]
+    assert split.effective_date.tolist() == [pd.Timestamp("2025-06-18")]
     assert split.adjustment_factor.tolist() == [0.25]  # 1:4
     assert {"etf_split_or_merge", "capital_reduction", "par_value_change"} <= set(caps.action_type)
     assert (divs.symbol == "0050").sum() >= 15  # a cash dividend every July
@@ -120,8 +121,8 @@ def test_adjust_all_equals_the_services_adjusted_candles_within_the_tolerance(cl
         assert (err <= allowed).all(), both.loc[(err - allowed).idxmax(), ["symbol", "date"]]
     # and the raw prices are far from it before 0050's split: the check can fail
     raw = store.read(CANDLES, "0050", "2025-06-10", "2025-06-10")
-    assert abs(raw.close.iloc[0] - both[(both.symbol == "0050")
-                                        & (both.date == dt.date(2025, 6, 10))].close.iloc[0]) > 30
+    day = both[(both.symbol == "0050") & (both.date == pd.Timestamp("2025-06-10"))]
+    assert abs(raw.close.iloc[0] - day.close.iloc[0]) > 30
 
 
 def test_split_divides_old_prices_and_multiplies_old_volume_by_four(client, store):
@@ -129,7 +130,7 @@ def test_split_divides_old_prices_and_multiplies_old_volume_by_four(client, stor
     adj = client.stock.historical.candles("0050", from_="2025-06-02", to="2025-06-19",
                                           adjust="splits", sort="asc")
     raw = raw.sort_values("date").reset_index(drop=True)
-    before = raw.date < dt.date(2025, 6, 18)
+    before = raw.date < pd.Timestamp("2025-06-18")
     np.testing.assert_allclose(adj.close[before], raw.close[before] / 4, rtol=1e-12)
     np.testing.assert_allclose(adj.change[before], raw.change[before] / 4, rtol=1e-12)
     assert (adj.volume[before] == raw.volume[before] * 4).all()

@@ -81,7 +81,7 @@ def test_trades_newest_first_with_missing_bid_ask_volume() -> None:
     assert first["time"] == pd.Timestamp("2026-01-30 14:30:00", tz=TAIPEI)
     assert df["time"].is_monotonic_decreasing
     assert str(df["size"].dtype) == "Int64" and str(df["type"].dtype) == "category"
-    assert df["date"].iloc[0] == dt.date(2026, 1, 30)
+    assert df["date"].iloc[0] == pd.Timestamp("2026-01-30")  # a tz-naive datetime64[us]
 
 
 def test_candles_iso_dates_keep_their_offset() -> None:
@@ -139,7 +139,7 @@ def test_null_prices_stay_null() -> None:
     df = to_pandas(to_table(body, "stock.corporate_actions.dividends"))
     assert df["previous_close"].isna().all() and df["reference_price"].isna().all()
     assert df["cash_dividend"].iloc[0] == 5.0
-    assert df["date"].iloc[0] == dt.date(2026, 12, 1)
+    assert df["date"].iloc[0] == pd.Timestamp("2026-12-01")
 
 
 def test_unknown_fields_are_kept() -> None:

@@ -19,8 +19,8 @@ MANY_FUTOPT = ["TXFL6", "MXFL6"]
 PANDAS = {
     "float": "float64", "int": "Int64", "int_str": "Int64",
     "time_us": "datetime64[us, Asia/Taipei]", "iso_time": "datetime64[us, Asia/Taipei]",
-    "hhmmss": "datetime64[us, Asia/Taipei]", "date": "date32[day][pyarrow]",
-    "date_or_time": "date32[day][pyarrow]", "str": "str", "cat": "category", "flag": "bool",
+    "hhmmss": "datetime64[us, Asia/Taipei]", "date": "datetime64[us]",
+    "date_or_time": "datetime64[us]", "str": "str", "cat": "category", "flag": "bool",
 }
 POLARS = {
     "float": pl.Float64, "int": pl.Int64, "int_str": pl.Int64,

@@ -92,7 +92,7 @@ def test_load_and_conversion_over_a_real_socket(row: Endpoint, sb: Sandbox,
     assert len(want) > 100 and len(many) > len(want)
     if backend == "pandas":
         assert isinstance(df, pd.DataFrame) and list(df.columns) == ["symbol", "date", "spread"]
-        assert str(df["date"].dtype) == "date32[day][pyarrow]" and df["spread"].tolist() == want
+        assert str(df["date"].dtype) == "datetime64[us]" and df["spread"].tolist() == want
     else:
         assert isinstance(df, pl.DataFrame)
         assert df.schema["date"] == pl.Date and df["spread"].to_list() == want

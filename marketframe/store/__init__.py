@@ -18,12 +18,15 @@ import pyarrow.compute as pc
 
 from marketframe import adjust as _adjust
 from marketframe._params import to_date
+from marketframe._timeorder import oldest_first
 from marketframe.convert import check_backend, to_frame
 from marketframe.exceptions import InvalidParams
-from marketframe.store import _io
+from marketframe.store import _held, _io
 from marketframe.store._manifest import NO_SYMBOL, Manifest
 from marketframe.store._report import (
     Failure,
+    NotSynced,
+    PartlySynced,
     StoreCorrupted,
     StoreLocked,
     SyncError,
@@ -38,9 +41,10 @@ if TYPE_CHECKING:
 
     from marketframe.client import Client
 
-__all__ = ["Failure", "Store", "StoreCorrupted", "StoreLocked", "SyncError", "SyncReport",
-           "VerifyReport"]
-for _cls in (Failure, StoreCorrupted, StoreLocked, SyncError, SyncReport, VerifyReport):
+__all__ = ["Failure", "NotSynced", "PartlySynced", "Store", "StoreCorrupted", "StoreLocked",
+           "SyncError", "SyncReport", "VerifyReport"]
+for _cls in (Failure, NotSynced, PartlySynced, StoreCorrupted, StoreLocked, SyncError, SyncReport,
+             VerifyReport):
     _cls.__module__ = __name__  # shown (docs/errors.md, reprs) where users import them from
 
 LOCK = ".lock"
@@ -174,8 +178,11 @@ class Store:
         ``symbols`` None reads every stored symbol; ``start``/``end`` (inclusive) filter on
         ``date`` (capital changes: ``effective_date``; listing applicants:
         ``application_date``; rows where it is null are left out by a range). Rows are sorted
-        by the endpoint's key; columns are the loaders' columns. An empty result has the
-        endpoint's columns and no rows. Reading needs no lock: files are replaced atomically.
+        by the endpoint's key (oldest first); columns are the loaders' columns. A symbol or
+        range the store never synced raises :class:`NotSynced` (naming the ``sync`` call);
+        a range synced only in part returns what is held and warns :class:`PartlySynced`. A
+        synced range without rows (before a listing, a holiday) is an empty frame. Reading
+        needs no lock: files are replaced atomically.
         Every file read is checked against the manifest (size, content hash) and its page
         checksums: a damaged, missing or replaced file raises :class:`StoreCorrupted` naming it.
         ``adjust="splits"`` or ``"all"`` (historical candles) adjusts the stored raw prices on
@@ -193,6 +200,7 @@ class Store:
             years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)
         self._manifest.reload()
         self._manifest.check()
+        _held.check(self._manifest, spec, syms, lo, hi)  # never synced: NotSynced, not 0 rows
         logical = spec.ep.schema.arrow(minute=spec.minute)
         files = _io.recorded(self._manifest.files(spec.ds), syms, years, spec.ds)
         tables = [_io.from_physical(t, logical) for t in
@@ -216,6 +224,8 @@ class Store:
         if not spec.has_symbol and symbols is not None and table.num_rows:
             wanted = [symbols] if isinstance(symbols, str) else list(symbols)
             table = table.filter(pc.is_in(table.column("symbol"), pa.array(wanted)))
+        if not spec.has_symbol:  # every symbol in one dataset: by date, as the loaders
+            table = oldest_first(spec.ep, {}, table)
         meta = {k: v for k, v in (table.schema.metadata or {}).items()
                 if not k.startswith(b"marketframe.store.")}
         if mode is not None:

@@ -186,6 +186,27 @@ def run_verify(a: argparse.Namespace) -> int:
     return 0
 
 
+def _read_synced(store: Any, a: argparse.Namespace, ctx: dict[str, Any], failed: bool) -> Any:
+    """What the export's sync left in the store. Symbols whose every window failed hold
+    nothing (``NotSynced``): they are left out, and the report lists their failures."""
+    from marketframe.store import NotSynced
+
+    args = (a.endpoint, ctx["symbols"], a.start, a.end, a.timeframe)
+    try:
+        return store.read(*args, backend="arrow", **ctx["params"])
+    except NotSynced as exc:
+        if not failed:
+            raise
+        gone = {sym for sym, _, _ in exc.missing}
+        keep = [s for s in ctx["symbols"] or () if s not in gone]
+        if keep:
+            return store.read(a.endpoint, keep, *args[2:], backend="arrow", **ctx["params"])
+        from marketframe.store._sync import resolve
+
+        spec = resolve(a.endpoint, a.timeframe, ctx["params"])
+        return spec.ep.schema.arrow(minute=spec.minute).empty_table()
+
+
 def run_export(a: argparse.Namespace) -> int:
     """Errors go to the common handler of marketframe.cli."""
     import pyarrow.parquet as pq
@@ -194,8 +215,7 @@ def run_export(a: argparse.Namespace) -> int:
         root = a.store or Path(stack.enter_context(tempfile.TemporaryDirectory(
             prefix="marketframe-export-")))
         store, report, ctx = _sync(a, root, stack)
-        table = store.read(a.endpoint, ctx["symbols"], a.start, a.end, a.timeframe,
-                           backend="arrow", **ctx["params"])
+        table = _read_synced(store, a, ctx, failed=bool(report.failures))
         a.out.parent.mkdir(parents=True, exist_ok=True)
         tmp = a.out.with_name(f".{a.out.name}.{os.getpid()}.tmp")
         pq.write_table(table, tmp, compression="zstd")

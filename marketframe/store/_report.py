@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from marketframe.exceptions import MarketframeError
+from marketframe.exceptions import MarketframeError, MarketframeWarning
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,35 @@ class StoreLocked(MarketframeError):
         super().__init__(f"{self.path} is locked by another sync (waited {timeout:g} s); wait "
                          "for it to finish, or give Store(..., lock_timeout=SECONDS) a longer "
                          "wait (-1 waits forever)")
+
+
+class NotSynced(MarketframeError, LookupError):
+    """:meth:`Store.read` asked for a dataset, symbol or date range the store never synced.
+
+    Raised instead of an empty frame, which would read as "no trading". ``.missing`` lists
+    ``(symbol, start, end)`` (None: any date); the message gives the ``store.sync(...)`` call
+    that fetches it.
+    """
+
+    def __init__(self, dataset: str, missing: list[tuple[str | None, Any, Any]], fix: str):
+        self.dataset = dataset
+        self.missing = missing
+        shown = ", ".join(_span(*m) for m in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        super().__init__(f"the store holds nothing of {dataset} for {shown}{more}; "
+                         f"run {fix} first")
+
+
+class PartlySynced(MarketframeWarning):
+    """:meth:`Store.read` returned what the store holds, but part of the asked range was
+    never synced (the message names it and the ``sync`` that fetches it)."""
+
+
+def _span(symbol: str | None, start: Any, end: Any) -> str:
+    who = symbol if symbol is not None else "every symbol"
+    if start is None and end is None:
+        return who
+    return f"{who} {start or '...'}..{end or '...'}"
 
 
 @dataclass

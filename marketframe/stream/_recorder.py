@@ -19,6 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from marketframe._timeorder import by_time
 from marketframe.exceptions import InvalidParams
 
 from ._frames import Batch
@@ -108,4 +109,5 @@ def read_recorded(directory: str | Path, channel: str, odd_lot: bool = False) ->
 
         return to_table(channel, [])
     tables = [pq.read_table(f) for f in files]
-    return pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
+    table = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
+    return by_time(table)  # oldest first, like every other frame (docs/migration.md)

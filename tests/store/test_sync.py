@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 
 from marketframe import InvalidParams
 from marketframe.client import Client
 from marketframe.sandbox import Sandbox
-from marketframe.store import Store, SyncError
+from marketframe.store import NotSynced, Store, SyncError
 
 from ._helpers import NOW, arrow_equal
 
@@ -62,9 +62,9 @@ def test_second_sync_is_free_and_one_trading_day_costs_one_request_per_symbol(
         arrow_equal(held, fresh)
         cov = st.coverage()
         row = cov[(cov.symbol == "2330") & (cov.status == "final")]
-        assert list(row.end) == [dt.date(2026, 11, 22)]
+        assert list(row.end) == [pd.Timestamp("2026-11-22")]
         assert list(cov[(cov.symbol == "2330") & (cov.status == "open")].start) == [
-            dt.date(2026, 11, 23)]
+            pd.Timestamp("2026-11-23")]
 
 
 def test_confirmed_empty_windows(make_store: Callable[..., Store], sb: Sandbox) -> None:
@@ -81,9 +81,9 @@ def test_confirmed_empty_windows(make_store: Callable[..., Store], sb: Sandbox) 
     assert sb.requests_served == served and r.requests == 0
     cov = st.coverage()
     empty = cov[cov.status == "empty"].set_index("symbol")
-    assert empty.loc["6669", "start"] == dt.date(2018, 1, 1)
-    assert empty.loc["6669", "end"] == dt.date(2018, 12, 31)
-    got = {(s.isoformat(), e.isoformat()) for s, e in
+    assert empty.loc["6669", "start"] == pd.Timestamp("2018-01-01")
+    assert empty.loc["6669", "end"] == pd.Timestamp("2018-12-31")
+    got = {(s.date().isoformat(), e.date().isoformat()) for s, e in
            zip(cov[(cov.symbol == "3293") & (cov.status == "empty")].start,
                cov[(cov.symbol == "3293") & (cov.status == "empty")].end, strict=True)}
     assert got == {("2018-03-05", "2018-03-16"), ("2008-01-01", "2009-12-31")}
@@ -92,7 +92,7 @@ def test_confirmed_empty_windows(make_store: Callable[..., Store], sb: Sandbox) 
     st.sync("stock.historical.candles", "6669", "2018-01-01", "2019-06-30")
     assert sb.requests_served == served
     df = st.read("stock.historical.candles", "6669")
-    assert df.date.min() >= dt.date(2019, 3, 27)
+    assert df.date.min() >= pd.Timestamp("2019-03-27")
 
 
 def test_minute_history_accumulates_beyond_30_days(own_sb: Sandbox, tmp_path: Path) -> None:
@@ -145,7 +145,7 @@ def test_technical_indicators_keep_warmup_bars_and_params_identity(
     days = st.read("stock.historical.candles", "2330")
     first = df20.date.min()
     assert list(df20.date) == [d for d in days.date if d >= first]
-    assert first <= dt.date(2025, 2, 5)
+    assert first <= pd.Timestamp("2025-02-05")
     # SMA needs no seed, so the stored values equal a fetch of one range around the boundary
     with Client(sb.api_key, base_url=sb.base_url, backend="pandas", cache=False) as c:
         one = c.stock.technical.sma(symbol="2330", from_="2025-11-01", to="2026-02-28",
@@ -182,8 +182,8 @@ def test_other_corporate_actions_read_by_their_date(make_store: Callable[..., St
     everything = st.read(name)
     assert len(everything) > 0
     part = st.read(name, start="2020-01-01", end="2022-12-31")
-    inside = everything[column].notna() & (everything[column] >= dt.date(2020, 1, 1)) & (
-        everything[column] <= dt.date(2022, 12, 31))
+    inside = everything[column].notna() & (everything[column] >= "2020-01-01") & (
+        everything[column] <= "2022-12-31")
     assert len(part) == int(inside.sum())
 
 
@@ -262,9 +262,10 @@ def test_read_backends_and_schema(make_store: Callable[..., Store]) -> None:
     assert len(pdf) == pldf.height > 0
     assert set(pdf.symbol) == {"0050", "2330"}  # "0050" stays a string
     assert pdf.attrs["units"]["volume"] == "shares"
-    assert pdf.date.min() >= dt.date(2024, 1, 1) and pdf.date.max() <= dt.date(2024, 3, 31)
-    empty = st.read("stock.historical.candles", "2454")
-    assert len(empty) == 0 and "close" in empty.columns
+    assert pdf.date.min() >= pd.Timestamp("2024-01-01")
+    assert pdf.date.max() <= pd.Timestamp("2024-03-31")
+    with pytest.raises(NotSynced, match="store.sync"):  # never synced: not an empty frame
+        st.read("stock.historical.candles", "2454")
 
 
 def test_fields_are_part_of_the_dataset_identity(make_store: Callable[..., Store],
@@ -278,7 +279,8 @@ def test_fields_are_part_of_the_dataset_identity(make_store: Callable[..., Store
     assert sb.requests_served == served
     narrow = st.read("stock.historical.candles", "2330", fields=["close", "volume"])
     assert narrow["close"].notna().all() and narrow["open"].isna().all()
-    assert len(st.read("stock.historical.candles", "2330")) == 0  # the default dataset is apart
+    with pytest.raises(NotSynced):  # the default dataset is apart, and was never synced
+        st.read("stock.historical.candles", "2330")
     assert (st.root / "dataset=stock.historical.candles" / "params=fields-close.volume").is_dir()
 
 

@@ -1,0 +1,133 @@
+"""Every frame comes oldest first and with one set of time dtypes (issue 12): loaders, store
+reads, ``download`` and the stream recorder agree, checked against one table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pandas as pd
+import polars as pl
+import pytest
+
+import marketframe
+from marketframe import Client, Store
+from marketframe.stream import Recorder, read_recorded
+from marketframe.stream._frames import Batch, to_table
+
+#: (backend, kind of time column) -> dtype: the table docs/loaders.md documents
+DTYPES: dict[tuple[str, str], Any] = {
+    ("pandas", "calendar"): "datetime64[us]",
+    ("pandas", "instant"): "datetime64[us, Asia/Taipei]",
+    ("polars", "calendar"): pl.Date,
+    ("polars", "instant"): pl.Datetime("us", "Asia/Taipei"),
+}
+CANDLES = "stock.historical.candles"
+
+
+def _dtype(frame: Any, column: str) -> Any:
+    return frame.schema[column] if isinstance(frame, pl.DataFrame) else str(frame[column].dtype)
+
+
+@pytest.fixture(scope="module")
+def client(sandbox: Any, api_key: str) -> Iterator[Client]:
+    with Client(api_key, base_url=sandbox.base_url, cache=False) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def store(client: Client, tmp_path_factory: pytest.TempPathFactory) -> Store:
+    st = Store(tmp_path_factory.mktemp("conventions"), client)
+    st.sync(CANDLES, ["2330", "0050"], "2024-01-01", "2025-06-30", progress=False)
+    st.sync(CANDLES, ["2330"], timeframe="5", progress=False)
+    st.sync("stock.corporate_actions.dividends", None, "2020-01-01", "2025-06-30",
+            progress=False)
+    return st
+
+
+@pytest.mark.parametrize("backend", ["pandas", "polars"])
+def test_loaders_store_and_download_agree_on_the_dtype_table(
+        client: Client, store: Store, backend: str) -> None:
+    load = client.stock.historical.candles
+    frames = {
+        "calendar": [
+            load(symbol="2330", from_="2025-01-01", to="2025-03-31", backend=backend),
+            store.read(CANDLES, "2330", "2025-01-01", "2025-03-31", backend=backend),
+            marketframe.download("2330", "2025-01-01", "2025-03-31", client=client,
+                                 backend=backend),
+        ],
+        "instant": [
+            load(symbol="2330", timeframe="5", backend=backend),
+            store.read(CANDLES, "2330", timeframe="5", backend=backend),
+            marketframe.download("2330", timeframe="5", client=client, backend=backend),
+        ],
+    }
+    for kind, group in frames.items():
+        for frame in group:
+            assert _dtype(frame, "date") == DTYPES[(backend, kind)], kind
+    actions = store.read("stock.corporate_actions.dividends", backend=backend)
+    for col in ("date", "ex_dividend_date"):
+        if col in actions.columns:
+            assert _dtype(actions, col) == DTYPES[(backend, "calendar")], col
+    quote = client.stock.intraday.quote("2330", backend=backend)
+    assert _dtype(quote, "date") == DTYPES[(backend, "calendar")]
+    trades = client.stock.intraday.trades(symbol="2330", backend=backend)
+    assert _dtype(trades, "time") == DTYPES[(backend, "instant")]
+
+
+def _stream_batch(client: Client, newest_first: bool) -> Batch:
+    body = client.fetch("stock.intraday.trades", symbol="2330", sort="asc",
+                        limit=30).responses[0].body
+    doc = orjson.loads(body)
+    head = {k: doc[k] for k in ("type", "exchange", "market", "symbol")}
+    rows = [{**head, **r} for r in doc["data"]]
+    if newest_first:
+        rows.reverse()
+    return Batch("trades", to_table("trades", rows))
+
+
+def test_the_stream_recorder_agrees(client: Client, tmp_path: Path) -> None:
+    batch = _stream_batch(client, newest_first=False)
+    assert str(batch.to_pandas()["time"].dtype) == DTYPES[("pandas", "instant")]
+    assert batch.to_polars().schema["time"] == DTYPES[("polars", "instant")]
+    rec = Recorder(tmp_path, rows_per_file=10)  # several files, the later ones written first
+    rec.write(_stream_batch(client, newest_first=True))
+    rec.close()
+    times = read_recorded(tmp_path, "trades").column("time").to_pylist()
+    assert times == sorted(times) and len(times) == 30
+
+
+def test_loaders_return_oldest_first_whatever_the_wire_order(client: Client) -> None:
+    # the service answers daily candles and trades newest first by default
+    raw = orjson.loads(client.fetch(CANDLES, symbol="2330", from_="2025-01-01",
+                                    to="2025-03-31").responses[0].body)["data"]
+    assert raw[0]["date"] > raw[-1]["date"]
+    daily = client.stock.historical.candles(symbol=["2330", "0050"], from_="2025-01-01",
+                                            to="2025-03-31")
+    for _, one in daily.groupby("symbol"):
+        assert one.date.is_monotonic_increasing
+    trades = client.stock.intraday.trades(symbol="2330", limit=200)
+    assert trades.time.is_monotonic_increasing and trades.serial.is_monotonic_increasing
+    tech = client.stock.technical.sma(symbol="2330", from_="2025-01-01", to="2025-03-31",
+                                      timeframe="D", period=5)
+    assert tech.date.is_monotonic_increasing
+
+
+def test_sort_desc_is_still_honoured(client: Client) -> None:
+    desc = client.stock.historical.candles(symbol="2330", from_="2025-01-01", to="2025-03-31",
+                                           sort="desc")
+    assert desc.date.is_monotonic_decreasing and len(desc) > 30
+    trades = client.stock.intraday.trades(symbol="2330", limit=50, sort="desc")
+    assert trades.serial.is_monotonic_decreasing
+
+
+def test_store_reads_and_download_are_oldest_first(client: Client, store: Store) -> None:
+    for frame in (store.read(CANDLES, ["2330", "0050"], "2024-01-01", "2025-06-30"),
+                  marketframe.download(["2330", "0050"], "2024-01-01", "2025-06-30",
+                                       client=client)):
+        for _, one in frame.groupby("symbol"):
+            assert one.date.is_monotonic_increasing
+    actions = store.read("stock.corporate_actions.dividends")
+    assert pd.Series(actions.date).is_monotonic_increasing or len(actions) < 2
