@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _fast as fast
+from . import _segmacd as segmacd
 from ._linrec import matmul_rows
 
 Array = NDArray[np.float64]
@@ -240,6 +241,11 @@ def macd(
     signal G) evolve without input: ``dF*af**j``, ``dS*as**j`` and G driven by them; dF and
     dS come from the line's differences at the last two recomputed bars.
     """
+    exact = segmacd.macd(
+        x, seg.starts, seg.lengths, fast_n, slow, signal, seed, fast_start, kernel
+    )
+    if exact is not None:
+        return exact
     slow_start = slow - 1 if seed == "sma" else 0
     sig_start = max(fast_start, slow_start) + (signal - 1 if seed == "sma" else 0)
     amax = 1.0 - 2.0 / (max(slow, signal) + 1)
