@@ -16,6 +16,7 @@ from . import indicators as indicators  # noqa: E402
 
 # Imported eagerly so that `marketframe.crosscheck` is the function, not its module.
 from .crosscheck import crosscheck as crosscheck  # noqa: E402
+from .indicators.options import options as options  # noqa: E402
 
 # name -> module that defines it; imported on first access so `import marketframe` stays light.
 _LAZY = {
@@ -48,7 +49,7 @@ _LAZY = {
     "units": "marketframe.convert",
 }
 
-__all__ = sorted(["__version__", "crosscheck", "frames", "indicators", *_LAZY])
+__all__ = sorted(["__version__", "crosscheck", "frames", "indicators", "options", *_LAZY])
 
 
 def __getattr__(name: str) -> Any:
