@@ -212,6 +212,20 @@ def test_polars_wide_panel_and_indicators_on_it() -> None:
     np.testing.assert_allclose(got, ind.sma(panel, 5), equal_nan=True)
     macd = wide.md.macd()
     assert f"macd_signal_12_26_9:{syms[0]}" in macd.columns
+    lazy = wide.lazy().md.macd()  # stays lazy; its schema is known before collecting
+    assert lazy.collect_schema().names() == macd.columns
+    assert lazy.collect().equals(macd)
+    assert wide.lazy().md.sma(5).collect().equals(wide.md.sma(5))
+
+
+@pytest.mark.parametrize("tz", [None, "Asia/Taipei"])
+def test_polars_newest_first_with_date_or_datetime(tz: str | None) -> None:
+    df = long_frame()
+    want = per_symbol(df, lambda c: ind.ema(c, 10))
+    pf = pl.from_pandas(df)
+    when = pl.col("date").cast(pl.Date) if tz is None else pl.col("date").dt.replace_time_zone(tz)
+    got = pf.with_columns(when).reverse().md.ema(10).get_column("ema_10")
+    np.testing.assert_allclose(got.fill_null(np.nan).to_numpy(), want[::-1], equal_nan=True)
 
 
 def test_a_typo_in_a_long_frame_is_not_taken_for_a_wide_one() -> None:

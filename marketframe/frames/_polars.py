@@ -58,7 +58,7 @@ def apply(
 ) -> pl.DataFrame:
     """``df`` with the request's output columns appended (rows untouched, in their order);
     on a wide frame (date x symbol), the indicator of every column."""
-    if _wide.polars_is_wide(df, request, symbol):
+    if _wide.polars_is_wide(df.schema, request, symbol):
         return _wide.polars_apply(df, request)
     request, sym, date = _core.check_columns(request, df.columns, symbol, date, DEFAULTS)
     layout = _layout(df, sym, date)
@@ -78,6 +78,11 @@ def apply_lazy(
 ) -> pl.LazyFrame:
     """A LazyFrame that appends the request's columns when collected."""
     schema = lf.collect_schema()
+    if _wide.polars_is_wide(schema, request, symbol):
+        return pl.defer(
+            lambda: _wide.polars_apply(lf.collect(engine="in-memory"), request),
+            schema=_wide.polars_wide_schema(schema, request),
+        )
     request, _, _ = _core.check_columns(request, schema.names(), symbol, date, DEFAULTS)
     out = dict(schema)
     out.update({name: pl.Float64() for name in request.outputs})

@@ -96,9 +96,10 @@ def pandas_apply(df: pd.DataFrame, request: _core.Request) -> pd.DataFrame:
     return pd.concat(dict(zip(request.outputs, frames, strict=True)), axis=1)
 
 
-def polars_is_wide(df: Any, request: _core.Request, symbol: str | None) -> bool:
-    cols = list(df.columns)
-    temporal = [c for c, t in df.schema.items() if t.is_temporal()]
+def polars_is_wide(schema: Any, request: _core.Request, symbol: str | None) -> bool:
+    """``schema``: a polars frame's (or LazyFrame's collected) schema."""
+    cols = list(schema.names())
+    temporal = [c for c, t in schema.items() if t.is_temporal()]
     others = [c for c in cols if c not in temporal]
     return (
         len(request.inputs) == 1
@@ -107,8 +108,21 @@ def polars_is_wide(df: Any, request: _core.Request, symbol: str | None) -> bool:
         and len(temporal) == 1
         and len(others) > 0
         and _fieldless(others)
-        and all(df.schema[c].is_numeric() for c in others)
+        and all(schema[c].is_numeric() for c in others)
     )
+
+
+def polars_wide_schema(schema: Any, request: _core.Request) -> Any:
+    """The schema of ``polars_apply``'s result on a frame of ``schema``."""
+    import polars as pl
+
+    when = next(c for c, t in schema.items() if t.is_temporal())
+    syms = [c for c in schema.names() if c != when]
+    out = {when: schema[when]}
+    for name in request.outputs:
+        for s in syms:
+            out[s if len(request.outputs) == 1 else f"{name}:{s}"] = pl.Float64()
+    return pl.Schema(out)
 
 
 def polars_wide(df: Any, column: str, symbol: str, date: str) -> Any:
