@@ -15,7 +15,9 @@ then repairs what crossed a segment boundary:
   segment, up to where ``a**j`` falls below ``1e-33`` (far under double precision of any
   price), are recomputed by the panel kernel on a panel of just those heads; past them the
   whole-column values are the symbol's own. RSI also restores its exact flat value where
-  a symbol has had no change at all since its first bar.
+  a symbol has had no change at all since its first bar. MACD first tries the exact
+  per-symbol blocked pass of ``_segmacd`` (no repair); the repair here is its fallback for
+  very ragged lengths.
 
 Input must be NaN-free (the callers take the general path otherwise); results equal the
 per-symbol kernels to rounding (tested against them).
