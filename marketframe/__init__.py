@@ -18,6 +18,7 @@ from . import indicators as indicators  # noqa: E402
 
 # Imported eagerly so that `marketframe.crosscheck` is the function, not its module.
 from .crosscheck import crosscheck as crosscheck  # noqa: E402
+from .indicators.options import options as options  # noqa: E402
 
 if TYPE_CHECKING:
     from marketframe._download import download as download
@@ -91,6 +92,7 @@ __all__ = [
     "download",
     "frames",
     "indicators",
+    "options",
     "units",
 ]
 

@@ -123,6 +123,13 @@ class CrosscheckReport:
         """The name of the convention that reproduces the service, or None."""
         return self.best.convention if self.matched else None
 
+    @property
+    def conventions(self) -> dict[str, str]:
+        """``{indicator: convention}`` found to reproduce the service ({} if none did), for
+        ``marketframe.options.conventions.update(report.conventions)``."""
+        found = self.convention
+        return {SPECS[self.indicator].local: found} if found is not None else {}
+
     def summary(self) -> str:
         head = (f"{self.indicator.upper()}{tuple(self.params.values())} {self.symbol} "
                 f"{self.timeframe} {self.start}..{self.end}")

@@ -116,3 +116,36 @@ def test_symbols_longer_than_the_repaired_heads(name: str, make: Any) -> None:
     ]
     c = np.concatenate(parts)
     compare(make(), {"high": c, "low": c, "close": c}, [len(p) for p in parts], 1e-13)
+
+
+MACDS = [r for r in REQUESTS if r[0].startswith("macd")]
+
+
+@pytest.mark.parametrize("equal", [False, True], ids=["ragged", "equal"])
+@pytest.mark.parametrize("name,make", MACDS, ids=[r[0] for r in MACDS])
+def test_macd_entering_states_solved_as_a_recursion(
+    monkeypatch: pytest.MonkeyPatch, name: str, make: Any, equal: bool
+) -> None:
+    # symbols with more blocks than _STEPS take the blocked panel recursion for the states
+    # entering their blocks, and the column pass runs in chunks of 3 blocks
+    from marketframe.indicators import _segmacd
+
+    monkeypatch.setattr(_segmacd, "_STEPS", 2)
+    monkeypatch.setattr(_segmacd, "CHUNK_BLOCKS", 3)
+    (h, lo, c), lengths = series(5, equal)
+    compare(make(), {"high": h, "low": lo, "close": c}, lengths, 1e-10)
+
+
+@pytest.mark.parametrize("name,make", MACDS, ids=[r[0] for r in MACDS])
+def test_macd_very_ragged_lengths_take_the_repair_path(name: str, make: Any) -> None:
+    # one long symbol among many short ones: a (blocks, symbols) panel would be mostly
+    # padding, so the exact pass declines and the whole-column pass with repairs runs
+    from marketframe.indicators import _segmacd
+
+    rng = np.random.default_rng(11)
+    lengths = [20_000] + [60] * 200
+    c = np.concatenate([10.0 ** rng.uniform(0, 3) * np.exp(np.cumsum(rng.normal(0, 0.02, n)))
+                        for n in lengths])
+    starts = np.cumsum([0, *lengths[:-1]])
+    assert _segmacd.macd(c, starts, np.array(lengths), 12, 26, 9, "sma", 25, None) is None
+    compare(make(), {"high": c, "low": c, "close": c}, lengths, 1e-10)

@@ -11,7 +11,7 @@ back in the user's row order.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from marketframe.exceptions import MarketframeError
 
 from .. import indicators as ind
-from ..exceptions import InvalidParams
+from ..exceptions import InvalidParams, did_you_mean
 from ..indicators import _segmented as seg_kernels
 from ..indicators._kernels import _period
 from ..indicators.conventions import resolve
@@ -164,33 +164,45 @@ def kdj_request(
     )
 
 
+def lookup(name: str, available: Sequence[Any]) -> str | None:
+    """``name`` as spelled in ``available``: exactly, else the one column equal to it
+    ignoring case (``Close`` for ``close``); None if absent or ambiguous."""
+    if name in available:
+        return name
+    low = name.lower()
+    hits = [c for c in available if isinstance(c, str) and c.lower() == low]
+    return hits[0] if len(hits) == 1 else None
+
+
 def check_columns(
     request: Request,
     available: Sequence[str],
     symbol: str | None,
     date: str | None,
     defaults: tuple[str | None, str | None],
-) -> tuple[str | None, str | None]:
-    """Raise ``MissingColumnsError`` for absent inputs; return the symbol/date columns to use.
+) -> tuple[Request, str | None, str | None]:
+    """Raise ``MissingColumnsError`` for absent inputs; return the request with its inputs
+    as the frame spells them (case-insensitive lookup) and the symbol/date columns to use.
 
     ``symbol`` and ``date`` at their defaults are optional (a frame without ``symbol`` is one
-    series; without ``date`` the row order is the time order); named explicitly, they must
-    exist.
+    series; without ``date`` the row order or index is the time order; the date returned is
+    then still the default); named explicitly, they must exist.
     """
-    have = set(available)
-    missing = [c for c in request.inputs if c not in have]
+    found = {c: lookup(c, available) for c in request.inputs}
+    missing = [c for c, f in found.items() if f is None]
     for col, default in ((symbol, defaults[0]), (date, defaults[1])):
-        if col is not None and col != default and col not in have:
+        if col is not None and col != default and lookup(col, available) is None:
             missing.append(col)
     if missing:
+        hints = "".join(did_you_mean(c, [str(a) for a in available]) for c in missing)
         raise MissingColumnsError(
             f"{request.indicator} needs column(s) {', '.join(repr(c) for c in missing)}, "
-            f"not in the frame; available columns: {', '.join(map(str, available))}"
+            f"not in the frame{hints}; available columns: {', '.join(map(str, available))}"
         )
-    return (
-        symbol if symbol is not None and symbol in have else None,
-        date if date is not None and date in have else None,
-    )
+    inputs = tuple(str(found[c]) for c in request.inputs)
+    sym = lookup(symbol, available) if symbol is not None else None
+    when = date if date is None else (lookup(date, available) or date)
+    return replace(request, inputs=inputs), sym, when
 
 
 def _run(request: Request, arrays: list[Array]) -> list[Array]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
+from ..exceptions import InvalidParams
 from ..indicators import (
     BBandsConvention,
     EmaConvention,
@@ -117,3 +118,17 @@ class IndicatorMethods(Generic[F]):
         """KDJ -> ``kdj_k_{n}_{m1}_{m2}``, ``kdj_d_...``, ``kdj_j_...``."""
         request = _core.kdj_request(n, m1, m2, high, low, close, convention)
         return self._apply(request, symbol, date)  # type: ignore[no-any-return]
+
+
+class SeriesMethods(IndicatorMethods[F]):
+    """The methods on one Series (``close.md.rsi(14)``): KDJ, which needs high, low and
+    close, is a clear error there."""
+
+    def kdj(self, *args: Any, **kwargs: Any) -> F:
+        """KDJ needs high, low and close: call it on a frame (``df.md.kdj()``)."""
+        raise InvalidParams(
+            "md",
+            "kdj",
+            "needs high, low and close, not one Series",
+            "df.md.kdj() on a frame with high, low and close columns",
+        )

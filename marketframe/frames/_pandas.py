@@ -9,8 +9,8 @@ import pandas as pd
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from . import _core, _order
-from ._methods import IndicatorMethods
+from . import _core, _order, _wide
+from ._methods import IndicatorMethods, SeriesMethods
 
 DEFAULTS = ("symbol", "date")
 
@@ -68,9 +68,11 @@ def _layout(df: pd.DataFrame, sym: str | None, date: str | None) -> _order.Layou
     if date is not None:
         name = date
         if date == DEFAULTS[1] and date not in _available(df):
-            name = next((n for n in _order.TIME_COLUMNS if n in df.columns), "")
+            cols = list(df.columns)
+            name = next((f for n in _order.TIME_COLUMNS if (f := _core.lookup(n, cols))), "")
             if not name and (
-                isinstance(df.index, pd.DatetimeIndex) or df.index.name in _order.TIME_COLUMNS
+                isinstance(df.index, pd.DatetimeIndex)
+                or str(df.index.name).lower() in _order.TIME_COLUMNS
             ):
                 key = time_key(df.index, str(df.index.name or "the index"))
             elif not name and not df.index.is_monotonic_increasing:
@@ -83,8 +85,11 @@ def _layout(df: pd.DataFrame, sym: str | None, date: str | None) -> _order.Layou
 def apply(
     df: pd.DataFrame, request: _core.Request, symbol: str | None, date: str | None
 ) -> pd.DataFrame:
-    """``df`` with the request's output columns appended (rows untouched, in their order)."""
-    sym, _ = _core.check_columns(request, _available(df), symbol, date, DEFAULTS)
+    """``df`` with the request's output columns appended (rows untouched, in their order);
+    on a wide frame (date x symbol), the indicator of every column."""
+    if _wide.pandas_is_wide(df, request, symbol):
+        return _wide.pandas_apply(df, request)
+    request, sym, date = _core.check_columns(request, _available(df), symbol, date, DEFAULTS)
     arrays = [
         np.asarray(_get(df, c).to_numpy(dtype=np.float64, na_value=np.nan)) for c in request.inputs
     ]
@@ -106,3 +111,24 @@ class PandasIndicators(IndicatorMethods[pd.DataFrame]):
 
     def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> Any:
         return apply(self._df, request, symbol, date)
+
+    def wide(
+        self, column: str = "close", *, symbol: str = "symbol", date: str = "date"
+    ) -> pd.DataFrame:
+        """A date x symbol panel of ``column``: a ``DatetimeIndex`` (oldest first) and one
+        column per symbol; ``.md`` indicators accept it (``df.md.wide().md.rsi(14)``)."""
+        return _wide.pandas_wide(self._df, column, symbol, date)
+
+
+@pd.api.extensions.register_series_accessor("md")
+class PandasSeriesIndicators(SeriesMethods[Any]):
+    """``close.md.rsi(14)`` on one pandas Series: a Series named ``rsi_14`` (a DataFrame
+    for several outputs), on the Series' index; a ``DatetimeIndex`` is the time order."""
+
+    def __init__(self, s: pd.Series) -> None:
+        self._s = s
+
+    def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> Any:
+        frame = pd.DataFrame({request.inputs[0]: self._s})
+        out = apply(frame, request, None, date)[list(request.outputs)]
+        return out.iloc[:, 0] if len(request.outputs) == 1 else out

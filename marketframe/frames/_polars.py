@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import _core, _order
-from ._methods import IndicatorMethods
+from . import _core, _order, _wide
+from ._methods import IndicatorMethods, SeriesMethods
 
 DEFAULTS = ("symbol", "date")
 
@@ -48,7 +48,7 @@ def _layout(df: pl.DataFrame, sym: str | None, date: str | None) -> _order.Layou
     c = codes(df.get_column(sym)).to_numpy() if sym is not None else None
     name = date
     if date == DEFAULTS[1] and date not in df.columns:
-        name = next((n for n in _order.TIME_COLUMNS if n in df.columns), None)
+        name = next((f for n in _order.TIME_COLUMNS if (f := _core.lookup(n, df.columns))), None)
     key = time_key(df.get_column(name), name).to_numpy() if name is not None else None
     return _order.layout(df.height, c, key)
 
@@ -56,8 +56,11 @@ def _layout(df: pl.DataFrame, sym: str | None, date: str | None) -> _order.Layou
 def apply(
     df: pl.DataFrame, request: _core.Request, symbol: str | None, date: str | None
 ) -> pl.DataFrame:
-    """``df`` with the request's output columns appended (rows untouched, in their order)."""
-    sym, _ = _core.check_columns(request, df.columns, symbol, date, DEFAULTS)
+    """``df`` with the request's output columns appended (rows untouched, in their order);
+    on a wide frame (date x symbol), the indicator of every column."""
+    if _wide.polars_is_wide(df.schema, request, symbol):
+        return _wide.polars_apply(df, request)
+    request, sym, date = _core.check_columns(request, df.columns, symbol, date, DEFAULTS)
     layout = _layout(df, sym, date)
     arrays = [
         df.get_column(c).cast(pl.Float64).to_numpy().astype(np.float64, copy=False)
@@ -75,7 +78,12 @@ def apply_lazy(
 ) -> pl.LazyFrame:
     """A LazyFrame that appends the request's columns when collected."""
     schema = lf.collect_schema()
-    _core.check_columns(request, schema.names(), symbol, date, DEFAULTS)
+    if _wide.polars_is_wide(schema, request, symbol):
+        return pl.defer(
+            lambda: _wide.polars_apply(lf.collect(engine="in-memory"), request),
+            schema=_wide.polars_wide_schema(schema, request),
+        )
+    request, _, _ = _core.check_columns(request, schema.names(), symbol, date, DEFAULTS)
     out = dict(schema)
     out.update({name: pl.Float64() for name in request.outputs})
 
@@ -97,6 +105,28 @@ class PolarsIndicators(IndicatorMethods[pl.DataFrame]):
 
     def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> Any:
         return apply(self._df, request, symbol, date)
+
+    def wide(
+        self, column: str = "close", *, symbol: str = "symbol", date: str = "date"
+    ) -> pl.DataFrame:
+        """A date x symbol panel of ``column``: the date column (oldest first) and one column
+        per symbol; ``.md`` indicators accept it (``df.md.wide().md.rsi(14)``)."""
+        return _wide.polars_wide(self._df, column, symbol, date)
+
+
+@pl.api.register_series_namespace("md")
+class PolarsSeriesIndicators(SeriesMethods[Any]):
+    """``close.md.rsi(14)`` on one polars Series (row order = time order): a Series named
+    ``rsi_14`` (a DataFrame for several outputs)."""
+
+    def __init__(self, s: pl.Series) -> None:
+        self._s = s
+
+    def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> Any:
+        out = apply(self._s.to_frame(request.inputs[0]), request, None, None)
+        if len(request.outputs) == 1:
+            return out.get_column(request.outputs[0])
+        return out.select(request.outputs)
 
 
 @pl.api.register_lazyframe_namespace("md")

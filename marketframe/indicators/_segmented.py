@@ -15,7 +15,9 @@ then repairs what crossed a segment boundary:
   segment, up to where ``a**j`` falls below ``1e-33`` (far under double precision of any
   price), are recomputed by the panel kernel on a panel of just those heads; past them the
   whole-column values are the symbol's own. RSI also restores its exact flat value where
-  a symbol has had no change at all since its first bar.
+  a symbol has had no change at all since its first bar. MACD first tries the exact
+  per-symbol blocked pass of ``_segmacd`` (no repair); the repair here is its fallback for
+  very ragged lengths.
 
 Input must be NaN-free (the callers take the general path otherwise); results equal the
 per-symbol kernels to rounding (tested against them).
@@ -31,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _fast as fast
+from . import _segmacd as segmacd
 from ._linrec import matmul_rows
 
 Array = NDArray[np.float64]
@@ -240,6 +243,11 @@ def macd(
     signal G) evolve without input: ``dF*af**j``, ``dS*as**j`` and G driven by them; dF and
     dS come from the line's differences at the last two recomputed bars.
     """
+    exact = segmacd.macd(
+        x, seg.starts, seg.lengths, fast_n, slow, signal, seed, fast_start, kernel
+    )
+    if exact is not None:
+        return exact
     slow_start = slow - 1 if seed == "sma" else 0
     sig_start = max(fast_start, slow_start) + (signal - 1 if seed == "sma" else 0)
     amax = 1.0 - 2.0 / (max(slow, signal) + 1)

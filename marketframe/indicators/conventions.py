@@ -134,9 +134,13 @@ def variants(indicator: str) -> dict[str, Convention]:
 
 
 def resolve(indicator: str, convention: object, expected: type) -> Convention:
-    """A convention dataclass from None (TA-Lib's), a variant name, or an instance."""
+    """A convention dataclass from None (``marketframe.options.conventions``, else
+    TA-Lib's), a variant name, or an instance."""
     if convention is None:
-        return _VARIANTS[indicator]["talib"]
+        from .options import options  # the process-wide default, else TA-Lib's
+
+        default = options.conventions.get(indicator)
+        return default if default is not None else _VARIANTS[indicator]["talib"]
     if isinstance(convention, str):
         known = _VARIANTS[indicator]
         if convention not in known:

@@ -1,0 +1,160 @@
+"""The wide layout: one row per date, one column per symbol (a date x symbol panel).
+
+``df.md.wide("close")`` turns a long frame (one row per symbol and date) into that panel,
+oldest date first: on pandas a DataFrame with a ``DatetimeIndex`` and one column per symbol
+(the columns' name is the symbol column's), on polars a frame with the date column and one
+column per symbol. The ``md`` indicators accept the panel too: the panel kernels run on all
+columns at once (no per-symbol loop). A frame counts as wide when the indicator's input
+column is absent, there is no symbol column, every other column is numeric and none is
+named like a candle field (``open``, ``high``, ``low``, ``close``, ``volume``): so a typo in
+a column name of a long frame is still an error, never a panel computed over every column.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import _core, _order
+
+FIELDS = ("open", "high", "low", "close", "volume", "turnover", "change")
+
+
+def _fieldless(names: list[Any]) -> bool:
+    return not any(str(n).lower() in FIELDS for n in names)
+
+
+def _names(cols: list[Any], *wanted: str) -> tuple[str, ...]:
+    """The columns ``wanted`` as the frame spells them; a clear error for absent ones."""
+    names = [_core.lookup(c, cols) for c in wanted]
+    missing = [c for c, f in zip(wanted, names, strict=True) if f is None]
+    if missing:
+        hints = "".join(_core.did_you_mean(c, [str(a) for a in cols]) for c in missing)
+        raise _core.MissingColumnsError(
+            f"wide needs column(s) {', '.join(map(repr, missing))}, not in the frame{hints}; "
+            f"available columns: {', '.join(map(str, cols))}"
+        )
+    return tuple(str(n) for n in names)
+
+
+def pandas_is_wide(df: pd.DataFrame, request: _core.Request, symbol: str | None) -> bool:
+    cols = list(df.columns)
+    return (
+        len(request.inputs) == 1
+        and _core.lookup(request.inputs[0], cols) is None
+        and (symbol is None or _core.lookup(symbol, cols) is None)
+        and len(cols) > 0
+        and _fieldless(cols)
+        and all(pd.api.types.is_numeric_dtype(t) for t in df.dtypes)
+    )
+
+
+def pandas_wide(df: pd.DataFrame, column: str, symbol: str, date: str) -> pd.DataFrame:
+    """``df`` (long) as a date x symbol panel of ``column``."""
+    cols = list(df.columns) + [n for n in df.index.names if n is not None]
+    value, sym, when = _names(cols, column, symbol, date)
+    flat = df.reset_index() if when not in df.columns or sym not in df.columns else df
+    sub = flat[[when, sym, value]]
+    if isinstance(sub[sym].dtype, pd.CategoricalDtype):
+        sub = sub.assign(**{sym: sub[sym].astype(str)})
+    times = sub[when]
+    if not pd.api.types.is_datetime64_any_dtype(times.dtype):
+        sub = sub.assign(**{when: pd.to_datetime(times.astype(str), format="ISO8601")})
+    panel = sub.pivot(index=when, columns=sym, values=value).sort_index()
+    panel.columns = pd.Index([str(c) for c in panel.columns], name=sym)
+    return panel
+
+
+def pandas_apply(df: pd.DataFrame, request: _core.Request) -> pd.DataFrame:
+    """The indicator of every column of a wide frame, in time order (by the index when it
+    holds times, else the row order); one output: a frame like ``df``, several: columns
+    ``(output, symbol)``."""
+    order = None
+    idx = df.index
+    if isinstance(idx, pd.DatetimeIndex) or pd.api.types.is_numeric_dtype(idx.dtype):
+        if not idx.is_monotonic_increasing:
+            order = np.argsort(np.asarray(idx), kind="stable")
+    elif not idx.is_monotonic_increasing:
+        raise _order.unordered("its index is not ascending")
+    values = df.to_numpy(dtype=np.float64, na_value=np.nan)
+    if order is not None:
+        values = values[order]
+    res = request.kernel(values)
+    outs = list(res) if isinstance(res, tuple) else [res]
+    if order is not None:
+        back = []
+        for o in outs:
+            b = np.empty_like(o)
+            b[order] = o
+            back.append(b)
+        outs = back
+    frames = [pd.DataFrame(o, index=df.index, columns=df.columns) for o in outs]
+    if len(frames) == 1:
+        return frames[0]
+    return pd.concat(dict(zip(request.outputs, frames, strict=True)), axis=1)
+
+
+def polars_is_wide(schema: Any, request: _core.Request, symbol: str | None) -> bool:
+    """``schema``: a polars frame's (or LazyFrame's collected) schema."""
+    cols = list(schema.names())
+    temporal = [c for c, t in schema.items() if t.is_temporal()]
+    others = [c for c in cols if c not in temporal]
+    return (
+        len(request.inputs) == 1
+        and _core.lookup(request.inputs[0], cols) is None
+        and (symbol is None or _core.lookup(symbol, cols) is None)
+        and len(temporal) == 1
+        and len(others) > 0
+        and _fieldless(others)
+        and all(schema[c].is_numeric() for c in others)
+    )
+
+
+def polars_wide_schema(schema: Any, request: _core.Request) -> Any:
+    """The schema of ``polars_apply``'s result on a frame of ``schema``."""
+    import polars as pl
+
+    when = next(c for c, t in schema.items() if t.is_temporal())
+    syms = [c for c in schema.names() if c != when]
+    out = {when: schema[when]}
+    for name in request.outputs:
+        for s in syms:
+            out[s if len(request.outputs) == 1 else f"{name}:{s}"] = pl.Float64()
+    return pl.Schema(out)
+
+
+def polars_wide(df: Any, column: str, symbol: str, date: str) -> Any:
+    import polars as pl
+
+    value, sym, when = _names(list(df.columns), column, symbol, date)
+    sub = df.select(pl.col(when), pl.col(sym).cast(pl.String), pl.col(value))
+    return sub.pivot(on=sym, index=when, values=value).sort(when)
+
+
+def polars_apply(df: Any, request: _core.Request) -> Any:
+    """As ``pandas_apply``; several outputs are named ``{output}:{symbol}``."""
+    import polars as pl
+
+    when = next(c for c, t in df.schema.items() if t.is_temporal())
+    syms = [c for c in df.columns if c != when]
+    order = None
+    key = df.get_column(when).to_physical().to_numpy()
+    if len(key) > 1 and bool(np.any(key[1:] < key[:-1])):
+        order = np.argsort(key, kind="stable")
+    values = df.select(pl.col(syms).cast(pl.Float64)).to_numpy()
+    if order is not None:
+        values = values[order]
+    res = request.kernel(np.ascontiguousarray(values))
+    outs = list(res) if isinstance(res, tuple) else [res]
+    columns = [df.get_column(when)]
+    for name, o in zip(request.outputs, outs, strict=True):
+        if order is not None:
+            b = np.empty_like(o)
+            b[order] = o
+            o = b
+        for j, s in enumerate(syms):
+            label = s if len(outs) == 1 else f"{name}:{s}"
+            columns.append(pl.Series(label, o[:, j], dtype=pl.Float64, nan_to_null=True))
+    return pl.DataFrame(columns)

@@ -1,0 +1,195 @@
+"""MACD over many series laid end to end, exactly, in one blocked pass (no repair pass).
+
+The fused MACD (``_fused``) computes a block of 16 bars as one product of the block's
+inputs and the three states (fast EMA F, slow EMA S, signal G) entering it. Run over the
+whole column, only those entering states are wrong where a symbol follows another: they
+carry the previous symbol's. So they are computed per symbol first, and the one blocked
+pass then writes every symbol's own values (nothing to subtract afterwards):
+
+* each symbol's **head** (its bars up to the signal's seed, then up to the next block
+  boundary) is computed by the panel kernel on a small panel of those heads, which also
+  gives the three states at the head's last bar;
+* the **block-end states** of each symbol's later blocks are one linear recursion per
+  state, ``c[b] = a**16 c[b-1] + local[b]`` (``local``: a block's end state from a zero
+  start, one thin product over the column), solved on a (blocks, symbols) panel from the
+  head states, so nothing carries from one symbol into the next;
+* the **whole column** is then one chunked pass of two products per block (as for one
+  series) with those entering states; a block that straddles two symbols is right for the
+  earlier one (causal) and the later one's bars in it are its head, written last.
+
+The results equal the per-symbol kernel to rounding (about 1e-15 of the price level).
+Very ragged lengths (a (blocks, symbols) panel mostly padding) are left to the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import _fast as fast
+from ._fused import FusedMacd
+from ._linrec import BLOCK, Recursion, matmul_rows
+
+Array = NDArray[np.float64]
+CHUNK_BLOCKS = 4096  # blocks per chunk of the pass (64k bars: the buffer stays in cache)
+
+
+def macd(
+    x: Array,
+    starts: NDArray[np.intp],
+    lengths: NDArray[np.intp],
+    fast_n: int,
+    slow: int,
+    signal: int,
+    seed: str,
+    fast_start: int,
+    kernel: Callable[..., Any],
+) -> tuple[Array, Array, Array] | None:
+    """Line, signal and histogram of each segment; None if the lengths are too ragged for
+    a (blocks, symbols) panel (at most 4x the blocks, plus a little)."""
+    slow_start = slow - 1 if seed == "sma" else 0
+    sig_start = max(fast_start, slow_start) + (signal - 1 if seed == "sma" else 0)
+    n = x.shape[0]
+    first = -(-(starts + sig_start + 1) // BLOCK)  # each symbol's first body block
+    last = (starts + lengths - 1) // BLOCK  # the block of its last bar
+    nb = np.maximum(last - first + 1, 0) * (lengths > sig_start + 1)
+    live = np.flatnonzero(nb)
+    total = int(nb.sum())
+    widest = int(nb.max()) if len(nb) else 0
+    if widest * len(live) > 4 * total + 4096:
+        return None
+    out = tuple(np.empty_like(x) for _ in range(3))
+    if n == 0:
+        return out  # type: ignore[return-value]
+    kf, ks, kg = (2.0 / (p + 1) for p in (fast_n, slow, signal))
+    fused = FusedMacd(kf, ks, kg, *(Recursion(1.0 - k) for k in (kf, ks, kg)))
+    blocks = -(-n // BLOCK)
+    # the states entering each body block (0 elsewhere: those rows are heads, redone below)
+    entering = np.zeros((3, blocks))
+    head = np.where(nb > 0, BLOCK * first - starts, lengths)  # bars from the head panel
+    rows = int(head.max())
+    grid = starts[:, None] + np.arange(rows)[None, :]
+    ok = np.arange(rows)[None, :] < head[:, None]
+    panel = np.zeros((len(starts), rows))  # zeros past a symbol's end: causal, harmless
+    panel[ok] = x[grid[ok]]
+    panel = np.ascontiguousarray(panel.T)
+    heads = kernel(panel)
+    if total:
+        at = head[live] - 1  # each body's last head bar: the states entering its first block
+        cols = np.arange(len(live))
+        sub = np.ascontiguousarray(panel[:, live])
+        states = (
+            fast.ema(sub, fast_n, seed, fast_start)[at, cols],
+            fast.ema(sub, slow, seed, slow_start)[at, cols],
+            heads[1][at, live],
+        )
+        _entering(x, fused, (kf, ks, kg), first[live], nb[live], states, entering)
+    _run(x, fused, entering, out)
+    for o, h in zip(out, heads, strict=True):
+        o[grid[ok]] = h.T[ok]
+    return out  # type: ignore[return-value]
+
+
+def _entering(
+    x: Array,
+    fused: FusedMacd,
+    ks: tuple[float, float, float],
+    first: NDArray[np.intp],
+    nb: NDArray[np.intp],
+    states: tuple[Array, Array, Array],
+    entering: Array,
+) -> None:
+    """Write the (F, S, G) states entering each body block (``nb[g]`` blocks from block
+    ``first[g]``) into ``entering``, solved along each symbol on (blocks, symbols) panels."""
+    n = x.shape[0]
+    full = n // BLOCK
+    ends = np.empty((entering.shape[1], 3))  # end states of each block from a zero start
+    matmul_rows(x[: full * BLOCK].reshape(full, BLOCK), fused.from_inputs, out=ends[:full])
+    if full < ends.shape[0]:
+        pad = np.zeros(BLOCK)
+        pad[: n - full * BLOCK] = x[full * BLOCK :]
+        ends[full] = pad @ fused.from_inputs
+    local = np.ascontiguousarray(ends.T)
+    del ends  # (peak memory: the block arrays are each 3/16 of the column)
+    total, widest, syms = int(nb.sum()), int(nb.max()), len(nb)
+    owner = np.repeat(np.arange(syms), nb)
+    pos = np.arange(total) - np.repeat(np.cumsum(nb) - nb, nb)  # block's place in its symbol
+    block = first[owner] + pos
+    cell = pos * syms + owner  # the block's cell in a (blocks, symbols) panel, flattened
+    del owner, pos
+    panels = np.zeros((3, widest, syms))  # local end states, (blocks, symbols) each
+    got = np.empty(total)
+    for k in range(3):
+        panels[k].reshape(-1)[cell] = np.take(local[k], block, out=got)
+    _along(panels, ks, fused, states)
+    for k in range(3):
+        entering[k, block] = np.take(panels[k].reshape(-1), cell, out=got)
+
+
+def _along(
+    panels: Array, ks: tuple[float, float, float], fused: FusedMacd, states: tuple[Array, ...]
+) -> None:
+    """Replace the local end states of each symbol's blocks, ``panels[k][b]``, by the states
+    entering the blocks: the block ends obey ``c[b] = a**16 c[b-1] + local[b]`` (G also
+    driven by the F and S entering the block), from the head's states. Step by step along
+    the blocks, all symbols at once; long symbols (over ``_STEPS`` blocks) as a blocked
+    recursion on the panel."""
+    af, as_, ag = ((1.0 - k) ** BLOCK for k in ks)
+    f, s, g = (st.copy() for st in states)
+    if panels.shape[1] <= _STEPS:
+        for row in range(panels.shape[1]):
+            lf, ls, lg = panels[0, row].copy(), panels[1, row].copy(), panels[2, row].copy()
+            panels[0, row], panels[1, row], panels[2, row] = f, s, g
+            g = ag * g + lg + fused.f_to_g * f + fused.s_to_g * s
+            f = af * f + lf
+            s = as_ * s + ls
+        return
+    for k, a, st in ((0, af, f), (1, as_, s)):
+        _shifted(panels[k], a, st)
+    panels[2] += fused.f_to_g * panels[0] + fused.s_to_g * panels[1]
+    _shifted(panels[2], ag, g)
+
+
+_STEPS = 512  # blocks per symbol up to which the states are stepped rather than solved
+
+
+def _shifted(p: Array, a: float, state: Array) -> None:
+    """``p[b]`` (local block ends) replaced by ``c[b-1]``, ``c[b] = a c[b-1] + p[b]``,
+    ``c[-1] = state``."""
+    rec = Recursion(a, (p.shape[1],))
+    rec.carry = state.copy()
+    ends = np.empty_like(p)
+    rec(p, ends)
+    p[0] = state
+    p[1:] = ends[:-1]
+
+
+def _run(x: Array, fused: FusedMacd, entering: Array, out: tuple[Array, ...]) -> None:
+    """Line, signal and histogram of every block from its inputs and entering states,
+    straight into ``out`` (chunk by chunk, in cache)."""
+    n = x.shape[0]
+    full = n // BLOCK
+    w_line = np.vstack([fused.w_line[3:], fused.w_line[:3]])  # inputs first, then states
+    w_sig = np.vstack([fused.w_signal[3:], fused.w_signal[:3]])
+    u = np.empty((min(CHUNK_BLOCKS, max(full, 1)), BLOCK + 3))
+    line, sig, hist = out
+    for c0 in range(0, full, CHUNK_BLOCKS):
+        m = min(CHUNK_BLOCKS, full - c0)
+        span = slice(c0 * BLOCK, (c0 + m) * BLOCK)
+        u[:m, :BLOCK] = x[span].reshape(m, BLOCK)
+        u[:m, BLOCK:] = entering[:, c0 : c0 + m].T
+        matmul_rows(u[:m], w_line, out=line[span].reshape(m, BLOCK))
+        matmul_rows(u[:m], w_sig, out=sig[span].reshape(m, BLOCK))
+        np.subtract(line[span], sig[span], out=hist[span])
+    rest = n - full * BLOCK
+    if rest:  # the last, partial block: padded with zeros (causal: harmless)
+        tail = np.zeros(BLOCK + 3)
+        tail[:rest] = x[full * BLOCK :]
+        tail[BLOCK:] = entering[:, full]
+        ln, sg = tail @ w_line, tail @ w_sig
+        line[full * BLOCK :] = ln[:rest]
+        sig[full * BLOCK :] = sg[:rest]
+        hist[full * BLOCK :] = ln[:rest] - sg[:rest]

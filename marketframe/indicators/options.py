@@ -1,0 +1,103 @@
+"""Process-wide defaults of the indicators: ``marketframe.options``.
+
+A user who wants the service's numbers (or any convention other than TA-Lib's) sets it
+once rather than passing ``convention=`` to every call::
+
+    import marketframe
+    marketframe.options.conventions = {"rsi": "rsi_seed=first"}
+    marketframe.options.conventions.update(report.conventions)   # from a cross-check
+    with marketframe.options.context(conventions={"kdj": "kdj=recursive50"}):
+        ...                                                      # restored on exit
+
+Every kernel and every ``md`` method with ``convention=None`` then uses these; an explicit
+``convention=`` always wins. Names and dataclasses are checked when they are set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
+from typing import Any
+
+from marketframe.exceptions import InvalidParams, did_you_mean
+
+from . import conventions as conv
+
+
+class Conventions(MutableMapping[str, Any]):
+    """indicator name -> its default convention (a dataclass; set a name or a dataclass)."""
+
+    _TYPES = {
+        "sma": conv.SmaConvention,
+        "ema": conv.EmaConvention,
+        "rsi": conv.RsiConvention,
+        "macd": conv.MacdConvention,
+        "bbands": conv.BBandsConvention,
+        "kdj": conv.KdjConvention,
+    }
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self._values: dict[str, conv.Convention] = {}
+        self.update(values or {})
+
+    def __setitem__(self, indicator: str, value: Any) -> None:
+        if indicator not in self._TYPES:
+            raise InvalidParams(
+                "options.conventions",
+                "indicator",
+                f"is unknown: {indicator!r}{did_you_mean(str(indicator), self._TYPES)}",
+                ", ".join(self._TYPES),
+            )
+        if value is None:
+            self._values.pop(indicator, None)
+            return
+        self._values[indicator] = conv.resolve(indicator, value, self._TYPES[indicator])
+
+    def __getitem__(self, indicator: str) -> conv.Convention:
+        return self._values[indicator]
+
+    def __delitem__(self, indicator: str) -> None:
+        del self._values[indicator]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Conventions({self._values!r})"
+
+
+class Options:
+    """``marketframe.options``: process-wide defaults (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._conventions = Conventions()
+
+    @property
+    def conventions(self) -> Conventions:
+        """Default convention per indicator (missing: TA-Lib's)."""
+        return self._conventions
+
+    @conventions.setter
+    def conventions(self, values: Mapping[str, Any] | None) -> None:
+        self._conventions = Conventions(values)  # validated before it replaces anything
+
+    @contextmanager
+    def context(self, *, conventions: Mapping[str, Any] | None = None) -> Iterator[Options]:
+        """Within the block, ``conventions`` override the current defaults; restored after."""
+        saved = self._conventions
+        merged = dict(saved)
+        merged.update(conventions or {})
+        self.conventions = merged
+        try:
+            yield self
+        finally:
+            self._conventions = saved
+
+    def __repr__(self) -> str:
+        return f"marketframe.options(conventions={dict(self._conventions)!r})"
+
+
+options = Options()
