@@ -127,15 +127,20 @@ class Leases:
 
     def _renew(self) -> None:
         while not self._stop.wait(self.ttl / 3):
-            with self._lock:
-                for key, tag in list(self.held.items()):
-                    try:
-                        self.held[key] = self.storage.put_if(key, self._body(), tag)
-                    except Precondition:
-                        self.held.pop(key)
-                        self.lost.append(key)
-                    except OSError:
-                        pass  # a network error: retried at the next renewal
+            self.renew()
+
+    def renew(self) -> None:
+        """Push every held lease's expiry ``ttl`` ahead; a lease changed by someone else
+        (taken over after it expired) is lost, and :meth:`check` then refuses to write."""
+        with self._lock:
+            for key, tag in list(self.held.items()):
+                try:
+                    self.held[key] = self.storage.put_if(key, self._body(), tag)
+                except Precondition:
+                    self.held.pop(key)
+                    self.lost.append(key)
+                except OSError:
+                    pass  # a network error: retried at the next renewal
 
     def check(self) -> None:
         """Raise :class:`LeaseLost` if any lease could not be renewed."""

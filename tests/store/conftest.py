@@ -62,16 +62,17 @@ class Place:
     def store(self, name: str, *args: object, **kw: object) -> Store:
         return Store(self.url(name), *args, **self.options(), **kw)  # type: ignore[arg-type]
 
-    def files(self, name: str, suffix: str) -> list[str]:
-        """Relative paths of the files under store ``name`` ending with ``suffix``."""
+    def files(self, name: str, part: str) -> list[str]:
+        """Relative paths of the files under store ``name`` whose path contains ``part``."""
         if self.server is None:
             root = self.tmp / name
-            return [p.relative_to(root).as_posix() for p in root.rglob(f"*{suffix}")]
+            found = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
+            return [f for f in found if part in f]
         out = []
         for page in self.server.client().get_paginator("list_objects_v2").paginate(
                 Bucket=self.bucket, Prefix=f"{name}/"):
             out += [o["Key"][len(name) + 1:] for o in page.get("Contents", [])
-                    if o["Key"].endswith(suffix)]
+                    if part in o["Key"][len(name) + 1:]]
         return out
 
 
