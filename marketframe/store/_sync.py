@@ -259,7 +259,7 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
     for t in tasks:
         pending[t.symbol] += 1
     done: dict[str, list[tuple[_Task, pa.Table, dt.date]]] = defaultdict(list)
-    bar = _progress(len(tasks), spec.ds.key, progress)
+    bar = _progress(len(tasks), spec.ds.key, progress, client)
     commit_lock = threading.Lock()
     try:
         if tasks:
@@ -339,11 +339,11 @@ def _fetch(client: Client, spec: Spec, req: dict[str, Any]) -> tuple[pa.Table, d
     return fetched.table, envelope_date(fetched.responses[0].body)
 
 
-def _progress(total: int, label: str, progress: bool | None) -> Any:
+def _progress(total: int, label: str, progress: bool | None, client: Any = None) -> Any:
+    """The sync's bar (None when hidden or empty): its ETA is bounded below by the plan's
+    rate limit (:mod:`marketframe.store._progress`)."""
     if progress is False or total == 0:
         return None
-    from tqdm.auto import tqdm
+    from marketframe.store._progress import SyncBar
 
-    # None: shown on a terminal or in a notebook, hidden when stderr is not a TTY (CI, logs)
-    return tqdm(total=total, desc=label, unit="win", disable=None if progress is None else False,
-                leave=False)
+    return SyncBar(total, label, progress, client)
