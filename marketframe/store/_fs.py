@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from marketframe.exceptions import InvalidParams
 from marketframe.store import _io
 from marketframe.store._report import StoreCorrupted
 
@@ -96,20 +97,40 @@ class ObjectStorage:
 
         opts = dict(storage_options or {})
         protocol = url.split("://", 1)[0]
-        if protocol in ("s3", "s3a"):
+        self.s3 = protocol in ("s3", "s3a")
+        if self.s3:
             # every HEAD must see the latest object (leases, manifest): no listing cache
             opts.setdefault("use_listings_cache", False)
             opts.setdefault("skip_instance_cache", True)
-        self.fs, base = fsspec.core.url_to_fs(url, **opts)
+        shown = url.split("?", 1)[0]
+        try:
+            self.fs, base = fsspec.core.url_to_fs(url, **opts)
+        except ImportError as exc:
+            raise InvalidParams("Store", "path", f"{shown!r} needs a filesystem package that "
+                                f"is not installed ({exc.name or exc})",
+                                "pip install 'marketframe[s3]' (s3fs) for s3:// URLs") from None
+        except (ValueError, TypeError) as exc:
+            raise InvalidParams("Store", "path", f"{shown!r} is not a usable filesystem URL "
+                                f"({type(exc).__name__})",
+                                "a directory, or an fsspec URL such as s3://bucket/prefix "
+                                "(storage_options for its settings)") from None
         self.base = base.rstrip("/")
         self.url = f"{protocol}://{self.base}"
-        self.s3 = protocol in ("s3", "s3a")
         self.guard: Callable[[], None] | None = None  # raises if this writer lost its leases
         self._mem_lock = threading.Lock()  # emulated conditional writes (not S3)
-        try:
+        if self.s3:
+            bucket = self._bucket()
+            try:
+                there = self.fs.exists(bucket)
+            except PermissionError:
+                there = True  # listing buckets may be refused where the prefix is allowed
+            if not there:  # a typo must not become a new bucket
+                raise InvalidParams("Store", "path", f"bucket {bucket!r} does not exist (or "
+                                    "these credentials cannot see it)",
+                                    "an existing bucket; credentials from the AWS environment "
+                                    "variables or profile")
+        else:
             self.fs.makedirs(self.base, exist_ok=True)
-        except OSError:
-            pass  # a bucket that exists but may not be created by these credentials
 
     def key(self, rel: str) -> str:
         return f"{self.base}/{rel}"

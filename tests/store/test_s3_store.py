@@ -241,3 +241,46 @@ def test_store_read_of_an_s3_store_with_explicit_storage_options(
                 progress=False)
         assert len(st.read("stock.historical.candles", "2330")) > 50
         assert s3_server.secret not in repr(st) and repr(st) == f"Store('s3://{bucket}/x')"
+
+
+def test_bad_object_store_urls_fail_clearly_before_any_request(
+        s3: Place) -> None:
+    from marketframe.exceptions import InvalidParams
+
+    with pytest.raises(InvalidParams, match="bucket 'mf-no-such-bucket' does not exist"):
+        Store("s3://mf-no-such-bucket/x", **s3.options())  # type: ignore[arg-type]
+    with pytest.raises(InvalidParams, match="not a usable filesystem URL|needs a filesystem"):
+        Store("nosuchscheme://bucket/x")
+
+
+def test_any_fsspec_filesystem_holds_a_store(sb: Sandbox) -> None:
+    """A single-writer store on another fsspec filesystem (here memory://)."""
+    url = f"memory://mf-{os.getpid()}/store"
+    with Store(url, api_key=sb.api_key, base_url=sb.base_url) as st:
+        assert st.sync("stock.historical.candles", ["2330"], "2024-01-01", "2024-06-30",
+                       progress=False).requests == 1
+        assert st.sync("stock.historical.candles", ["2330"], "2024-01-01", "2024-06-30",
+                       progress=False).requests == 0
+        assert st.verify().problems == []
+        n = len(st.read("stock.historical.candles", "2330"))
+    with Store(url) as again:
+        assert len(again.read("stock.historical.candles", "2330")) == n > 100
+
+
+def test_cli_syncs_into_an_s3_store(s3: Place, sb: Sandbox) -> None:
+    """`marketframe sync --store s3://...`: the server from AWS_ENDPOINT_URL, credentials from
+    the AWS variables (as docs/store.md shows)."""
+    env = {**subprocess_env(), "AWS_ENDPOINT_URL": s3.server.endpoint,  # type: ignore[union-attr]
+           "MARKETFRAME_API_KEY": sb.api_key}
+    cmd = [sys.executable, "-m", "marketframe", "sync", "stock.historical.candles",
+           "--store", s3.url("cli"), "--symbols", "2330", "0050", "--start", "2024-01-01",
+           "--end", "2024-12-31", "--base-url", sb.base_url, "--no-progress", "--json"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["requests"] == 2
+    verify = subprocess.run([sys.executable, "-m", "marketframe", "verify", "--store",
+                             s3.url("cli")], env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert verify.returncode == 0, verify.stderr
+    with s3.store("cli") as st:
+        assert set(st.read("stock.historical.candles").symbol) == {"2330", "0050"}
