@@ -34,9 +34,12 @@ from marketframe.store._sync import check_range, check_symbols, resolve, taipei_
 if TYPE_CHECKING:
     from marketframe.client import Client
 
-__all__ = ["Failure", "Store", "StoreCorrupted", "StoreLocked", "SyncError", "SyncReport",
-           "VerifyReport"]
-for _cls in (Failure, StoreCorrupted, StoreLocked, SyncError, SyncReport, VerifyReport):
+from marketframe.store._lease import LeaseLost  # noqa: E402 - after the report's classes
+
+__all__ = ["Failure", "LeaseLost", "Store", "StoreCorrupted", "StoreLocked", "SyncError",
+           "SyncReport", "VerifyReport"]
+for _cls in (Failure, LeaseLost, StoreCorrupted, StoreLocked, SyncError, SyncReport,
+             VerifyReport):
     _cls.__module__ = __name__  # shown (docs/errors.md, reprs) where users import them from
 
 LOCK = ".lock"

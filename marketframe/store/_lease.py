@@ -31,6 +31,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from marketframe.exceptions import MarketframeError
 from marketframe.store._fs import ObjectStorage, Precondition
 from marketframe.store._manifest import NO_SYMBOL, DatasetId
 from marketframe.store._report import StoreLocked
@@ -40,7 +41,13 @@ DEFAULT_TTL = 60.0
 
 
 class LeaseLost(StoreLocked):
-    """This writer's lease expired or was taken over: it stops before writing again."""
+    """An object-store sync could not renew its lease (it stalled longer than ``lease_ttl``,
+    or lost the network, and another writer took the symbol over): it stopped before writing
+    again. What it wrote before is intact; rerun the sync."""
+
+    def __init__(self, path: str, ttl: float, held: str):
+        self.path, self.held = path, held
+        MarketframeError.__init__(self, f"{path}: {held} (lease_ttl {ttl:g} s)")
 
 
 def lease_key(ds: DatasetId, symbol: str) -> str:

@@ -101,7 +101,8 @@ class StoreCorrupted(MarketframeError):
 
 
 class StoreLocked(MarketframeError):
-    """Another process is syncing this store and ``lock_timeout`` ran out before it finished."""
+    """Another process is syncing this store (on an object store: these symbols) and
+    ``lock_timeout`` ran out before it finished; ``.held`` says who holds what."""
 
     def __init__(self, path: str | os.PathLike[str], timeout: float, held: str = ""):
         self.path = str(path)
