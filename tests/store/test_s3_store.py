@@ -34,6 +34,8 @@ from marketframe.store import Store, StoreLocked
 root, url, key, options, syms, timeout = sys.argv[1:7]
 with Store(root, api_key=key, base_url=url, max_workers=4, lock_timeout=float(timeout),
            **json.loads(options)) as st:
+    print("READY", flush=True)
+    sys.stdin.readline()  # the parent starts both syncs at once
     try:
         r = st.sync("stock.historical.candles", json.loads(syms), "2016-01-01", "2026-11-19",
                     progress=False)
@@ -53,8 +55,8 @@ def s3(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
 
 @pytest.fixture(scope="module")
 def slow_sb() -> Sandbox:
-    # a little latency: two concurrent syncs overlap in time
-    with Sandbox(seed=5, now=NOW, rate_limit=None, latency=0.02) as s:
+    # latency: each sync of 3 symbols lasts seconds, so two started together overlap
+    with Sandbox(seed=5, now=NOW, rate_limit=None, latency=0.15) as s:
         yield s
 
 
@@ -63,10 +65,18 @@ def _child(place: Place, name: str, sb: Sandbox, syms: list[str],
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, place.url(name), sb.base_url, sb.api_key,
          json.dumps(place.options()), json.dumps(syms), str(timeout)],
-        env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=subprocess_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
 
 
 def _finish(*procs: subprocess.Popen[str]) -> list[tuple[int, str, str]]:
+    """Start the children's syncs together (once all are ready) and wait for them."""
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline().strip() == "READY", p.stderr
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
     outs = [p.communicate(timeout=300) for p in procs]
     return [(p.returncode, out, err) for p, (out, err) in zip(procs, outs, strict=True)]
 
@@ -113,6 +123,30 @@ def test_two_processes_syncing_the_same_symbols_are_serialised(
     with s3.store("same") as st:
         arrow_equal(_read(st, LEFT), expected)
         assert st.verify().problems == []
+
+
+def test_writers_of_different_symbols_both_land_in_the_shared_manifest(s3: Place) -> None:
+    """Two writers save the manifest from the same starting point: the second one's
+    conditional write fails, and it merges its entries into the first one's manifest."""
+    import datetime as dt
+
+    from marketframe.store._fs import ObjectStorage
+    from marketframe.store._manifest import Manifest
+
+    storage = ObjectStorage(s3.url("cas"), s3.server.options())  # type: ignore[union-attr]
+    a, b = Manifest(storage.url, storage), Manifest(storage.url, storage)
+    a.record(DAILY, "2330", (dt.date(2024, 1, 2), dt.date(2024, 3, 31)), dt.date(2024, 3, 31),
+             empty=False)
+    b.record(DAILY, "0050", (dt.date(2024, 1, 2), dt.date(2024, 6, 28)), dt.date(2024, 6, 28),
+             empty=False)
+    a.save()
+    b.save()  # built on the empty manifest: If-Match fails, merged into a's
+    a.record(DAILY, "2330", (dt.date(2024, 4, 1), dt.date(2024, 4, 30)), dt.date(2024, 4, 30),
+             empty=False)
+    a.save()  # a's view is stale too: merged into b's
+    fresh = Manifest(storage.url, storage)
+    assert fresh.final(DAILY, "2330") == [(dt.date(2024, 1, 2), dt.date(2024, 4, 30))]
+    assert fresh.final(DAILY, "0050") == [(dt.date(2024, 1, 2), dt.date(2024, 6, 28))]
 
 
 def test_a_symbol_held_by_a_live_writer_is_refused_with_who_holds_it(
