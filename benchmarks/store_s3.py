@@ -15,6 +15,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,19 @@ def bench_board(server: Any, n_symbols: int, rate: int,
         floor = (math.ceil(n / rate) - 1) * 1.0
         print(f"\nwhole board: {n_symbols} symbols x 16 windows = {n} requests, plan {rate} "
               f"requests/s, 20 ms latency; rate-limit floor {floor:.1f} s")
+        with Client(KEY, base_url=base, backend="arrow", cache=False,
+                    max_workers=16) as client:
+            jobs = [(s, lo, hi) for s in symbols
+                    for lo, hi in split(dt.date(2010, 1, 1), dt.date(2025, 12, 31))]
+            time.sleep(1.1)  # a fresh rate-limit window, as for the syncs below
+            t = time.perf_counter()
+            with ThreadPoolExecutor(16) as pool:
+                list(pool.map(lambda j: client.fetch(
+                    "stock.historical.candles", symbol=j[0], from_=j[1], to=j[2],
+                    timeframe="D", sort="asc", refresh=True), jobs))
+            took = time.perf_counter() - t
+        print(f"  the client alone, same windows (no store)     {took:8.2f} s")
+        out.append(("client alone / rate-limit floor (info)", took / floor, ""))
         for kind, where, opts in (
                 ("local", str(tmp / "board"), {}),
                 ("S3", f"s3://{server.bucket()}/board", {"storage_options": server.options()})):
