@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.parquet as pq
 
 from marketframe.store import _io
-from marketframe.store._manifest import NO_SYMBOL, PREVIOUS, VERSION, DatasetId, parse_bytes
+from marketframe.store._manifest import (
+    MANIFEST,
+    NO_SYMBOL,
+    PREVIOUS,
+    VERSION,
+    DatasetId,
+    parse_bytes,
+)
 from marketframe.store._report import StoreCorrupted, StoreLocked, SyncError, VerifyReport
 from marketframe.store._windows import merge
 
@@ -62,7 +69,7 @@ def run(store: Store, repair: bool, *, today: dt.date | None,
     manifest.reload()
     report = VerifyReport(str(store.root))
     if manifest.damage is not None:
-        report.problems.append(f"{manifest.path.name}: {manifest.damage}")
+        report.problems.append(f"{MANIFEST}: {manifest.damage}")
         if not repair:
             return report
         storage = store._storage
@@ -73,13 +80,13 @@ def run(store: Store, repair: bool, *, today: dt.date | None,
         old = None if storage.remote else _version_1(manifest.path)
         if old is not None:
             data = migrate(store.root, old)
-            report.repaired.append(f"{manifest.path.name}: layout 1 migrated to {VERSION} "
+            report.repaired.append(f"{MANIFEST}: layout 1 migrated to {VERSION} "
                                    "(directories tf=/sym=, files rewritten and recorded)")
         elif problem is None:
-            report.repaired.append(f"{manifest.path.name}: restored from {PREVIOUS}")
+            report.repaired.append(f"{MANIFEST}: restored from {PREVIOUS}")
         else:
             data = {"version": VERSION, "datasets": {}}
-            report.repaired.append(f"{manifest.path.name}: started afresh ({PREVIOUS} {problem}); "
+            report.repaired.append(f"{MANIFEST}: started afresh ({PREVIOUS} {problem}); "
                                    "sync again what the store should hold")
         manifest.replace_data(data)
         manifest.save()

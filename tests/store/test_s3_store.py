@@ -318,3 +318,31 @@ def test_cli_syncs_into_an_s3_store(s3: Place, sb: Sandbox) -> None:
     assert verify.returncode == 0, verify.stderr
     with s3.store("cli") as st:
         assert set(st.read("stock.historical.candles").symbol) == {"2330", "0050"}
+
+
+def test_a_damaged_object_is_reported_and_repaired(s3: Place, sb: Sandbox) -> None:
+    from marketframe.store import StoreCorrupted
+
+    with s3.store("dmg", api_key=sb.api_key, base_url=sb.base_url) as st:
+        st.sync("stock.historical.candles", ["2330", "0050"], "2023-01-01", "2024-12-31",
+                progress=False)
+        good = _read(st, ["2330"])
+        rel = "dataset=stock.historical.candles/params=default/tf=D/sym=2330/part-0.parquet"
+        data = bytearray(st._storage.read(rel))
+        data[len(data) // 2] ^= 0xFF  # one flipped byte, same size
+        st._storage.fs.pipe_file(st._storage.key(rel), bytes(data))
+        with pytest.raises(StoreCorrupted, match="sym=2330/part-0.parquet"):
+            _read(st, ["2330"])
+        assert [p.split(":")[0] for p in st.verify().problems] == [rel]
+        report = st.verify(repair=True)
+        assert report.ok and any(r.startswith(rel) and "fetched again" in r
+                                 for r in report.repaired)
+        arrow_equal(_read(st, ["2330"]), good)
+        assert st.verify().problems == []
+        # a damaged manifest: restored from the previous generation
+        st._storage.fs.pipe_file(st._storage.key("_manifest.json"), b"{not json")
+        with pytest.raises(StoreCorrupted, match="_manifest.json"):
+            _read(st, ["2330"])
+        report = st.verify(repair=True)
+        assert report.ok and any("restored from" in r for r in report.repaired)
+        assert st.verify().problems == []
