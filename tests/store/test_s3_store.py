@@ -287,6 +287,14 @@ def test_bad_object_store_urls_fail_clearly_before_any_request(
         Store("nosuchscheme://bucket/x")
 
 
+@pytest.mark.parametrize("ttl", [0, -5, "60", True])
+def test_a_bad_lease_ttl_is_refused(tmp_path: Path, ttl: object) -> None:
+    from marketframe.exceptions import InvalidParams
+
+    with pytest.raises(InvalidParams, match="lease_ttl.*seconds > 0"):
+        Store(tmp_path / "s", lease_ttl=ttl)  # type: ignore[arg-type]
+
+
 def test_any_fsspec_filesystem_holds_a_store(sb: Sandbox) -> None:
     """A single-writer store on another fsspec filesystem (here memory://)."""
     url = f"memory://mf-{os.getpid()}/store"
