@@ -240,6 +240,13 @@ class ObjectStorage:
             raise
         return str(resp.get("ETag", md5(data))).strip('"')
 
+    def copy(self, src: str, dst: str) -> None:
+        """A server-side copy (S3 CopyObject: no bytes through this machine)."""
+        try:
+            self.fs.copy(self.key(src), self.key(dst))
+        except FileNotFoundError:
+            pass
+
     def list(self, rel: str) -> list[str]:
         """Relative paths of the objects under the folder ``rel`` (recursively)."""
         try:

@@ -152,36 +152,38 @@ class Manifest:
         self._keep_current = problem is None
 
     def _save_remote(self) -> None:
-        """Merge what this writer changed into the latest manifest and write it only if
-        nobody wrote it in between (``If-Match``), else read it again and retry. Writers
-        hold leases on disjoint symbols, so their changes never overlap."""
+        """Write the manifest only if nobody wrote it since this writer last read or wrote it
+        (``If-Match`` on that ETag): then it is this writer's view, one PUT. Otherwise read
+        the latest, merge in what this writer changed and try again. Writers hold leases on
+        disjoint symbols, so their changes never overlap. The generation replaced is kept as
+        ``_manifest.prev.json`` by a server-side copy."""
         from marketframe.store._fs import Precondition
 
         if not self._dirty and self._stamp is not None:
             return
+        tag, merged = self._stamp, self._data  # optimistic: nobody wrote since our last look
+        intact = tag is not None and self._keep_current  # the current generation parsed
         while True:
-            found = self.storage.read_versioned(MANIFEST)
-            raw, tag = found if found is not None else (None, None)
-            if raw is None:
-                base, problem = _fresh(), None
-            else:
-                base, problem = parse_bytes(raw)
-            if problem is not None and ("all", "", "") not in self._touched:
-                self.damage = problem
-                self.check()
-            merged = _merge(base, self._data, self._touched)
+            if intact:  # never a damaged manifest over the generation a repair restores from
+                self.storage.copy(MANIFEST, PREVIOUS)
             if self.storage.guard is not None:
                 self.storage.guard()
             try:
                 new_tag = self.storage.put_if(
                     MANIFEST, json.dumps(merged, indent=1, sort_keys=True).encode(), tag)
-            except Precondition:
-                continue  # another writer saved in between: merge into theirs
-            if raw is not None and problem is None:
-                self.storage.fs.pipe_file(self.storage.key(PREVIOUS), raw)
-            self._data, self._stamp, self._dirty = merged, new_tag, False
-            self._touched, self.damage = set(), None
-            return
+                break
+            except Precondition:  # another writer saved in between: merge into theirs
+                pass
+            found = self.storage.read_versioned(MANIFEST)
+            raw, tag = found if found is not None else (None, None)
+            base, problem = parse_bytes(raw) if raw is not None else (_fresh(), None)
+            if problem is not None and ("all", "", "") not in self._touched:
+                self.damage = problem
+                self.check()
+            intact = raw is not None and problem is None
+            merged = _merge(base, self._data, self._touched)
+        self._data, self._stamp, self._dirty = merged, new_tag, False
+        self._touched, self.damage, self._keep_current = set(), None, True
 
     # -- queries ----------------------------------------------------------------------------
 
