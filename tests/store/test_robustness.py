@@ -118,17 +118,17 @@ def test_two_processes_contending_for_the_lock(slow_sb: Sandbox, clean: pa.Table
         arrow_equal(_read(st), clean)
 
 
-def test_threads_share_a_store(sb: Sandbox, tmp_path: Path) -> None:
+def test_threads_share_a_store(sb: Sandbox, place: Place) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     def job(sym: str) -> int:
-        with Store(tmp_path / "t", api_key=sb.api_key, base_url=sb.base_url) as st:
+        with place.store("t", api_key=sb.api_key, base_url=sb.base_url) as st:
             return st.sync("stock.historical.candles", [sym, "2330"], "2023-01-01",
                            "2024-12-31", progress=False).rows_written
 
     with ThreadPoolExecutor(3) as pool:
         list(pool.map(job, ["0050", "2317", "2454"]))
-    st = Store(tmp_path / "t")
+    st = place.store("t")
     df = st.read("stock.historical.candles")
     assert set(df.symbol) == {"0050", "2317", "2454", "2330"}
     assert not df.duplicated(["symbol", "date"]).any()
