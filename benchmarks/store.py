@@ -11,7 +11,16 @@
    upsert path from the synced rows, relabelled) against ``pyarrow.parquet.read_table`` of one
    standalone file holding the same rows. Target: at most 2x.
 
-Run from the repository root: ``python3 benchmarks/store.py [--quick]``.
+3. The same read from a 500-symbol store on S3-compatible object storage (a SeaweedFS server
+   on 127.0.0.1, started here) against fetching one standalone object of the same rows and
+   parsing it (``pq.read_table`` of its bytes, through the same s3fs filesystem). Target: at
+   most 2x. Median of interleaved pairs, with the spread.
+4. A whole-board sync (``--board`` symbols x 16 yearly windows, daily 2010-2025) under the
+   plan's rate limit (``--rate-limit`` requests per second), into a local and into an S3
+   store, against the rate-limit floor: the first window's budget at once, then one budget
+   per window, i.e. ``(ceil(requests / limit) - 1) * window`` seconds. Target: at most 1.2x.
+
+Run from the repository root: ``python3 benchmarks/store.py [--quick] [--no-s3]``.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from _common import best, print_ratios, start_sandbox  # noqa: E402
 from marketframe.client import Client  # noqa: E402
 from marketframe.store import Store, SyncReport, _io  # noqa: E402
 from marketframe.store._commit import write_rows  # noqa: E402
+from marketframe.store._fs import LocalStorage  # noqa: E402
 from marketframe.store._manifest import Manifest  # noqa: E402
 from marketframe.store._sync import resolve  # noqa: E402
 from marketframe.store._windows import split  # noqa: E402
@@ -127,7 +137,8 @@ def bench_read(template: pa.Table, n_symbols: int, repeat: int,
         sym = f"S{i:04d}"
         relabelled = template.set_column(template.schema.get_field_index("symbol"), "symbol",
                                          pa.array([sym] * template.num_rows, pa.string()))
-        write_rows(store_root, manifest, spec, sym, relabelled, SyncReport(spec.ds.key))
+        write_rows(LocalStorage(store_root), manifest, spec, sym, relabelled,
+                   SyncReport(spec.ds.key))
     manifest.save()
     files = len(manifest.files(spec.ds))
     print(f"read: store of {n_symbols} symbols x {years} years of daily candles "
@@ -168,12 +179,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="10 symbols from 2020, 50 in the store")
     ap.add_argument("--workers", type=int, default=16,
                     help="concurrent requests (the Store default: 16)")
+    ap.add_argument("--no-s3", action="store_true", help="skip the object-storage figures")
+    ap.add_argument("--board", type=int, default=40, help="symbols of the rate-limited board")
+    ap.add_argument("--rate-limit", type=int, default=50, help="the plan: requests per second")
     args = ap.parse_args(argv)
     n_sync, first_year, n_store, repeat = (10, 2020, 50, 20) if args.quick else (
         50, 2010, 500, 50)
     with tempfile.TemporaryDirectory(prefix="marketframe-bench-") as tmp:
         results, one = bench_sync(n_sync, first_year, args.workers, Path(tmp))
         results += bench_read(one, n_store, repeat, Path(tmp))
+        if not args.no_s3:
+            from store_s3 import bench_board, bench_s3_read, s3_server
+
+            with s3_server(Path(tmp)) as server:
+                results += bench_s3_read(server, one, n_store, 9 if args.quick else 15,
+                                         Path(tmp))
+                results += bench_board(server, 10 if args.quick else args.board,
+                                       args.rate_limit, Path(tmp))
     print_ratios(results)
     return 0
 

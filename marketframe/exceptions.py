@@ -29,7 +29,7 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
     |       StreamSubscribeError (ValueError), GapUnavailable (a gap's day is gone)
     +-- MissingColumnsError (ValueError)   a frame lacks a column an indicator needs (frames)
     +-- NotCheckable (ValueError)      nothing to cross-check in the range (crosscheck)
-    +-- StoreCorrupted, StoreLocked, SyncError         the Parquet store (store)
+    +-- StoreCorrupted, StoreLocked (LeaseLost), SyncError   the Parquet store (store)
     +-- NotSynced (LookupError)        a store read of a range no sync covered (store)
     +-- AcademyError                   the course platform's OAuth client (academy), with
         DiscoveryError, RegistrationError, TokenStoreError, NotLoggedIn, LoginTimeout,

@@ -41,10 +41,12 @@ if TYPE_CHECKING:
 
     from marketframe.client import Client
 
-__all__ = ["Failure", "NotSynced", "PartlySynced", "Store", "StoreCorrupted", "StoreLocked",
-           "SyncError", "SyncReport", "VerifyReport"]
-for _cls in (Failure, NotSynced, PartlySynced, StoreCorrupted, StoreLocked, SyncError, SyncReport,
-             VerifyReport):
+from marketframe.store._lease import LeaseLost  # noqa: E402 - after the report's classes
+
+__all__ = ["Failure", "LeaseLost", "NotSynced", "PartlySynced", "Store", "StoreCorrupted",
+           "StoreLocked", "SyncError", "SyncReport", "VerifyReport"]
+for _cls in (Failure, LeaseLost, NotSynced, PartlySynced, StoreCorrupted, StoreLocked, SyncError,
+             SyncReport, VerifyReport):
     _cls.__module__ = __name__  # shown (docs/errors.md, reprs) where users import them from
 
 LOCK = ".lock"
@@ -58,12 +60,28 @@ class Store:
     ``api_key`` / ``base_url`` (or ``MARKETFRAME_API_KEY``) without an HTTP cache, because the
     store is the cache. ``max_workers`` bounds concurrent requests (default: the client's).
     ``lock_timeout`` is how long a sync waits for another process's sync (-1: forever).
+
+    ``path`` may also be an object-store URL (``"s3://bucket/prefix"``, or any fsspec URL):
+    ``storage_options`` go to the filesystem (``endpoint_url=...`` for an S3-compatible
+    server; credentials come from the standard AWS environment variables or profile unless
+    given here, and are never stored or shown). Syncs into an object store hold a lease per
+    symbol instead of a lock on the whole store (``lease_ttl`` seconds, renewed while the sync
+    runs): see docs/store.md, "Object storage".
     """
 
     def __init__(self, path: str | os.PathLike[str], client: Client[Any] | None = None, *,
                  api_key: str | None = None, base_url: str | None = None,
-                 max_workers: int | None = None, lock_timeout: float = -1):
-        self.root = _root(path)
+                 max_workers: int | None = None, lock_timeout: float = -1,
+                 storage_options: dict[str, Any] | None = None, lease_ttl: float = 60.0):
+        from marketframe.store._fs import LocalStorage, storage_for
+
+        self._storage = storage_for(path, storage_options, _root)
+        self.root: Any = self._storage.root if isinstance(self._storage, LocalStorage) \
+            else self._storage.url
+        if not (isinstance(lease_ttl, int | float) and not isinstance(lease_ttl, bool)
+                and lease_ttl > 0):
+            raise InvalidParams("Store", "lease_ttl", f"has value {lease_ttl!r}", "seconds > 0")
+        self.lease_ttl = float(lease_ttl)
         if not (lock_timeout == -1 or (isinstance(lock_timeout, int | float)
                                        and not isinstance(lock_timeout, bool)
                                        and lock_timeout >= 0)):
@@ -74,7 +92,7 @@ class Store:
         self._client_args = {"api_key": api_key, "base_url": base_url}
         self.max_workers = max_workers
         self.lock_timeout = lock_timeout
-        self._manifest = Manifest(self.root)
+        self._manifest = Manifest(self.root, self._storage)
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
@@ -122,7 +140,7 @@ class Store:
         Bad arguments raise :class:`~marketframe.InvalidParams` before any request.
         """
         args = self._check_sync(endpoint, symbols, start, end, timeframe, today, params)
-        with self._locked():
+        with self._locked(args[0].ds, args[1]):
             return self._run_sync(*args, progress=progress, strict=strict)
 
     def _check_sync(self, endpoint: str, symbols: str | Sequence[str] | None, start: Any,
@@ -141,10 +159,10 @@ class Store:
 
         client = self.client
         workers = int(self.max_workers or getattr(client, "max_workers", 8) or 8)
-        _io.clean_temporary(self.root)
+        self._storage.clean_temporary()
         self._manifest.reload()  # another process may have synced while we waited
         self._manifest.check()
-        report = _sync.run(client, self.root, self._manifest, spec, syms, want,
+        report = _sync.run(client, self._storage, self._manifest, spec, syms, want,
                            today=day, progress=progress, max_workers=workers)
         if report.failures and strict:
             raise SyncError(report)
@@ -204,7 +222,7 @@ class Store:
         logical = spec.ep.schema.arrow(minute=spec.minute)
         files = _io.recorded(self._manifest.files(spec.ds), syms, years, spec.ds)
         tables = [_io.from_physical(t, logical) for t in
-                  (_io.read_file(self.root / rel, rec, repair_hint=self._fix) for rel, rec in files)
+                  (self._storage.read_file(rel, rec, self._fix) for rel, rec in files)
                   if t.num_rows]
         if not tables:
             table = logical.empty_table()
@@ -239,11 +257,22 @@ class Store:
         return (f"run `marketframe verify --store {self.root} --repair` "
                 "(or store.verify(repair=True))")
 
-    def _locked(self) -> Any:
-        """The inter-process lock of syncs and repairs (a typed error when it times out)."""
+    def _locked(self, ds: Any = None, symbols: Sequence[str] | None = None) -> Any:
+        """The inter-process lock of syncs and repairs (a typed error when it times out): a
+        file lock on a local store; on an object store, the leases of ``symbols`` of ``ds``
+        (nothing for a check of the whole store)."""
+        import contextlib
+
+        from marketframe.store._fs import LocalStorage
         from marketframe.store._verify import locked
 
-        return locked(self.root / LOCK, self.lock_timeout)
+        if isinstance(self._storage, LocalStorage):
+            return locked(self.root / LOCK, self.lock_timeout)
+        if ds is None or not symbols:
+            return contextlib.nullcontext()
+        from marketframe.store._lease import leased
+
+        return leased(self._storage, ds, symbols, self.lock_timeout, self.lease_ttl)
 
     def verify(self, repair: bool = False, *, today: dt.date | str | None = None,
                progress: bool | None = False) -> VerifyReport:
@@ -254,7 +283,7 @@ class Store:
         """
         from marketframe.store import _verify
 
-        if not any(self.root.iterdir()):  # a typo must not pass as a healthy, empty store
+        if self._storage.is_empty():  # a typo must not pass as a healthy, empty store
             raise InvalidParams("Store.verify", "path", f"{str(self.root)!r} holds no store",
                                 "the directory of an existing store")
         day = to_date("Store.verify", "today", today) if today is not None else None

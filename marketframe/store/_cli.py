@@ -55,7 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     s = sub.add_parser("sync", help="fetch what a local Parquet store is missing",
                        description="Sync a date-ranged endpoint into a Parquet store "
                                    "(docs/store.md): only missing windows are fetched.")
-    s.add_argument("--store", type=Path, required=True, help="the store directory")
+    s.add_argument("--store", type=_where, required=True,
+                   help="the store directory, or an object-store URL (s3://bucket/prefix; "
+                        "credentials and AWS_ENDPOINT_URL from the AWS environment)")
     _add_common(s)
     s.set_defaults(func=run_sync)
     e = sub.add_parser("export", help="write an endpoint's rows over any range to one Parquet file",
@@ -63,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                                    "the rows of the range to one Parquet file.")
     e.add_argument("--out", type=out_path(".parquet"), required=True,
                    help="the .parquet file to write")
-    e.add_argument("--store", type=Path, default=None,
+    e.add_argument("--store", type=_where, default=None,
                    help="a store to sync through (default: a temporary one)")
     _add_common(e)
     e.set_defaults(func=run_export)
@@ -71,7 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        description="Check every file a store records (size, content hash, "
                                    "page checksums, rows) and its manifest; with --repair, "
                                    "restore the manifest and fetch damaged data again.")
-    v.add_argument("--store", type=Path, required=True, help="the store directory")
+    v.add_argument("--store", type=_where, required=True,
+                   help="the store directory, or an object-store URL")
     v.add_argument("--repair", action="store_true", help="repair what does not match")
     v.add_argument("--today", help="the service's date for refetched responses without one")
     v.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -130,7 +133,12 @@ def _session(stack: ExitStack, args: argparse.Namespace) -> Any:
                                        max_workers=max(1, args.workers)))
 
 
-def _sync(args: argparse.Namespace, root: Path,
+def _where(text: str) -> Path | str:
+    """``--store``: an object-store URL stays text, anything else is a local path."""
+    return text if "://" in text and not text.startswith("file://") else Path(text)
+
+
+def _sync(args: argparse.Namespace, root: Path | str,
           stack: ExitStack) -> tuple[Any, Any, dict[str, Any]]:
     from marketframe.store import Store
 
@@ -170,7 +178,8 @@ def run_verify(a: argparse.Namespace) -> int:
     from marketframe.exceptions import InvalidParams
     from marketframe.store import Store
 
-    if not a.store.expanduser().is_dir():  # Store() would create it: a typo is not a store
+    if isinstance(a.store, Path) and not a.store.expanduser().is_dir():
+        # Store() would create it: a typo is not a store (an object store: verify says so)
         raise InvalidParams("verify", "store", f"{str(a.store)!r} does not exist",
                             "the directory of an existing store")
     with ExitStack() as stack:

@@ -24,7 +24,10 @@ from marketframe.store._report import StoreCorrupted, SyncReport
 from marketframe.store._windows import Interval, final_until
 
 if TYPE_CHECKING:
+    from marketframe.store._fs import LocalStorage, ObjectStorage
     from marketframe.store._sync import Spec, _Task
+
+    Storage = LocalStorage | ObjectStorage
 
 def _date_bounds(table: pa.Table) -> Interval | None:
     if table.num_rows == 0:
@@ -46,7 +49,7 @@ def _in_window(table: pa.Table, window: Interval) -> pa.Table:
     return table.filter(mask)
 
 
-def commit_symbol(root: Path, manifest: Manifest, spec: Spec, symbol: str,
+def commit_symbol(root: Storage, manifest: Manifest, spec: Spec, symbol: str,
                   results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport,
                   lock: threading.Lock) -> None:
     """Write one symbol's fetched windows, then record them in the manifest."""
@@ -61,7 +64,7 @@ def commit_symbol(root: Path, manifest: Manifest, spec: Spec, symbol: str,
         report.repaired += counts.repaired
 
 
-def _write(root: Path, manifest: Manifest, spec: Spec, symbol: str,
+def _write(root: Storage, manifest: Manifest, spec: Spec, symbol: str,
            results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport) -> None:
     results = sorted(results, key=lambda r: r[0].window[0] if r[0].window else dt.date.min)
     kept: list[pa.Table] = []
@@ -91,7 +94,7 @@ def _write(root: Path, manifest: Manifest, spec: Spec, symbol: str,
                         empty=rows == 0, params=spec.params)
 
 
-def write_rows(root: Path, manifest: Manifest, spec: Spec, symbol: str, table: pa.Table,
+def write_rows(root: Storage, manifest: Manifest, spec: Spec, symbol: str, table: pa.Table,
                report: SyncReport) -> None:
     """Upsert one symbol's rows into its partition files. Each new file is staged (fsynced),
     recorded as pending in the manifest, then renamed into place and recorded as current:
@@ -104,41 +107,41 @@ def write_rows(root: Path, manifest: Manifest, spec: Spec, symbol: str, table: p
     staged = []
     try:
         for year, part in parts.items():
-            path = _io.partition_path(root, spec.ds, symbol if spec.has_symbol else None, year)
-            rel = path.relative_to(root).as_posix()
-            old = _current(manifest, spec, symbol, path, rel, report)
+            rel = _io.partition_path(Path(), spec.ds, symbol if spec.has_symbol else None,
+                                     year).as_posix()
+            old = _current(root, manifest, spec, symbol, rel, report)
             data, rec, delta = _io.prepare(part, keys, meta, constant, old)
-            tmp, mtime = _io.stage(data, path)
-            staged.append((tmp, path, rel, {**rec.as_dict(), "mtime_ns": mtime}))
+            tmp, stamp = root.stage(rel, data)
+            staged.append((tmp, rel, {**rec.as_dict(), **stamp}))
             report.rows_written += delta
-        for _, _, rel, rec in staged:
+        for _, rel, rec in staged:
             manifest.pend_file(spec.ds, rel, rec, spec.params)
         manifest.save()
-        for tmp, path, rel, rec in staged:
-            _io.publish(tmp, path)
+        for tmp, rel, rec in staged:
+            root.publish(tmp, rel)
             manifest.commit_file(spec.ds, rel, rec)
     finally:
         for tmp, *_ in staged:
-            tmp.unlink(missing_ok=True)
+            root.discard(tmp)
 
 
-def _current(manifest: Manifest, spec: Spec, symbol: str, path: Path, rel: str,
+def _current(root: Storage, manifest: Manifest, spec: Spec, symbol: str, rel: str,
              report: SyncReport) -> pa.Table | None:
     """The partition's rows to merge into, fully checked. A damaged file is not merged: the
     symbol's coverage is forgotten (only what this sync fetched is then held) and the file is
     listed in ``report.repaired``."""
     rec = manifest.file(spec.ds, rel)
-    if rec is None or not path.exists():
+    if rec is None or not root.exists(rel):
         return None
     try:
-        return _io.read_file(path, rec)
+        return root.read_file(rel, rec)
     except StoreCorrupted:
         manifest.drop_symbol(spec.ds, symbol)
         report.repaired.append(rel)
         return None
 
 
-def forget_damaged(root: Path, manifest: Manifest, ds: DatasetId, symbols: Sequence[str],
+def forget_damaged(root: Storage, manifest: Manifest, ds: DatasetId, symbols: Sequence[str],
                    report: SyncReport) -> None:
     """The cheap check of a sync, before planning: a recorded file of these symbols whose size
     or modification time differs from its record is hashed; if its content is not the recorded
@@ -148,16 +151,19 @@ def forget_damaged(root: Path, manifest: Manifest, ds: DatasetId, symbols: Seque
     want = set(symbols)
     for rel, rec in manifest.files(ds).items():
         sym, _ = _io.where(rel)
-        path = root / rel
-        if (sym or NO_SYMBOL) not in want or _io.unchanged(path, rec):
+        if (sym or NO_SYMBOL) not in want or root.unchanged(rel, rec):
             continue
-        if "hash" in rec and path.exists() and _io.matches(path.read_bytes(), rec):
-            if rec.get("size") == path.stat().st_size:
+        try:
+            data = root.read(rel) if "hash" in rec else None
+        except FileNotFoundError:
+            data = None
+        if data is not None and _io.matches(data, rec):
+            if rec.get("size") == len(data):
                 manifest.commit_file(ds, rel, {**{k: v for k, v in rec.items()
                                                   if k != "pending"},
-                                               "mtime_ns": path.stat().st_mtime_ns})
+                                               **root.restamp(rel)})
             continue
-        path.unlink(missing_ok=True)
+        root.delete(rel)
         manifest.drop_file(ds, rel)
         manifest.drop_symbol(ds, sym or NO_SYMBOL)
         report.repaired.append(rel)

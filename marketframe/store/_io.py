@@ -301,6 +301,12 @@ def read_file(path: Path, expect: Mapping[str, Any] | None = None, *,
             data = f.read()
     except FileNotFoundError:
         raise StoreCorrupted(path, "is missing (the manifest records it)", repair_hint) from None
+    return parse_checked(data, path, expect, repair_hint)
+
+
+def parse_checked(data: bytes, path: Path | str, expect: Mapping[str, Any] | None,
+                  repair_hint: str = "") -> pa.Table:
+    """A partition file's bytes checked against its record and page checksums, parsed."""
     if expect is not None and not matches(data, expect):
         raise StoreCorrupted(path, "does not match the manifest's size and content hash: it "
                              "was changed, truncated or replaced after it was written",

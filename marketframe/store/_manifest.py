@@ -64,10 +64,13 @@ class Manifest:
     ``verify(repair=True)`` restores it (from the previous generation when that is intact).
     """
 
-    def __init__(self, root: Path):
-        self.root = Path(root)
-        self.path = self.root / MANIFEST
+    def __init__(self, root: Path | str, storage: Any = None):
+        self.storage = storage if storage is not None and storage.remote else None
+        self.root = Path(root) if self.storage is None else root
+        self.path = self.root / MANIFEST if self.storage is None else storage.path(MANIFEST)
         self._lock = threading.RLock()
+        # object stores: what this writer changed, merged into the latest manifest on save
+        self._touched: set[tuple[str, str, str]] = set()
         self._data: dict[str, Any] = _fresh()
         self._stamp: tuple[int, int, int] | None = None
         self.damage: str | None = None
@@ -78,6 +81,8 @@ class Manifest:
     def reload(self) -> None:
         """Read the file again if it changed (a cheap ``stat`` when it did not)."""
         with self._lock:
+            if self.storage is not None:
+                return self._reload_remote()
             try:
                 st = self.path.stat()
             except FileNotFoundError:
@@ -100,10 +105,13 @@ class Manifest:
         """Adopt ``data`` (a repaired manifest); :meth:`save` writes it."""
         with self._lock:
             self._data, self.damage, self._dirty = data, None, True
+            self._touched.add(("all", "", ""))
 
     def save(self) -> None:
         with self._lock:  # one save at a time: an older snapshot never lands last
             self.check()
+            if self.storage is not None:
+                return self._save_remote()
             if not self._dirty and self.path.exists():
                 return  # nothing changed: a sync that fetched nothing writes nothing
             text = json.dumps(self._data, indent=1, sort_keys=True)
@@ -122,6 +130,60 @@ class Manifest:
             st = self.path.stat()
             self._stamp, self._dirty = (st.st_ino, st.st_size, st.st_mtime_ns), False
             self._keep_current = True
+
+    # -- object storage: compare-and-swap ---------------------------------------------------
+
+    def _reload_remote(self) -> None:
+        """One HEAD when the manifest did not change (its ETag), else one GET."""
+        info = self.storage.info(MANIFEST)
+        if info is not None and self._stamp is not None and \
+                str(info.get("ETag", "")).strip('"') == self._stamp:
+            return
+        found = self.storage.read_versioned(MANIFEST)
+        if found is None:
+            self._data, self._stamp, self.damage = _fresh(), None, None
+            return
+        raw, tag = found
+        if tag == self._stamp:
+            return
+        data, problem = parse_bytes(raw)
+        self._stamp, self._dirty, self._touched = tag, False, set()
+        self._data, self.damage = (data, None) if problem is None else (_fresh(), problem)
+        self._keep_current = problem is None
+
+    def _save_remote(self) -> None:
+        """Write the manifest only if nobody wrote it since this writer last read or wrote it
+        (``If-Match`` on that ETag): then it is this writer's view, one PUT. Otherwise read
+        the latest, merge in what this writer changed and try again. Writers hold leases on
+        disjoint symbols, so their changes never overlap. The generation replaced is kept as
+        ``_manifest.prev.json`` by a server-side copy."""
+        from marketframe.store._fs import _PreconditionFailed
+
+        if not self._dirty and self._stamp is not None:
+            return
+        tag, merged = self._stamp, self._data  # optimistic: nobody wrote since our last look
+        intact = tag is not None and self._keep_current  # the current generation parsed
+        while True:
+            if intact:  # never a damaged manifest over the generation a repair restores from
+                self.storage.copy(MANIFEST, PREVIOUS)
+            if self.storage.guard is not None:
+                self.storage.guard()
+            try:
+                new_tag = self.storage.put_if(
+                    MANIFEST, json.dumps(merged, indent=1, sort_keys=True).encode(), tag)
+                break
+            except _PreconditionFailed:  # another writer saved in between: merge into theirs
+                pass
+            found = self.storage.read_versioned(MANIFEST)
+            raw, tag = found if found is not None else (None, None)
+            base, problem = parse_bytes(raw) if raw is not None else (_fresh(), None)
+            if problem is not None and ("all", "", "") not in self._touched:
+                self.damage = problem
+                self.check()
+            intact = raw is not None and problem is None
+            merged = _merge(base, self._data, self._touched)
+        self._data, self._stamp, self._dirty = merged, new_tag, False
+        self._touched, self.damage, self._keep_current = set(), None, True
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -168,6 +230,7 @@ class Manifest:
         """The dataset's entry, for a change (every update goes through here)."""
         self.check()
         self._dirty = True
+        self._touched.add(("ds", ds.key, ""))
         d = self._data["datasets"].setdefault(
             ds.key, {"endpoint": ds.endpoint, "params": ds.params,
                      "timeframe": ds.timeframe, "values": params or {}, "symbols": {}})
@@ -181,26 +244,31 @@ class Manifest:
         leaves a file that is new, not corrupt)."""
         with self._lock:
             files = self._dataset(ds, params)["files"]
+            self._touched.add(("file", ds.key, rel))
             files[rel] = {**files.get(rel, {}), "pending": [dict(rec)]}
 
     def commit_file(self, ds: DatasetId, rel: str, rec: dict[str, Any]) -> None:
         with self._lock:
             self._dataset(ds, None)["files"][rel] = dict(rec)
+            self._touched.add(("file", ds.key, rel))
 
     def drop_file(self, ds: DatasetId, rel: str) -> None:
         with self._lock:
             self._dataset(ds, None)["files"].pop(rel, None)
+            self._touched.add(("file", ds.key, rel))
 
     def drop_symbol(self, ds: DatasetId, symbol: str) -> None:
         """Forget what is held of ``symbol`` (its files were damaged): the next sync refetches."""
         with self._lock:
             self._dataset(ds, None)["symbols"].pop(symbol, None)
+            self._touched.add(("sym", ds.key, symbol))
 
     def record(self, ds: DatasetId, symbol: str, window: Interval, final_until: dt.date | None,
                *, empty: bool, params: dict[str, Any] | None = None) -> None:
         """``window`` was fetched successfully (``empty``: with zero rows)."""
         with self._lock:
             d = self._dataset(ds, params)
+            self._touched.add(("sym", ds.key, symbol))
             e = d["symbols"].setdefault(symbol, {"final": [], "open": [], "empty": []})
             final, open_, empties = _iv(e["final"]), _iv(e["open"]), _iv(e["empty"])
             fin = intersect(window, (dt.date.min, final_until)) if final_until else None
@@ -221,14 +289,44 @@ def _fresh() -> dict[str, Any]:
     return {"version": VERSION, "datasets": {}}
 
 
+def _merge(base: dict[str, Any], mine: dict[str, Any],
+           touched: set[tuple[str, str, str]]) -> dict[str, Any]:
+    """``base`` (the latest manifest) with this writer's changed entries from ``mine``."""
+    if ("all", "", "") in touched:
+        return json.loads(json.dumps(mine))
+    out = json.loads(json.dumps(base))
+    for kind, key, name in sorted(touched):
+        src = mine["datasets"].get(key)
+        if src is None:
+            continue
+        dst = out["datasets"].setdefault(key, {k: v for k, v in src.items()
+                                               if k not in ("symbols", "files")})
+        dst.setdefault("symbols", {})
+        dst.setdefault("files", {})
+        if kind in ("sym", "file"):
+            field = "symbols" if kind == "sym" else "files"
+            if name in src.get(field, {}):
+                dst[field][name] = json.loads(json.dumps(src[field][name]))
+            else:
+                dst[field].pop(name, None)
+    return out
+
+
 def parse(path: Path) -> tuple[dict[str, Any], str | None]:
     """The manifest at ``path`` and None, or an empty one and what is wrong with it."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return _fresh(), f"is damaged ({type(exc).__name__}: {exc})"
+        raw = path.read_bytes()
     except OSError as exc:
         return _fresh(), f"cannot be read ({exc.strerror})"
+    return parse_bytes(raw)
+
+
+def parse_bytes(raw: bytes) -> tuple[dict[str, Any], str | None]:
+    """A manifest's bytes parsed and None, or an empty one and what is wrong with them."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return _fresh(), f"is damaged ({type(exc).__name__}: {exc})"
     if not isinstance(data, dict) or not isinstance(data.get("datasets"), dict):
         return _fresh(), "is damaged (not a marketframe manifest)"
     if data.get("version") != VERSION:

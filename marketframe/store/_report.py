@@ -101,11 +101,15 @@ class StoreCorrupted(MarketframeError):
 
 
 class StoreLocked(MarketframeError):
-    """Another process is syncing this store and ``lock_timeout`` ran out before it finished."""
+    """Another process is syncing this store (on an object store: these symbols) and
+    ``lock_timeout`` ran out before it finished; ``.held`` says who holds what."""
 
-    def __init__(self, path: str | os.PathLike[str], timeout: float):
+    def __init__(self, path: str | os.PathLike[str], timeout: float, held: str = ""):
         self.path = str(path)
-        super().__init__(f"{self.path} is locked by another sync (waited {timeout:g} s); wait "
+        self.held = held  # object stores: which symbols, by which writer, until when
+        what = f" ({held})" if held else ""
+        super().__init__(f"{self.path} is locked by another sync{what} (waited {timeout:g} s); "
+                         "wait "
                          "for it to finish, or give Store(..., lock_timeout=SECONDS) a longer "
                          "wait (-1 waits forever)")
 

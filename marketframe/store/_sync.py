@@ -227,7 +227,7 @@ def _request(spec: Spec, task: _Task, today: dt.date) -> dict[str, Any]:
     return p
 
 
-def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: list[str],
+def run(client: Client, root: Any, manifest: Manifest, spec: Spec, symbols: list[str],
         want: Interval | None, *, today: dt.date | None, progress: bool | None,
         max_workers: int) -> SyncReport:
     """Fetch what ``manifest`` does not hold as final, write it, record it; never raises for a
@@ -259,7 +259,7 @@ def run(client: Client, root: Path, manifest: Manifest, spec: Spec, symbols: lis
     pending: dict[str, int] = defaultdict(int)
     for t in tasks:
         pending[t.symbol] += 1
-    bar = _progress(len(tasks), spec.ds.key, progress)
+    bar = _progress(len(tasks), spec.ds.key, progress, client)
     try:
         if tasks:
             # fetches on max_workers threads; each symbol's writes, once all its windows are
@@ -337,11 +337,11 @@ def _fetch(client: Client, spec: Spec, req: dict[str, Any]) -> tuple[pa.Table, d
     return fetched.table, session_date(fetched.envelopes[0])
 
 
-def _progress(total: int, label: str, progress: bool | None) -> Any:
+def _progress(total: int, label: str, progress: bool | None, client: Any = None) -> Any:
+    """The sync's bar (None when hidden or empty): its ETA is bounded below by the plan's
+    rate limit (:mod:`marketframe.store._progress`)."""
     if progress is False or total == 0:
         return None
-    from tqdm.auto import tqdm
+    from marketframe.store._progress import SyncBar
 
-    # None: shown on a terminal or in a notebook, hidden when stderr is not a TTY (CI, logs)
-    return tqdm(total=total, desc=label, unit="win", disable=None if progress is None else False,
-                leave=False)
+    return SyncBar(total, label, progress, client)

@@ -13,14 +13,21 @@ import datetime as dt
 import json
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
 from marketframe.store import _io
-from marketframe.store._manifest import NO_SYMBOL, PREVIOUS, VERSION, DatasetId, parse
+from marketframe.store._manifest import (
+    MANIFEST,
+    NO_SYMBOL,
+    PREVIOUS,
+    VERSION,
+    DatasetId,
+    parse_bytes,
+)
 from marketframe.store._report import StoreCorrupted, StoreLocked, SyncError, VerifyReport
 from marketframe.store._windows import merge
 
@@ -44,12 +51,12 @@ def locked(path: Path, timeout: float) -> Iterator[None]:
         lock.release()
 
 
-def check_file(path: Path, rec: dict[str, Any]) -> str | None:
+def check_file(storage: Any, rel: str, rec: dict[str, Any]) -> str | None:
     """What is wrong with a recorded partition file, or None."""
     try:
-        table = _io.read_file(path, rec)
+        table = storage.read_file(rel, rec)
     except StoreCorrupted as exc:
-        return str(exc).split("; to repair it", 1)[0].removeprefix(str(path)).strip()
+        return str(exc).split("; to repair it", 1)[0].removeprefix(exc.path).strip()
     if "rows" in rec and table.num_rows != rec["rows"] and not rec.get("pending"):
         return f"holds {table.num_rows} rows where {rec['rows']} were written"
     return None
@@ -62,20 +69,24 @@ def run(store: Store, repair: bool, *, today: dt.date | None,
     manifest.reload()
     report = VerifyReport(str(store.root))
     if manifest.damage is not None:
-        report.problems.append(f"{manifest.path.name}: {manifest.damage}")
+        report.problems.append(f"{MANIFEST}: {manifest.damage}")
         if not repair:
             return report
-        data, problem = parse(store.root / PREVIOUS)
-        old = _version_1(manifest.path)
+        storage = store._storage
+        try:
+            data, problem = parse_bytes(storage.read(PREVIOUS))
+        except FileNotFoundError:
+            data, problem = {}, "cannot be read (No such file or directory)"
+        old = None if storage.remote else _version_1(manifest.path)
         if old is not None:
             data = migrate(store.root, old)
-            report.repaired.append(f"{manifest.path.name}: layout 1 migrated to {VERSION} "
+            report.repaired.append(f"{MANIFEST}: layout 1 migrated to {VERSION} "
                                    "(directories tf=/sym=, files rewritten and recorded)")
         elif problem is None:
-            report.repaired.append(f"{manifest.path.name}: restored from {PREVIOUS}")
+            report.repaired.append(f"{MANIFEST}: restored from {PREVIOUS}")
         else:
             data = {"version": VERSION, "datasets": {}}
-            report.repaired.append(f"{manifest.path.name}: started afresh ({PREVIOUS} {problem}); "
+            report.repaired.append(f"{MANIFEST}: started afresh ({PREVIOUS} {problem}); "
                                    "sync again what the store should hold")
         manifest.replace_data(data)
         manifest.save()
@@ -87,7 +98,7 @@ def run(store: Store, repair: bool, *, today: dt.date | None,
             if "hash" not in rec:
                 continue  # staged, never recorded as held
             report.checked += 1
-            problem = check_file(store.root / rel, rec)
+            problem = check_file(store._storage, rel, rec)
             if problem is not None:
                 report.problems.append(f"{rel}: {problem}")
                 sym, _ = _io.where(rel)
@@ -104,17 +115,19 @@ def _refetch(store: Store, ds: DatasetId, sym: str, rels: list[str], params: dic
     manifest = store._manifest
     held = manifest.intervals(ds, sym)
     ranges = merge([*held["final"], *held["open"]])
-    for rel in rels:
-        (store.root / rel).unlink(missing_ok=True)
-        manifest.drop_file(ds, rel)
-    manifest.drop_symbol(ds, sym)
-    manifest.save()
+    with store._locked(ds, [sym]) if store._storage.remote else nullcontext():
+        for rel in rels:
+            store._storage.delete(rel)
+            manifest.drop_file(ds, rel)
+        manifest.drop_symbol(ds, sym)
+        manifest.save()
     symbols = None if sym == NO_SYMBOL else sym
     minute = _io.by_year(ds)
     for lo, hi in ([(None, None)] if minute else ranges):
         try:
             args = store._check_sync(ds.endpoint, symbols, lo, hi, ds.timeframe, today, params)
-            store._run_sync(*args, progress=progress, strict=True)
+            with store._locked(ds, [sym]) if store._storage.remote else nullcontext():
+                store._run_sync(*args, progress=progress, strict=True)
         except SyncError as exc:
             report.failures += [str(f) for f in exc.report.failures]
             continue

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import duckdb
@@ -21,24 +23,28 @@ from marketframe.sandbox import Sandbox
 from marketframe.store import NotSynced, Store
 
 from ._helpers import NOW, arrow_equal, subprocess_env
+from .conftest import Place
 
 SYMS = ["2330", "0050", "6669", "IX0001"]
 START, END = "2012-01-01", "2026-11-19"
 
 CHILD = """
-import sys
+import json, sys
 from marketframe.store import Store
-root, url, key = sys.argv[1:4]
-with Store(root, api_key=key, base_url=url, max_workers=4) as st:
+root, url, key, options = sys.argv[1:5]
+with Store(root, api_key=key, base_url=url, max_workers=4, **json.loads(options)) as st:
     r = st.sync("stock.historical.candles", {syms!r}, {start!r}, {end!r}, progress=False)
 print(r.requests, flush=True)
 """
 
 
-def _child(root: Path, sb: Sandbox, syms: list[str] = SYMS, start: str = START,
-           end: str = END) -> subprocess.Popen[str]:
+def _child(root: Path | str, sb: Sandbox, syms: list[str] = SYMS, start: str = START,
+           end: str = END, options: dict[str, object] | None = None) -> subprocess.Popen[str]:
+    """A child process syncing into ``root`` (credentials of an S3 store: from the AWS
+    environment variables it inherits)."""
     code = CHILD.format(syms=syms, start=start, end=end)
-    return subprocess.Popen([sys.executable, "-c", code, str(root), sb.base_url, sb.api_key],
+    return subprocess.Popen([sys.executable, "-c", code, str(root), sb.base_url, sb.api_key,
+                             json.dumps(options or {})],
                             env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
 
@@ -75,24 +81,25 @@ def clean(slow_sb: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> pa.Tabl
 
 @pytest.mark.slow
 def test_sigkill_at_random_points_then_rerun_equals_one_clean_sync(
-        slow_sb: Sandbox, clean: pa.Table, tmp_path: Path) -> None:
+        slow_sb: Sandbox, clean: pa.Table, place: Place) -> None:
     rng = random.Random(20261120)
     partial = 0
     for i in range(4):
-        root = tmp_path / f"killed{i}"
+        name = f"killed{i}"
+        root = place.url(name)
         for k in range(1 + i % 2):  # some stores are killed twice before the rerun
-            child = _child(root, slow_sb)
+            child = _child(root, slow_sb, options=place.options())
             if (i + k) % 2:  # a random delay from the start (interpreter start-up ~0.5 s)
                 time.sleep(rng.uniform(0.3, 1.3))
             else:  # a random delay once the first partition is on disk (load-independent)
                 deadline = time.monotonic() + 30
-                while child.poll() is None and time.monotonic() < deadline and not any(
-                        root.rglob("part-0.parquet")):
+                while child.poll() is None and time.monotonic() < deadline and not \
+                        place.files(name, "part-0.parquet"):
                     time.sleep(0.005)
                 time.sleep(rng.uniform(0.0, 0.3))
             child.kill()  # SIGKILL (a no-op if it already finished): no cleanup, no finally
             child.communicate()
-        with Store(root, api_key=slow_sb.api_key, base_url=slow_sb.base_url) as st:
+        with place.store(name, api_key=slow_sb.api_key, base_url=slow_sb.base_url) as st:
             before = _rows_held(st)
             partial += 0 < before < clean.num_rows
             report = st.sync("stock.historical.candles", SYMS, START, END, progress=False)
@@ -100,7 +107,9 @@ def test_sigkill_at_random_points_then_rerun_equals_one_clean_sync(
             arrow_equal(_read(st), clean)
             assert st.sync("stock.historical.candles", SYMS, START, END,
                            progress=False).requests == 0
-        assert not list(root.rglob("*.tmp"))  # leftovers of killed writers were removed
+        assert not place.files(name, ".tmp")  # leftovers of killed writers were removed
+        # a killed writer's leases (object stores) do not block the rerun; it released its own
+        assert not place.files(name, "_leases/")
     assert partial >= 1, "no kill landed in the middle of a sync: the test proved nothing"
 
 
@@ -120,17 +129,17 @@ def test_two_processes_contending_for_the_lock(slow_sb: Sandbox, clean: pa.Table
         arrow_equal(_read(st), clean)
 
 
-def test_threads_share_a_store(sb: Sandbox, tmp_path: Path) -> None:
+def test_threads_share_a_store(sb: Sandbox, place: Place) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     def job(sym: str) -> int:
-        with Store(tmp_path / "t", api_key=sb.api_key, base_url=sb.base_url) as st:
+        with place.store("t", api_key=sb.api_key, base_url=sb.base_url) as st:
             return st.sync("stock.historical.candles", [sym, "2330"], "2023-01-01",
                            "2024-12-31", progress=False).rows_written
 
     with ThreadPoolExecutor(3) as pool:
         list(pool.map(job, ["0050", "2317", "2454"]))
-    st = Store(tmp_path / "t")
+    st = place.store("t")
     df = st.read("stock.historical.candles")
     assert set(df.symbol) == {"0050", "2317", "2454", "2330"}
     assert not df.duplicated(["symbol", "date"]).any()
@@ -159,10 +168,10 @@ def big_fetch(sb: Sandbox) -> dict[str, pa.Table]:
 @given(st.lists(st.tuples(st.sampled_from([["2330"], ["6446"], ["2330", "6446"]]), spans),
                 min_size=1, max_size=5))
 def test_random_overlapping_syncs_equal_one_big_fetch(
-        sb: Sandbox, big_fetch: dict[str, pa.Table], tmp_path_factory: pytest.TempPathFactory,
+        sb: Sandbox, big_fetch: dict[str, pa.Table], place: Place,
         syncs: list[tuple[list[str], tuple[dt.date, dt.date]]]) -> None:
-    with Store(tmp_path_factory.mktemp("hyp"), api_key=sb.api_key,
-               base_url=sb.base_url) as store:
+    with place.store(f"hyp-{uuid.uuid4().hex}", api_key=sb.api_key,
+                     base_url=sb.base_url) as store:
         for syms, (lo, hi) in syncs:
             store.sync("stock.historical.candles", syms, lo, hi, progress=False)
         for sym in ("2330", "6446"):
@@ -178,7 +187,8 @@ def test_random_overlapping_syncs_equal_one_big_fetch(
 
 
 @pytest.mark.slow
-def test_faults_and_a_tight_rate_limit_lose_and_duplicate_nothing(tmp_path: Path) -> None:
+def test_faults_and_a_tight_rate_limit_lose_and_duplicate_nothing(tmp_path: Path,
+                                                                  place: Place) -> None:
     with Sandbox(seed=11, now=NOW, rate_limit=None) as ref_sb, Store(
             tmp_path / "ref", api_key=ref_sb.api_key, base_url=ref_sb.base_url) as ref:
         ref.sync("stock.historical.candles", SYMS, "2016-01-01", "2026-11-19", progress=False)
@@ -186,7 +196,7 @@ def test_faults_and_a_tight_rate_limit_lose_and_duplicate_nothing(tmp_path: Path
     with Sandbox(seed=11, now=NOW, rate_limit=20, rate_window=1.0, fault_rate=0.2) as sb:
         client = Client(sb.api_key, base_url=sb.base_url, backend="arrow", cache=False,
                         retries=10, backoff=0.05, max_workers=8)
-        with Store(tmp_path / "faulty", client) as st:
+        with place.store("faulty", client) as st:
             report = st.sync("stock.historical.candles", SYMS, "2016-01-01", "2026-11-19",
                              progress=False)
             assert report.ok, str(report)

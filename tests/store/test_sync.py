@@ -15,6 +15,7 @@ from marketframe.sandbox import Sandbox
 from marketframe.store import NotSynced, Store, SyncError
 
 from ._helpers import NOW, arrow_equal
+from .conftest import Place
 
 SYMS = ["2330", "0050", "6669"]
 
@@ -30,9 +31,9 @@ def _store(sb: Sandbox, path: Path, **kw: object) -> Store:
 
 
 def test_second_sync_is_free_and_one_trading_day_costs_one_request_per_symbol(
-        own_sb: Sandbox, tmp_path: Path) -> None:
+        own_sb: Sandbox, place: Place) -> None:
     sb = own_sb
-    with _store(sb, tmp_path / "s") as st:
+    with place.store("s", api_key=sb.api_key, base_url=sb.base_url) as st:
         first = st.sync("stock.historical.candles", SYMS, "2012-03-01", "2026-11-19")
         # 2012-03-01..2026-11-19: 15 windows for 2330 and 0050, fewer for 6669 (listed 2019)
         assert first.ok and first.requests == first.windows_fetched == 45

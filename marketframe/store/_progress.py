@@ -1,0 +1,74 @@
+"""The progress bar of a sync, with an ETA that the plan's rate limit makes honest.
+
+A whole board over fifteen years is tens of thousands of windows. The first requests of a
+rate-limited plan go out in a burst (the window's budget), so an ETA from the rate observed so
+far promises minutes for what the plan makes hours. Once the service's ``X-RateLimit-*``
+headers have been seen (the client's pacer keeps them), the ETA is never less than the
+remaining requests at the plan's rate: ``(remaining - budget left in this window) * span /
+limit``. The bar shows both the plan and the resulting ETA.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+
+def honest_eta(remaining: int, done: int, elapsed: float, limit: int | None,
+               span: float | None, budget: float | None) -> float | None:
+    """Seconds left: the larger of the observed pace and the plan's rate-limit floor
+    (``limit`` requests per ``span`` seconds, ``budget`` still available in this window).
+    None before anything is known."""
+    observed = elapsed / done * remaining if done else None
+    floor = None
+    if limit and span:
+        floor = max(0.0, remaining - max(0.0, budget or 0.0)) * span / limit
+    known = [x for x in (observed, floor) if x is not None]
+    return max(known) if known else None
+
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+class SyncBar:
+    """A tqdm bar over a sync's windows whose postfix is the honest ETA and the plan."""
+
+    def __init__(self, total: int, label: str, progress: bool | None, client: Any):
+        from tqdm.auto import tqdm
+
+        transport = getattr(client, "_transport", None)
+        self._pacer = getattr(transport, "pacer", None)
+        self._t0 = time.monotonic()
+        # None: shown on a terminal or in a notebook, hidden when stderr is not a TTY (CI)
+        self.bar = tqdm(total=total, desc=label, unit="win", leave=False, file=sys.stderr,
+                        disable=None if progress is None else False,
+                        bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {postfix}]")
+        self.bar.set_postfix_str("ETA ?", refresh=False)
+
+    def plan(self) -> tuple[int | None, float | None, float | None]:
+        """The plan's limit, window length and budget left, as the client's pacer saw them."""
+        p = self._pacer
+        if p is None:
+            return None, None, None
+        limit, span = getattr(p, "_limit", None), getattr(p, "_span", None)
+        return limit, (span or None), getattr(p, "_remaining", None)
+
+    def eta(self) -> float | None:
+        done, total = self.bar.n, self.bar.total or 0
+        limit, span, budget = self.plan()
+        return honest_eta(total - done, done, time.monotonic() - self._t0, limit, span, budget)
+
+    def update(self, n: int = 1) -> None:
+        self.bar.update(n)
+        eta = self.eta()
+        limit, span, _ = self.plan()
+        text = "ETA ?" if eta is None else f"ETA {_clock(eta)}"
+        if limit and span:
+            text += f" (plan: {limit} requests / {span:.0f} s)"
+        self.bar.set_postfix_str(text, refresh=False)
+
+    def close(self) -> None:
+        self.bar.close()
