@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from marketframe.adjust import CANDLES, MODES
+from marketframe.adjust import MODES
 from marketframe.cli import emit, out_path
 from marketframe.endpoints import ENDPOINTS, Endpoint, Param
 
@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             if param.in_path:
                 kw["nargs"] = "+"
             p.add_argument(*_options(ep, param), **kw)
-        if ep.name == CANDLES:
+        if ep.adjustable:
             p.add_argument("--adjust", choices=MODES,
                            help="adjust prices locally for capital changes (splits) or also "
                                 "dividends (all), from the corporate actions (docs/adjusted.md)")

@@ -63,13 +63,13 @@ def _annotation(p: Param) -> str:
 
 
 def _params(ep: Endpoint) -> str:
-    """As the run-time signature (``client._signature``): the first parameter, when required,
+    """As the run-time signature (``_calls.signature``): the first parameter, when required,
     by position or name; every other one by name."""
     ordered = sorted(ep.params, key=lambda p: not p.required)
     first = [f"{ordered[0].name}: {_annotation(ordered[0])}"] if ordered and \
         ordered[0].required else []
     rest = [f"{p.name}: {_annotation(p)}" for p in ordered[len(first):]]
-    if ep.name == adjust.CANDLES:  # local adjustment (docs/adjusted.md), as client._signature
+    if ep.adjustable:  # local adjustment (docs/adjusted.md), as _calls.signature
         modes = ", ".join(repr(m) for m in adjust.MODES)
         rest.append(f"adjust: Literal[{modes}] | None = None")
     return ", ".join([*first, "*", *rest])

@@ -98,6 +98,7 @@ class Endpoint:
     minute_range: MinuteRange = "checked"
     minute_fields: tuple[str, ...] | None = None  # ``fields`` allowed with minute timeframes
     minute_refused: tuple[str, ...] = ()  # flags that only daily/weekly/monthly bars take
+    adjustable: bool = False  # ``adjust=``: prices adjusted locally (docs/adjusted.md)
     #: days after its date during which a row can still change (the store keeps them open)
     refresh_days: int | None = None
     technical: Technical | None = field(default=None, compare=False)  # (holds a dict)
@@ -305,7 +306,7 @@ _ROWS: tuple[Endpoint, ...] = (
                          doc="the service's dividend/split-adjusted prices (D/W/M)")),
         schema=stock_s.HISTORICAL_CANDLES, freshness="historical", date_range=("from_", "to"),
         minute_range="forbidden", minute_fields=HISTORICAL_FIELDS[:5],
-        minute_refused=("adjusted",),
+        minute_refused=("adjusted",), adjustable=True,
         keys=("symbol", "timeframe", "date"), example=_RANGE,
         doc="daily/weekly/monthly candles (minute: latest 30 days, no from/to)",
     ),

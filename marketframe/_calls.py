@@ -1,0 +1,92 @@
+"""The endpoint tree's parts: one :class:`Call` per endpoint row (its signature and
+docstring read from the row) under :class:`Node` groups; ``Client`` builds the tree."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from marketframe.endpoints import Endpoint
+from marketframe.exceptions import InvalidParams, did_you_mean
+
+if TYPE_CHECKING:
+    from marketframe.client import Client
+
+
+class Call:
+    """One leaf of the tree: ``client.stock.intraday.quote(symbol="2330")``."""
+
+    def __init__(self, client: Client[Any], ep: Endpoint):
+        self._client = client
+        self.endpoint = ep
+        self.__name__ = ep.name.rsplit(".", 1)[1]
+        self.__qualname__ = ep.name
+        self.__doc__ = docstring(ep)
+        self.__signature__ = signature(ep)
+
+    def __call__(self, *args: Any, **params: Any) -> Any:
+        """``quote("2330")`` is ``quote(symbol="2330")``: the first required parameter may be
+        given by position; every other parameter is keyword-only."""
+        if args:
+            first = next((p.name for p in self.endpoint.params if p.required), None)
+            if first is None or len(args) > 1:
+                raise InvalidParams(self.endpoint.name, "*args",
+                                    f"takes {'one' if first else 'no'} positional value",
+                                    f"{first}=... by position or name; the others by name"
+                                    if first else "keyword parameters")
+            if first in params:
+                raise InvalidParams(self.endpoint.name, first, "is given twice (by position and "
+                                    "by name)", "one of the two")
+            params[first] = args[0]
+        return self._client.load(self.endpoint.name, **params)
+
+    def __repr__(self) -> str:
+        return f"<marketframe endpoint {self.endpoint.name}{self.__signature__}>"
+
+
+class Node:
+    """An inner node of the tree (``client.stock``, ``client.stock.intraday``)."""
+
+    def __init__(self, path: str):
+        self._path = path
+
+    def __repr__(self) -> str:
+        kids = sorted(k for k in vars(self) if not k.startswith("_"))
+        return f"<marketframe {self._path}: {', '.join(kids)}>"
+
+    def __dir__(self) -> list[str]:
+        return sorted(k for k in vars(self) if not k.startswith("_"))
+
+    def __getattr__(self, name: str) -> Any:  # only called for names the tree lacks
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(f"{self._path} has no endpoint or group {name!r}"
+                             f"{did_you_mean(name, self.__dir__())}; it has: "
+                             f"{', '.join(self.__dir__())}")
+
+
+def signature(ep: Endpoint) -> inspect.Signature:
+    ordered = sorted(ep.params, key=lambda p: not p.required)
+    params = [
+        inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD if i == 0 and p.required
+                          else inspect.Parameter.KEYWORD_ONLY,
+                          default=inspect.Parameter.empty if p.required else None)
+        for i, p in enumerate(ordered)
+    ]
+    if ep.adjustable:  # prices adjusted locally (docs/adjusted.md)
+        params.append(inspect.Parameter("adjust", inspect.Parameter.KEYWORD_ONLY, default=None))
+    return inspect.Signature(params)
+
+
+def docstring(ep: Endpoint) -> str:
+    lines = [f"{ep.doc or ep.name}: GET {ep.path} (plan: {ep.plan}).", "", "Parameters:"]
+    for p in ep.params:
+        allowed = f" one of {', '.join(p.allowed)}" if p.allowed else ""
+        req = "required" if p.required else "optional"
+        lines.append(f"  {p.name} ({p.type}, {req}){allowed} {p.doc}".rstrip())
+    if ep.adjustable:
+        lines.append("  adjust (str, optional) one of splits, all: prices adjusted locally from "
+                     "the corporate actions (docs/adjusted.md)")
+    lines.append("")
+    lines.append("Columns: " + ", ".join(ep.schema.names))
+    return "\n".join(lines)
