@@ -47,3 +47,17 @@ def print_ratios(results: list[tuple[str, float, str]]) -> None:
     print("\nratios:")
     for label, ratio, verdict in results:
         print(f"  {label:55s} {ratio:6.2f}  {verdict}")
+
+
+def write_held(storage: Any, manifest: Any, spec: Any, symbol: str, table: Any) -> None:
+    """Write ``table`` (one symbol's daily candles) with the store's write path and record its
+    dates as synced, as a sync would: reads of a never-synced symbol raise NotSynced."""
+    import pyarrow.compute as pc
+
+    from marketframe.store import SyncReport
+    from marketframe.store._commit import write_rows
+
+    write_rows(storage, manifest, spec, symbol, table, SyncReport(spec.ds.key))
+    bounds = pc.min_max(table.column("date"))
+    lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
+    manifest.record(spec.ds, symbol, (lo, hi), hi, empty=False, params=spec.params)

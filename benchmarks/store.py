@@ -39,11 +39,10 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 import requests  # noqa: E402
-from _common import best, print_ratios, start_sandbox  # noqa: E402
+from _common import best, print_ratios, start_sandbox, write_held  # noqa: E402
 
 from marketframe.client import Client  # noqa: E402
-from marketframe.store import Store, SyncReport, _io  # noqa: E402
-from marketframe.store._commit import write_rows  # noqa: E402
+from marketframe.store import Store, _io  # noqa: E402
 from marketframe.store._fs import LocalStorage  # noqa: E402
 from marketframe.store._manifest import Manifest  # noqa: E402
 from marketframe.store._sync import resolve  # noqa: E402
@@ -137,8 +136,7 @@ def bench_read(template: pa.Table, n_symbols: int, repeat: int,
         sym = f"S{i:04d}"
         relabelled = template.set_column(template.schema.get_field_index("symbol"), "symbol",
                                          pa.array([sym] * template.num_rows, pa.string()))
-        write_rows(LocalStorage(store_root), manifest, spec, sym, relabelled,
-                   SyncReport(spec.ds.key))
+        write_held(LocalStorage(store_root), manifest, spec, sym, relabelled)
     manifest.save()
     files = len(manifest.files(spec.ds))
     print(f"read: store of {n_symbols} symbols x {years} years of daily candles "

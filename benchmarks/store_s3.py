@@ -22,11 +22,10 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from _common import ROOT, start_sandbox
+from _common import ROOT, start_sandbox, write_held
 
 from marketframe.client import Client
-from marketframe.store import Store, SyncReport
-from marketframe.store._commit import write_rows
+from marketframe.store import Store
 from marketframe.store._fs import ObjectStorage
 from marketframe.store._manifest import Manifest
 from marketframe.store._sync import resolve
@@ -94,7 +93,7 @@ def bench_s3_read(server: Any, template: pa.Table, n_symbols: int, n_pairs: int,
         sym = f"S{i:04d}"
         relabelled = template.set_column(template.schema.get_field_index("symbol"), "symbol",
                                          pa.array([sym] * template.num_rows, pa.string()))
-        write_rows(storage, manifest, spec, sym, relabelled, SyncReport(spec.ds.key))
+        write_held(storage, manifest, spec, sym, relabelled)
     manifest.save()
     print(f"read: S3 store of {n_symbols} symbols built in {time.perf_counter() - t:.1f} s "
           "with the store's write path")
