@@ -14,10 +14,10 @@ import sys
 import time
 from pathlib import Path
 
+from marketframe.crosscheck import INDICATOR_NAMES
 from marketframe.sandbox._cli import iso_time
 
 DEFAULT_SYMBOLS = ("2330", "2317", "2454", "0050", "6488")
-INDICATORS = ("sma", "rsi", "kdj", "macd", "bb")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         end = last_day if isinstance(last_day, dt.date) else dt.date.fromisoformat(str(last_day))
         start = end - dt.timedelta(days=240)
         reports = {}
-        for name in INDICATORS:
+        for name in INDICATOR_NAMES:
             reports[name] = marketframe.crosscheck(client, symbols[0], name, start, end)
             print(f"      {reports[name].summary()}")
 

@@ -36,7 +36,6 @@ from marketframe.exceptions import (
 if TYPE_CHECKING:
     from marketframe.client import Client
 
-CANDLES = "stock.historical.candles"
 CAPITAL = "stock.corporate_actions.capital_changes"
 DIVIDENDS = "stock.corporate_actions.dividends"
 MODES = ("splits", "all")
@@ -95,10 +94,19 @@ def check_read(endpoint: str, adjust: Any, params: Mapping[str, Any],
     """``Store.read(..., adjust=...)`` checked (before reading or any request)."""
     if adjust is None:
         return None
-    if endpoint != CANDLES:
+    from marketframe.endpoints import get
+
+    if not get(endpoint).adjustable:
         raise InvalidParams("Store.read", "adjust", f"does not apply to {endpoint}",
-                            f"omit it, or read {CANDLES}")
+                            f"omit it, or read {_adjustable()}")
     return check("Store.read", adjust, {**params, "timeframe": timeframe})
+
+
+def _adjustable() -> str:
+    """The endpoints whose rows take ``adjust=`` (``Endpoint.adjustable``)."""
+    from marketframe.endpoints import ENDPOINTS
+
+    return ", ".join(n for n, ep in ENDPOINTS.items() if ep.adjustable)
 
 
 # --- ratios and factors ------------------------------------------------------------------------
@@ -283,20 +291,16 @@ def load(client: Client, name: str, backend: str, refresh: bool, adjust: Any,
     """``client.load(name, adjust=..., **params)``: raw candles, adjusted locally. The
     factors run up to the service's today (the candles' envelope date) or this machine's
     Asia/Taipei date, whichever is later."""
-    from marketframe import _params
     from marketframe._rows import session_date
     from marketframe.convert import to_frame
     from marketframe.endpoints import get
     from marketframe.store._sync import taipei_today
 
-    if name != CANDLES:
-        raise InvalidParams(name, "adjust", "is only a parameter of " + CANDLES,
-                            "omit it, or load " + CANDLES)
+    if not get(name).adjustable:
+        raise InvalidParams(name, "adjust", "is only a parameter of " + _adjustable(),
+                            "omit it, or load " + _adjustable())
     mode = check(name, adjust, params)
-    symbols = params.get("symbol")
-    for one in symbols if isinstance(symbols, list | tuple) else [symbols]:
-        _params.validate(get(name), {**params, "symbol": one})  # every check before a request
-    try:
+    try:  # fetch checks every symbol's parameters (glossary names included) before a request
         fetched = client.fetch(name, refresh=refresh, **params)
     except BatchError as exc:
         if exc.frame is not None:

@@ -208,3 +208,13 @@ def test_the_tree_call_shows_adjust(client: Client):
     call = client.stock.historical.candles
     assert "adjust" in inspect.signature(call).parameters
     assert "adjust (str, optional) one of splits, all" in (call.__doc__ or "")
+
+
+def test_adjust_takes_the_glossarys_start_and_end(client):
+    """``start``/``end`` (docs/glossary.md) work with ``adjust=`` as ``from_``/``to`` do."""
+    named = client.stock.historical.candles("0050", start="2025-06-02", end="2025-06-30",
+                                            adjust="splits")
+    wire = client.stock.historical.candles("0050", from_="2025-06-02", to="2025-06-30",
+                                           adjust="splits")
+    assert len(named) > 10
+    pd.testing.assert_frame_equal(named, wire)
