@@ -4,10 +4,12 @@ trades serial for serial for both days."""
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import orjson
 
@@ -16,6 +18,10 @@ from marketframe.sandbox import Sandbox
 from marketframe.stream import read_recorded
 
 from .conftest import NOW
+
+#: day 1's replay is over (after-hours fixed-price trading ends at 14:30, Asia/Taipei)
+DAY1_OVER_US = int(dt.datetime(2026, 11, 20, 14, 31, tzinfo=ZoneInfo("Asia/Taipei")).timestamp()
+                   * 1_000_000)
 
 SYMBOLS = ("2330", "2454")
 NEXT_OPEN = "2026-11-23T09:10:00+08:00"  # the next trading day (a Monday), after its open
@@ -62,7 +68,12 @@ def test_two_days_through_drops_garbage_and_a_full_buffer_equal_rest(tmp_path: P
             # day 1 until each symbol's after-hours fixed-price trade (the day's last)
             while not all(99999999 in v for v in seen.values()):
                 batch = s.next_batch(timeout=60)
-                assert batch is not None, s.stats
+                if batch is None:
+                    # the day's last trades fell in a drop (a busy machine reconnects after the
+                    # replay has passed them): a gap with no later event is filled at close(),
+                    # which the equality with REST below checks
+                    assert sb.streaming.market_now_us() > DAY1_OVER_US, s.stats
+                    break
                 for sym, serial in zip(batch.table["symbol"].to_pylist(),
                                        batch.table["serial"].to_pylist(), strict=True):
                     seen[sym].add(serial)
