@@ -134,6 +134,18 @@ class StockSnapshot(Generic[FrameT]):
     @overload
     def actives(self, market: Literal["TSE", "OTC", "ESB", "TIB", "PSB"] | list[Literal["TSE", "OTC", "ESB", "TIB", "PSB"]] | tuple[Literal["TSE", "OTC", "ESB", "TIB", "PSB"], ...], *, trade: Literal["volume", "value"], type: Literal["ALLBUT0999", "COMMONSTOCK"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
+    @overload
+    def heatmap(self, symbol: _Many, *, time: str | None = None, period: Literal["1w", "1m", "3m", "6m", "1y", "ytd"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+        """an index and its constituents (internal: not in the official SDKs, may change): GET /stock/snapshot/heatmap/{symbol} (plan: developer)."""
+    @overload
+    def heatmap(self, symbol: _Many, *, time: str | None = None, period: Literal["1w", "1m", "3m", "6m", "1y", "ytd"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+        ...
+    @overload
+    def heatmap(self, symbol: _Many, *, time: str | None = None, period: Literal["1w", "1m", "3m", "6m", "1y", "ytd"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+        ...
+    @overload
+    def heatmap(self, symbol: _Many, *, time: str | None = None, period: Literal["1w", "1m", "3m", "6m", "1y", "ytd"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+        ...
 
 class StockHistorical(Generic[FrameT]):
     """``client.stock.historical``."""

@@ -298,6 +298,17 @@ _ROWS: tuple[Endpoint, ...] = (
         doc="most active by volume or value",
     ),
     Endpoint(
+        name="stock.snapshot.heatmap", path="/stock/snapshot/heatmap/{symbol}",
+        params=(_p("symbol", req=True, path=True,
+                   doc="an index code (IX0001 TAIEX, IX0043 TPEx), or a list of them"),
+                _p("time", doc="HHmmss: today's snapshot at that time (default: the latest)"),
+                _p("period", allowed="1w 1m 3m 6m 1y ytd",
+                   doc="change over this period instead of the day's")),
+        schema=stock_s.SNAPSHOT_HEATMAP, freshness="snapshot", plan="developer",
+        keys=("index_symbol", "symbol"), example={"symbol": "IX0001"},
+        doc="an index and its constituents (internal: not in the official SDKs, may change)",
+    ),
+    Endpoint(
         name="stock.historical.candles", path="/stock/historical/candles/{symbol}",
         params=(SYMBOL, FROM, TO, _p("timeframe", allowed=" ".join(TIMEFRAMES)),
                 _p("fields", "fields", allowed=" ".join(HISTORICAL_FIELDS),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import (
     _rest_actions,
     _rest_futopt,
+    _rest_heatmap,
     _rest_historical,
     _rest_intraday,
     _rest_snapshot,
@@ -22,6 +23,7 @@ TRAILING_SLASH = ("/stock/corporate-actions/",)
 _TABLE: tuple[Route, ...] = (
     *_rest_intraday.ROUTES,
     *_rest_snapshot.ROUTES,
+    *_rest_heatmap.ROUTES,
     *_rest_historical.ROUTES,
     *_rest_technical.ROUTES,
     *_rest_actions.ROUTES,

@@ -153,6 +153,29 @@ SNAPSHOT_ACTIVES = _schema(
         rows=True,
     )
 
+#: the internal heatmap (sdk-parity section 3): the index row first, then its constituents;
+#: the row ``date`` is absent in period snapshots, the envelope's ``time`` in them too
+SNAPSHOT_HEATMAP = _schema(
+        [
+            _env("date", "date", req=True),
+            _env("time", "hhmmss"),
+            _env("period", "cat", param="period"),
+            _env("symbol", "str", req=True, name="index_symbol", param="symbol"),
+            _c("date", "date", name="row_date"),
+            _c("type", "cat"),
+            _c("exchange", "cat"),
+            _c("symbol", "str", req=True),
+            _c("name", "str"),
+            *_many("float", f"{_OHLC} change changePercent previousClose"),
+            _c("tradeVolume", "int", "lots"),
+            _c("tradeValue", "float", "TWD"),
+            *_many("float", "tradeValueWeight marketValueWeight"),
+            _c("industry", "cat"),
+            _c("lastUpdated", "time_us"),
+        ],
+        rows=True,
+    )
+
 HISTORICAL_CANDLES = _schema(
         [
             *_HEADER_CANDLES,
