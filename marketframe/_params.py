@@ -157,6 +157,8 @@ def _check_value(ep: Endpoint, name: str, value: Any) -> Any:
     if p.in_path and not is_path_value(value):
         raise InvalidParams(ep.name, name, f"is not a valid {name}: {_short(value)}",
                             PATH_VALUE_RULE)
+    if p.pattern and not re.fullmatch(p.pattern[0], value):
+        raise InvalidParams(ep.name, name, f"has value {_short(value)}", p.pattern[1])
     return value
 
 

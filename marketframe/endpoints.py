@@ -63,6 +63,8 @@ class Param:
     wire: str | None = None  # name on the wire when it differs (``from``)
     in_path: bool = False
     minimum: int = 0  # smallest value of an int parameter (``limit``/``period`` need 1)
+    #: a str parameter's form: (regular expression the whole value matches, its description)
+    pattern: tuple[str, str] | None = None
 
     @property
     def wire_name(self) -> str:
@@ -177,11 +179,12 @@ class Endpoint:
 
 
 def _p(name: str, type_: str = "str", *, req: bool = False, allowed: str | None = None,
-       doc: str = "", wire: str | None = None, path: bool = False, minimum: int = 0) -> Param:
+       doc: str = "", wire: str | None = None, path: bool = False, minimum: int = 0,
+       pattern: tuple[str, str] | None = None) -> Param:
     kind = "enum" if allowed is not None and type_ == "str" else type_
     return Param(name=name, type=kind, required=req,
                  allowed=tuple(allowed.split()) if allowed else None, doc=doc, wire=wire,
-                 in_path=path, minimum=minimum)
+                 in_path=path, minimum=minimum, pattern=pattern)
 
 
 SYMBOL = _p("symbol", req=True, path=True, doc="symbol, or a list of symbols (run concurrently)")
@@ -300,8 +303,11 @@ _ROWS: tuple[Endpoint, ...] = (
     Endpoint(
         name="stock.snapshot.heatmap", path="/stock/snapshot/heatmap/{symbol}",
         params=(_p("symbol", req=True, path=True,
-                   doc="an index code (IX0001 TAIEX, IX0043 TPEx), or a list of them"),
-                _p("time", doc="HHmmss: today's snapshot at that time (default: the latest)"),
+                   doc="an index code (IX0001 TAIEX, IX0043 TPEx), or a list of them",
+                   pattern=(r"IX\d{4}", "an index code such as 'IX0001' (TAIEX) or 'IX0043' "
+                            "(TPEx); a stock's weight is in its index's rows")),
+                _p("time", doc="HHmmss: today's snapshot at that time (default: the latest)",
+                   pattern=(r"([01]\d|2[0-3])[0-5]\d[0-5]\d", "HHmmss, e.g. '100000'")),
                 _p("period", allowed="1w 1m 3m 6m 1y ytd",
                    doc="change over this period instead of the day's")),
         schema=stock_s.SNAPSHOT_HEATMAP, freshness="snapshot", plan="developer",

@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 import pytest
+import requests
 
 from marketframe import Client, InvalidParams, SymbolNotFound
-from marketframe.exceptions import BadRequest
 
 
 @pytest.fixture(scope="module")
@@ -64,10 +64,25 @@ def test_period_change_is_since_the_close_before_the_period(client: Client) -> N
     assert heat.loc["2330", "previous_close"] == base
 
 
-def test_mistakes(client: Client) -> None:
+def test_mistakes_fail_before_any_request(client: Client) -> None:
+    before = client.stats().requests
     with pytest.raises(InvalidParams, match="1w, 1m, 3m, 6m, 1y, ytd"):
         client.stock.snapshot.heatmap("IX0001", period="1M")
-    with pytest.raises(SymbolNotFound):  # a stock code is not an index: 404, as the service
+    with pytest.raises(InvalidParams, match="an index code such as 'IX0001'"):
         client.stock.snapshot.heatmap("2330")
-    with pytest.raises(BadRequest, match="HHmmss"):
+    with pytest.raises(InvalidParams, match="HHmmss"):
         client.stock.snapshot.heatmap("IX0001", time="9:30")
+    assert client.stats().requests == before
+
+
+def test_the_service_answers_a_stock_code_or_a_bad_time_as_the_real_one(
+        sandbox: Any, api_key: str) -> None:
+    url = f"{sandbox.base_url}/stock/snapshot/heatmap"
+    head = {"X-API-KEY": api_key}
+    assert requests.get(f"{url}/2330", headers=head, timeout=30).status_code == 404
+    assert requests.get(f"{url}/TSE", headers=head, timeout=30).status_code == 404
+    got = requests.get(f"{url}/IX0001", params={"time": "9:30"}, headers=head, timeout=30)
+    assert got.status_code == 400 and "HHmmss" in got.json()["message"]
+    with Client(api_key, base_url=sandbox.base_url, cache=False) as c, \
+            pytest.raises(SymbolNotFound):  # an index code the service does not have
+        c.stock.snapshot.heatmap("IX9999")
