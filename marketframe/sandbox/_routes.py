@@ -11,6 +11,7 @@ from . import (
     _rest_futopt,
     _rest_historical,
     _rest_intraday,
+    _rest_ownership,
     _rest_snapshot,
     _rest_technical,
 )
@@ -26,6 +27,7 @@ _TABLE: tuple[Route, ...] = (
     *_rest_technical.ROUTES,
     *_rest_actions.ROUTES,
     *_rest_futopt.ROUTES,
+    *_rest_ownership.ROUTES,
 )
 
 

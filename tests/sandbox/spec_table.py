@@ -31,6 +31,7 @@ SNAP_ROW = {"type": "s", "symbol": "s", "name": "s"} | {
                      "tradeVolume", "tradeValue", "lastUpdated")}
 TECH = {"symbol": "s", "from": "s", "to": "s", "timeframe": "s", "data": "a"}
 TECH_REQ = ("symbol", "from", "to", "timeframe", "data")
+OWN_ENV = {"type": "s", "exchange": "s", "market": "s", "symbol": "s", "data": "a"}
 ACTIONS_ENV = {"start_date": "s", "end_date": "s", "sort": "s", "data": "a"}
 
 # name: (path and query, {field: type}, required fields, {row field: type}, required row fields)
@@ -188,4 +189,14 @@ ENDPOINTS: dict[str, tuple[str, dict, tuple, dict, tuple]] = {
         {"date": "s", "type": "s", "exchange": "s", "symbol": "s", "data": "a"},
         ("date", "type", "exchange", "symbol", "data"), {"price": "n", "volume": "n"},
         ("price", "volume")),
+    # sdk-parity section 1 (no recorded payload: the official SDKs' types)
+    **{f"stock.ownership.{name}": (
+        f"stock/ownership/{name.replace('_', '-')}/{symbol}?from=2026-01-05&to=2026-11-20",
+        OWN_ENV, ("symbol", "data"), {"date": "s", **rows}, ("date",))
+       for name, symbol, rows in (
+           ("etf_holdings", "0050", {"components": "a"}),
+           ("institutional_trades", "2330",
+            {"foreign": "o?", "trust": "o?", "dealer": "o?", "total": "n?"}),
+           ("director_holdings", "2330", {"directors": "a"}),
+           ("tdcc_distribution", "2330", {"distributions": "a"}))},
 }
