@@ -255,10 +255,14 @@ def _action(name: str, schema: Schema, doc: str, *, sort: bool, keys: tuple[str,
 
 
 def _ownership(name: str, schema: Schema, doc: str, *, keys: tuple[str, ...],
-               symbol: str = "2330", **rules: Any) -> Endpoint:
+               symbol: str = "2330", refresh_days: int = 7, **rules: Any) -> Endpoint:
     """A ``stock.ownership`` row: ``from``/``to``/``sort`` and nothing else (the service's
-    whole contract for the four; the ``code`` filter of etf-holdings was dropped)."""
-    return Endpoint(
+    whole contract for the four; the ``code`` filter of etf-holdings was dropped).
+
+    When the service publishes a day's rows is unknown (disclosures and TDCC's weekly data
+    may come a day or more late): the store keeps the last ``refresh_days`` open, at no extra
+    request (the open tail up to today is fetched by every sync anyway)."""
+    return Endpoint(refresh_days=refresh_days,
         name=f"stock.ownership.{name}",
         path=f"/stock/ownership/{name.replace('_', '-')}/{{symbol}}",
         params=(SYMBOL, FROM, TO, SORT), schema=schema, freshness="historical",
