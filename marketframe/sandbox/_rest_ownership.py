@@ -60,10 +60,10 @@ def _query(q: Query, months: bool) -> tuple[Query, str]:
     return Query(items), q.pick("sort", ("asc", "desc"), "desc")
 
 
-def _serve(svc: Service, m: dict, q: Query, *, series: Callable[[Instrument], Any] | None,
+def _serve(svc: Service, inst: Instrument, q: Query, *,
+           series: Callable[[Instrument], Any] | None,
            rows: Callable[[Any, slice], list[dict]], monthly: bool = False) -> dict:
     """The body of one ownership route: the visible rows of ``series`` within the range."""
-    inst = svc.instrument(m["symbol"])
     q, sort = _query(q, monthly)
     start, end = _range(svc, inst, q, required=False)
     body: dict[str, Any] = {"type": inst.type, "exchange": inst.exchange,
@@ -96,25 +96,25 @@ def _equity(inst: Instrument, make: Callable[[Instrument], Any],
 
 def etf_holdings(svc: Service, m: dict, q: Query) -> dict:
     inst = svc.instrument(m["symbol"])
-    return _serve(svc, m, q, series=_equity(inst, svc.ownership.etf, etf=True),
+    return _serve(svc, inst, q, series=_equity(inst, svc.ownership.etf, etf=True),
                   rows=own.rows_etf)
 
 
 def institutional_trades(svc: Service, m: dict, q: Query) -> dict:
     inst = svc.instrument(m["symbol"])
-    return _serve(svc, m, q, series=_equity(inst, svc.ownership.institutional),
+    return _serve(svc, inst, q, series=_equity(inst, svc.ownership.institutional),
                   rows=own.rows_institutional)
 
 
 def director_holdings(svc: Service, m: dict, q: Query) -> dict:
     inst = svc.instrument(m["symbol"])
-    return _serve(svc, m, q, series=_equity(inst, svc.ownership.directors, etf=False),
+    return _serve(svc, inst, q, series=_equity(inst, svc.ownership.directors, etf=False),
                   rows=own.rows_directors, monthly=True)
 
 
 def tdcc_distribution(svc: Service, m: dict, q: Query) -> dict:
     inst = svc.instrument(m["symbol"])
-    return _serve(svc, m, q, series=_equity(inst, svc.ownership.tdcc),
+    return _serve(svc, inst, q, series=_equity(inst, svc.ownership.tdcc),
                   rows=own.rows_tdcc)
 
 
