@@ -4,13 +4,19 @@ until their month can no longer be published."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from marketframe.client import Client
+from marketframe.endpoints import ENDPOINTS
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store, SyncError
 
@@ -29,6 +35,35 @@ DATASETS = {
 def own_sb() -> Iterator[Sandbox]:
     with Sandbox(seed=5, now=NOW, rate_limit=None) as s:
         yield s
+
+
+@pytest.fixture(scope="module")
+def arrow_client(sb: Sandbox) -> Iterator[Client]:
+    with Client(sb.api_key, base_url=sb.base_url, cache=False, backend="arrow") as c:
+        yield c
+
+
+@settings(max_examples=16, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(DATASETS)), pick=st.integers(0, 1),
+       start=st.dates(dt.date(2010, 1, 1), dt.date(2026, 11, 1)), days=st.integers(0, 364),
+       cut=st.integers(0, 364))
+def test_keys_identify_every_row_and_a_sub_range_is_a_filter(
+        arrow_client: Client, name: str, pick: int, start: dt.date, days: int,
+        cut: int) -> None:
+    """The row's keys are unique in any answer (the store upserts on them), and asking for a
+    later part of a range gives exactly the rows of the whole answer from that date on."""
+    symbol, keys = DATASETS[name][pick], ENDPOINTS[name].keys
+    end = start + dt.timedelta(days)
+    whole = arrow_client.fetch_table(name, symbol=symbol, from_=start, to=end)
+    got = list(zip(*(whole.column(k).to_pylist() for k in keys), strict=True))
+    assert len(set(got)) == len(got), f"{name} {keys} repeats a key"
+    mid = start + dt.timedelta(min(cut, days))
+    part = arrow_client.fetch_table(name, symbol=symbol, from_=mid, to=end)
+    lo = mid if mid.day == 1 or name != "stock.ownership.director_holdings" else \
+        (mid.replace(day=28) + dt.timedelta(days=4)).replace(day=1)  # months by first day
+    tail = whole.filter(pc.greater_equal(whole.column("date"), pa.scalar(lo, pa.date32())))
+    assert part.to_pylist() == tail.to_pylist()
 
 
 def _store(sb: Sandbox, path: Path) -> Store:
