@@ -174,6 +174,8 @@ def parse(payload: bytes | str | Mapping[str, Any], source: RowSource,
     if not schema.rows:
         return Parsed(doc, PyRows([doc]))
     rows = doc.get("data")
+    if rows is None and schema.data_optional:
+        rows = []
     envelope = {k: v for k, v in doc.items() if k != "data"}
     if schema.explode is not None:
         rows = explode(source, rows, schema.explode)

@@ -16,6 +16,7 @@ import pytest
 
 from marketframe import Client, InvalidParams
 from marketframe.convert import to_pandas, to_polars, to_table
+from marketframe.endpoints import ENDPOINTS
 from marketframe.exceptions import SchemaError
 
 
@@ -188,3 +189,22 @@ def test_bad_months_raise_schema_error(text: str) -> None:
     with pytest.raises(SchemaError) as info:
         _table(body, "stock.ownership.director_holdings")
     assert info.value.field == "date"
+
+
+@pytest.mark.parametrize("name", ["etf_holdings", "institutional_trades", "director_holdings",
+                                  "tdcc_distribution"])
+@pytest.mark.parametrize("body", [{"symbol": "0050"}, {"symbol": "0050", "data": None},
+                                  {"symbol": "0050", "data": []}])
+def test_a_bare_envelope_is_an_empty_typed_frame(name: str, body: dict[str, Any]) -> None:
+    """The SDKs accept an answer without ``data`` (sdk-parity 1.0): no rows, not an error."""
+    endpoint = f"stock.ownership.{name}"
+    t = _table(body, endpoint)
+    assert t.num_rows == 0
+    assert t.schema.names == ENDPOINTS[endpoint].schema.names
+    assert len(to_pandas(t)) == 0 and to_polars(t).height == 0
+
+
+def test_other_endpoints_still_require_data() -> None:
+    with pytest.raises(SchemaError) as info:
+        _table({"symbol": "2330"}, "stock.historical.candles", timeframe="D")
+    assert info.value.field == "data"

@@ -89,6 +89,9 @@ class Schema:
     #: a key of each ``data`` item holding a list: one row per element of that list (the
     #: item's other keys repeated), read by paths ``(explode, field)``; None: one row per item
     explode: str | None = None
+    #: ``data`` absent or null means no rows (the ownership endpoints' SDKs accept a bare
+    #: envelope); otherwise a missing ``data`` is a SchemaError
+    data_optional: bool = False
 
     @property
     def names(self) -> list[str]:
@@ -148,7 +151,8 @@ def trade_obj(prefix: str, unit: str, serial: str = "int") -> list[Col]:
     ]
 
 
-def schema(cols: list[Col], rows: bool, ignore: str = "", explode: str | None = None) -> Schema:
+def schema(cols: list[Col], rows: bool, ignore: str = "", explode: str | None = None,
+           data_optional: bool = False) -> Schema:
     """A :class:`Schema` from columns; two columns with one name fail at import (TypeError),
     as does an ``explode`` key on a one-row schema."""
     names = [c.name for c in cols]
@@ -157,4 +161,4 @@ def schema(cols: list[Col], rows: bool, ignore: str = "", explode: str | None = 
         raise DefinitionError(f"a schema has duplicate columns {dup}")
     if explode is not None and not rows:
         raise DefinitionError(f"explode={explode!r} needs a rows schema")
-    return Schema(tuple(cols), rows, frozenset(ignore.split()), explode)
+    return Schema(tuple(cols), rows, frozenset(ignore.split()), explode, data_optional)

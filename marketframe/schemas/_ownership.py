@@ -4,7 +4,8 @@ No recorded payload of the real service exists (sdk-parity section 1): the field
 official SDKs' types, and every numeric field is nullable (the Rust SDK makes them all
 ``number | null``), so a missing number is a null, never 0. The items of ``data[].components``,
 ``data[].directors`` and ``data[].distributions`` become rows (``explode``), their date and the
-envelope repeated on each.
+envelope repeated on each. A bare envelope (``{"symbol": "0050"}``, which the SDKs accept) is
+an empty frame.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ ETF_HOLDINGS = _schema(
     ],
     rows=True,
     explode="components",
+    data_optional=True,
 )
 
 INSTITUTIONAL_TRADES = _schema(
@@ -51,6 +53,7 @@ INSTITUTIONAL_TRADES = _schema(
         _col("total", "int", "shares"),
     ],
     rows=True,
+    data_optional=True,
 )
 
 DIRECTOR_HOLDINGS = _schema(
@@ -66,6 +69,7 @@ DIRECTOR_HOLDINGS = _schema(
     ],
     rows=True,
     explode="directors",
+    data_optional=True,
 )
 
 TDCC_DISTRIBUTION = _schema(
@@ -79,4 +83,5 @@ TDCC_DISTRIBUTION = _schema(
     ],
     rows=True,
     explode="distributions",
+    data_optional=True,
 )
