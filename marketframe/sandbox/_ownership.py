@@ -117,7 +117,7 @@ class Ownership:
 
     def _etf(self, inst: Instrument) -> Series:
         rng = self.market.rng("ownership-etf", inst.symbol)
-        pool = [e for e in EQUITIES if not e.etf and e.market in ("TSE", "OTC")]
+        pool = [e for e in EQUITIES if not e.etf and e.market == inst.market]  # its board
         k = min(len(pool), int(rng.integers(8, 13)))
         members = sorted((pool[i] for i in rng.choice(len(pool), k, replace=False)),
                          key=lambda e: e.symbol)
@@ -125,14 +125,16 @@ class Ownership:
         n = len(dates)
         units = np.exp(np.cumsum(rng.normal(0.0, 0.004, n)))  # the fund's size, day by day
         drift = np.exp(np.cumsum(rng.normal(0.0, 0.002, (n, k)), axis=0))
-        base = rng.integers(5_000, 200_000, k) * 1000.0
-        qty = np.rint(base * units[:, None] * drift / 1000) * 1000
-        value = np.full((n, k), np.nan)
+        close = np.full((n, k), np.nan)
         for j, m in enumerate(members):  # each holding at its last close on or before the day
             d = self.market.daily(m.symbol)
             idx = np.searchsorted(d.dates, dates, side="right") - 1
-            held = idx >= 0
-            value[held, j] = qty[held, j] * d.close[idx[held]]
+            close[idx >= 0, j] = d.close[idx[idx >= 0]]
+        # comparable sizes at the first close held (prices then move the weights apart)
+        first = close[np.argmax(~np.isnan(close), axis=0), np.arange(k)]
+        base = rng.uniform(0.4, 2.0, k) * 5e11 / first
+        qty = np.rint(base * units[:, None] * drift / 1000) * 1000
+        value = qty * close
         qty[np.isnan(value)] = np.nan
         return Series(dates, {"members": members, "quantity": qty,
                               "weight": hundredths(value)})

@@ -130,6 +130,21 @@ def test_etf_changes_are_absent_on_the_first_disclosure(sandbox: Any) -> None:
     assert all("quantityChange" in c for c in rows[2]["components"])
 
 
+@pytest.mark.parametrize("etf", ["0050", "0056"])
+def test_a_holding_enters_without_changes(sandbox: Any, etf: str) -> None:
+    """A constituent listed later (6669, 2019-03-27) enters the basket with no previous
+    disclosure to compare with: its changes are omitted that day, sent from the next."""
+    rows = data(sandbox, f"etf-holdings/{etf}?from=2019-03-20&to=2019-04-10&sort=asc")
+    held = [{c["symbol"]: c for c in r["components"]} for r in rows]
+    entry = next(i for i, comps in enumerate(held) if "6669" in comps)
+    assert entry > 0 and rows[entry]["date"] == "2019-03-27"
+    assert "quantityChange" not in held[entry]["6669"]
+    assert "weightChange" not in held[entry]["6669"]
+    assert all("quantityChange" in c for s, c in held[entry].items() if s != "6669")
+    assert held[entry + 1]["6669"]["quantityChange"] == (
+        held[entry + 1]["6669"]["quantity"] - held[entry]["6669"]["quantity"])
+
+
 def test_etf_holdings_of_a_company_are_empty_and_of_an_unknown_symbol_404(sandbox: Any) -> None:
     assert data(sandbox, "etf-holdings/2330") == []
     r = get(sandbox, "etf-holdings/9999")
