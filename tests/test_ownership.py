@@ -80,6 +80,18 @@ def test_tdcc_brackets_as_rows(client: Client) -> None:
     assert (per_date.size() == 15).all()
     assert (per_date.proportion.sum() - 100).abs().max() < 1e-9
     assert str(df.holders.dtype) == "Int64" and df.attrs["units"] == {"shares": "shares"}
+    # the items of a date keep the service's order (brackets smallest first), dates ascend
+    assert df.date.is_monotonic_increasing
+    for _, brackets in per_date:
+        assert brackets["range"].iloc[0] == "1-999"
+        assert brackets["range"].iloc[-1] == "1,000,001以上"
+
+
+def test_etf_components_keep_the_services_order_largest_first(client: Client) -> None:
+    df = client.stock.ownership.etf_holdings("0056", start="2026-06-01", end="2026-06-30")
+    assert df.date.is_monotonic_increasing
+    for _, comps in df.groupby("date"):
+        assert comps.weight.is_monotonic_decreasing
 
 
 def test_sort_desc_is_honoured(client: Client) -> None:

@@ -153,3 +153,23 @@ def test_recent_director_months_stay_open_until_published(own_sb: Sandbox,
         assert sb.requests_served - served == 1  # only the open tail
         months = sorted(set(st.read(name, "2330")["date"].dt.month))
         assert months == list(range(1, 10))
+
+
+def test_resynced_open_days_keep_the_items_in_the_services_order(own_sb: Sandbox,
+                                                                 tmp_path: Path) -> None:
+    """The open tail is refetched and upserted into the partition: the brackets of each week
+    stay smallest first (the partition is sorted by date, items in arrival order), as the
+    loader gives them."""
+    sb, name = own_sb, "stock.ownership.tdcc_distribution"
+    with _store(sb, tmp_path / "s") as st, Client(sb.api_key, base_url=sb.base_url,
+                                                  backend="arrow", cache=False) as c:
+        st.sync(name, "2330", "2026-06-01", "2026-11-20", today="2026-11-20", progress=False)
+        sb.set_now("2026-11-27T16:00:00+08:00")
+        st.sync(name, "2330", "2026-06-01", "2026-11-27", today="2026-11-27", progress=False)
+        held = st.read(name, "2330", "2026-06-01", "2026-11-27", backend="arrow")
+        arrow_equal(held, c.fetch_table(name, symbol="2330", from_="2026-06-01",
+                                        to="2026-11-27"))
+    df = held.to_pandas()
+    assert df.date.max() == dt.date(2026, 11, 27)
+    for _, brackets in df.groupby("date"):
+        assert list(brackets["range"])[:2] == ["1-999", "1,000-5,000"]
