@@ -31,6 +31,7 @@ EXPECTED: dict[str, tuple[set[type], str]] = {
     "hhmmss": ({str}, "an HHmmss string"),
     "date": ({str}, "a YYYY-MM-DD string"),
     "date_or_time": ({str}, "a date or time string"),
+    "month": ({str}, "a YYYY-MM (or YYYY-MM-DD) string"),
     "str": ({str}, "a string"),
     "cat": ({str}, "a string code"),
     "flag": ({bool}, "a boolean"),
@@ -85,6 +86,10 @@ def finish(source: str, col: Col, kind: str, raw: pa.Array) -> pa.Array:
             return raw.dictionary_encode()
         if kind == "date":
             return raw.cast(pa.date32())
+        if kind == "month":  # "2026-01" -> 2026-01-01; a full date is taken as it is
+            monthly = pc.equal(pc.utf8_length(raw), 7)
+            full = pc.if_else(monthly, pc.binary_join_element_wise(raw, "-01", ""), raw)
+            return full.cast(pa.date32())
         if kind == "iso_time":
             return raw.cast(pa.timestamp("us", tz=TZ))
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:

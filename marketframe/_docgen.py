@@ -28,6 +28,7 @@ DTYPES = {
     "hhmmss": ("timestamp[us, Asia/Taipei]", "datetime64[us, Asia/Taipei]",
                "Datetime(us, Asia/Taipei)"),
     "date": ("date32", "datetime64[us]", "Date"),
+    "month": ("date32 (first of the month)", "datetime64[us]", "Date"),
     "date_or_time": ("date32 (minute: timestamp)", "datetime64[us] (minute: with tz)",
                      "Date (minute: Datetime)"),
     "str": ("string", "str", "String"),

@@ -29,7 +29,7 @@ _SIMPLE = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean, pa.ty
 
 def eligible(schema: Schema, size: int, engine: str = "auto") -> bool:
     """Whether to try this path (``engine``: auto by size, ``arrow`` always, ``python`` never)."""
-    if engine == "python" or not schema.rows:
+    if engine == "python" or not schema.rows or schema.explode is not None:
         return False
     if not all(len(c.path) == 1 for c in schema.columns):
         return False

@@ -174,8 +174,30 @@ def parse(payload: bytes | str | Mapping[str, Any], source: RowSource,
     if not schema.rows:
         return Parsed(doc, PyRows([doc]))
     rows = doc.get("data")
+    if rows is None and schema.data_optional:
+        rows = []
     envelope = {k: v for k, v in doc.items() if k != "data"}
+    if schema.explode is not None:
+        rows = explode(source, rows, schema.explode)
     return Parsed(envelope, py_rows(source, rows))
+
+
+def explode(source: RowSource, rows: Any, key: str) -> list[dict[str, Any]]:
+    """One row per element of each item's ``key`` list, the item's other keys repeated:
+    ``[{"date": d, "components": [a, b]}]`` -> ``[{"date": d, "components": a}, {"date": d,
+    "components": b}]``, so the schema reads ``("components", "weight")`` like any nested
+    key. An item whose list is absent, null or empty gives no row; anything else that is not
+    a list of objects raises SchemaError."""
+    items = py_rows(source, rows).rows
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(items):
+        inner = item.get(key)
+        if inner is None:
+            continue
+        if type(inner) is not list or (inner and set(map(type, inner)) != {dict}):
+            raise SchemaError(source.name, f"data[{i}].{key}", "is not an array of objects")
+        out.extend({**item, key: one} for one in inner)
+    return out
 
 
 def py_rows(source: RowSource, rows: Any) -> PyRows:

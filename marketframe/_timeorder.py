@@ -5,7 +5,8 @@ first. Loaders put the rows of one response in ascending time order unless the r
 an order itself (``sort="desc"`` is honoured, and ``sort="asc"`` is already so), so loaders,
 store reads and ``download`` agree. The sort is Arrow's stable ``sort_indices`` on the
 endpoint's key columns after ``symbol``/``market``/``timeframe`` (e.g. ``date``, then
-``serial`` for trades); a response already in order is returned as it is.
+``serial`` for trades), so the items of one date (an ETF's constituents, TDCC's brackets) keep
+the service's order; a response already in order is returned as it is.
 """
 
 from __future__ import annotations
@@ -23,12 +24,28 @@ from marketframe.endpoints import Endpoint
 _NOT_TIME = frozenset({"symbol", "market", "timeframe"})
 
 
+def item_keys(ep: Endpoint) -> frozenset[str]:
+    """Key columns naming an item of a date's list (the ``explode`` of the schema: an ETF's
+    constituent, a TDCC bracket): they identify a row but keep the service's order."""
+    explode = ep.schema.explode
+    if explode is None:
+        return frozenset()
+    return frozenset(c.name for c in ep.schema.columns
+                     if c.name in ep.keys and not c.envelope and c.path[0] == explode)
+
+
+def order_keys(ep: Endpoint) -> list[str]:
+    """The key columns a stored partition is sorted by (ties keep their arrival order)."""
+    items = item_keys(ep)
+    return [k for k in ep.keys if k not in items]
+
+
 def time_keys(ep: Endpoint) -> list[str]:
     """The key columns that order ``ep``'s rows in time ([] when its rows are not a series:
     only endpoints with a date range or a ``sort`` parameter are)."""
     if not (ep.date_range or "sort" in ep.param_map):
         return []
-    keys = [k for k in ep.keys if k not in _NOT_TIME]
+    keys = [k for k in order_keys(ep) if k not in _NOT_TIME]
     if ep.multi_param != "symbol" and "symbol" in ep.keys:
         keys.append("symbol")  # corporate actions: every symbol in one answer, by date then symbol
     return keys

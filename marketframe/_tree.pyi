@@ -279,6 +279,58 @@ class StockCorporateActions(Generic[FrameT]):
     def listing_applicants(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
 
+class StockOwnership(Generic[FrameT]):
+    """``client.stock.ownership``."""
+
+    @overload
+    def etf_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+        """ETF constituents per disclosure date: GET /stock/ownership/etf-holdings/{symbol} (plan: advanced)."""
+    @overload
+    def etf_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+        ...
+    @overload
+    def etf_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+        ...
+    @overload
+    def etf_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+        ...
+    @overload
+    def institutional_trades(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+        """foreign / trust / dealer buys, sells and nets per day: GET /stock/ownership/institutional-trades/{symbol} (plan: basic)."""
+    @overload
+    def institutional_trades(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+        ...
+    @overload
+    def institutional_trades(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+        ...
+    @overload
+    def institutional_trades(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+        ...
+    @overload
+    def director_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+        """directors' and supervisors' holdings per month: GET /stock/ownership/director-holdings/{symbol} (plan: basic)."""
+    @overload
+    def director_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+        ...
+    @overload
+    def director_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+        ...
+    @overload
+    def director_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+        ...
+    @overload
+    def tdcc_distribution(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+        """TDCC shareholding distribution per week and bracket: GET /stock/ownership/tdcc-distribution/{symbol} (plan: basic)."""
+    @overload
+    def tdcc_distribution(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+        ...
+    @overload
+    def tdcc_distribution(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+        ...
+    @overload
+    def tdcc_distribution(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+        ...
+
 class FutoptIntraday(Generic[FrameT]):
     """``client.futopt.intraday``."""
 
@@ -375,6 +427,7 @@ class Stock(Generic[FrameT]):
     historical: StockHistorical[FrameT]
     technical: StockTechnical[FrameT]
     corporate_actions: StockCorporateActions[FrameT]
+    ownership: StockOwnership[FrameT]
 
 class Futopt(Generic[FrameT]):
     """``client.futopt``."""

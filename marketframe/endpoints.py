@@ -19,6 +19,7 @@ from marketframe.exceptions import DefinitionError
 from marketframe.schemas import Schema
 from marketframe.schemas import _actions as actions_s
 from marketframe.schemas import _futopt as futopt_s
+from marketframe.schemas import _ownership as own_s
 from marketframe.schemas import _stock as stock_s
 from marketframe.schemas import _technical as tech_s
 
@@ -256,6 +257,22 @@ def _action(name: str, schema: Schema, doc: str, *, sort: bool, keys: tuple[str,
         example={"start_date": f"{year}-01-01", "end_date": f"{year}-12-31"}, doc=doc, **rules)
 
 
+def _ownership(name: str, schema: Schema, doc: str, *, keys: tuple[str, ...],
+               symbol: str = "2330", refresh_days: int = 7, **rules: Any) -> Endpoint:
+    """A ``stock.ownership`` row: ``from``/``to``/``sort`` and nothing else (the service's
+    whole contract for the four; the ``code`` filter of etf-holdings was dropped).
+
+    When the service publishes a day's rows is unknown (disclosures and TDCC's weekly data
+    may come a day or more late): the store keeps the last ``refresh_days`` open, at no extra
+    request (the open tail up to today is fetched by every sync anyway)."""
+    return Endpoint(refresh_days=refresh_days,
+        name=f"stock.ownership.{name}",
+        path=f"/stock/ownership/{name.replace('_', '-')}/{{symbol}}",
+        params=(SYMBOL, FROM, TO, SORT), schema=schema, freshness="historical",
+        date_range=("from_", "to"), keys=keys,
+        example={"symbol": symbol, "from_": "2026-01-01", "to": "2026-06-30"}, doc=doc, **rules)
+
+
 _ROWS: tuple[Endpoint, ...] = (
     Endpoint(
         name="stock.intraday.tickers", path="/stock/intraday/tickers",
@@ -355,6 +372,19 @@ _ROWS: tuple[Endpoint, ...] = (
     # application date: applications of the last two years stay open in the store.
     _action("listing_applicants", actions_s.LISTING_APPLICANTS, "listing applicants", sort=True,
             keys=("symbol", "application_date"), refresh_days=730),
+    # granted only to brokerage accounts (sdk-parity 1.0): the sandbox's advanced plan
+    _ownership("etf_holdings", own_s.ETF_HOLDINGS, "ETF constituents per disclosure date",
+               keys=("symbol", "date", "component_symbol"), symbol="0050", plan="advanced"),
+    _ownership("institutional_trades", own_s.INSTITUTIONAL_TRADES,
+               "foreign / trust / dealer buys, sells and nets per day", keys=("symbol", "date")),
+    # monthly rows dated the first of their month, published by the 15th of the next month:
+    # a row can appear up to 46 days after its date, so the store keeps those days open
+    _ownership("director_holdings", own_s.DIRECTOR_HOLDINGS,
+               "directors' and supervisors' holdings per month", keys=("symbol", "date", "order"),
+               refresh_days=46),
+    _ownership("tdcc_distribution", own_s.TDCC_DISTRIBUTION,
+               "TDCC shareholding distribution per week and bracket",
+               keys=("symbol", "date", "range")),
     Endpoint(name="futopt.intraday.products", path="/futopt/intraday/products",
              params=(*FUTOPT_LIST, CONTRACT_TYPE, _p("status", allowed="N P U")),
              schema=futopt_s.FUTOPT_PRODUCTS, freshness="reference", keys=("symbol",),

@@ -15,18 +15,24 @@ from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES
 RANGE = {"from_": "2024-01-01", "to": "2024-06-30", "timeframe": "D"}
 MANY = {"symbol": ["2330", "0050", "2317"], "market": ["TSE", "OTC"]}
 MANY_FUTOPT = ["TXFL6", "MXFL6"]
-MANY_BY_NAME = {"stock.snapshot.heatmap": ["IX0001", "IX0043"]}  # index codes
+#: symbols of endpoints that only some instruments have (index codes, ETFs hold, companies
+#: have boards)
+MANY_BY_NAME = {"stock.snapshot.heatmap": ["IX0001", "IX0043"],
+                "stock.ownership.etf_holdings": ["0050", "0056"],
+                "stock.ownership.director_holdings": ["2330", "2317", "2454"]}
 
 PANDAS = {
     "float": "float64", "int": "Int64", "int_str": "Int64",
     "time_us": "datetime64[us, Asia/Taipei]", "iso_time": "datetime64[us, Asia/Taipei]",
     "hhmmss": "datetime64[us, Asia/Taipei]", "date": "datetime64[us]",
-    "date_or_time": "datetime64[us]", "str": "str", "cat": "category", "flag": "bool",
+    "date_or_time": "datetime64[us]", "month": "datetime64[us]", "str": "str", "cat": "category",
+    "flag": "bool",
 }
 POLARS = {
     "float": pl.Float64, "int": pl.Int64, "int_str": pl.Int64,
     "time_us": pl.Datetime("us", "Asia/Taipei"), "iso_time": pl.Datetime("us", "Asia/Taipei"),
     "hhmmss": pl.Datetime("us", "Asia/Taipei"), "date": pl.Date, "date_or_time": pl.Date,
+    "month": pl.Date,
     "str": pl.String, "cat": pl.Categorical, "flag": pl.Boolean,
 }
 

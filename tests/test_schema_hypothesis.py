@@ -28,6 +28,8 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
         lambda d: d.replace(tzinfo=TZ8).isoformat(timespec="milliseconds")),
     "date": st.dates(dt.date(2000, 1, 1), dt.date(2099, 1, 1)).map(dt.date.isoformat),
     "date_or_time": st.dates(dt.date(2000, 1, 1), dt.date(2099, 1, 1)).map(dt.date.isoformat),
+    "month": st.dates(dt.date(2000, 1, 1), dt.date(2099, 1, 1)).flatmap(
+        lambda d: st.sampled_from([d.isoformat()[:7], d.isoformat()])),
     "hhmmss": st.times().map(lambda t: t.strftime("%H%M%S")),
     "str": text,
     "cat": st.sampled_from(["TSE", "OTC", "EQUITY", "24", "01"]),
@@ -43,6 +45,7 @@ INVALID: dict[str, st.SearchStrategy[Any]] = {
     "iso_time": st.one_of(ints, st.booleans(), st.just("not a time"), _other),
     "date": st.one_of(ints, st.booleans(), st.just("2024-13-45"), _other),
     "date_or_time": st.one_of(ints, st.just("31/12/2024"), _other),
+    "month": st.one_of(ints, st.booleans(), st.just("2024-13"), st.just("2024/01"), _other),
     "hhmmss": st.one_of(ints, st.just("25:61"), st.just("9999999"), _other),
     "str": st.one_of(ints, st.booleans(), st.floats(allow_nan=False, allow_infinity=False), _other),
     "cat": st.one_of(ints, st.booleans(), _other),
@@ -87,6 +90,10 @@ def payloads(draw: Any, ep: Endpoint, bad: bool = False) -> tuple[dict[str, Any]
                 value = _value(draw, col, draw(st.booleans()))
             if value is not ABSENT or col is broken:
                 _put(target, col.path, value)
+    if schema.explode is not None:  # the items of each row's list: one here, wrapped
+        for row in rows:
+            if schema.explode in row:
+                row[schema.explode] = [row[schema.explode]]
     if schema.rows:
         doc["data"] = rows
     return doc, (broken.wire_name if broken else "")

@@ -12,6 +12,7 @@ from . import (
     _rest_heatmap,
     _rest_historical,
     _rest_intraday,
+    _rest_ownership,
     _rest_snapshot,
     _rest_technical,
 )
@@ -28,6 +29,7 @@ _TABLE: tuple[Route, ...] = (
     *_rest_technical.ROUTES,
     *_rest_actions.ROUTES,
     *_rest_futopt.ROUTES,
+    *_rest_ownership.ROUTES,
 )
 
 

@@ -18,6 +18,7 @@ from . import _calendar as cal
 from ._futopt import FutOpt
 from ._intraday import Day
 from ._market import Market
+from ._ownership import Ownership
 from ._query import Query, ServiceError
 from ._universe import Instrument
 
@@ -29,7 +30,9 @@ MARKETS = ("TSE", "OTC", "ESB", "TIB", "PSB")
 #: of every cheaper one
 PLANS = ("basic", "developer", "advanced")
 #: the cheapest plan of each group of paths (a path of no group here is on every plan)
-PLAN_OF_GROUP = {"/stock/snapshot/": "developer", "/stock/corporate-actions/": "developer"}
+PLAN_OF_GROUP = {"/stock/snapshot/": "developer", "/stock/corporate-actions/": "developer",
+                 # brokerage accounts only on the real service (_rest_ownership)
+                 "/stock/ownership/etf-holdings/": "advanced"}
 
 Handler = Callable[["Service", dict[str, str], Query], dict[str, Any]]
 
@@ -56,6 +59,7 @@ class Service:
     def __init__(self, market: Market, clock: Callable[[], datetime]) -> None:
         self.market = market
         self.futopt = FutOpt(market)
+        self.ownership = Ownership(market)
         self.clock = clock
 
     def now(self) -> datetime:

@@ -12,23 +12,23 @@ whole-lot stocks but in shares for odd-lot requests and emerging-board stocks, a
 "volume" is turnover in TWD: :func:`resolve_unit` turns ``lots`` into the unit of one response.
 
 The vocabulary lives in ``_core``; the schemas themselves, one module per endpoint group
-(``_stock``, ``_technical``, ``_actions``, ``_futopt``), are upper-case module constants that
-the rows of :data:`marketframe.endpoints.ENDPOINTS` hold as objects (a misspelt name fails at
-import).
+(``_stock``, ``_technical``, ``_actions``, ``_futopt``, ``_ownership``), are upper-case module
+constants that the rows of :data:`marketframe.endpoints.ENDPOINTS` hold as objects (a misspelt
+name fails at import).
 """
 
 from __future__ import annotations
 
 from types import ModuleType
 
-from . import _actions, _futopt, _stock, _technical
+from . import _actions, _futopt, _ownership, _stock, _technical
 from ._core import ARROW_TYPES, JSON_TYPES, TZ, Col, Schema, resolve_unit, snake
 
 __all__ = ["ARROW_TYPES", "GROUPS", "JSON_TYPES", "SCHEMAS", "TZ", "Col", "Schema",
            "resolve_unit", "snake"]
 
 #: the group modules; every upper-case Schema constant of theirs is a schema
-GROUPS: tuple[ModuleType, ...] = (_stock, _technical, _actions, _futopt)
+GROUPS: tuple[ModuleType, ...] = (_stock, _technical, _actions, _futopt, _ownership)
 
 #: every schema by its lower-case constant name (``"stock_quote"``), for code that derives
 #: further schemas from them (the streaming channels)

@@ -24,6 +24,7 @@ ARROW_TYPES: dict[str, pa.DataType] = {
     "hhmmss": pa.timestamp("us", tz=TZ),  # snapshot "133500" combined with the envelope date
     "date": pa.date32(),
     "date_or_time": pa.date32(),
+    "month": pa.date32(),  # "YYYY-MM": the first day of the month
     "str": pa.string(),
     "cat": pa.dictionary(pa.int32(), pa.string()),
     "flag": pa.bool_(),  # sent only when true: absent means False
@@ -33,7 +34,8 @@ ARROW_TYPES: dict[str, pa.DataType] = {
 JSON_TYPES: dict[str, pa.DataType] = {
     "float": pa.float64(), "int": pa.int64(), "int_str": pa.int64(), "time_us": pa.int64(),
     "flag": pa.bool_(), "str": pa.string(), "cat": pa.string(), "date": pa.string(),
-    "iso_time": pa.string(), "date_or_time": pa.string(), "hhmmss": pa.string(),
+    "month": pa.string(), "iso_time": pa.string(), "date_or_time": pa.string(),
+    "hhmmss": pa.string(),
 }
 
 
@@ -84,6 +86,12 @@ class Schema:
     columns: tuple[Col, ...]
     rows: bool  # True: one row per item of ``data``; False: the payload is one row
     ignore: frozenset[str] = field(default_factory=frozenset)  # envelope echoes not kept
+    #: a key of each ``data`` item holding a list: one row per element of that list (the
+    #: item's other keys repeated), read by paths ``(explode, field)``; None: one row per item
+    explode: str | None = None
+    #: ``data`` absent or null means no rows (the ownership endpoints' SDKs accept a bare
+    #: envelope); otherwise a missing ``data`` is a SchemaError
+    data_optional: bool = False
 
     @property
     def names(self) -> list[str]:
@@ -143,10 +151,14 @@ def trade_obj(prefix: str, unit: str, serial: str = "int") -> list[Col]:
     ]
 
 
-def schema(cols: list[Col], rows: bool, ignore: str = "") -> Schema:
-    """A :class:`Schema` from columns; two columns with one name fail at import (TypeError)."""
+def schema(cols: list[Col], rows: bool, ignore: str = "", explode: str | None = None,
+           data_optional: bool = False) -> Schema:
+    """A :class:`Schema` from columns; two columns with one name fail at import (TypeError),
+    as does an ``explode`` key on a one-row schema."""
     names = [c.name for c in cols]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise DefinitionError(f"a schema has duplicate columns {dup}")
-    return Schema(tuple(cols), rows, frozenset(ignore.split()))
+    if explode is not None and not rows:
+        raise DefinitionError(f"explode={explode!r} needs a rows schema")
+    return Schema(tuple(cols), rows, frozenset(ignore.split()), explode, data_optional)

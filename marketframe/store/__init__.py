@@ -196,7 +196,8 @@ class Store:
         ``symbols`` None reads every stored symbol; ``start``/``end`` (inclusive) filter on
         ``date`` (capital changes: ``effective_date``; listing applicants:
         ``application_date``; rows where it is null are left out by a range). Rows are sorted
-        by the endpoint's key (oldest first); columns are the loaders' columns. A symbol or
+        by the endpoint's key (oldest first; the items of one date, e.g. an ETF's
+        constituents, in the service's order); columns are the loaders' columns. A symbol or
         range the store never synced raises :class:`NotSynced` (naming the ``sync`` call);
         a range synced only in part returns what is held and warns :class:`PartlySynced`. A
         synced range without rows (before a listing, a holiday) is an empty frame. Reading

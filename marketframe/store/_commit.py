@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from marketframe._timeorder import order_keys
 from marketframe.convert import concat
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
@@ -110,7 +111,8 @@ def write_rows(root: Storage, manifest: Manifest, spec: Spec, symbol: str, table
             rel = _io.partition_path(Path(), spec.ds, symbol if spec.has_symbol else None,
                                      year).as_posix()
             old = _current(root, manifest, spec, symbol, rel, report)
-            data, rec, delta = _io.prepare(part, keys, meta, constant, old)
+            data, rec, delta = _io.prepare(part, keys, meta, constant, old,
+                                           order_keys(spec.ep))
             tmp, stamp = root.stage(rel, data)
             staged.append((tmp, rel, {**rec.as_dict(), **stamp}))
             report.rows_written += delta

@@ -119,13 +119,15 @@ def _strictly_increasing(col: pa.ChunkedArray | pa.Array) -> bool:
 
 
 def upsert_table(old: pa.Table | None, new: pa.Table, keys: Sequence[str],
-                 constant: Sequence[str] = ()) -> pa.Table:
-    """``old`` plus ``new``, one row per key (``new`` wins), sorted by the key.
+                 constant: Sequence[str] = (), order: Sequence[str] | None = None) -> pa.Table:
+    """``old`` plus ``new``, one row per key (``new`` wins), sorted by the key, or by ``order``
+    (a prefix of the key, e.g. without the item of a date) with ties in arrival order.
 
     ``constant`` names key columns known to hold one value in this partition (``symbol`` and
     ``timeframe`` of a symbol partition): when the remaining key is a single column that is
     already strictly increasing in a fresh partition, there is nothing to merge or sort.
     """
+    order = list(keys if order is None else order)
     rest = [k for k in keys if k not in constant]
     if old is None and len(rest) == 1 and _strictly_increasing(new.column(rest[0])):
         return new
@@ -136,7 +138,8 @@ def upsert_table(old: pa.Table | None, new: pa.Table, keys: Sequence[str],
     kt = kt.append_column("__i", pa.array(np.arange(combined.num_rows, dtype=np.int64)))
     last = kt.group_by(list(keys), use_threads=False).aggregate([("__i", "max")])
     keep = last.column("__i_max")
-    ordered = pc.sort_indices(last, sort_keys=[(k, "ascending") for k in keys])
+    ordered = pc.sort_indices(last, sort_keys=[(k, "ascending") for k in order]
+                              + [("__i_max", "ascending")])
     return combined.take(pc.take(keep, ordered))
 
 
@@ -225,11 +228,11 @@ class Written:
 
 
 def prepare(new: pa.Table, keys: Sequence[str], meta: dict[bytes, bytes],
-            constant: Sequence[str] = (),
-            old: pa.Table | None = None) -> tuple[bytes, Written, int]:
+            constant: Sequence[str] = (), old: pa.Table | None = None,
+            order: Sequence[str] | None = None) -> tuple[bytes, Written, int]:
     """Merge ``new`` into ``old`` (the partition's current rows); returns the file's new bytes,
     its record and the change in row count. Nothing is written yet."""
-    merged = upsert_table(old, physical(new), keys, constant)
+    merged = upsert_table(old, physical(new), keys, constant, order)
     merged = merged.replace_schema_metadata({**(merged.schema.metadata or {}), **meta})
     data = serialize(merged)
     rec = Written(len(data), merged.num_rows, digest(data))

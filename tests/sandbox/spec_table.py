@@ -31,6 +31,7 @@ SNAP_ROW = {"type": "s", "symbol": "s", "name": "s"} | {
                      "tradeVolume", "tradeValue", "lastUpdated")}
 TECH = {"symbol": "s", "from": "s", "to": "s", "timeframe": "s", "data": "a"}
 TECH_REQ = ("symbol", "from", "to", "timeframe", "data")
+OWN_ENV = {"type": "s", "exchange": "s", "market": "s", "symbol": "s", "data": "a"}
 ACTIONS_ENV = {"start_date": "s", "end_date": "s", "sort": "s", "data": "a"}
 
 # name: (path and query, {field: type}, required fields, {row field: type}, required row fields)
@@ -82,6 +83,13 @@ ENDPOINTS: dict[str, tuple[str, dict, tuple, dict, tuple]] = {
         "stock/snapshot/actives/OTC?trade=volume",
         {"date": "s", "time": "s", "market": "s", "trade": "s", "data": "a"},
         ("date", "time", "market", "trade", "data"), SNAP_ROW, tuple(SNAP_ROW)),
+    # sdk-parity section 3 (internal; from the recorded prod payload and the Rust SDK's model)
+    "stock.snapshot.heatmap": (
+        "stock/snapshot/heatmap/IX0001", {"date": "s", "time": "s", "symbol": "s", "data": "a"},
+        ("date", "time", "symbol", "data"),
+        SNAP_ROW | {"date": "s", "previousClose": "n", "tradeValueWeight": "n",
+                    "marketValueWeight": "n", "industry": "s"},
+        (*SNAP_ROW, "previousClose")),
     "stock.historical.candles": (
         "stock/historical/candles/0050?from=2025-01-01&to=2025-12-31&fields="
         "open,high,low,close,volume,turnover,change",
@@ -188,4 +196,14 @@ ENDPOINTS: dict[str, tuple[str, dict, tuple, dict, tuple]] = {
         {"date": "s", "type": "s", "exchange": "s", "symbol": "s", "data": "a"},
         ("date", "type", "exchange", "symbol", "data"), {"price": "n", "volume": "n"},
         ("price", "volume")),
+    # sdk-parity section 1 (no recorded payload: the official SDKs' types)
+    **{f"stock.ownership.{name}": (
+        f"stock/ownership/{name.replace('_', '-')}/{symbol}?from=2026-01-05&to=2026-11-20",
+        OWN_ENV, ("symbol", "data"), {"date": "s", **rows}, ("date",))
+       for name, symbol, rows in (
+           ("etf_holdings", "0050", {"components": "a"}),
+           ("institutional_trades", "2330",
+            {"foreign": "o?", "trust": "o?", "dealer": "o?", "total": "n?"}),
+           ("director_holdings", "2330", {"directors": "a"}),
+           ("tdcc_distribution", "2330", {"distributions": "a"}))},
 }
