@@ -15,6 +15,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from marketframe._contracts import (
+    CONTRACT_MONTH_FORMS,
+    CONTRACT_MONTH_RE,
+    PRODUCT_RE,
+    product_fix,
+)
 from marketframe.exceptions import DefinitionError
 from marketframe.schemas import Schema
 from marketframe.schemas import _actions as actions_s
@@ -27,6 +33,7 @@ MINUTE_TIMEFRAMES = ("1", "3", "5", "10", "15", "30", "60")
 TIMEFRAMES = (*MINUTE_TIMEFRAMES, "D", "W", "M")
 MARKETS = ("TSE", "OTC", "ESB", "TIB", "PSB")
 HISTORICAL_FIELDS = ("open", "high", "low", "close", "volume", "turnover", "change")
+FUTOPT_FIELDS = ("open", "high", "low", "close", "volume", "average", "transaction", "change")
 
 #: Earliest data: stocks from 2010, indices (symbols starting with IX) from 2015.
 #: the service's time zone: Asia/Taipei, UTC+8 all year (no daylight saving)
@@ -63,6 +70,10 @@ class Param:
     wire: str | None = None  # name on the wire when it differs (``from``)
     in_path: bool = False
     minimum: int = 0  # smallest value of an int parameter (``limit``/``period`` need 1)
+    #: a str parameter's form (a full-match regular expression), and what to do instead: a
+    #: text, or a function of the refused value (e.g. a contract code -> product and month)
+    pattern: str | None = None
+    fix: str | Callable[[str], str] = field(default="", compare=False)
 
     @property
     def wire_name(self) -> str:
@@ -177,11 +188,12 @@ class Endpoint:
 
 
 def _p(name: str, type_: str = "str", *, req: bool = False, allowed: str | None = None,
-       doc: str = "", wire: str | None = None, path: bool = False, minimum: int = 0) -> Param:
+       doc: str = "", wire: str | None = None, path: bool = False, minimum: int = 0,
+       **form: Any) -> Param:
     kind = "enum" if allowed is not None and type_ == "str" else type_
     return Param(name=name, type=kind, required=req,
                  allowed=tuple(allowed.split()) if allowed else None, doc=doc, wire=wire,
-                 in_path=path, minimum=minimum)
+                 in_path=path, minimum=minimum, **form)
 
 
 SYMBOL = _p("symbol", req=True, path=True, doc="symbol, or a list of symbols (run concurrently)")
@@ -207,6 +219,13 @@ FUTOPT_LIST = (
 )
 CONTRACT_TYPE = _p("contractType", allowed="I R B C S E",
                    doc="I index, R rate, B bond, C commodity, S stock, E currency")
+
+#: futopt.historical: keyed by product (a contract code is refused, naming product and month)
+PRODUCT = _p("product", req=True, path=True, pattern=PRODUCT_RE, fix=product_fix,
+             doc="product code (TXF, MXF, TXO), or a list of products")
+CONTRACT_MONTH = _p("contractMonth", pattern=CONTRACT_MONTH_RE, fix=CONTRACT_MONTH_FORMS,
+                    doc="YYYYMM, YYYYMMWn/Fn, YYYYMM/YYYYMM or 1!/2!/3!")
+HIST_SESSION = _p("session", allowed="afterhours regular", doc="afterhours: night session")
 
 #: example values of the rows (the sandbox has all of them)
 _STOCK = {"symbol": "2330"}
@@ -354,6 +373,25 @@ _ROWS: tuple[Endpoint, ...] = (
             LIMIT, keys=("symbol", "serial")),
     _futopt("volumes", futopt_s.FUTOPT_VOLUMES, "intraday", "price-volume distribution",
             keys=("symbol", "price")),
+    Endpoint(name="futopt.historical.daily", path="/futopt/historical/daily/{product}",
+             params=(PRODUCT, _p("date", "date", doc="trading day (default: today)"),
+                     CONTRACT_MONTH, HIST_SESSION),
+             schema=futopt_s.FUTOPT_HISTORICAL_DAILY, freshness="reference",
+             keys=("date", "product", "contract_month", "call_put", "strike_price"),
+             example={"product": "TXF", "date": "2026-09-16"},
+             doc="one day, one row per contract (beta)"),
+    Endpoint(name="futopt.historical.candles", path="/futopt/historical/candles/{product}",
+             params=(PRODUCT, FROM, TO, CONTRACT_MONTH,
+                     _p("fields", "fields", allowed=" ".join(FUTOPT_FIELDS),
+                        doc="list or comma string; average/transaction: minute timeframes"),
+                     _p("timeframe", allowed=" ".join(t for t in TIMEFRAMES if t != "3")),
+                     SORT, _p("strikePrice", "float", doc="options: the strike"),
+                     _p("callPut", allowed="CALL PUT", doc="options: the side"), HIST_SESSION),
+             schema=futopt_s.FUTOPT_HISTORICAL_CANDLES, freshness="historical",
+             date_range=("from_", "to"), keys=("product", "timeframe", "date"),
+             example={"product": "TXF", "from_": "2026-08-03", "to": "2026-09-16",
+                      "timeframe": "D"},
+             doc="candles of a product's contract month or continuous 1! (beta)"),
 )
 
 #: the rows by name (a live view: tests that add a synthetic row see it everywhere)

@@ -15,6 +15,7 @@ from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES
 RANGE = {"from_": "2024-01-01", "to": "2024-06-30", "timeframe": "D"}
 MANY = {"symbol": ["2330", "0050", "2317"], "market": ["TSE", "OTC"]}
 MANY_FUTOPT = ["TXFL6", "MXFL6"]
+MANY_PRODUCTS = ["TXF", "MXF"]  # futopt.historical: keyed by product
 
 PANDAS = {
     "float": "float64", "int": "Int64", "int_str": "Int64",
@@ -47,7 +48,8 @@ def _params(name: str, many: bool) -> dict[str, Any]:
     params = dict(ep.example)  # the row's example call
     multi = ep.multi_param
     if multi and many:
-        params[multi] = MANY_FUTOPT if ep.group == "futopt" else MANY[multi]
+        params[multi] = MANY_FUTOPT if multi == "symbol" and ep.group == "futopt" else \
+            MANY.get(multi, MANY_PRODUCTS)
     return params
 
 
@@ -86,7 +88,7 @@ def test_many(client: Client, name: str) -> None:
     values = params[ep.multi_param]  # type: ignore[index]
     singles = [client.load(name, **{**params, ep.multi_param: v}) for v in values]  # type: ignore[dict-item]
     assert len(df) == sum(len(s) for s in singles)
-    col = "market" if ep.multi_param == "market" else "symbol"
+    col = ep.multi_param  # each row's column of the same name says whose row it is
     got = df[col].unique().to_list() if client.backend == "polars" else list(df[col].unique())
     assert sorted(map(str, got)) == sorted(values)
 

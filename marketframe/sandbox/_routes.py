@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import (
     _rest_actions,
     _rest_futopt,
+    _rest_futopt_hist,
     _rest_historical,
     _rest_intraday,
     _rest_snapshot,
@@ -26,6 +27,7 @@ _TABLE: tuple[Route, ...] = (
     *_rest_technical.ROUTES,
     *_rest_actions.ROUTES,
     *_rest_futopt.ROUTES,
+    *_rest_futopt_hist.ROUTES,
 )
 
 

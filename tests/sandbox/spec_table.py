@@ -31,6 +31,11 @@ SNAP_ROW = {"type": "s", "symbol": "s", "name": "s"} | {
                      "tradeVolume", "tradeValue", "lastUpdated")}
 TECH = {"symbol": "s", "from": "s", "to": "s", "timeframe": "s", "data": "a"}
 TECH_REQ = ("symbol", "from", "to", "timeframe", "data")
+FUTOPT_DAILY_ROW = {
+    "contractMonth": "s", "callPut": "s?", "strikePrice": "n?", "exchange": "s",
+    **{k: "n?" for k in ("openPrice", "highPrice", "lowPrice", "closePrice", "change",
+                         "changePercent", "volumeSpread", "openInterest", "settlementPrice")},
+    "volume": "n"}
 ACTIONS_ENV = {"start_date": "s", "end_date": "s", "sort": "s", "data": "a"}
 
 # name: (path and query, {field: type}, required fields, {row field: type}, required row fields)
@@ -188,4 +193,20 @@ ENDPOINTS: dict[str, tuple[str, dict, tuple, dict, tuple]] = {
         {"date": "s", "type": "s", "exchange": "s", "symbol": "s", "data": "a"},
         ("date", "type", "exchange", "symbol", "data"), {"price": "n", "volume": "n"},
         ("price", "volume")),
+    # from sdk-parity.md section 2 (the post-#727 contract); volumeSpread: futures rows only
+    "futopt.historical.daily": (
+        "futopt/historical/daily/TXF?date=2026-11-19",
+        {"date": "s", "product": "s", "exchange": "s", "session": "s", "contractMonth": "s",
+         "data": "a"},
+        ("date", "product", "exchange", "session", "data"), FUTOPT_DAILY_ROW,
+        tuple(k for k in FUTOPT_DAILY_ROW if k != "volumeSpread")),
+    "futopt.historical.candles": (
+        "futopt/historical/candles/TXF?contractMonth=1%21&from=2026-10-01&to=2026-11-20"
+        "&timeframe=5&sort=desc",
+        {"product": "s", "contractMonth": "s", "exchange": "s", "session": "s",
+         "timeframe": "s", "sort": "s", "data": "a"},
+        ("product", "exchange", "session", "timeframe", "sort", "data"),
+        {"date": "s", "contractMonth": "s", **{k: "n" for k in (
+            "open", "high", "low", "close", "volume", "average", "transaction", "change")}},
+        ("date", "contractMonth")),
 }
