@@ -148,7 +148,8 @@ def _check_value(ep: Endpoint, name: str, value: Any) -> Any:
                 or not _finite(value):
             raise InvalidParams(ep.name, name, f"must be a finite number, got {_short(value)}",
                                 "finite int or float values (not NaN or inf)")
-        return value
+        # numpy scalars (a value taken from a frame) as plain Python numbers
+        return int(value) if isinstance(value, int) else float(value)
     if p.type == "fields":
         return _fields(ep, name, value)
     if not isinstance(value, str) or not value.strip():

@@ -221,6 +221,19 @@ def test_option_candles_take_strike_and_side(client: Client) -> None:
     assert row["contract_month"] == "202612" and str(row["date"])[:10] == "2026-11-19"
 
 
+def test_a_strike_taken_from_a_frame_is_a_plain_number(client: Client) -> None:
+    """A numpy float64 strike (``df["strike_price"].iloc[0]``) is sent and echoed as a
+    number, not refused by the conversion as an unknown JSON type."""
+    day = client.futopt.historical.daily(product="TXO", date="2026-11-19",
+                                         contractMonth="202612", backend="pandas")
+    strike = day["strike_price"].iloc[0]
+    assert isinstance(strike, np.float64)
+    df = client.futopt.historical.candles(product="TXO", contractMonth="202612",
+                                          strikePrice=strike, callPut="PUT",
+                                          start="2026-11-19", end="2026-11-19")
+    assert [r["strike_price"] for r in _rows(df)] == [float(strike)]
+
+
 def test_minute_candles_are_taipei_timestamps_with_average_and_transactions(
         client: Client) -> None:
     df = client.futopt.historical.candles(product="MXF", timeframe="60", start="2026-11-19",
