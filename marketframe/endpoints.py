@@ -15,12 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from marketframe._contracts import (
-    CONTRACT_MONTH_FORMS,
-    CONTRACT_MONTH_RE,
-    PRODUCT_RE,
-    product_fix,
-)
+from marketframe._contracts import CONTRACT_MONTH_FORMS, CONTRACT_MONTH_RE, PRODUCT_RE, product_fix
 from marketframe.exceptions import DefinitionError
 from marketframe.schemas import Schema
 from marketframe.schemas import _actions as actions_s

@@ -281,3 +281,22 @@ def test_the_dates_of_a_range_are_calendar_dates(client: Client) -> None:
         assert df["date"].tolist() == list(pd.date_range("2026-11-02", "2026-11-06"))
     else:
         assert df.schema["date"] == pl.Date
+
+
+def test_bang_and_slash_of_a_contract_month_are_percent_encoded_on_the_wire() -> None:
+    """``1!`` goes out as ``1%21`` and a spread's ``/`` as ``%2F`` (the service decodes both);
+    a spread month on daily answers that spread's row only."""
+    from marketframe.sandbox import Sandbox
+
+    with Sandbox(seed=7, now="2026-11-20T14:00:00+08:00") as sb:
+        sb.stats.record_paths = True
+        with Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
+            c.futopt.historical.candles(product="TXF", contractMonth="1!")
+            spread = c.futopt.historical.daily(product="TXF", date="2026-11-19",
+                                               contractMonth="202612/202701")
+        assert sb.stats.paths == [
+            "/marketdata/v1.0/futopt/historical/candles/TXF?contractMonth=1%21",
+            "/marketdata/v1.0/futopt/historical/daily/TXF?date=2026-11-19"
+            "&contractMonth=202612%2F202701"]
+    assert spread["contract_month"].tolist() == ["202612/202701"]
+    assert spread["volume_spread"].iloc[0] > 0
