@@ -61,6 +61,13 @@ class History:
 
     # --- what is listed --------------------------------------------------------------------
 
+    def opened(self, d: date, afterhours: bool, t_us: int) -> bool:
+        """Whether the session of ``d`` has opened by ``t_us`` on a day with a market (the
+        futures follow the index, whose history starts in 2015)."""
+        if not cal.is_trading_day(d) or self.market.daily("IX0001").index_of(d) is None:
+            return False
+        return t_us >= cal.epoch_us(cal.at(d, cal.FUT_AH_OPEN if afterhours else cal.FUT_OPEN))
+
     def outrights(self, product: str, d: date) -> list[Contract]:
         """Monthly contracts (futures by month; options by month, strike, call first)."""
         got = [c for c in self.fo.contracts(d) if c.product.code == product]

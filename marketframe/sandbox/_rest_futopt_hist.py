@@ -116,7 +116,7 @@ def daily(svc: Service, m: dict, q: Query) -> dict:
         raise bad("continuous contract months (1!, 2!, 3!) are for futures only")
     rows: list[dict] = []
     resolved = month
-    if cal.is_trading_day(d) and d <= svc.now().date():
+    if h.opened(d, ah, _now_us(svc)):
         if month is not None and month.endswith("!"):  # the real month of that day
             c = h.contract(product, d, month, None, None)
             resolved = month_of(c) if c is not None else None
@@ -201,7 +201,7 @@ def candles(svc: Service, m: dict, q: Query) -> dict:
     periods: dict[tuple[int, int], list[tuple[date, Contract, Bar]]] = {}
     for d64 in cal.trading_days(start, min(end, svc.today())):
         d = d64.astype(object)
-        c = h.contract(product, d, month or "1!", strike, call)
+        c = h.contract(product, d, month or "1!", strike, call) if h.opened(d, ah, t) else None
         if c is None:
             continue
         if minute:

@@ -148,3 +148,17 @@ def test_bad_requests_are_400_with_a_hint(sandbox: Any, path: str, query: dict[s
 
 def test_an_unknown_product_is_not_found(sandbox: Any) -> None:
     assert get(sandbox, "futopt/historical/daily/ZZZ").status_code == 404
+
+
+@pytest.mark.parametrize(("now", "query"), [
+    (f"{TODAY}T08:00:00+08:00", {"date": TODAY}),  # before the open: not a row of nulls
+    (f"{TODAY}T14:00:00+08:00", {"session": "afterhours", "date": TODAY}),  # opens at 15:00
+    (f"{TODAY}T14:00:00+08:00", {"date": "2013-05-02"}),  # before the index history (2015)
+    (f"{TODAY}T14:00:00+08:00", {"date": "2026-11-21"}),  # a Saturday
+])
+def test_no_rows_for_a_session_without_a_market(now: str, query: dict[str, str]) -> None:
+    with Sandbox(seed=7, now=now) as sb:
+        assert ok(sb, "futopt/historical/daily/TXO", **query)["data"] == []
+        assert ok(sb, "futopt/historical/candles/TXF", timeframe="5",
+                  **{"from": query.get("date", TODAY), "to": query.get("date", TODAY),
+                     **({"session": "afterhours"} if "session" in query else {})})["data"] == []
