@@ -371,7 +371,7 @@ _ROWS: tuple[Endpoint, ...] = (
     Endpoint(name="futopt.historical.daily", path="/futopt/historical/daily/{product}",
              params=(PRODUCT, _p("date", "date", doc="trading day (default: today)"),
                      CONTRACT_MONTH, HIST_SESSION),
-             schema=futopt_s.FUTOPT_HISTORICAL_DAILY, freshness="reference",
+             schema=futopt_s.FUTOPT_HISTORICAL_DAILY, freshness="historical",
              keys=("date", "product", "contract_month", "call_put", "strike_price"),
              example={"product": "TXF", "date": "2026-09-16"},
              doc="one day, one row per contract (beta)"),

@@ -300,3 +300,14 @@ def test_bang_and_slash_of_a_contract_month_are_percent_encoded_on_the_wire() ->
             "&contractMonth=202612%2F202701"]
     assert spread["contract_month"].tolist() == ["202612/202701"]
     assert spread["volume_spread"].iloc[0] > 0
+
+
+def test_todays_daily_rows_are_cached_for_a_minute_not_until_tomorrow() -> None:
+    """During the session a daily row grows with every trade: its answer may be kept 60 s
+    (like today's candles), never until the next morning like reference data."""
+    from marketframe._transport import expire_after
+    from marketframe.endpoints import ENDPOINTS
+
+    now = dt.datetime(2026, 11, 20, 10, 30, tzinfo=dt.timezone(dt.timedelta(hours=8)))
+    for values in ({"product": "TXF"}, {"product": "TXF", "date": now.date()}):
+        assert 0 < expire_after(ENDPOINTS["futopt.historical.daily"], values, now) <= 60
