@@ -148,17 +148,20 @@ def _check_value(ep: Endpoint, name: str, value: Any) -> Any:
                 or not _finite(value):
             raise InvalidParams(ep.name, name, f"must be a finite number, got {_short(value)}",
                                 "finite int or float values (not NaN or inf)")
-        return value
+        # numpy scalars (a value taken from a frame) as plain Python numbers
+        return int(value) if isinstance(value, int) else float(value)
     if p.type == "fields":
         return _fields(ep, name, value)
     if not isinstance(value, str) or not value.strip():
         raise InvalidParams(ep.name, name, f"must be a non-empty string, got {_short(value)}",
                             "a non-empty str (symbols as strings: '0050', not 50)")
+    if p.pattern is not None and not re.fullmatch(p.pattern, value):
+        fix = p.fix(value) if callable(p.fix) else p.fix
+        raise InvalidParams(ep.name, name, f"is not a valid {name}: {_short(value)}",
+                            fix or f"a value matching {p.pattern}")
     if p.in_path and not is_path_value(value):
         raise InvalidParams(ep.name, name, f"is not a valid {name}: {_short(value)}",
                             PATH_VALUE_RULE)
-    if p.pattern and not re.fullmatch(p.pattern[0], value):
-        raise InvalidParams(ep.name, name, f"has value {_short(value)}", p.pattern[1])
     return value
 
 

@@ -419,6 +419,34 @@ class FutoptIntraday(Generic[FrameT]):
     def volumes(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
 
+class FutoptHistorical(Generic[FrameT]):
+    """``client.futopt.historical``."""
+
+    @overload
+    def daily(self, product: _Many, *, date: _Date | None = None, contractMonth: str | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+        """one day, one row per contract (beta): GET /futopt/historical/daily/{product} (plan: basic)."""
+    @overload
+    def daily(self, product: _Many, *, date: _Date | None = None, contractMonth: str | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+        ...
+    @overload
+    def daily(self, product: _Many, *, date: _Date | None = None, contractMonth: str | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+        ...
+    @overload
+    def daily(self, product: _Many, *, date: _Date | None = None, contractMonth: str | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+        ...
+    @overload
+    def candles(self, product: _Many, *, from_: _Date | None = None, to: _Date | None = None, contractMonth: str | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "average", "transaction", "change"]] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, sort: Literal["asc", "desc"] | None = None, strikePrice: float | None = None, callPut: Literal["CALL", "PUT"] | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+        """candles of a product's contract month or continuous 1! (beta): GET /futopt/historical/candles/{product} (plan: basic)."""
+    @overload
+    def candles(self, product: _Many, *, from_: _Date | None = None, to: _Date | None = None, contractMonth: str | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "average", "transaction", "change"]] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, sort: Literal["asc", "desc"] | None = None, strikePrice: float | None = None, callPut: Literal["CALL", "PUT"] | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+        ...
+    @overload
+    def candles(self, product: _Many, *, from_: _Date | None = None, to: _Date | None = None, contractMonth: str | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "average", "transaction", "change"]] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, sort: Literal["asc", "desc"] | None = None, strikePrice: float | None = None, callPut: Literal["CALL", "PUT"] | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+        ...
+    @overload
+    def candles(self, product: _Many, *, from_: _Date | None = None, to: _Date | None = None, contractMonth: str | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "average", "transaction", "change"]] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, sort: Literal["asc", "desc"] | None = None, strikePrice: float | None = None, callPut: Literal["CALL", "PUT"] | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+        ...
+
 class Stock(Generic[FrameT]):
     """``client.stock``."""
 
@@ -433,6 +461,7 @@ class Futopt(Generic[FrameT]):
     """``client.futopt``."""
 
     intraday: FutoptIntraday[FrameT]
+    historical: FutoptHistorical[FrameT]
 
 
 class Tree(Generic[FrameT]):

@@ -98,7 +98,8 @@ def build(parsed: Parsed, source: RowSource, params: Mapping[str, Any] | None = 
     params = params or {}
     schema: Schema = source.schema
     name, env, rows = source.name, parsed.envelope, parsed.rows
-    minute = str(params.get("timeframe", "")) in MINUTE_TIMEFRAMES
+    # the request's timeframe, else the envelope's echo (a default the server chose)
+    minute = str(params.get("timeframe", env.get("timeframe", ""))) in MINUTE_TIMEFRAMES
     out = _Table(source, env, params, decode)
     repeat = pa.array(np.zeros(len(rows), dtype=np.int32)) if schema.rows else None
     for col in schema.columns:

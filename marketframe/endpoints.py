@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from marketframe._contracts import CONTRACT_MONTH_FORMS, CONTRACT_MONTH_RE, PRODUCT_RE, product_fix
 from marketframe.exceptions import DefinitionError
 from marketframe.schemas import Schema
 from marketframe.schemas import _actions as actions_s
@@ -28,6 +29,7 @@ MINUTE_TIMEFRAMES = ("1", "3", "5", "10", "15", "30", "60")
 TIMEFRAMES = (*MINUTE_TIMEFRAMES, "D", "W", "M")
 MARKETS = ("TSE", "OTC", "ESB", "TIB", "PSB")
 HISTORICAL_FIELDS = ("open", "high", "low", "close", "volume", "turnover", "change")
+FUTOPT_FIELDS = ("open", "high", "low", "close", "volume", "average", "transaction", "change")
 
 #: Earliest data: stocks from 2010, indices (symbols starting with IX) from 2015.
 #: the service's time zone: Asia/Taipei, UTC+8 all year (no daylight saving)
@@ -64,8 +66,10 @@ class Param:
     wire: str | None = None  # name on the wire when it differs (``from``)
     in_path: bool = False
     minimum: int = 0  # smallest value of an int parameter (``limit``/``period`` need 1)
-    #: a str parameter's form: (regular expression the whole value matches, its description)
-    pattern: tuple[str, str] | None = None
+    #: a str parameter's form (a full-match regular expression), and what to do instead: a
+    #: text, or a function of the refused value (e.g. a contract code -> product and month)
+    pattern: str | None = None
+    fix: str | Callable[[str], str] = field(default="", compare=False)
 
     @property
     def wire_name(self) -> str:
@@ -181,11 +185,11 @@ class Endpoint:
 
 def _p(name: str, type_: str = "str", *, req: bool = False, allowed: str | None = None,
        doc: str = "", wire: str | None = None, path: bool = False, minimum: int = 0,
-       pattern: tuple[str, str] | None = None) -> Param:
+       **form: Any) -> Param:
     kind = "enum" if allowed is not None and type_ == "str" else type_
     return Param(name=name, type=kind, required=req,
                  allowed=tuple(allowed.split()) if allowed else None, doc=doc, wire=wire,
-                 in_path=path, minimum=minimum, pattern=pattern)
+                 in_path=path, minimum=minimum, **form)
 
 
 SYMBOL = _p("symbol", req=True, path=True, doc="symbol, or a list of symbols (run concurrently)")
@@ -211,6 +215,13 @@ FUTOPT_LIST = (
 )
 CONTRACT_TYPE = _p("contractType", allowed="I R B C S E",
                    doc="I index, R rate, B bond, C commodity, S stock, E currency")
+
+#: futopt.historical: keyed by product (a contract code is refused, naming product and month)
+PRODUCT = _p("product", req=True, path=True, pattern=PRODUCT_RE, fix=product_fix,
+             doc="product code (TXF, MXF, TXO), or a list of products")
+CONTRACT_MONTH = _p("contractMonth", pattern=CONTRACT_MONTH_RE, fix=CONTRACT_MONTH_FORMS,
+                    doc="YYYYMM, YYYYMMWn/Fn, YYYYMM/YYYYMM or 1!/2!/3!")
+HIST_SESSION = _p("session", allowed="afterhours regular", doc="afterhours: night session")
 
 #: example values of the rows (the sandbox has all of them)
 _STOCK = {"symbol": "2330"}
@@ -321,10 +332,10 @@ _ROWS: tuple[Endpoint, ...] = (
         name="stock.snapshot.heatmap", path="/stock/snapshot/heatmap/{symbol}",
         params=(_p("symbol", req=True, path=True,
                    doc="an index code (IX0001 TAIEX, IX0043 TPEx), or a list of them",
-                   pattern=(r"IX\d{4}", "an index code such as 'IX0001' (TAIEX) or 'IX0043' "
-                            "(TPEx); a stock's weight is in its index's rows")),
+                   pattern=r"IX\d{4}", fix="an index code such as 'IX0001' (TAIEX) or "
+                   "'IX0043' (TPEx); a stock's weight is in its index's rows"),
                 _p("time", doc="HHmmss: today's snapshot at that time (default: the latest)",
-                   pattern=(r"([01]\d|2[0-3])[0-5]\d[0-5]\d", "HHmmss, e.g. '100000'")),
+                   pattern=r"([01]\d|2[0-3])[0-5]\d[0-5]\d", fix="HHmmss, e.g. '100000'"),
                 _p("period", allowed="1w 1m 3m 6m 1y ytd",
                    doc="change over this period instead of the day's")),
         schema=stock_s.SNAPSHOT_HEATMAP, freshness="snapshot", plan="developer",
@@ -401,6 +412,25 @@ _ROWS: tuple[Endpoint, ...] = (
             LIMIT, keys=("symbol", "serial")),
     _futopt("volumes", futopt_s.FUTOPT_VOLUMES, "intraday", "price-volume distribution",
             keys=("symbol", "price")),
+    Endpoint(name="futopt.historical.daily", path="/futopt/historical/daily/{product}",
+             params=(PRODUCT, _p("date", "date", doc="trading day (default: today)"),
+                     CONTRACT_MONTH, HIST_SESSION),
+             schema=futopt_s.FUTOPT_HISTORICAL_DAILY, freshness="historical",
+             keys=("date", "product", "contract_month", "call_put", "strike_price"),
+             example={"product": "TXF", "date": "2026-09-16"},
+             doc="one day, one row per contract (beta)"),
+    Endpoint(name="futopt.historical.candles", path="/futopt/historical/candles/{product}",
+             params=(PRODUCT, FROM, TO, CONTRACT_MONTH,
+                     _p("fields", "fields", allowed=" ".join(FUTOPT_FIELDS),
+                        doc="list or comma string; average/transaction: minute timeframes"),
+                     _p("timeframe", allowed=" ".join(t for t in TIMEFRAMES if t != "3")),
+                     SORT, _p("strikePrice", "float", doc="options: the strike"),
+                     _p("callPut", allowed="CALL PUT", doc="options: the side"), HIST_SESSION),
+             schema=futopt_s.FUTOPT_HISTORICAL_CANDLES, freshness="historical",
+             date_range=("from_", "to"), keys=("product", "timeframe", "date"),
+             example={"product": "TXF", "from_": "2026-08-03", "to": "2026-09-16",
+                      "timeframe": "D"},
+             doc="candles of a product's contract month or continuous 1! (beta)"),
 )
 
 #: the rows by name (a live view: tests that add a synthetic row see it everywhere)

@@ -20,6 +20,7 @@ MANY_FUTOPT = ["TXFL6", "MXFL6"]
 MANY_BY_NAME = {"stock.snapshot.heatmap": ["IX0001", "IX0043"],
                 "stock.ownership.etf_holdings": ["0050", "0056"],
                 "stock.ownership.director_holdings": ["2330", "2317", "2454"]}
+MANY_PRODUCTS = ["TXF", "MXF"]  # futopt.historical: keyed by product
 
 PANDAS = {
     "float": "float64", "int": "Int64", "int_str": "Int64",
@@ -55,7 +56,8 @@ def _params(name: str, many: bool) -> dict[str, Any]:
     multi = ep.multi_param
     if multi and many:
         params[multi] = MANY_BY_NAME.get(name) or (
-            MANY_FUTOPT if ep.group == "futopt" else MANY[multi])
+            MANY_FUTOPT if multi == "symbol" and ep.group == "futopt" else
+            MANY.get(multi, MANY_PRODUCTS))
     return params
 
 

@@ -29,6 +29,10 @@ TAIPEI = "Asia/Taipei"
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "stock_snapshot_heatmap": ("stock.snapshot.heatmap", {"symbol": "IX0001"}),
     "stock_intraday_quote_20260916": ("stock.intraday.quote", {"symbol": "2330"}),
+    "futopt_historical_daily_TXF_20260916": ("futopt.historical.daily", {"product": "TXF"}),
+    "futopt_historical_daily_TXO_20261002": ("futopt.historical.daily", {"product": "TXO"}),
+    "futopt_historical_candles_TXF_tf5_20260916": (
+        "futopt.historical.candles", {"product": "TXF", "contractMonth": "1!", "timeframe": "5"}),
 }
 
 #: pandas dtype of each schema kind
@@ -103,8 +107,10 @@ def test_every_leaf_arrives_unchanged_with_its_dtype(name: str) -> None:
     envelope = {k: v for k, v in payload.items() if not (schema.rows and k == "data")}
     assert len(df) == len(rows)
     covered: set[tuple[str, tuple[str | int, ...]]] = set()
+    minute = str(params.get("timeframe", "D")) not in ("D", "W", "M")
     for col in schema.columns:
-        want_dtype = DTYPES[col.kind if col.kind != "date_or_time" else "date"]
+        kind = col.kind if col.kind != "date_or_time" else "iso_time" if minute else "date"
+        want_dtype = DTYPES[kind]
         got_dtype = str(df[col.name].dtype)
         assert got_dtype in want_dtype if isinstance(want_dtype, set) else \
             got_dtype == want_dtype, (col.name, got_dtype)
@@ -113,18 +119,19 @@ def test_every_leaf_arrives_unchanged_with_its_dtype(name: str) -> None:
             value = _walk(source, col.path)
             if value is None and col.param and col.envelope:
                 value = params.get(col.param)
-            want = _expected(col.kind, value, envelope)
+            want = _expected(kind, value, envelope)
             got = df[col.name].iloc[i]
             assert _same(got, want), f"{name} row {i} {col.name}: {got!r} != {want!r}"
             covered.add(("env" if col.envelope else "row", col.path))
-    # every leaf the schema does not name is kept as an extra column, value unchanged
+    # every leaf the schema does not name is kept as an extra column, value unchanged (but
+    # the envelope's echoes of request parameters that the schema lists as ignored)
     for where, items in (("env", [envelope]), ("row", rows)):
         for i, item in enumerate(items):
             if item is None:
                 continue
             for path, value in _leaves(item).items():
-                if (where, path) in covered:
-                    continue
+                if (where, path) in covered or (where == "env" and path[0] in schema.ignore):
+                    continue  # (ignored: an echo of a request parameter, not data)
                 extra = "_".join(snake(str(p)) for p in path if not isinstance(p, int))
                 assert extra in df.columns, f"{name}: {'.'.join(map(str, path))} was dropped"
                 got = df[extra].iloc[i if where == "row" else 0]

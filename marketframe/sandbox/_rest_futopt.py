@@ -5,11 +5,10 @@ from __future__ import annotations
 from datetime import date, timedelta
 from typing import Any
 
-import numpy as np
-
 from . import _calendar as cal
 from . import _payloads as wire
 from ._futopt import PRODUCTS
+from ._futopt_hist import minute_bars
 from ._query import Query, ServiceError, bad
 from ._service import Route, Service
 
@@ -156,22 +155,11 @@ def futopt_candles(svc: Service, m: dict, q: Query) -> dict:
 
 
 def _fo_candles(svc: Service, day, tf: int) -> list[dict]:
-    t = _fo_t(svc, day)
-    n = day.visible(t)
-    if not n:
-        return []
-    t0 = int(day.time[0]) - int(day.time[0]) % 60_000_000
-    width = tf * 60_000_000
-    times, prices, sizes = day.time[:n], day.price[:n], day.size[:n]
-    bucket = (times - t0) // width
-    starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
-    ends = np.r_[starts[1:], n]
-    cum = np.cumsum(prices * sizes) / np.cumsum(sizes)
-    return [{"date": wire.iso_minute(t0 + int(bucket[s]) * width),
-             "open": wire.px(prices[s]), "high": wire.px(prices[s:e].max()),
-             "low": wire.px(prices[s:e].min()), "close": wire.px(prices[e - 1]),
-             "volume": int(sizes[s:e].sum()), "average": round(float(cum[e - 1]) / 100, 2)}
-            for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+    return [{"date": wire.iso_minute(b["t"]), "open": wire.px(b["open"]),
+             "high": wire.px(b["high"]), "low": wire.px(b["low"]),
+             "close": wire.px(b["close"]), "volume": b["volume"],
+             "average": round(b["average"] / 100, 2)}
+            for b in minute_bars(day, day.visible(_fo_t(svc, day)), tf)]
 
 
 def futopt_trades(svc: Service, m: dict, q: Query) -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import (
     _rest_actions,
     _rest_futopt,
+    _rest_futopt_hist,
     _rest_heatmap,
     _rest_historical,
     _rest_intraday,
@@ -30,6 +31,7 @@ _TABLE: tuple[Route, ...] = (
     *_rest_actions.ROUTES,
     *_rest_futopt.ROUTES,
     *_rest_ownership.ROUTES,
+    *_rest_futopt_hist.ROUTES,
 )
 
 

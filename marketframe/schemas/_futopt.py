@@ -112,3 +112,48 @@ FUTOPT_VOLUMES = _schema(
         [*_FUTOPT_HEADER, _c("price", "float"), _c("volume", "int", "contracts")],
         rows=True,
     )
+
+#: ``futopt.historical.*`` (the post-#727 contract, sdk-parity section 2): keyed by product;
+#: each row names its own contract month (a ``1!`` request spans rolls); prices arrive as JSON
+#: integers for index futures and are float64 columns whatever the wire sends.
+_FUTOPT_HIST_ENV = [
+    _env("product", "str", req=True, param="product"),
+    _env("session", "cat", param="session"),
+]
+
+FUTOPT_HISTORICAL_DAILY = _schema(
+        [
+            _env("date", "date", req=True),
+            *_FUTOPT_HIST_ENV,
+            _c("exchange", "cat"),
+            _c("contractMonth", "str", req=True),
+            _c("callPut", "cat"),
+            _c("strikePrice", "float"),
+            *_many("float", f"{_OHLC} change changePercent"),
+            *_many("int", "volume volumeSpread openInterest", "contracts"),
+            _c("settlementPrice", "float"),
+        ],
+        rows=True,
+        # the envelope's exchange is each row's; its contractMonth echoes the request
+        ignore="exchange contractMonth",
+    )
+
+FUTOPT_HISTORICAL_CANDLES = _schema(
+        [
+            *_FUTOPT_HIST_ENV,
+            _env("exchange", "cat"),
+            _env("timeframe", "cat", param="timeframe"),
+            _env("strikePrice", "float", param="strikePrice"),
+            _env("callPut", "cat", param="callPut"),
+            _c("date", "date_or_time", req=True),
+            _c("contractMonth", "str", req=True),
+            *_many("float", _CANDLE_PRICES),
+            _c("volume", "int", "contracts"),
+            _c("average", "float"),
+            _c("transaction", "int"),
+            _c("change", "float"),
+        ],
+        rows=True,
+        # echoes of the request (the requested contractMonth, e.g. "1!": each bar has its own)
+        ignore="contractMonth sort from to fields",
+    )

@@ -103,7 +103,7 @@ def write_rows(root: Storage, manifest: Manifest, spec: Spec, symbol: str, table
     meta = {_io.META_PARAMS: spec.ds.params.encode(),
             _io.META_TIMEFRAME: (spec.ds.timeframe or "").encode()}
     keys = list(spec.ep.keys)
-    constant = ("symbol", "timeframe") if spec.has_symbol else ()
+    constant = (spec.ep.multi_param, "timeframe") if spec.has_symbol else ()
     parts = _io.split_partitions(spec.ds, table) if spec.has_symbol else {None: table}
     staged = []
     try:

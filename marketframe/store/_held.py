@@ -79,7 +79,7 @@ def _sync_call(spec: Any, missing: list[tuple[str | None, Any, Any]]) -> str:
         args.append(repr(syms[0]) if len(syms) == 1 else repr(syms) if syms else "SYMBOLS")
     starts = [a for _, a, _ in missing if a is not None]
     ends = [b for _, _, b in missing if b is not None]
-    if not spec.minute:
+    if not spec.latest:
         args.append(f"start={min(starts).isoformat()!r}" if starts else "start='YYYY-MM-DD'")
         if ends:
             args.append(f"end={max(ends).isoformat()!r}")

@@ -60,11 +60,19 @@ class Spec:
 
     @property
     def has_symbol(self) -> bool:
-        return self.ep.multi_param == "symbol"
+        """The dataset is one per value of the row's path parameter (a stock's ``symbol``, a
+        futures ``product``); without one (corporate actions) it is a single dataset."""
+        return self.ep.multi_param is not None
 
     @property
     def minute(self) -> bool:
         return self.ds.timeframe in MINUTE_TIMEFRAMES
+
+    @property
+    def latest(self) -> bool:
+        """Minute data the service answers for its latest 30 days only (no date range): a
+        row whose minute timeframes take a checked range syncs windows like daily data."""
+        return self.minute and self.ep.minute_range != "checked"
 
     def lead_days(self) -> int:
         """Calendar days to request before each window so warm-up bars are not lost."""
@@ -91,11 +99,10 @@ def fingerprint(params: Mapping[str, Any]) -> str:
         v = params[k]
         text = ".".join(sorted(v)) if isinstance(v, tuple) else str(v)
         parts.append(f"{k}-{text}")
-    fp = "_".join(parts) or "default"
-    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", fp):
-        raise InvalidParams("Store", "params", f"give a value unusable in a path: {fp!r}",
-                            "letters, digits, '.', '-'")
-    return fp
+    # a character a path cannot hold (contractMonth "1!", "202609/202610") as ~hex: the text
+    # stays one hive-safe directory name, and values that were already safe keep their name
+    return re.sub(r"[^A-Za-z0-9_.\-]", lambda m: f"~{ord(m[0]):02x}", "_".join(parts)) \
+        or "default"
 
 
 def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> Spec:
@@ -170,7 +177,7 @@ def taipei_today() -> dt.date:
 
 def check_range(spec: Spec, start: Any, end: Any, today: dt.date) -> Interval | None:
     name = spec.ep.name
-    if spec.minute:
+    if spec.latest:
         if start is not None or end is not None:
             raise InvalidParams(name, "start", "cannot be set with a minute timeframe (the "
                                 "service returns the latest 30 days; each sync keeps them)",
@@ -216,7 +223,7 @@ def _request(spec: Spec, task: _Task, today: dt.date) -> dict[str, Any]:
     if spec.ds.timeframe is not None:
         p["timeframe"] = spec.ds.timeframe
     if spec.has_symbol:
-        p["symbol"] = task.symbol
+        p[spec.ep.multi_param] = task.symbol  # type: ignore[index]
     if "sort" in spec.ep.param_map:
         p["sort"] = "asc"  # windows come back in key order: fresh partitions need no sort
     lo_name, hi_name = spec.ep.date_range  # type: ignore[misc]

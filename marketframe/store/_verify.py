@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
+from marketframe.endpoints import ENDPOINTS
 from marketframe.store import _io
 from marketframe.store._manifest import (
     MANIFEST,
@@ -122,7 +123,7 @@ def _refetch(store: Store, ds: DatasetId, sym: str, rels: list[str], params: dic
         manifest.drop_symbol(ds, sym)
         manifest.save()
     symbols = None if sym == NO_SYMBOL else sym
-    minute = _io.by_year(ds)
+    minute = _io.by_year(ds) and ENDPOINTS[ds.endpoint].minute_range != "checked"
     for lo, hi in ([(None, None)] if minute else ranges):
         try:
             args = store._check_sync(ds.endpoint, symbols, lo, hi, ds.timeframe, today, params)

@@ -129,8 +129,9 @@ def final_until(timeframe: str | None, today: dt.date,
     refresh = ENDPOINTS[endpoint].refresh_days if endpoint in ENDPOINTS else None
     if refresh is not None:
         return today - dt.timedelta(days=refresh)
-    if timeframe in MINUTE_TIMEFRAMES:
-        return None
+    if timeframe in MINUTE_TIMEFRAMES and (endpoint not in ENDPOINTS or
+                                           ENDPOINTS[endpoint].minute_range != "checked"):
+        return None  # the latest 30 days: rows that age out, never final
     if timeframe == "W":
         return today - dt.timedelta(days=today.weekday()) - _DAY
     if timeframe == "M":

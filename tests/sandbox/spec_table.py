@@ -32,6 +32,11 @@ SNAP_ROW = {"type": "s", "symbol": "s", "name": "s"} | {
 TECH = {"symbol": "s", "from": "s", "to": "s", "timeframe": "s", "data": "a"}
 TECH_REQ = ("symbol", "from", "to", "timeframe", "data")
 OWN_ENV = {"type": "s", "exchange": "s", "market": "s", "symbol": "s", "data": "a"}
+FUTOPT_DAILY_ROW = {
+    "contractMonth": "s", "callPut": "s?", "strikePrice": "n?", "exchange": "s",
+    **{k: "n?" for k in ("openPrice", "highPrice", "lowPrice", "closePrice", "change",
+                         "changePercent", "volumeSpread", "openInterest", "settlementPrice")},
+    "volume": "n"}
 ACTIONS_ENV = {"start_date": "s", "end_date": "s", "sort": "s", "data": "a"}
 
 # name: (path and query, {field: type}, required fields, {row field: type}, required row fields)
@@ -206,4 +211,20 @@ ENDPOINTS: dict[str, tuple[str, dict, tuple, dict, tuple]] = {
             {"foreign": "o?", "trust": "o?", "dealer": "o?", "total": "n?"}),
            ("director_holdings", "2330", {"directors": "a"}),
            ("tdcc_distribution", "2330", {"distributions": "a"}))},
+    # from sdk-parity.md section 2 (the post-#727 contract); volumeSpread: futures rows only
+    "futopt.historical.daily": (
+        "futopt/historical/daily/TXF?date=2026-11-19",
+        {"date": "s", "product": "s", "exchange": "s", "session": "s", "contractMonth": "s",
+         "data": "a"},
+        ("date", "product", "exchange", "session", "data"), FUTOPT_DAILY_ROW,
+        tuple(k for k in FUTOPT_DAILY_ROW if k != "volumeSpread")),
+    "futopt.historical.candles": (
+        "futopt/historical/candles/TXF?contractMonth=1%21&from=2026-10-01&to=2026-11-20"
+        "&timeframe=5&sort=desc",
+        {"product": "s", "contractMonth": "s", "exchange": "s", "session": "s",
+         "timeframe": "s", "sort": "s", "data": "a"},
+        ("product", "exchange", "session", "timeframe", "sort", "data"),
+        {"date": "s", "contractMonth": "s", **{k: "n" for k in (
+            "open", "high", "low", "close", "volume", "average", "transaction", "change")}},
+        ("date", "contractMonth")),
 }
