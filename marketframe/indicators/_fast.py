@@ -43,11 +43,18 @@ class _Plan:
         self.capacity = min(total, max(first, rows) + halo)
         self.rest = x.shape[1:]
         self._bufs: list[Array] = []
+        self._mask: NDArray[np.bool_] | None = None
 
     def buf(self, i: int, rows: int) -> Array:
         while len(self._bufs) <= i:
             self._bufs.append(np.empty((self.capacity,) + self.rest))
         return self._bufs[i][:rows]
+
+    def mask(self, rows: int) -> NDArray[np.bool_]:
+        """A boolean scratch buffer of ``rows`` rows."""
+        if self._mask is None:
+            self._mask = np.empty((self.capacity,) + self.rest, dtype=bool)
+        return self._mask[:rows]
 
 
 def _sums(x: Array, n: int, out: Array, t1: Array, t2: Array) -> Array:
@@ -111,7 +118,8 @@ def bbands(
     """``ref``: the level subtracted before the moments (default: the first bar); when ``x``
     holds several series end to end (each window within one series), ``ref(lo, hi)`` gives
     the per-bar levels of bars ``lo .. hi-1``, chunk by chunk (no whole-column array)."""
-    upper, middle, lower = np.empty_like(x), np.empty_like(x), np.empty_like(x)
+    # one allocation for the three outputs: fewer, larger page runs to fault in
+    upper, middle, lower = np.empty((3,) + x.shape)
     for a in (upper, middle, lower):
         a[: n - 1] = np.nan
     level = x[0].copy()  # used when ref is None
@@ -134,7 +142,10 @@ def bbands(
         var = np.multiply(m1, m1, out=plan.buf(5, rows - n + 1))
         np.subtract(m2, var, out=var)
         m2 *= _NOISE * n
-        var[var <= m2] = 0.0  # rounding noise of a flat window: exactly 0 (see moments)
+        # rounding noise of a flat window: exactly 0 (see moments); a masked copy rather
+        # than boolean indexing (which gathers the mask's positions first)
+        flat = np.less_equal(var, m2, out=plan.mask(rows - n + 1))
+        np.copyto(var, 0.0, where=flat)
         std = np.sqrt(var, out=var)
         std *= scale
         mid = np.add(m1, level if ref is None else levels[g - lo :], out=middle[g:e])
