@@ -113,32 +113,32 @@ def _entering(
     nb: NDArray[np.intp],
     states: Array,
 ) -> Array:
-    """A row per block of ``x``: the (F, S, G) states entering it where it is one of a
-    symbol's body blocks (``nb[g]`` blocks from block ``first[g]``), solved along each
-    symbol on a (blocks, symbols, 3) panel from ``states`` (symbols, 3), the states entering
-    each first block; the other rows keep the block's end states from a zero start.
+    """A row per block of ``x`` (and one spare row at the end): the (F, S, G) states
+    entering it where it is one of a symbol's body blocks (``nb[g]`` blocks from block
+    ``first[g]``), solved along each symbol on a (blocks, symbols, 3) panel from
+    ``states`` (symbols, 3), the states entering each first block; the other rows keep
+    the block's end states from a zero start.
 
-    The panel's column ``g`` is read straight from the column's blocks ``first[g] ..``:
-    past symbol ``g``'s last block it holds later blocks, which the causal recursion along
-    the column never carries back, and which are not written back."""
+    Panel cells past a symbol's last block all read (zeros) from and write back to the
+    spare row: one take and one put, no mask or index gathering."""
     n = x.shape[0]
     full = n // BLOCK
-    ends = np.empty((-(-n // BLOCK), 3))  # end states of each block from a zero start
+    blocks = -(-n // BLOCK)
+    ends = np.empty((blocks + 1, 3))  # end states of each block from a zero start
     matmul_rows(x[: full * BLOCK].reshape(full, BLOCK), fused.from_inputs, out=ends[:full])
-    if full < ends.shape[0]:
+    if full < blocks:
         pad = np.zeros(BLOCK)
         pad[: n - full * BLOCK] = x[full * BLOCK :]
         ends[full] = pad @ fused.from_inputs
-    widest = int(nb.max())
-    block = first[None, :] + np.arange(widest)[:, None]  # (blocks, symbols)
-    np.minimum(block, ends.shape[0] - 1, out=block)
+    ends[blocks] = 0.0
+    steps = np.arange(int(nb.max()))[:, None]
+    block = np.where(steps < nb[None, :], first[None, :] + steps, blocks)  # (blocks, symbols)
     # local end states, (blocks, symbols, 3); moved as 24-byte records (numpy's fancy
     # indexing of 3-wide rows is several times slower)
     panel = np.take(_records(ends), block).view(np.float64).reshape(block.shape + (3,))
     _along(panel, ks, fused, states)
-    body = np.flatnonzero(np.arange(widest)[:, None] < nb[None, :])
     # back into ``ends`` (no new whole-column array: fresh pages cost more than the copy)
-    np.put(_records(ends), block.reshape(-1)[body], _records(panel).reshape(-1)[body])
+    np.put(_records(ends), block, _records(panel))
     return ends
 
 
