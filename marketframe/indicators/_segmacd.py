@@ -62,7 +62,8 @@ def macd(
     widest = int(nb.max()) if len(nb) else 0
     if widest * len(live) > 4 * total + 4096:
         return None
-    # one allocation for the three outputs: fewer, larger page runs to fault in
+    # one allocation for the three outputs (fewer, larger page runs to fault in; the
+    # accessor attaches the three together: columns over one buffer)
     out = tuple(np.empty((3, n)))
     if n == 0:
         return out  # type: ignore[return-value]
