@@ -164,10 +164,9 @@ def test_macd_exact_between_far_apart_price_levels(
     rng = np.random.default_rng(21)
     lengths = [700, 35, 900, 36, 50, 1000, 34, 640]
     levels = [1e6, 1e-3, 2e-3, 5e5, 1e-2, 3e-3, 1e6, 1e-3]
-    c = np.concatenate(
-        [v * np.exp(np.cumsum(rng.normal(0, 0.02, n))) for v, n in zip(levels, lengths)]
-    )
-    for name, make in MACDS:
+    walks = [np.exp(np.cumsum(rng.normal(0, 0.02, n))) for n in lengths]
+    c = np.concatenate([v * w for v, w in zip(levels, walks, strict=True)])
+    for _, make in MACDS:
         compare(make(), {"high": c, "low": c, "close": c}, lengths, 1e-12)
 
 
