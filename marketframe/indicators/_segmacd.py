@@ -70,12 +70,11 @@ def macd(
     kf, ks, kg = (2.0 / (p + 1) for p in (fast_n, slow, signal))
     fused = _fused(kf, ks, kg)
     head = np.where(nb > 0, BLOCK * first - starts, lengths)  # bars from the head panel
-    rows = int(head.max())
-    grid = starts[:, None] + np.arange(rows)[None, :]
-    ok = np.arange(rows)[None, :] < head[:, None]
-    panel = np.zeros((len(starts), rows))  # zeros past a symbol's end: causal, harmless
-    panel[ok] = x[grid[ok]]
-    panel = np.ascontiguousarray(panel.T)
+    rows = np.arange(int(head.max()))[:, None]
+    cells = np.flatnonzero(rows < head[None, :])  # the (rows, symbols) head cells in use
+    bars = (starts[None, :] + rows).reshape(-1)[cells]  # and their rows in the column
+    panel = np.zeros((rows.shape[0], len(starts)))  # zeros past a symbol's end: causal
+    np.put(panel, cells, x.take(bars))
     heads = kernel(panel)
     # a row per block: (F, S, G) entering it where it is a symbol's body block (elsewhere
     # finite values that only reach head bars, written below)
@@ -96,7 +95,7 @@ def macd(
         entering = np.zeros((-(-n // BLOCK), 3))
     _run(x, fused, entering, out)
     for o, h in zip(out, heads, strict=True):
-        o[grid[ok]] = h.T[ok]
+        np.put(o, bars, h.take(cells))
     return out  # type: ignore[return-value]
 
 
