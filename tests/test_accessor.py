@@ -365,3 +365,50 @@ def test_unsorted_frames_with_many_distinct_times(backend: str, layout: str) -> 
     want = want.loc[df.index]
     out = to_pandas(CASES["ema"][0](to_backend(df.reset_index(drop=True), backend)), backend)
     np.testing.assert_allclose(out["ema_4"].to_numpy(dtype=float), want["ema_4"], equal_nan=True)
+
+
+@pytest.mark.parametrize("gap", [False, True], ids=["segmented", "nan-run"])
+@pytest.mark.parametrize("backend", ["pandas", "polars"])
+def test_macd_and_bbands_match_talib_per_symbol(backend: str, gap: bool) -> None:
+    # the whole-column kernels (no NaN) or the panel path (a NaN run), on shuffled rows of
+    # symbols of very different lengths and price levels, equal TA-Lib on each symbol's
+    # date-sorted closes after its warm-up, mapped back to the user's row order
+    talib = pytest.importorskip("talib")
+    rng = np.random.default_rng(5)
+    lengths = [40, 1500, 34, 700, 35, 1200, 90]
+    levels = [1e5, 0.02, 3e3, 0.5, 7e4, 12.0, 1e-2]
+    parts = []
+    for i, (n, v) in enumerate(zip(lengths, levels, strict=True)):
+        close = v * np.exp(np.cumsum(rng.normal(0, 0.02, n)))
+        if gap and i == 3:
+            close[300:310] = np.nan
+        parts.append(
+            pd.DataFrame(
+                {
+                    "symbol": f"S{i}",
+                    "date": pd.bdate_range("2015-01-01", periods=n),
+                    "close": close,
+                }
+            )
+        )
+    df = pd.concat(parts, ignore_index=True).sample(frac=1.0, random_state=1)
+    out = to_pandas(to_backend(df, backend).md.macd().md.bbands(), backend)
+    out.index = df.index
+    for i, v in enumerate(levels):
+        rows = df.index[df["symbol"] == f"S{i}"]
+        g = out.loc[rows].sort_values("date")
+        c = g["close"].to_numpy()
+        want = {
+            "macd": talib.MACD(c, 12, 26, 9),
+            "bb": talib.BBANDS(c, 20, 2, 2, talib.MA_Type.SMA),
+        }
+        got = {
+            "macd": [g[f"{p}_12_26_9"] for p in ("macd", "macd_signal", "macd_hist")],
+            "bb": [g[f"bb_{p}_20_2"] for p in ("upper", "middle", "lower")],
+        }
+        for key in want:
+            for w, o in zip(want[key], got[key], strict=True):
+                o = o.to_numpy(dtype=float, na_value=np.nan)
+                ok = ~np.isnan(w)  # past TA-Lib's warm-up and the NaN run
+                assert ok.sum() > 0 or len(c) < 34
+                np.testing.assert_allclose(o[ok], w[ok], rtol=0, atol=1e-9 * v * 3)

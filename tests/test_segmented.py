@@ -149,3 +149,36 @@ def test_macd_very_ragged_lengths_take_the_repair_path(name: str, make: Any) -> 
     starts = np.cumsum([0, *lengths[:-1]])
     assert _segmacd.macd(c, starts, np.array(lengths), 12, 26, 9, "sma", 25, None) is None
     compare(make(), {"high": c, "low": c, "close": c}, lengths, 1e-10)
+
+
+@pytest.mark.parametrize("steps", [512, 2], ids=["stepped", "blocked"])
+def test_macd_exact_between_far_apart_price_levels(
+    monkeypatch: pytest.MonkeyPatch, steps: int
+) -> None:
+    # each symbol's panel column reads on past its last block into the next symbols'
+    # blocks (a million times its price here) and the spare row: none of it may reach its
+    # own values, which must equal the symbol alone to 1e-12 of its level
+    from marketframe.indicators import _segmacd
+
+    monkeypatch.setattr(_segmacd, "_STEPS", steps)
+    rng = np.random.default_rng(21)
+    lengths = [700, 35, 900, 36, 50, 1000, 34, 640]
+    levels = [1e6, 1e-3, 2e-3, 5e5, 1e-2, 3e-3, 1e6, 1e-3]
+    walks = [np.exp(np.cumsum(rng.normal(0, 0.02, n))) for n in lengths]
+    c = np.concatenate([v * w for v, w in zip(levels, walks, strict=True)])
+    for _, make in MACDS:
+        compare(make(), {"high": c, "low": c, "close": c}, lengths, 1e-12)
+
+
+@pytest.mark.parametrize("n", range(1, 41))
+def test_window_sums_with_a_third_buffer_are_bit_identical(n: int) -> None:
+    # the third scratch buffer only saves a pass: the same additions in the same order
+    from marketframe.indicators._fast import _sums
+
+    x = np.random.default_rng(n).normal(0, 1, 300) * 1e3
+    rows = x.shape[0]
+    spare = [np.full(rows, np.nan) for _ in range(3)]
+    two = _sums(x, n, np.empty(rows - n + 1), spare[0], spare[1])
+    three = _sums(x, n, np.empty(rows - n + 1), *spare)
+    np.testing.assert_array_equal(three, two)
+    np.testing.assert_allclose(three, np.convolve(x, np.ones(n), "valid"), rtol=1e-12, atol=1e-9)

@@ -43,35 +43,57 @@ class _Plan:
         self.capacity = min(total, max(first, rows) + halo)
         self.rest = x.shape[1:]
         self._bufs: list[Array] = []
+        self._mask: NDArray[np.bool_] | None = None
 
     def buf(self, i: int, rows: int) -> Array:
         while len(self._bufs) <= i:
             self._bufs.append(np.empty((self.capacity,) + self.rest))
         return self._bufs[i][:rows]
 
+    def mask(self, rows: int) -> NDArray[np.bool_]:
+        """A boolean scratch buffer of ``rows`` rows."""
+        if self._mask is None:
+            self._mask = np.empty((self.capacity,) + self.rest, dtype=bool)
+        return self._mask[:rows]
 
-def _sums(x: Array, n: int, out: Array, t1: Array, t2: Array) -> Array:
-    """out = sums of every n consecutive rows of x (doubling; see ``_rolling.sums``)."""
+
+def _sums(
+    x: Array, n: int, out: Array, t1: Array, t2: Array, t3: Array | None = None
+) -> Array:
+    """out = sums of every n consecutive rows of x (doubling; see ``_rolling.sums``).
+
+    With a third scratch buffer ``t3`` the first two partial sums are added straight into
+    ``out`` (rather than the first copied there and the second added): the same additions
+    in the same order, one pass less."""
     count = x.shape[0] - n + 1
-    first, offset, width, remaining = True, 0, 1, n
-    piece, spare = x, (t1, t2)
-    flip = 0
+    spare = (t1, t2) if t3 is None else (t1, t2, t3)
+    offset, width, remaining = 0, 1, n
+    piece, at = x, -1  # the current doubled sums, and which spare holds them (-1: x)
+    held, held_at = None, -1  # a first partial sum not yet in out (with t3 only)
+    written = False
     while True:
         if remaining & 1:
             part = piece[offset : offset + count]
-            if first:
-                np.copyto(out, part)
-                first = False
-            else:
+            if held is not None:
+                np.add(held, part, out=out)
+                held, held_at, written = None, -1, True
+            elif written:
                 np.add(out, part, out=out)
+            elif t3 is not None:
+                held, held_at = part, at
+            else:
+                np.copyto(out, part)
+                written = True
             offset += width
         remaining >>= 1
         if not remaining:
+            if held is not None:
+                np.copyto(out, held)
             return out
-        dst = spare[flip][: piece.shape[0] - width]
-        flip ^= 1
+        k = next(i for i in range(len(spare)) if i not in (at, held_at))
+        dst = spare[k][: piece.shape[0] - width]
         np.add(piece[:-width], piece[width:], out=dst)
-        piece = dst
+        piece, at = dst, k
         width *= 2
 
 
@@ -96,7 +118,8 @@ def sma(x: Array, n: int) -> Array:
         lo = max(0, s - n + 1)
         if e - lo >= n:
             rows = e - lo
-            res = _sums(x[lo:e], n, out[lo + n - 1 : e], plan.buf(0, rows), plan.buf(1, rows))
+            t1, t2, t3 = plan.buf(0, rows), plan.buf(1, rows), plan.buf(2, rows)
+            res = _sums(x[lo:e], n, out[lo + n - 1 : e], t1, t2, t3)
             res *= 1.0 / n
     return out
 
@@ -107,11 +130,17 @@ def bbands(
     mult: float,
     ddof: int,
     ref: Callable[[int, int], Array] | None = None,
+    out: Array | None = None,
 ) -> tuple[Array, Array, Array]:
     """``ref``: the level subtracted before the moments (default: the first bar); when ``x``
     holds several series end to end (each window within one series), ``ref(lo, hi)`` gives
-    the per-bar levels of bars ``lo .. hi-1``, chunk by chunk (no whole-column array)."""
-    upper, middle, lower = np.empty_like(x), np.empty_like(x), np.empty_like(x)
+    the per-bar levels of bars ``lo .. hi-1``, chunk by chunk (no whole-column array).
+    ``out``: a ``(3,) + x.shape`` array for upper, middle and lower (default: three new
+    arrays, so that keeping one does not keep the others' memory)."""
+    if out is None:
+        upper, middle, lower = np.empty_like(x), np.empty_like(x), np.empty_like(x)
+    else:
+        upper, middle, lower = out
     for a in (upper, middle, lower):
         a[: n - 1] = np.nan
     level = x[0].copy()  # used when ref is None
@@ -126,15 +155,20 @@ def bbands(
         t1, t2 = plan.buf(0, rows), plan.buf(1, rows)
         levels = level if ref is None else ref(lo, e)
         d = np.subtract(x[lo:e], levels, out=plan.buf(2, rows))
-        m1 = _sums(d, n, plan.buf(3, rows - n + 1), t1, t2)
+        t3 = plan.buf(6, rows)
+        m1 = _sums(d, n, plan.buf(3, rows - n + 1), t1, t2, t3)
         m1 *= 1.0 / n
         np.multiply(d, d, out=d)
-        m2 = _sums(d, n, plan.buf(4, rows - n + 1), t1, t2)
+        m2 = _sums(d, n, plan.buf(4, rows - n + 1), t1, t2, t3)
         m2 *= 1.0 / n
         var = np.multiply(m1, m1, out=plan.buf(5, rows - n + 1))
         np.subtract(m2, var, out=var)
         m2 *= _NOISE * n
-        var[var <= m2] = 0.0  # rounding noise of a flat window: exactly 0 (see moments)
+        # rounding noise of a flat window: exactly 0 (see moments); a masked copy rather
+        # than boolean indexing (which gathers the mask's positions first)
+        flat = np.less_equal(var, m2, out=plan.mask(rows - n + 1))
+        if flat.any():
+            np.copyto(var, 0.0, where=flat)
         std = np.sqrt(var, out=var)
         std *= scale
         mid = np.add(m1, level if ref is None else levels[g - lo :], out=middle[g:e])
@@ -300,12 +334,13 @@ def kdj(
         rg = g0 + n - 1  # bar of r[0]
         if sma_smoothing:
             if count >= m1:
-                k = _sums(r, m1, plan.buf(5, count - m1 + 1), t1, t2)
+                t3 = plan.buf(7, count)
+                k = _sums(r, m1, plan.buf(5, count - m1 + 1), t1, t2, t3)
                 k *= 1.0 / m1
                 kg = rg + m1 - 1
                 k_out[max(s, kg) : e] = k[max(s, kg) - kg :]
                 if k.shape[0] >= m2:
-                    d = _sums(k, m2, plan.buf(6, k.shape[0] - m2 + 1), t1, t2)
+                    d = _sums(k, m2, plan.buf(6, k.shape[0] - m2 + 1), t1, t2, t3)
                     d *= 1.0 / m2
                     dg = kg + m2 - 1
                     d_out[max(s, dg) : e] = d[max(s, dg) - dg :]

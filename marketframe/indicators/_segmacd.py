@@ -23,6 +23,7 @@ Very ragged lengths (a (blocks, symbols) panel mostly padding) are left to the c
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -61,36 +62,47 @@ def macd(
     widest = int(nb.max()) if len(nb) else 0
     if widest * len(live) > 4 * total + 4096:
         return None
-    out = tuple(np.empty_like(x) for _ in range(3))
+    # one allocation for the three outputs (fewer, larger page runs to fault in; the
+    # accessor attaches the three together: columns over one buffer)
+    out = tuple(np.empty((3, n)))
     if n == 0:
         return out  # type: ignore[return-value]
     kf, ks, kg = (2.0 / (p + 1) for p in (fast_n, slow, signal))
-    fused = FusedMacd(kf, ks, kg, *(Recursion(1.0 - k) for k in (kf, ks, kg)))
-    blocks = -(-n // BLOCK)
-    # the states entering each body block (0 elsewhere: those rows are heads, redone below)
-    entering = np.zeros((3, blocks))
+    fused = _fused(kf, ks, kg)
     head = np.where(nb > 0, BLOCK * first - starts, lengths)  # bars from the head panel
-    rows = int(head.max())
-    grid = starts[:, None] + np.arange(rows)[None, :]
-    ok = np.arange(rows)[None, :] < head[:, None]
-    panel = np.zeros((len(starts), rows))  # zeros past a symbol's end: causal, harmless
-    panel[ok] = x[grid[ok]]
-    panel = np.ascontiguousarray(panel.T)
+    rows = np.arange(int(head.max()))[:, None]
+    cells = np.flatnonzero(rows < head[None, :])  # the (rows, symbols) head cells in use
+    bars = (starts[None, :] + rows).reshape(-1)[cells]  # and their rows in the column
+    panel = np.zeros((rows.shape[0], len(starts)))  # zeros past a symbol's end: causal
+    np.put(panel, cells, x.take(bars))
     heads = kernel(panel)
+    # a row per block: (F, S, G) entering it where it is a symbol's body block (elsewhere
+    # finite values that only reach head bars, written below)
     if total:
         at = head[live] - 1  # each body's last head bar: the states entering its first block
         cols = np.arange(len(live))
         sub = np.ascontiguousarray(panel[:, live])
-        states = (
-            fast.ema(sub, fast_n, seed, fast_start)[at, cols],
-            fast.ema(sub, slow, seed, slow_start)[at, cols],
-            heads[1][at, live],
+        states = np.stack(
+            (
+                fast.ema(sub, fast_n, seed, fast_start)[at, cols],
+                fast.ema(sub, slow, seed, slow_start)[at, cols],
+                heads[1][at, live],
+            ),
+            axis=1,
         )
-        _entering(x, fused, (kf, ks, kg), first[live], nb[live], states, entering)
+        entering = _entering(x, fused, (kf, ks, kg), first[live], nb[live], states)
+    else:  # no symbol is longer than its head
+        entering = np.zeros((-(-n // BLOCK), 3))
     _run(x, fused, entering, out)
     for o, h in zip(out, heads, strict=True):
-        o[grid[ok]] = h.T[ok]
+        np.put(o, bars, h.take(cells))
     return out  # type: ignore[return-value]
+
+
+@functools.lru_cache(maxsize=8)
+def _fused(kf: float, ks: float, kg: float) -> FusedMacd:
+    """The fused weights for these coefficients (built once: a 19 x 16 Python loop)."""
+    return FusedMacd(kf, ks, kg, *(Recursion(1.0 - k) for k in (kf, ks, kg)))
 
 
 def _entering(
@@ -99,77 +111,85 @@ def _entering(
     ks: tuple[float, float, float],
     first: NDArray[np.intp],
     nb: NDArray[np.intp],
-    states: tuple[Array, Array, Array],
-    entering: Array,
-) -> None:
-    """Write the (F, S, G) states entering each body block (``nb[g]`` blocks from block
-    ``first[g]``) into ``entering``, solved along each symbol on (blocks, symbols) panels."""
+    states: Array,
+) -> Array:
+    """A row per block of ``x`` (and one spare row at the end): the (F, S, G) states
+    entering it where it is one of a symbol's body blocks (``nb[g]`` blocks from block
+    ``first[g]``), solved along each symbol on a (blocks, symbols, 3) panel from
+    ``states`` (symbols, 3), the states entering each first block; the other rows keep
+    the block's end states from a zero start.
+
+    Panel cells past a symbol's last block all read (zeros) from and write back to the
+    spare row: one take and one put, no mask or index gathering."""
     n = x.shape[0]
     full = n // BLOCK
-    ends = np.empty((entering.shape[1], 3))  # end states of each block from a zero start
+    blocks = -(-n // BLOCK)
+    ends = np.empty((blocks + 1, 3))  # end states of each block from a zero start
     matmul_rows(x[: full * BLOCK].reshape(full, BLOCK), fused.from_inputs, out=ends[:full])
-    if full < ends.shape[0]:
+    if full < blocks:
         pad = np.zeros(BLOCK)
         pad[: n - full * BLOCK] = x[full * BLOCK :]
         ends[full] = pad @ fused.from_inputs
-    local = np.ascontiguousarray(ends.T)
-    del ends  # (peak memory: the block arrays are each 3/16 of the column)
-    total, widest, syms = int(nb.sum()), int(nb.max()), len(nb)
-    owner = np.repeat(np.arange(syms), nb)
-    pos = np.arange(total) - np.repeat(np.cumsum(nb) - nb, nb)  # block's place in its symbol
-    block = first[owner] + pos
-    cell = pos * syms + owner  # the block's cell in a (blocks, symbols) panel, flattened
-    del owner, pos
-    panels = np.zeros((3, widest, syms))  # local end states, (blocks, symbols) each
-    got = np.empty(total)
-    for k in range(3):
-        panels[k].reshape(-1)[cell] = np.take(local[k], block, out=got)
-    _along(panels, ks, fused, states)
-    for k in range(3):
-        entering[k, block] = np.take(panels[k].reshape(-1), cell, out=got)
+    ends[blocks] = 0.0
+    steps = np.arange(int(nb.max()))[:, None]
+    block = np.where(steps < nb[None, :], first[None, :] + steps, blocks)  # (blocks, symbols)
+    # local end states, (blocks, symbols, 3); moved as 24-byte records (numpy's fancy
+    # indexing of 3-wide rows is several times slower)
+    panel = np.take(_records(ends), block).view(np.float64).reshape(block.shape + (3,))
+    _along(panel, ks, fused, states)
+    # back into ``ends`` (no new whole-column array: fresh pages cost more than the copy)
+    np.put(_records(ends), block, _records(panel))
+    return ends
 
 
-def _along(
-    panels: Array, ks: tuple[float, float, float], fused: FusedMacd, states: tuple[Array, ...]
-) -> None:
-    """Replace the local end states of each symbol's blocks, ``panels[k][b]``, by the states
-    entering the blocks: the block ends obey ``c[b] = a**16 c[b-1] + local[b]`` (G also
-    driven by the F and S entering the block), from the head's states. Step by step along
-    the blocks, all symbols at once; long symbols (over ``_STEPS`` blocks) as a blocked
-    recursion on the panel."""
+def _records(a: Array) -> NDArray[np.void]:
+    """A C-contiguous (..., 3) float array as (...) records of its rows (a view)."""
+    return a.view(_ROW)[..., 0]
+
+
+_ROW = np.dtype((np.void, 24))
+
+
+def _along(panel: Array, ks: tuple[float, float, float], fused: FusedMacd, states: Array) -> None:
+    """Replace the local end states of each symbol's blocks, ``panel[b, g]`` (F, S, G), by
+    the states entering the blocks: the block ends obey ``c[b] = a**16 c[b-1] + local[b]``
+    (G also driven by the F and S entering the block), from the head's ``states``. Step by
+    step along the blocks, all symbols at once (one 3 x 3 product a step); long symbols
+    (over ``_STEPS`` blocks) as a blocked recursion on the panel."""
     af, as_, ag = ((1.0 - k) ** BLOCK for k in ks)
-    f, s, g = (st.copy() for st in states)
-    if panels.shape[1] <= _STEPS:
-        for row in range(panels.shape[1]):
-            lf, ls, lg = panels[0, row].copy(), panels[1, row].copy(), panels[2, row].copy()
-            panels[0, row], panels[1, row], panels[2, row] = f, s, g
-            g = ag * g + lg + fused.f_to_g * f + fused.s_to_g * s
-            f = af * f + lf
-            s = as_ * s + ls
+    if panel.shape[0] <= _STEPS:
+        # state @ step: F and S decay on their own, G decays and is driven by them
+        step = np.array([[af, 0.0, fused.f_to_g], [0.0, as_, fused.s_to_g], [0.0, 0.0, ag]])
+        state, nxt = states.copy(), np.empty_like(states)
+        for row in panel:
+            np.matmul(state, step, out=nxt)
+            nxt += row
+            row[...] = state
+            state, nxt = nxt, state
         return
-    for k, a, st in ((0, af, f), (1, as_, s)):
-        _shifted(panels[k], a, st)
-    panels[2] += fused.f_to_g * panels[0] + fused.s_to_g * panels[1]
-    _shifted(panels[2], ag, g)
+    for k, a in ((0, af), (1, as_)):
+        _shifted(panel[:, :, k], a, states[:, k])
+    panel[:, :, 2] += fused.f_to_g * panel[:, :, 0] + fused.s_to_g * panel[:, :, 1]
+    _shifted(panel[:, :, 2], ag, states[:, 2])
 
 
 _STEPS = 512  # blocks per symbol up to which the states are stepped rather than solved
 
 
 def _shifted(p: Array, a: float, state: Array) -> None:
-    """``p[b]`` (local block ends) replaced by ``c[b-1]``, ``c[b] = a c[b-1] + p[b]``,
-    ``c[-1] = state``."""
+    """``p[b]`` (local block ends; a view) replaced by ``c[b-1]``, ``c[b] = a c[b-1] +
+    p[b]``, ``c[-1] = state``."""
     rec = Recursion(a, (p.shape[1],))
     rec.carry = state.copy()
-    ends = np.empty_like(p)
-    rec(p, ends)
+    ends = np.empty(p.shape)
+    rec(np.ascontiguousarray(p), ends)
     p[0] = state
     p[1:] = ends[:-1]
 
 
 def _run(x: Array, fused: FusedMacd, entering: Array, out: tuple[Array, ...]) -> None:
-    """Line, signal and histogram of every block from its inputs and entering states,
-    straight into ``out`` (chunk by chunk, in cache)."""
+    """Line, signal and histogram of every block from its inputs and entering states
+    (``entering``: a row per block), straight into ``out`` (chunk by chunk, in cache)."""
     n = x.shape[0]
     full = n // BLOCK
     w_line = np.vstack([fused.w_line[3:], fused.w_line[:3]])  # inputs first, then states
@@ -180,7 +200,7 @@ def _run(x: Array, fused: FusedMacd, entering: Array, out: tuple[Array, ...]) ->
         m = min(CHUNK_BLOCKS, full - c0)
         span = slice(c0 * BLOCK, (c0 + m) * BLOCK)
         u[:m, :BLOCK] = x[span].reshape(m, BLOCK)
-        u[:m, BLOCK:] = entering[:, c0 : c0 + m].T
+        u[:m, BLOCK:] = entering[c0 : c0 + m]
         matmul_rows(u[:m], w_line, out=line[span].reshape(m, BLOCK))
         matmul_rows(u[:m], w_sig, out=sig[span].reshape(m, BLOCK))
         np.subtract(line[span], sig[span], out=hist[span])
@@ -188,7 +208,7 @@ def _run(x: Array, fused: FusedMacd, entering: Array, out: tuple[Array, ...]) ->
     if rest:  # the last, partial block: padded with zeros (causal: harmless)
         tail = np.zeros(BLOCK + 3)
         tail[:rest] = x[full * BLOCK :]
-        tail[BLOCK:] = entering[:, full]
+        tail[BLOCK:] = entering[full]
         ln, sg = tail @ w_line, tail @ w_sig
         line[full * BLOCK :] = ln[:rest]
         sig[full * BLOCK :] = sg[:rest]

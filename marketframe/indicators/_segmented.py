@@ -25,6 +25,7 @@ per-symbol kernels to rounding (tested against them).
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -88,12 +89,15 @@ class Segments:
     def first_values(self, x: Array) -> Callable[[int, int], Array]:
         """``f(lo, hi)``: each row's segment's first value, for rows ``lo .. hi-1``."""
         firsts, starts = x[self.starts], self.starts
+        bounds = starts.tolist()  # bisect on a list: no numpy call per lookup
 
         def levels(lo: int, hi: int) -> Array:
-            i0 = int(np.searchsorted(starts, lo, "right")) - 1  # the segment holding lo
-            i1 = int(np.searchsorted(starts, hi, "left"))  # past the last one before hi
-            ends = np.append(starts[i0 + 1 : i1], hi)
-            return np.repeat(firsts[i0:i1], np.diff(ends, prepend=lo))
+            i0 = bisect.bisect_right(bounds, lo) - 1  # the segment holding lo
+            i1 = bisect.bisect_left(bounds, hi)  # past the last one before hi
+            edges = np.empty(i1 - i0 + 1, dtype=np.intp)  # lo, the starts inside, hi
+            edges[1:-1] = starts[i0 + 1 : i1]
+            edges[0], edges[-1] = lo, hi
+            return np.repeat(firsts[i0:i1], edges[1:] - edges[:-1])
 
         return levels
 
@@ -155,7 +159,9 @@ def sma(x: Array, seg: Segments, n: int) -> Array:
 
 
 def bbands(x: Array, seg: Segments, n: int, mult: float, ddof: int) -> tuple[Array, ...]:
-    out = fast.bbands(x, n, mult, ddof, ref=seg.first_values(x))
+    # the three bands in one allocation (fewer, larger page runs to fault in; the accessor
+    # attaches the three together: columns over one buffer)
+    out = fast.bbands(x, n, mult, ddof, ref=seg.first_values(x), out=np.empty((3,) + x.shape))
     for o in out:
         seg.heads(o, n - 1)
     return out
