@@ -100,7 +100,8 @@ def test_bad_key_and_subscribing_before_auth(sb) -> None:
 
     early, bad = run(session(sb, script))
     assert early["event"] == "error" and "auth" in early["data"]["message"]
-    assert bad == {"event": "error", "data": {"message": "Invalid authentication credentials"}}
+    assert bad == {"event": "error", "data": {"message": "Invalid authentication credentials"},
+                   "code": 1000}
 
 
 def test_subscriptions_lifecycle_and_errors(sb) -> None:
