@@ -281,3 +281,16 @@ def test_commands_use_whichever_credential_variable_is_set(
             with pytest.raises(PlanError):  # the basic plan's token, not the sandbox's key
                 c.stock.snapshot.quotes(market="TSE")
         monkeypatch.delenv(ENV[kind])
+
+
+@pytest.mark.parametrize("kind", ["bearer_token", "sdk_token"])
+def test_a_stream_made_without_a_client_takes_any_kind(sandbox: Any, kind: str) -> None:
+    from marketframe.stream import Stream, ws_url
+
+    url = ws_url(sandbox.base_url)
+    with Stream(None, url, **{kind: sandbox.credentials[kind]["advanced"]},
+                connect_timeout=10, reply_timeout=10) as s:
+        s.subscribe("trades", "2330")
+        assert s.next_batch(timeout=30) is not None
+    with pytest.raises(ConfigurationError, match="several credentials"):
+        Stream("k", url, **{kind: "t"})
