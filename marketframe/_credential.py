@@ -2,13 +2,9 @@
 
 The service (and the official SDKs) accept three kinds of credential (sdk-parity.md §6):
 
-============== ============================== ===========================
-kind           REST header                    WebSocket ``auth`` data
-============== ============================== ===========================
-``api_key``    ``X-API-KEY: <key>``           ``{"apikey": <key>}``
-``bearer_token`` ``Authorization: Bearer <t>`` ``{"token": <t>}``
-``sdk_token``  ``X-SDK-TOKEN: <t>``           ``{"sdkToken": <t>}``
-============== ============================== ===========================
+- ``api_key``: REST header ``X-API-KEY: <key>``, WebSocket ``auth`` data ``{"apikey": <key>}``;
+- ``bearer_token``: ``Authorization: Bearer <token>``, ``{"token": <token>}``;
+- ``sdk_token``: ``X-SDK-TOKEN: <token>``, ``{"sdkToken": <token>}``.
 
 :func:`resolve` picks the one credential of a client, from its arguments or else from the
 environment, and refuses none or several with a :class:`ConfigurationError` before anything is
