@@ -223,22 +223,29 @@ def test_no_secret_in_the_parquet_store(sandbox: Any, kind: str, tmp_path: Path)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_each_kind_authenticates_the_stream(sandbox: Any, kind: str) -> None:
-    with _client(sandbox, kind) as c, c.stream(connect_timeout=10, reply_timeout=10) as s:
-        s.subscribe("trades", "2330")
-        batch = s.next_batch(timeout=30)
-        assert batch is not None and batch.channel == "trades" and batch.num_rows > 0
+def test_each_kind_authenticates_the_stream(sandbox: Any, kind: str,
+                                            caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG):
+        with _client(sandbox, kind) as c, c.stream(connect_timeout=10, reply_timeout=10) as s:
+            s.subscribe("trades", "2330")
+            batch = s.next_batch(timeout=30)
+            assert batch is not None and batch.channel == "trades" and batch.num_rows > 0
+            shown = repr(s) + repr(s.stats) + repr(s.malformed)
+    secret = sandbox.credentials[kind]["advanced"]
+    assert secret not in caplog.text + shown
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_wrong_stream_credential_raises_without_showing_it(sandbox: Any, kind: str) -> None:
+def test_a_wrong_stream_credential_raises_without_showing_it(
+        sandbox: Any, kind: str, caplog: pytest.LogCaptureFixture) -> None:
     secret = f"not-a-{kind}-0123456789"
-    with Client(**{kind: secret}, base_url=sandbox.base_url, cache=False) as bad:
+    with caplog.at_level(logging.DEBUG), \
+            Client(**{kind: secret}, base_url=sandbox.base_url, cache=False) as bad:
         s = bad.stream(connect_timeout=5, reply_timeout=5)
         with pytest.raises(StreamAuthError) as info:
             s.connect()
     assert "Invalid authentication credentials" in str(info.value)
-    assert secret not in str(info.value) + repr(info.value) + repr(s)
+    assert secret not in str(info.value) + repr(info.value) + repr(s) + caplog.text
 
 
 @pytest.mark.parametrize(("field", "kind"), [("apikey", "api_key"), ("token", "bearer_token"),
