@@ -27,7 +27,6 @@ log = logging.getLogger("marketframe.sandbox")
 
 PREFIX = "/marketdata/v1.0"
 
-
 MESSAGES = {
     401: "Unauthorized",
     403: "Forbidden",
