@@ -226,9 +226,9 @@ def test_no_secret_in_the_parquet_store(sandbox: Any, kind: str, tmp_path: Path)
 def test_each_kind_authenticates_the_stream(sandbox: Any, kind: str,
                                             caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.DEBUG):
-        with _client(sandbox, kind) as c, c.stream(connect_timeout=10, reply_timeout=10) as s:
+        with _client(sandbox, kind) as c, c.stream(connect_timeout=60, reply_timeout=60) as s:
             s.subscribe("trades", "2330")
-            batch = s.next_batch(timeout=30)
+            batch = s.next_batch(timeout=60)
             assert batch is not None and batch.channel == "trades" and batch.num_rows > 0
             shown = repr(s) + repr(s.stats) + repr(s.malformed)
     secret = sandbox.credentials[kind]["advanced"]
@@ -241,7 +241,7 @@ def test_a_wrong_stream_credential_raises_without_showing_it(
     secret = f"not-a-{kind}-0123456789"
     with caplog.at_level(logging.DEBUG), \
             Client(**{kind: secret}, base_url=sandbox.base_url, cache=False) as bad:
-        s = bad.stream(connect_timeout=5, reply_timeout=5)
+        s = bad.stream(connect_timeout=60, reply_timeout=60)
         with pytest.raises(StreamAuthError) as info:
             s.connect()
     assert "Invalid authentication credentials" in str(info.value)
@@ -261,8 +261,8 @@ def test_the_sandbox_ws_auth_fields_and_its_refusal(sandbox: Any, field: str,
     async def auth(data: dict[str, str]) -> tuple[Any, Any]:
         async with aiohttp.ClientSession() as http, http.ws_connect(ws_url) as ws:
             await ws.send_json({"event": "auth", "data": data})
-            reply = await ws.receive_json(timeout=10)
-            after = await ws.receive(timeout=10) if reply["event"] == "error" else None
+            reply = await ws.receive_json(timeout=60)
+            after = await ws.receive(timeout=60) if reply["event"] == "error" else None
             return reply, after
 
     ok, _ = asyncio.run(auth({field: value}))
@@ -296,8 +296,8 @@ def test_a_stream_made_without_a_client_takes_any_kind(sandbox: Any, kind: str) 
 
     url = ws_url(sandbox.base_url)
     with Stream(None, url, **{kind: sandbox.credentials[kind]["advanced"]},
-                connect_timeout=10, reply_timeout=10) as s:
+                connect_timeout=60, reply_timeout=60) as s:
         s.subscribe("trades", "2330")
-        assert s.next_batch(timeout=30) is not None
+        assert s.next_batch(timeout=60) is not None
     with pytest.raises(ConfigurationError, match="several credentials"):
         Stream("k", url, **{kind: "t"})

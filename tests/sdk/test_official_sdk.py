@@ -182,7 +182,7 @@ def _reachable(url: str) -> None:
     import websocket
 
     try:
-        websocket.create_connection(url, timeout=10).close()
+        websocket.create_connection(url, timeout=60).close()
     except (OSError, websocket.WebSocketException) as exc:
         raise AssertionError(f"no WebSocket endpoint at {url}: {exc}") from None
 
@@ -234,7 +234,7 @@ def _stream(sandbox: Any, kind: str, product: str, channel: str, symbol: str,
     client.connect()
     try:
         client.subscribe({"channel": channel, "symbol": symbol})
-        assert inbox.data.wait(30), inbox.messages
+        assert inbox.data.wait(60), inbox.messages
     finally:
         _end(client)
     return inbox.messages
