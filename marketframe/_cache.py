@@ -1,9 +1,11 @@
 """The HTTP cache: requests-cache's sqlite backend, partitioned by credential, private on disk.
 
 * Every cache key starts with a keyed hash (HMAC-SHA256, with a random secret kept next to the
-  cache file) of the request's API key, so a stored answer only ever goes back to the key that
-  fetched it: a basic key never gets an advanced key's snapshot, a wrong key never gets
-  anything. The key itself is never stored (it is also removed from the stored request).
+  cache file) of the request's credential (its kind and value: an API key, a bearer token or
+  an SDK token, :mod:`marketframe._credential`), so a stored answer only ever goes back to the
+  credential that fetched it: a basic key never gets an advanced key's snapshot, a bearer token
+  never gets an API key's answer, a wrong credential never gets anything. The credential
+  itself is never stored (its header is also redacted from the stored request).
 * Only 200 answers are stored: 401/403/429 and errors are never cached.
 * The cache file, its sqlite side files and the secret are 0600; the default cache directory
   (and any directory created for a cache) is 0700.
@@ -22,6 +24,8 @@ from typing import Any
 import requests
 
 KEY_HEADER = "X-API-KEY"
+#: every header that can carry a credential (:data:`marketframe._credential.HEADERS`)
+CREDENTIAL_HEADERS = (KEY_HEADER, "Authorization", "X-SDK-TOKEN")
 _SECRET_SUFFIX = ".secret"
 
 
@@ -81,14 +85,27 @@ def _secret(path: Path) -> bytes:
     return data
 
 
+def _credential_of(headers: Any) -> str:
+    """The credential a request carries, as one string: the API key alone (as before, so the
+    entries of existing caches are still found), else each credential header as ``name\nvalue``
+    (a key never has a line break, so no two credentials give the same string)."""
+    parts = []
+    for name in CREDENTIAL_HEADERS:
+        value = headers.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
+        parts.append(value if name == KEY_HEADER else f"{name}\n{value}")
+    return "\n".join(parts)
+
+
 def credential_key_fn(secret: bytes) -> Callable[..., str]:
-    """A requests-cache ``key_fn``: HMAC of the request's API key + the normal request key."""
+    """A requests-cache ``key_fn``: HMAC of the request's credential + the normal request key."""
     from requests_cache import create_key
 
     def key_fn(request: Any, **kwargs: Any) -> str:
-        credential = request.headers.get(KEY_HEADER) or ""
-        if isinstance(credential, bytes):
-            credential = credential.decode("latin-1")
+        credential = _credential_of(request.headers)
         tag = hmac.new(secret, credential.encode(), "sha256").hexdigest()[:32]
         return f"{tag}-{create_key(request, **kwargs)}"
 
@@ -111,8 +128,9 @@ def cached_session(cache: bool | Path) -> tuple[requests.Session, Path | None]:
         expire_after=60,
         allowable_codes=(200,),
         allowable_methods=("GET",),
-        # strips the key from the stored request headers (the cache key has its HMAC instead)
-        ignored_parameters=[KEY_HEADER, KEY_HEADER.lower(), "X-Api-Key"],
+        # redacts the credential from the stored request headers (the cache key has its HMAC)
+        ignored_parameters=[*CREDENTIAL_HEADERS, *(h.lower() for h in CREDENTIAL_HEADERS),
+                            "X-Api-Key", "X-Sdk-Token"],
         match_headers=False,
         stale_if_error=False,
         key_fn=credential_key_fn(_secret(path)),

@@ -1,5 +1,6 @@
-"""How commands reach the service: the real one when ``MARKETFRAME_API_KEY`` is set, else the
-embedded sandbox (so every command works without a key)."""
+"""How commands reach the service: the real one when a credential variable is set
+(``MARKETFRAME_API_KEY``, ``MARKETFRAME_BEARER_TOKEN`` or ``MARKETFRAME_SDK_TOKEN``, exactly
+one), else the embedded sandbox (so every command works without a key)."""
 
 from __future__ import annotations
 
@@ -16,19 +17,21 @@ def connect(*, base_url: str | None = None, seed: int = 0, now: str | None = Non
             **client_options: Any) -> Iterator[Any]:
     """Yield a :class:`marketframe.Client` for a command.
 
-    With ``MARKETFRAME_API_KEY`` set: that key, at ``base_url`` (else ``MARKETFRAME_BASE_URL``,
-    else the real service). Without it: a sandbox, the one at ``base_url`` when given (e.g. a
-    ``marketframe sandbox --port 8000`` already running) or an embedded one. ``notice`` is
-    where to say which (default stderr, which keeps a command's data output clean);
-    ``quiet`` says nothing.
+    With a credential variable set (``MARKETFRAME_API_KEY``, ``MARKETFRAME_BEARER_TOKEN`` or
+    ``MARKETFRAME_SDK_TOKEN``; several: :class:`ConfigurationError`): that credential, at
+    ``base_url`` (else ``MARKETFRAME_BASE_URL``, else the real service). Without one: a
+    sandbox, the one at ``base_url`` when given (e.g. a ``marketframe sandbox --port 8000``
+    already running) or an embedded one. ``notice`` is where to say which (default stderr,
+    which keeps a command's data output clean); ``quiet`` says nothing.
     """
+    from marketframe._credential import from_environment
     from marketframe.client import ENV_KEY, Client
 
     notice = None if quiet else (notice or sys.stderr)
     base_url = base_url or os.environ.get("MARKETFRAME_BASE_URL")
     if base_url:
         client_options["base_url"] = base_url
-    if os.environ.get(ENV_KEY):
+    if from_environment():
         with Client(**client_options) as client:
             if notice:
                 print(f"Using the service at {client.base_url}", file=notice)

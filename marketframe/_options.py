@@ -1,50 +1,37 @@
-"""Validation of ``Client(...)`` options and of the API key, before anything is sent.
+"""Validation of ``Client(...)`` options, before anything is sent.
 
 A bad option raises :class:`InvalidParams` at construction, naming the fix, instead of failing
-later inside ``requests``. The API key is checked the same way, and no message ever contains
-it: a key with a stray space or line ending (common in ``.env`` files) would otherwise make
-``requests`` raise ``InvalidHeader`` quoting the value.
+later inside ``requests``. The credential (API key, bearer token or SDK token) is checked the
+same way in :mod:`marketframe._credential`, and no message ever contains it.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from marketframe.exceptions import ConfigurationError, InvalidParams
+from marketframe.exceptions import InvalidParams
 
 _WHERE = "Client"
 
 
-def check_key(api_key: object, env_name: str) -> str:
-    """The API key from ``api_key`` or the environment variable ``env_name``, cleaned.
-
-    Surrounding whitespace (a trailing newline or space from a ``.env`` file) is stripped; a
-    key of the wrong type, or with whitespace, control or non-ASCII characters inside it, is
-    refused with a message that names the problem and never the value."""
-    source = "api_key"
-    if api_key is None:
-        api_key, source = os.environ.get(env_name), env_name
-    if api_key is None or (isinstance(api_key, str) and not api_key.strip()):
-        raise ConfigurationError("no API key given")
-    if not isinstance(api_key, str):
-        raise InvalidParams(_WHERE, source, f"must be a str, got a {type(api_key).__name__} "
-                            "(value not shown)", "the key as a string")
-    key = api_key.strip()
-    if any(c.isspace() for c in key):
-        raise InvalidParams(_WHERE, source, "has whitespace inside it (value not shown)",
-                            "the key exactly as issued, without spaces or line breaks")
-    if not all(" " < c < "\x7f" for c in key):
-        raise InvalidParams(_WHERE, source, "has control or non-ASCII characters (value not "
-                            "shown)", "the key exactly as issued (printable ASCII)")
-    return key
+#: the REST API's version segment (the only one the service serves)
+API_VERSION = "v1.0"
+_VERSION_SEGMENT = re.compile(r"^v\d+(\.\d+)?$")
 
 
 def check_base_url(base_url: object) -> str:
-    """An ``http(s)://host[:port][/path]`` URL."""
+    """An ``http(s)://host[:port][/path]`` URL, resolved to end in the version segment.
+
+    Both spellings work: ours (``https://api.fugle.tw/marketdata/v1.0``, the version
+    included, as before) and the official SDK's (``https://api.fugle.tw/marketdata``, host and
+    path prefix only), to which ``/v1.0`` is appended. A version is never doubled; a URL with
+    another version, or with more path after the version (a copied request URL,
+    ``.../v1.0/v1.0``), is refused with the URL to use instead."""
     fix = "an http:// or https:// URL, e.g. 'https://api.fugle.tw/marketdata/v1.0'"
     if not isinstance(base_url, str) or not base_url.strip():
         raise InvalidParams(_WHERE, "base_url", f"must be a non-empty str, got {base_url!r}", fix)
@@ -62,7 +49,21 @@ def check_base_url(base_url: object) -> str:
                             "a URL without 'user:password@' (the key goes in api_key)")
     if parts.query or parts.fragment:
         raise InvalidParams(_WHERE, "base_url", f"has a query or fragment: {shown}", fix)
-    return base_url.strip().rstrip("/")
+    url = base_url.strip().rstrip("/")
+    segments = parts.path.rstrip("/").split("/")
+    at = next((i for i, seg in enumerate(segments) if _VERSION_SEGMENT.match(seg)), None)
+    if at is None:
+        return f"{url}/{API_VERSION}"  # the SDK's form: host and path prefix only
+    prefix = f"{parts.scheme}://{parts.netloc}{'/'.join(segments[:at])}"
+    if segments[at] != API_VERSION:
+        raise InvalidParams(_WHERE, "base_url", f"ends in version {segments[at]!r}: {shown}; "
+                            f"the REST API is served at {API_VERSION} only",
+                            f"{prefix + '/' + API_VERSION!r} or {prefix!r}")
+    if at != len(segments) - 1:
+        raise InvalidParams(_WHERE, "base_url", f"goes on after the version segment: {shown} "
+                            "(each call adds its own path)",
+                            f"{prefix + '/' + API_VERSION!r} (or {prefix!r}, as in the SDK)")
+    return url
 
 
 def _positive(name: str, value: object, *, zero: bool = False) -> float:

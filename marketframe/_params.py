@@ -28,6 +28,15 @@ PATH_VALUE_RULE = ("letters, digits and . _ - (starting with a letter or digit, 
                    "e.g. '2330'")
 
 
+#: A path parameter as the service takes it: also ``/`` (calendar spreads, ``MXFA6/C6``) and
+#: ``!`` (continuous aliases, ``TXF1!``), which :func:`encode` percent-encodes (``%2F``,
+#: ``%21``), so they can never add a path segment. (Not a directory name: the store keeps
+#: :func:`is_path_value`.)
+_REQUEST_VALUE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._!/-]{0,31}$")
+REQUEST_VALUE_RULE = ("letters, digits and . _ - / ! (starting with a letter or digit, at most "
+                      "32), e.g. '2330' or 'MXFA6/C6'")
+
+
 def is_path_value(value: object) -> bool:
     """A symbol (or other path segment) the service can be asked for: never ``.``/``..``,
     ``/`` or an over-long string; the store also uses it as a directory name."""
@@ -127,6 +136,8 @@ def _check_value(ep: Endpoint, name: str, value: Any) -> Any:
     if p.type == "enum":
         small_int = isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**9
         text = value if isinstance(value, str) else str(value) if small_int else None
+        if p.fold_case and text is not None:  # sent in the service's spelling
+            text = next((a for a in p.allowed or () if a.lower() == text.lower()), text)
         if text is None or text not in (p.allowed or ()):
             raise InvalidParams(ep.name, name, f"has value {_short(value)}", _allowed(p.allowed))
         return text
@@ -159,9 +170,10 @@ def _check_value(ep: Endpoint, name: str, value: Any) -> Any:
         fix = p.fix(value) if callable(p.fix) else p.fix
         raise InvalidParams(ep.name, name, f"is not a valid {name}: {_short(value)}",
                             fix or f"a value matching {p.pattern}")
-    if p.in_path and not is_path_value(value):
+    if p.in_path and (_REQUEST_VALUE_RE.match(value) is None
+                      or any(part in ("", ".", "..") for part in value.split("/"))):
         raise InvalidParams(ep.name, name, f"is not a valid {name}: {_short(value)}",
-                            PATH_VALUE_RULE)
+                            REQUEST_VALUE_RULE)
     return value
 
 
@@ -228,7 +240,10 @@ def _check_range(ep: Endpoint, out: dict[str, Any]) -> None:
 
 
 def encode(ep: Endpoint, values: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
-    """Canonical values -> (path relative to base_url, query parameters)."""
+    """Canonical values -> (path relative to base_url, query parameters).
+
+    The one place paths are built: every path value is percent-encoded whole (``/`` -> ``%2F``,
+    ``!`` -> ``%21``), as the service requires (sdk-parity.md, global facts)."""
     path = ep.path
     query: dict[str, str] = {}
     for p in ep.params:

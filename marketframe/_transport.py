@@ -4,8 +4,9 @@ Retries are done here rather than by urllib3's ``Retry`` so that one loop can ho
 ``Retry-After`` (and refuse to sleep longer than ``max_retry_after``), feed the pacer, and count
 every retry in :class:`Stats`. Each call ends within its total ``deadline`` (retries, waits and
 the reading of the body included). The HTTP cache is set up in :mod:`marketframe._cache`. The
-API key travels only in the ``X-API-KEY`` header: it is never logged, never put in an
-exception, and never stored.
+credential (:mod:`marketframe._credential`) travels only in its header (``X-API-KEY``,
+``Authorization: Bearer`` or ``X-SDK-TOKEN``): it is never logged, never put in an exception,
+and never stored.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from requests.adapters import HTTPAdapter
 
 from marketframe._body import read_within
 from marketframe._cache import KEY_HEADER, cached_session, default_cache_path
+from marketframe._credential import Credential
 from marketframe.endpoints import FRESHNESS, MINUTE_TIMEFRAMES, TAIPEI, Endpoint
 from marketframe.exceptions import (
     APIError,
@@ -176,7 +178,7 @@ def expire_after(ep: Endpoint, values: Mapping[str, Any], now: dt.datetime | Non
 
 @dataclass
 class Response:
-    """What a fetch returns besides the body (never the key)."""
+    """What a fetch returns besides the body (never the credential)."""
 
     url: str
     status: int
@@ -195,7 +197,7 @@ class Transport:
     def __init__(
         self,
         base_url: str,
-        api_key: str,
+        credential: Credential,
         *,
         cache: bool | Path,
         timeout: float | tuple[float, float],
@@ -207,7 +209,8 @@ class Transport:
         pace: bool,
     ):
         self.base_url = base_url.rstrip("/")
-        self._key = api_key
+        self.credential = credential
+        self._key = credential.secret  # redacted from every message
         self.timeout = timeout if isinstance(timeout, tuple) else (timeout, timeout)
         self.retries = retries
         self.backoff = backoff
@@ -219,7 +222,8 @@ class Transport:
         adapter = HTTPAdapter(pool_connections=4, pool_maxsize=pool_size, max_retries=0)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
-        self.session.headers[KEY_HEADER] = api_key
+        header, value = credential.header
+        self.session.headers[header] = value
         self.session.headers["Accept"] = "application/json"
 
     def close(self) -> None:

@@ -21,6 +21,8 @@ FrameT = TypeVar("FrameT")
 class ClientOptions(TypedDict, total=False):
     """The options of :class:`Client` besides ``api_key`` and ``backend`` (for type checkers)."""
 
+    bearer_token: str
+    sdk_token: str
     base_url: str
     cache: bool | str | os.PathLike[str]
     timeout: float | tuple[float, float]

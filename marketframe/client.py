@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import pyarrow as pa
 
-from marketframe import _options, _params, adjust
+from marketframe import _credential, _options, _params, adjust
 from marketframe._calls import Call, Node
 from marketframe._timeorder import oldest_first
 from marketframe._transport import DEFAULT_DEADLINE, Response, Transport
@@ -44,7 +44,7 @@ else:
     _TreeBase = Generic  # at run time the tree is built from ENDPOINTS in Client.__init__
 
 DEFAULT_BASE_URL = "https://api.fugle.tw/marketdata/v1.0"
-ENV_KEY = "MARKETFRAME_API_KEY"
+ENV_KEY = _credential.ENV["api_key"]
 __all__ = ["BACKENDS", "Client", "ClientStats", "Fetched"]
 
 
@@ -81,7 +81,12 @@ class ClientStats:
 class Client(_TreeBase[FrameT]):
     """Typed frames from the market data service.
 
-    ``api_key`` defaults to the ``MARKETFRAME_API_KEY`` environment variable. ``backend`` is
+    The credential is exactly one of ``api_key`` (sent as ``X-API-KEY``), ``bearer_token``
+    (``Authorization: Bearer``) or ``sdk_token`` (``X-SDK-TOKEN``); with none of them given, the
+    one of ``MARKETFRAME_API_KEY`` / ``MARKETFRAME_BEARER_TOKEN`` / ``MARKETFRAME_SDK_TOKEN``
+    that is set (none or several: :class:`ConfigurationError`, nothing sent). ``base_url`` may
+    end in the version (``.../marketdata/v1.0``) or not (``.../marketdata``, as in the official
+    SDK); ``client.base_url`` is the resolved one. ``backend`` is
     ``"pandas"``, ``"polars"`` or ``"arrow"``. ``cache`` is ``True`` (sqlite file in the user
     cache directory), ``False``, or a path. ``max_workers`` bounds the concurrent requests of
     a multi-symbol call. 429, 5xx and connection errors are retried ``retries`` times with
@@ -92,7 +97,7 @@ class Client(_TreeBase[FrameT]):
     past it :class:`DeadlineExceeded` says what was tried. Every option is checked here:
     a bad one raises :class:`InvalidParams` before anything is sent.
 
-    Without a key (no ``api_key``, no ``MARKETFRAME_API_KEY``), use :meth:`Client.sandbox`:
+    Without a credential, use :meth:`Client.sandbox`:
     a client bound to a local emulator of the service.
 
     For type checkers ``Client`` is generic in its frame type: ``Client()`` is a
@@ -117,6 +122,8 @@ class Client(_TreeBase[FrameT]):
         self,
         api_key: str | None = None,
         *,
+        bearer_token: str | None = None,
+        sdk_token: str | None = None,
         base_url: str = DEFAULT_BASE_URL,
         backend: Backend = "pandas",
         cache: bool | str | os.PathLike[str] = True,
@@ -129,7 +136,7 @@ class Client(_TreeBase[FrameT]):
         pace: bool = True,
         deadline: float = DEFAULT_DEADLINE,
     ):
-        key = _options.check_key(api_key, ENV_KEY)
+        credential = _credential.resolve(api_key, bearer_token, sdk_token)
         self.backend: Backend = check_backend("Client", backend)
         self.decode = _options.check_bool("decode", decode)
         self.max_workers = _options.check_int("max_workers", max_workers, 1)
@@ -137,7 +144,8 @@ class Client(_TreeBase[FrameT]):
             base_url=base_url, cache=cache, timeout=timeout, retries=retries, backoff=backoff,
             max_retry_after=max_retry_after, deadline=deadline, pace=pace)
         self._sandbox: Any = None  # the embedded sandbox of Client.sandbox()
-        self._transport = Transport(api_key=key, pool_size=max(self.max_workers, 10), **options)
+        self._transport = Transport(credential=credential, pool_size=max(self.max_workers, 10),
+                                    **options)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         for ep in ENDPOINTS.values():
@@ -176,11 +184,12 @@ class Client(_TreeBase[FrameT]):
         """
         from marketframe.sandbox import Sandbox
 
-        client_names = set(inspect.signature(cls).parameters) - {"api_key", "base_url"}
+        set_here = {*_credential.KINDS, "base_url"}
+        client_names = set(inspect.signature(cls).parameters) - set_here
         client_options = {k: sandbox_options.pop(k) for k in list(sandbox_options)
                           if k in client_names}
         client_options.setdefault("cache", False)
-        for name in ("api_key", "base_url"):
+        for name in sorted(set_here):
             if name in sandbox_options:
                 raise InvalidParams("Client.sandbox", name, "is set by the sandbox",
                                     "omit it (use Client(...) for another service)")
@@ -285,7 +294,7 @@ class Client(_TreeBase[FrameT]):
 
     def stream(self, *, async_: bool = False, url: str | None = None, backfill: bool = False,
                **options: Any) -> Stream[Any] | AsyncStream:
-        """A WebSocket stream with this client's key (docs/streaming.md).
+        """A WebSocket stream with this client's credential (docs/streaming.md).
 
         ``with client.stream() as s:`` (blocking, for scripts and notebooks) or
         ``async with client.stream(async_=True) as s:``. ``url`` defaults to this client's
@@ -296,7 +305,7 @@ class Client(_TreeBase[FrameT]):
         if options.get("options") is None:  # a StreamOptions object carries its own backend
             options.setdefault("backend", self.backend)
         kind = AsyncStream if async_ else Stream
-        return kind(self._transport._key, url or ws_url(self.base_url), rest=self,
+        return kind(self._transport.credential, url or ws_url(self.base_url), rest=self,
                     backfill=backfill, **options)
 
     def stats(self) -> ClientStats:

@@ -70,6 +70,9 @@ class Param:
     #: text, or a function of the refused value (e.g. a contract code -> product and month)
     pattern: str | None = None
     fix: str | Callable[[str], str] = field(default="", compare=False)
+    #: an enum accepted in any letter case and sent in the spelling of ``allowed`` (the
+    #: futopt list endpoints want ``AFTERHOURS`` and silently return no rows for lower case)
+    fold_case: bool = False
 
     @property
     def wire_name(self) -> str:
@@ -194,7 +197,8 @@ def _p(name: str, type_: str = "str", *, req: bool = False, allowed: str | None 
 
 SYMBOL = _p("symbol", req=True, path=True, doc="symbol, or a list of symbols (run concurrently)")
 ODDLOT = _p("type", allowed="oddlot", doc="odd-lot data")
-AFTERHOURS = _p("session", allowed="afterhours", doc="after-hours session")
+AFTERHOURS = _p("session", allowed="afterhours", doc="after-hours session (any case)",
+                fold_case=True)
 FROM = _p("from_", "date", wire="from", doc="first day (str, date or datetime)")
 TO = _p("to", "date", doc="last day (str, date or datetime)")
 FROM_REQ = _p("from_", "date", req=True, wire="from", doc=FROM.doc)
@@ -211,7 +215,8 @@ LIMIT = _p("limit", "int", minimum=1, doc="rows to return (at least 1)")
 FUTOPT_LIST = (
     _p("type", req=True, allowed="FUTURE OPTION"),
     _p("exchange", allowed="TAIFEX"),
-    _p("session", allowed="REGULAR AFTERHOURS"),
+    _p("session", allowed="REGULAR AFTERHOURS", fold_case=True,
+       doc="any case; sent upper case (lower case gets no rows from the service)"),
 )
 CONTRACT_TYPE = _p("contractType", allowed="I R B C S E",
                    doc="I index, R rate, B bond, C commodity, S stock, E currency")

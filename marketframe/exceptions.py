@@ -117,11 +117,13 @@ class DefinitionError(MarketframeError, TypeError):
 
 
 class ConfigurationError(MarketframeError):
-    """A local setting is missing or unusable (no API key given): nothing was sent."""
+    """A local setting is missing or unusable (no credential, or several): nothing was sent."""
 
     hint = ("pass Client(api_key=...) or set MARKETFRAME_API_KEY to a v1.0 market-data key "
-            "(keys of version 0.3 are not accepted); or, with no key at all, use the built-in "
-            "sandbox (a local emulator of the service): Client.sandbox()")
+            "(keys of version 0.3 are not accepted) -- or exactly one other credential instead: "
+            "bearer_token= / MARKETFRAME_BEARER_TOKEN or sdk_token= / MARKETFRAME_SDK_TOKEN; "
+            "or, with no key at all, use the built-in sandbox (a local emulator of the "
+            "service): Client.sandbox()")
 
     def __init__(self, message: str, *, hint: str | None = None):
         if hint is not None:
@@ -186,12 +188,13 @@ class BadRequest(APIError):
 
 
 class AuthenticationError(APIError):
-    """The service could not authenticate the API key (401). (No key at all is a
+    """The service could not authenticate the credential (401). (No credential at all is a
     :class:`ConfigurationError`: nothing is sent.)"""
 
     status = 401
-    hint = ("the API key was not accepted: pass Client(api_key=...) or set MARKETFRAME_API_KEY "
-            "to a v1.0 market-data key (keys of version 0.3 are not accepted)")
+    hint = ("the credential was not accepted: pass Client(api_key=...) or set "
+            "MARKETFRAME_API_KEY to a v1.0 market-data key (keys of version 0.3 are not "
+            "accepted), or check the bearer_token / sdk_token given instead")
 
 
 class PlanError(APIError):

@@ -20,15 +20,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from . import _calendar as cal
+from ._auth import DEMO_CREDENTIALS, DEMO_KEYS
 from ._limits import Runner, quiet_accept_errors, rest_pool
 from ._market import Market
 from ._query import Query, ServiceError
 from ._routes import ROUTES, with_aliases
-from ._server import DEMO_KEYS, PREFIX, RestApp, Settings
+from ._server import PREFIX, RestApp, Settings
 from ._service import Route, Service
 from ._streaming import Streaming, StreamSettings
 
-__all__ = ["DEMO_KEYS", "Query", "Route", "Sandbox", "Service", "ServiceError"]
+__all__ = ["DEMO_CREDENTIALS", "DEMO_KEYS", "Query", "Route", "Sandbox", "Service", "ServiceError"]
 
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
@@ -188,6 +189,12 @@ class Sandbox:
     @property
     def keys(self) -> dict[str, str]:
         return dict(DEMO_KEYS)
+
+    @property
+    def credentials(self) -> dict[str, dict[str, str]]:
+        """Every plan's credential of each kind: ``credentials[kind][plan]``, the kinds named
+        as ``Client``'s arguments (``api_key``, ``bearer_token``, ``sdk_token``)."""
+        return {kind: dict(values) for kind, values in DEMO_CREDENTIALS.items()}
 
     @property
     def api_key(self) -> str:

@@ -7,7 +7,7 @@ import signal
 import threading
 from datetime import datetime
 
-from ._server import DEMO_KEYS
+from ._auth import DEMO_CREDENTIALS, DEMO_KEYS
 
 
 def iso_time(text: str) -> str:
@@ -86,6 +86,8 @@ def _banner(sb, seed: int) -> None:  # type: ignore[no-untyped-def]
     print(f"  base URL   {sb.base_url}")
     print(f"  streaming  {sb.ws_url}")
     for plan, key in DEMO_KEYS.items():
-        print(f"  {plan:<10} X-API-KEY: {key}")
+        print(f"  {plan:<10} X-API-KEY: {key}   Authorization: Bearer "
+              f"{DEMO_CREDENTIALS['bearer_token'][plan]}   X-SDK-TOKEN: "
+              f"{DEMO_CREDENTIALS['sdk_token'][plan]}")
     print(f"  try: curl -H 'X-API-KEY: {DEMO_KEYS['advanced']}' "
           f"{sb.base_url}/stock/intraday/quote/2330")

@@ -3,13 +3,20 @@
 Contracts are named like the real ones: product + month code + last digit of the year
 (``TXFL6`` is TXF December 2026; options put the strike first and use A-L for calls and M-X
 for puts: ``TXO22400L6``). Prices follow the index of the same day, so the futures track it.
+
+Calendar spreads of TXF and MXF (near month against each later listed month) are named as on
+TAIFEX with a ``/`` between the legs' month codes (``MXFA6/C6``: MXF January 2026 against March
+2026); a spread's prices are far leg minus near leg (its reference, open and close are exactly
+the legs' differences, so they may be negative), in steps of one point. Spreads are served by
+the single-contract endpoints (their symbol percent-encoded in the path, ``MXFA6%2FC6``) but
+not listed by ``tickers``.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 import numpy as np
@@ -49,10 +56,13 @@ class Contract:
     settlement: date
     strike: int | None = None  # points
     call: bool | None = None
+    far: Contract | None = None  # a calendar spread's far leg (this contract is its near leg)
 
     @property
     def name(self) -> str:
         base = f"{self.product.name}{self.month:02d}"
+        if self.far is not None:
+            return f"{base}/{self.far.month:02d}"
         if self.strike is None:
             return base
         return f"{base}{self.strike}{'買權' if self.call else '賣權'}"
@@ -77,6 +87,20 @@ def _months(d: date, n: int) -> list[tuple[int, int]]:
     for _ in range(n):
         out.append((y, m))
         y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def _spreads(listed: list[Contract]) -> list[Contract]:
+    """The calendar spreads of the listed futures: each product's nearest month against each
+    later month (``TXFL6/A7``)."""
+    out: list[Contract] = []
+    for code in ("TXF", "MXF"):
+        months = [c for c in listed if c.product.code == code and c.strike is None]
+        near = months[0]
+        for far in months[1:]:
+            sym = f"{near.symbol}/{far.symbol[len(code):]}"
+            out.append(Contract(sym, near.product, near.year, near.month, near.settlement,
+                                far=far))
     return out
 
 
@@ -129,8 +153,9 @@ class FutOpt:
     def contracts(self, d: date) -> list[Contract]:
         """The contracts listed on ``d`` (built once a day, then looked up)."""
         if d not in self._contracts:
-            self._contracts[d] = {c.symbol: c for c in self._list(d)}
-        return list(self._contracts[d].values())
+            listed = self._list(d)
+            self._contracts[d] = {c.symbol: c for c in [*listed, *_spreads(listed)]}
+        return [c for c in self._contracts[d].values() if c.far is None]
 
     def _list(self, d: date) -> list[Contract]:
         out: list[Contract] = []
@@ -167,11 +192,11 @@ class FutOpt:
                 self._cache.pop(next(iter(self._cache)))
         return made
 
-    def _make(self, c: Contract, d: date, afterhours: bool) -> Day | None:
+    def _levels(self, c: Contract, d: date, i: int,
+                afterhours: bool) -> tuple[np.random.Generator, list[int]]:
+        """A future's generator (after the draws made here) and its reference, open, high,
+        low and close on day ``d`` (index row ``i``), cents of a point."""
         ix = self.market.daily("IX0001")
-        i = ix.index_of(d)
-        if i is None:
-            return None
         rng = self.market.rng("futopt", c.symbol, d.toordinal(), int(afterhours))
         months_out = (c.year - d.year) * 12 + c.month - d.month
         basis = -1500 * (months_out + 1) + int(rng.normal(0, 800))
@@ -182,9 +207,28 @@ class FutOpt:
             o, cl = close + drift[0] // 2, close + drift[1]
             spread = abs(int(rng.normal(0, 0.003 * close)))
             und = [close, o, max(o, cl) + spread, min(o, cl) - spread, cl]
-        fut = [int(round((p + basis) / 100)) * 100 for p in und]
+        return rng, [int(round((p + basis) / 100)) * 100 for p in und]
+
+    def _make(self, c: Contract, d: date, afterhours: bool) -> Day | None:
+        ix = self.market.daily("IX0001")
+        i = ix.index_of(d)
+        if i is None:
+            return None
+        if c.far is None:
+            rng, fut = self._levels(c, d, i, afterhours)
+        else:  # a calendar spread: its own generator, the legs' levels
+            rng = self.market.rng("futopt", c.symbol, d.toordinal(), int(afterhours))
+            fut = self._levels(replace(c, symbol=c.symbol.split("/")[0], far=None), d, i,
+                               afterhours)[1]
+        months_out = (c.year - d.year) * 12 + c.month - d.month
         years = max((c.settlement - d).days, 1) / 365
-        if c.strike is None:
+        if c.far is not None:  # far minus near
+            far = self._levels(c.far, d, i, afterhours)[1]
+            ref, o, cl = (far[j] - fut[j] for j in (0, 1, 4))
+            wide = 100 * (1 + int(abs(rng.normal(0, 3))))
+            h, lo = max(o, cl) + wide, min(o, cl) - wide
+            option = False
+        elif c.strike is None:
             ref, o, h, lo, cl = fut
             option = False
         else:

@@ -34,14 +34,25 @@ def _session(svc: Service, q: Query) -> bool:
     return True
 
 
+def _list_session(q: Query) -> tuple[str | None, bool]:
+    """The ``session`` of the list endpoints (``tickers``, ``products``) and whether it is
+    spelt as the service wants: ``REGULAR``/``AFTERHOURS`` upper case. Another case is no
+    error there: the service silently returns no rows (sdk-parity.md §7)."""
+    value = q.get("session")
+    if value is not None and value not in ("REGULAR", "AFTERHOURS") \
+            and value.upper() in ("REGULAR", "AFTERHOURS"):
+        return value, False
+    return q.choice("session", ("REGULAR", "AFTERHOURS")), True
+
+
 def products(svc: Service, m: dict, q: Query) -> dict:
     type_ = q.need("type", ("FUTURE", "OPTION"))
     q.choice("exchange", ("TAIFEX",))
-    session = q.choice("session", ("REGULAR", "AFTERHOURS"))
+    session, spelt = _list_session(q)
     ctype = q.choice("contractType", ("I", "R", "B", "C", "S", "E"))
     status = q.choice("status", ("N", "P", "U"))
     rows = []
-    for p in PRODUCTS.values():
+    for p in PRODUCTS.values() if spelt else ():
         if p.type != type_ or (ctype and ctype != "I") or (status and status != "N"):
             continue
         rows.append({"symbol": p.code, "type": p.type, "name": p.name,
@@ -66,12 +77,12 @@ def _futopt_envelope(type_: str, rows: list[dict], **echo: str | None) -> dict:
 def futopt_tickers(svc: Service, m: dict, q: Query) -> dict:
     type_ = q.need("type", ("FUTURE", "OPTION"))
     q.choice("exchange", ("TAIFEX",))
-    session = q.choice("session", ("REGULAR", "AFTERHOURS"))
+    session, spelt = _list_session(q)
     product = q.get("product")
     ctype = q.choice("contractType", ("I", "R", "B", "C", "S", "E"))
     d = _futopt_date(svc, session == "AFTERHOURS")
     rows = []
-    for c in svc.futopt.contracts(d):
+    for c in svc.futopt.contracts(d) if spelt else ():
         if c.product.type != type_ or (product and c.product.code != product):
             continue
         if ctype and ctype != "I":

@@ -31,13 +31,6 @@ PUBLISHED_AT = time(15, 0)
 MONTH_RE = re.compile(r"^\d{4}-\d{2}$")
 
 
-def etf_holdings_granted(plan: str, credential: str = "api_key") -> bool:
-    """Who may read etf-holdings: the real service grants it to brokerage accounts only
-    (sdk-parity 1.0). The sandbox's rule: the advanced plan (what the server's plan check
-    enforces today, from ``PLAN_OF_GROUP``), or any plan with an SDK token."""
-    return plan == "advanced" or credential == "sdk_token"
-
-
 def _published_day(now: datetime, d: date) -> bool:
     return d < now.date() or (d == now.date() and now.time() >= PUBLISHED_AT)
 

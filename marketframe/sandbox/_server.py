@@ -1,4 +1,4 @@
-"""The sandbox's HTTP server (aiohttp): keys and plans, rate limits, latency and faults.
+"""The sandbox's HTTP server (aiohttp): credentials and plans, rate limits, latency and faults.
 
 aiohttp gives keep-alive HTTP/1.1 and WebSocket on the same port; the REST bodies come from
 the handlers of the route table (``_routes.ROUTES``), each called with the ``_service.Service``.
@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from ._auth import rest_plan
 from ._limits import rest_pool
 from ._query import Query, ServiceError
 from ._service import PLANS, Route, Service
@@ -25,14 +26,6 @@ from ._service import PLANS, Route, Service
 log = logging.getLogger("marketframe.sandbox")
 
 PREFIX = "/marketdata/v1.0"
-
-#: The fixed demo keys, one per plan. Basic gets 403 on snapshot and corporate actions.
-DEMO_KEYS: dict[str, str] = {
-    "basic": "sandbox-basic",
-    "developer": "sandbox-developer",
-    "advanced": "sandbox-advanced",
-}
-PLAN_OF_KEY = {v: k for k, v in DEMO_KEYS.items()}
 
 MESSAGES = {
     401: "Unauthorized",
@@ -135,9 +128,8 @@ class RestApp:
         async def handle(request: web.Request) -> web.StreamResponse:
             if self.stats.record_paths:
                 self.stats.paths.append(request.path_qs)
-            key = request.headers.get("X-API-KEY", "")
-            plan = PLAN_OF_KEY.get(key)
-            headers, allowed = self._take(key if plan else "-")
+            who, plan = rest_plan(request.headers)  # X-API-KEY, Bearer or X-SDK-TOKEN
+            headers, allowed = self._take(who)
             s = self.settings
             if s.latency:
                 await asyncio.sleep(s.latency)
@@ -152,7 +144,7 @@ class RestApp:
                 return self._error(429, headers)
             if s.fault_rate and self._faults.random() < s.fault_rate:
                 return self._error(self._faults.choice((500, 502, 503)), headers)
-            if not route.allows(plan):
+            if not route.allows(plan, who.split(":", 1)[0]):
                 above = " or ".join(PLANS[PLANS.index(route.plan):])
                 return self._error(403, headers, f"Forbidden: the {plan} plan does not include "
                                    f"this endpoint ({above} plan required)")
@@ -179,8 +171,7 @@ class RestApp:
             app.router.add_get(PREFIX + route.path, self.handler(route), allow_head=False)
 
         async def not_found(request: web.Request) -> web.Response:
-            key = request.headers.get("X-API-KEY", "")
-            headers, _ = self._take(key if key in PLAN_OF_KEY else "-")
+            headers, _ = self._take(rest_plan(request.headers)[0])
             return self._error(404, headers)
 
         app.router.add_route("*", "/{tail:.*}", not_found)

@@ -31,8 +31,13 @@ MARKETS = ("TSE", "OTC", "ESB", "TIB", "PSB")
 PLANS = ("basic", "developer", "advanced")
 #: the cheapest plan of each group of paths (a path of no group here is on every plan)
 PLAN_OF_GROUP = {"/stock/snapshot/": "developer", "/stock/corporate-actions/": "developer",
-                 # brokerage accounts only on the real service (_rest_ownership)
+                 # brokerage accounts only on the real service: see BROKER_GROUPS
                  "/stock/ownership/etf-holdings/": "advanced"}
+#: groups of paths the real service grants to brokerage accounts: the sandbox lets an SDK
+#: token (a broker-issued credential) of any plan call them, an API key or bearer token only
+#: on the plan of :data:`PLAN_OF_GROUP` (sdk-parity 1.0: etf-holdings is probed with a broker
+#: SDK token)
+BROKER_GROUPS = ("/stock/ownership/etf-holdings/",)
 
 Handler = Callable[["Service", dict[str, str], Query], dict[str, Any]]
 
@@ -49,7 +54,11 @@ class Route:
         """The cheapest plan that may call it, from :data:`PLAN_OF_GROUP`."""
         return next((p for g, p in PLAN_OF_GROUP.items() if self.path.startswith(g)), PLANS[0])
 
-    def allows(self, plan: str) -> bool:
+    def allows(self, plan: str, kind: str = "api_key") -> bool:
+        """Whether a credential of ``kind`` (``api_key``, ``bearer_token``, ``sdk_token``) on
+        ``plan`` may call it."""
+        if kind == "sdk_token" and self.path.startswith(BROKER_GROUPS):
+            return True
         return PLANS.index(plan) >= PLANS.index(self.plan)
 
 

@@ -41,6 +41,7 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from . import _calendar as cal
+from ._auth import WS_REJECTED, ws_plan
 from ._stream_events import Events, build_events, garbage
 
 CHANNELS = ("trades", "candles", "books", "aggregates", "indices")
@@ -185,8 +186,11 @@ class Streaming:
     async def _send(self, conn: _Conn, event: str, data: Any) -> None:
         await conn.ws.send_str(orjson.dumps({"event": event, "data": data}).decode())
 
-    async def _error(self, conn: _Conn, message: str) -> None:
-        await self._send(conn, "error", {"message": message})
+    async def _error(self, conn: _Conn, message: str, code: int | None = None) -> None:
+        body: dict[str, Any] = {"event": "error", "data": {"message": message}}
+        if code is not None:  # the service's numeric code, at the top of the frame
+            body["code"] = code
+        await conn.ws.send_str(orjson.dumps(body).decode())
 
     async def _read(self, conn: _Conn) -> None:
         ws = conn.ws
@@ -219,16 +223,14 @@ class Streaming:
             await self._dispatch(conn, body["event"], body.get("data") or {})
 
     async def _dispatch(self, conn: _Conn, event: str, data: dict[str, Any]) -> None:
-        from ._server import PLAN_OF_KEY
-
-        if event == "auth":
-            key = data.get("apikey") or data.get("token") or data.get("sdkToken")
-            if isinstance(key, str) and key in PLAN_OF_KEY:
+        if event == "auth":  # exactly one of apikey / token / sdkToken (_auth)
+            if ws_plan(data) is not None:
                 conn.authed = True
                 await self._send(conn, "authenticated",
                                  {"message": "Authenticated successfully"})
-            else:
-                await self._error(conn, "Invalid authentication credentials")
+            else:  # refused: code 1000, then the service closes the connection
+                await self._error(conn, "Invalid authentication credentials", WS_REJECTED)
+                await conn.ws.close()
             return
         if event == "ping":
             pong: dict[str, Any] = {"time": cal.epoch_us(datetime.now(cal.TAIPEI))}

@@ -34,6 +34,7 @@ from typing import Any
 
 import aiohttp
 
+from marketframe._credential import Credential, resolve
 from marketframe.exceptions import InvalidParams, redact
 
 from ._buffer import RowBuffer
@@ -70,15 +71,21 @@ class AsyncStream(Connection):
     and the REST client used for backfills. Parameters are documented in docs/streaming.md.
     """
 
-    def __init__(self, api_key: str, url: str, *, rest: Any = None, backfill: bool = False,
-                 options: StreamOptions | None = None, **overrides: Any) -> None:
+    def __init__(self, api_key: str | Credential | None, url: str, *, rest: Any = None,
+                 backfill: bool = False, options: StreamOptions | None = None,
+                 bearer_token: str | None = None, sdk_token: str | None = None,
+                 **overrides: Any) -> None:
+        # exactly one credential, as for Client (a Credential: the client's own)
+        credential = api_key if isinstance(api_key, Credential) else \
+            resolve(api_key, bearer_token, sdk_token)
         if backfill and rest is None:
             raise InvalidParams("stream", "backfill", "needs a REST client",
                                 "use client.stream(backfill=True) or pass rest=Client(...)")
         #: the checked options (``overrides``: any of its fields by name)
         self.options = StreamOptions.of(options, **overrides)
         self.url = url
-        self._key = api_key
+        self._credential = credential  # sent in the auth frame (apikey / token / sdkToken)
+        self._key = credential.secret  # redacted from every message
         self.rest = rest
         self.backfill = backfill
         self.stats = StreamStats()

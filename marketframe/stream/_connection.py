@@ -13,6 +13,7 @@ from typing import Any
 
 import aiohttp
 
+from marketframe._credential import Credential
 from marketframe.exceptions import (
     StreamAuthError,
     StreamClosed,
@@ -33,6 +34,7 @@ class Connection(Requests, Inbox):
     ``AsyncStream.__init__``)."""
 
     rest: Any
+    _credential: Credential
     _session: aiohttp.ClientSession | None
     _backfills: set[asyncio.Task[Any]]
     _stop: asyncio.Event
@@ -51,7 +53,7 @@ class Connection(Requests, Inbox):
             raise StreamError(f"cannot open {self.url}: {type(exc).__name__}: "
                               f"{redact(str(exc), self._key)}") from None
         try:
-            await ws.send_str(proto.auth(self._key))
+            await ws.send_str(proto.auth(self._credential))
             end = time.monotonic() + self.options.reply_timeout
             while True:
                 try:

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from marketframe._credential import Credential
 from marketframe.exceptions import InvalidParams
 
 from ._frames import CHANNELS
@@ -49,8 +50,10 @@ def dumps(event: str, data: Any = None) -> str:
     return orjson.dumps(body).decode()
 
 
-def auth(api_key: str) -> str:
-    return dumps("auth", {"apikey": api_key})
+def auth(credential: Credential) -> str:
+    """The ``auth`` frame: ``{"apikey": ...}``, ``{"token": ...}`` (bearer) or
+    ``{"sdkToken": ...}`` for the credential's kind."""
+    return dumps("auth", credential.ws_auth())
 
 
 def check_channel(channel: str) -> str:

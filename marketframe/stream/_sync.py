@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 import pyarrow as pa
 
+from marketframe._credential import Credential
 from marketframe._typing import Backend, FrameT
 from marketframe.convert import to_frame
 
@@ -39,18 +40,18 @@ class Stream(Generic[FrameT]):
     Generic in the frame type of its ``backend`` (``Stream[pandas.DataFrame]`` by default)."""
 
     @overload
-    def __init__(self: Stream[pd.DataFrame], api_key: str, url: str, *,
+    def __init__(self: Stream[pd.DataFrame], api_key: str | Credential | None, url: str, *,
                  backend: Literal["pandas"] = "pandas", **options: Any) -> None: ...
 
     @overload
-    def __init__(self: Stream[pl.DataFrame], api_key: str, url: str, *,
+    def __init__(self: Stream[pl.DataFrame], api_key: str | Credential | None, url: str, *,
                  backend: Literal["polars"], **options: Any) -> None: ...
 
     @overload
-    def __init__(self: Stream[pa.Table], api_key: str, url: str, *,
+    def __init__(self: Stream[pa.Table], api_key: str | Credential | None, url: str, *,
                  backend: Literal["arrow"], **options: Any) -> None: ...
 
-    def __init__(self, api_key: str, url: str, **options: Any) -> None:
+    def __init__(self, api_key: str | Credential | None, url: str, **options: Any) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever,
                                         name="marketframe-stream", daemon=True)
@@ -213,5 +214,6 @@ class Stream(Generic[FrameT]):
         return c.frame(backend or self._async.backend)
 
 
-async def _make(api_key: str, url: str, options: dict[str, Any]) -> AsyncStream:
+async def _make(api_key: str | Credential | None, url: str,
+                options: dict[str, Any]) -> AsyncStream:
     return AsyncStream(api_key, url, **options)  # created on the loop that will run it

@@ -13,7 +13,6 @@ import requests
 
 from marketframe.sandbox import Sandbox
 from marketframe.sandbox._calendar import is_trading_day
-from marketframe.sandbox._rest_ownership import etf_holdings_granted
 
 OWN = "stock/ownership"
 YEAR = "from=2025-11-21&to=2026-11-20"
@@ -227,9 +226,22 @@ def test_etf_holdings_need_the_advanced_plan(sandbox: Any) -> None:
         assert r.status_code == 403 and "advanced" in r.json()["message"]
         assert get(sandbox, "institutional-trades/2330", keys[plan]).status_code == 200
     assert get(sandbox, "etf-holdings/0050", keys["advanced"]).status_code == 200
-    # the rule the server's plan check applies, and its SDK-token half for the lead to wire
-    assert etf_holdings_granted("advanced") and not etf_holdings_granted("developer")
-    assert etf_holdings_granted("basic", "sdk_token")
+
+
+def test_etf_holdings_are_granted_to_an_sdk_token_of_any_plan(sandbox: Any) -> None:
+    """A broker-issued SDK token reads etf-holdings whatever its plan; a bearer token is held
+    to the plan like an API key; the SDK token's plan still rules elsewhere (snapshots)."""
+    url = f"{sandbox.base_url}/stock/ownership/etf-holdings/0050"
+    creds = sandbox.credentials
+    for plan in ("basic", "developer"):
+        sdk = {"X-SDK-TOKEN": creds["sdk_token"][plan]}
+        assert requests.get(url, headers=sdk, timeout=30).status_code == 200
+        bearer = {"Authorization": f"Bearer {creds['bearer_token'][plan]}"}
+        assert requests.get(url, headers=bearer, timeout=30).status_code == 403
+    basic_sdk = {"X-SDK-TOKEN": creds["sdk_token"]["basic"]}
+    snap = requests.get(f"{sandbox.base_url}/stock/snapshot/quotes/TSE", headers=basic_sdk,
+                        timeout=30)
+    assert snap.status_code == 403
 
 
 @pytest.fixture

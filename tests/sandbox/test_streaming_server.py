@@ -100,7 +100,8 @@ def test_bad_key_and_subscribing_before_auth(sb) -> None:
 
     early, bad = run(session(sb, script))
     assert early["event"] == "error" and "auth" in early["data"]["message"]
-    assert bad == {"event": "error", "data": {"message": "Invalid authentication credentials"}}
+    assert bad == {"event": "error", "data": {"message": "Invalid authentication credentials"},
+                   "code": 1000}
 
 
 def test_subscriptions_lifecycle_and_errors(sb) -> None:
@@ -268,18 +269,26 @@ def test_a_shared_market_clock_leaves_a_gap_after_a_reconnect() -> None:
 
 def test_the_stream_never_runs_ahead_of_the_sandbox_clock() -> None:
     with Sandbox(seed=7, now="2026-11-20T10:15:00+08:00") as sb:
+        rest_rows = rest(sb, "stock/intraday/trades/2330", sort="asc", limit=100000)["data"]
+        last = rest_rows[-1]["serial"]  # the last trade up to the sandbox's clock
+
         async def script(ws):
             await auth(ws)
             await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
                                                                "symbol": "2330"}})
-            msgs = await drain(ws, idle=1.5)
+            # every trade up to the clock (however long a busy machine takes to build and
+            # send them; 60 s only bounds a hang), then anything that would come after it
+            msgs = [await ws.receive_json(timeout=60)]
+            while not (msgs[-1]["event"] == "data" and msgs[-1]["data"]["serial"] == last
+                       and not msgs[-1]["data"].get("isTrial")):
+                msgs.append(await ws.receive_json(timeout=60))
+            msgs += await drain(ws, idle=1.5)
             return [m["data"] for m in msgs if m["event"] == "data"]
 
         events = run(session(sb, script))
         limit = datetime.fromisoformat("2026-11-20T10:15:00+08:00").timestamp() * 1e6
         assert events and all(e["time"] <= limit for e in events)
         regular = [e["serial"] for e in events if not e.get("isTrial")]
-        rest_rows = rest(sb, "stock/intraday/trades/2330", sort="asc", limit=100000)["data"]
         assert regular == [r["serial"] for r in rest_rows]
 
 
