@@ -181,7 +181,7 @@ def test_daily_frames_have_the_documented_columns_and_dtypes(client: Client) -> 
     df = client.futopt.historical.daily(product="TXF", date="2026-11-19")
     rows = _rows(df)
     assert [r["contract_month"] for r in rows] == [
-        "202612", "202701", "202702", "202612/202701", "202701/202702"]
+        "202612", "202701", "202702", "202612/202701", "202612/202702"]  # nearest vs each later
     if client.backend == "pandas":
         assert {c: str(df[c].dtype) for c in df.columns} == DAILY_DTYPES
     else:

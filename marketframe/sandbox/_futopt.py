@@ -157,6 +157,12 @@ class FutOpt:
             self._contracts[d] = {c.symbol: c for c in [*listed, *_spreads(listed)]}
         return [c for c in self._contracts[d].values() if c.far is None]
 
+    def spreads(self, d: date) -> list[Contract]:
+        """The calendar spreads listed on ``d`` (the single-contract routes and the history
+        serve them; the ticker lists do not show them)."""
+        self.contracts(d)
+        return [c for c in self._contracts[d].values() if c.far is not None]
+
     def _list(self, d: date) -> list[Contract]:
         out: list[Contract] = []
         ix = self.market.daily("IX0001")

@@ -98,12 +98,10 @@ class History:
         strikes = [x.strike for x in self.outrights(c.product.code, d) if x.strike]
         return c.strike in (min(strikes), max(strikes))
 
-    def spreads(self, product: str, d: date) -> list[tuple[Contract, Contract]]:
-        """Calendar spreads of a futures product: each month against the next."""
-        months = self.outrights(product, d)
-        if not months or months[0].strike is not None:
-            return []
-        return list(zip(months[:-1], months[1:], strict=True))
+    def spreads(self, product: str, d: date) -> list[Contract]:
+        """Calendar spreads of a futures product, the ones the intraday routes serve (the
+        nearest month against each later one, ``TXFL6/A7``): one set, one set of trades."""
+        return [c for c in self.fo.spreads(d) if c.product.code == product]
 
     def contract(self, product: str, d: date, month: str, strike: float | None,
                  call: bool | None) -> Contract | None:
@@ -153,20 +151,16 @@ class History:
         base = c.product.volume * (0.6 if c.strike is None else 1.5) / (1 + 3 * months_out)
         return max(0, int(base * math.exp(0.25 * rng.normal())))
 
-    def spread_bar(self, near: Contract, far: Contract, d: date, afterhours: bool,
+    def spread_bar(self, c: Contract, d: date, afterhours: bool,
                    t_us: int) -> tuple[Bar, int] | None:
-        """A calendar spread's day (far minus near) and its volume from spread orders."""
-        a = self.bar(near, d, afterhours, t_us)
-        b = self.bar(far, d, afterhours, t_us)
-        if a is None or b is None:
+        """A calendar spread's day from its own trades (far minus near, as the intraday
+        routes serve it), and its volume from spread orders traded against single legs
+        (synthetic: two to three times the spread's own volume)."""
+        got = self.bar(c, d, afterhours, t_us)
+        if got is None:
             return None
-        rng = self.market.rng("futopt-spread", near.symbol, far.symbol, d.toordinal(),
-                              int(afterhours))
-        o, cl = b.open - a.open, b.close - a.close
-        wide = 100 * rng.integers(0, 60, 2)
-        volume = int(a.volume * 0.05 * math.exp(0.3 * rng.normal()))
-        return Bar(o, max(o, cl) + int(wide[0]), min(o, cl) - int(wide[1]), cl, volume,
-                   max(1, volume // 3), 0), int(volume * (2 + rng.random()))
+        rng = self.market.rng("futopt-spread", c.symbol, d.toordinal(), int(afterhours))
+        return got, int(got.volume * (2 + rng.random()))
 
 
 def minute_bars(day: Day, n: int, tf: int) -> list[dict]:

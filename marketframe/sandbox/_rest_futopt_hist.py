@@ -94,11 +94,12 @@ def _daily_rows(h: History, product: str, d: date, ah: bool, t: int,
         if c.strike is None:
             row["volumeSpread"] = None  # futures rows carry the key; option rows omit it
         rows.append(row)
-    for near, far in h.spreads(product, d):
-        cm = f"{month_of(near)}/{month_of(far)}"
+    for spread in h.spreads(product, d):
+        assert spread.far is not None
+        cm = f"{month_of(spread)}/{month_of(spread.far)}"
         if month is not None and cm != month:
             continue
-        got = h.spread_bar(near, far, d, ah, t)
+        got = h.spread_bar(spread, d, ah, t)
         row = _row(None, cm, got[0] if got else None)
         row.update({"change": None, "changePercent": None, "openInterest": None,
                     "settlementPrice": None, "volumeSpread": got[1] if got else 0})

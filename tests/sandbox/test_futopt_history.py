@@ -58,6 +58,26 @@ def test_the_night_session_agrees_with_its_trades_too(sandbox: Any) -> None:
     _assert_agrees(sandbox, "TXFL6", "TXF", "202612", session="afterhours")
 
 
+@pytest.mark.parametrize("session", [{}, {"session": "afterhours"}])
+def test_a_spread_row_agrees_with_the_spreads_own_trades(sandbox: Any,
+                                                          session: dict[str, str]) -> None:
+    """The history's spreads are the intraday routes' spreads (TXFL6/A7: December against
+    January), with the same trades: one market, whichever route asks."""
+    trades = ok(sandbox, "futopt/intraday/trades/TXFL6%2FA7", limit="100000",
+                **session)["data"]
+    trades.reverse()
+    prices = [t["price"] for t in trades]
+    body = ok(sandbox, "futopt/historical/daily/TXF", **session)
+    spreads = {r["contractMonth"]: r for r in body["data"] if "/" in r["contractMonth"]}
+    months = sorted({r["contractMonth"] for r in body["data"] if "/" not in r["contractMonth"]})
+    assert set(spreads) == {f"{months[0]}/{m}" for m in months[1:]}  # nearest vs each later
+    row = spreads["202612/202701"]
+    assert (row["openPrice"], row["closePrice"]) == (prices[0], prices[-1])
+    assert (row["highPrice"], row["lowPrice"]) == (max(prices), min(prices))
+    assert row["volume"] == sum(t["size"] for t in trades)
+    assert row["volumeSpread"] >= 2 * row["volume"]
+
+
 def test_an_option_row_agrees_with_its_trades(sandbox: Any) -> None:
     body = ok(sandbox, "futopt/historical/daily/TXO", contractMonth="202612")
     row = body["data"][0]
