@@ -36,6 +36,7 @@ import aiohttp
 
 from marketframe.exceptions import InvalidParams, redact
 
+from . import _protocol as proto
 from ._buffer import RowBuffer
 from ._connection import Connection
 from ._frames import Batch, to_table_sorting
@@ -71,13 +72,16 @@ class AsyncStream(Connection):
     """
 
     def __init__(self, api_key: str, url: str, *, rest: Any = None, backfill: bool = False,
-                 options: StreamOptions | None = None, **overrides: Any) -> None:
+                 options: StreamOptions | None = None, market: str | None = None,
+                 **overrides: Any) -> None:
         if backfill and rest is None:
             raise InvalidParams("stream", "backfill", "needs a REST client",
                                 "use client.stream(backfill=True) or pass rest=Client(...)")
         #: the checked options (``overrides``: any of its fields by name)
         self.options = StreamOptions.of(options, **overrides)
         self.url = url
+        #: the product streamed: ``stock`` or ``futopt`` (by default read from the URL's path)
+        self.market = proto.check_market(market or proto.market_of(url))[0]
         self._key = api_key
         self.rest = rest
         self.backfill = backfill
@@ -85,7 +89,7 @@ class AsyncStream(Connection):
         self.last_heartbeat: int | None = None  # epoch microseconds (server's clock)
         self._subs: dict[str, Subscription] = {}
         self._buf = RowBuffer(self.options.max_buffer, self.options.batch_rows)
-        self._ledger = TradeLedger()
+        self._ledger = TradeLedger(self.market)
         self._session: aiohttp.ClientSession | None = None
         self._ws: aiohttp.ClientWebSocketResponse | None = None
         self._replies: asyncio.Queue[Any] = asyncio.Queue()
@@ -217,7 +221,7 @@ class AsyncStream(Connection):
         """Everything of ``channel`` until ``idle`` seconds pass without data (or ``timeout``
         in all), as one frame (``backend``: pandas, polars or arrow). Batches of other
         channels read meanwhile are recorded (when recording) and discarded."""
-        c = Collector(channel, idle, timeout)
+        c = Collector(channel, idle, timeout, self.market)
         while c.keep(await self.next_batch(c.wait())):
             pass
         return c.frame(backend or self.backend)
@@ -251,11 +255,12 @@ class AsyncStream(Connection):
                 return None
 
     def _convert(self, channel: str, odd_lot: bool, rows: list[dict[str, Any]]) -> Batch:
-        table, bad = to_table_sorting(channel, rows, odd_lot)
+        futopt = self.market == "futopt"
+        table, bad = to_table_sorting(channel, rows, odd_lot and not futopt, self.market)
         for row, why in bad:  # set aside, never silently dropped
             self.stats.quarantined += 1
             self.quarantine.append((channel, row, redact(why, self._key)))
-        return Batch(channel, table, odd_lot)
+        return Batch(channel, table, odd_lot and not futopt, odd_lot and futopt, self.market)
 
     def _deliver(self, channel: str, odd_lot: bool, rows: list[dict[str, Any]]) -> Batch:
         batch = self._convert(channel, odd_lot, rows)
