@@ -132,14 +132,22 @@ class TradeLedger:
             return False, []
         self.last[key] = pos
         gaps = []
+        fo = self.futopt
         if key in self.open:
             lo = self.open.pop(key)
-            fo = self.futopt
             if lo is None or lo[0] == pos[0]:
                 gaps = [_gap(key, lo, pos, futopt=fo)]
             else:  # the drop spans a day change: the rest of the old day, the new day's start
                 gaps = [_gap(key, lo, None, day_end=True, futopt=fo),
                         _gap(key, None, pos, futopt=fo)]
+            trial_key: Key = (key[0], key[1], True)
+            if fo and not key[2] and trial_key in self.open:
+                # futures' trial matches only precede the open: a session that had opened
+                # before the drop missed none; otherwise they may be missed (up to the open)
+                if lo is not None and lo[0] == pos[0]:
+                    del self.open[trial_key]
+                else:
+                    gaps.append(_gap(trial_key, self.open.pop(trial_key), None, futopt=True))
         if pos[2] == FIXED_PRICE_SERIAL and not key[2]:
             # the day's last trade: no trial match of the day can follow, so an open trial
             # gap ends here (and is filled while REST still serves the day)
