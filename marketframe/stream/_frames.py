@@ -90,13 +90,11 @@ FUTOPT_STREAM_SCHEMAS: dict[str, Schema] = {
     "aggregates": Schema(tuple(_fo_quote), rows=True),
 }
 FUTOPT_CHANNELS: tuple[str, ...] = tuple(FUTOPT_STREAM_SCHEMAS)
-#: (product, channel) -> the row source its rows are converted for (``stream.trades``,
-#: ``stream.futopt.trades``, ...)
-SOURCES: dict[tuple[str, str], Channel] = {
-    **{("stock", c): Channel(f"stream.{c}", s) for c, s in STREAM_SCHEMAS.items()},
-    **{("futopt", c): Channel(f"stream.futopt.{c}", s)
-       for c, s in FUTOPT_STREAM_SCHEMAS.items()},
-}
+#: channel -> the row source its rows are converted for (``stream.trades``, ...), and the
+#: same for futures/options (``stream.futopt.trades``, ...)
+SOURCES: dict[str, Channel] = {c: Channel(f"stream.{c}", s) for c, s in STREAM_SCHEMAS.items()}
+FUTOPT_SOURCES: dict[str, Channel] = {c: Channel(f"stream.futopt.{c}", s)
+                                      for c, s in FUTOPT_STREAM_SCHEMAS.items()}
 _FRAME_KEYS = frozenset({"trades", "time", "serial", "total", "isTrial"})
 
 
@@ -128,7 +126,8 @@ def to_table(channel: str, rows: list[dict[str, Any]], odd_lot: bool = False,
     ``odd_lot``: the rows come from odd-lot subscriptions (volumes in shares). ``market``:
     ``"futopt"`` for futures/options rows (trades already one row per trade)."""
     params = {"type": "oddlot"} if odd_lot and market == "stock" else None
-    return rows_to_table(rows, SOURCES[(market, channel)], params)
+    return rows_to_table(rows, (FUTOPT_SOURCES if market == "futopt" else SOURCES)[channel],
+                         params)
 
 
 def to_table_sorting(channel: str, rows: list[dict[str, Any]], odd_lot: bool = False,
