@@ -78,6 +78,23 @@ def test_the_product_and_version_are_chosen_in_the_call(sb: Sandbox, client: Cli
 
 
 @pytest.mark.parametrize("version", ["v1.0", "v1.1"])
+def test_ping_pong_and_heartbeats_as_for_stocks(sb: Sandbox, client: Client,
+                                                version: str) -> None:
+    sb.configure(heartbeat=0.1)
+    try:
+        with client.stream(market="futopt", version=version) as s:
+            assert s.ping("fo")["state"] == "fo"
+            for _ in range(300):  # the server's heartbeats reach the futopt stream
+                assert s.next_batch(timeout=0.2) is None  # no subscription: no data
+                if s.stats.heartbeats >= 2:
+                    break
+            assert s.stats.heartbeats >= 2 and s.last_heartbeat is not None
+            assert s.stats.reconnects == 0
+    finally:
+        sb.configure(heartbeat=30.0)
+
+
+@pytest.mark.parametrize("version", ["v1.0", "v1.1"])
 def test_streamed_trades_are_the_rest_trades_and_trials_come_only_on_v11(
         client: Client, version: str) -> None:
     df = one_channel(client, "trades", FRONT, version)
