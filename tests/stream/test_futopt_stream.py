@@ -216,27 +216,33 @@ def test_polars_frames_of_the_futopt_stream(client: Client) -> None:
     assert df.schema["is_trial"] == pl.Boolean and df.schema["size"] == pl.Int64
 
 
-@pytest.mark.parametrize("version", ["v1.0", "v1.1"])
-def test_drops_resubscribe_the_alias_and_backfill_the_session_gap_free(version: str) -> None:
-    with Sandbox(seed=7, now=NOW, rate_limit=None, stream_speed=3000.0, drop_after=150) as sb, \
+@pytest.mark.parametrize(("version", "after_hours"), [("v1.0", False), ("v1.1", False),
+                                                      ("v1.1", True)])
+def test_drops_resubscribe_the_alias_and_backfill_the_session_gap_free(
+        version: str, after_hours: bool) -> None:
+    # the day session: 08:00-13:45 at 3000x lasts ~7 s; the night session (15:00 to 05:00
+    # the next morning, across midnight): 14:30-05:00 at 9000x lasts ~6 s. The sandbox drops
+    # the connection every 120 events and the market clock runs on meanwhile: trades are
+    # missed, then backfilled from REST
+    speed, start = (9000.0, "14:30") if after_hours else (3000.0, "08:00")
+    with Sandbox(seed=7, now=NOW, rate_limit=None, stream_speed=speed, drop_after=120) as sb, \
             Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
         with c.stream(market="futopt", version=version, backfill=True, backoff=0.05,
                       max_reconnects=50, backend="arrow") as s:
-            # restart the shared market clock at 08:00, half an hour (0.6 s at 3000x) before
-            # the first trial match, so the subscription is in place before it
-            sb.configure(stream_from="08:00")
-            s.subscribe("trades", "TXF1!")
-            # 08:00-13:45 at 3000x lasts ~7 s; the sandbox drops the connection every 150
-            # events, the market clock runs on meanwhile: trades are missed and backfilled
+            # restart the shared market clock before the first trial match (0.6 s ahead at
+            # the day's speed, 1.3 s at night's), so the subscription is in place before it
+            sb.configure(stream_from=start)
+            s.subscribe("trades", "TXF1!", after_hours=after_hours)
             t = s.read("trades", idle=2.5)
             stats, gaps = s.stats, list(s.gaps)
             assert [x.symbol for x in s.subscribed] == ["TXF1!"]
         assert stats.reconnects >= 2
         assert gaps and all(g.error is None for g in gaps), gaps
-        assert all(g.symbol == FRONT and not g.trial for g in gaps)
+        assert all(g.symbol == FRONT and not g.trial and g.after_hours == after_hours
+                   for g in gaps)
         assert stats.backfilled > 0 and sum(g.filled or 0 for g in gaps) == stats.backfilled
         regular = t.filter(pc.invert(t["is_trial"]))
-        want = rest_trades(c, FRONT)
+        want = rest_trades(c, FRONT, after_hours)
         serials = [int(x if x is not None else f)
                    for x, f in zip(regular["serial"].to_pylist(),
                                    regular["frame_serial"].to_pylist(), strict=True)]
