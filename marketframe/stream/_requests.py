@@ -87,11 +87,12 @@ class Requests:
                         if s.channel == channel and s.flag == flag}
                 todo = [x for x in syms if x not in have]
             first = False
-            if todo:
-                await self._subscribe(channel, todo, flag)
+            acked = await self._subscribe(channel, todo, flag) if todo else []
             wanted = set(syms)
-            return [s for s in self._subs.values() if s.channel == channel
+            have = [s for s in self._subs.values() if s.channel == channel
                     and s.flag == flag and s.symbol in wanted]
+            # an ack may name another symbol than asked (a server resolving an alias)
+            return have + [s for s in acked if s not in have]
 
         return await self._healing(attempt)
 

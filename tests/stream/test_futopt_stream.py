@@ -250,3 +250,21 @@ def test_drops_resubscribe_the_alias_and_backfill_the_session_gap_free(
         assert pc.any(regular["backfilled"]).as_py()
         if version == "v1.1":  # backfilled rows carry the REST serial string
             assert all(len(x) == 8 for x in regular["serial"].to_pylist())
+
+
+def test_an_ack_naming_the_resolved_contract_is_still_returned(client: Client,
+                                                               scripted: Any) -> None:
+    from .scripted import dumps
+
+    async def resolve(conn: Any, body: dict[str, Any]) -> bool:
+        if body.get("event") != "subscribe":
+            return False
+        assert body["data"] == {"channel": "trades", "symbol": "TXF1!", "afterHours": True}
+        await conn.send(dumps("subscribed", {"id": "t1", "channel": "trades",
+                                             "symbol": FRONT, "afterHours": True}))
+        return True
+
+    scripted.on_request = resolve
+    with client.stream(url=scripted.url, market="futopt") as s:
+        subs = s.subscribe("trades", "TXF1!", after_hours=True)
+    assert [(x.id, x.symbol, x.after_hours) for x in subs] == [("t1", FRONT, True)]
