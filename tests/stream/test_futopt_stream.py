@@ -268,3 +268,20 @@ def test_an_ack_naming_the_resolved_contract_is_still_returned(client: Client,
     with client.stream(url=scripted.url, market="futopt") as s:
         subs = s.subscribe("trades", "TXF1!", after_hours=True)
     assert [(x.id, x.symbol, x.after_hours) for x in subs] == [("t1", FRONT, True)]
+
+
+def test_recording_a_futopt_stream(client: Client, tmp_path: Any) -> None:
+    from marketframe.stream import read_recorded
+
+    with client.stream(market="futopt") as s:
+        s.record(tmp_path, rows_per_file=200)
+        s.subscribe("trades", FRONT, after_hours=True)
+        for _ in s.batches(idle=1.5):
+            pass
+    table = read_recorded(tmp_path, "trades", market="futopt", after_hours=True)
+    assert table.num_rows == len(rest_trades(client, FRONT, True)) + pc.sum(
+        table["is_trial"]).as_py()
+    assert set(table["type"].to_pylist()) == {"FUTURE_AH"}
+    assert (tmp_path / "futopt_trades_afterhours").is_dir()
+    empty = read_recorded(tmp_path, "books", market="futopt")
+    assert empty.num_rows == 0 and "derived_bid_price" in empty.column_names
