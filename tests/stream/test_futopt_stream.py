@@ -68,6 +68,8 @@ def test_the_product_and_version_are_chosen_in_the_call(sb: Sandbox, client: Cli
     s = client.stream(async_=True, market="futopt")
     assert isinstance(s, AsyncStream) and s.url == sb.futopt_ws_url("v1.1")
     assert s.market == "futopt"
+    by_url = client.stream(async_=True, url=sb.futopt_ws_url("v1.0"))
+    assert by_url.market == "futopt"  # the product of an explicit URL
     with client.stream(market="futopt") as fs:
         with pytest.raises(InvalidParams, match="futures/options"):
             fs.subscribe("indices", "IX0001")  # no indices channel on futures/options
