@@ -177,6 +177,16 @@ def test_an_alias_and_its_contract_are_one_subscription(client: Client) -> None:
         assert s.subscribe("trades", "MXF2!")[0].id == s.subscribe("trades", "MXFA7")[0].id
 
 
+def test_an_unknown_contract_or_alias_is_refused_by_name(client: Client) -> None:
+    from marketframe import StreamSubscribeError
+
+    with client.stream(market="futopt") as s:
+        with pytest.raises(StreamSubscribeError) as info:
+            s.subscribe("trades", ["TXF1!", "TXF9!", "TXFZ9", "TXFA7/L6"])
+        assert set(info.value.failed) == {"TXF9!", "TXFZ9", "TXFA7/L6"}
+        assert [x.symbol for x in info.value.subscribed] == ["TXF1!"]
+
+
 def test_a_spread_symbol_with_a_slash_streams(client: Client) -> None:
     df = one_channel(client, "trades", "TXFL6/A7", "v1.1")
     regular = df[~df["is_trial"]]
