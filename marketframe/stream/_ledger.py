@@ -181,10 +181,19 @@ class TradeLedger:
 
     def close_open(self) -> list[Gap]:
         """End of stream: the gaps no trade closed become gaps up to now."""
-        gaps = [_gap(key, lo, None, futopt=self.futopt) for key, lo in self.open.items()]
+        gaps = [_gap(key, lo, None, futopt=self.futopt) for key, lo in self.open.items()
+                if not self._opened_since(key, lo)]
         self.open.clear()
         self.gaps += gaps
         return gaps
+
+    def _opened_since(self, key: Key, lo: Pos | None) -> bool:
+        """A futures trial key whose session opened after its last trial match (a regular
+        trade came later): no trial match of that session can follow."""
+        if not (self.futopt and key[2]):
+            return False
+        regular = self.last.get((key[0], key[1], False))
+        return regular is not None and (lo is None or regular > lo)
 
     def filled(self, gap: Gap, rows: list[dict[str, Any]]) -> None:
         """``rows`` (sorted by position) were fetched for ``gap``."""

@@ -132,3 +132,21 @@ def test_a_night_trade_after_midnight_belongs_to_the_session_of_the_evening_befo
     v10 = position({"type": "FUTURE", "time": us("2026-11-20T09:00:00"), "frameSerial": 7})
     assert v10 is not None and v10[2] == 7  # v1.0: the frame's serial
     assert position({"type": "FUTURE", "time": 1, "serial": "abc"}) is None
+
+
+def test_a_drop_after_the_open_leaves_no_futures_trial_gap_even_when_nothing_follows() -> None:
+    # the session's last trades fell in the drop and nothing came after the reconnect: at
+    # close the regular gap is filled up to now, and no trial gap is left (trial matches only
+    # precede the open, which was seen before the drop)
+    from marketframe.stream import Subscription
+    from marketframe.stream._ledger import TradeLedger
+
+    ledger = TradeLedger("futopt")
+    base = {"symbol": "TXFL6", "type": "FUTURE"}
+    ledger.accept({**base, "time": 1795134611000000, "serial": "00000003", "isTrial": True},
+                  False, "TXF1!")
+    ledger.accept({**base, "time": 1795135516300967, "serial": "00085558"}, False, "TXF1!")
+    ledger.dropped([Subscription("t", "trades", "TXF1!")])
+    gaps = ledger.close_open()
+    assert [(g.symbol, g.trial, g.after, g.before) for g in gaps] == [
+        ("TXFL6", False, 85558, None)]

@@ -13,7 +13,7 @@ import pytest
 
 from marketframe import Client, InvalidParams, StreamError
 from marketframe.sandbox import Sandbox
-from marketframe.stream import AsyncStream, Stream, ws_url
+from marketframe.stream import AsyncStream, Stream, read_recorded, ws_url
 
 # the Saturday after Friday 2026-11-20: its day session and the night session that started
 # that evening (15:00 to 05:00) are both complete, on the stream and on REST
@@ -174,7 +174,10 @@ def test_an_alias_and_its_contract_are_one_subscription(client: Client) -> None:
     regular = df[~df["is_trial"]]
     assert regular["serial"].is_unique  # one subscription: each trade once
     with client.stream(market="futopt") as s:
-        assert s.subscribe("trades", "MXF2!")[0].id == s.subscribe("trades", "MXFA7")[0].id
+        second = s.subscribe("trades", "MXF2!")
+        assert second[0].id == s.subscribe("trades", "MXFA7")[0].id
+        s.unsubscribe(second[0].id)  # one id: unsubscribing it ends both
+        assert s.subscriptions() == [] and s.subscribed == []
 
 
 def test_an_unknown_contract_or_alias_is_refused_by_name(client: Client) -> None:
@@ -231,7 +234,7 @@ def test_polars_frames_of_the_futopt_stream(client: Client) -> None:
 @pytest.mark.parametrize(("version", "after_hours"), [("v1.0", False), ("v1.1", False),
                                                       ("v1.1", True)])
 def test_drops_resubscribe_the_alias_and_backfill_the_session_gap_free(
-        version: str, after_hours: bool) -> None:
+        version: str, after_hours: bool, tmp_path: Any) -> None:
     # the day session: 07:30-13:45 at 3000x lasts ~7.5 s; the night session (15:00 to 05:00
     # the next morning, across midnight): 12:00-05:00 at 6000x lasts ~10 s. The sandbox drops
     # the connection every 120 events and the market clock runs on while the client
@@ -246,12 +249,17 @@ def test_drops_resubscribe_the_alias_and_backfill_the_session_gap_free(
             # day, 1.8 s at night), so the subscription is in place before its first trade
             # even on a busy machine (a subscription never backfills the past)
             sb.configure(stream_from=start)
+            s.record(tmp_path)
             s.subscribe("trades", "TXF1!", after_hours=after_hours)
-            t = s.read("trades", idle=2.5)
-            stats, gaps = s.stats, list(s.gaps)
+            for _ in s.batches(idle=2.5):
+                pass
             assert [x.symbol for x in s.subscribed] == ["TXF1!"]
+        # after close(): a gap still open then (the session's last trades fell in a drop) is
+        # filled by close() and its rows go to the recorder
+        stats, gaps = s.stats, list(s.gaps)
+        t = read_recorded(tmp_path, "trades", market="futopt", after_hours=after_hours)
         assert stats.reconnects >= 1
-        assert gaps and all(g.error is None for g in gaps), gaps
+        assert gaps and all(g.error is None for g in gaps), [g for g in gaps if g.error]
         assert all(g.symbol == FRONT and not g.trial and g.after_hours == after_hours
                    for g in gaps)
         assert stats.backfilled > 0 and sum(g.filled or 0 for g in gaps) == stats.backfilled
@@ -285,8 +293,6 @@ def test_an_ack_naming_the_resolved_contract_is_still_returned(client: Client,
 
 
 def test_recording_a_futopt_stream(client: Client, tmp_path: Any) -> None:
-    from marketframe.stream import read_recorded
-
     with client.stream(market="futopt") as s:
         s.record(tmp_path, rows_per_file=200)
         s.subscribe("trades", FRONT, after_hours=True)
