@@ -1,4 +1,7 @@
-"""The sandbox's WebSocket streaming endpoint (`spec/streaming-api.md`).
+"""The sandbox's WebSocket streaming endpoints (`spec/streaming-api.md`): stocks on
+``/marketdata/v1.0/stock/streaming``, futures and options on
+``/marketdata/{v1.0,v1.1}/futopt/streaming`` (same protocol; what they send is in
+``_stream_futopt``).
 
 A connection authenticates, subscribes channels for symbols, and receives ``data`` events
 replayed from the same trades the REST endpoints serve (the streamed trades of a day are the
