@@ -35,6 +35,7 @@ EXPECTED: dict[str, tuple[set[type], str]] = {
     "str": ({str}, "a string"),
     "cat": ({str}, "a string code"),
     "flag": ({bool}, "a boolean"),
+    "bool": ({bool}, "a boolean"),
 }
 
 
@@ -76,7 +77,7 @@ def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) 
 def finish(source: str, col: Col, kind: str, raw: pa.Array) -> pa.Array:
     """JSON-level array (float64/int64/bool/string) -> the column's final Arrow type."""
     try:
-        if kind in ("float", "int", "int_str", "str"):
+        if kind in ("float", "int", "int_str", "str", "bool"):
             return raw
         if kind == "time_us":
             return raw.cast(ARROW_TYPES["time_us"])

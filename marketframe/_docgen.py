@@ -34,6 +34,7 @@ DTYPES = {
     "str": ("string", "str", "String"),
     "cat": ("dictionary<string>", "category", "Categorical"),
     "flag": ("bool (absent = False)", "bool", "Boolean"),
+    "bool": ("bool (absent = null)", "boolean", "Boolean"),
 }
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "endpoints.md"

@@ -271,42 +271,53 @@ class Client(_TreeBase[FrameT]):
 
     @overload
     def stream(self, *, async_: Literal[False] = False, url: str | None = None,
-               backfill: bool = False, backend: None = None, **options: Any) -> Stream[FrameT]: ...
+               backfill: bool = False, market: str | None = None, version: str | None = None,
+               backend: None = None, **options: Any) -> Stream[FrameT]: ...
 
     @overload
     def stream(self, *, async_: Literal[False] = False, url: str | None = None,
-               backfill: bool = False, backend: Literal["pandas"],
+               backfill: bool = False, market: str | None = None, version: str | None = None,
+               backend: Literal["pandas"],
                **options: Any) -> Stream[pd.DataFrame]: ...
 
     @overload
     def stream(self, *, async_: Literal[False] = False, url: str | None = None,
-               backfill: bool = False, backend: Literal["polars"],
+               backfill: bool = False, market: str | None = None, version: str | None = None,
+               backend: Literal["polars"],
                **options: Any) -> Stream[pl.DataFrame]: ...
 
     @overload
     def stream(self, *, async_: Literal[False] = False, url: str | None = None,
-               backfill: bool = False, backend: Literal["arrow"],
+               backfill: bool = False, market: str | None = None, version: str | None = None,
+               backend: Literal["arrow"],
                **options: Any) -> Stream[pa.Table]: ...
 
     @overload
     def stream(self, *, async_: Literal[True], url: str | None = None, backfill: bool = False,
+               market: str | None = None, version: str | None = None,
                **options: Any) -> AsyncStream: ...
 
     def stream(self, *, async_: bool = False, url: str | None = None, backfill: bool = False,
+               market: str | None = None, version: str | None = None,
                **options: Any) -> Stream[Any] | AsyncStream:
         """A WebSocket stream with this client's credential (docs/streaming.md).
 
         ``with client.stream() as s:`` (blocking, for scripts and notebooks) or
         ``async with client.stream(async_=True) as s:``. ``url`` defaults to this client's
-        origin + ``/marketdata/v1.0/stock/streaming``; ``backfill=True`` refills trades missed
-        during a reconnect from the REST trades endpoint through this client."""
+        origin + ``/marketdata/v1.0/stock/streaming``; ``market="futopt"`` streams futures
+        and options from ``/marketdata/{version}/futopt/streaming`` (``version`` ``"v1.1"``
+        by default as in the official SDKs, or ``"v1.0"``; a ``url`` ending in
+        ``/futopt/streaming`` is a futures/options stream too). ``backfill=True`` refills
+        trades missed during a reconnect from the REST trades endpoint through this client."""
         from marketframe.stream import AsyncStream, Stream, ws_url
 
         if options.get("options") is None:  # a StreamOptions object carries its own backend
             options.setdefault("backend", self.backend)
         kind = AsyncStream if async_ else Stream
-        return kind(self._transport.credential, url or ws_url(self.base_url), rest=self,
-                    backfill=backfill, **options)
+        address = ws_url(self.base_url, market or "stock", version)  # checks both
+        # market None: the product of ``url`` (``.../futopt/streaming``), else stock
+        return kind(self._transport.credential, url or address, rest=self, backfill=backfill,
+                    market=market, **options)
 
     def stats(self) -> ClientStats:
         """Requests sent, cache hits, retries, time spent pacing, and responses by status

@@ -79,6 +79,8 @@ class _Table:
                                 self.params.get("type") == "oddlot")
             self.units[col.name] = unit
             meta = {"unit": unit}
+        if col.kind == "bool":  # true/false/null: a nullable boolean in pandas too
+            meta = {**(meta or {}), "pandas": "boolean"}
         self.arrays.append(arr)
         self.fields.append(pa.field(col.name, arr.type, nullable=not col.required, metadata=meta))
 
@@ -192,6 +194,9 @@ def to_pandas(table: pa.Table) -> Any:
     ``datetime64[us]`` calendar dates, ``Int64``, ``category``, ``bool``; units in
     ``df.attrs["units"]``."""
     df = _dates_as_datetimes(table).to_pandas(types_mapper=_pandas_types)
+    for f in table.schema:  # nullable booleans ("bool" columns): pandas' "boolean" dtype
+        if f.metadata and f.metadata.get(b"pandas") == b"boolean":
+            df[f.name] = df[f.name].astype("boolean")
     df.attrs["units"] = table_units(table)
     meta = table.schema.metadata or {}
     if META_ENDPOINT in meta:

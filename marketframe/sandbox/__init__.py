@@ -6,6 +6,7 @@ Start it from Python::
     with Sandbox(seed=0, now="2026-11-20T14:00:00+08:00") as sb:
         sb.base_url   # http://127.0.0.1:PORT/marketdata/v1.0  (REST)
         sb.ws_url     # ws://127.0.0.1:PORT/marketdata/v1.0/stock/streaming
+        sb.futopt_ws_url("v1.1")  # ws://127.0.0.1:PORT/marketdata/v1.1/futopt/streaming
         sb.keys       # {"basic": "sandbox-basic", "developer": ..., "advanced": ...}
 
 or from a shell: ``marketframe sandbox --port 8000``. See docs/sandbox.md.
@@ -185,6 +186,10 @@ class Sandbox:
     @property
     def ws_url(self) -> str:
         return f"ws://{self.host}:{self.port}{PREFIX}/stock/streaming"
+
+    def futopt_ws_url(self, version: str = "v1.1") -> str:
+        """The futures/options streaming URL (``v1.0`` or ``v1.1``)."""
+        return f"ws://{self.host}:{self.port}/marketdata/{version}/futopt/streaming"
 
     @property
     def keys(self) -> dict[str, str]:

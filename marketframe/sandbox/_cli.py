@@ -85,6 +85,7 @@ def _banner(sb, seed: int) -> None:  # type: ignore[no-untyped-def]
     print(f"marketframe sandbox (seed {seed}, now {sb.now().isoformat()})")
     print(f"  base URL   {sb.base_url}")
     print(f"  streaming  {sb.ws_url}")
+    print(f"  futopt     {sb.futopt_ws_url('v1.1')} (or v1.0)")
     for plan, key in DEMO_KEYS.items():
         print(f"  {plan:<10} X-API-KEY: {key}   Authorization: Bearer "
               f"{DEMO_CREDENTIALS['bearer_token'][plan]}   X-SDK-TOKEN: "

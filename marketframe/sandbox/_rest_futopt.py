@@ -110,7 +110,7 @@ def _contract_day(svc: Service, m: dict, q: Query):
     return c, d, day
 
 
-def _fo_header(svc: Service, day, d: date) -> dict:
+def _fo_header(svc: Service | None, day, d: date) -> dict:
     return {"date": d.isoformat(), "type": day.inst.type, "exchange": "TAIFEX",
             "symbol": day.inst.symbol}
 
@@ -130,10 +130,16 @@ def futopt_ticker(svc: Service, m: dict, q: Query) -> dict:
 
 def futopt_quote(svc: Service, m: dict, q: Query) -> dict:
     c, d, day = _contract_day(svc, m, q)
-    t = _fo_t(svc, day)
-    base = wire.quote(day, t, c.name, svc.market.rng)
-    out = _fo_header(svc, day, d)
-    out["name"] = c.name
+    return quote_at(day, _fo_t(svc, day), c.name, svc.market.rng)
+
+
+def quote_at(day, t: int, name: str, rng) -> dict:
+    """The futures/options quote at ``t``: the REST quote, and the object the ``aggregates``
+    stream channel sends (with ``isTrial`` and ``lastTrial`` when the day has trial matches
+    and the last match at ``t`` is one)."""
+    base = wire.quote(day, t, name, rng)
+    out = _fo_header(None, day, day.date)
+    out["name"] = name
     for k in ("previousClose", "openPrice", "openTime", "highPrice", "highTime", "lowPrice",
               "lowTime", "closePrice", "closeTime", "avgPrice", "change", "changePercent",
               "amplitude", "lastPrice", "lastSize"):
@@ -152,6 +158,15 @@ def futopt_quote(svc: Service, m: dict, q: Query) -> dict:
                             "price": wire.px(day.price[j]), "size": int(day.size[j]),
                             "time": int(day.time[j]), "serial": f"{int(day.serial[j]):08d}"}
         out["lastUpdated"] = int(day.time[j])
+    if "lastTrial" in base:
+        trial = dict(base["lastTrial"])
+        trial.pop("bid", None)
+        trial.pop("ask", None)
+        trial["serial"] = f"{int(trial['serial']):08d}"
+        out["lastTrial"] = trial
+    if base.get("isTrial"):
+        out["isTrial"] = True
+        out["lastUpdated"] = base["lastUpdated"]
     return out
 
 

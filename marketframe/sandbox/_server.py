@@ -26,6 +26,8 @@ from ._service import PLANS, Route, Service
 log = logging.getLogger("marketframe.sandbox")
 
 PREFIX = "/marketdata/v1.0"
+#: the streaming endpoints: (product, version)
+STREAMING = (("stock", "v1.0"), ("futopt", "v1.0"), ("futopt", "v1.1"))
 
 MESSAGES = {
     401: "Unauthorized",
@@ -166,7 +168,11 @@ class RestApp:
     def build(self, streaming=None) -> web.Application:
         app = web.Application()
         if streaming is not None:
-            app.router.add_get(PREFIX + "/stock/streaming", streaming.handle)
+            # stocks stream on v1.0 only; futures/options on v1.0 and v1.1 (any other version
+            # or product is the catch-all 404, before the WebSocket upgrade)
+            for market, version in STREAMING:
+                app.router.add_get(f"/marketdata/{version}/{market}/streaming",
+                                   streaming.handler(market, version))
         for route in self.routes:
             app.router.add_get(PREFIX + route.path, self.handler(route), allow_head=False)
 

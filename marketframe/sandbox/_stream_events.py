@@ -43,6 +43,18 @@ def _flags_and(row: dict, flags: dict) -> dict:
 
 def build_events(channel: str, day: Day, rng: Rng) -> Events:
     """The data events of ``channel`` for one instrument's day, in time order."""
+    return pack(event_rows(channel, day, rng))
+
+
+def pack(rows: list[tuple[int, dict]]) -> Events:
+    """(time, data) pairs -> :class:`Events`, sorted by time (stable)."""
+    rows.sort(key=lambda r: r[0])
+    return Events(np.array([r[0] for r in rows], dtype=np.int64),
+                  [orjson.dumps(r[1]) for r in rows])
+
+
+def event_rows(channel: str, day: Day, rng: Rng) -> list[tuple[int, dict]]:
+    """The (time, data) pairs of ``channel`` for one instrument's day, unsorted."""
     inst = day.inst
     head: dict[str, Any] = {"symbol": inst.symbol, "type": inst.type, "exchange": inst.exchange,
             "market": inst.market}
@@ -105,9 +117,7 @@ def build_events(channel: str, day: Day, rng: Rng) -> Events:
         stamps = sorted(set(day.time.tolist()) | set(day.trial_time.tolist()))
         for t in stamps:
             rows.append((t, wire.quote(day, t, inst.name, rng)))
-    rows.sort(key=lambda r: r[0])
-    return Events(np.array([r[0] for r in rows], dtype=np.int64),
-                   [orjson.dumps(r[1]) for r in rows])
+    return rows
 
 
 _GARBAGE = (

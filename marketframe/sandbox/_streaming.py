@@ -1,4 +1,7 @@
-"""The sandbox's WebSocket streaming endpoint (`spec/streaming-api.md`).
+"""The sandbox's WebSocket streaming endpoints (`spec/streaming-api.md`): stocks on
+``/marketdata/v1.0/stock/streaming``, futures and options on
+``/marketdata/{v1.0,v1.1}/futopt/streaming`` (same protocol; what they send is in
+``_stream_futopt``).
 
 A connection authenticates, subscribes channels for symbols, and receives ``data`` events
 replayed from the same trades the REST endpoints serve (the streamed trades of a day are the
@@ -31,7 +34,7 @@ import contextlib
 import hashlib
 import heapq
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from datetime import time as dtime
 from typing import Any
@@ -41,7 +44,9 @@ import orjson
 from aiohttp import WSMsgType, web
 
 from . import _calendar as cal
+from . import _stream_futopt as fo
 from ._auth import WS_REJECTED, ws_plan
+from ._stream_conn import _Conn, _quietly, _strings, _Sub
 from ._stream_events import Events, build_events, garbage
 
 CHANNELS = ("trades", "candles", "books", "aggregates", "indices")
@@ -58,40 +63,6 @@ class StreamSettings:
     max_connections: int | None = None
     auth_timeout: float = 30.0  # seconds allowed to authenticate before the server closes
     garbage_every: int | None = None  # send a malformed frame after every N data events
-
-
-@dataclass
-class _Sub:
-    id: str
-    channel: str
-    symbol: str
-    oddlot: bool
-    events: Events
-    pos: int = 0
-    day: Any = None  # the session day of ``events``
-
-
-@dataclass
-class _Conn:
-    ws: web.WebSocketResponse
-    authed: bool = False
-    subs: dict[str, _Sub] = field(default_factory=dict)
-    sent_data: int = 0
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-    cursor: int = 0  # market time reached (fast mode)
-
-
-def _strings(values: Any, allow_int: bool = False) -> bool:
-    """``values`` is a list of non-empty strings (or ints, ``allow_int``)."""
-    kinds = (str, int) if allow_int else (str,)
-    return isinstance(values, list) and all(
-        isinstance(v, kinds) and not isinstance(v, bool) and str(v) for v in values)
-
-
-async def _quietly(coro: Any) -> None:
-    """Run a connection's task; a client that went away mid-send ends it without a traceback."""
-    with contextlib.suppress(ConnectionError):
-        await coro
 
 
 class Streaming:
@@ -125,39 +96,54 @@ class Streaming:
 
     # --- events of one (channel, symbol) ---------------------------------------------------------
 
-    def events(self, channel: str, symbol: str, oddlot: bool) -> Events:
+    def events(self, channel: str, symbol: str, oddlot: bool, market: str = "stock",
+               version: str = "v1.0") -> Events:
+        """``oddlot``: odd-lot (stock) or the after-hours session (``market="futopt"``)."""
         d = self.replay_date()
-        key = (channel, symbol, oddlot, d)
+        key = (channel, symbol, oddlot, d, market, version)
         got = self._cache.get(key)
         if got is None:
             self.builds += 1
-            day = self.market.day(symbol, d, oddlot=oddlot)
-            got = build_events(channel, day, self.market.rng) if day is not None else Events(
-                np.zeros(0, dtype=np.int64), [])
+            rng = self.market.rng
+            if market == "futopt":
+                day = fo.day_of(self.service.futopt, symbol, d, oddlot)
+                got = fo.build(channel, day, version, rng) if day is not None else None
+            else:
+                day = self.market.day(symbol, d, oddlot=oddlot)
+                got = build_events(channel, day, rng) if day is not None else None
+            got = got or Events(np.zeros(0, dtype=np.int64), [])
             self._cache[key] = got
             if len(self._cache) > 512:
                 self._cache.pop(next(iter(self._cache)))
         return got
 
-    async def events_async(self, channel: str, symbol: str, oddlot: bool) -> Events:
+    async def events_async(self, channel: str, symbol: str, oddlot: bool,
+                           market: str = "stock", version: str = "v1.0") -> Events:
         """``events`` built off the event loop, once: connections that ask for the same
         (channel, symbol, day) while it is being built wait for that one build (100 clients
         subscribing at once must not build it 100 times over)."""
-        key = (channel, symbol, oddlot, self.replay_date())
+        key = (channel, symbol, oddlot, self.replay_date(), market, version)
         got = self._cache.get(key)
         if got is not None:
             return got
         pending = self._building.get(key)
         if pending is None:
             pending = asyncio.get_running_loop().run_in_executor(
-                None, self.events, channel, symbol, oddlot)
+                None, self.events, channel, symbol, oddlot, market, version)
             self._building[key] = pending
             pending.add_done_callback(lambda _: self._building.pop(key, None))
         return await asyncio.shield(pending)
 
     # --- the WebSocket handler -------------------------------------------------------------------
 
-    async def handle(self, request: web.Request) -> web.WebSocketResponse:
+    def handler(self, market: str, version: str) -> Any:
+        """The handler of ``/marketdata/{version}/{market}/streaming``."""
+        async def handle(request: web.Request) -> web.WebSocketResponse:
+            return await self.handle(request, market, version)
+        return handle
+
+    async def handle(self, request: web.Request, market: str = "stock",
+                     version: str = "v1.0") -> web.WebSocketResponse:
         ws = web.WebSocketResponse(heartbeat=None, max_msg_size=1 << 20)
         await ws.prepare(request)
         s = self.settings
@@ -167,7 +153,7 @@ class Streaming:
             await ws.close()
             return ws
         self.connections += 1
-        conn = _Conn(ws)
+        conn = _Conn(ws, market=market, version=version)
         if s.stream_speed == 0:
             conn.cursor = self.start_us()
         tasks = [asyncio.ensure_future(_quietly(self._pump(conn))),
@@ -259,18 +245,17 @@ class Streaming:
                 await self._send(conn, "unsubscribed", gone if "ids" in data else gone[0])
             conn.changed.set()
         elif event == "subscriptions":
-            await self._send(conn, "subscriptions", [
-                {"id": s.id, "channel": s.channel, "symbol": s.symbol} for s in
-                conn.subs.values()])
+            await self._send(conn, "subscriptions", [s.ack() for s in conn.subs.values()])
         else:
             await self._error(conn, f"Unknown event '{event}'; allowed: auth, ping, "
                               "subscribe, unsubscribe, subscriptions")
 
     async def _subscribe(self, conn: _Conn, data: dict) -> None:
         channel = data.get("channel")
-        if not isinstance(channel, str) or channel not in CHANNELS:
+        allowed = fo.CHANNELS if conn.market == "futopt" else CHANNELS
+        if not isinstance(channel, str) or channel not in allowed:
             await self._error(conn, f"Invalid channel '{channel}'; allowed: "
-                              f"{', '.join(CHANNELS)}")
+                              f"{', '.join(allowed)}")
             return
         many = "symbols" in data
         symbols = data.get("symbols") if many else [data.get("symbol")]
@@ -278,27 +263,43 @@ class Streaming:
             await self._error(conn, "Invalid subscribe: give symbol (a string) or symbols (a "
                               "non-empty list of strings)")
             return
-        oddlot = bool(data.get("intradayOddLot"))
+        futopt = conn.market == "futopt"
+        oddlot = bool(data.get("afterHours" if futopt else "intradayOddLot"))
         # the subscription starts where the market clock is when the request arrives, for
         # every symbol of it: the time the sandbox takes to build the events (longer on a busy
         # machine) must not make a subscriber miss what happened meanwhile
         start = conn.cursor if self.settings.stream_speed == 0 else self.market_now_us()
         replies = []
         for symbol in symbols:
-            inst = self.market.universe.get(symbol)
-            if inst is None or (channel == "indices") != (inst.type == "INDEX"):
+            day = self.replay_date()
+            resolved = self._resolve(conn, channel, symbol, day)
+            if resolved is None:
                 await self._error(conn, f"Subscription failed: symbol '{symbol}' not "
                                   f"available on {channel}")
                 continue
-            sid = hashlib.sha1(f"{channel}:{symbol}:{oddlot}".encode()).hexdigest()[:20]
-            day = self.replay_date()
-            events = await self.events_async(channel, inst.symbol, oddlot)
+            # an alias and its contract are one subscription (one id)
+            sid = hashlib.sha1((f"{channel}:{resolved}:{oddlot}" if not futopt else
+                                f"futopt:{conn.version}:{channel}:{resolved}:{oddlot}"
+                                ).encode()).hexdigest()[:20]
+            events = await self.events_async(channel, resolved, oddlot, conn.market,
+                                             conn.version)
             pos = int(np.searchsorted(events.times, start, side="left"))
-            conn.subs[sid] = _Sub(sid, channel, inst.symbol, oddlot, events, pos, day)
-            replies.append({"id": sid, "channel": channel, "symbol": inst.symbol})
+            sub = _Sub(sid, channel, resolved, oddlot, events, pos, day, conn.market,
+                       conn.version, symbol)
+            conn.subs[sid] = sub
+            replies.append(sub.ack())
         if replies:
             await self._send(conn, "subscribed", replies if many else replies[0])
         conn.changed.set()
+
+    def _resolve(self, conn: _Conn, channel: str, symbol: str, day: Any) -> str | None:
+        """The instrument (stock) or contract (futures/options) ``symbol`` names, or None."""
+        if conn.market == "futopt":
+            return fo.resolve(self.service.futopt, symbol, day)
+        inst = self.market.universe.get(symbol)
+        if inst is None or (channel == "indices") != (inst.type == "INDEX"):
+            return None
+        return inst.symbol
 
     async def _next_day(self, conn: _Conn) -> bool:
         """The sandbox's clock reached a new session day: subscriptions go on with all its
@@ -310,7 +311,8 @@ class Streaming:
         if self.settings.stream_speed == 0:
             conn.cursor = self.start_us()
         for sub in moved:  # subscribed all along: every event of the new day
-            sub.events = await self.events_async(sub.channel, sub.symbol, sub.oddlot)
+            sub.events = await self.events_async(sub.channel, sub.symbol, sub.oddlot,
+                                                 sub.market, sub.version)
             sub.pos = 0
             sub.day = day
         return True

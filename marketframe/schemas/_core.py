@@ -28,14 +28,15 @@ ARROW_TYPES: dict[str, pa.DataType] = {
     "str": pa.string(),
     "cat": pa.dictionary(pa.int32(), pa.string()),
     "flag": pa.bool_(),  # sent only when true: absent means False
+    "bool": pa.bool_(),  # true, false or absent (null): pandas "boolean", polars Boolean
 }
 
 #: kind -> Arrow type of the JSON value as read, before the kind's final conversion
 JSON_TYPES: dict[str, pa.DataType] = {
     "float": pa.float64(), "int": pa.int64(), "int_str": pa.int64(), "time_us": pa.int64(),
-    "flag": pa.bool_(), "str": pa.string(), "cat": pa.string(), "date": pa.string(),
-    "month": pa.string(), "iso_time": pa.string(), "date_or_time": pa.string(),
-    "hhmmss": pa.string(),
+    "flag": pa.bool_(), "bool": pa.bool_(), "str": pa.string(), "cat": pa.string(),
+    "date": pa.string(), "month": pa.string(), "iso_time": pa.string(),
+    "date_or_time": pa.string(), "hhmmss": pa.string(),
 }
 
 

@@ -22,38 +22,56 @@ from marketframe.exceptions import StreamError
 from ._ledger import FIXED_PRICE_SERIAL, Gap, position
 
 ENDPOINT = "stock.intraday.trades"
+FUTOPT_ENDPOINT = "futopt.intraday.trades"
 
 
-def fetch_gap(client: Any, gap: Gap, page: int = 500) -> list[dict[str, Any]]:
+def fetch_gap(client: Any, gap: Gap, page: int = 500, market: str = "stock"
+              ) -> list[dict[str, Any]]:
     """The regular trades (or trial matches) of ``gap``, sorted by position. ``client`` is a
     :class:`marketframe.Client`. The intraday endpoint serves one trading day (the current
     one): a gap on another day cannot be filled and raises :class:`GapUnavailable`, unless
-    it is known to be empty (it follows the day's fixed-price trade, the day's last)."""
+    it is known to be empty (it follows the day's fixed-price trade, the day's last).
+
+    ``market="futopt"``: from ``/futopt/intraday/trades`` (newest first, ``session=afterhours``
+    for an after-hours gap); it serves no trial matches, so a trial gap raises
+    :class:`GapUnavailable`."""
+    futopt = market == "futopt"
+    if futopt and gap.trial:
+        raise GapUnavailable("the futures/options trades endpoint serves no trial matches: "
+                             "trial frames missed during a reconnect cannot be fetched")
     rows: list[dict[str, Any]] = []
     served: str | None = None
     offset = 0
     while True:
-        params: dict[str, Any] = {"symbol": gap.symbol, "sort": "asc", "offset": offset,
-                                  "limit": page}
+        params: dict[str, Any] = {"symbol": gap.symbol, "offset": offset, "limit": page}
+        if futopt and gap.after_hours:
+            params["session"] = "afterhours"
+        if not futopt:
+            params["sort"] = "asc"
         if gap.trial:
             params["isTrial"] = True
         if gap.odd_lot:
             params["type"] = "oddlot"
-        body = client.fetch(ENDPOINT, refresh=True, **params).responses[0].body
+        body = client.fetch(FUTOPT_ENDPOINT if futopt else ENDPOINT, refresh=True,
+                            **params).responses[0].body
         doc = orjson.loads(body)
         data = doc.get("data") or []
         served = served or doc.get("date")
         head = {k: doc[k] for k in ("symbol", "type", "exchange", "market") if k in doc}
         for r in data:
-            pos = position(r)
+            row = {**head, **r, "backfilled": True}
+            pos = position(row)
             if pos is None or not gap.contains(pos):
                 continue
-            row = {**head, **r, "backfilled": True}
             if gap.trial:
                 row["isTrial"] = True
             rows.append(row)
-        last = position(data[-1]) if data else None
-        if len(data) < page or (gap.hi is not None and last is not None and last >= gap.hi):
+        last = position({**head, **data[-1]}) if data else None
+        if len(data) < page or last is None:
+            break
+        if futopt and gap.lo is not None and last <= gap.lo:
+            break  # newest first: the next pages are older than the gap
+        if not futopt and gap.hi is not None and last >= gap.hi:
             break
         offset += len(data)
     if gap.date is not None and served is not None and served != gap.date:

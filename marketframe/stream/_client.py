@@ -37,6 +37,7 @@ import aiohttp
 from marketframe._credential import Credential, resolve
 from marketframe.exceptions import InvalidParams, redact
 
+from . import _protocol as proto
 from ._buffer import RowBuffer
 from ._connection import Connection
 from ._frames import Batch, to_table_sorting
@@ -73,8 +74,8 @@ class AsyncStream(Connection):
 
     def __init__(self, api_key: str | Credential | None, url: str, *, rest: Any = None,
                  backfill: bool = False, options: StreamOptions | None = None,
-                 bearer_token: str | None = None, sdk_token: str | None = None,
-                 **overrides: Any) -> None:
+                 market: str | None = None, bearer_token: str | None = None,
+                 sdk_token: str | None = None, **overrides: Any) -> None:
         # exactly one credential, as for Client (a Credential: the client's own)
         credential = api_key if isinstance(api_key, Credential) else \
             resolve(api_key, bearer_token, sdk_token)
@@ -86,13 +87,15 @@ class AsyncStream(Connection):
         self.url = url
         self._credential = credential  # sent in the auth frame (apikey / token / sdkToken)
         self._key = credential.secret  # redacted from every message
+        #: the product streamed: ``stock`` or ``futopt`` (by default read from the URL's path)
+        self.market = proto.check_market(market or proto.market_of(url))[0]
         self.rest = rest
         self.backfill = backfill
         self.stats = StreamStats()
         self.last_heartbeat: int | None = None  # epoch microseconds (server's clock)
         self._subs: dict[str, Subscription] = {}
         self._buf = RowBuffer(self.options.max_buffer, self.options.batch_rows)
-        self._ledger = TradeLedger()
+        self._ledger = TradeLedger(self.market)
         self._session: aiohttp.ClientSession | None = None
         self._ws: aiohttp.ClientWebSocketResponse | None = None
         self._replies: asyncio.Queue[Any] = asyncio.Queue()
@@ -224,7 +227,7 @@ class AsyncStream(Connection):
         """Everything of ``channel`` until ``idle`` seconds pass without data (or ``timeout``
         in all), as one frame (``backend``: pandas, polars or arrow). Batches of other
         channels read meanwhile are recorded (when recording) and discarded."""
-        c = Collector(channel, idle, timeout)
+        c = Collector(channel, idle, timeout, self.market)
         while c.keep(await self.next_batch(c.wait())):
             pass
         return c.frame(backend or self.backend)
@@ -258,11 +261,12 @@ class AsyncStream(Connection):
                 return None
 
     def _convert(self, channel: str, odd_lot: bool, rows: list[dict[str, Any]]) -> Batch:
-        table, bad = to_table_sorting(channel, rows, odd_lot)
+        futopt = self.market == "futopt"
+        table, bad = to_table_sorting(channel, rows, odd_lot and not futopt, self.market)
         for row, why in bad:  # set aside, never silently dropped
             self.stats.quarantined += 1
             self.quarantine.append((channel, row, redact(why, self._key)))
-        return Batch(channel, table, odd_lot)
+        return Batch(channel, table, odd_lot and not futopt, odd_lot and futopt, self.market)
 
     def _deliver(self, channel: str, odd_lot: bool, rows: list[dict[str, Any]]) -> Batch:
         batch = self._convert(channel, odd_lot, rows)

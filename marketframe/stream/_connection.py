@@ -155,15 +155,15 @@ class Connection(Requests, Inbox):
         wanted = list(self._subs.values())
         groups: dict[tuple[str, bool], list[str]] = {}
         for sub in wanted:
-            groups.setdefault((sub.channel, sub.odd_lot), []).append(sub.symbol)
+            groups.setdefault((sub.channel, sub.flag), []).append(sub.symbol)
         self._subs.clear()
         try:
             for (channel, odd), syms in groups.items():
                 await self._subscribe(channel, syms, odd)
         except _Dropped:
-            have = {(s.channel, s.symbol, s.odd_lot) for s in self._subs.values()}
+            have = {(s.channel, s.symbol, s.flag) for s in self._subs.values()}
             for sub in wanted:
-                if (sub.channel, sub.symbol, sub.odd_lot) not in have:
+                if (sub.channel, sub.symbol, sub.flag) not in have:
                     self._subs[sub.id] = sub
             raise
 
@@ -181,13 +181,13 @@ class Connection(Requests, Inbox):
     async def _backfill(self, gap: Gap) -> None:
         try:
             rows = await asyncio.get_running_loop().run_in_executor(
-                None, fetch_gap, self.rest, gap)
+                None, fetch_gap, self.rest, gap, 500, self.market)
         except Exception as exc:  # noqa: BLE001 - recorded on the gap, never swallowed silently
             gap.error = redact(f"{type(exc).__name__}: {exc}", self._key)
             return
         self._ledger.filled(gap, rows)
         self.stats.backfilled += len(rows)
-        self._buf.extend("trades", gap.odd_lot, rows)
+        self._buf.extend("trades", gap.odd_lot or gap.after_hours, rows)
 
     async def _watchdog(self) -> None:
         """Ping when nothing arrived for ``heartbeat_timeout`` s; no pong: force a reconnect."""

@@ -23,7 +23,7 @@ from marketframe.exceptions import redact
 
 from . import _protocol as proto
 from ._buffer import RowBuffer
-from ._frames import CHANNELS
+from ._frames import CHANNELS, FUTOPT_CHANNELS, futopt_trade_rows
 from ._ledger import Gap, TradeLedger
 from ._protocol import Subscription
 from ._requests import _CLOSED
@@ -33,6 +33,7 @@ class Inbox:
     """The reader (a mixin: the attributes below are set by ``AsyncStream.__init__``)."""
 
     stats: Any
+    market: str  # stock or futopt
     backfill: bool
     last_heartbeat: int | None
     malformed: deque[str]
@@ -100,23 +101,29 @@ class Inbox:
         if event == "data":
             channel = body.get("channel")
             row = body.get("data")
-            if channel not in CHANNELS:
+            futopt = self.market == "futopt"
+            if channel not in (FUTOPT_CHANNELS if futopt else CHANNELS):
                 return self._bad_frame("data on an unknown channel", text)
             if not isinstance(row, dict):
                 return self._bad_frame("data is not an object", text)
             self.stats.messages += 1
             sid = body.get("id")
             sub = self._subs.get(sid) or self._gone.get(sid)  # type: ignore[arg-type]
-            odd = sub.odd_lot if sub is not None else False
-            if channel == "trades":
-                keep, gaps = self._ledger.accept(row, odd)
+            odd = sub.flag if sub is not None else False
+            if channel != "trades":
+                return self._buf.add(channel, odd, row)
+            rows = futopt_trade_rows(row) if futopt else [row]
+            if rows is None:  # a futures/options trades frame holds a list of trades
+                return self._bad_frame("trades is not a list of objects", text)
+            for one in rows:
+                keep, gaps = self._ledger.accept(one, odd, sub.symbol if sub else None)
                 if self.backfill:
                     for gap in gaps:
                         self._start_backfill(gap)
                 if not keep:
                     self.stats.duplicates += 1
-                    return
-            self._buf.add(channel, odd, row)
+                    continue
+                self._buf.add(channel, odd, one)
         elif event == "heartbeat":
             data = body.get("data")
             if not isinstance(data, dict):
@@ -131,8 +138,10 @@ class Inbox:
                     if not isinstance(d, dict) or d.get("id") is None:
                         self._bad_frame("subscribed reply without an id", text)
                         continue
+                    flag = self._pending_odd  # odd lot, or after hours on futures/options
                     sub = Subscription(str(d["id"]), str(d.get("channel")),
-                                       str(d.get("symbol")), self._pending_odd)
+                                       str(d.get("symbol")), flag and self.market != "futopt",
+                                       flag and self.market == "futopt")
                     self._subs[sub.id] = sub
             if event == "error" and not self._lock.locked():
                 self._server_error = proto.message_of(body)

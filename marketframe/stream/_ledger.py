@@ -29,15 +29,27 @@ REGULAR, AFTER_HOURS = 0, 1
 _DAY_US = 86_400_000_000
 _TAIPEI_US = 8 * 3_600_000_000  # Asia/Taipei is UTC+8 all year
 _AFTER_HOURS_US = (13 * 60 + 35) * 60_000_000  # after the 13:30 close: after-hours session
+_NIGHT_US = 6 * 3_600_000_000  # futures' after-hours session (15:00-05:00): its day at -6 h
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 FIXED_PRICE_SERIAL = 99_999_999  # the after-hours fixed-price trade: the day's last
 
 
 def position(row: dict[str, Any]) -> Pos | None:
-    """A trade's ``(trading day, session, serial)``; ``None`` without an int time and serial."""
+    """A trade's ``(trading day, session, serial)``; ``None`` without an int time and serial.
+
+    Futures/options: the serial may be a zero-padded string (v1.1, REST) or only the frame's
+    number (``frameSerial``, v1.0); an after-hours trade (type ``..._AH``, 15:00 to 05:00)
+    belongs to the day its session started on."""
     serial, t = row.get("serial"), row.get("time")
+    if type(serial) is str and serial.isdigit():
+        serial = int(serial)
+    elif serial is None:
+        serial = row.get("frameSerial")
     if type(serial) is not int or type(t) is not int:
         return None
+    kind = row.get("type")
+    if type(kind) is str and kind.endswith("_AH"):
+        return (t + _TAIPEI_US - _NIGHT_US) // _DAY_US, AFTER_HOURS, serial
     day, in_day = divmod(t + _TAIPEI_US, _DAY_US)
     return day, AFTER_HOURS if in_day >= _AFTER_HOURS_US else REGULAR, serial
 
@@ -65,6 +77,7 @@ class Gap:
     filled: int | None = None
     error: str | None = None
     date: str | None = None
+    after_hours: bool = False  # futures/options: a gap of the after-hours session
     lo: Pos | None = field(default=None, repr=False)  # exclusive bounds, as positions
     hi: Pos | None = field(default=None, repr=False)
 
@@ -78,40 +91,63 @@ class Gap:
         return self.lo is not None or self.hi is None or pos[0] == self.hi[0]
 
 
-def _gap(key: Key, lo: Pos | None, hi: Pos | None, day_end: bool = False) -> Gap:
-    """A gap after ``lo`` and before ``hi``; ``day_end``: up to the end of ``lo``'s day."""
+def _gap(key: Key, lo: Pos | None, hi: Pos | None, day_end: bool = False,
+         futopt: bool = False) -> Gap:
+    """A gap after ``lo`` and before ``hi``; ``day_end``: up to the end of ``lo``'s day.
+    ``futopt``: the key's flag is the after-hours session, not odd lot."""
     if day_end:
         assert lo is not None
         hi = (lo[0] + 1, REGULAR, -1)  # before any trade of the next day
     day = lo or hi
-    return Gap(key[0], key[1], key[2], None if lo is None else lo[2],
+    return Gap(key[0], key[1] and not futopt, key[2], None if lo is None else lo[2],
                None if hi is None or day_end else hi[2],
-               date=None if day is None else day_of(day), lo=lo, hi=hi)
+               date=None if day is None else day_of(day), after_hours=key[1] and futopt,
+               lo=lo, hi=hi)
 
 
 class TradeLedger:
-    def __init__(self) -> None:
+    """``market``: stock, or futopt (the subscriptions' flag is then after hours)."""
+
+    def __init__(self, market: str = "stock") -> None:
+        self.futopt = market == "futopt"
         self.last: dict[Key, Pos] = {}
         self.open: dict[Key, Pos | None] = {}  # (symbol, kind) -> last position at the drop
         self.gaps: list[Gap] = []  # closed gaps, in the order they closed
+        #: symbol as subscribed -> the symbol its trades carry (a continuous alias, TXF1!)
+        self.names: dict[str, str] = {}
 
-    def accept(self, row: dict[str, Any], odd: bool) -> tuple[bool, list[Gap]]:
-        """(keep the trade?, the gaps it closes)."""
+    def accept(self, row: dict[str, Any], odd: bool,
+               subscribed: str | None = None) -> tuple[bool, list[Gap]]:
+        """(keep the trade?, the gaps it closes). ``subscribed``: the symbol of the
+        subscription the trade came on, when it may be an alias of the trade's symbol."""
+        symbol = str(row.get("symbol"))
+        if subscribed is not None and subscribed != symbol:
+            self._resolved(subscribed, symbol, odd)
         pos = position(row)
         if pos is None:
             return True, []
-        key: Key = (str(row.get("symbol")), odd, row.get("isTrial") is True)
+        key: Key = (symbol, odd, row.get("isTrial") is True)
         last = self.last.get(key)
         if last is not None and pos <= last:
             return False, []
         self.last[key] = pos
         gaps = []
+        fo = self.futopt
         if key in self.open:
             lo = self.open.pop(key)
             if lo is None or lo[0] == pos[0]:
-                gaps = [_gap(key, lo, pos)]
+                gaps = [_gap(key, lo, pos, futopt=fo)]
             else:  # the drop spans a day change: the rest of the old day, the new day's start
-                gaps = [_gap(key, lo, None, day_end=True), _gap(key, None, pos)]
+                gaps = [_gap(key, lo, None, day_end=True, futopt=fo),
+                        _gap(key, None, pos, futopt=fo)]
+            trial_key: Key = (key[0], key[1], True)
+            if fo and not key[2] and trial_key in self.open:
+                # futures' trial matches only precede the open: a session that had opened
+                # before the drop missed none; otherwise they may be missed (up to the open)
+                if lo is not None and lo[0] == pos[0]:
+                    del self.open[trial_key]
+                else:
+                    gaps.append(_gap(trial_key, self.open.pop(trial_key), None, futopt=True))
         if pos[2] == FIXED_PRICE_SERIAL and not key[2]:
             # the day's last trade: no trial match of the day can follow, so an open trial
             # gap ends here (and is filled while REST still serves the day)
@@ -122,6 +158,16 @@ class TradeLedger:
         self.gaps += gaps
         return True, gaps
 
+    def _resolved(self, alias: str, symbol: str, odd: bool) -> None:
+        """``alias`` stands for ``symbol``: gaps opened under the alias (a drop before its
+        first trade) are the symbol's."""
+        if self.names.get(alias) == symbol:
+            return
+        self.names[alias] = symbol
+        for trial in (False, True):
+            if (alias, odd, trial) in self.open:
+                self.open.setdefault((symbol, odd, trial), self.open.pop((alias, odd, trial)))
+
     def dropped(self, subs: Iterable[Subscription]) -> None:
         """The connection dropped: open a gap per (symbol, kind) of each trades subscription
         (a gap still open from an earlier drop stays as it is)."""
@@ -129,23 +175,32 @@ class TradeLedger:
             if sub.channel != "trades":
                 continue
             for trial in (False, True):
-                key = (sub.symbol, sub.odd_lot, trial)
+                key = (self.names.get(sub.symbol, sub.symbol), sub.flag, trial)
                 if key not in self.open:
                     self.open[key] = self.last.get(key)
 
     def close_open(self) -> list[Gap]:
         """End of stream: the gaps no trade closed become gaps up to now."""
-        gaps = [_gap(key, lo, None) for key, lo in self.open.items()]
+        gaps = [_gap(key, lo, None, futopt=self.futopt) for key, lo in self.open.items()
+                if not self._opened_since(key, lo)]
         self.open.clear()
         self.gaps += gaps
         return gaps
+
+    def _opened_since(self, key: Key, lo: Pos | None) -> bool:
+        """A futures trial key whose session opened after its last trial match (a regular
+        trade came later): no trial match of that session can follow."""
+        if not (self.futopt and key[2]):
+            return False
+        regular = self.last.get((key[0], key[1], False))
+        return regular is not None and (lo is None or regular > lo)
 
     def filled(self, gap: Gap, rows: list[dict[str, Any]]) -> None:
         """``rows`` (sorted by position) were fetched for ``gap``."""
         gap.filled = len(rows)
         if gap.hi is None and rows:
             # filled up to now: later streamed trades at or before it are duplicates
-            key = (gap.symbol, gap.odd_lot, gap.trial)
+            key = (gap.symbol, gap.odd_lot or gap.after_hours, gap.trial)
             pos = position(rows[-1])
             if pos is not None and (key not in self.last or pos > self.last[key]):
                 self.last[key] = pos

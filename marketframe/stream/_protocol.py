@@ -15,9 +15,12 @@ import orjson
 from marketframe._credential import Credential
 from marketframe.exceptions import InvalidParams
 
-from ._frames import CHANNELS
+from ._frames import CHANNELS, FUTOPT_CHANNELS
 
 STREAM_PATH = "/marketdata/v1.0/stock/streaming"
+#: product -> the streaming versions the service has (the first is the default: futures and
+#: options default to v1.1, as in the official SDKs; stocks stream on v1.0 only)
+VERSIONS: dict[str, tuple[str, ...]] = {"stock": ("v1.0",), "futopt": ("v1.1", "v1.0")}
 #: control replies (everything but ``data`` and ``heartbeat``)
 REPLIES = ("authenticated", "error", "pong", "subscribed", "unsubscribed", "subscriptions")
 
@@ -28,19 +31,47 @@ class Subscription:
 
     id: str
     channel: str
-    symbol: str
+    symbol: str  # as subscribed (a continuous alias such as TXF1! stays the alias)
     odd_lot: bool = False
+    after_hours: bool = False  # futures/options: the after-hours session
+
+    @property
+    def flag(self) -> bool:
+        """The subscription's variant: odd lot (stocks) or after hours (futures/options)."""
+        return self.odd_lot or self.after_hours
 
 
-def ws_url(base_url: str) -> str:
+def check_market(market: str, version: str | None = None) -> tuple[str, str]:
+    """``(market, version)`` checked; ``version`` None: the product's default."""
+    if market not in VERSIONS:
+        raise InvalidParams("stream", "market", f"has value {market!r}", ", ".join(VERSIONS))
+    allowed = VERSIONS[market]
+    if version is None:
+        return market, allowed[0]
+    if version not in allowed:
+        raise InvalidParams("stream", "version", f"has value {version!r} for {market}",
+                            ", ".join(sorted(allowed)) + (
+                                " (the service streams stocks on v1.0 only)"
+                                if market == "stock" else ""))
+    return market, version
+
+
+def market_of(url: str) -> str:
+    """The product a streaming URL is for (``.../futopt/streaming``: futopt)."""
+    return "futopt" if urlsplit(url).path.rstrip("/").endswith("/futopt/streaming") else "stock"
+
+
+def ws_url(base_url: str, market: str = "stock", version: str | None = None) -> str:
     """The streaming URL of a REST ``base_url``: same origin, ws:// for http://, wss:// for
-    https://, path ``/marketdata/v1.0/stock/streaming``."""
+    https://, path ``/marketdata/v1.0/stock/streaming`` (``market="futopt"``:
+    ``/marketdata/{version}/futopt/streaming``, ``version`` v1.1 by default, or v1.0)."""
+    market, version = check_market(market, version)
     parts = urlsplit(base_url)
     scheme = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}.get(parts.scheme)
     if scheme is None or not parts.netloc:
         raise InvalidParams("stream", "base_url", f"has value {base_url!r}",
                             "an http:// or https:// URL")
-    return f"{scheme}://{parts.netloc}{STREAM_PATH}"
+    return f"{scheme}://{parts.netloc}/marketdata/{version}/{market}/streaming"
 
 
 def dumps(event: str, data: Any = None) -> str:
@@ -56,10 +87,12 @@ def auth(credential: Credential) -> str:
     return dumps("auth", credential.ws_auth())
 
 
-def check_channel(channel: str) -> str:
-    if channel not in CHANNELS:
-        raise InvalidParams("stream.subscribe", "channel", f"has value {channel!r}",
-                            ", ".join(CHANNELS))
+def check_channel(channel: str, market: str = "stock") -> str:
+    allowed = FUTOPT_CHANNELS if market == "futopt" else CHANNELS
+    if channel not in allowed:
+        raise InvalidParams("stream.subscribe", "channel", f"has value {channel!r}"
+                            + (" on a futures/options stream" if market == "futopt" else ""),
+                            ", ".join(allowed))
     return channel
 
 
@@ -74,14 +107,16 @@ def symbols_of(symbols: str | Sequence[str]) -> list[str]:
     return out
 
 
-def subscribe(channel: str, symbols: list[str], odd_lot: bool) -> str:
+def subscribe(channel: str, symbols: list[str], flag: bool, market: str = "stock") -> str:
+    """``flag``: odd lot (``intradayOddLot``) on stocks, the after-hours session
+    (``afterHours``) on futures/options; sent only when true."""
     data: dict[str, Any] = {"channel": channel}
     if len(symbols) == 1:
         data["symbol"] = symbols[0]
     else:
         data["symbols"] = symbols
-    if odd_lot:
-        data["intradayOddLot"] = True
+    if flag:
+        data["afterHours" if market == "futopt" else "intradayOddLot"] = True
     return dumps("subscribe", data)
 
 

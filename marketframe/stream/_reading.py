@@ -27,9 +27,11 @@ class Collector:
     """The tables of ``channel`` read until ``idle`` seconds pass without data (or
     ``timeout`` seconds in all); batches of other channels are passed over."""
 
-    def __init__(self, channel: str, idle: float, timeout: float | None) -> None:
-        proto.check_channel(channel)
+    def __init__(self, channel: str, idle: float, timeout: float | None,
+                 market: str = "stock") -> None:
+        proto.check_channel(channel, market)
         self.channel = channel
+        self.market = market
         self.idle = idle
         self.end = None if timeout is None else time.monotonic() + timeout
         self.tables: list[pa.Table] = []
@@ -49,13 +51,13 @@ class Collector:
         return self.end is None or time.monotonic() < self.end
 
     def frame(self, backend: str) -> Any:
-        return to_frame(concat(self.channel, self.tables), backend)
+        return to_frame(concat(self.channel, self.tables, self.market), backend)
 
 
-def concat(channel: str, tables: list[pa.Table]) -> pa.Table:
+def concat(channel: str, tables: list[pa.Table], market: str = "stock") -> pa.Table:
     """Tables of one channel as one (an empty, typed table when there are none)."""
     if not tables:
-        return to_table(channel, [])
+        return to_table(channel, [], market=market)
     if len(tables) == 1:
         return tables[0]
     return pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()

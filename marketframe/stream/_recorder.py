@@ -1,7 +1,8 @@
 """Rolling, crash-safe Parquet files of streamed batches.
 
 Each channel (and odd-lot flag) gets its own directory, ``<dir>/<channel>/`` (``<channel>_oddlot``
-for odd-lot subscriptions). Rows go to ``part-<UTC time>-<n>.parquet.tmp``; when the file has
+for odd-lot subscriptions; ``futopt_<channel>`` and ``futopt_<channel>_afterhours`` for
+futures/options). Rows go to ``part-<UTC time>-<n>.parquet.tmp``; when the file has
 ``rows_per_file`` rows, is ``seconds_per_file`` old, or its schema would change (an unknown new
 field), it is closed and renamed to ``.parquet`` (an atomic rename on one filesystem). A crash
 therefore leaves only complete ``.parquet`` files plus at most one ``.tmp`` per channel, which
@@ -53,7 +54,7 @@ class Recorder:
                                 "an int of at least 1")
 
     def write(self, batch: Batch) -> None:
-        name = batch.channel + ("_oddlot" if batch.odd_lot else "")
+        name = _folder(batch.channel, batch.odd_lot, batch.market, batch.after_hours)
         table = batch.table
         cur = self._open.get(name)
         if cur is not None and not _same(cur.schema, table.schema):
@@ -100,14 +101,22 @@ def _same(a: pa.Schema, b: pa.Schema) -> bool:
     return a.equals(b, check_metadata=False)
 
 
-def read_recorded(directory: str | Path, channel: str, odd_lot: bool = False) -> pa.Table:
-    """Every complete file recorded for ``channel`` as one table (``.tmp`` files ignored)."""
-    folder = Path(directory) / (channel + ("_oddlot" if odd_lot else ""))
+def _folder(channel: str, odd_lot: bool, market: str, after_hours: bool) -> str:
+    if market == "futopt":
+        return f"futopt_{channel}" + ("_afterhours" if after_hours else "")
+    return channel + ("_oddlot" if odd_lot else "")
+
+
+def read_recorded(directory: str | Path, channel: str, odd_lot: bool = False, *,
+                  market: str = "stock", after_hours: bool = False) -> pa.Table:
+    """Every complete file recorded for ``channel`` as one table (``.tmp`` files ignored);
+    ``market="futopt"`` (and ``after_hours``) for a futures/options stream's files."""
+    folder = Path(directory) / _folder(channel, odd_lot, market, after_hours)
     files = sorted(folder.glob("*.parquet"))
     if not files:
         from ._frames import to_table
 
-        return to_table(channel, [])
+        return to_table(channel, [], market=market)
     tables = [pq.read_table(f) for f in files]
     table = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
     return by_time(table)  # oldest first, like every other frame (docs/migration.md)

@@ -47,6 +47,7 @@ class Requests:
     below are set by its ``__init__``)."""
 
     url: str
+    market: str  # stock or futopt
     options: StreamOptions
     _ws: aiohttp.ClientWebSocketResponse | None
     _subs: dict[str, Subscription]
@@ -64,14 +65,18 @@ class Requests:
     _closing: bool
 
     async def subscribe(self, channel: str, symbols: str | Sequence[str], *,
-                        odd_lot: bool = False) -> list[Subscription]:
+                        odd_lot: bool = False, after_hours: bool = False
+                        ) -> list[Subscription]:
         """Subscribe one or many symbols on ``channel``; returns the acknowledged
         subscriptions. An unknown channel raises :class:`InvalidParams` before sending; a
         symbol the server refuses raises :class:`StreamSubscribeError` upon its reply (the
         accepted ones of the same call stay subscribed, see ``.subscribed``). If the
-        connection drops before the reply, the request is sent again after the reconnect."""
-        proto.check_channel(channel)
+        connection drops before the reply, the request is sent again after the reconnect.
+        ``odd_lot``: odd-lot stock trading; ``after_hours``: the after-hours session of
+        futures/options (each only on its product's stream)."""
+        proto.check_channel(channel, self.market)
         syms = proto.symbols_of(symbols)
+        flag = self._flag(odd_lot, after_hours)
         first = True
 
         async def attempt() -> list[Subscription]:
@@ -79,16 +84,30 @@ class Requests:
             todo = syms
             if not first:  # what the resubscription already restored is not asked again
                 have = {s.symbol for s in self._subs.values()
-                        if s.channel == channel and s.odd_lot == odd_lot}
+                        if s.channel == channel and s.flag == flag}
                 todo = [x for x in syms if x not in have]
             first = False
-            if todo:
-                await self._subscribe(channel, todo, odd_lot)
+            acked = await self._subscribe(channel, todo, flag) if todo else []
             wanted = set(syms)
-            return [s for s in self._subs.values() if s.channel == channel
-                    and s.odd_lot == odd_lot and s.symbol in wanted]
+            have = [s for s in self._subs.values() if s.channel == channel
+                    and s.flag == flag and s.symbol in wanted]
+            # an ack may name another symbol than asked (a server resolving an alias)
+            return have + [s for s in acked if s not in have]
 
         return await self._healing(attempt)
+
+    def _flag(self, odd_lot: bool, after_hours: bool) -> bool:
+        """The subscription flag of this stream's product, checked before sending."""
+        futopt = self.market == "futopt"
+        wrong = "odd_lot" if odd_lot and futopt else "after_hours" if after_hours and \
+            not futopt else None
+        if wrong is not None:
+            raise InvalidParams("stream.subscribe", wrong, "is not for a "
+                                f"{'futures/options' if futopt else 'stock'} stream",
+                                "after_hours=True on client.stream(market='futopt')"
+                                if wrong == "after_hours" else
+                                "odd_lot=True on a stock stream (client.stream())")
+        return odd_lot or after_hours
 
     async def _subscribe(self, channel: str, syms: list[str],
                          odd_lot: bool) -> list[Subscription]:
@@ -101,7 +120,8 @@ class Requests:
                     or sum(map(refusal, replies)) >= len(syms))
 
         self._pending_odd = odd_lot  # the reader registers the subscriptions it acknowledges
-        replies = await self._request(proto.subscribe(channel, syms, odd_lot), done)
+        replies = await self._request(proto.subscribe(channel, syms, odd_lot, self.market),
+                                      done)
         subs: list[Subscription] = []
         failed: dict[str, str] = {}
         for r in replies:
@@ -153,7 +173,8 @@ class Requests:
                 continue
             known = self._subs.get(str(d["id"]))
             out.append(Subscription(str(d["id"]), str(d.get("channel")), str(d.get("symbol")),
-                                    known.odd_lot if known else False))
+                                    known.odd_lot if known else False,
+                                    known.after_hours if known else d.get("afterHours") is True))
         return out
 
     @property

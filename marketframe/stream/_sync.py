@@ -105,8 +105,14 @@ class Stream(Generic[FrameT]):
     # -- requests ---------------------------------------------------------------------------
 
     def subscribe(self, channel: str, symbols: str | Sequence[str], *,
-                  odd_lot: bool = False) -> list[Subscription]:
-        return self._call(self._async.subscribe(channel, symbols, odd_lot=odd_lot))
+                  odd_lot: bool = False, after_hours: bool = False) -> list[Subscription]:
+        return self._call(self._async.subscribe(channel, symbols, odd_lot=odd_lot,
+                                                after_hours=after_hours))
+
+    @property
+    def market(self) -> str:
+        """The product streamed: ``stock`` or ``futopt``."""
+        return self._async.market
 
     def unsubscribe(self, subs: Subscription | str | Iterable[Subscription | str]) -> None:
         self._call(self._async.unsubscribe(subs))
@@ -208,7 +214,7 @@ class Stream(Generic[FrameT]):
         """Everything of ``channel`` until ``idle`` s pass without data (or ``timeout`` in
         all), as one frame. Batches of other channels are recorded (if recording) and
         discarded."""
-        c = Collector(channel, idle, timeout)
+        c = Collector(channel, idle, timeout, self._async.market)
         while c.keep(self.next_batch(c.wait())):
             pass
         return c.frame(backend or self._async.backend)

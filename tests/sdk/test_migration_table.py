@@ -1,8 +1,7 @@
 """docs/migration.md's table of the official SDK's methods (issue 13): it lists every public
 method of the installed ``fugle-marketdata``'s ``RestClient`` and ``WebSocketClient`` (and of
 their sub-clients, walked from the objects themselves), names only methods the SDK has, and
-every marketframe call it names exists. Calls other helpers are building are strict xfails,
-removed at merge."""
+every marketframe call it names exists."""
 
 from __future__ import annotations
 
@@ -21,10 +20,6 @@ fugle = pytest.importorskip("fugle_marketdata")
 
 DOC = Path(__file__).parents[2] / "docs" / "migration.md"
 SECTION = "### Every method of the official SDK"
-#: marketframe calls that land with other helpers' branches this round
-FUTURE = {
-    "client.futopt.stream": "fostream",
-}
 
 
 def sdk_methods(clients: set[str] | None = None) -> set[str]:
@@ -103,9 +98,7 @@ def client() -> Any:
         yield c
 
 
-@pytest.mark.parametrize("call", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=f"lands with {FUTURE[c]}"))
-    if c in FUTURE else c for c in CALLS])
+@pytest.mark.parametrize("call", CALLS)
 def test_every_marketframe_call_exists(client: Client, call: str) -> None:
     root, *path = call.split(".")
     target: Any = client if root == "client" else Stream

@@ -8,7 +8,6 @@ authenticate with each kind, subscribe and receive data frames.
 The SDK is pointed at the sandbox as at the service: ``base_url`` is the origin and path
 prefix without the version (``http://127.0.0.1:PORT/marketdata``); the SDK appends ``/v1.0``
 (REST) or the streaming version (``/v1.0`` stock, ``/v1.1`` futopt by default) itself.
-Rows of endpoints other helpers are building are strict xfails, removed at merge.
 """
 
 from __future__ import annotations
@@ -32,10 +31,6 @@ fugle = pytest.importorskip("fugle_marketdata")  # the `test` extra pins 2.8.0
 KINDS = ("api_key", "bearer_token", "sdk_token")
 RANGE = {"from_": "2026-09-01", "to": "2026-10-30"}
 ACTIONS = {"start_date": "2024-01-01", "end_date": "2024-12-31"}
-
-
-def _lands(helper: str) -> Any:
-    return pytest.mark.xfail(strict=True, reason=f"lands with {helper}")
 
 
 #: (SDK method path, parameters, marketframe endpoint or None): every RestClient method
@@ -246,10 +241,7 @@ def test_the_stock_websocket_client(sandbox: Any, kind: str) -> None:
     assert frame["channel"] == "trades" and frame["data"]["symbol"] == "2330"
 
 
-@pytest.mark.parametrize("version", [
-    pytest.param(None, marks=_lands("fostream")),  # the SDK's default: v1.1
-    pytest.param({"futopt": "v1.0"}, marks=_lands("fostream")),
-])
+@pytest.mark.parametrize("version", [None, {"futopt": "v1.0"}])  # None: the SDK's v1.1
 def test_the_futopt_websocket_client(sandbox: Any, kind: str, version: Any) -> None:
     options = {} if version is None else {"version": version}
     messages = _stream(sandbox, kind, "futopt", "trades", "TXFL6", **options)
