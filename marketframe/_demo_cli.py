@@ -128,5 +128,6 @@ def run(args: argparse.Namespace) -> int:
           f"read_parquet('{out / 'store'}/**/*.parquet', hive_partitioning=1) GROUP BY 1\\\"))\"")
     print("  marketframe crosscheck 2454 --timeframe W")
     print("  marketframe sandbox --port 8000     # the emulator for any client")
-    print("  notebooks/ (quickstart, store, indicators, streaming, login); docs/index.md")
+    print("  notebooks/ (quickstart, store, indicators, streaming, login, beyond the reference);"
+          " docs/index.md")
     return 0

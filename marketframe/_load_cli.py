@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             p.add_argument("--adjust", choices=MODES,
                            help="adjust prices locally for capital changes (splits) or also "
                                 "dividends (all), from the corporate actions (docs/adjusted.md)")
-        p.add_argument("--out", type=out_path(".csv", ".parquet"),
+        p.add_argument("-o", "--out", type=out_path(".csv", ".parquet"),
                        help="write .csv or .parquet instead of printing")
         p.add_argument("--base-url", default=None,
             help="service URL (default: the real service; without MARKETFRAME_API_KEY, "

@@ -135,7 +135,7 @@ def test_contract_month_forms_are_checked(offline: Client, month: str) -> None:
 @pytest.mark.parametrize(("params", "param"), [
     ({"timeframe": "3"}, "timeframe"),  # stocks have 3-minute candles, futures do not
     ({"fields": ["open", "turnover"]}, "fields"),
-    ({"callPut": "call"}, "callPut"),
+    ({"callPut": "both"}, "callPut"),
     ({"session": "night"}, "session"),
     ({"strikePrice": "22400"}, "strikePrice"),
 ])
@@ -214,7 +214,7 @@ def test_option_candles_take_strike_and_side(client: Client) -> None:
     strike = next(r["strike_price"] for r in _rows(client.futopt.historical.daily(
         product="TXO", date="2026-11-19", contractMonth="202612")))
     df = client.futopt.historical.candles(product="TXO", contractMonth="202612",
-                                          strikePrice=strike, callPut="CALL",
+                                          strikePrice=strike, callPut="call",  # any case
                                           start="2026-11-19", end="2026-11-19")
     (row,) = _rows(df)
     assert row["strike_price"] == strike and row["call_put"] == "CALL"

@@ -50,6 +50,20 @@ def test_load_writes_parquet(tmp_path: Path, sandbox: Any, api_key: str,
     assert str(table.schema.field("date").type) == "date32[day]"
 
 
+def test_ownership_to_csv_with_the_short_out_flag(tmp_path: Path, sandbox: Any, api_key: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-o`` as ``marketframe download`` has it; an endpoint beyond the reference's 26."""
+    monkeypatch.setenv("MARKETFRAME_API_KEY", api_key)
+    out = tmp_path / "etf.csv"
+    args = _parser().parse_args([
+        "load", "stock.ownership.etf_holdings", "--symbol", "0050", "--start", "2026-11-18",
+        "--end", "2026-11-20", "-o", str(out), "--base-url", sandbox.base_url])
+    assert args.func(args) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.splitlines()[0].split(",")[:3] == ["type", "exchange", "market"]
+    assert "component_symbol" in text.splitlines()[0] and "2330" in text
+
+
 def test_bad_choice_is_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         _parser().parse_args(["load", "stock.intraday.quote", "--symbol", "2330", "--type", "x"])
