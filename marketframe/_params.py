@@ -41,6 +41,16 @@ def is_path_value(value: object) -> bool:
     """A symbol (or other path segment) the service can be asked for: never ``.``/``..``,
     ``/`` or an over-long string; the store also uses it as a directory name."""
     return isinstance(value, str) and _PATH_VALUE_RE.match(value) is not None
+
+
+def is_request_value(value: object) -> bool:
+    """A path value a request may carry: :func:`is_path_value`'s characters plus ``/`` and
+    ``!`` (spreads ``MXFA6/C6``, continuous months ``TXF1!``; percent-encoded on the wire),
+    never an empty, ``.`` or ``..`` part between slashes."""
+    return (isinstance(value, str) and _REQUEST_VALUE_RE.match(value) is not None
+            and all(part not in ("", ".", "..") for part in value.split("/")))
+
+
 _DATE_FIX = "a 'YYYY-MM-DD' string, datetime.date or datetime.datetime"
 
 
@@ -170,8 +180,7 @@ def _check_value(ep: Endpoint, name: str, value: Any) -> Any:
         fix = p.fix(value) if callable(p.fix) else p.fix
         raise InvalidParams(ep.name, name, f"is not a valid {name}: {_short(value)}",
                             fix or f"a value matching {p.pattern}")
-    if p.in_path and (_REQUEST_VALUE_RE.match(value) is None
-                      or any(part in ("", ".", "..") for part in value.split("/"))):
+    if p.in_path and not is_request_value(value):
         raise InvalidParams(ep.name, name, f"is not a valid {name}: {_short(value)}",
                             REQUEST_VALUE_RULE)
     return value

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from marketframe import Client, InvalidParams
-from marketframe._params import _PATH_VALUE_RE, DATE_SPAN, encode, validate
+from marketframe._params import DATE_SPAN, encode, is_request_value, validate
 from marketframe.endpoints import ENDPOINTS, Endpoint, Param
 from marketframe.sandbox import Sandbox
 
@@ -68,7 +68,8 @@ def bad_values(p: Param) -> st.SearchStrategy[Any]:
             st.integers(), st.booleans(), st.floats(), st.builds(object))
     text = st.text(max_size=40)
     if p.in_path:
-        text = text.filter(lambda s: not _PATH_VALUE_RE.match(s))
+        # the package's own rule (a spread's '/' and a continuous month's '!' are valid)
+        text = text.filter(lambda s: not is_request_value(s))
     else:
         text = st.text(alphabet=" \t\r\n", max_size=3)
     return st.one_of(text, st.integers(), st.floats(), st.booleans(), _OTHERS)
@@ -79,6 +80,15 @@ def served() -> Iterator[tuple[Client, Sandbox]]:
     with Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=None) as sb, \
             Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
         yield c, sb
+
+
+def test_the_path_value_rule_the_sweep_generates_against() -> None:
+    """Spreads and continuous months are valid path values (CI once generated '0/0' as a
+    "bad" symbol from the older rule and the package rightly sent it)."""
+    for ok in ("2330", "0/0", "TXFL6/A7", "TXF1!", "MXFA6/C6"):
+        assert is_request_value(ok), ok
+    for bad in ("", "/x", "x/", "a//b", "./x", "x/..", "-x", "a b", "x" * 33, 2330):
+        assert not is_request_value(bad), bad
 
 
 @pytest.mark.parametrize(("name", "param"), PAIRS)
