@@ -157,6 +157,15 @@ class FutOpt:
             self._contracts[d] = {c.symbol: c for c in [*listed, *_spreads(listed)]}
         return [c for c in self._contracts[d].values() if c.far is None]
 
+    def nth_future(self, product: str, d: date, n: int) -> Contract | None:
+        """The ``n``-th nearest month of a futures product listed on ``d`` (the continuous
+        ``1!``-``3!`` of the history and the stream's ``TXF1!``); None past the listed months
+        or for an options product."""
+        months = sorted((c for c in self.contracts(d)
+                         if c.product.code == product and c.strike is None),
+                        key=lambda c: (c.year, c.month))
+        return months[n - 1] if 0 < n <= len(months) else None
+
     def spreads(self, d: date) -> list[Contract]:
         """The calendar spreads listed on ``d`` (the single-contract routes and the history
         serve them; the ticker lists do not show them)."""

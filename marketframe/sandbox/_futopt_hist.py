@@ -110,9 +110,7 @@ class History:
         if m is None:
             return None
         if m["k"]:
-            futures = [c for c in self.outrights(product, d) if c.strike is None]
-            k = int(m["k"]) - 1
-            return futures[k] if k < len(futures) else None
+            return self.fo.nth_future(product, d, int(m["k"]))
         pool = self.outrights(product, d) + self.weeklies(product, d)
         return next((c for c in pool if month_of(c) == month and
                      (c.strike is None or (c.strike == strike and c.call == call))), None)

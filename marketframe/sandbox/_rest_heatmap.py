@@ -25,6 +25,7 @@ import numpy as np
 from . import _calendar as cal
 from . import _payloads as wire
 from ._query import Query, ServiceError, bad
+from ._rest_snapshot import snapshot_at
 from ._service import Route, Service
 from ._universe import Instrument
 
@@ -46,19 +47,15 @@ def _period_start(d: date, period: str) -> date:
 
 
 def _snapshot_time(svc: Service, d: date, text: str | None) -> int:
-    """Epoch µs of the snapshot: now (at most 5 minutes after the close), or ``time``."""
-    now = svc.now()
-    latest = min(now, cal.at(d, cal.SESSION_CLOSE) + timedelta(minutes=5)) \
-        if now.date() == d else cal.at(d, cal.SESSION_CLOSE) + timedelta(minutes=5)
+    """Epoch µs of the snapshot: the boards' snapshot time, or ``time`` when earlier."""
+    wanted = None
     if text is not None:
         if not _TIME_RE.match(text) or int(text[:2]) > 23 or int(text[2:4]) > 59 \
                 or int(text[4:]) > 59:
             raise bad(f"Invalid time '{text}': expected HHmmss")
         wanted = cal.at(d, cal.SESSION_OPEN).replace(
             hour=int(text[:2]), minute=int(text[2:4]), second=int(text[4:]))
-        latest = min(latest, wanted)
-    latest = latest.replace(second=latest.second - latest.second % 5, microsecond=0)
-    return cal.epoch_us(latest)
+    return cal.epoch_us(snapshot_at(svc, d, wanted))
 
 
 def _row(inst: Instrument, qt: dict[str, Any], d: date, period_base: int | None) -> dict:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 from . import _calendar as cal
 from . import _payloads as wire
@@ -10,13 +10,21 @@ from ._query import Query, bad
 from ._service import MARKETS, Route, Service
 
 
-def _snapshot_rows(svc: Service, market: str, type_: str) -> tuple[date, str, list[dict]]:
-    d = svc.today()
-    t = svc.t_us(d)
+def snapshot_at(svc: Service, d: date, wanted: datetime | None = None) -> datetime:
+    """The time of day ``d``'s snapshot, on a 5-second step: now (at most 5 minutes after
+    the close), or ``wanted`` when that is earlier (the heatmap's ``time``)."""
     now = svc.now()
     snap = min(now, cal.at(d, cal.SESSION_CLOSE) + timedelta(minutes=5)) \
         if now.date() == d else cal.at(d, cal.SESSION_CLOSE) + timedelta(minutes=5)
-    snap = snap.replace(second=snap.second - snap.second % 5, microsecond=0)
+    if wanted is not None:
+        snap = min(snap, wanted)
+    return snap.replace(second=snap.second - snap.second % 5, microsecond=0)
+
+
+def _snapshot_rows(svc: Service, market: str, type_: str) -> tuple[date, str, list[dict]]:
+    d = svc.today()
+    t = svc.t_us(d)
+    snap = snapshot_at(svc, d)
     rows = []
     for inst in svc.market.universe.instruments.values():
         if inst.type != "EQUITY" or inst.market != market:

@@ -50,10 +50,8 @@ def resolve(futopt: FutOpt, symbol: str, d: date) -> str | None:
     otherwise."""
     alias = _ALIAS.match(symbol)
     if alias:
-        fut = [c for c in futopt.contracts(d) if c.product.code == alias[1]
-               and c.strike is None]
-        n = int(alias[2])
-        return fut[n - 1].symbol if len(fut) >= n else None
+        front = futopt.nth_future(alias[1], d, int(alias[2]))
+        return None if front is None else front.symbol
     c = futopt.contract(symbol, d)
     return c.symbol if c is not None else None
 
