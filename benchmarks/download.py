@@ -55,8 +55,13 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t, out
 
 
-def _pairs(name: str, base: Callable[[], Any], ours: Callable[[], Any], n: int,
-           check: Callable[[Any, Any], None]) -> list[float]:
+def _pairs(
+    name: str,
+    base: Callable[[], Any],
+    ours: Callable[[], Any],
+    n: int,
+    check: Callable[[Any, Any], None],
+) -> list[float]:
     """``n`` interleaved (baseline, ours) timings -> the ratios baseline / ours."""
     ratios = []
     for i in range(n):
@@ -68,13 +73,13 @@ def _pairs(name: str, base: Callable[[], Any], ours: Callable[[], Any], n: int,
             t_b, got_b = _timed(base)
         check(got_b, got_o)
         ratios.append(t_b / t_o)
-        print(f"  pair {i + 1}: {name} {t_b:7.2f} s, download {t_o:7.2f} s, "
-              f"ratio {t_b / t_o:5.2f}")
+        print(f"  pair {i + 1}: {name} {t_b:7.2f} s, download {t_o:7.2f} s, ratio {t_b / t_o:5.2f}")
     return ratios
 
 
-def _summary(label: str, ratios: list[float], ok: Callable[[float], bool]
-             ) -> tuple[str, float, str]:
+def _summary(
+    label: str, ratios: list[float], ok: Callable[[float], bool]
+) -> tuple[str, float, str]:
     med = statistics.median(ratios)
     spread = f"[{min(ratios):.2f}..{max(ratios):.2f}]"
     return (f"{label} {spread}", med, "met" if ok(med) else "MISSED")
@@ -88,22 +93,31 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     n_symbols, first_year = (10, 2021) if args.quick else (50, 2011)
     start, end = dt.date(first_year, 1, 1), dt.date(2025, 12, 31)
-    proc, base, _ = start_sandbox("--latency-ms", "20", "--rate-limit", "0",
-                                  "--extra-equities", str(n_symbols), "--now", NOW)
+    proc, base, _ = start_sandbox(
+        "--latency-ms", "20", "--rate-limit", "0", "--extra-equities", str(n_symbols), "--now", NOW
+    )
     try:
         symbols = [str(9001 + i) for i in range(n_symbols)]
         windows = split(start, end)
-        print(f"{n_symbols} symbols x {len(windows)} windows = {n_symbols * len(windows)} "
-              f"requests ({start}..{end}, daily), sandbox in another process, 20 ms latency, "
-              f"{args.workers} workers")
-        with Client(KEY, base_url=base, cache=False, max_workers=args.workers) as client, \
-                tempfile.TemporaryDirectory(prefix="marketframe-bench-") as tmp:
+        print(
+            f"{n_symbols} symbols x {len(windows)} windows = {n_symbols * len(windows)} "
+            f"requests ({start}..{end}, daily), sandbox in another process, 20 ms latency, "
+            f"{args.workers} workers"
+        )
+        with (
+            Client(KEY, base_url=base, cache=False, max_workers=args.workers) as client,
+            tempfile.TemporaryDirectory(prefix="marketframe-bench-") as tmp,
+        ):
+
             def ours() -> pd.DataFrame:
                 return marketframe.download(symbols, start, end, client=client, progress=False)
 
             def loop() -> pd.DataFrame:
-                frames = [client.stock.historical.candles(symbol=s, from_=lo, to=hi)
-                          for s in symbols for lo, hi in windows]
+                frames = [
+                    client.stock.historical.candles(symbol=s, from_=lo, to=hi)
+                    for s in symbols
+                    for lo, hi in windows
+                ]
                 df = pd.concat(frames, ignore_index=True)
                 return df.sort_values(["symbol", "date"], kind="stable", ignore_index=True)
 
@@ -127,12 +141,17 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    print_ratios([
-        _summary("sequential loop / download (target >= 5)", seq, lambda r: r >= 5),
-        # download takes at most 1.2x the time of sync+read <=> (sync+read)/download >= 1/1.2
-        _summary("download / (Store.sync + read) (target <= 1.2)",
-                 [1 / r for r in st], lambda r: r <= 1.2),
-    ])
+    print_ratios(
+        [
+            _summary("sequential loop / download (target >= 5)", seq, lambda r: r >= 5),
+            # download takes at most 1.2x the time of sync+read <=> (sync+read)/download >= 1/1.2
+            _summary(
+                "download / (Store.sync + read) (target <= 1.2)",
+                [1 / r for r in st],
+                lambda r: r <= 1.2,
+            ),
+        ]
+    )
     return 0
 
 

@@ -31,16 +31,28 @@ def trades_payload(n: int) -> bytes:
     rows = []
     for i in range(n):
         price = 1775 + (i % 7) * 5
-        row: dict[str, Any] = {"bid": price - 5, "ask": price, "price": price, "size": i % 97 + 1,
-                               "volume": n - i, "time": base + (n - i) * 117_000,
-                               "serial": 16618755 - i}
+        row: dict[str, Any] = {
+            "bid": price - 5,
+            "ask": price,
+            "price": price,
+            "size": i % 97 + 1,
+            "volume": n - i,
+            "time": base + (n - i) * 117_000,
+            "serial": 16618755 - i,
+        }
         if i % 1000 == 0:  # trial / fixed-price rows omit bid, ask and volume
             del row["bid"], row["ask"], row["volume"]
         if i % 10 == 0:
             row["price"] = price + 0.5
         rows.append(row)
-    doc = {"date": "2026-01-30", "type": "EQUITY", "exchange": "TWSE", "market": "TSE",
-           "symbol": "2330", "data": rows}
+    doc = {
+        "date": "2026-01-30",
+        "type": "EQUITY",
+        "exchange": "TWSE",
+        "market": "TSE",
+        "symbol": "2330",
+        "data": rows,
+    }
     return orjson.dumps(doc)
 
 
@@ -51,12 +63,16 @@ def bench_convert(n: int, repeat: int) -> list[tuple[str, float, str]]:
     t_pandas = best(lambda: to_pandas(to_table(body, "stock.intraday.trades")), repeat)
     t_polars = best(lambda: to_polars(to_table(body, "stock.intraday.trades")), repeat)
     # the orjson path alone (what payloads under 1 MB, and any the Arrow reader refuses, take)
-    t_python = best(lambda: to_pandas(to_table(body, "stock.intraday.trades", engine="python")),
-                    repeat)
+    t_python = best(
+        lambda: to_pandas(to_table(body, "stock.intraday.trades", engine="python")), repeat
+    )
 
     def normalize() -> pd.DataFrame:
-        return pd.json_normalize(json.loads(body), record_path="data",
-                                 meta=["date", "type", "exchange", "market", "symbol"])
+        return pd.json_normalize(
+            json.loads(body),
+            record_path="data",
+            meta=["date", "type", "exchange", "market", "symbol"],
+        )
 
     t_norm = best(normalize, max(1, repeat // 2))
     print(f"  orjson.loads alone            {t_orjson * 1e3:9.1f} ms")
@@ -65,12 +81,21 @@ def bench_convert(n: int, repeat: int) -> list[tuple[str, float, str]]:
     print(f"  marketframe, orjson path only {t_python * 1e3:9.1f} ms")
     print(f"  json_normalize(json.loads)    {t_norm * 1e3:9.1f} ms")
     return [
-        ("bytes->pandas / orjson.loads (target <= 2.5)", t_pandas / t_orjson,
-         "met" if t_pandas / t_orjson <= 2.5 else "MISSED"),
-        ("bytes->polars / orjson.loads (target <= 2.5)", t_polars / t_orjson,
-         "met" if t_polars / t_orjson <= 2.5 else "MISSED"),
-        ("json_normalize / bytes->pandas (target >= 5)", t_norm / t_pandas,
-         "met" if t_norm / t_pandas >= 5 else "MISSED"),
+        (
+            "bytes->pandas / orjson.loads (target <= 2.5)",
+            t_pandas / t_orjson,
+            "met" if t_pandas / t_orjson <= 2.5 else "MISSED",
+        ),
+        (
+            "bytes->polars / orjson.loads (target <= 2.5)",
+            t_polars / t_orjson,
+            "met" if t_polars / t_orjson <= 2.5 else "MISSED",
+        ),
+        (
+            "json_normalize / bytes->pandas (target >= 5)",
+            t_norm / t_pandas,
+            "met" if t_norm / t_pandas >= 5 else "MISSED",
+        ),
         ("orjson path only: / orjson.loads (info)", t_python / t_orjson, ""),
         ("orjson path only: json_normalize / it (info)", t_norm / t_python, ""),
     ]
@@ -82,8 +107,9 @@ def bench_requests(n: int, workers: int) -> list[tuple[str, float, str]]:
     from marketframe import Client
     from marketframe.sandbox import Sandbox
 
-    with Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=1_000_000, latency=0.0,
-                 fault_rate=0.0) as sb:
+    with Sandbox(
+        seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=1_000_000, latency=0.0, fault_rate=0.0
+    ) as sb:
         key = sb.keys["advanced"]
         with Client(key, base_url=sb.base_url, cache=False, max_workers=workers) as client:
             listed = client.stock.intraday.tickers(type="EQUITY")["symbol"].tolist()
@@ -92,8 +118,11 @@ def bench_requests(n: int, workers: int) -> list[tuple[str, float, str]]:
             sb.configure(latency=0.02)
             t = time.perf_counter()
             for s in symbols:
-                r = requests.get(f"{sb.base_url}/stock/intraday/quote/{s}",
-                                 headers={"X-API-KEY": key}, timeout=30)
+                r = requests.get(
+                    f"{sb.base_url}/stock/intraday/quote/{s}",
+                    headers={"X-API-KEY": key},
+                    timeout=30,
+                )
                 r.raise_for_status()
                 r.json()
             t_seq = time.perf_counter() - t
@@ -105,8 +134,13 @@ def bench_requests(n: int, workers: int) -> list[tuple[str, float, str]]:
     label = f"marketframe ({workers} workers)"
     print(f"  {label:30s}{t_ours * 1e3:9.1f} ms  (frame of {len(df)} rows)")
     ratio = t_seq / t_ours
-    return [("sequential requests.get / marketframe (target >= 5)", ratio,
-             "met" if ratio >= 5 else "MISSED")]
+    return [
+        (
+            "sequential requests.get / marketframe (target >= 5)",
+            ratio,
+            "met" if ratio >= 5 else "MISSED",
+        )
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

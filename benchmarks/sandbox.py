@@ -22,9 +22,13 @@ import time
 
 import aiohttp
 
-PATHS = ["stock/intraday/ticker/2330", "stock/intraday/ticker/2317",
-         "futopt/intraday/products?type=FUTURE", "stock/intraday/tickers?type=INDEX",
-         "stock/historical/stats/0050"]
+PATHS = [
+    "stock/intraday/ticker/2330",
+    "stock/intraday/ticker/2317",
+    "futopt/intraday/products?type=FUTURE",
+    "stock/intraday/tickers?type=INDEX",
+    "stock/historical/stats/0050",
+]
 
 BASELINE = r"""
 import http.server, json, sys
@@ -87,9 +91,21 @@ def main() -> int:
     args = ap.parse_args()
     results = {}
     for name, cmd in (
-        ("sandbox (aiohttp, real bodies)",
-         [sys.executable, "-m", "marketframe", "sandbox", "--port", "0", "--rate-limit", "0",
-          "--now", "2026-11-20T14:00:00+08:00"]),
+        (
+            "sandbox (aiohttp, real bodies)",
+            [
+                sys.executable,
+                "-m",
+                "marketframe",
+                "sandbox",
+                "--port",
+                "0",
+                "--rate-limit",
+                "0",
+                "--now",
+                "2026-11-20T14:00:00+08:00",
+            ],
+        ),
         ("baseline: http.server, fixed body", [sys.executable, "-c", BASELINE]),
     ):
         proc, base_url = start(cmd)
@@ -100,14 +116,23 @@ def main() -> int:
             proc.wait(10)
         rate = args.requests / secs
         results[name] = rate
-        print(f"{name:<36} {args.requests} requests ({ok} ok) in {secs:.2f} s "
-              f"= {rate:,.0f} responses/s")
+        print(
+            f"{name:<36} {args.requests} requests ({ok} ok) in {secs:.2f} s "
+            f"= {rate:,.0f} responses/s"
+        )
     sandbox_rate = results["sandbox (aiohttp, real bodies)"]
     base_rate = results["baseline: http.server, fixed body"]
-    print(json.dumps({"sandbox_rps": round(sandbox_rate), "baseline_rps": round(base_rate),
-                      "ratio_to_baseline": round(sandbox_rate / base_rate, 2),
-                      "ratio_to_target_1000": round(sandbox_rate / 1000, 2),
-                      "target_met": sandbox_rate >= 1000}))
+    print(
+        json.dumps(
+            {
+                "sandbox_rps": round(sandbox_rate),
+                "baseline_rps": round(base_rate),
+                "ratio_to_baseline": round(sandbox_rate / base_rate, 2),
+                "ratio_to_target_1000": round(sandbox_rate / 1000, 2),
+                "target_met": sandbox_rate >= 1000,
+            }
+        )
+    )
     return 0 if sandbox_rate >= 1000 else 1
 
 

@@ -52,27 +52,38 @@ KEY = "sandbox-advanced"
 NOW = "2026-01-05T14:00:00+08:00"
 
 
-def bench_sync(n_symbols: int, first_year: int, workers: int,
-               root: Path) -> tuple[list[tuple[str, float, str]], pa.Table]:
-    proc, base, _ = start_sandbox("--latency-ms", "20", "--rate-limit", "0",
-                                  "--extra-equities", str(n_symbols), "--now", NOW)
+def bench_sync(
+    n_symbols: int, first_year: int, workers: int, root: Path
+) -> tuple[list[tuple[str, float, str]], pa.Table]:
+    proc, base, _ = start_sandbox(
+        "--latency-ms", "20", "--rate-limit", "0", "--extra-equities", str(n_symbols), "--now", NOW
+    )
     try:
         symbols = [str(9001 + i) for i in range(n_symbols)]
         import datetime as dt
 
         windows = split(dt.date(first_year, 1, 1), dt.date(2025, 12, 31))
         jobs = [(s, lo, hi) for s in symbols for lo, hi in windows]
-        print(f"sync: {n_symbols} symbols x {len(windows)} windows = {len(jobs)} requests "
-              f"({first_year}-01-01..2025-12-31, daily), sandbox in another process, "
-              "20 ms latency")
+        print(
+            f"sync: {n_symbols} symbols x {len(windows)} windows = {len(jobs)} requests "
+            f"({first_year}-01-01..2025-12-31, daily), sandbox in another process, "
+            "20 ms latency"
+        )
         session = requests.Session()
         session.headers["X-API-KEY"] = KEY
 
         def get(job: tuple[str, Any, Any]) -> Any:
             s, lo, hi = job
-            r = session.get(f"{base}/stock/historical/candles/{s}",
-                            params={"from": lo.isoformat(), "to": hi.isoformat(),
-                                    "timeframe": "D", "sort": "asc"}, timeout=60)
+            r = session.get(
+                f"{base}/stock/historical/candles/{s}",
+                params={
+                    "from": lo.isoformat(),
+                    "to": hi.isoformat(),
+                    "timeframe": "D",
+                    "sort": "asc",
+                },
+                timeout=60,
+            )
             r.raise_for_status()
             return r.json()
 
@@ -80,12 +91,20 @@ def bench_sync(n_symbols: int, first_year: int, workers: int,
         with ThreadPoolExecutor(16) as pool:
             list(pool.map(get, jobs))
         print(f"  warm-up pass (concurrent, untimed baseline)   {time.perf_counter() - t:8.2f} s")
+
         def plain_get(job: tuple[str, Any, Any]) -> Any:  # the baseline, verbatim
             s, lo, hi = job
-            r = requests.get(f"{base}/stock/historical/candles/{s}",
-                             params={"from": lo.isoformat(), "to": hi.isoformat(),
-                                     "timeframe": "D", "sort": "asc"},
-                             headers={"X-API-KEY": KEY}, timeout=60)
+            r = requests.get(
+                f"{base}/stock/historical/candles/{s}",
+                params={
+                    "from": lo.isoformat(),
+                    "to": hi.isoformat(),
+                    "timeframe": "D",
+                    "sort": "asc",
+                },
+                headers={"X-API-KEY": KEY},
+                timeout=60,
+            )
             r.raise_for_status()
             return r.json()
 
@@ -97,35 +116,57 @@ def bench_sync(n_symbols: int, first_year: int, workers: int,
         rows_s = sum(len(get(job)["data"]) for job in jobs)
         t_sess = time.perf_counter() - t
         print(f"  sequential Session.get (keep-alive), info     {t_sess:8.2f} s  ({rows_s} rows)")
-        with Client(KEY, base_url=base, backend="arrow", cache=False,
-                    max_workers=workers) as client, Store(root / "synced", client) as store:
+        with (
+            Client(KEY, base_url=base, backend="arrow", cache=False, max_workers=workers) as client,
+            Store(root / "synced", client) as store,
+        ):
             t = time.perf_counter()
-            report = store.sync("stock.historical.candles", symbols, f"{first_year}-01-01",
-                                "2025-12-31", progress=False)
+            report = store.sync(
+                "stock.historical.candles",
+                symbols,
+                f"{first_year}-01-01",
+                "2025-12-31",
+                progress=False,
+            )
             t_ours = time.perf_counter() - t
             assert report.ok and report.requests == len(jobs), report
             t = time.perf_counter()
-            again = store.sync("stock.historical.candles", symbols, f"{first_year}-01-01",
-                               "2025-12-31", progress=False)
+            again = store.sync(
+                "stock.historical.candles",
+                symbols,
+                f"{first_year}-01-01",
+                "2025-12-31",
+                progress=False,
+            )
             t_again = time.perf_counter() - t
             assert again.requests == 0
             one = store.read("stock.historical.candles", symbols[0], backend="arrow")
         label = f"Store.sync ({workers} workers, rows written)"
-        print(f"  {label:46s}{t_ours:8.2f} s  "
-              f"({report.rows_written} rows, {report.requests} requests)")
-        print(f"  Store.sync again (nothing missing)            {t_again:8.3f} s  "
-              f"({again.requests} requests)")
+        print(
+            f"  {label:46s}{t_ours:8.2f} s  "
+            f"({report.rows_written} rows, {report.requests} requests)"
+        )
+        print(
+            f"  Store.sync again (nothing missing)            {t_again:8.3f} s  "
+            f"({again.requests} requests)"
+        )
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     ratio = t_seq / t_ours
-    return [("sequential requests.get / Store.sync (target >= 5)", ratio,
-             "met" if ratio >= 5 else "MISSED"),
-            ("sequential Session.get / Store.sync (info)", t_sess / t_ours, "")], one
+    return [
+        (
+            "sequential requests.get / Store.sync (target >= 5)",
+            ratio,
+            "met" if ratio >= 5 else "MISSED",
+        ),
+        ("sequential Session.get / Store.sync (info)", t_sess / t_ours, ""),
+    ], one
 
 
-def bench_read(template: pa.Table, n_symbols: int, repeat: int,
-               root: Path) -> list[tuple[str, float, str]]:
+def bench_read(
+    template: pa.Table, n_symbols: int, repeat: int, root: Path
+) -> list[tuple[str, float, str]]:
     spec = resolve("stock.historical.candles", "D", {})
     store_root = root / "big"
     years = len(_io.split_by_year(template))
@@ -134,55 +175,67 @@ def bench_read(template: pa.Table, n_symbols: int, repeat: int,
     manifest = Manifest(store_root)
     for i in range(n_symbols):
         sym = f"S{i:04d}"
-        relabelled = template.set_column(template.schema.get_field_index("symbol"), "symbol",
-                                         pa.array([sym] * template.num_rows, pa.string()))
+        relabelled = template.set_column(
+            template.schema.get_field_index("symbol"),
+            "symbol",
+            pa.array([sym] * template.num_rows, pa.string()),
+        )
         write_held(LocalStorage(store_root), manifest, spec, sym, relabelled)
     manifest.save()
     files = len(manifest.files(spec.ds))
-    print(f"read: store of {n_symbols} symbols x {years} years of daily candles "
-          f"({files} files: one per symbol) built in {time.perf_counter() - t:.1f} s "
-          "with the store's write path (checksummed, hashed, fsynced)")
+    print(
+        f"read: store of {n_symbols} symbols x {years} years of daily candles "
+        f"({files} files: one per symbol) built in {time.perf_counter() - t:.1f} s "
+        "with the store's write path (checksummed, hashed, fsynced)"
+    )
     store = Store(store_root)
     target = "S0042" if n_symbols > 42 else "S0001"
     mine = store.read("stock.historical.candles", target, backend="arrow")
     standalone = root / "standalone.parquet"
     pq.write_table(mine, standalone, compression="zstd")
     assert pq.read_table(standalone).num_rows == mine.num_rows == template.num_rows
-    assert pc.all(pc.equal(pq.read_table(standalone).column("close"),
-                           mine.column("close"))).as_py()
+    assert pc.all(pc.equal(pq.read_table(standalone).column("close"), mine.column("close"))).as_py()
     t_file = best(lambda: pq.read_table(standalone), repeat)
-    t_read = best(lambda: store.read("stock.historical.candles", target, backend="arrow"),
-                  repeat)
-    files = [store_root / rel for rel, _ in _io.recorded(manifest.files(spec.ds), [target], None,
-                                                             spec.ds)]
+    t_read = best(lambda: store.read("stock.historical.candles", target, backend="arrow"), repeat)
+    files = [
+        store_root / rel
+        for rel, _ in _io.recorded(manifest.files(spec.ds), [target], None, spec.ds)
+    ]
     t_floor = best(lambda: [pq.ParquetFile(p).read() for p in files], repeat)
     t_file_pd = best(lambda: pq.read_table(standalone).to_pandas(), repeat)
     t_read_pd = best(lambda: store.read("stock.historical.candles", target), repeat)
-    print(f"  pyarrow.parquet.read_table(one file)          {t_file * 1e3:8.2f} ms "
-          f"({mine.num_rows} rows)")
+    print(
+        f"  pyarrow.parquet.read_table(one file)          {t_file * 1e3:8.2f} ms "
+        f"({mine.num_rows} rows)"
+    )
     print(f"  Store.read(one symbol, arrow)                 {t_read * 1e3:8.2f} ms")
     label = f"ParquetFile(path).read() x {len(files)} partition file(s)"
     print(f"  {label:46s}{t_floor * 1e3:8.2f} ms")
     print(f"  read_table(...).to_pandas()                   {t_file_pd * 1e3:8.2f} ms")
     print(f"  Store.read(one symbol, pandas)                {t_read_pd * 1e3:8.2f} ms")
     ratio = t_read / t_file
-    return [("Store.read / read_table of one file (target <= 2)", ratio,
-             "met" if ratio <= 2 else "MISSED"),
-            ("Store.read / ParquetFile.read of its files (info)", t_read / t_floor, ""),
-            ("Store.read pandas / read_table+to_pandas (info)", t_read_pd / t_file_pd, "")]
+    return [
+        (
+            "Store.read / read_table of one file (target <= 2)",
+            ratio,
+            "met" if ratio <= 2 else "MISSED",
+        ),
+        ("Store.read / ParquetFile.read of its files (info)", t_read / t_floor, ""),
+        ("Store.read pandas / read_table+to_pandas (info)", t_read_pd / t_file_pd, ""),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10 symbols from 2020, 50 in the store")
-    ap.add_argument("--workers", type=int, default=16,
-                    help="concurrent requests (the Store default: 16)")
+    ap.add_argument(
+        "--workers", type=int, default=16, help="concurrent requests (the Store default: 16)"
+    )
     ap.add_argument("--no-s3", action="store_true", help="skip the object-storage figures")
     ap.add_argument("--board", type=int, default=40, help="symbols of the rate-limited board")
     ap.add_argument("--rate-limit", type=int, default=50, help="the plan: requests per second")
     args = ap.parse_args(argv)
-    n_sync, first_year, n_store, repeat = (10, 2020, 50, 20) if args.quick else (
-        50, 2010, 500, 50)
+    n_sync, first_year, n_store, repeat = (10, 2020, 50, 20) if args.quick else (50, 2010, 500, 50)
     with tempfile.TemporaryDirectory(prefix="marketframe-bench-") as tmp:
         results, one = bench_sync(n_sync, first_year, args.workers, Path(tmp))
         results += bench_read(one, n_store, repeat, Path(tmp))
@@ -190,10 +243,10 @@ def main(argv: list[str] | None = None) -> int:
             from store_s3 import bench_board, bench_s3_read, s3_server
 
             with s3_server(Path(tmp)) as server:
-                results += bench_s3_read(server, one, n_store, 9 if args.quick else 15,
-                                         Path(tmp))
-                results += bench_board(server, 10 if args.quick else args.board,
-                                       args.rate_limit, Path(tmp))
+                results += bench_s3_read(server, one, n_store, 9 if args.quick else 15, Path(tmp))
+                results += bench_board(
+                    server, 10 if args.quick else args.board, args.rate_limit, Path(tmp)
+                )
     print_ratios(results)
     return 0
 

@@ -60,8 +60,9 @@ def s3_server(tmp: Path) -> Iterator[Any]:
         server.stop()
 
 
-def pairs(base: Callable[[], Any], ours: Callable[[], Any], n: int,
-          inner: int = 1) -> tuple[float, float, float, float, float]:
+def pairs(
+    base: Callable[[], Any], ours: Callable[[], Any], n: int, inner: int = 1
+) -> tuple[float, float, float, float, float]:
     """Interleaved timings: median baseline and ours (seconds per call), and the median,
     lowest and highest ratio ours / baseline of ``n`` pairs."""
     tb, to, ratios = [], [], []
@@ -77,12 +78,18 @@ def pairs(base: Callable[[], Any], ours: Callable[[], Any], n: int,
         tb.append(b)
         to.append(o)
         ratios.append(o / b)
-    return (statistics.median(tb), statistics.median(to), statistics.median(ratios),
-            min(ratios), max(ratios))
+    return (
+        statistics.median(tb),
+        statistics.median(to),
+        statistics.median(ratios),
+        min(ratios),
+        max(ratios),
+    )
 
 
-def bench_s3_read(server: Any, template: pa.Table, n_symbols: int, n_pairs: int,
-                  tmp: Path) -> list[tuple[str, float, str]]:
+def bench_s3_read(
+    server: Any, template: pa.Table, n_symbols: int, n_pairs: int, tmp: Path
+) -> list[tuple[str, float, str]]:
     bucket = server.bucket()
     url = f"s3://{bucket}/big"
     storage = ObjectStorage(url, server.options())
@@ -91,12 +98,17 @@ def bench_s3_read(server: Any, template: pa.Table, n_symbols: int, n_pairs: int,
     t = time.perf_counter()
     for i in range(n_symbols):
         sym = f"S{i:04d}"
-        relabelled = template.set_column(template.schema.get_field_index("symbol"), "symbol",
-                                         pa.array([sym] * template.num_rows, pa.string()))
+        relabelled = template.set_column(
+            template.schema.get_field_index("symbol"),
+            "symbol",
+            pa.array([sym] * template.num_rows, pa.string()),
+        )
         write_held(storage, manifest, spec, sym, relabelled)
     manifest.save()
-    print(f"read: S3 store of {n_symbols} symbols built in {time.perf_counter() - t:.1f} s "
-          "with the store's write path")
+    print(
+        f"read: S3 store of {n_symbols} symbols built in {time.perf_counter() - t:.1f} s "
+        "with the store's write path"
+    )
     store = Store(url, storage_options=server.options())
     target = "S0042" if n_symbols > 42 else "S0001"
     mine = store.read("stock.historical.candles", target, backend="arrow")
@@ -110,59 +122,104 @@ def bench_s3_read(server: Any, template: pa.Table, n_symbols: int, n_pairs: int,
 
     assert standalone().num_rows == mine.num_rows
     tb, to, med, lo, hi = pairs(
-        standalone, lambda: store.read("stock.historical.candles", target, backend="arrow"),
-        n_pairs, inner=20)
-    print(f"  one standalone S3 object: GET + read_table    {tb * 1e3:8.2f} ms "
-          f"({mine.num_rows} rows)")
-    print(f"  Store.read(one symbol, arrow) from S3         {to * 1e3:8.2f} ms "
-          f"(manifest HEAD + GET + hash + page checksums)")
+        standalone,
+        lambda: store.read("stock.historical.candles", target, backend="arrow"),
+        n_pairs,
+        inner=20,
+    )
+    print(
+        f"  one standalone S3 object: GET + read_table    {tb * 1e3:8.2f} ms ({mine.num_rows} rows)"
+    )
+    print(
+        f"  Store.read(one symbol, arrow) from S3         {to * 1e3:8.2f} ms "
+        f"(manifest HEAD + GET + hash + page checksums)"
+    )
     print(f"  ratio, median of {n_pairs} interleaved pairs: {med:.2f} (spread {lo:.2f}-{hi:.2f})")
-    return [("S3 Store.read / one standalone object (target <= 2)", med,
-             "met" if med <= 2 else "MISSED")]
+    return [
+        (
+            "S3 Store.read / one standalone object (target <= 2)",
+            med,
+            "met" if med <= 2 else "MISSED",
+        )
+    ]
 
 
-def bench_board(server: Any, n_symbols: int, rate: int,
-                tmp: Path) -> list[tuple[str, float, str]]:
-    proc, base, _ = start_sandbox("--latency-ms", "20", "--rate-limit", str(rate),
-                                  "--rate-window", "1", "--extra-equities", str(n_symbols),
-                                  "--now", NOW)
+def bench_board(server: Any, n_symbols: int, rate: int, tmp: Path) -> list[tuple[str, float, str]]:
+    proc, base, _ = start_sandbox(
+        "--latency-ms",
+        "20",
+        "--rate-limit",
+        str(rate),
+        "--rate-window",
+        "1",
+        "--extra-equities",
+        str(n_symbols),
+        "--now",
+        NOW,
+    )
     out = []
     try:
         symbols = [str(9001 + i) for i in range(n_symbols)]
         n = n_symbols * len(split(dt.date(2010, 1, 1), dt.date(2025, 12, 31)))
         floor = (math.ceil(n / rate) - 1) * 1.0
-        print(f"\nwhole board: {n_symbols} symbols x 16 windows = {n} requests, plan {rate} "
-              f"requests/s, 20 ms latency; rate-limit floor {floor:.1f} s")
-        with Client(KEY, base_url=base, backend="arrow", cache=False,
-                    max_workers=16) as client:
-            jobs = [(s, lo, hi) for s in symbols
-                    for lo, hi in split(dt.date(2010, 1, 1), dt.date(2025, 12, 31))]
+        print(
+            f"\nwhole board: {n_symbols} symbols x 16 windows = {n} requests, plan {rate} "
+            f"requests/s, 20 ms latency; rate-limit floor {floor:.1f} s"
+        )
+        with Client(KEY, base_url=base, backend="arrow", cache=False, max_workers=16) as client:
+            jobs = [
+                (s, lo, hi)
+                for s in symbols
+                for lo, hi in split(dt.date(2010, 1, 1), dt.date(2025, 12, 31))
+            ]
             time.sleep(1.1)  # a fresh rate-limit window, as for the syncs below
             t = time.perf_counter()
             with ThreadPoolExecutor(16) as pool:
-                list(pool.map(lambda j: client.fetch(
-                    "stock.historical.candles", symbol=j[0], from_=j[1], to=j[2],
-                    timeframe="D", sort="asc", refresh=True), jobs))
+                list(
+                    pool.map(
+                        lambda j: client.fetch(
+                            "stock.historical.candles",
+                            symbol=j[0],
+                            from_=j[1],
+                            to=j[2],
+                            timeframe="D",
+                            sort="asc",
+                            refresh=True,
+                        ),
+                        jobs,
+                    )
+                )
             took = time.perf_counter() - t
         print(f"  the client alone, same windows (no store)     {took:8.2f} s")
         out.append(("client alone / rate-limit floor (info)", took / floor, ""))
         for kind, where, opts in (
-                ("local", str(tmp / "board"), {}),
-                ("S3", f"s3://{server.bucket()}/board", {"storage_options": server.options()})):
-            with Client(KEY, base_url=base, backend="arrow", cache=False,
-                        max_workers=16) as client, Store(where, client, **opts) as st:
+            ("local", str(tmp / "board"), {}),
+            ("S3", f"s3://{server.bucket()}/board", {"storage_options": server.options()}),
+        ):
+            with (
+                Client(KEY, base_url=base, backend="arrow", cache=False, max_workers=16) as client,
+                Store(where, client, **opts) as st,
+            ):
                 # the plan's window starts afresh: wait for the sandbox's window to roll
                 time.sleep(1.1)
                 t = time.perf_counter()
-                report = st.sync("stock.historical.candles", symbols, "2010-01-01",
-                                 "2025-12-31", progress=False)
+                report = st.sync(
+                    "stock.historical.candles", symbols, "2010-01-01", "2025-12-31", progress=False
+                )
                 took = time.perf_counter() - t
                 assert report.ok and report.windows_fetched == n, report
             ratio = took / floor
-            print(f"  Store.sync into a {kind:5s} store                {took:8.2f} s  "
-                  f"({report.requests} requests, {report.retries} retries)")
-            out.append((f"board sync ({kind}) / rate-limit floor (target <= 1.2)", ratio,
-                        "met" if ratio <= 1.2 else "MISSED"))
+            print(
+                f"  Store.sync into a {kind:5s} store                {took:8.2f} s  "
+                f"({report.requests} requests, {report.retries} retries)"
+            )
+            out.append(
+                (
+                    f"board sync ({kind}) / rate-limit floor (target <= 1.2)",
+                    ratio,
+                    "met" if ratio <= 1.2 else "MISSED",
+                )
+            )
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -45,8 +45,9 @@ TARGET = 50_000
 IDLE = 1.0
 
 
-async def raw_session(ws_url: str, syms: list[str], on_message: Callable[[str], bool],
-                      expected: int | None) -> float:
+async def raw_session(
+    ws_url: str, syms: list[str], on_message: Callable[[str], bool], expected: int | None
+) -> float:
     """Seconds from subscribe to the last data message. ``on_message`` returns True for a
     data message; the session ends after ``expected`` of them (``None``: after IDLE s of
     silence, for the warm-up)."""
@@ -54,8 +55,9 @@ async def raw_session(ws_url: str, syms: list[str], on_message: Callable[[str], 
         await ws.send_str(json.dumps({"event": "auth", "data": {"apikey": KEY}}))
         await ws.receive()
         t0 = time.perf_counter()
-        await ws.send_str(json.dumps({"event": "subscribe",
-                                      "data": {"channel": "trades", "symbols": syms}}))
+        await ws.send_str(
+            json.dumps({"event": "subscribe", "data": {"channel": "trades", "symbols": syms}})
+        )
         n = 0
         last = t0
         while expected is None or n < expected:
@@ -124,15 +126,22 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     proc, base_url, ws_url = start_sandbox(
-        "--rate-limit", "0", "--now", "2026-11-20T14:45:00+08:00",
-        "--extra-equities", str(args.symbols))
+        "--rate-limit",
+        "0",
+        "--now",
+        "2026-11-20T14:45:00+08:00",
+        "--extra-equities",
+        str(args.symbols),
+    )
     syms = [f"9{i:03d}" if i < 1000 else f"9{i:04d}" for i in range(1, args.symbols + 1)]
     rates: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}  # client-process CPU microseconds per message
     try:
         n_warm, secs = asyncio.run(raw(ws_url, syms))
-        print(f"warm-up: {n_warm:,} trade messages of {len(syms)} symbols "
-              f"(the sandbox built its replay)")
+        print(
+            f"warm-up: {n_warm:,} trade messages of {len(syms)} symbols "
+            f"(the sandbox built its replay)"
+        )
         runs: list[tuple[str, Callable[[], Awaitable[tuple[int, float]]]]] = [
             ("raw frames (count only)", lambda: raw(ws_url, syms, n_warm)),
             ("marketframe -> Arrow batches", lambda: marketframe(base_url, syms, n_warm)),
@@ -151,20 +160,31 @@ def main() -> int:
         proc.terminate()
         proc.wait(10)
     for name, rs in rates.items():
-        print(f"{name:<34} median {statistics.median(rs):>9,.0f} msg/s  "
-              f"client CPU {statistics.median(cpus[name]):5.2f} us/msg  "
-              f"(runs: {', '.join(f'{r:,.0f}' for r in rs)})")
+        print(
+            f"{name:<34} median {statistics.median(rs):>9,.0f} msg/s  "
+            f"client CPU {statistics.median(cpus[name]):5.2f} us/msg  "
+            f"(runs: {', '.join(f'{r:,.0f}' for r in rs)})"
+        )
     ours = statistics.median(rates["marketframe -> Arrow batches"])
     base = statistics.median(rates["baseline json.loads + DataFrame"])
     ceiling = statistics.median(rates["raw frames (count only)"])
-    print(json.dumps({"messages_per_round": n_warm, "marketframe_msgs_per_s": round(ours),
-                      "baseline_msgs_per_s": round(base), "raw_msgs_per_s": round(ceiling),
-                      "ratio_to_baseline": round(ours / base, 2),
-                      "ratio_to_raw": round(ours / ceiling, 2),
-                      "client_cpu_us_per_msg": {k: round(statistics.median(v), 2)
-                                                for k, v in cpus.items()},
-                      "ratio_to_target_50000": round(ours / TARGET, 2),
-                      "target_met": ours >= TARGET}))
+    print(
+        json.dumps(
+            {
+                "messages_per_round": n_warm,
+                "marketframe_msgs_per_s": round(ours),
+                "baseline_msgs_per_s": round(base),
+                "raw_msgs_per_s": round(ceiling),
+                "ratio_to_baseline": round(ours / base, 2),
+                "ratio_to_raw": round(ours / ceiling, 2),
+                "client_cpu_us_per_msg": {
+                    k: round(statistics.median(v), 2) for k, v in cpus.items()
+                },
+                "ratio_to_target_50000": round(ours / TARGET, 2),
+                "target_met": ours >= TARGET,
+            }
+        )
+    )
     return 0 if ours >= TARGET else 1
 
 

@@ -32,8 +32,11 @@ def read_within(ends: float) -> Callable[..., requests.Response]:
 
     def hook(resp: requests.Response, *args: Any, **kwargs: Any) -> requests.Response:
         raw = resp.raw
-        if resp._content is not False or getattr(resp, "from_cache", False) \
-                or not hasattr(raw, "read1"):
+        if (
+            resp._content is not False
+            or getattr(resp, "from_cache", False)
+            or not hasattr(raw, "read1")
+        ):
             # already read (requests-cache dispatches hooks a second time, after storing),
             # or a stored answer: nothing to read from the network
             return resp
@@ -53,8 +56,7 @@ def read_within(ends: float) -> Callable[..., requests.Response]:
             chunks.append(chunk)
         else:
             resp.close()
-            raise requests.ReadTimeout("the body was not complete at the deadline",
-                                       response=resp)
+            raise requests.ReadTimeout("the body was not complete at the deadline", response=resp)
         resp._content = b"".join(chunks)
         resp._content_consumed = True
         return resp

@@ -129,8 +129,12 @@ def cached_session(cache: bool | Path) -> tuple[requests.Session, Path | None]:
         allowable_codes=(200,),
         allowable_methods=("GET",),
         # redacts the credential from the stored request headers (the cache key has its HMAC)
-        ignored_parameters=[*CREDENTIAL_HEADERS, *(h.lower() for h in CREDENTIAL_HEADERS),
-                            "X-Api-Key", "X-Sdk-Token"],
+        ignored_parameters=[
+            *CREDENTIAL_HEADERS,
+            *(h.lower() for h in CREDENTIAL_HEADERS),
+            "X-Api-Key",
+            "X-Sdk-Token",
+        ],
         match_headers=False,
         stale_if_error=False,
         key_fn=credential_key_fn(_secret(path)),

@@ -30,13 +30,21 @@ class Call:
         if args:
             first = next((p.name for p in self.endpoint.params if p.required), None)
             if first is None or len(args) > 1:
-                raise InvalidParams(self.endpoint.name, "*args",
-                                    f"takes {'one' if first else 'no'} positional value",
-                                    f"{first}=... by position or name; the others by name"
-                                    if first else "keyword parameters")
+                raise InvalidParams(
+                    self.endpoint.name,
+                    "*args",
+                    f"takes {'one' if first else 'no'} positional value",
+                    f"{first}=... by position or name; the others by name"
+                    if first
+                    else "keyword parameters",
+                )
             if first in params:
-                raise InvalidParams(self.endpoint.name, first, "is given twice (by position and "
-                                    "by name)", "one of the two")
+                raise InvalidParams(
+                    self.endpoint.name,
+                    first,
+                    "is given twice (by position and by name)",
+                    "one of the two",
+                )
             params[first] = args[0]
         return self._client.load(self.endpoint.name, **params)
 
@@ -60,17 +68,23 @@ class Node:
     def __getattr__(self, name: str) -> Any:  # only called for names the tree lacks
         if name.startswith("_"):
             raise AttributeError(name)
-        raise AttributeError(f"{self._path} has no endpoint or group {name!r}"
-                             f"{did_you_mean(name, self.__dir__())}; it has: "
-                             f"{', '.join(self.__dir__())}")
+        raise AttributeError(
+            f"{self._path} has no endpoint or group {name!r}"
+            f"{did_you_mean(name, self.__dir__())}; it has: "
+            f"{', '.join(self.__dir__())}"
+        )
 
 
 def signature(ep: Endpoint) -> inspect.Signature:
     ordered = sorted(ep.params, key=lambda p: not p.required)
     params = [
-        inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD if i == 0 and p.required
-                          else inspect.Parameter.KEYWORD_ONLY,
-                          default=inspect.Parameter.empty if p.required else None)
+        inspect.Parameter(
+            p.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD
+            if i == 0 and p.required
+            else inspect.Parameter.KEYWORD_ONLY,
+            default=inspect.Parameter.empty if p.required else None,
+        )
         for i, p in enumerate(ordered)
     ]
     if ep.adjustable:  # prices adjusted locally (docs/adjusted.md)
@@ -85,8 +99,10 @@ def docstring(ep: Endpoint) -> str:
         req = "required" if p.required else "optional"
         lines.append(f"  {p.name} ({p.type}, {req}){allowed} {p.doc}".rstrip())
     if ep.adjustable:
-        lines.append("  adjust (str, optional) one of splits, all: prices adjusted locally from "
-                     "the corporate actions (docs/adjusted.md)")
+        lines.append(
+            "  adjust (str, optional) one of splits, all: prices adjusted locally from "
+            "the corporate actions (docs/adjusted.md)"
+        )
     lines.append("")
     lines.append("Columns: " + ", ".join(ep.schema.names))
     return "\n".join(lines)

@@ -19,8 +19,14 @@ from marketframe.exceptions import SchemaError
 from marketframe.schemas import ARROW_TYPES, JSON_TYPES, TZ, Col
 
 _NONE = type(None)
-_TYPE_NAMES = {int: "number", float: "number", str: "string", bool: "boolean", dict: "object",
-               list: "array"}
+_TYPE_NAMES = {
+    int: "number",
+    float: "number",
+    str: "string",
+    bool: "boolean",
+    dict: "object",
+    list: "array",
+}
 #: kind -> (JSON types it accepts, how an error message names them)
 EXPECTED: dict[str, tuple[set[type], str]] = {
     "float": ({int, float}, "a number"),
@@ -45,8 +51,11 @@ def _fail(source: str, field: str, types: set[type], kind: str) -> SchemaError:
 
 
 def _unreadable(source: str, col: Col, kind: str, exc: Exception) -> SchemaError:
-    return SchemaError(source, col.wire_name, f"cannot be read as {EXPECTED[kind][1]} "
-                       f"({type(exc).__name__}: {str(exc)[:120]})")
+    return SchemaError(
+        source,
+        col.wire_name,
+        f"cannot be read as {EXPECTED[kind][1]} ({type(exc).__name__}: {str(exc)[:120]})",
+    )
 
 
 def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) -> pa.Array:
@@ -60,8 +69,9 @@ def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) 
             raise _fail(source, col.wire_name, types, kind)
         # integral floats (1.0) are accepted for integer columns; 1.5 is not
         if any(v is not None and v != int(v) for v in vals if type(v) is float):
-            raise SchemaError(source, col.wire_name, "has a fractional number where an "
-                              "integer is expected")
+            raise SchemaError(
+                source, col.wire_name, "has a fractional number where an integer is expected"
+            )
     try:
         if kind == "hhmmss":
             day = dt.date.fromisoformat(date) if isinstance(date, str) else None

@@ -12,9 +12,15 @@ from typing import Any, TextIO
 
 
 @contextmanager
-def connect(*, base_url: str | None = None, seed: int = 0, now: str | None = None,
-            notice: TextIO | None = None, quiet: bool = False,
-            **client_options: Any) -> Iterator[Any]:
+def connect(
+    *,
+    base_url: str | None = None,
+    seed: int = 0,
+    now: str | None = None,
+    notice: TextIO | None = None,
+    quiet: bool = False,
+    **client_options: Any,
+) -> Iterator[Any]:
     """Yield a :class:`marketframe.Client` for a command.
 
     With a credential variable set (``MARKETFRAME_API_KEY``, ``MARKETFRAME_BEARER_TOKEN`` or
@@ -48,6 +54,8 @@ def connect(*, base_url: str | None = None, seed: int = 0, now: str | None = Non
         return
     with Client.sandbox(seed=seed, now=now, rate_limit=None, **client_options) as client:
         if notice:
-            print(f"{ENV_KEY} is not set: using the built-in sandbox at {client.base_url}",
-                  file=notice)
+            print(
+                f"{ENV_KEY} is not set: using the built-in sandbox at {client.base_url}",
+                file=notice,
+            )
         yield client

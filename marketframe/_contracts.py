@@ -16,9 +16,11 @@ PRODUCT_RE = r"[A-Z][A-Z0-9]{2}"
 #: ``YYYYMM``, weekly ``YYYYMMWn``/``YYYYMMFn``, a spread ``YYYYMM/YYYYMM``, or ``1!``-``3!``
 _MONTH = r"\d{4}(?:0[1-9]|1[0-2])"
 CONTRACT_MONTH_RE = rf"{_MONTH}(?:[WF][1-5])?|{_MONTH}/{_MONTH}|[123]!"
-CONTRACT_MONTH_FORMS = ("YYYYMM (202611), weekly YYYYMMWn or YYYYMMFn (202610W1), a spread "
-                        "YYYYMM/YYYYMM (202609/202610), or the continuous 1! (front month), "
-                        "2!, 3!")
+CONTRACT_MONTH_FORMS = (
+    "YYYYMM (202611), weekly YYYYMMWn or YYYYMMFn (202610W1), a spread "
+    "YYYYMM/YYYYMM (202609/202610), or the continuous 1! (front month), "
+    "2!, 3!"
+)
 
 _CODES = "ABCDEFGHIJKL"
 _PUTS = "MNOPQRSTUVWX"
@@ -43,16 +45,22 @@ def product_fix(value: str) -> str:
     text = value.strip().upper()
     if m := _SPREAD.fullmatch(text):
         p, a, ya, b, yb = m.groups()
-        return (f"a contract code is not a product: pass product={p!r}, "
-                f"contractMonth={_month(a, ya) + '/' + _month(b, yb)!r}")
+        return (
+            f"a contract code is not a product: pass product={p!r}, "
+            f"contractMonth={_month(a, ya) + '/' + _month(b, yb)!r}"
+        )
     if m := _FUTURE.fullmatch(text):
         p, letter, digit = m.groups()
-        return (f"a contract code is not a product: pass product={p!r}, "
-                f"contractMonth={_month(letter, digit)!r}")
+        return (
+            f"a contract code is not a product: pass product={p!r}, "
+            f"contractMonth={_month(letter, digit)!r}"
+        )
     if m := _OPTION.fullmatch(text):
         p, strike, letter, digit = m.groups()
         side = "CALL" if letter in _CODES else "PUT"
-        return (f"a contract code is not a product: pass product={p!r}, "
-                f"contractMonth={_month(letter, digit)!r} (candles also take "
-                f"strikePrice={int(strike)}, callPut={side!r})")
+        return (
+            f"a contract code is not a product: pass product={p!r}, "
+            f"contractMonth={_month(letter, digit)!r} (candles also take "
+            f"strikePrice={int(strike)}, callPut={side!r})"
+        )
     return "a product code of three capitals or digits, e.g. 'TXF', 'MXF', 'TXO'"

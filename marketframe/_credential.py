@@ -22,11 +22,17 @@ from marketframe.exceptions import ConfigurationError, InvalidParams
 #: the kinds, in the order messages name them (the keyword arguments of ``Client``)
 KINDS = ("api_key", "bearer_token", "sdk_token")
 #: the environment variable of each kind (read only when no argument is given)
-ENV = {"api_key": "MARKETFRAME_API_KEY", "bearer_token": "MARKETFRAME_BEARER_TOKEN",
-       "sdk_token": "MARKETFRAME_SDK_TOKEN"}
+ENV = {
+    "api_key": "MARKETFRAME_API_KEY",
+    "bearer_token": "MARKETFRAME_BEARER_TOKEN",
+    "sdk_token": "MARKETFRAME_SDK_TOKEN",
+}
 #: the REST header of each kind, and the prefix of its value
-HEADERS = {"api_key": ("X-API-KEY", ""), "bearer_token": ("Authorization", "Bearer "),
-           "sdk_token": ("X-SDK-TOKEN", "")}
+HEADERS = {
+    "api_key": ("X-API-KEY", ""),
+    "bearer_token": ("Authorization", "Bearer "),
+    "sdk_token": ("X-SDK-TOKEN", ""),
+}
 #: the field of the WebSocket ``auth`` frame's ``data`` for each kind
 WS_FIELDS = {"api_key": "apikey", "bearer_token": "token", "sdk_token": "sdkToken"}
 _NAMES = {"api_key": "API key", "bearer_token": "bearer token", "sdk_token": "SDK token"}
@@ -63,35 +69,54 @@ def clean(value: object, source: str, name: str = "API key") -> str:
     value of the wrong type, blank, or with whitespace, control or non-ASCII characters inside
     it, is refused with a message that names the problem and never the value."""
     if not isinstance(value, str):
-        raise InvalidParams(_WHERE, source, f"must be a str, got a {type(value).__name__} "
-                            "(value not shown)", f"the {name} as a string")
+        raise InvalidParams(
+            _WHERE,
+            source,
+            f"must be a str, got a {type(value).__name__} (value not shown)",
+            f"the {name} as a string",
+        )
     text = value.strip()
     if not text:
         raise ConfigurationError(f"the {name} given by {source} is empty")
     if any(c.isspace() for c in text):
-        raise InvalidParams(_WHERE, source, "has whitespace inside it (value not shown)",
-                            f"the {name} exactly as issued, without spaces or line breaks")
+        raise InvalidParams(
+            _WHERE,
+            source,
+            "has whitespace inside it (value not shown)",
+            f"the {name} exactly as issued, without spaces or line breaks",
+        )
     if not all(" " < c < "\x7f" for c in text):
-        raise InvalidParams(_WHERE, source, "has control or non-ASCII characters (value not "
-                            "shown)", f"the {name} exactly as issued (printable ASCII)")
+        raise InvalidParams(
+            _WHERE,
+            source,
+            "has control or non-ASCII characters (value not shown)",
+            f"the {name} exactly as issued (printable ASCII)",
+        )
     return text
 
 
 def _several(names: list[str]) -> ConfigurationError:
-    return ConfigurationError(f"several credentials given ({', '.join(names)}); a client sends "
-                              "exactly one")
+    return ConfigurationError(
+        f"several credentials given ({', '.join(names)}); a client sends exactly one"
+    )
 
 
-def resolve(api_key: object = None, bearer_token: object = None, sdk_token: object = None,
-            ) -> Credential:
+def resolve(
+    api_key: object = None,
+    bearer_token: object = None,
+    sdk_token: object = None,
+) -> Credential:
     """The one credential of a client.
 
     Precedence: the arguments, when any is given (not ``None``), and then the environment is
     not read at all; else the environment variables of :data:`ENV` (a variable set to a blank
     value counts as unset). Exactly one must be given, in whichever of the two places is
     used: none or several raise :class:`ConfigurationError` naming the three kinds."""
-    given = {k: v for k, v in zip(KINDS, (api_key, bearer_token, sdk_token), strict=True)
-             if v is not None}
+    given = {
+        k: v
+        for k, v in zip(KINDS, (api_key, bearer_token, sdk_token), strict=True)
+        if v is not None
+    }
     if len(given) > 1:
         raise _several(list(given))
     if given:

@@ -18,20 +18,40 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Fetch the service's SMA, RSI, KDJ, MACD and Bollinger series for a symbol, "
             "recompute each locally under every known convention, and print which convention "
             "the service follows and how closely it agrees. Without MARKETFRAME_API_KEY the "
-            "built-in sandbox is audited."),
+            "built-in sandbox is audited."
+        ),
     )
     p.add_argument("symbol", nargs="?", default="2330", help="stock symbol")
-    p.add_argument("--start", help="first date (YYYY-MM-DD); default: about 6 months before "
-                   "--end for D, just under a year for W and M")
+    p.add_argument(
+        "--start",
+        help="first date (YYYY-MM-DD); default: about 6 months before "
+        "--end for D, just under a year for W and M",
+    )
     p.add_argument("--end", help="last date (YYYY-MM-DD); default: today")
-    p.add_argument("--timeframe", default="D", choices=TIMEFRAMES,
-                   help="D, W, M or minutes (" + ", ".join(TIMEFRAMES) + ")")
-    p.add_argument("--indicator", action="append", choices=INDICATOR_NAMES,
-                   help="check only these (repeatable); default: all five")
-    p.add_argument("--tolerance", type=float, default=TOLERANCE,
-                   help="largest relative difference counted as agreement")
-    p.add_argument("--chart", metavar="PNG", help="also write the cross-check charts here "
-                   "(one file per indicator, the name gets a suffix)")
+    p.add_argument(
+        "--timeframe",
+        default="D",
+        choices=TIMEFRAMES,
+        help="D, W, M or minutes (" + ", ".join(TIMEFRAMES) + ")",
+    )
+    p.add_argument(
+        "--indicator",
+        action="append",
+        choices=INDICATOR_NAMES,
+        help="check only these (repeatable); default: all five",
+    )
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=TOLERANCE,
+        help="largest relative difference counted as agreement",
+    )
+    p.add_argument(
+        "--chart",
+        metavar="PNG",
+        help="also write the cross-check charts here "
+        "(one file per indicator, the name gets a suffix)",
+    )
     p.set_defaults(func=_run)
 
 
@@ -44,11 +64,20 @@ def _run(args: argparse.Namespace) -> int:
     with connect(notice=sys.stdout) as client:
         for name in args.indicator or INDICATOR_NAMES:
             try:
-                report = crosscheck(client, args.symbol, name, args.start, args.end,
-                                    args.timeframe, tolerance=args.tolerance)
+                report = crosscheck(
+                    client,
+                    args.symbol,
+                    name,
+                    args.start,
+                    args.end,
+                    args.timeframe,
+                    tolerance=args.tolerance,
+                )
             except NotCheckable as exc:
-                print(f"{name.upper()} {args.symbol} {args.timeframe}: not checkable: {exc}; "
-                      f"{exc.hint}")
+                print(
+                    f"{name.upper()} {args.symbol} {args.timeframe}: not checkable: {exc}; "
+                    f"{exc.hint}"
+                )
                 continue
             checked += 1
             print(report.summary())

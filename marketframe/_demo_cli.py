@@ -29,17 +29,31 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "compute SMA, RSI, KDJ, MACD and Bollinger bands, cross-check them against the "
             "service's technical endpoints, and write a Parquet export and charts. With "
             "MARKETFRAME_API_KEY unset, an embedded sandbox serves a synthetic market on "
-            "127.0.0.1; with it set, the real service is used."),
+            "127.0.0.1; with it set, the real service is used."
+        ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--out", type=Path, default=Path("marketframe-demo"),
-                   help="directory for the store, the export and the charts")
-    p.add_argument("--symbols", nargs="+", default=list(DEFAULT_SYMBOLS), metavar="SYMBOL",
-                   help="symbols to sync")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("marketframe-demo"),
+        help="directory for the store, the export and the charts",
+    )
+    p.add_argument(
+        "--symbols",
+        nargs="+",
+        default=list(DEFAULT_SYMBOLS),
+        metavar="SYMBOL",
+        help="symbols to sync",
+    )
     p.add_argument("--start", default="2016-01-01", help="first day of the daily history")
     p.add_argument("--seed", type=int, default=0, help="sandbox seed (no key only)")
-    p.add_argument("--now", default=None, type=iso_time,
-                   help="sandbox clock as an ISO time (no key only; default: wall clock)")
+    p.add_argument(
+        "--now",
+        default=None,
+        type=iso_time,
+        help="sandbox clock as an ISO time (no key only; default: wall clock)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(func=run)
 
@@ -64,25 +78,51 @@ def run(args: argparse.Namespace) -> int:
     written: list[tuple[str, Path]] = []
     with connect(seed=args.seed, now=args.now, notice=sys.stdout) as client:
         symbols = list(dict.fromkeys(args.symbols))
-        _step(1, f"Syncing daily candles of {', '.join(symbols)} from {args.start} "
-                 "into a local Parquet store")
+        _step(
+            1,
+            f"Syncing daily candles of {', '.join(symbols)} from {args.start} "
+            "into a local Parquet store",
+        )
         store = Store(out / "store", client)
-        report = store.sync("stock.historical.candles", symbols, start=args.start,
-                            timeframe="D", progress=not args.no_progress)
+        report = store.sync(
+            "stock.historical.candles",
+            symbols,
+            start=args.start,
+            timeframe="D",
+            progress=not args.no_progress,
+        )
         print(f"      {report}")
-        again = store.sync("stock.historical.candles", symbols, start=args.start,
-                           timeframe="D", progress=False)
-        print(f"      a second sync of the same range sent {again.requests} requests (only the "
-              "window holding the latest session is fetched again until it is final)")
+        again = store.sync(
+            "stock.historical.candles", symbols, start=args.start, timeframe="D", progress=False
+        )
+        print(
+            f"      a second sync of the same range sent {again.requests} requests (only the "
+            "window holding the latest session is fetched again until it is final)"
+        )
         candles = store.read("stock.historical.candles", symbols, timeframe="D")
         last_day = candles["date"].max()
 
-        _step(2, "Computing SMA(20), RSI(14), KDJ(9,3,3), MACD(12,26,9) and Bollinger(20,2) "
-                 "per symbol")
+        _step(
+            2,
+            "Computing SMA(20), RSI(14), KDJ(9,3,3), MACD(12,26,9) and Bollinger(20,2) per symbol",
+        )
         with_ind = candles.md.sma(20).md.rsi(14).md.kdj().md.macd().md.bbands()
         latest = with_ind.groupby("symbol", observed=True).tail(1).set_index("symbol")
-        print(latest[["date", "close", "sma_20", "rsi_14", "kdj_k_9_3_3",
-                      "macd_12_26_9", "bb_upper_20_2"]].round(2).to_string())
+        print(
+            latest[
+                [
+                    "date",
+                    "close",
+                    "sma_20",
+                    "rsi_14",
+                    "kdj_k_9_3_3",
+                    "macd_12_26_9",
+                    "bb_upper_20_2",
+                ]
+            ]
+            .round(2)
+            .to_string()
+        )
 
         _step(3, f"Cross-checking the service's technical endpoints for {symbols[0]}")
         end = last_day if isinstance(last_day, dt.date) else dt.date.fromisoformat(str(last_day))
@@ -100,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
         written.append(("Parquet export (candles + indicators, all symbols)", path))
         path = export / "crosscheck.parquet"
         pd.concat([r.table().assign(indicator=n) for n, r in reports.items()]).astype(
-            {"first_divergence": "string"}).to_parquet(path, index=False)
+            {"first_divergence": "string"}
+        ).to_parquet(path, index=False)
         written.append(("cross-check results", path))
         first = with_ind[with_ind["symbol"] == symbols[0]]
         fig = first.md.plot(last=160, title=f"{symbols[0]}: daily candles and indicators")
@@ -110,24 +151,31 @@ def run(args: argparse.Namespace) -> int:
         path = out / f"crosscheck-{symbols[0]}-macd.png"
         reports["macd"].plot().savefig(path, dpi=110)
         written.append(("cross-check chart (MACD)", path))
-        written.append(("Parquet store (hive-partitioned; DuckDB/polars read it)",
-                        out / "store"))
+        written.append(("Parquet store (hive-partitioned; DuckDB/polars read it)", out / "store"))
 
         _step(5, "Done")
         matched = sum(r.convention is not None for r in reports.values())
-        print(f"      {len(symbols)} symbols, {len(candles):,} daily candles up to {last_day}, "
-              f"{matched}/5 indicators reproduced locally, in "
-              f"{time.perf_counter() - started:.1f} s")
+        print(
+            f"      {len(symbols)} symbols, {len(candles):,} daily candles up to {last_day}, "
+            f"{matched}/5 indicators reproduced locally, in "
+            f"{time.perf_counter() - started:.1f} s"
+        )
     print("\nFiles:")
     for what, path in written:
         print(f"  {what:<58} {path}")
     print("\nTry next:")
-    print(f"  marketframe sync stock.historical.candles --store {out / 'store'} "
-          "--board TSE --start 2020-01-01")
-    print(f"  python -c \"import duckdb; print(duckdb.sql(\\\"SELECT symbol, count(*) FROM "
-          f"read_parquet('{out / 'store'}/**/*.parquet', hive_partitioning=1) GROUP BY 1\\\"))\"")
+    print(
+        f"  marketframe sync stock.historical.candles --store {out / 'store'} "
+        "--board TSE --start 2020-01-01"
+    )
+    print(
+        f'  python -c "import duckdb; print(duckdb.sql(\\"SELECT symbol, count(*) FROM '
+        f"read_parquet('{out / 'store'}/**/*.parquet', hive_partitioning=1) GROUP BY 1\\\"))\""
+    )
     print("  marketframe crosscheck 2454 --timeframe W")
     print("  marketframe sandbox --port 8000     # the emulator for any client")
-    print("  notebooks/ (quickstart, store, indicators, streaming, login, beyond the reference);"
-          " docs/index.md")
+    print(
+        "  notebooks/ (quickstart, store, indicators, streaming, login, beyond the reference);"
+        " docs/index.md"
+    )
     return 0

@@ -21,16 +21,28 @@ DTYPES = {
     "float": ("float64", "float64", "Float64"),
     "int": ("int64", "Int64", "Int64"),
     "int_str": ("int64", "Int64", "Int64"),
-    "time_us": ("timestamp[us, Asia/Taipei]", "datetime64[us, Asia/Taipei]",
-                "Datetime(us, Asia/Taipei)"),
-    "iso_time": ("timestamp[us, Asia/Taipei]", "datetime64[us, Asia/Taipei]",
-                 "Datetime(us, Asia/Taipei)"),
-    "hhmmss": ("timestamp[us, Asia/Taipei]", "datetime64[us, Asia/Taipei]",
-               "Datetime(us, Asia/Taipei)"),
+    "time_us": (
+        "timestamp[us, Asia/Taipei]",
+        "datetime64[us, Asia/Taipei]",
+        "Datetime(us, Asia/Taipei)",
+    ),
+    "iso_time": (
+        "timestamp[us, Asia/Taipei]",
+        "datetime64[us, Asia/Taipei]",
+        "Datetime(us, Asia/Taipei)",
+    ),
+    "hhmmss": (
+        "timestamp[us, Asia/Taipei]",
+        "datetime64[us, Asia/Taipei]",
+        "Datetime(us, Asia/Taipei)",
+    ),
     "date": ("date32", "datetime64[us]", "Date"),
     "month": ("date32 (first of the month)", "datetime64[us]", "Date"),
-    "date_or_time": ("date32 (minute: timestamp)", "datetime64[us] (minute: with tz)",
-                     "Date (minute: Datetime)"),
+    "date_or_time": (
+        "date32 (minute: timestamp)",
+        "datetime64[us] (minute: with tz)",
+        "Date (minute: Datetime)",
+    ),
     "str": ("string", "str", "String"),
     "cat": ("dictionary<string>", "category", "Categorical"),
     "flag": ("bool (absent = False)", "bool", "Boolean"),
@@ -41,8 +53,14 @@ DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "endpoints.md"
 ERRORS_PATH = DOC_PATH.with_name("errors.md")
 
 #: Modules whose exceptions the error reference lists (all subclass MarketframeError).
-ERROR_MODULES = ("marketframe.exceptions", "marketframe.academy", "marketframe.store",
-                 "marketframe.crosscheck", "marketframe.frames", "marketframe.stream")
+ERROR_MODULES = (
+    "marketframe.exceptions",
+    "marketframe.academy",
+    "marketframe.store",
+    "marketframe.crosscheck",
+    "marketframe.frames",
+    "marketframe.stream",
+)
 
 
 def _param(p: Param) -> str:
@@ -71,25 +89,41 @@ def _rules(ep: Endpoint) -> list[str]:
         lines.append(f"- fields with minute timeframes: {', '.join(ep.minute_fields)}")
     if ep.technical is not None:
         t = ep.technical
-        lines.append(f"- indicator: outputs {', '.join(ep.outputs)}; defaults "
-                     + ", ".join(f"{k}={v}" for k, v in t.defaults.items())
-                     + f"; warm-up {t.warmup(t.defaults)} bars at the defaults; local kernel "
-                     f"`marketframe.indicators.{t.local}`")
+        lines.append(
+            f"- indicator: outputs {', '.join(ep.outputs)}; defaults "
+            + ", ".join(f"{k}={v}" for k, v in t.defaults.items())
+            + f"; warm-up {t.warmup(t.defaults)} bars at the defaults; local kernel "
+            f"`marketframe.indicators.{t.local}`"
+        )
     if ep.refresh_days is not None:
-        lines.append(f"- rows keep changing for {ep.refresh_days} days after their date "
-                     "(the store refetches them until then)")
+        lines.append(
+            f"- rows keep changing for {ep.refresh_days} days after their date "
+            "(the store refetches them until then)"
+        )
     return lines
 
 
 def _endpoint(ep: Endpoint) -> list[str]:
-    call = "client." + ep.name + "(" + ", ".join(
-        f"{p.name}=..." for p in ep.params if p.required) + ")"
-    example = "client." + ep.name + "(" + ", ".join(
-        f"{k}={v!r}" for k, v in ep.example.items()) + ")"
-    lines = [f"### `{ep.name}`", "", f"{ep.doc}. `GET {{base_url}}{ep.path}`", "",
-             f"- call: `{call}`", f"- example: `{example}`",
-             f"- parameters: {', '.join(_param(p) for p in ep.params) or 'none'}",
-             f"- plan: {ep.plan}; cache freshness: {ep.freshness}; response kind: {ep.kind}"]
+    call = (
+        "client."
+        + ep.name
+        + "("
+        + ", ".join(f"{p.name}=..." for p in ep.params if p.required)
+        + ")"
+    )
+    example = (
+        "client." + ep.name + "(" + ", ".join(f"{k}={v!r}" for k, v in ep.example.items()) + ")"
+    )
+    lines = [
+        f"### `{ep.name}`",
+        "",
+        f"{ep.doc}. `GET {{base_url}}{ep.path}`",
+        "",
+        f"- call: `{call}`",
+        f"- example: `{example}`",
+        f"- parameters: {', '.join(_param(p) for p in ep.params) or 'none'}",
+        f"- plan: {ep.plan}; cache freshness: {ep.freshness}; response kind: {ep.kind}",
+    ]
     if ep.multi_param:
         lines.append(f"- `{ep.multi_param}` may be a list (concurrent requests, one frame)")
     if ep.date_range:
@@ -97,8 +131,7 @@ def _endpoint(ep: Endpoint) -> list[str]:
     lines += _rules(ep)
     if ep.keys:
         lines.append(f"- key columns: {', '.join(ep.keys)}")
-    lines += ["", "| column | Arrow | pandas | polars | unit | from |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "| column | Arrow | pandas | polars | unit | from |", "|---|---|---|---|---|---|"]
     for c in ep.schema.columns:
         t = " | ".join(DTYPES[c.kind])
         unit = c.unit or ""
@@ -118,8 +151,10 @@ def render() -> str:
         "",
         f"{len(ENDPOINTS)} endpoints. Earliest data: stocks {EARLIEST['stock']}, indices "
         f"{EARLIEST['index']}. Cache freshness classes: "
-        + ", ".join(f"{k} ({v} s)" if v else f"{k} (see docs/loaders.md)"
-                    for k, v in FRESHNESS.items()) + ".",
+        + ", ".join(
+            f"{k} ({v} s)" if v else f"{k} (see docs/loaders.md)" for k, v in FRESHNESS.items()
+        )
+        + ".",
         "",
         "| endpoint | path | plan |",
         "|---|---|---|",
@@ -166,23 +201,33 @@ def render_errors() -> str:
             if not sub.__module__.startswith("marketframe"):
                 continue
             mixins = [b.__name__ for b in sub.__bases__[1:] if b.__module__ == "builtins"]
-            tree.append("    " * depth + sub.__name__
-                        + (f" (also {', '.join(mixins)})" if mixins else ""))
+            tree.append(
+                "    " * depth + sub.__name__ + (f" (also {', '.join(mixins)})" if mixins else "")
+            )
             status = status_of.get(sub)
             code = str(status) if status else ("5xx" if sub.__name__ == "ServerError" else "")
             hint = sub.__dict__.get("hint", "") or ""
             meaning = _first_paragraph(sub.__dict__.get("__doc__"))
             where = sub.__module__.replace("._errors", "").replace(".exceptions", "")
-            table.append(f"| {'&nbsp;' * 4 * depth}`{where}.{sub.__name__}` | "
-                       f"`{cls.__name__}` | {code} | {meaning} | "
-                       f"{hint} |")
+            table.append(
+                f"| {'&nbsp;' * 4 * depth}`{where}.{sub.__name__}` | "
+                f"`{cls.__name__}` | {code} | {meaning} | "
+                f"{hint} |"
+            )
             walk(sub, depth + 1)
 
-    table.append(f"| `marketframe.MarketframeError` | `Exception` | | "
-                 f"{_first_paragraph(MarketframeError.__doc__)} | |")
+    table.append(
+        f"| `marketframe.MarketframeError` | `Exception` | | "
+        f"{_first_paragraph(MarketframeError.__doc__)} | |"
+    )
     walk(MarketframeError, 1)
-    drawing = ["The tree (a class with two marketframe parents is drawn under each):", "",
-               "```text", *tree, "```"]
+    drawing = [
+        "The tree (a class with two marketframe parents is drawn under each):",
+        "",
+        "```text",
+        *tree,
+        "```",
+    ]
     return "\n".join([*out, "", *drawing, "", *table, ""])
 
 

@@ -33,11 +33,19 @@ LONG_WORK = 20
 BOARD_TYPE = "EQUITY"
 
 
-def download(symbols: str | Sequence[str], start: Any = None, end: Any = None, *,
-             timeframe: str = "D", adjust: str | None = None,
-             fields: str | Sequence[str] | None = None, backend: str = "pandas",
-             store: Store | str | os.PathLike[str] | None = None, client: Client | None = None,
-             progress: bool | None = None) -> Any:
+def download(
+    symbols: str | Sequence[str],
+    start: Any = None,
+    end: Any = None,
+    *,
+    timeframe: str = "D",
+    adjust: str | None = None,
+    fields: str | Sequence[str] | None = None,
+    backend: str = "pandas",
+    store: Store | str | os.PathLike[str] | None = None,
+    client: Client | None = None,
+    progress: bool | None = None,
+) -> Any:
     """Historical candles of ``symbols`` from ``start`` to ``end`` as one long frame.
 
     ``symbols``: a symbol (``"2330"``), a list of them, or a board name (one of ``TSE``,
@@ -75,15 +83,25 @@ def download(symbols: str | Sequence[str], start: Any = None, end: Any = None, *
 
             table = adjust_table(session, table, args["adjust"])
     if errors:
-        raise BatchError("download", to_frame(table, backend) if table is not None else None,
-                         errors, len(syms))
+        raise BatchError(
+            "download", to_frame(table, backend) if table is not None else None, errors, len(syms)
+        )
     return to_frame(table, backend)
 
 
 # -- arguments ------------------------------------------------------------------------------
 
-def check(symbols: Any, start: Any, end: Any, timeframe: Any, adjust: Any, fields: Any,
-           backend: Any, store: Any) -> dict[str, Any]:
+
+def check(
+    symbols: Any,
+    start: Any,
+    end: Any,
+    timeframe: Any,
+    adjust: Any,
+    fields: Any,
+    backend: Any,
+    store: Any,
+) -> dict[str, Any]:
     """Every argument checked and normalised (InvalidParams before any request)."""
     from marketframe import adjust as adjusting
     from marketframe.store._sync import check_range, check_symbols, resolve, taipei_today
@@ -91,8 +109,12 @@ def check(symbols: Any, start: Any, end: Any, timeframe: Any, adjust: Any, field
     check_backend("download", backend)
     mode = adjusting.check("download", adjust, {"timeframe": timeframe})
     if store is not None and not _is_store(store) and not isinstance(store, str | os.PathLike):
-        raise InvalidParams("download", "store", f"has value {store!r}",
-                            "a marketframe.Store, a directory path, or None")
+        raise InvalidParams(
+            "download",
+            "store",
+            f"has value {store!r}",
+            "a marketframe.Store, a directory path, or None",
+        )
     params = {"fields": fields} if fields is not None else {}
     try:
         spec = resolve(ENDPOINT, str(timeframe), params)
@@ -108,8 +130,14 @@ def check(symbols: Any, start: Any, end: Any, timeframe: Any, adjust: Any, field
             check_range(spec, start, end, taipei_today())
     except InvalidParams as exc:  # the store's checks, named after this call
         raise _renamed(exc) from None
-    return {"spec": spec, "symbols": items, "start": lo, "end": hi, "fields": fields,
-            "adjust": mode}
+    return {
+        "spec": spec,
+        "symbols": items,
+        "start": lo,
+        "end": hi,
+        "fields": fields,
+        "adjust": mode,
+    }
 
 
 def _renamed(exc: InvalidParams) -> InvalidParams:
@@ -164,6 +192,7 @@ def _expand(client: Any, items: list[str]) -> list[str]:
 
 # -- fetching -------------------------------------------------------------------------------
 
+
 def _requests(args: dict[str, Any], symbol: str) -> list[dict[str, Any]]:
     """The under-one-year windows of one symbol as request parameters."""
     from marketframe.store._windows import plan
@@ -178,14 +207,18 @@ def _requests(args: dict[str, Any], symbol: str) -> list[dict[str, Any]]:
     return [{**base, "from_": lo, "to": hi} for lo, hi in windows]
 
 
-def _fetch(client: Any, symbols: list[str], args: dict[str, Any],
-           progress: bool | None) -> tuple[pa.Table | None, dict[str, BaseException]]:
+def _fetch(
+    client: Any, symbols: list[str], args: dict[str, Any], progress: bool | None
+) -> tuple[pa.Table | None, dict[str, BaseException]]:
     from marketframe import _params
     from marketframe.store._sync import _completed, _progress
 
     ep = get(ENDPOINT)
-    jobs = [(s, i, _params.validate(ep, req)) for s in symbols
-            for i, req in enumerate(_requests(args, s))]
+    jobs = [
+        (s, i, _params.validate(ep, req))
+        for s in symbols
+        for i, req in enumerate(_requests(args, s))
+    ]
     parts: dict[str, dict[int, pa.Table]] = {s: {} for s in symbols}
     errors: dict[str, BaseException] = {}
     # None: a bar on long work only, where stderr is a terminal or a notebook
@@ -195,7 +228,8 @@ def _fetch(client: Any, symbols: list[str], args: dict[str, Any],
     pool = ThreadPoolExecutor(workers, thread_name_prefix="marketframe-download")
     try:
         futures: dict[Future[Any], Any] = {
-            pool.submit(client.fetch_table, ENDPOINT, **req): (s, i) for s, i, req in jobs}
+            pool.submit(client.fetch_table, ENDPOINT, **req): (s, i) for s, i, req in jobs
+        }
         for fut in _completed(futures):  # type: ignore[arg-type]
             sym, i = futures[fut]
             try:
@@ -218,16 +252,24 @@ def _empty(args: dict[str, Any]) -> pa.Table:
     return get(ENDPOINT).schema.arrow(minute=args["spec"].minute).empty_table()
 
 
-def _via_store(st: Store, symbols: list[str], args: dict[str, Any],
-               progress: bool | None) -> tuple[pa.Table | None, dict[str, BaseException]]:
+def _via_store(
+    st: Store, symbols: list[str], args: dict[str, Any], progress: bool | None
+) -> tuple[pa.Table | None, dict[str, BaseException]]:
     from marketframe.store import SyncError
 
     spec = args["spec"]
     params = {"fields": args["fields"]} if args["fields"] is not None else {}
     errors: dict[str, BaseException] = {}
     try:
-        st.sync(ENDPOINT, symbols, args["start"], args["end"], spec.ds.timeframe,
-                progress=progress, **params)
+        st.sync(
+            ENDPOINT,
+            symbols,
+            args["start"],
+            args["end"],
+            spec.ds.timeframe,
+            progress=progress,
+            **params,
+        )
     except SyncError as exc:
         for failure in exc.report.failures:
             if failure.symbol is not None and failure.symbol not in errors:
@@ -235,6 +277,7 @@ def _via_store(st: Store, symbols: list[str], args: dict[str, Any],
     ok = sorted(s for s in symbols if s not in errors)
     if not ok:
         return None, errors
-    table = st.read(ENDPOINT, ok, args["start"], args["end"], spec.ds.timeframe,
-                    backend="arrow", **params)
+    table = st.read(
+        ENDPOINT, ok, args["start"], args["end"], spec.ds.timeframe, backend="arrow", **params
+    )
     return table, errors

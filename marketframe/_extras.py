@@ -20,8 +20,10 @@ def extra_array(vals: list[Any]) -> pa.Array:
     try:
         return pa.array(vals)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
-        return pa.array([None if v is None else json.dumps(v, ensure_ascii=False) for v in vals],
-                        type=pa.string())
+        return pa.array(
+            [None if v is None else json.dumps(v, ensure_ascii=False) for v in vals],
+            type=pa.string(),
+        )
 
 
 def _unknown_keys(items: Sequence[Any], known: set[str], all_dicts: bool = False) -> list[str]:
@@ -52,8 +54,9 @@ def extra_name(path: Sequence[str], taken: set[str]) -> str:
     return name
 
 
-def extras(items: Sequence[Any], cols: Sequence[Col], ignore: frozenset[str],
-           taken: set[str]) -> list[tuple[str, list[Any]]]:
+def extras(
+    items: Sequence[Any], cols: Sequence[Col], ignore: frozenset[str], taken: set[str]
+) -> list[tuple[str, list[Any]]]:
     """Unknown fields of ``items`` (rows, or one envelope; all dicts), flattened."""
     out: list[tuple[str, list[Any]]] = []
     tree = _known_tree(cols)

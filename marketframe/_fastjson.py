@@ -23,8 +23,13 @@ from marketframe.schemas import JSON_TYPES, Schema
 #: bodies smaller than this go through orjson (no gain below it)
 MIN_BYTES = 1 << 20
 
-_SIMPLE = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean, pa.types.is_string,
-           pa.types.is_null)
+_SIMPLE = (
+    pa.types.is_integer,
+    pa.types.is_floating,
+    pa.types.is_boolean,
+    pa.types.is_string,
+    pa.types.is_null,
+)
 
 
 def eligible(schema: Schema, size: int, engine: str = "auto") -> bool:
@@ -38,8 +43,9 @@ def eligible(schema: Schema, size: int, engine: str = "auto") -> bool:
 
 def _explicit(schema: Schema) -> pa.Schema:
     env = [pa.field(c.path[0], JSON_TYPES[c.kind]) for c in schema.columns if c.envelope]
-    row = pa.struct([pa.field(c.path[0], JSON_TYPES[c.kind])
-                     for c in schema.columns if not c.envelope])
+    row = pa.struct(
+        [pa.field(c.path[0], JSON_TYPES[c.kind]) for c in schema.columns if not c.envelope]
+    )
     return pa.schema([*env, pa.field("data", pa.list_(row))])
 
 
@@ -49,9 +55,11 @@ def read_rows(body: bytes, schema: Schema) -> tuple[dict[str, Any], pa.StructArr
         table = pj.read_json(
             io.BytesIO(body),
             read_options=pj.ReadOptions(block_size=len(body) + 64, use_threads=False),
-            parse_options=pj.ParseOptions(explicit_schema=_explicit(schema),
-                                          unexpected_field_behavior="infer",
-                                          newlines_in_values=True),
+            parse_options=pj.ParseOptions(
+                explicit_schema=_explicit(schema),
+                unexpected_field_behavior="infer",
+                newlines_in_values=True,
+            ),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None

@@ -49,8 +49,9 @@ class _Finder(importlib.abc.MetaPathFinder):
         self.name = name
         self.callback = callback
 
-    def find_spec(self, fullname: str, path: Sequence[str] | None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if fullname != self.name:
             return None
         with _lock:

@@ -29,17 +29,26 @@ def _options(ep: Endpoint, p: Param) -> list[str]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    load = sub.add_parser("load", help="load any REST endpoint as a table / CSV / Parquet",
-                          description="Load one endpoint of the service (see docs/endpoints.md).")
+    load = sub.add_parser(
+        "load",
+        help="load any REST endpoint as a table / CSV / Parquet",
+        description="Load one endpoint of the service (see docs/endpoints.md).",
+    )
     endpoints = load.add_subparsers(dest="endpoint", metavar="ENDPOINT", required=True)
     for ep in ENDPOINTS.values():
         p = endpoints.add_parser(ep.name, help=ep.doc, description=f"{ep.doc}: GET {ep.path}")
         for param in ep.params:
-            kw: dict[str, Any] = {"dest": param.name, "required": param.required,
-                                  "help": param.doc or None}
+            kw: dict[str, Any] = {
+                "dest": param.name,
+                "required": param.required,
+                "help": param.doc or None,
+            }
             if param.type == "fields":  # a list or a comma string; checked by the params layer
-                kw.update(nargs="+", metavar="FIELD",
-                          help=f"{param.doc}; any of: {', '.join(param.allowed or ())}")
+                kw.update(
+                    nargs="+",
+                    metavar="FIELD",
+                    help=f"{param.doc}; any of: {', '.join(param.allowed or ())}",
+                )
             elif param.allowed:
                 kw["choices"] = param.allowed
             if param.type == "date":
@@ -52,14 +61,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                 kw["nargs"] = "+"
             p.add_argument(*_options(ep, param), **kw)
         if ep.adjustable:
-            p.add_argument("--adjust", choices=MODES,
-                           help="adjust prices locally for capital changes (splits) or also "
-                                "dividends (all), from the corporate actions (docs/adjusted.md)")
-        p.add_argument("-o", "--out", type=out_path(".csv", ".parquet"),
-                       help="write .csv or .parquet instead of printing")
-        p.add_argument("--base-url", default=None,
+            p.add_argument(
+                "--adjust",
+                choices=MODES,
+                help="adjust prices locally for capital changes (splits) or also "
+                "dividends (all), from the corporate actions (docs/adjusted.md)",
+            )
+        p.add_argument(
+            "-o",
+            "--out",
+            type=out_path(".csv", ".parquet"),
+            help="write .csv or .parquet instead of printing",
+        )
+        p.add_argument(
+            "--base-url",
+            default=None,
             help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
-                 "a sandbox: the one at this URL, else an embedded one)")
+            "a sandbox: the one at this URL, else an embedded one)",
+        )
         p.set_defaults(func=run)
 
 

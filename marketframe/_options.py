@@ -40,13 +40,16 @@ def check_base_url(base_url: object) -> str:
         parts = urlsplit(base_url.strip())
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError:
-        raise InvalidParams(_WHERE, "base_url", f"is not a valid URL: {shown}", fix) \
-            from None
+        raise InvalidParams(_WHERE, "base_url", f"is not a valid URL: {shown}", fix) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidParams(_WHERE, "base_url", f"is not an http(s) URL: {shown}", fix)
     if parts.username is not None or parts.password is not None:
-        raise InvalidParams(_WHERE, "base_url", f"has user info: {shown}",
-                            "a URL without 'user:password@' (the key goes in api_key)")
+        raise InvalidParams(
+            _WHERE,
+            "base_url",
+            f"has user info: {shown}",
+            "a URL without 'user:password@' (the key goes in api_key)",
+        )
     if parts.query or parts.fragment:
         raise InvalidParams(_WHERE, "base_url", f"has a query or fragment: {shown}", fix)
     url = base_url.strip().rstrip("/")
@@ -56,19 +59,30 @@ def check_base_url(base_url: object) -> str:
         return f"{url}/{API_VERSION}"  # the SDK's form: host and path prefix only
     prefix = f"{parts.scheme}://{parts.netloc}{'/'.join(segments[:at])}"
     if segments[at] != API_VERSION:
-        raise InvalidParams(_WHERE, "base_url", f"ends in version {segments[at]!r}: {shown}; "
-                            f"the REST API is served at {API_VERSION} only",
-                            f"{prefix + '/' + API_VERSION!r} or {prefix!r}")
+        raise InvalidParams(
+            _WHERE,
+            "base_url",
+            f"ends in version {segments[at]!r}: {shown}; "
+            f"the REST API is served at {API_VERSION} only",
+            f"{prefix + '/' + API_VERSION!r} or {prefix!r}",
+        )
     if at != len(segments) - 1:
-        raise InvalidParams(_WHERE, "base_url", f"goes on after the version segment: {shown} "
-                            "(each call adds its own path)",
-                            f"{prefix + '/' + API_VERSION!r} (or {prefix!r}, as in the SDK)")
+        raise InvalidParams(
+            _WHERE,
+            "base_url",
+            f"goes on after the version segment: {shown} (each call adds its own path)",
+            f"{prefix + '/' + API_VERSION!r} (or {prefix!r}, as in the SDK)",
+        )
     return url
 
 
 def _positive(name: str, value: object, *, zero: bool = False) -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) \
-        and math.isfinite(value) and (value >= 0 if zero else value > 0)
+    ok = (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and (value >= 0 if zero else value > 0)
+    )
     if not ok:
         what = "a finite number >= 0" if zero else "a finite number > 0"
         raise InvalidParams(_WHERE, name, f"must be {what}, got {value!r}", f"{what} (seconds)")
@@ -80,8 +94,12 @@ def check_timeout(value: object) -> float | tuple[float, float]:
     if isinstance(value, tuple | list) and len(value) == 2:
         return (_positive("timeout", value[0]), _positive("timeout", value[1]))
     if isinstance(value, tuple | list):
-        raise InvalidParams(_WHERE, "timeout", f"must be seconds or a (connect, read) pair, got "
-                            f"{value!r}", "e.g. 10 or (5, 30)")
+        raise InvalidParams(
+            _WHERE,
+            "timeout",
+            f"must be seconds or a (connect, read) pair, got {value!r}",
+            "e.g. 10 or (5, 30)",
+        )
     return _positive("timeout", value)
 
 
@@ -91,14 +109,22 @@ def check_cache(value: object) -> bool | Path:
         return bool(value)
     if isinstance(value, str | os.PathLike) and str(os.fspath(value)).strip():
         return Path(os.fspath(value))
-    raise InvalidParams(_WHERE, "cache", f"must be True, False or a file path, got {value!r}",
-                        "True, False, or a path such as 'cache.sqlite'")
+    raise InvalidParams(
+        _WHERE,
+        "cache",
+        f"must be True, False or a file path, got {value!r}",
+        "True, False, or a path such as 'cache.sqlite'",
+    )
 
 
 def check_int(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidParams(_WHERE, name, f"must be an int >= {minimum}, got {value!r}",
-                            f"{minimum}, {minimum + 1}, ...")
+        raise InvalidParams(
+            _WHERE,
+            name,
+            f"must be an int >= {minimum}, got {value!r}",
+            f"{minimum}, {minimum + 1}, ...",
+        )
     return value
 
 

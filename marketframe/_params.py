@@ -24,8 +24,9 @@ DATE_SPAN = (dt.date(1900, 1, 1), dt.date(2999, 12, 31))
 #: digit, so it can never be ``.``/``..`` or otherwise rewrite the request's path.
 _PATH_VALUE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
 #: what a path value (a symbol, a market) may look like, for messages
-PATH_VALUE_RULE = ("letters, digits and . _ - (starting with a letter or digit, at most 32), "
-                   "e.g. '2330'")
+PATH_VALUE_RULE = (
+    "letters, digits and . _ - (starting with a letter or digit, at most 32), e.g. '2330'"
+)
 
 
 #: A path parameter as the service takes it: also ``/`` (calendar spreads, ``MXFA6/C6``) and
@@ -33,8 +34,10 @@ PATH_VALUE_RULE = ("letters, digits and . _ - (starting with a letter or digit, 
 #: ``%21``), so they can never add a path segment. (Not a directory name: the store keeps
 #: :func:`is_path_value`.)
 _REQUEST_VALUE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._!/-]{0,31}$")
-REQUEST_VALUE_RULE = ("letters, digits and . _ - / ! (starting with a letter or digit, at most "
-                      "32), e.g. '2330' or 'MXFA6/C6'")
+REQUEST_VALUE_RULE = (
+    "letters, digits and . _ - / ! (starting with a letter or digit, at most "
+    "32), e.g. '2330' or 'MXFA6/C6'"
+)
 
 
 def is_path_value(value: object) -> bool:
@@ -47,8 +50,11 @@ def is_request_value(value: object) -> bool:
     """A path value a request may carry: :func:`is_path_value`'s characters plus ``/`` and
     ``!`` (spreads ``MXFA6/C6``, continuous months ``TXF1!``; percent-encoded on the wire),
     never an empty, ``.`` or ``..`` part between slashes."""
-    return (isinstance(value, str) and _REQUEST_VALUE_RE.match(value) is not None
-            and all(part not in ("", ".", "..") for part in value.split("/")))
+    return (
+        isinstance(value, str)
+        and _REQUEST_VALUE_RE.match(value) is not None
+        and all(part not in ("", ".", "..") for part in value.split("/"))
+    )
 
 
 _DATE_FIX = "a 'YYYY-MM-DD' string, datetime.date or datetime.datetime"
@@ -72,8 +78,12 @@ def to_date(endpoint: str, name: str, value: object) -> dt.date:
     if day is None:
         raise InvalidParams(endpoint, name, f"is not a date: {_short(value)}", _DATE_FIX)
     if not DATE_SPAN[0] <= day <= DATE_SPAN[1]:
-        raise InvalidParams(endpoint, name, f"({day}) is out of range",
-                            f"dates from {DATE_SPAN[0]} to {DATE_SPAN[1]}")
+        raise InvalidParams(
+            endpoint,
+            name,
+            f"({day}) is out of range",
+            f"dates from {DATE_SPAN[0]} to {DATE_SPAN[1]}",
+        )
     return day
 
 
@@ -129,8 +139,9 @@ def _fields(ep: Endpoint, name: str, value: Any) -> tuple[str, ...]:
     fix = f"a comma string or a list of: {_allowed(p.allowed)}"
     parts = [value] if isinstance(value, str) else value
     if not isinstance(parts, list | tuple) or not all(isinstance(x, str) for x in parts):
-        raise InvalidParams(ep.name, name, f"must be a comma string or a list of strings, got "
-                            f"{_short(value)}", fix)
+        raise InvalidParams(
+            ep.name, name, f"must be a comma string or a list of strings, got {_short(value)}", fix
+        )
     items = [f.strip() for part in parts for f in part.split(",")]
     if not items or not all(items):
         raise InvalidParams(ep.name, name, f"has an empty field name in {_short(value)}", fix)
@@ -155,34 +166,55 @@ def _check_value(ep: Endpoint, name: str, value: Any) -> Any:
         return to_date(ep.name, name, value)
     if p.type == "bool":
         if not isinstance(value, bool):
-            raise InvalidParams(ep.name, name, f"must be a bool, got {_short(value)}",
-                                "True, False")
+            raise InvalidParams(
+                ep.name, name, f"must be a bool, got {_short(value)}", "True, False"
+            )
         return value
     if p.type == "int":
-        if isinstance(value, bool) or not isinstance(value, int) or value < p.minimum \
-                or value >= 2**31:
-            raise InvalidParams(ep.name, name, f"must be an int >= {p.minimum}, got "
-                                f"{_short(value)}", f"ints from {p.minimum} to {2**31 - 1}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < p.minimum
+            or value >= 2**31
+        ):
+            raise InvalidParams(
+                ep.name,
+                name,
+                f"must be an int >= {p.minimum}, got {_short(value)}",
+                f"ints from {p.minimum} to {2**31 - 1}",
+            )
         return int(value)
     if p.type == "float":
-        if isinstance(value, bool) or not isinstance(value, int | float) \
-                or not _finite(value):
-            raise InvalidParams(ep.name, name, f"must be a finite number, got {_short(value)}",
-                                "finite int or float values (not NaN or inf)")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
+            raise InvalidParams(
+                ep.name,
+                name,
+                f"must be a finite number, got {_short(value)}",
+                "finite int or float values (not NaN or inf)",
+            )
         # numpy scalars (a value taken from a frame) as plain Python numbers
         return int(value) if isinstance(value, int) else float(value)
     if p.type == "fields":
         return _fields(ep, name, value)
     if not isinstance(value, str) or not value.strip():
-        raise InvalidParams(ep.name, name, f"must be a non-empty string, got {_short(value)}",
-                            "a non-empty str (symbols as strings: '0050', not 50)")
+        raise InvalidParams(
+            ep.name,
+            name,
+            f"must be a non-empty string, got {_short(value)}",
+            "a non-empty str (symbols as strings: '0050', not 50)",
+        )
     if p.pattern is not None and not re.fullmatch(p.pattern, value):
         fix = p.fix(value) if callable(p.fix) else p.fix
-        raise InvalidParams(ep.name, name, f"is not a valid {name}: {_short(value)}",
-                            fix or f"a value matching {p.pattern}")
+        raise InvalidParams(
+            ep.name,
+            name,
+            f"is not a valid {name}: {_short(value)}",
+            fix or f"a value matching {p.pattern}",
+        )
     if p.in_path and not is_request_value(value):
-        raise InvalidParams(ep.name, name, f"is not a valid {name}: {_short(value)}",
-                            REQUEST_VALUE_RULE)
+        raise InvalidParams(
+            ep.name, name, f"is not a valid {name}: {_short(value)}", REQUEST_VALUE_RULE
+        )
     return value
 
 
@@ -190,13 +222,18 @@ def validate(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
     """Check ``params`` (one value for the path parameter) and return canonical values."""
     unknown = [k for k in params if k not in ep.param_map]
     if unknown:
-        raise InvalidParams(ep.name, unknown[0], "is not a parameter of this endpoint"
-                            + did_you_mean(unknown[0], ep.param_map), ", ".join(ep.param_map))
+        raise InvalidParams(
+            ep.name,
+            unknown[0],
+            "is not a parameter of this endpoint" + did_you_mean(unknown[0], ep.param_map),
+            ", ".join(ep.param_map),
+        )
     out = {k: _check_value(ep, k, v) for k, v in params.items() if v is not None}
     missing = [p.name for p in ep.params if p.required and p.name not in out]
     if missing:
-        raise InvalidParams(ep.name, missing[0], "is required",
-                            _allowed(ep.param_map[missing[0]].allowed) or None)
+        raise InvalidParams(
+            ep.name, missing[0], "is required", _allowed(ep.param_map[missing[0]].allowed) or None
+        )
     minute = out.get("timeframe") in MINUTE_TIMEFRAMES
     if minute:
         check_minute(ep, out)
@@ -211,19 +248,30 @@ def check_minute(ep: Endpoint, values: Mapping[str, Any]) -> None:
     if ep.minute_range == "forbidden" and ep.date_range:
         for k in ep.date_range:
             if k in values:
-                raise InvalidParams(ep.name, k, "cannot be set with a minute timeframe (the "
-                                    "service always returns the latest 30 days)",
-                                    f"omit {'/'.join(ep.date_range)}, or use timeframe D, W "
-                                    "or M")
+                raise InvalidParams(
+                    ep.name,
+                    k,
+                    "cannot be set with a minute timeframe (the "
+                    "service always returns the latest 30 days)",
+                    f"omit {'/'.join(ep.date_range)}, or use timeframe D, W or M",
+                )
     for k in ep.minute_refused:
         if values.get(k):
-            raise InvalidParams(ep.name, k, "is only available for timeframes D, W and M",
-                                f"timeframe D, W or M, or {k}=False")
+            raise InvalidParams(
+                ep.name,
+                k,
+                "is only available for timeframes D, W and M",
+                f"timeframe D, W or M, or {k}=False",
+            )
     if ep.minute_fields is not None:
         bad = [f for f in values.get("fields", ()) if f not in ep.minute_fields]
         if bad:
-            raise InvalidParams(ep.name, "fields", f"cannot select {bad} with a minute timeframe",
-                                ", ".join(ep.minute_fields))
+            raise InvalidParams(
+                ep.name,
+                "fields",
+                f"cannot select {bad} with a minute timeframe",
+                ", ".join(ep.minute_fields),
+            )
 
 
 def _check_range(ep: Endpoint, out: dict[str, Any]) -> None:
@@ -232,11 +280,14 @@ def _check_range(ep: Endpoint, out: dict[str, Any]) -> None:
     wire_lo = ep.param_map[lo_name].wire_name
     if lo is not None and hi is not None:
         if lo > hi:
-            raise InvalidParams(ep.name, lo_name, f"({lo}) is after {hi_name} ({hi})",
-                                f"{wire_lo} <= {hi_name}")
+            raise InvalidParams(
+                ep.name, lo_name, f"({lo}) is after {hi_name} ({hi})", f"{wire_lo} <= {hi_name}"
+            )
         if hi >= one_year_after(lo):
             raise InvalidParams(
-                ep.name, hi_name, f"({hi}) makes a range of a year or more from {lo}",
+                ep.name,
+                hi_name,
+                f"({hi}) makes a range of a year or more from {lo}",
                 f"ranges under one year: {hi_name} <= {one_year_after(lo) - dt.timedelta(days=1)}; "
                 "split longer ranges into windows (the Parquet store does this for you)",
             )
@@ -244,8 +295,12 @@ def _check_range(ep: Endpoint, out: dict[str, Any]) -> None:
         kind = "index" if str(out["symbol"]).startswith("IX") else "stock"
         earliest = EARLIEST[kind]
         if lo < earliest:
-            raise InvalidParams(ep.name, lo_name, f"({lo}) is before the earliest {kind} data",
-                                f"dates from {earliest}")
+            raise InvalidParams(
+                ep.name,
+                lo_name,
+                f"({lo}) is before the earliest {kind} data",
+                f"dates from {earliest}",
+            )
 
 
 def encode(ep: Endpoint, values: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
@@ -274,7 +329,6 @@ def encode(ep: Endpoint, values: Mapping[str, Any]) -> tuple[str, dict[str, str]
     return path, query
 
 
-
 # --- the glossary's words (docs/glossary.md) -> each endpoint's own parameter names ----------
 
 #: words accepted on every call, whatever the endpoint calls the parameter
@@ -298,8 +352,9 @@ def vocabulary(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
     if oddlot is not None and oddlot.allowed == ("oddlot",):
         odd = out.pop("odd_lot", None)
         if odd is not None and not isinstance(odd, bool):
-            raise InvalidParams(ep.name, "odd_lot", f"must be a bool, got {_short(odd)}",
-                                "True, False")
+            raise InvalidParams(
+                ep.name, "odd_lot", f"must be a bool, got {_short(odd)}", "True, False"
+            )
         if odd:
             names["odd_lot"] = "type"
             out["odd_lot"] = "oddlot"
@@ -307,7 +362,8 @@ def vocabulary(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
         if word not in out:
             continue
         if out.get(name) is not None:
-            raise InvalidParams(ep.name, word, f"is given twice (as {word} and as {name})",
-                                "one of the two")
+            raise InvalidParams(
+                ep.name, word, f"is given twice (as {word} and as {name})", "one of the two"
+            )
         out[name] = out.pop(word)
     return out

@@ -108,8 +108,11 @@ class ArrowRows:
 
     def extras(self, known: Sequence[Col], taken: set[str]) -> list[tuple[str, pa.Array]]:
         names = {c.path[0] for c in known}
-        return [(extra_name((f.name,), taken), self.rows.field(f.name))
-                for f in self.rows.type if f.name not in names]
+        return [
+            (extra_name((f.name,), taken), self.rows.field(f.name))
+            for f in self.rows.type
+            if f.name not in names
+        ]
 
 
 @dataclass(frozen=True)
@@ -150,8 +153,9 @@ def walk(obj: Any, path: Sequence[str | int]) -> Any:
     return obj
 
 
-def parse(payload: bytes | str | Mapping[str, Any], source: RowSource,
-          engine: str = "auto") -> Parsed:
+def parse(
+    payload: bytes | str | Mapping[str, Any], source: RowSource, engine: str = "auto"
+) -> Parsed:
     """Stage 1 and 2: the body of ``source`` -> its envelope and a rows reader.
 
     ``engine``: ``"auto"`` reads large row payloads with Arrow's JSON reader, ``"python"``

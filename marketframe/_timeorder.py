@@ -30,8 +30,11 @@ def item_keys(ep: Endpoint) -> frozenset[str]:
     explode = ep.schema.explode
     if explode is None:
         return frozenset()
-    return frozenset(c.name for c in ep.schema.columns
-                     if c.name in ep.keys and not c.envelope and c.path[0] == explode)
+    return frozenset(
+        c.name
+        for c in ep.schema.columns
+        if c.name in ep.keys and not c.envelope and c.path[0] == explode
+    )
 
 
 def order_keys(ep: Endpoint) -> list[str]:

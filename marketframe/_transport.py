@@ -38,8 +38,17 @@ from marketframe.exceptions import (
 )
 
 log = logging.getLogger("marketframe")
-__all__ = ["DEFAULT_DEADLINE", "KEY_HEADER", "NEVER_EXPIRE", "Pacer", "Response", "Stats",
-           "Transport", "default_cache_path", "expire_after"]
+__all__ = [
+    "DEFAULT_DEADLINE",
+    "KEY_HEADER",
+    "NEVER_EXPIRE",
+    "Pacer",
+    "Response",
+    "Stats",
+    "Transport",
+    "default_cache_path",
+    "expire_after",
+]
 #: Seconds one call may take, all retries and their waits included (``Client(deadline=...)``).
 DEFAULT_DEADLINE = 60.0
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -68,9 +77,13 @@ class Stats:
 
     def as_dict(self) -> dict[str, Any]:
         with self._lock:
-            return {"requests": self.requests, "cache_hits": self.cache_hits,
-                    "retries": self.retries, "paced_seconds": round(self.paced_seconds, 3),
-                    "statuses": dict(self.statuses)}
+            return {
+                "requests": self.requests,
+                "cache_hits": self.cache_hits,
+                "retries": self.retries,
+                "paced_seconds": round(self.paced_seconds, 3),
+                "statuses": dict(self.statuses),
+            }
 
 
 class Pacer:
@@ -107,8 +120,9 @@ class Pacer:
         now = time.time()
         with self._lock:
             self._inflight = max(self._inflight - 1, 0)
-            if reset <= now or (self._reset is not None and not self._estimated
-                                and reset < self._reset - 0.5):
+            if reset <= now or (
+                self._reset is not None and not self._estimated and reset < self._reset - 0.5
+            ):
                 return  # an answer from a window that has ended
             self._span = max(self._span, reset - now)
             self._limit = limit
@@ -117,8 +131,9 @@ class Pacer:
                 self._blind = 0
             elif not self._estimated and self._reset is not None and reset > self._reset + 0.5:
                 self._roll(reset)  # a window began that delay() has not seen yet
-            remaining = min(remaining, int(self._remaining)) if self._remaining is not None \
-                else remaining
+            remaining = (
+                min(remaining, int(self._remaining)) if self._remaining is not None else remaining
+            )
             self._remaining, self._reset, self._estimated = remaining, reset, False
 
     def _roll(self, reset: float) -> None:
@@ -229,16 +244,24 @@ class Transport:
     def close(self) -> None:
         self.session.close()
 
-    def get(self, ep: Endpoint, path: str, query: Mapping[str, str], values: Mapping[str, Any],
-            *, refresh: bool = False) -> Response:
+    def get(
+        self,
+        ep: Endpoint,
+        path: str,
+        query: Mapping[str, str],
+        values: Mapping[str, Any],
+        *,
+        refresh: bool = False,
+    ) -> Response:
         """GET ``path`` with retries; raises the mapped :class:`APIError` on a final error.
 
         The whole call, retries and their waits included, ends within ``deadline`` seconds of
         its first attempt: each attempt's timeouts are cut to the time left, the body is read
         within it (``_body``), and a wait that would end past it is not started."""
         url = self.base_url + path
-        shown = redact(url + ("?" + "&".join(f"{k}={v}" for k, v in query.items())
-                              if query else ""), self._key)  # for logs and errors
+        shown = redact(
+            url + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else ""), self._key
+        )  # for logs and errors
         kwargs: dict[str, Any] = {"params": dict(query)}
         if hasattr(self.session, "cache"):
             kwargs["expire_after"] = expire_after(ep, values)
@@ -251,8 +274,15 @@ class Transport:
             if hit.status_code == 200 and getattr(hit, "from_cache", False):
                 self.stats.add(cache_hits=1)
                 log.debug("GET %s -> 200 (cache)", shown)
-                return Response(shown, 200, True, time.perf_counter() - start, 0,
-                                _rate_headers(hit.headers), hit.content)
+                return Response(
+                    shown,
+                    200,
+                    True,
+                    time.perf_counter() - start,
+                    0,
+                    _rate_headers(hit.headers),
+                    hit.content,
+                )
         tried: list[str] = []
         ends: float | None = None  # monotonic end of the deadline, from the first attempt
         attempt = 0
@@ -275,8 +305,12 @@ class Transport:
                 raise self._late(ep, values, shown, tried, "")
             timeout = (min(self.timeout[0], left), min(self.timeout[1], left))
             try:
-                resp = self._send(ep, values, url, {**kwargs, "timeout": timeout,
-                                                    "hooks": {"response": read_within(ends)}})
+                resp = self._send(
+                    ep,
+                    values,
+                    url,
+                    {**kwargs, "timeout": timeout, "hooks": {"response": read_within(ends)}},
+                )
             except (requests.ConnectionError, requests.Timeout) as exc:
                 self.stats.add(requests=1)
                 tried.append(type(exc).__name__)
@@ -285,7 +319,8 @@ class Transport:
                 if attempt >= self.retries:
                     raise TransportError(
                         f"no answer to GET {shown}: {_tally(tried)}",
-                        endpoint=ep.name, params=_shown_params(values, self._key),
+                        endpoint=ep.name,
+                        params=_shown_params(values, self._key),
                     ) from None
                 wait = self._backoff(attempt + 1)
                 if time.monotonic() + wait >= ends:
@@ -305,8 +340,15 @@ class Transport:
                     self.pacer.update(resp.headers)
             log.debug("GET %s -> %s%s", shown, resp.status_code, " (cache)" if cached else "")
             if resp.status_code == 200:
-                return Response(shown, 200, cached, time.perf_counter() - start, attempt,
-                                _rate_headers(resp.headers), resp.content)
+                return Response(
+                    shown,
+                    200,
+                    cached,
+                    time.perf_counter() - start,
+                    attempt,
+                    _rate_headers(resp.headers),
+                    resp.content,
+                )
             tried.append(f"HTTP {resp.status_code}")
             retry_after = _retry_after(resp.headers)
             if resp.status_code in RETRY_STATUSES and attempt < self.retries:
@@ -319,8 +361,14 @@ class Transport:
                     continue
             raise self._error(ep, resp, values, retry_after)
 
-    def _send(self, ep: Endpoint, values: Mapping[str, Any], url: str, kwargs: dict[str, Any],
-              **extra: Any) -> requests.Response:
+    def _send(
+        self,
+        ep: Endpoint,
+        values: Mapping[str, Any],
+        url: str,
+        kwargs: dict[str, Any],
+        **extra: Any,
+    ) -> requests.Response:
         """``session.get``; a library error other than a connection failure or timeout (which
         the caller retries) becomes a :class:`TransportError` with the key redacted."""
         try:
@@ -328,17 +376,22 @@ class Transport:
         except (requests.ConnectionError, requests.Timeout):
             raise
         except (requests.RequestException, ValueError) as exc:
-            raise TransportError(redact(f"{type(exc).__name__}: {exc}", self._key),
-                                 endpoint=ep.name,
-                                 params=_shown_params(values, self._key)) from None
+            raise TransportError(
+                redact(f"{type(exc).__name__}: {exc}", self._key),
+                endpoint=ep.name,
+                params=_shown_params(values, self._key),
+            ) from None
 
-    def _late(self, ep: Endpoint, values: Mapping[str, Any], shown: str, tried: list[str],
-              pending: str) -> DeadlineExceeded:
+    def _late(
+        self, ep: Endpoint, values: Mapping[str, Any], shown: str, tried: list[str], pending: str
+    ) -> DeadlineExceeded:
         what = _tally(tried) if tried else "no attempt"
         more = f", then {pending} would pass it" if pending else ""
         return DeadlineExceeded(
             f"GET {shown} got no answer within the {self.deadline:g} s deadline: {what}{more}",
-            endpoint=ep.name, params=_shown_params(values, self._key))
+            endpoint=ep.name,
+            params=_shown_params(values, self._key),
+        )
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with jitter, at most ``BACKOFF_MAX`` seconds."""
@@ -349,16 +402,26 @@ class Transport:
         log.debug("retrying %s after %s in %.3f s", shown, why, seconds)
         time.sleep(seconds)
 
-    def _error(self, ep: Endpoint, resp: requests.Response, values: Mapping[str, Any],
-               retry_after: float | None) -> APIError:
+    def _error(
+        self,
+        ep: Endpoint,
+        resp: requests.Response,
+        values: Mapping[str, Any],
+        retry_after: float | None,
+    ) -> APIError:
         try:
             body = orjson.loads(resp.content)
             message = str(body.get("message") or resp.reason)
         except (orjson.JSONDecodeError, AttributeError):
             message = (resp.text or resp.reason or "")[:200]
         cls = error_for_status(resp.status_code)
-        return cls(redact(message, self._key), status=resp.status_code, endpoint=ep.name,
-                   params=_shown_params(values, self._key), retry_after=retry_after)
+        return cls(
+            redact(message, self._key),
+            status=resp.status_code,
+            endpoint=ep.name,
+            params=_shown_params(values, self._key),
+            retry_after=retry_after,
+        )
 
 
 def _tally(tried: list[str]) -> str:
@@ -388,5 +451,8 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def _rate_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    return {k: headers[k] for k in ("X-RateLimit-Limit", "X-RateLimit-Remaining",
-                                    "X-RateLimit-Reset") if k in headers}
+    return {
+        k: headers[k]
+        for k in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
+        if k in headers
+    }

@@ -77,28 +77,39 @@ def check(where: str, adjust: Any, params: Mapping[str, Any]) -> str | None:
     if not isinstance(adjust, str) or adjust not in MODES:
         raise InvalidParams(where, "adjust", f"has value {adjust!r}", ALLOWED)
     if params.get("adjusted"):
-        raise InvalidParams(where, "adjust", "cannot be combined with adjusted=True (the service "
-                            "has adjusted the prices already)",
-                            "adjust=... (computed locally) or adjusted=True (the service's)")
+        raise InvalidParams(
+            where,
+            "adjust",
+            "cannot be combined with adjusted=True (the service has adjusted the prices already)",
+            "adjust=... (computed locally) or adjusted=True (the service's)",
+        )
     timeframe = params.get("timeframe")
     if timeframe in ("W", "M"):
-        raise InvalidParams(where, "adjust", f"cannot adjust {timeframe} candles (an action "
-                            "inside a week or month splits its bar)",
-                            "timeframe D or minutes (resample the adjusted daily frame), or "
-                            "adjusted=True for the service's own adjusted W/M candles")
+        raise InvalidParams(
+            where,
+            "adjust",
+            f"cannot adjust {timeframe} candles (an action inside a week or month splits its bar)",
+            "timeframe D or minutes (resample the adjusted daily frame), or "
+            "adjusted=True for the service's own adjusted W/M candles",
+        )
     return adjust
 
 
-def check_read(endpoint: str, adjust: Any, params: Mapping[str, Any],
-               timeframe: str | None) -> str | None:
+def check_read(
+    endpoint: str, adjust: Any, params: Mapping[str, Any], timeframe: str | None
+) -> str | None:
     """``Store.read(..., adjust=...)`` checked (before reading or any request)."""
     if adjust is None:
         return None
     from marketframe.endpoints import get
 
     if not get(endpoint).adjustable:
-        raise InvalidParams("Store.read", "adjust", f"does not apply to {endpoint}",
-                            f"omit it, or read {_adjustable()}")
+        raise InvalidParams(
+            "Store.read",
+            "adjust",
+            f"does not apply to {endpoint}",
+            f"omit it, or read {_adjustable()}",
+        )
     return check("Store.read", adjust, {**params, "timeframe": timeframe})
 
 
@@ -112,8 +123,9 @@ def _adjustable() -> str:
 # --- ratios and factors ------------------------------------------------------------------------
 
 
-def capital_ratio(factor: float | None, reference: float | None,
-                  last_close: float | None) -> float | None:
+def capital_ratio(
+    factor: float | None, reference: float | None, last_close: float | None
+) -> float | None:
     """Price ratio of a capital change: its ``adjustmentFactor`` (0.25 for a 1:4 split, 1.25
     for a 20% reduction), else ``referencePrice / lastClosePrice``; None if neither is known."""
     if factor is not None and np.isfinite(factor) and factor > 0:
@@ -151,8 +163,13 @@ def factors(days: np.ndarray, events: Sequence[tuple[dt.date, float]]) -> np.nda
     return suffix[np.searchsorted(when, days.astype("datetime64[D]"), side="right")]
 
 
-def events_of(capital: pa.Table, dividends: pa.Table, mode: str, today: dt.date,
-              symbols: Iterable[str] | None = None) -> dict[str, list[Event]]:
+def events_of(
+    capital: pa.Table,
+    dividends: pa.Table,
+    mode: str,
+    today: dt.date,
+    symbols: Iterable[str] | None = None,
+) -> dict[str, list[Event]]:
     """The events of ``mode`` per symbol, from the frames of the two corporate-actions
     endpoints. Events after ``today`` and announced dividends (no previous close yet) have
     not happened and are left out; a row given twice counts once."""
@@ -162,15 +179,25 @@ def events_of(capital: pa.Table, dividends: pa.Table, mode: str, today: dt.date,
     def keep(sym: str, day: dt.date | None) -> bool:
         return day is not None and day <= today and (wanted is None or sym in wanted)
 
-    cols = ("symbol", "effective_date", "adjustment_factor", "raw_reference_price",
-            "raw_last_close_price", "raw_previous_close")
+    cols = (
+        "symbol",
+        "effective_date",
+        "adjustment_factor",
+        "raw_reference_price",
+        "raw_last_close_price",
+        "raw_previous_close",
+    )
     for sym, day, factor, ref, last, prev in zip(*_columns(capital, cols), strict=True):
         if not keep(sym, day):
             continue
         ratio = capital_ratio(factor, ref, last if last is not None else prev)
         if ratio is None:
-            raise SchemaError(CAPITAL, "adjustment_factor", f"of {sym} on {day} is missing and "
-                              "cannot be derived from the reference and last close prices")
+            raise SchemaError(
+                CAPITAL,
+                "adjustment_factor",
+                f"of {sym} on {day} is missing and "
+                "cannot be derived from the reference and last close prices",
+            )
         found[(sym, day, "capital")] = Event(sym, day, ratio, ratio)
     if mode == "all":
         cols = ("symbol", "date", "previous_close", "cash_dividend", "stock_dividend_shares")
@@ -179,10 +206,15 @@ def events_of(capital: pa.Table, dividends: pa.Table, mode: str, today: dt.date,
                 continue
             ratio = dividend_ratio(prev, cash, stock) if prev > 0 else float("nan")
             if not 0 < ratio <= 1:
-                raise SchemaError(DIVIDENDS, "previous_close", f"and dividend of {sym} on {day} "
-                                  f"give a price ratio of {ratio:.4g} (not in 0..1)")
-            found[(sym, day, "dividend")] = Event(sym, day, ratio, 1.0 / (1.0 + _num(stock)
-                                                                         / 1000.0))
+                raise SchemaError(
+                    DIVIDENDS,
+                    "previous_close",
+                    f"and dividend of {sym} on {day} "
+                    f"give a price ratio of {ratio:.4g} (not in 0..1)",
+                )
+            found[(sym, day, "dividend")] = Event(
+                sym, day, ratio, 1.0 / (1.0 + _num(stock) / 1000.0)
+            )
     out: dict[str, list[Event]] = {}
     for event in found.values():
         out.setdefault(event.symbol, []).append(event)
@@ -190,8 +222,10 @@ def events_of(capital: pa.Table, dividends: pa.Table, mode: str, today: dt.date,
 
 
 def _columns(table: pa.Table, names: Sequence[str]) -> list[list[Any]]:
-    return [table.column(n).to_pylist() if n in table.column_names else [None] * table.num_rows
-            for n in names]
+    return [
+        table.column(n).to_pylist() if n in table.column_names else [None] * table.num_rows
+        for n in names
+    ]
 
 
 # --- application -------------------------------------------------------------------------------
@@ -225,21 +259,28 @@ def apply(table: pa.Table, events: Mapping[str, Sequence[Event]]) -> pa.Table:
     for name in PRICE_COLUMNS:
         if name in table.column_names:
             col = table.column(name)
-            table = table.set_column(table.schema.get_field_index(name), table.schema.field(name),
-                                     pc.multiply(col.cast(pa.float64()), pa.array(price)))
+            table = table.set_column(
+                table.schema.get_field_index(name),
+                table.schema.field(name),
+                pc.multiply(col.cast(pa.float64()), pa.array(price)),
+            )
     if "volume" in table.column_names:
         col = table.column("volume")
         scaled = pc.round(pc.divide(col.cast(pa.float64()), pa.array(shares)))
-        table = table.set_column(table.schema.get_field_index("volume"),
-                                 table.schema.field("volume"), scaled.cast(col.type))
+        table = table.set_column(
+            table.schema.get_field_index("volume"),
+            table.schema.field("volume"),
+            scaled.cast(col.type),
+        )
     return table
 
 
 # --- fetching the actions ----------------------------------------------------------------------
 
 
-def fetch_actions(client: Client, start: dt.date, end: dt.date,
-                  mode: str) -> tuple[pa.Table, pa.Table]:
+def fetch_actions(
+    client: Client, start: dt.date, end: dt.date, mode: str
+) -> tuple[pa.Table, pa.Table]:
     """The capital changes (and, for ``"all"``, dividends) of the calendar years from
     ``start`` to ``end``: one request per endpoint and year (a calendar year is under the
     service's one-year limit, and the same windows on every call let the client's HTTP cache
@@ -251,8 +292,10 @@ def fetch_actions(client: Client, start: dt.date, end: dt.date,
     names = (CAPITAL, DIVIDENDS) if mode == "all" else (CAPITAL,)
     jobs = [(n, y) for n in names for y in range(start.year, end.year + 1)]
     pool = client._executor()
-    futures = [pool.submit(client.fetch_table, n, start_date=dt.date(y, 1, 1),
-                           end_date=dt.date(y, 12, 31)) for n, y in jobs]
+    futures = [
+        pool.submit(client.fetch_table, n, start_date=dt.date(y, 1, 1), end_date=dt.date(y, 12, 31))
+        for n, y in jobs
+    ]
     got: dict[str, list[pa.Table]] = {n: [] for n in names}
     try:
         for (name, _year), fut in zip(jobs, futures, strict=True):
@@ -266,8 +309,9 @@ def fetch_actions(client: Client, start: dt.date, end: dt.date,
     return tables[CAPITAL], tables.get(DIVIDENDS, empty)
 
 
-def adjust_table(client: Client, table: pa.Table, mode: str,
-                 today: dt.date | None = None) -> pa.Table:
+def adjust_table(
+    client: Client, table: pa.Table, mode: str, today: dt.date | None = None
+) -> pa.Table:
     """Historical candles ``table`` adjusted (``mode`` "splits" or "all") with the corporate
     actions fetched through ``client`` from the day after its first bar up to ``today``
     (default: today in Asia/Taipei, or the last bar's day if that is later)."""
@@ -286,8 +330,9 @@ def adjust_table(client: Client, table: pa.Table, mode: str,
     return apply(table, events_of(capital, dividends, mode, end, symbols))
 
 
-def load(client: Client, name: str, backend: str, refresh: bool, adjust: Any,
-         params: dict[str, Any]) -> Any:
+def load(
+    client: Client, name: str, backend: str, refresh: bool, adjust: Any, params: dict[str, Any]
+) -> Any:
     """``client.load(name, adjust=..., **params)``: raw candles, adjusted locally. The
     factors run up to the service's today (the candles' envelope date) or this machine's
     Asia/Taipei date, whichever is later."""
@@ -297,8 +342,12 @@ def load(client: Client, name: str, backend: str, refresh: bool, adjust: Any,
     from marketframe.store._sync import taipei_today
 
     if not get(name).adjustable:
-        raise InvalidParams(name, "adjust", "is only a parameter of " + _adjustable(),
-                            "omit it, or load " + _adjustable())
+        raise InvalidParams(
+            name,
+            "adjust",
+            "is only a parameter of " + _adjustable(),
+            "omit it, or load " + _adjustable(),
+        )
     mode = check(name, adjust, params)
     try:  # fetch checks every symbol's parameters (glossary names included) before a request
         fetched = client.fetch(name, refresh=refresh, **params)

@@ -37,7 +37,7 @@ _COMMANDS: tuple[str, ...] = (
 # What to do about the operating-system errors a command commonly meets.
 _OS_FIXES = {
     errno.EADDRINUSE: "another program listens on that port: choose another --port "
-                      "(0 picks a free one)",
+    "(0 picks a free one)",
     errno.EACCES: "check the path's permissions, or choose another path or port",
     errno.ENOENT: "check the path",
 }
@@ -57,8 +57,10 @@ class _Parser(argparse.ArgumentParser):
 
             hint = did_you_mean(m[1], re.findall(r"'([^']*)'", m[2]))
             if hint:
-                message = f"argument {message.split(':', 1)[0].removeprefix('argument ')}: " \
-                          f"invalid choice: '{m[1]}'{hint}"
+                message = (
+                    f"argument {message.split(':', 1)[0].removeprefix('argument ')}: "
+                    f"invalid choice: '{m[1]}'{hint}"
+                )
         super().error(message)
 
 
@@ -70,7 +72,8 @@ def out_path(*suffixes: str) -> Callable[[str], Path]:
         path = Path(text)
         if path.suffix.lower() not in suffixes:
             raise argparse.ArgumentTypeError(
-                f"{text!r} must end in {' or '.join(suffixes)} (the suffix is the format)")
+                f"{text!r} must end in {' or '.join(suffixes)} (the suffix is the format)"
+            )
         return path
 
     return check
@@ -112,9 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     from marketframe import __version__
 
     parser.add_argument("--version", action="version", version=f"marketframe {__version__}")
-    parser.add_argument("--debug", action="store_true",
-                        help=f"show the traceback of an error (also: {DEBUG_ENV}=1); "
-                             "accepted anywhere on the command line")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help=f"show the traceback of an error (also: {DEBUG_ENV}=1); "
+        "accepted anywhere on the command line",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMANDS:
         importlib.import_module(name).register(sub)

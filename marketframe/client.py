@@ -73,8 +73,11 @@ class ClientStats:
 
     def __getitem__(self, key: str) -> Any:
         """``stats()["requests"]`` (the dict of earlier versions): use ``.requests``."""
-        warnings.warn(f'client.stats()["{key}"] is deprecated: use client.stats().{key}',
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f'client.stats()["{key}"] is deprecated: use client.stats().{key}',
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.as_dict()[key]
 
 
@@ -106,17 +109,31 @@ class Client(_TreeBase[FrameT]):
     """
 
     @overload
-    def __init__(self: Client[pd.DataFrame], api_key: str | None = None, *,
-                 backend: Literal["pandas"] = "pandas",
-                 **options: Unpack[ClientOptions]) -> None: ...
+    def __init__(
+        self: Client[pd.DataFrame],
+        api_key: str | None = None,
+        *,
+        backend: Literal["pandas"] = "pandas",
+        **options: Unpack[ClientOptions],
+    ) -> None: ...
 
     @overload
-    def __init__(self: Client[pl.DataFrame], api_key: str | None = None, *,
-                 backend: Literal["polars"], **options: Unpack[ClientOptions]) -> None: ...
+    def __init__(
+        self: Client[pl.DataFrame],
+        api_key: str | None = None,
+        *,
+        backend: Literal["polars"],
+        **options: Unpack[ClientOptions],
+    ) -> None: ...
 
     @overload
-    def __init__(self: Client[pa.Table], api_key: str | None = None, *,
-                 backend: Literal["arrow"], **options: Unpack[ClientOptions]) -> None: ...
+    def __init__(
+        self: Client[pa.Table],
+        api_key: str | None = None,
+        *,
+        backend: Literal["arrow"],
+        **options: Unpack[ClientOptions],
+    ) -> None: ...
 
     def __init__(
         self,
@@ -141,11 +158,19 @@ class Client(_TreeBase[FrameT]):
         self.decode = _options.check_bool("decode", decode)
         self.max_workers = _options.check_int("max_workers", max_workers, 1)
         options = _options.check_options(
-            base_url=base_url, cache=cache, timeout=timeout, retries=retries, backoff=backoff,
-            max_retry_after=max_retry_after, deadline=deadline, pace=pace)
+            base_url=base_url,
+            cache=cache,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            max_retry_after=max_retry_after,
+            deadline=deadline,
+            pace=pace,
+        )
         self._sandbox: Any = None  # the embedded sandbox of Client.sandbox()
-        self._transport = Transport(credential=credential, pool_size=max(self.max_workers, 10),
-                                    **options)
+        self._transport = Transport(
+            credential=credential, pool_size=max(self.max_workers, 10), **options
+        )
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         for ep in ENDPOINTS.values():
@@ -159,13 +184,15 @@ class Client(_TreeBase[FrameT]):
 
     @overload
     @classmethod
-    def sandbox(cls, *, backend: Literal["pandas"] = "pandas",
-                **sandbox_options: Any) -> Client[pd.DataFrame]: ...
+    def sandbox(
+        cls, *, backend: Literal["pandas"] = "pandas", **sandbox_options: Any
+    ) -> Client[pd.DataFrame]: ...
 
     @overload
     @classmethod
-    def sandbox(cls, *, backend: Literal["polars"],
-                **sandbox_options: Any) -> Client[pl.DataFrame]: ...
+    def sandbox(
+        cls, *, backend: Literal["polars"], **sandbox_options: Any
+    ) -> Client[pl.DataFrame]: ...
 
     @overload
     @classmethod
@@ -186,13 +213,18 @@ class Client(_TreeBase[FrameT]):
 
         set_here = {*_credential.KINDS, "base_url"}
         client_names = set(inspect.signature(cls).parameters) - set_here
-        client_options = {k: sandbox_options.pop(k) for k in list(sandbox_options)
-                          if k in client_names}
+        client_options = {
+            k: sandbox_options.pop(k) for k in list(sandbox_options) if k in client_names
+        }
         client_options.setdefault("cache", False)
         for name in sorted(set_here):
             if name in sandbox_options:
-                raise InvalidParams("Client.sandbox", name, "is set by the sandbox",
-                                    "omit it (use Client(...) for another service)")
+                raise InvalidParams(
+                    "Client.sandbox",
+                    name,
+                    "is set by the sandbox",
+                    "omit it (use Client(...) for another service)",
+                )
         sb = Sandbox(**sandbox_options).start()
         try:
             client: Client[Any] = cls(sb.api_key, base_url=sb.base_url, **client_options)
@@ -214,23 +246,28 @@ class Client(_TreeBase[FrameT]):
         return getattr(self._transport, "cache_path", None)
 
     @overload
-    def load(self, name: str, *, backend: None = None, refresh: bool = False,
-             **params: Any) -> FrameT: ...
+    def load(
+        self, name: str, *, backend: None = None, refresh: bool = False, **params: Any
+    ) -> FrameT: ...
 
     @overload
-    def load(self, name: str, *, backend: Literal["pandas"], refresh: bool = False,
-             **params: Any) -> pd.DataFrame: ...
+    def load(
+        self, name: str, *, backend: Literal["pandas"], refresh: bool = False, **params: Any
+    ) -> pd.DataFrame: ...
 
     @overload
-    def load(self, name: str, *, backend: Literal["polars"], refresh: bool = False,
-             **params: Any) -> pl.DataFrame: ...
+    def load(
+        self, name: str, *, backend: Literal["polars"], refresh: bool = False, **params: Any
+    ) -> pl.DataFrame: ...
 
     @overload
-    def load(self, name: str, *, backend: Literal["arrow"], refresh: bool = False,
-             **params: Any) -> pa.Table: ...
+    def load(
+        self, name: str, *, backend: Literal["arrow"], refresh: bool = False, **params: Any
+    ) -> pa.Table: ...
 
-    def load(self, name: str, *, backend: Backend | None = None, refresh: bool = False,
-             **params: Any) -> Any:
+    def load(
+        self, name: str, *, backend: Backend | None = None, refresh: bool = False, **params: Any
+    ) -> Any:
         """A frame of endpoint ``name`` (e.g. ``"stock.intraday.quote"``).
 
         Parameters are the endpoint's (``docs/endpoints.md``) or the glossary's words
@@ -270,36 +307,79 @@ class Client(_TreeBase[FrameT]):
         return Fetched(table, [resp], [envelope])
 
     @overload
-    def stream(self, *, async_: Literal[False] = False, url: str | None = None,
-               backfill: bool = False, market: str | None = None, version: str | None = None,
-               backend: None = None, **options: Any) -> Stream[FrameT]: ...
+    def stream(
+        self,
+        *,
+        async_: Literal[False] = False,
+        url: str | None = None,
+        backfill: bool = False,
+        market: str | None = None,
+        version: str | None = None,
+        backend: None = None,
+        **options: Any,
+    ) -> Stream[FrameT]: ...
 
     @overload
-    def stream(self, *, async_: Literal[False] = False, url: str | None = None,
-               backfill: bool = False, market: str | None = None, version: str | None = None,
-               backend: Literal["pandas"],
-               **options: Any) -> Stream[pd.DataFrame]: ...
+    def stream(
+        self,
+        *,
+        async_: Literal[False] = False,
+        url: str | None = None,
+        backfill: bool = False,
+        market: str | None = None,
+        version: str | None = None,
+        backend: Literal["pandas"],
+        **options: Any,
+    ) -> Stream[pd.DataFrame]: ...
 
     @overload
-    def stream(self, *, async_: Literal[False] = False, url: str | None = None,
-               backfill: bool = False, market: str | None = None, version: str | None = None,
-               backend: Literal["polars"],
-               **options: Any) -> Stream[pl.DataFrame]: ...
+    def stream(
+        self,
+        *,
+        async_: Literal[False] = False,
+        url: str | None = None,
+        backfill: bool = False,
+        market: str | None = None,
+        version: str | None = None,
+        backend: Literal["polars"],
+        **options: Any,
+    ) -> Stream[pl.DataFrame]: ...
 
     @overload
-    def stream(self, *, async_: Literal[False] = False, url: str | None = None,
-               backfill: bool = False, market: str | None = None, version: str | None = None,
-               backend: Literal["arrow"],
-               **options: Any) -> Stream[pa.Table]: ...
+    def stream(
+        self,
+        *,
+        async_: Literal[False] = False,
+        url: str | None = None,
+        backfill: bool = False,
+        market: str | None = None,
+        version: str | None = None,
+        backend: Literal["arrow"],
+        **options: Any,
+    ) -> Stream[pa.Table]: ...
 
     @overload
-    def stream(self, *, async_: Literal[True], url: str | None = None, backfill: bool = False,
-               market: str | None = None, version: str | None = None,
-               **options: Any) -> AsyncStream: ...
+    def stream(
+        self,
+        *,
+        async_: Literal[True],
+        url: str | None = None,
+        backfill: bool = False,
+        market: str | None = None,
+        version: str | None = None,
+        **options: Any,
+    ) -> AsyncStream: ...
 
-    def stream(self, *, async_: bool = False, url: str | None = None, backfill: bool = False,
-               market: str | None = None, version: str | None = None,
-               **options: Any) -> Stream[Any] | AsyncStream:
+    def stream(
+        self,
+        *,
+        async_: bool = False,
+        url: str | None = None,
+        backfill: bool = False,
+        market: str | None = None,
+        version: str | None = None,
+        **options: Any,
+    ) -> Stream[Any] | AsyncStream:
         """A WebSocket stream with this client's credential (docs/streaming.md).
 
         ``with client.stream() as s:`` (blocking, for scripts and notebooks) or
@@ -316,8 +396,14 @@ class Client(_TreeBase[FrameT]):
         kind = AsyncStream if async_ else Stream
         address = ws_url(self.base_url, market or "stock", version)  # checks both
         # market None: the product of ``url`` (``.../futopt/streaming``), else stock
-        return kind(self._transport.credential, url or address, rest=self, backfill=backfill,
-                    market=market, **options)
+        return kind(
+            self._transport.credential,
+            url or address,
+            rest=self,
+            backfill=backfill,
+            market=market,
+            **options,
+        )
 
     def stats(self) -> ClientStats:
         """Requests sent, cache hits, retries, time spent pacing, and responses by status
@@ -348,8 +434,9 @@ class Client(_TreeBase[FrameT]):
 
     # -- internals -------------------------------------------------------------------------
 
-    def _fetch_one(self, ep: Endpoint, values: Mapping[str, Any],
-                   refresh: bool) -> tuple[pa.Table, Response, Mapping[str, Any]]:
+    def _fetch_one(
+        self, ep: Endpoint, values: Mapping[str, Any], refresh: bool
+    ) -> tuple[pa.Table, Response, Mapping[str, Any]]:
         path, query = _params.encode(ep, values)
         resp = self._transport.get(ep, path, query, values, refresh=refresh)
         parsed = parse(resp.body, ep)
@@ -362,8 +449,9 @@ class Client(_TreeBase[FrameT]):
                 self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="marketframe")
             return self._pool
 
-    def _fetch_many(self, ep: Endpoint, multi: str, symbols: list[Any], params: dict[str, Any],
-                    refresh: bool) -> Fetched:
+    def _fetch_many(
+        self, ep: Endpoint, multi: str, symbols: list[Any], params: dict[str, Any], refresh: bool
+    ) -> Fetched:
         if not symbols:
             raise InvalidParams(ep.name, multi, "is an empty list", "one value or a non-empty list")
         # validate every symbol's parameters before the first request

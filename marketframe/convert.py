@@ -30,9 +30,23 @@ from marketframe.endpoints import MINUTE_TIMEFRAMES, get
 from marketframe.exceptions import InvalidParams, InvalidParamType, SchemaError
 from marketframe.schemas import Col, Schema, resolve_unit
 
-__all__ = ["BACKENDS", "Channel", "Parsed", "RowSource", "build", "check_backend", "concat",
-           "parse", "rows_to_table", "table_units", "to_frame", "to_pandas", "to_polars",
-           "to_table", "units"]
+__all__ = [
+    "BACKENDS",
+    "Channel",
+    "Parsed",
+    "RowSource",
+    "build",
+    "check_backend",
+    "concat",
+    "parse",
+    "rows_to_table",
+    "table_units",
+    "to_frame",
+    "to_pandas",
+    "to_polars",
+    "to_table",
+    "units",
+]
 
 #: the kinds of frame every loader returns (Client, Store, streams): declared here only
 BACKENDS = ("pandas", "polars", "arrow")
@@ -40,9 +54,14 @@ META_ENDPOINT = b"marketframe.endpoint"
 META_UNITS = b"marketframe.units"
 
 
-def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | RowSource,
-             params: Mapping[str, Any] | None = None, *, decode: bool = False,
-             engine: str = "auto") -> pa.Table:
+def to_table(
+    payload: bytes | str | Mapping[str, Any],
+    endpoint: str | RowSource,
+    params: Mapping[str, Any] | None = None,
+    *,
+    decode: bool = False,
+    engine: str = "auto",
+) -> pa.Table:
     """Convert one response body of ``endpoint`` into a typed ``pyarrow.Table``.
 
     ``params`` are the request's parameters (used for ``timeframe``-dependent date columns,
@@ -58,8 +77,13 @@ def to_table(payload: bytes | str | Mapping[str, Any], endpoint: str | RowSource
 class _Table:
     """Stage 4: typed columns gathered into one table with units in the metadata."""
 
-    def __init__(self, source: RowSource, envelope: Mapping[str, Any],
-                 params: Mapping[str, Any], decode: bool) -> None:
+    def __init__(
+        self,
+        source: RowSource,
+        envelope: Mapping[str, Any],
+        params: Mapping[str, Any],
+        decode: bool,
+    ) -> None:
         self.source, self.envelope, self.params, self.decode = source, envelope, params, decode
         self.arrays: list[pa.Array] = []
         self.fields: list[pa.Field] = []
@@ -75,8 +99,9 @@ class _Table:
         meta = None
         if col.unit:
             env = self.envelope
-            unit = resolve_unit(col.unit, env.get("type"), env.get("market"),
-                                self.params.get("type") == "oddlot")
+            unit = resolve_unit(
+                col.unit, env.get("type"), env.get("market"), self.params.get("type") == "oddlot"
+            )
             self.units[col.name] = unit
             meta = {"unit": unit}
         if col.kind == "bool":  # true/false/null: a nullable boolean in pandas too
@@ -93,8 +118,13 @@ class _Table:
         return pa.Table.from_arrays(self.arrays, schema=pa.schema(self.fields, metadata=meta))
 
 
-def build(parsed: Parsed, source: RowSource, params: Mapping[str, Any] | None = None, *,
-          decode: bool = False) -> pa.Table:
+def build(
+    parsed: Parsed,
+    source: RowSource,
+    params: Mapping[str, Any] | None = None,
+    *,
+    decode: bool = False,
+) -> pa.Table:
     """Stages 3 and 4: the typed columns of a parsed body, then its unknown fields, as one
     table (see :func:`to_table`)."""
     params = params or {}
@@ -127,8 +157,9 @@ def build(parsed: Parsed, source: RowSource, params: Mapping[str, Any] | None = 
     return out.table()
 
 
-def rows_to_table(rows: list[dict[str, Any]], source: RowSource,
-                  params: Mapping[str, Any] | None = None) -> pa.Table:
+def rows_to_table(
+    rows: list[dict[str, Any]], source: RowSource, params: Mapping[str, Any] | None = None
+) -> pa.Table:
     """Many JSON objects (one row each, e.g. the ``data`` of streamed messages) -> a table.
 
     The same stages as :func:`to_table` after parsing (same checks, same types, unknown
@@ -149,10 +180,14 @@ def concat(tables: Sequence[pa.Table]) -> pa.Table:
     units: dict[str, str] = {}
     for k, by_symbol in seen.items():
         kinds = set(by_symbol.values())
-        units[k] = kinds.pop() if len(kinds) == 1 else "mixed (" + ", ".join(
-            f"{sym}: {u}" for sym, u in by_symbol.items()) + ")"
-    fields = [f.with_metadata({"unit": units[f.name]}) if f.name in units else f
-              for f in out.schema]
+        units[k] = (
+            kinds.pop()
+            if len(kinds) == 1
+            else "mixed (" + ", ".join(f"{sym}: {u}" for sym, u in by_symbol.items()) + ")"
+        )
+    fields = [
+        f.with_metadata({"unit": units[f.name]}) if f.name in units else f for f in out.schema
+    ]
     meta = dict(tables[0].schema.metadata or {})
     meta[META_UNITS] = orjson.dumps(units)
     return out.cast(pa.schema(fields, metadata=meta))
@@ -184,8 +219,9 @@ def _dates_as_datetimes(table: pa.Table) -> pa.Table:
     dates = [i for i, f in enumerate(table.schema) if pa.types.is_date32(f.type)]
     for i in dates:
         f = table.schema.field(i)
-        table = table.set_column(i, f.with_type(pa.timestamp("us")),
-                                 table.column(i).cast(pa.timestamp("us")))
+        table = table.set_column(
+            i, f.with_type(pa.timestamp("us")), table.column(i).cast(pa.timestamp("us"))
+        )
     return table
 
 
@@ -244,7 +280,9 @@ def units(obj: Any) -> dict[str, str]:
     if isinstance(attrs, dict) and "units" in attrs:
         return dict(attrs["units"])
     raise InvalidParamType(
-        "units", "obj", f"is a {type(obj).__name__}, which has no units",
+        "units",
+        "obj",
+        f"is a {type(obj).__name__}, which has no units",
         "the endpoint name (marketframe.units('stock.intraday.trades')), a pyarrow.Table or "
         "a pandas frame",
     )

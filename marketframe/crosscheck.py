@@ -57,21 +57,25 @@ class _Spec:
 
 #: every technical row of ENDPOINTS, by its short name (``sma``)
 SPECS: dict[str, _Spec] = {
-    ep.short_name: _Spec(ep.name, t.local, dict(t.defaults), ep.outputs, t.bounded, t.inputs,
-                         t.results)
-    for ep in ENDPOINTS.values() if (t := ep.technical) is not None
+    ep.short_name: _Spec(
+        ep.name, t.local, dict(t.defaults), ep.outputs, t.bounded, t.inputs, t.results
+    )
+    for ep in ENDPOINTS.values()
+    if (t := ep.technical) is not None
 }
 ALIASES = {"bbands": "bb", "bollinger": "bb"}
 INDICATOR_NAMES = tuple(SPECS)
 
 
-def _local(spec: _Spec, prices: dict[str, np.ndarray], params: dict[str, int],
-           convention: Any) -> dict[str, np.ndarray]:
+def _local(
+    spec: _Spec, prices: dict[str, np.ndarray], params: dict[str, int], convention: Any
+) -> dict[str, np.ndarray]:
     """The indicator recomputed locally, keyed by the service's output column names: the
     row's kernel on its price inputs and parameters (in the row's order)."""
     kernel = getattr(ind, spec.local)
-    got = kernel(*(prices[k] for k in spec.inputs), *(params[p] for p in spec.params),
-                 convention=convention)
+    got = kernel(
+        *(prices[k] for k in spec.inputs), *(params[p] for p in spec.params), convention=convention
+    )
     if not spec.results:  # one array
         return {spec.outputs[0]: got}
     return {out: getattr(got, f) for out, f in zip(spec.outputs, spec.results, strict=True)}
@@ -131,20 +135,28 @@ class CrosscheckReport:
         return {SPECS[self.indicator].local: found} if found is not None else {}
 
     def summary(self) -> str:
-        head = (f"{self.indicator.upper()}{tuple(self.params.values())} {self.symbol} "
-                f"{self.timeframe} {self.start}..{self.end}")
+        head = (
+            f"{self.indicator.upper()}{tuple(self.params.values())} {self.symbol} "
+            f"{self.timeframe} {self.start}..{self.end}"
+        )
         b = self.best
         if self.matched:
-            names = sorted({r.convention for r in self.matched}, key=[
-                r.convention for r in self.results].index)
-            same = f" (indistinguishable on this data: {', '.join(names)})" if len(names) > 1 \
-                else ""
-            return (f"{head}: matches convention '{b.convention}' with alignment "
-                    f"'{b.alignment}' over {b.compared} values; max abs diff {b.max_abs:.3g}, "
-                    f"max rel diff {b.max_rel:.3g} <= {self.tolerance:g}{same}")
-        return (f"{head}: NO known convention matches; closest '{b.convention}' "
-                f"({b.alignment}): max rel diff {b.max_rel:.3g}, first divergence on "
-                f"{b.first_divergence}")
+            names = sorted(
+                {r.convention for r in self.matched}, key=[r.convention for r in self.results].index
+            )
+            same = (
+                f" (indistinguishable on this data: {', '.join(names)})" if len(names) > 1 else ""
+            )
+            return (
+                f"{head}: matches convention '{b.convention}' with alignment "
+                f"'{b.alignment}' over {b.compared} values; max abs diff {b.max_abs:.3g}, "
+                f"max rel diff {b.max_rel:.3g} <= {self.tolerance:g}{same}"
+            )
+        return (
+            f"{head}: NO known convention matches; closest '{b.convention}' "
+            f"({b.alignment}): max rel diff {b.max_rel:.3g}, first divergence on "
+            f"{b.first_divergence}"
+        )
 
     def table(self) -> pd.DataFrame:
         """One row per (convention, alignment) with its differences."""
@@ -162,21 +174,29 @@ class CrosscheckReport:
         key = (convention or b.convention, alignment or b.alignment)
         local = self._series[key]
         dates = self.frame["date"]
-        fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(9, 5),
-                                          gridspec_kw={"height_ratios": [3, 1.4]})
+        fig, (top, bottom) = plt.subplots(
+            2, 1, sharex=True, figsize=(9, 5), gridspec_kw={"height_ratios": [3, 1.4]}
+        )
         for out in SPECS[self.indicator].outputs:
-            line, = top.plot(dates, self.frame[f"service_{out}"], linewidth=1.2,
-                             label=f"service {out}")
-            top.plot(dates, local[out], linestyle="--", linewidth=1.0, color=line.get_color(),
-                     label=f"local {out}")
+            (line,) = top.plot(
+                dates, self.frame[f"service_{out}"], linewidth=1.2, label=f"service {out}"
+            )
+            top.plot(
+                dates,
+                local[out],
+                linestyle="--",
+                linewidth=1.0,
+                color=line.get_color(),
+                label=f"local {out}",
+            )
             diff = np.abs(local[out] - self.frame[f"service_{out}"].to_numpy(float))
             bottom.plot(dates, np.maximum(diff, 1e-18), linewidth=1.0, label=out)
-        top.set_title(f"{self.indicator.upper()} {self.symbol}: service vs local "
-                      f"('{key[0]}', {key[1]})")
+        top.set_title(
+            f"{self.indicator.upper()} {self.symbol}: service vs local ('{key[0]}', {key[1]})"
+        )
         top.legend(fontsize=7, ncol=2)
         bottom.set_yscale("log")
-        bottom.axhline(self.tolerance * self.scale, color="0.5", linestyle=":",
-                       label="tolerance")
+        bottom.axhline(self.tolerance * self.scale, color="0.5", linestyle=":", label="tolerance")
         bottom.set_ylabel("|local - service|", fontsize=8)
         bottom.legend(fontsize=7, ncol=4)
         fig.autofmt_xdate()
@@ -197,19 +217,29 @@ def _check_range(start: dt.date, end: dt.date) -> None:
     from marketframe.exceptions import InvalidParams
 
     if start > end:
-        raise InvalidParams("crosscheck", "start", f"({start}) is after end ({end})",
-                            "start <= end")
+        raise InvalidParams(
+            "crosscheck", "start", f"({start}) is after end ({end})", "start <= end"
+        )
     if end >= one_year_after(start):
-        raise InvalidParams("crosscheck", "end", f"({end}) makes a range of a year or more "
-                            f"from start ({start})", "ranges under one year: end <= "
-                            f"{one_year_after(start) - dt.timedelta(days=1)}, or start >= "
-                            f"{one_year_before(end)}")
+        raise InvalidParams(
+            "crosscheck",
+            "end",
+            f"({end}) makes a range of a year or more from start ({start})",
+            "ranges under one year: end <= "
+            f"{one_year_after(start) - dt.timedelta(days=1)}, or start >= "
+            f"{one_year_before(end)}",
+        )
 
 
-def _candles(client: Any, symbol: str, start: dt.date | None, end: dt.date | None,
-             timeframe: str) -> pd.DataFrame:
-    kw: dict[str, Any] = {"symbol": symbol, "timeframe": timeframe, "sort": "asc",
-                          "fields": ["open", "high", "low", "close", "volume"]}
+def _candles(
+    client: Any, symbol: str, start: dt.date | None, end: dt.date | None, timeframe: str
+) -> pd.DataFrame:
+    kw: dict[str, Any] = {
+        "symbol": symbol,
+        "timeframe": timeframe,
+        "sort": "asc",
+        "fields": ["open", "high", "low", "close", "volume"],
+    }
     if start is not None:
         kw.update(from_=start, to=end)
     table = client.fetch_table("stock.historical.candles", **kw)
@@ -221,9 +251,17 @@ def _key(values: Iterable[Any]) -> list[str]:
     return [str(v) for v in values]
 
 
-def crosscheck(client: Client[Any], symbol: str, indicator: str, start: str | dt.date | None = None,
-               end: str | dt.date | None = None, timeframe: str = "D", *,
-               tolerance: float = TOLERANCE, **params: int) -> CrosscheckReport:
+def crosscheck(
+    client: Client[Any],
+    symbol: str,
+    indicator: str,
+    start: str | dt.date | None = None,
+    end: str | dt.date | None = None,
+    timeframe: str = "D",
+    *,
+    tolerance: float = TOLERANCE,
+    **params: int,
+) -> CrosscheckReport:
     """Compare the service's ``indicator`` for ``symbol`` with local recomputations.
 
     ``indicator`` is one of ``sma``, ``rsi``, ``kdj``, ``macd``, ``bb`` (``bbands``);
@@ -237,27 +275,37 @@ def crosscheck(client: Client[Any], symbol: str, indicator: str, start: str | dt
     if name not in SPECS:
         from marketframe.exceptions import InvalidParams
 
-        raise InvalidParams("crosscheck", "indicator", f"is {indicator!r}",
-                            ", ".join(INDICATOR_NAMES))
+        raise InvalidParams(
+            "crosscheck", "indicator", f"is {indicator!r}", ", ".join(INDICATOR_NAMES)
+        )
     spec = SPECS[name]
     unknown = set(params) - set(spec.params)
     if unknown:
         from marketframe.exceptions import InvalidParams
 
-        raise InvalidParams("crosscheck", sorted(unknown)[0], f"is not a parameter of {name}",
-                            ", ".join(spec.params))
+        raise InvalidParams(
+            "crosscheck",
+            sorted(unknown)[0],
+            f"is not a parameter of {name}",
+            ", ".join(spec.params),
+        )
     values = {**spec.params, **params}
     end_d = to_date("crosscheck", "end", end) if end is not None else dt.date.today()
-    start_d = (to_date("crosscheck", "start", start) if start is not None
-               else default_start(end_d, timeframe))
+    start_d = (
+        to_date("crosscheck", "start", start)
+        if start is not None
+        else default_start(end_d, timeframe)
+    )
     _check_range(start_d, end_d)
     minute = timeframe not in ("D", "W", "M")
-    service = client.fetch_table(spec.endpoint, symbol=symbol, from_=start_d, to=end_d,
-                                 timeframe=timeframe, **values).to_pandas()
+    service = client.fetch_table(
+        spec.endpoint, symbol=symbol, from_=start_d, to=end_d, timeframe=timeframe, **values
+    ).to_pandas()
     service = service.sort_values("date").reset_index(drop=True)
     if service.empty:
-        raise NotCheckable(f"the service returned no {name} values for {symbol} "
-                           f"{start_d}..{end_d} ({timeframe})")
+        raise NotCheckable(
+            f"the service returned no {name} values for {symbol} {start_d}..{end_d} ({timeframe})"
+        )
     base = _candles(client, symbol, None if minute else start_d, end_d, timeframe)
     alignments: dict[str, pd.DataFrame] = {"range": base}
     if not minute:
@@ -276,13 +324,25 @@ def crosscheck(client: Client[Any], symbol: str, indicator: str, start: str | dt
         prices = {k: candles[k].to_numpy(float) for k in ("high", "low", "close")}
         for conv in ind.variants(spec.local):
             local = _local(spec, prices, values, conv)
-            picked = {out: np.where(idx >= 0, arr[np.maximum(idx, 0)], np.nan)
-                      for out, arr in local.items()}
+            picked = {
+                out: np.where(idx >= 0, arr[np.maximum(idx, 0)], np.nan)
+                for out, arr in local.items()
+            }
             series[(conv, align)] = picked
-            results.append(_compare(conv, align, service, picked, spec.outputs, scale,
-                                    tolerance))
-    report = CrosscheckReport(symbol, name, timeframe, start_d, end_d, values, tolerance, scale,
-                              results, pd.DataFrame(), series)
+            results.append(_compare(conv, align, service, picked, spec.outputs, scale, tolerance))
+    report = CrosscheckReport(
+        symbol,
+        name,
+        timeframe,
+        start_d,
+        end_d,
+        values,
+        tolerance,
+        scale,
+        results,
+        pd.DataFrame(),
+        series,
+    )
     best = report.best
     frame = pd.DataFrame({"date": service["date"]})
     local = series[(best.convention, best.alignment)]
@@ -294,8 +354,15 @@ def crosscheck(client: Client[Any], symbol: str, indicator: str, start: str | dt
     return report
 
 
-def _compare(conv: str, align: str, service: pd.DataFrame, local: dict[str, np.ndarray],
-             outputs: Sequence[str], scale: float, tolerance: float) -> VariantResult:
+def _compare(
+    conv: str,
+    align: str,
+    service: pd.DataFrame,
+    local: dict[str, np.ndarray],
+    outputs: Sequence[str],
+    scale: float,
+    tolerance: float,
+) -> VariantResult:
     worst = np.zeros(len(service))
     missing = np.zeros(len(service), dtype=bool)
     for out in outputs:
@@ -307,5 +374,13 @@ def _compare(conv: str, align: str, service: pd.DataFrame, local: dict[str, np.n
     first = service["date"].iloc[int(np.argmax(bad))] if bad.any() else None
     finite = worst[~missing]
     max_abs = float(finite.max()) if finite.size else math.inf
-    return VariantResult(conv, align, int((~missing).sum()), int(missing.sum()), max_abs,
-                         max_abs / scale, first, not bad.any())
+    return VariantResult(
+        conv,
+        align,
+        int((~missing).sum()),
+        int(missing.sum()),
+        max_abs,
+        max_abs / scale,
+        first,
+        not bad.any(),
+    )

@@ -119,11 +119,13 @@ class DefinitionError(MarketframeError, TypeError):
 class ConfigurationError(MarketframeError):
     """A local setting is missing or unusable (no credential, or several): nothing was sent."""
 
-    hint = ("pass Client(api_key=...) or set MARKETFRAME_API_KEY to a v1.0 market-data key "
-            "(keys of version 0.3 are not accepted) -- or exactly one other credential instead: "
-            "bearer_token= / MARKETFRAME_BEARER_TOKEN or sdk_token= / MARKETFRAME_SDK_TOKEN; "
-            "or, with no key at all, use the built-in sandbox (a local emulator of the "
-            "service): Client.sandbox()")
+    hint = (
+        "pass Client(api_key=...) or set MARKETFRAME_API_KEY to a v1.0 market-data key "
+        "(keys of version 0.3 are not accepted) -- or exactly one other credential instead: "
+        "bearer_token= / MARKETFRAME_BEARER_TOKEN or sdk_token= / MARKETFRAME_SDK_TOKEN; "
+        "or, with no key at all, use the built-in sandbox (a local emulator of the "
+        "service): Client.sandbox()"
+    )
 
     def __init__(self, message: str, *, hint: str | None = None):
         if hint is not None:
@@ -134,8 +136,10 @@ class ConfigurationError(MarketframeError):
 class SchemaError(MarketframeError):
     """A payload does not fit the endpoint's Arrow schema (never a silently wrong frame)."""
 
-    hint = ("the service's payload no longer matches marketframe's schema; please report it "
-            "with the endpoint name")
+    hint = (
+        "the service's payload no longer matches marketframe's schema; please report it "
+        "with the endpoint name"
+    )
 
     def __init__(self, endpoint: str, field: str, problem: str):
         self.endpoint = endpoint
@@ -192,9 +196,11 @@ class AuthenticationError(APIError):
     :class:`ConfigurationError`: nothing is sent.)"""
 
     status = 401
-    hint = ("the credential was not accepted: pass Client(api_key=...) or set "
-            "MARKETFRAME_API_KEY to a v1.0 market-data key (keys of version 0.3 are not "
-            "accepted), or check the bearer_token / sdk_token given instead")
+    hint = (
+        "the credential was not accepted: pass Client(api_key=...) or set "
+        "MARKETFRAME_API_KEY to a v1.0 market-data key (keys of version 0.3 are not "
+        "accepted), or check the bearer_token / sdk_token given instead"
+    )
 
 
 class PlanError(APIError):
@@ -211,8 +217,10 @@ class PlanError(APIError):
 
             ep = ENDPOINTS.get(self.endpoint)
             if ep is not None and ep.plan != "basic":
-                plans = {"developer": "the developer or advanced plan",
-                         "advanced": "the advanced plan"}
+                plans = {
+                    "developer": "the developer or advanced plan",
+                    "advanced": "the advanced plan",
+                }
                 plan = plans[ep.plan]
         return f"Your plan does not include this endpoint: it needs {plan}; upgrade the key's plan."
 
@@ -223,10 +231,12 @@ class AdjustmentUnavailable(PlanError):
     hint = "local price adjustment needs the corporate-actions endpoints"
 
     def next_step(self) -> str:
-        return ("adjust= computes factors from the corporate-actions endpoints, which need the "
-                "developer or advanced plan. Alternatives: pass adjusted=True instead (the "
-                "service's own adjusted D/W/M candles; historical candles are on the basic "
-                "plan), or upgrade the key's plan.")
+        return (
+            "adjust= computes factors from the corporate-actions endpoints, which need the "
+            "developer or advanced plan. Alternatives: pass adjusted=True instead (the "
+            "service's own adjusted D/W/M candles; historical candles are on the basic "
+            "plan), or upgrade the key's plan."
+        )
 
 
 class SymbolNotFound(APIError):
@@ -279,8 +289,10 @@ class DeadlineExceeded(TransportError, TimeoutError):
     """A call did not get its answer within the client's total ``deadline`` (all retries and
     their waits included); the message lists what was tried."""
 
-    hint = ("no answer within the deadline; check base_url and the network, or raise "
-            "Client(deadline=...)")
+    hint = (
+        "no answer within the deadline; check base_url and the network, or raise "
+        "Client(deadline=...)"
+    )
 
 
 # Aliases matching the names of the HTTP statuses.
@@ -345,8 +357,9 @@ class StreamAuthError(StreamError, AuthenticationError):
         self.params = {}
         self.service_message = message
         self.retry_after = None
-        MarketframeError.__init__(self, f"stream authentication failed: {message}. "
-                                  f"{self.next_step()}")
+        MarketframeError.__init__(
+            self, f"stream authentication failed: {message}. {self.next_step()}"
+        )
 
 
 class StreamSubscribeError(StreamError, ValueError):
@@ -360,9 +373,11 @@ class StreamSubscribeError(StreamError, ValueError):
         self.failed = dict(failed)
         self.subscribed = list(subscribed)
         lines = "; ".join(f"{s}: {m}" for s, m in self.failed.items())
-        super().__init__(f"subscribe {channel}: {len(self.failed)} symbol(s) refused ({lines}). "
-                         "Check the symbols with client.stock.intraday.tickers(type=...); "
-                         "indices (IX...) are only on the 'indices' channel.")
+        super().__init__(
+            f"subscribe {channel}: {len(self.failed)} symbol(s) refused ({lines}). "
+            "Check the symbols with client.stock.intraday.tickers(type=...); "
+            "indices (IX...) are only on the 'indices' channel."
+        )
 
 
 class StreamClosed(StreamError):

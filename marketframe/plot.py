@@ -65,8 +65,24 @@ def _classify(columns: Sequence[str], skip: set[str]) -> tuple[list[str], dict[s
     return overlays, panels
 
 
-_BASE = {"open", "high", "low", "close", "volume", "turnover", "change", "average", "date",
-         "time", "symbol", "type", "exchange", "market", "timeframe", "transaction"}
+_BASE = {
+    "open",
+    "high",
+    "low",
+    "close",
+    "volume",
+    "turnover",
+    "change",
+    "average",
+    "date",
+    "time",
+    "symbol",
+    "type",
+    "exchange",
+    "market",
+    "timeframe",
+    "transaction",
+}
 
 
 def _tick_labels(times: Any) -> list[str]:
@@ -81,9 +97,16 @@ def _tick_labels(times: Any) -> list[str]:
     return [t.strftime("%H:%M" if one_day else "%m-%d %H:%M") for t in ts]
 
 
-def candles(df: Any, *, title: str | None = None, volume: bool = True,
-            columns: Sequence[str] | None = None, last: int | None = None,
-            symbol: str | None = None, figsize: tuple[float, float] | None = None) -> Any:
+def candles(
+    df: Any,
+    *,
+    title: str | None = None,
+    volume: bool = True,
+    columns: Sequence[str] | None = None,
+    last: int | None = None,
+    symbol: str | None = None,
+    figsize: tuple[float, float] | None = None,
+) -> Any:
     """Draw a candlestick chart and return the matplotlib ``Figure``.
 
     ``columns`` picks the indicator columns to draw (default: every column whose name starts
@@ -98,16 +121,20 @@ def candles(df: Any, *, title: str | None = None, volume: bool = True,
     if missing:
         raise MissingColumnsError(
             f"a candles frame needs open, high, low and close; missing {missing}; "
-            f"columns available: {list(pdf.columns)}")
+            f"columns available: {list(pdf.columns)}"
+        )
     has_symbol = "symbol" in pdf.columns
     if symbol is not None:
         if not has_symbol:
-            raise MissingColumnsError(f"symbol={symbol!r} given but the frame has no 'symbol' "
-                                      f"column; columns available: {list(pdf.columns)}")
+            raise MissingColumnsError(
+                f"symbol={symbol!r} given but the frame has no 'symbol' "
+                f"column; columns available: {list(pdf.columns)}"
+            )
         present = sorted(map(str, pdf["symbol"].unique()))
         if str(symbol) not in present:
-            raise InvalidParams("plot", "symbol", f"{symbol!r} is not in the frame",
-                                ", ".join(present))
+            raise InvalidParams(
+                "plot", "symbol", f"{symbol!r} is not in the frame", ", ".join(present)
+            )
         pdf = pdf[pdf["symbol"].astype(str) == str(symbol)]
     symbols = list(dict.fromkeys(map(str, pdf["symbol"]))) if has_symbol else [""]
     chosen = list(columns) if columns is not None else [c for c in pdf.columns if c not in _BASE]
@@ -120,14 +147,29 @@ def candles(df: Any, *, title: str | None = None, volume: bool = True,
     targets = [fig] if len(symbols) == 1 else list(fig.subfigures(len(symbols), 1))
     for target, sym in zip(targets, symbols, strict=True):
         part = pdf if len(symbols) == 1 else pdf[pdf["symbol"].astype(str) == sym]
-        _draw(target, part, heights, show_volume, overlays, panels, last,
-              title if len(symbols) == 1 else (f"{title}: {sym}" if title else None))
+        _draw(
+            target,
+            part,
+            heights,
+            show_volume,
+            overlays,
+            panels,
+            last,
+            title if len(symbols) == 1 else (f"{title}: {sym}" if title else None),
+        )
     return fig
 
 
-def _draw(target: Any, pdf: Any, heights: list[float], show_volume: bool,
-          overlays: list[str], panels: dict[str, list[str]], last: int | None,
-          title: str | None) -> None:
+def _draw(
+    target: Any,
+    pdf: Any,
+    heights: list[float],
+    show_volume: bool,
+    overlays: list[str],
+    panels: dict[str, list[str]],
+    last: int | None,
+    title: str | None,
+) -> None:
     """One symbol's price, volume and indicator panels on a figure or subfigure."""
     time_col = next((c for c in ("date", "time") if c in pdf.columns), None)
     if time_col is not None:
@@ -135,8 +177,9 @@ def _draw(target: Any, pdf: Any, heights: list[float], show_volume: bool,
     if last:
         pdf = pdf.tail(last)
     pdf = pdf.reset_index(drop=True)
-    axes = target.subplots(len(heights), 1, sharex=True,
-                           gridspec_kw={"height_ratios": heights}, squeeze=False)[:, 0]
+    axes = target.subplots(
+        len(heights), 1, sharex=True, gridspec_kw={"height_ratios": heights}, squeeze=False
+    )[:, 0]
     ax = axes[0]
     x = np.arange(len(pdf))
     o, h, lo, c = (pdf[k].to_numpy(dtype=float) for k in ("open", "high", "low", "close"))

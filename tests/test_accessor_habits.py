@@ -165,16 +165,32 @@ def test_options_conventions_assignment_is_validated() -> None:
 def test_a_crosscheck_report_sets_the_options() -> None:
     found = VariantResult("kdj=recursive50", "range", 10, 0, 0.0, 0.0, None, True)
     report = CrosscheckReport(
-        "2330", "kdj", "D", dt.date(2025, 1, 1), dt.date(2025, 3, 1), {}, 1e-9, 100.0,
+        "2330",
+        "kdj",
+        "D",
+        dt.date(2025, 1, 1),
+        dt.date(2025, 3, 1),
+        {},
+        1e-9,
+        100.0,
         [VariantResult("talib", "range", 10, 0, 1.0, 0.01, None, False), found],
         pd.DataFrame(),
     )
     assert report.conventions == {"kdj": "kdj=recursive50"}
     with marketframe.options.context(conventions=report.conventions):
         assert marketframe.options.conventions["kdj"].smoothing == "recursive"
-    none = CrosscheckReport("2330", "bb", "D", dt.date(2025, 1, 1), dt.date(2025, 3, 1), {},
-                            1e-9, 1.0, [found.__class__(**{**found.__dict__, "matches": False})],
-                            pd.DataFrame())
+    none = CrosscheckReport(
+        "2330",
+        "bb",
+        "D",
+        dt.date(2025, 1, 1),
+        dt.date(2025, 3, 1),
+        {},
+        1e-9,
+        1.0,
+        [found.__class__(**{**found.__dict__, "matches": False})],
+        pd.DataFrame(),
+    )
     assert none.conventions == {}
 
 

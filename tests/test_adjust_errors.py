@@ -30,16 +30,19 @@ def no_request(sandbox):  # type: ignore[no-untyped-def]
     assert sandbox.requests_served == before
 
 
-@pytest.mark.parametrize(("params", "words"), [
-    ({"adjust": "yes"}, ["'yes'", "'splits'", "'all'"]),
-    ({"adjust": True}, ["True", "'splits'"]),
-    ({"adjust": "all", "adjusted": True}, ["adjusted=True", "cannot be combined"]),
-    ({"adjust": "splits", "timeframe": "W"}, ["W candles", "resample", "adjusted=True"]),
-    ({"adjust": "all", "timeframe": "M"}, ["M candles"]),
-    ({"adjust": "all", "from_": "2009-01-01", "to": "2009-02-01"}, ["earliest"]),
-    ({"adjusted": True, "timeframe": "5"}, ["timeframes D, W", "adjusted"]),
-    ({"adjusted": "true"}, ["must be a bool"]),
-])
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({"adjust": "yes"}, ["'yes'", "'splits'", "'all'"]),
+        ({"adjust": True}, ["True", "'splits'"]),
+        ({"adjust": "all", "adjusted": True}, ["adjusted=True", "cannot be combined"]),
+        ({"adjust": "splits", "timeframe": "W"}, ["W candles", "resample", "adjusted=True"]),
+        ({"adjust": "all", "timeframe": "M"}, ["M candles"]),
+        ({"adjust": "all", "from_": "2009-01-01", "to": "2009-02-01"}, ["earliest"]),
+        ({"adjusted": True, "timeframe": "5"}, ["timeframes D, W", "adjusted"]),
+        ({"adjusted": "true"}, ["must be a bool"]),
+    ],
+)
 def test_bad_adjust_parameters_raise_before_any_request(client, no_request, params, words):
     with pytest.raises(InvalidParams) as err:
         client.stock.historical.candles(["0050", "2330"], **params)
@@ -71,21 +74,24 @@ def test_store_refuses_to_keep_the_services_adjusted_prices(client, no_request, 
 def test_a_plan_without_corporate_actions_names_the_alternative(sandbox):  # type: ignore[no-untyped-def]
     with Client(sandbox.keys["basic"], base_url=sandbox.base_url, cache=False) as basic:
         with pytest.raises(AdjustmentUnavailable) as err:
-            basic.stock.historical.candles("0050", from_="2025-06-01", to="2025-06-30",
-                                           adjust="splits")
+            basic.stock.historical.candles(
+                "0050", from_="2025-06-01", to="2025-06-30", adjust="splits"
+            )
         assert isinstance(err.value, PlanError) and err.value.status == 403
         assert "adjusted=True" in str(err.value) and "upgrade" in str(err.value)
         assert sandbox.keys["basic"] not in str(err.value)
         # and the alternative it names works on that plan
-        served = basic.stock.historical.candles("0050", from_="2025-06-01", to="2025-06-30",
-                                                adjusted=True)
+        served = basic.stock.historical.candles(
+            "0050", from_="2025-06-01", to="2025-06-30", adjusted=True
+        )
         assert len(served) > 0
 
 
 def test_a_batch_with_a_bad_symbol_keeps_the_others_adjusted(client):
     with pytest.raises(BatchError) as err:
-        client.stock.historical.candles(["0050", "ZZZZ"], from_="2025-06-02", to="2025-06-10",
-                                        adjust="splits")
+        client.stock.historical.candles(
+            ["0050", "ZZZZ"], from_="2025-06-02", to="2025-06-10", adjust="splits"
+        )
     assert set(err.value.errors) == {"ZZZZ"}
     assert (err.value.frame.close < 15).all()  # 0050 before its 1:4 split, divided by four
 
@@ -93,15 +99,19 @@ def test_a_batch_with_a_bad_symbol_keeps_the_others_adjusted(client):
 def test_the_sandbox_echoes_adjusted_and_refuses_minute_timeframes(sandbox):  # type: ignore[no-untyped-def]
     url = sandbox.base_url + "/stock/historical/candles/0050"
     head = {"X-API-KEY": sandbox.api_key}
-    body = requests.get(url, {"from": "2025-06-01", "to": "2025-06-30", "adjusted": "True"},
-                        headers=head, timeout=30).json()  # the official SDK sends True
+    body = requests.get(
+        url,
+        {"from": "2025-06-01", "to": "2025-06-30", "adjusted": "True"},
+        headers=head,
+        timeout=30,
+    ).json()  # the official SDK sends True
     assert body["adjusted"] is True
-    plain = requests.get(url, {"from": "2025-06-01", "to": "2025-06-30"}, headers=head,
-                         timeout=30).json()
+    plain = requests.get(
+        url, {"from": "2025-06-01", "to": "2025-06-30"}, headers=head, timeout=30
+    ).json()
     assert "adjusted" not in plain
     assert [r["date"] for r in body["data"]] == [r["date"] for r in plain["data"]]
-    assert all(r["volume"] == p["volume"] for r, p in zip(body["data"], plain["data"],
-                                                          strict=True))
+    assert all(r["volume"] == p["volume"] for r, p in zip(body["data"], plain["data"], strict=True))
     minute = requests.get(url, {"timeframe": "5", "adjusted": "true"}, headers=head, timeout=30)
     assert minute.status_code == 400
     assert "D, W and M" in minute.json()["message"]
@@ -110,10 +120,12 @@ def test_the_sandbox_echoes_adjusted_and_refuses_minute_timeframes(sandbox):  # 
 @pytest.mark.parametrize("tf", ["W", "M"])
 def test_service_adjusted_weeks_and_months_aggregate_its_adjusted_days(client, tf):
     # a W/M bar aggregates its whole week or month, so the days run on past the bars' range
-    days = client.stock.historical.candles("0050", from_="2025-05-01", to="2025-08-31",
-                                           adjusted=True, sort="asc")
-    bars = client.stock.historical.candles("0050", from_="2025-05-01", to="2025-07-31",
-                                           timeframe=tf, adjusted=True, sort="asc")
+    days = client.stock.historical.candles(
+        "0050", from_="2025-05-01", to="2025-08-31", adjusted=True, sort="asc"
+    )
+    bars = client.stock.historical.candles(
+        "0050", from_="2025-05-01", to="2025-07-31", timeframe=tf, adjusted=True, sort="asc"
+    )
     stamp = [dt.date.fromisoformat(str(d)[:10]) for d in days.date]
     labels = [dt.date.fromisoformat(str(d)[:10]) for d in bars.date]
     for i, label in enumerate(labels):
@@ -133,11 +145,24 @@ def test_adjusted_candles_without_type_exchange_market_still_load():
     ``market`` and ``timeframe`` optional, so the service may leave them out."""
     from marketframe.convert import to_table
 
-    body = {"symbol": "0050", "adjusted": True,
-            "data": [{"date": "2025-06-02", "open": 12.95, "high": 12.96, "low": 12.7,
-                      "close": 12.7, "volume": 16288000, "change": -0.22}]}
-    table = to_table({**body, "symbol": None}, CANDLES,
-                     {"symbol": "0050", "timeframe": "D", "adjusted": True})
+    body = {
+        "symbol": "0050",
+        "adjusted": True,
+        "data": [
+            {
+                "date": "2025-06-02",
+                "open": 12.95,
+                "high": 12.96,
+                "low": 12.7,
+                "close": 12.7,
+                "volume": 16288000,
+                "change": -0.22,
+            }
+        ],
+    }
+    table = to_table(
+        {**body, "symbol": None}, CANDLES, {"symbol": "0050", "timeframe": "D", "adjusted": True}
+    )
     row = table.to_pylist()[0]
     assert row["symbol"] == "0050" and row["timeframe"] == "D"  # from the request
     assert row["close"] == 12.7 and row["type"] is None and row["exchange"] is None

@@ -68,8 +68,9 @@ def _moves(df: pd.DataFrame) -> pd.DataFrame:
 def _event_days(actions: tuple[pd.DataFrame, pd.DataFrame]) -> set[tuple[str, dt.date]]:
     caps, divs = actions
     day = lambda d: pd.Timestamp(d).date()  # noqa: E731 -- whatever the date dtype
-    return ({(s, day(d)) for s, d in zip(caps.symbol, caps.effective_date, strict=True)}
-            | {(s, day(d)) for s, d in zip(divs.symbol, divs.date, strict=True)})
+    return {(s, day(d)) for s, d in zip(caps.symbol, caps.effective_date, strict=True)} | {
+        (s, day(d)) for s, d in zip(divs.symbol, divs.date, strict=True)
+    }
 
 
 def test_the_sandbox_has_0050s_split_and_ex_dividend_dates_of_every_kind(actions):
@@ -111,8 +112,13 @@ def test_adjust_all_equals_the_services_adjusted_candles_within_the_tolerance(cl
     ours = store.read(CANDLES, symbols, START, END, adjust="all")
     from marketframe.store._windows import split as windows
 
-    theirs = pd.concat([client.stock.historical.candles(symbols, from_=a, to=b, adjusted=True)
-                        for a, b in windows(START, END)], ignore_index=True)
+    theirs = pd.concat(
+        [
+            client.stock.historical.candles(symbols, from_=a, to=b, adjusted=True)
+            for a, b in windows(START, END)
+        ],
+        ignore_index=True,
+    )
     both = ours.merge(theirs, on=["symbol", "date"], suffixes=("", "_service"))
     assert len(both) == len(ours) == len(theirs)
     for col in ("open", "high", "low", "close"):
@@ -127,21 +133,24 @@ def test_adjust_all_equals_the_services_adjusted_candles_within_the_tolerance(cl
 
 def test_split_divides_old_prices_and_multiplies_old_volume_by_four(client, store):
     raw = store.read(CANDLES, "0050", "2025-06-02", "2025-06-19")
-    adj = client.stock.historical.candles("0050", from_="2025-06-02", to="2025-06-19",
-                                          adjust="splits", sort="asc")
+    adj = client.stock.historical.candles(
+        "0050", from_="2025-06-02", to="2025-06-19", adjust="splits", sort="asc"
+    )
     raw = raw.sort_values("date").reset_index(drop=True)
     before = raw.date < pd.Timestamp("2025-06-18")
     np.testing.assert_allclose(adj.close[before], raw.close[before] / 4, rtol=1e-12)
     np.testing.assert_allclose(adj.change[before], raw.change[before] / 4, rtol=1e-12)
     assert (adj.volume[before] == raw.volume[before] * 4).all()
     # from the split on, prices are as traded ("splits" leaves 0050's later dividends out)
-    assert (adj[~before][["close", "volume"]].values == raw[~before][["close", "volume"]].values
-            ).all()
+    assert (
+        adj[~before][["close", "volume"]].values == raw[~before][["close", "volume"]].values
+    ).all()
 
 
 def test_store_read_and_load_agree_and_the_store_keeps_raw_prices(client, store):
-    loaded = client.stock.historical.candles(["0050", "2330"], from_="2024-11-21",
-                                             to="2025-11-20", adjust="all")
+    loaded = client.stock.historical.candles(
+        ["0050", "2330"], from_="2024-11-21", to="2025-11-20", adjust="all"
+    )
     read = store.read(CANDLES, ["0050", "2330"], "2024-11-21", "2025-11-20", adjust="all")
     key = ["symbol", "date"]
     loaded = loaded.sort_values(key).reset_index(drop=True)
@@ -153,8 +162,7 @@ def test_store_read_and_load_agree_and_the_store_keeps_raw_prices(client, store)
 def test_polars_frames_are_adjusted_too(store):
     import polars as pl
 
-    got = store.read(CANDLES, "0050", "2025-06-10", "2025-06-18", adjust="splits",
-                     backend="polars")
+    got = store.read(CANDLES, "0050", "2025-06-10", "2025-06-18", adjust="splits", backend="polars")
     assert isinstance(got, pl.DataFrame)
     assert got.sort("date")["close"].to_list()[0] < 15
 
@@ -164,8 +172,10 @@ def test_a_new_corporate_action_needs_no_sync(tmp_path: Path):
     prices read from the same files, and the coverage is untouched."""
     from marketframe.sandbox import Sandbox
 
-    with Sandbox(seed=7, now="2026-07-01T14:00:00+08:00", rate_limit=None) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
+    with (
+        Sandbox(seed=7, now="2026-07-01T14:00:00+08:00", rate_limit=None) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+    ):
         st = Store(tmp_path / "s", c)
         st.sync(CANDLES, "0050", "2026-01-01", "2026-07-01")
         before = st.read(CANDLES, "0050", "2026-01-01", "2026-06-30", adjust="all")
@@ -180,8 +190,12 @@ def test_a_new_corporate_action_needs_no_sync(tmp_path: Path):
     assert (raw.close > after.close).all()
 
 
-def test_the_load_command_adjusts_with_adjust(tmp_path: Path, sandbox, api_key,  # type: ignore[no-untyped-def]
-                                              monkeypatch: pytest.MonkeyPatch):
+def test_the_load_command_adjusts_with_adjust(
+    tmp_path: Path,
+    sandbox,
+    api_key,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+):
     import argparse
 
     import pyarrow.parquet as pq
@@ -194,8 +208,20 @@ def test_the_load_command_adjusts_with_adjust(tmp_path: Path, sandbox, api_key, 
     out = {}
     for mode in ("splits", None):
         path = tmp_path / f"{mode}.parquet"
-        argv = ["load", CANDLES, "--symbol", "0050", "--from", "2025-06-02", "--to",
-                "2025-06-10", "--out", str(path), "--base-url", sandbox.base_url]
+        argv = [
+            "load",
+            CANDLES,
+            "--symbol",
+            "0050",
+            "--from",
+            "2025-06-02",
+            "--to",
+            "2025-06-10",
+            "--out",
+            str(path),
+            "--base-url",
+            sandbox.base_url,
+        ]
         args = parser.parse_args(argv + (["--adjust", mode] if mode else []))
         assert args.func(args) == 0
         out[mode] = pq.read_table(path).to_pandas().sort_values("date").close.to_numpy()
@@ -212,9 +238,11 @@ def test_the_tree_call_shows_adjust(client: Client):
 
 def test_adjust_takes_the_glossarys_start_and_end(client):
     """``start``/``end`` (docs/glossary.md) work with ``adjust=`` as ``from_``/``to`` do."""
-    named = client.stock.historical.candles("0050", start="2025-06-02", end="2025-06-30",
-                                            adjust="splits")
-    wire = client.stock.historical.candles("0050", from_="2025-06-02", to="2025-06-30",
-                                           adjust="splits")
+    named = client.stock.historical.candles(
+        "0050", start="2025-06-02", end="2025-06-30", adjust="splits"
+    )
+    wire = client.stock.historical.candles(
+        "0050", from_="2025-06-02", to="2025-06-30", adjust="splits"
+    )
     assert len(named) > 10
     pd.testing.assert_frame_equal(named, wire)

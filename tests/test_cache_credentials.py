@@ -58,8 +58,9 @@ def test_a_cached_answer_never_reaches_another_key(tmp_path: Path, sandbox: Any)
         assert key.encode() not in data  # only a keyed hash of each key is stored
 
 
-def test_cache_files_and_directory_are_private(tmp_path: Path, sandbox: Any,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cache_files_and_directory_are_private(
+    tmp_path: Path, sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     old = os.umask(0o022)  # the usual umask, which made the cache 0644 before
     try:
@@ -75,8 +76,9 @@ def test_cache_files_and_directory_are_private(tmp_path: Path, sandbox: Any,
     assert all(_mode(f) == 0o600 for f in files), {f.name: oct(_mode(f)) for f in files}
 
 
-def test_an_existing_loose_cache_is_tightened(tmp_path: Path, sandbox: Any,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_existing_loose_cache_is_tightened(
+    tmp_path: Path, sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     folder = tmp_path / "marketframe"
     folder.mkdir(mode=0o755)

@@ -65,8 +65,13 @@ def test_quote_microseconds_give_taipei_wall_time() -> None:
 def test_absent_flags_are_false() -> None:
     df = to_pandas(table("stock_intraday_quote"))
     assert df["is_close"].dtype == bool and bool(df["is_close"].iloc[0]) is True
-    for flag in ("is_open", "is_trial", "is_limit_up_price", "is_continuous",
-                 "trading_halt_is_halted"):
+    for flag in (
+        "is_open",
+        "is_trial",
+        "is_limit_up_price",
+        "is_continuous",
+        "trading_halt_is_halted",
+    ):
         assert df[flag].dtype == bool and bool(df[flag].iloc[0]) is False
     other = to_pandas(table("stock_intraday_quote_20260916")).iloc[0]
     assert other["is_continuous"] and not other["is_close"]
@@ -112,18 +117,26 @@ def test_snapshot_time_combines_with_the_date() -> None:
 def test_ticker_codes_decode_to_names() -> None:
     raw = to_pandas(table("stock_intraday_ticker")).iloc[0]
     assert raw["industry"] == "24" and raw["security_type"] == "01"
-    decoded = to_pandas(to_table(load("stock_intraday_ticker"), "stock.intraday.ticker",
-                                 decode=True)).iloc[0]
+    decoded = to_pandas(
+        to_table(load("stock_intraday_ticker"), "stock.intraday.ticker", decode=True)
+    ).iloc[0]
     assert decoded["industry"] == "semiconductors"
     assert decoded["security_type"] == "common stock"
 
 
 def test_zero_padded_futopt_serial_becomes_integer() -> None:
-    body = orjson.dumps({
-        "date": "2024-06-20", "type": "FUTURE_AH", "exchange": "TAIFEX", "symbol": "TXFG4",
-        "data": [{"price": 22960, "size": 1, "time": 1718880340342000, "serial": "00379320"},
-                 {"price": 22961, "size": 2, "time": 1718880341342000, "serial": 379321}],
-    })
+    body = orjson.dumps(
+        {
+            "date": "2024-06-20",
+            "type": "FUTURE_AH",
+            "exchange": "TAIFEX",
+            "symbol": "TXFG4",
+            "data": [
+                {"price": 22960, "size": 1, "time": 1718880340342000, "serial": "00379320"},
+                {"price": 22961, "size": 2, "time": 1718880341342000, "serial": 379321},
+            ],
+        }
+    )
     t = to_table(body, "futopt.intraday.trades")
     assert t.schema.field("serial").type == pa.int64()
     assert t.column("serial").to_pylist() == [379320, 379321]
@@ -131,11 +144,23 @@ def test_zero_padded_futopt_serial_becomes_integer() -> None:
 
 
 def test_null_prices_stay_null() -> None:
-    body = orjson.dumps({"data": [{
-        "date": "2026-12-01", "symbol": "2330", "name": "台積電", "exchange": "TWSE",
-        "dividendType": "息", "cashDividend": 5.0, "previousClose": None,
-        "referencePrice": None, "openingReferencePrice": None,
-    }]})
+    body = orjson.dumps(
+        {
+            "data": [
+                {
+                    "date": "2026-12-01",
+                    "symbol": "2330",
+                    "name": "台積電",
+                    "exchange": "TWSE",
+                    "dividendType": "息",
+                    "cashDividend": 5.0,
+                    "previousClose": None,
+                    "referencePrice": None,
+                    "openingReferencePrice": None,
+                }
+            ]
+        }
+    )
     df = to_pandas(to_table(body, "stock.corporate_actions.dividends"))
     assert df["previous_close"].isna().all() and df["reference_price"].isna().all()
     assert df["cash_dividend"].iloc[0] == 5.0

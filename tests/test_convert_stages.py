@@ -52,15 +52,17 @@ def test_rest_endpoints_and_stream_channels_are_one_kind_of_row_source() -> None
 def test_the_session_date_comes_from_the_parsed_envelope_wherever_the_key_is() -> None:
     # a body whose envelope date follows the rows: a second parser that scanned the bytes
     # before "data" for a date (as the store did) found none here
-    body = orjson.dumps({"symbol": "2330", "data": [{"date": "2024-01-02", "close": 1.0}],
-                         "date": "2024-01-03"})
+    body = orjson.dumps(
+        {"symbol": "2330", "data": [{"date": "2024-01-02", "close": 1.0}], "date": "2024-01-03"}
+    )
     parsed = parse(body, get("stock.historical.candles"))
     assert parsed.session_date == dt.date(2024, 1, 3)
     assert "data" not in parsed.envelope and parsed.envelope["symbol"] == "2330"
     # no date, or not a date: None (the store then uses its clock)
     assert parse(b'{"data": []}', get("stock.historical.candles")).session_date is None
-    assert parse(b'{"date": "soon", "data": []}',
-                 get("stock.historical.candles")).session_date is None
+    assert (
+        parse(b'{"date": "soon", "data": []}', get("stock.historical.candles")).session_date is None
+    )
 
 
 def test_client_fetch_keeps_the_envelope_of_each_response(client: Client) -> None:
@@ -73,12 +75,20 @@ def test_client_fetch_keeps_the_envelope_of_each_response(client: Client) -> Non
 
 def test_a_store_sync_converts_through_the_same_stages(client: Client, tmp_path: Path) -> None:
     store = Store(tmp_path / "s", client=client)
-    store.sync("stock.historical.candles", "2330", start="2026-11-02", end="2026-11-06",
-               today="2026-11-20")
-    held = store.read("stock.historical.candles", "2330", start="2026-11-02", end="2026-11-06",
-                      backend="arrow")
-    direct = client.fetch_table("stock.historical.candles", symbol="2330", timeframe="D",
-                                from_="2026-11-02", to="2026-11-06", sort="asc")
+    store.sync(
+        "stock.historical.candles", "2330", start="2026-11-02", end="2026-11-06", today="2026-11-20"
+    )
+    held = store.read(
+        "stock.historical.candles", "2330", start="2026-11-02", end="2026-11-06", backend="arrow"
+    )
+    direct = client.fetch_table(
+        "stock.historical.candles",
+        symbol="2330",
+        timeframe="D",
+        from_="2026-11-02",
+        to="2026-11-06",
+        sort="asc",
+    )
     assert held.column("close").to_pylist() == direct.column("close").to_pylist()
 
 

@@ -29,8 +29,11 @@ from marketframe._credential import Credential
 from marketframe.store import Store
 
 KINDS = ("api_key", "bearer_token", "sdk_token")
-ENV = {"api_key": "MARKETFRAME_API_KEY", "bearer_token": "MARKETFRAME_BEARER_TOKEN",
-       "sdk_token": "MARKETFRAME_SDK_TOKEN"}
+ENV = {
+    "api_key": "MARKETFRAME_API_KEY",
+    "bearer_token": "MARKETFRAME_BEARER_TOKEN",
+    "sdk_token": "MARKETFRAME_SDK_TOKEN",
+}
 HEADER = {"api_key": "X-API-KEY", "bearer_token": "Authorization", "sdk_token": "X-SDK-TOKEN"}
 CANDLES = {"symbol": "0050", "from_": "2024-01-01", "to": "2024-03-31", "timeframe": "D"}
 
@@ -42,8 +45,11 @@ def _no_credential_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _client(sandbox: Any, kind: str, plan: str = "advanced", **options: Any) -> Client:
-    return Client(**{kind: sandbox.credentials[kind][plan]}, base_url=sandbox.base_url,
-                  **{"cache": False, **options})
+    return Client(
+        **{kind: sandbox.credentials[kind][plan]},
+        base_url=sandbox.base_url,
+        **{"cache": False, **options},
+    )
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -67,8 +73,9 @@ def test_the_wire_header_of_each_kind(sandbox: Any, kind: str) -> None:
     assert requests.get(url, headers={HEADER[kind]: wire}, timeout=30).status_code == 200
     with _client(sandbox, kind) as c:
         assert dict(c._transport.session.headers)[HEADER[kind]] == wire
-        assert not {h for h in HEADER.values() if h != HEADER[kind]} \
-            & set(c._transport.session.headers)
+        assert not {h for h in HEADER.values() if h != HEADER[kind]} & set(
+            c._transport.session.headers
+        )
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -90,8 +97,10 @@ def test_the_sandbox_401_body_and_ambiguous_requests(sandbox: Any) -> None:
     wrong = requests.get(url, headers={"Authorization": "Bearer nope"}, timeout=30)
     assert wrong.status_code == 401
     assert wrong.json() == {"statusCode": 401, "message": "Unauthorized"}
-    both = {"X-API-KEY": creds["api_key"]["advanced"],
-            "X-SDK-TOKEN": creds["sdk_token"]["advanced"]}
+    both = {
+        "X-API-KEY": creds["api_key"]["advanced"],
+        "X-SDK-TOKEN": creds["sdk_token"]["advanced"],
+    }
     assert requests.get(url, headers=both, timeout=30).status_code == 401  # several: refused
     basic_scheme = {"Authorization": "Basic " + creds["bearer_token"]["advanced"]}
     assert requests.get(url, headers=basic_scheme, timeout=30).status_code == 401
@@ -99,11 +108,18 @@ def test_the_sandbox_401_body_and_ambiguous_requests(sandbox: Any) -> None:
     assert requests.get(url, headers=lower, timeout=30).status_code == 200  # scheme: any case
 
 
-@pytest.mark.parametrize("given", [{}, {"api_key": "a", "bearer_token": "b"},
-                                   {"bearer_token": "b", "sdk_token": "s"},
-                                   {"api_key": "a", "bearer_token": "b", "sdk_token": "s"}])
+@pytest.mark.parametrize(
+    "given",
+    [
+        {},
+        {"api_key": "a", "bearer_token": "b"},
+        {"bearer_token": "b", "sdk_token": "s"},
+        {"api_key": "a", "bearer_token": "b", "sdk_token": "s"},
+    ],
+)
 def test_none_or_several_credentials_are_refused_before_any_request(
-        sandbox: Any, given: dict[str, str]) -> None:
+    sandbox: Any, given: dict[str, str]
+) -> None:
     before = sandbox.requests_served
     with pytest.raises(ConfigurationError) as info:
         Client(**given, base_url=sandbox.base_url, cache=False)
@@ -113,8 +129,9 @@ def test_none_or_several_credentials_are_refused_before_any_request(
     assert sandbox.requests_served == before
 
 
-def test_environment_variables_and_their_precedence(sandbox: Any,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_environment_variables_and_their_precedence(
+    sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     creds = sandbox.credentials
     for kind in KINDS:  # each variable alone
         monkeypatch.setenv(ENV[kind], creds[kind]["basic"] + "\n")  # a .env line ending
@@ -128,8 +145,9 @@ def test_environment_variables_and_their_precedence(sandbox: Any,
     with pytest.raises(ConfigurationError, match="MARKETFRAME_API_KEY, MARKETFRAME_SDK_TOKEN"):
         Client(base_url=sandbox.base_url, cache=False)
     # an argument wins: the environment is then not read at all
-    with Client(bearer_token=creds["bearer_token"]["advanced"], base_url=sandbox.base_url,
-                cache=False) as c:
+    with Client(
+        bearer_token=creds["bearer_token"]["advanced"], base_url=sandbox.base_url, cache=False
+    ) as c:
         assert c._transport.credential.kind == "bearer_token"
         assert len(c.stock.snapshot.quotes(market="TSE")) > 0
     # a blank variable counts as unset
@@ -160,9 +178,9 @@ def test_a_credential_never_shows_its_secret() -> None:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_no_secret_in_debug_logs_or_errors(sandbox: Any, kind: str,
-                                           caplog: pytest.LogCaptureFixture,
-                                           tmp_path: Path) -> None:
+def test_no_secret_in_debug_logs_or_errors(
+    sandbox: Any, kind: str, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
     """Every log record (marketframe's, requests', urllib3's, at DEBUG) and every error of a
     run with a good and a wrong credential of the kind: the secret appears in none."""
     good = sandbox.credentials[kind]["advanced"]
@@ -206,8 +224,12 @@ def test_the_cache_never_crosses_credentials(sandbox: Any, kind: str, tmp_path: 
             bad.stock.historical.candles(**CANDLES)
         assert bad.stats().cache_hits == 0
     data = b"".join(p.read_bytes() for p in tmp_path.iterdir())
-    for secret in (creds[kind]["advanced"], creds[kind]["basic"], "wrong-token-0123",
-                   creds["api_key"]["advanced"]):
+    for secret in (
+        creds[kind]["advanced"],
+        creds[kind]["basic"],
+        "wrong-token-0123",
+        creds["api_key"]["advanced"],
+    ):
         assert secret.encode() not in data
 
 
@@ -223,8 +245,9 @@ def test_no_secret_in_the_parquet_store(sandbox: Any, kind: str, tmp_path: Path)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_each_kind_authenticates_the_stream(sandbox: Any, kind: str,
-                                            caplog: pytest.LogCaptureFixture) -> None:
+def test_each_kind_authenticates_the_stream(
+    sandbox: Any, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.DEBUG):
         with _client(sandbox, kind) as c, c.stream(connect_timeout=60, reply_timeout=60) as s:
             s.subscribe("trades", "2330")
@@ -237,10 +260,13 @@ def test_each_kind_authenticates_the_stream(sandbox: Any, kind: str,
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_wrong_stream_credential_raises_without_showing_it(
-        sandbox: Any, kind: str, caplog: pytest.LogCaptureFixture) -> None:
+    sandbox: Any, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
     secret = f"not-a-{kind}-0123456789"
-    with caplog.at_level(logging.DEBUG), \
-            Client(**{kind: secret}, base_url=sandbox.base_url, cache=False) as bad:
+    with (
+        caplog.at_level(logging.DEBUG),
+        Client(**{kind: secret}, base_url=sandbox.base_url, cache=False) as bad,
+    ):
         s = bad.stream(connect_timeout=60, reply_timeout=60)
         with pytest.raises(StreamAuthError) as info:
             s.connect()
@@ -248,10 +274,10 @@ def test_a_wrong_stream_credential_raises_without_showing_it(
     assert secret not in str(info.value) + repr(info.value) + repr(s) + caplog.text
 
 
-@pytest.mark.parametrize(("field", "kind"), [("apikey", "api_key"), ("token", "bearer_token"),
-                                             ("sdkToken", "sdk_token")])
-def test_the_sandbox_ws_auth_fields_and_its_refusal(sandbox: Any, field: str,
-                                                    kind: str) -> None:
+@pytest.mark.parametrize(
+    ("field", "kind"), [("apikey", "api_key"), ("token", "bearer_token"), ("sdkToken", "sdk_token")]
+)
+def test_the_sandbox_ws_auth_fields_and_its_refusal(sandbox: Any, field: str, kind: str) -> None:
     """Each field with its own kind's value is accepted; a wrong value (or another kind's)
     gets the error frame with the top-level code 1000, then the connection is closed."""
     value = sandbox.credentials[kind]["advanced"]
@@ -267,16 +293,23 @@ def test_the_sandbox_ws_auth_fields_and_its_refusal(sandbox: Any, field: str,
 
     ok, _ = asyncio.run(auth({field: value}))
     assert ok == {"event": "authenticated", "data": {"message": "Authenticated successfully"}}
-    for data in ({field: other}, {field: "nope"}, {field: value, "apikey" if field != "apikey"
-                                                   else "token": "x"}):
+    for data in (
+        {field: other},
+        {field: "nope"},
+        {field: value, "apikey" if field != "apikey" else "token": "x"},
+    ):
         refused, after = asyncio.run(auth(data))
-        assert refused == {"event": "error", "code": 1000,
-                           "data": {"message": "Invalid authentication credentials"}}
+        assert refused == {
+            "event": "error",
+            "code": 1000,
+            "data": {"message": "Invalid authentication credentials"},
+        }
         assert after.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
 
 
 def test_commands_use_whichever_credential_variable_is_set(
-        sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``marketframe load/download/store`` reach the service with a bearer or SDK token set in
     the environment, not only with MARKETFRAME_API_KEY."""
     from marketframe._connect import connect
@@ -295,8 +328,13 @@ def test_a_stream_made_without_a_client_takes_any_kind(sandbox: Any, kind: str) 
     from marketframe.stream import Stream, ws_url
 
     url = ws_url(sandbox.base_url)
-    with Stream(None, url, **{kind: sandbox.credentials[kind]["advanced"]},
-                connect_timeout=60, reply_timeout=60) as s:
+    with Stream(
+        None,
+        url,
+        **{kind: sandbox.credentials[kind]["advanced"]},
+        connect_timeout=60,
+        reply_timeout=60,
+    ) as s:
         s.subscribe("trades", "2330")
         assert s.next_batch(timeout=60) is not None
     with pytest.raises(ConfigurationError, match="several credentials"):

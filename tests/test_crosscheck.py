@@ -15,8 +15,13 @@ from marketframe.crosscheck import NotCheckable  # noqa: E402
 from marketframe.exceptions import MarketframeError  # noqa: E402
 
 # The sandbox's documented conventions (docs/sandbox.md), found by the cross-check, not told.
-SANDBOX = {"sma": "talib", "rsi": "talib", "kdj": "kdj=recursive50", "macd": "ema_seed=first",
-           "bb": "bb_ddof=1"}
+SANDBOX = {
+    "sma": "talib",
+    "rsi": "talib",
+    "kdj": "kdj=recursive50",
+    "macd": "ema_seed=first",
+    "bb": "bb_ddof=1",
+}
 
 
 @pytest.fixture(scope="module")
@@ -25,9 +30,10 @@ def client(sandbox) -> Client:
 
 
 @pytest.mark.parametrize("indicator", list(SANDBOX))
-@pytest.mark.parametrize("symbol,timeframe,start", [("2330", "D", "2026-01-05"),
-                                                   ("0050", "W", "2025-12-01"),
-                                                   ("6488", "D", "2025-06-02")])
+@pytest.mark.parametrize(
+    "symbol,timeframe,start",
+    [("2330", "D", "2026-01-05"), ("0050", "W", "2025-12-01"), ("6488", "D", "2025-06-02")],
+)
 def test_names_the_sandbox_convention(client, indicator, symbol, timeframe, start) -> None:
     end = "2026-11-20" if start.startswith("2026") or timeframe == "W" else "2026-05-29"
     report = marketframe.crosscheck(client, symbol, indicator, start, end, timeframe)
@@ -35,8 +41,10 @@ def test_names_the_sandbox_convention(client, indicator, symbol, timeframe, star
     best = report.best
     assert best.alignment == "range" and best.missing == 0 and best.compared > 10
     assert best.max_rel <= 1e-9
-    assert report.frame[[c for c in report.frame if c.startswith("diff_")]].abs().max().max() \
+    assert (
+        report.frame[[c for c in report.frame if c.startswith("diff_")]].abs().max().max()
         <= 1e-9 * report.scale
+    )
     if indicator != "sma":  # SMA has no free convention; the others must tell variants apart
         others = [r for r in report.results if not r.matches]
         assert others, "some other convention must disagree, or the check proves nothing"
@@ -62,8 +70,11 @@ def test_bad_input_fails_before_any_request(client, sandbox) -> None:
         marketframe.crosscheck(client, "2330", "vwap")
     with pytest.raises(InvalidParams, match="period"):
         marketframe.crosscheck(client, "2330", "sma", window=5)
-    with pytest.raises(InvalidParams, match=r"crosscheck: .*end <= 2020-12-31, or start >= "
-                                            r"2025-01-02"):
+    with pytest.raises(
+        InvalidParams,
+        match=r"crosscheck: .*end <= 2020-12-31, or start >= "
+        r"2025-01-02",
+    ):
         marketframe.crosscheck(client, "2330", "sma", "2020-01-01", "2026-01-01")
     with pytest.raises(InvalidParams, match="is after end"):
         marketframe.crosscheck(client, "2330", "sma", "2026-02-01", "2026-01-01")
@@ -80,8 +91,18 @@ def test_the_chart(client, tmp_path) -> None:
 
 def test_cli_prints_all_five(capsys, monkeypatch, tmp_path) -> None:
     monkeypatch.delenv("MARKETFRAME_API_KEY", raising=False)
-    code = main(["crosscheck", "2330", "--start", "2026-01-05", "--end", "2026-11-20",
-                 "--chart", str(tmp_path / "cc.png")])
+    code = main(
+        [
+            "crosscheck",
+            "2330",
+            "--start",
+            "2026-01-05",
+            "--end",
+            "2026-11-20",
+            "--chart",
+            str(tmp_path / "cc.png"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     for name, conv in SANDBOX.items():
@@ -97,14 +118,19 @@ def on_sandbox(sandbox, api_key, monkeypatch):
 
 
 def test_cli_reports_an_indicator_without_values_as_not_checkable_and_goes_on(
-        on_sandbox, capsys) -> None:
+    on_sandbox, capsys
+) -> None:
     # 26 weekly bars: too few for MACD(12,26,9), enough for the other four
-    code = main(["crosscheck", "2454", "--timeframe", "W", "--start", "2026-05-25",
-                 "--end", "2026-11-20"])
+    code = main(
+        ["crosscheck", "2454", "--timeframe", "W", "--start", "2026-05-25", "--end", "2026-11-20"]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    lines = [line for line in captured.out.splitlines() if line[:3] in ("SMA", "RSI", "KDJ",
-                                                                          "MAC", "BB(", "BB ")]
+    lines = [
+        line
+        for line in captured.out.splitlines()
+        if line[:3] in ("SMA", "RSI", "KDJ", "MAC", "BB(", "BB ")
+    ]
     assert len(lines) == 5, captured.out
     macd = next(line for line in lines if line.startswith("MACD"))
     assert "not checkable" in macd and "widen the range" in macd
@@ -128,7 +154,9 @@ def test_the_default_weekly_range_after_a_leap_day_is_one_the_service_accepts(cl
     # 2025-02-28, a range of a full year that the service (and the cross-check) refuses
     from marketframe.crosscheck import default_start
 
-    assert default_start(marketframe._params.to_date("t", "end", "2025-02-28"), "W").isoformat() \
+    assert (
+        default_start(marketframe._params.to_date("t", "end", "2025-02-28"), "W").isoformat()
         == "2024-03-01"
+    )
     report = marketframe.crosscheck(client, "0050", "sma", end="2025-02-28", timeframe="W")
     assert report.convention == SANDBOX["sma"], report.summary()

@@ -64,8 +64,16 @@ def silent() -> Iterator[_Silent]:
 
 def test_a_silent_server_ends_at_the_deadline_saying_what_was_tried(silent: _Silent) -> None:
     base = f"http://127.0.0.1:{silent.port}/marketdata/v1.0"
-    with Client("k3y-for-a-silent-server", base_url=base, cache=False, pace=False,
-                timeout=(5.0, 30.0), retries=5, backoff=0.01, deadline=1.0) as c:
+    with Client(
+        "k3y-for-a-silent-server",
+        base_url=base,
+        cache=False,
+        pace=False,
+        timeout=(5.0, 30.0),
+        retries=5,
+        backoff=0.01,
+        deadline=1.0,
+    ) as c:
         with pytest.raises(DeadlineExceeded) as info:
             c.stock.intraday.quote(symbol="2330")
     err = info.value
@@ -82,10 +90,12 @@ def test_a_silent_server_ends_at_the_deadline_saying_what_was_tried(silent: _Sil
 
 
 def test_a_backoff_past_the_deadline_is_not_slept() -> None:
-    with Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=None,
-                 fault_rate=1.0) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False, retries=2, backoff=3.0,
-                   deadline=1.0) as c:
+    with (
+        Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=None, fault_rate=1.0) as sb,
+        Client(
+            sb.api_key, base_url=sb.base_url, cache=False, retries=2, backoff=3.0, deadline=1.0
+        ) as c,
+    ):
         with pytest.raises(ServerError):
             c.stock.intraday.quote(symbol="2330")
         assert sb.requests_served == 1  # the 1.5-4.5 s backoff would end past the deadline
@@ -135,8 +145,16 @@ def test_a_dribbling_body_is_cut_at_the_deadline() -> None:
     thread.start()
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}/marketdata/v1.0"
-        with Client("some-key", base_url=base, cache=False, pace=False, timeout=(5, 5),
-                    retries=3, backoff=0.01, deadline=1.0) as c:
+        with Client(
+            "some-key",
+            base_url=base,
+            cache=False,
+            pace=False,
+            timeout=(5, 5),
+            retries=3,
+            backoff=0.01,
+            deadline=1.0,
+        ) as c:
             with pytest.raises(DeadlineExceeded, match=r"1 attempt \(ReadTimeout\)"):
                 c.stock.intraday.quote(symbol="2330")
         assert len(handler.connections) == 1

@@ -20,9 +20,22 @@ def test_demo_runs_with_no_key_its_files_open_and_its_suggestions_work(tmp_path:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     out = tmp_path / "demo"
     done = subprocess.run(
-        [sys.executable, "-m", "marketframe", "demo", "--out", str(out), "--no-progress",
-         "--now", "2026-11-20T14:00:00+08:00"],
-        capture_output=True, text=True, env=env, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "marketframe",
+            "demo",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--now",
+            "2026-11-20T14:00:00+08:00",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     text = done.stdout
     assert "built-in sandbox" in text and "5/5 indicators reproduced locally" in text
@@ -35,9 +48,11 @@ def test_demo_runs_with_no_key_its_files_open_and_its_suggestions_work(tmp_path:
             assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 20_000
     export = pq.read_table(out / "export" / "daily_candles_with_indicators.parquet")
     assert {"sma_20", "rsi_14", "kdj_k_9_3_3", "macd_12_26_9", "bb_upper_20_2"} <= set(
-        export.column_names)
-    held = duckdb.sql(f"SELECT count(*) FROM read_parquet('{out}/store/**/*.parquet', "
-                      "hive_partitioning = true)").fetchall()
+        export.column_names
+    )
+    held = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{out}/store/**/*.parquet', hive_partitioning = true)"
+    ).fetchall()
     assert held[0][0] == export.num_rows
     assert "Try next" in text
     _run_suggestions(text, tmp_path)
@@ -45,8 +60,11 @@ def test_demo_runs_with_no_key_its_files_open_and_its_suggestions_work(tmp_path:
 
 def _suggestions(text: str) -> list[str]:
     tail = text.split("Try next:", 1)[1]
-    return [line.strip() for line in tail.splitlines()
-            if line.startswith(("  marketframe ", "  python "))]
+    return [
+        line.strip()
+        for line in tail.splitlines()
+        if line.startswith(("  marketframe ", "  python "))
+    ]
 
 
 def _run_suggestions(text: str, cwd: Path) -> None:

@@ -52,13 +52,16 @@ def blocks(path: Path) -> Iterator[Block]:
             i += 1
             continue
         start, fence = i, m["fence"]
-        end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith(fence)),
-                   len(lines))
-        prev = next((lines[j].strip() for j in range(start - 1, -1, -1) if lines[j].strip()),
-                    "")
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith(fence)), len(lines))
+        prev = next((lines[j].strip() for j in range(start - 1, -1, -1) if lines[j].strip()), "")
         marker = NOT_RUN.match(prev)
-        yield Block(path.name, start + 1, m["lang"].lower(), "\n".join(lines[i + 1:end]) + "\n",
-                    marker["why"] if marker else None)
+        yield Block(
+            path.name,
+            start + 1,
+            m["lang"].lower(),
+            "\n".join(lines[i + 1 : end]) + "\n",
+            marker["why"] if marker else None,
+        )
         i = end + 1
 
 
@@ -87,21 +90,29 @@ def test_the_markers_are_well_formed() -> None:
 
 
 def test_the_pages_have_blocks_to_run() -> None:
-    runnable = [b for p in PAGES for b in blocks(p) if b.not_run is None
-                and (b.lang == "python" or (b.lang in SHELL and commands(b.code)))]
+    runnable = [
+        b
+        for p in PAGES
+        for b in blocks(p)
+        if b.not_run is None and (b.lang == "python" or (b.lang in SHELL and commands(b.code)))
+    ]
     assert len(runnable) >= 15, runnable
 
 
 @pytest.fixture
-def docs_env(sandbox: Any, api_key: str, tmp_path: Path,
-             monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+def docs_env(
+    sandbox: Any, api_key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
     """Run in a scratch directory with the MARKETFRAME_* variables naming the session sandbox."""
     monkeypatch.chdir(tmp_path)
     for key in list(os.environ):
         if key.startswith("MARKETFRAME_"):
             monkeypatch.delenv(key)
-    env = {"MARKETFRAME_API_KEY": api_key, "MARKETFRAME_BASE_URL": sandbox.base_url,
-           "MARKETFRAME_HOME": str(tmp_path / "home")}
+    env = {
+        "MARKETFRAME_API_KEY": api_key,
+        "MARKETFRAME_BASE_URL": sandbox.base_url,
+        "MARKETFRAME_HOME": str(tmp_path / "home"),
+    }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("MPLBACKEND", "agg")
@@ -110,8 +121,9 @@ def docs_env(sandbox: Any, api_key: str, tmp_path: Path,
 
 
 def _run_python(block: Block, namespace: dict[str, Any]) -> None:
-    code = compile(block.code, f"{block.page}:{block.line}", "exec",
-                   flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    code = compile(
+        block.code, f"{block.page}:{block.line}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    )
     if code.co_flags & inspect.CO_COROUTINE:  # a block with top-level `await` / `async with`
         asyncio.run(eval(code, namespace))  # noqa: S307 - the docs' own code
     else:
@@ -119,8 +131,11 @@ def _run_python(block: Block, namespace: dict[str, Any]) -> None:
 
 
 def _runnable(page: Path) -> list[Block]:
-    return [b for b in blocks(page) if b.not_run is None
-            and (b.lang == "python" or (b.lang in SHELL and commands(b.code)))]
+    return [
+        b
+        for b in blocks(page)
+        if b.not_run is None and (b.lang == "python" or (b.lang in SHELL and commands(b.code)))
+    ]
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if _runnable(p)], ids=_page_id)
@@ -139,20 +154,22 @@ def test_page_runs(page: Path, docs_env: dict[str, str]) -> None:
                 try:
                     _run_python(block, namespace)
                 except Exception as exc:
-                    raise AssertionError(f"{block.page}:{block.line}: the block fails: "
-                                         f"{type(exc).__name__}: {exc}\n{block.code}") from exc
+                    raise AssertionError(
+                        f"{block.page}:{block.line}: the block fails: "
+                        f"{type(exc).__name__}: {exc}\n{block.code}"
+                    ) from exc
                 continue
             for command in commands(block.code):
                 done = run_command(command)
-                assert done.returncode == 0, \
-                    f"{block.page}:{block.line}: {command}\n{done.stderr}"
+                assert done.returncode == 0, f"{block.page}:{block.line}: {command}\n{done.stderr}"
                 assert "Traceback" not in done.stderr, done.stderr
     finally:
         plt.close("all")
 
 
-def run_command(command: str, env: dict[str, str] | None = None,
-                cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_command(
+    command: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run a documented command with this checkout's package (``marketframe`` is run as
     ``python -m marketframe``, ``python``/``python3`` as this interpreter)."""
     words = shlex.split(command)
@@ -162,5 +179,6 @@ def run_command(command: str, env: dict[str, str] | None = None,
         words = [sys.executable, *words[1:]]
     full = dict(os.environ if env is None else env)
     full["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), full.get("PYTHONPATH")]))
-    return subprocess.run(words, capture_output=True, text=True, env=full, cwd=cwd,
-                          timeout=COMMAND_TIMEOUT)
+    return subprocess.run(
+        words, capture_output=True, text=True, env=full, cwd=cwd, timeout=COMMAND_TIMEOUT
+    )

@@ -30,8 +30,9 @@ def five(client: Client) -> pd.DataFrame:
     return marketframe.download(FIVE, "2010-01-01", "2025-12-31", client=client)
 
 
-def test_download_equals_a_store_sync_and_read_row_for_row(five: pd.DataFrame, client: Client,
-                                                           tmp_path: Path) -> None:
+def test_download_equals_a_store_sync_and_read_row_for_row(
+    five: pd.DataFrame, client: Client, tmp_path: Path
+) -> None:
     with Store(tmp_path / "store", client) as st:
         st.sync("stock.historical.candles", FIVE, "2010-01-01", "2025-12-31", progress=False)
         # the store returns symbols in the order asked; download sorts them
@@ -43,14 +44,17 @@ def test_download_equals_a_store_sync_and_read_row_for_row(five: pd.DataFrame, c
         assert one.date.is_monotonic_increasing and one.date.is_unique
 
 
-def test_download_into_a_store_syncs_and_reads_from_it(five: pd.DataFrame, client: Client,
-                                                       tmp_path: Path) -> None:
-    got = marketframe.download(FIVE, "2010-01-01", "2025-12-31", client=client,
-                               store=tmp_path / "s")
+def test_download_into_a_store_syncs_and_reads_from_it(
+    five: pd.DataFrame, client: Client, tmp_path: Path
+) -> None:
+    got = marketframe.download(
+        FIVE, "2010-01-01", "2025-12-31", client=client, store=tmp_path / "s"
+    )
     pd.testing.assert_frame_equal(got, five)
     before = client.stats().requests
-    again = marketframe.download(FIVE, "2010-01-01", "2025-12-31", client=client,
-                                 store=tmp_path / "s")
+    again = marketframe.download(
+        FIVE, "2010-01-01", "2025-12-31", client=client, store=tmp_path / "s"
+    )
     assert client.stats().requests == before  # everything final was held: no request
     pd.testing.assert_frame_equal(again, five)
 
@@ -77,18 +81,22 @@ def test_pandas_habits_work_on_the_result(five: pd.DataFrame) -> None:
 
 
 def test_polars_habits_work_on_the_result(five: pd.DataFrame, client: Client) -> None:
-    df = marketframe.download(FIVE, "2010-01-01", "2025-12-31", client=client,
-                              backend="polars")
+    df = marketframe.download(FIVE, "2010-01-01", "2025-12-31", client=client, backend="polars")
     assert df.schema["date"] == pl.Date
     assert df.height == len(five)
     assert df["close"].to_list() == five.close.tolist()
     recent = df.filter(pl.col("date") >= dt.date(2025, 12, 1))
     assert recent.height and recent["date"].min() >= dt.date(2025, 12, 1)
-    march = df.filter((pl.col("symbol") == "2330")
-                      & (pl.col("date").dt.strftime("%Y-%m") == "2025-03"))
+    march = df.filter(
+        (pl.col("symbol") == "2330") & (pl.col("date").dt.strftime("%Y-%m") == "2025-03")
+    )
     assert march.height > 15
-    weekly = (df.filter(pl.col("symbol") == "2330").sort("date")
-              .group_by_dynamic("date", every="1w").agg(pl.col("close").last()))
+    weekly = (
+        df.filter(pl.col("symbol") == "2330")
+        .sort("date")
+        .group_by_dynamic("date", every="1w")
+        .agg(pl.col("close").last())
+    )
     assert weekly.height > 52 * 15 * 0.9
     wide = df.pivot(on="symbol", index="date", values="close").sort("date")
     assert sorted(wide.columns[1:]) == sorted(FIVE)
@@ -96,23 +104,26 @@ def test_polars_habits_work_on_the_result(five: pd.DataFrame, client: Client) ->
     assert rolled.filter(pl.col("symbol") == "2330")["sma"].null_count() == 19
 
 
-@pytest.mark.parametrize(("kwargs", "param", "allowed"), [
-    ({"symbols": ["2330", "23/30"]}, "symbols", "symbol strings"),
-    ({"symbols": []}, "symbols", "one or more symbols"),
-    ({"symbols": 2330}, "symbols", "a symbol string"),
-    ({"start": "2025-02-01", "end": "2025-01-01"}, "start", "start <= end"),
-    ({"start": "2025-13-01"}, "start", "YYYY-MM-DD"),
-    ({"timeframe": "H"}, "timeframe", "D, W, M"),
-    ({"fields": ["close", "vwap"]}, "fields", "open"),
-    ({"adjust": "ALL"}, "adjust", "'splits'"),
-    ({"adjust": "all", "timeframe": "W"}, "adjust", "timeframe D"),
-    ({"backend": "numpy"}, "backend", "pandas, polars, arrow"),
-    ({"store": 42}, "store", "a directory path"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "param", "allowed"),
+    [
+        ({"symbols": ["2330", "23/30"]}, "symbols", "symbol strings"),
+        ({"symbols": []}, "symbols", "one or more symbols"),
+        ({"symbols": 2330}, "symbols", "a symbol string"),
+        ({"start": "2025-02-01", "end": "2025-01-01"}, "start", "start <= end"),
+        ({"start": "2025-13-01"}, "start", "YYYY-MM-DD"),
+        ({"timeframe": "H"}, "timeframe", "D, W, M"),
+        ({"fields": ["close", "vwap"]}, "fields", "open"),
+        ({"adjust": "ALL"}, "adjust", "'splits'"),
+        ({"adjust": "all", "timeframe": "W"}, "adjust", "timeframe D"),
+        ({"backend": "numpy"}, "backend", "pandas, polars, arrow"),
+        ({"store": 42}, "store", "a directory path"),
+    ],
+)
 def test_bad_arguments_raise_invalid_params_before_any_request(
-        client: Client, kwargs: dict[str, Any], param: str, allowed: str) -> None:
-    call: dict[str, Any] = {"symbols": "2330", "start": "2025-01-01", "end": "2025-03-31",
-                            **kwargs}
+    client: Client, kwargs: dict[str, Any], param: str, allowed: str
+) -> None:
+    call: dict[str, Any] = {"symbols": "2330", "start": "2025-01-01", "end": "2025-03-31", **kwargs}
     before = client.stats().requests
     with pytest.raises(InvalidParams) as info:
         marketframe.download(call.pop("symbols"), client=client, **call)
@@ -124,8 +135,7 @@ def test_bad_arguments_raise_invalid_params_before_any_request(
 
 def test_a_failing_symbol_is_reported_never_dropped(client: Client) -> None:
     with pytest.raises(BatchError) as info:
-        marketframe.download(["2330", "9999", "0050"], "2024-01-01", "2025-06-30",
-                             client=client)
+        marketframe.download(["2330", "9999", "0050"], "2024-01-01", "2025-06-30", client=client)
     err = info.value
     assert set(err.errors) == {"9999"}
     assert "SymbolNotFound" in type(err.errors["9999"]).__name__
@@ -141,8 +151,7 @@ def test_a_board_name_downloads_every_equity_of_the_board(client: Client) -> Non
 
 
 def test_weekly_and_minute_timeframes(client: Client) -> None:
-    weekly = marketframe.download("2330", "2024-01-01", "2025-12-31", timeframe="W",
-                                  client=client)
+    weekly = marketframe.download("2330", "2024-01-01", "2025-12-31", timeframe="W", client=client)
     assert weekly.date.is_monotonic_increasing and len(weekly) > 100
     minutes = marketframe.download(["2330", "0050"], timeframe="5", client=client)
     assert str(minutes.date.dtype) == "datetime64[us, Asia/Taipei]"
@@ -154,12 +163,14 @@ def test_weekly_and_minute_timeframes(client: Client) -> None:
 def test_default_range_is_the_year_before_end(client: Client) -> None:
     df = marketframe.download("2330", end="2025-06-30", client=client)
     assert df.date.min() >= pd.Timestamp("2024-07-01") and df.date.max() <= pd.Timestamp(
-        "2025-06-30")
+        "2025-06-30"
+    )
     assert df.date.min() <= pd.Timestamp("2024-07-05")
 
 
 def test_without_a_client_or_key_it_runs_on_the_sandbox(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.delenv("MARKETFRAME_API_KEY", raising=False)
     monkeypatch.delenv("MARKETFRAME_BASE_URL", raising=False)
     df = marketframe.download(["2330", "0050"], "2024-01-01", "2024-03-31", backend="arrow")
@@ -167,14 +178,15 @@ def test_without_a_client_or_key_it_runs_on_the_sandbox(
     assert "MARKETFRAME_API_KEY is not set: using the built-in sandbox" in capsys.readouterr().err
 
 
-def test_progress_bar_counts_the_windows(client: Client,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
-    marketframe.download(["2330", "0050"], "2020-01-01", "2025-12-31", client=client,
-                         progress=True)
+def test_progress_bar_counts_the_windows(
+    client: Client, capsys: pytest.CaptureFixture[str]
+) -> None:
+    marketframe.download(["2330", "0050"], "2020-01-01", "2025-12-31", client=client, progress=True)
     err = capsys.readouterr().err
     assert "download" in err and "/12 " in err  # a bar over 2 symbols x 6 windows
-    marketframe.download(["2330", "0050"], "2020-01-01", "2025-12-31", client=client,
-                         progress=False)
+    marketframe.download(
+        ["2330", "0050"], "2020-01-01", "2025-12-31", client=client, progress=False
+    )
     assert capsys.readouterr().err == ""
 
 
@@ -186,8 +198,9 @@ def test_adjust_equals_a_store_read_adjusted(client: Client, tmp_path: Path) -> 
     adj = marketframe.download(*args, adjust="splits", client=client)
     with Store(tmp_path / "st", client) as st:
         st.sync("stock.historical.candles", args[0], args[1], args[2], progress=False)
-        read = st.read("stock.historical.candles", sorted(args[0]), args[1], args[2],
-                       adjust="splits")
+        read = st.read(
+            "stock.historical.candles", sorted(args[0]), args[1], args[2], adjust="splits"
+        )
     pd.testing.assert_frame_equal(adj.reset_index(drop=True), read.reset_index(drop=True))
     before = (raw.symbol == "0050") & (raw.date < pd.Timestamp("2025-06-18"))
     assert before.sum() > 100

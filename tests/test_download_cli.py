@@ -33,64 +33,115 @@ def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str,
 
 
 def test_download_writes_parquet_equal_to_the_library_call(
-        on_sandbox: Any, api_key: str, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    on_sandbox: Any, api_key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "prices.parquet"
-    code, _, err = _run(capsys, ["download", "2330", "0050", "--start", "2010-01-01",
-                                 "--end", "2025-12-31", "-o", str(out)])
+    code, _, err = _run(
+        capsys,
+        [
+            "download",
+            "2330",
+            "0050",
+            "--start",
+            "2010-01-01",
+            "--end",
+            "2025-12-31",
+            "-o",
+            str(out),
+        ],
+    )
     assert code == 0, err
     table = pq.read_table(out)
     assert f"wrote {table.num_rows} rows to {out}" in err
     with Client(api_key, base_url=on_sandbox.base_url, cache=False) as c:
-        want = marketframe.download(["2330", "0050"], "2010-01-01", "2025-12-31", client=c,
-                                    backend="arrow")
+        want = marketframe.download(
+            ["2330", "0050"], "2010-01-01", "2025-12-31", client=c, backend="arrow"
+        )
     assert table.equals(want)
     assert table.column("symbol").to_pylist()[0] == "0050"  # sorted by symbol
 
 
-def test_download_writes_csv_and_syncs_a_store(on_sandbox: Any, tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_download_writes_csv_and_syncs_a_store(
+    on_sandbox: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "weekly.csv"
-    code, _, err = _run(capsys, ["download", "2330", "--start", "2024-01-01", "--end",
-                                 "2025-06-30", "--timeframe", "W", "--fields", "close,volume",
-                                 "--store", str(tmp_path / "store"), "-o", str(out)])
+    code, _, err = _run(
+        capsys,
+        [
+            "download",
+            "2330",
+            "--start",
+            "2024-01-01",
+            "--end",
+            "2025-06-30",
+            "--timeframe",
+            "W",
+            "--fields",
+            "close,volume",
+            "--store",
+            str(tmp_path / "store"),
+            "-o",
+            str(out),
+        ],
+    )
     assert code == 0, err
     df = pd.read_csv(out)
     assert len(df) > 70 and df.close.notna().all() and df.open.isna().all()
     assert (tmp_path / "store" / "_manifest.json").exists()
 
 
-def test_download_prints_a_table_without_out(on_sandbox: Any,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run(capsys, ["download", "2330", "--start", "2025-06-02",
-                                 "--end", "2025-06-06"])
+def test_download_prints_a_table_without_out(
+    on_sandbox: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _run(
+        capsys, ["download", "2330", "--start", "2025-06-02", "--end", "2025-06-06"]
+    )
     assert code == 0 and "2330" in out and "2025-06-02" in out
 
 
-def test_help_explains_symbols_boards_and_the_output(capsys: pytest.CaptureFixture[str]
-                                                     ) -> None:
+def test_help_explains_symbols_boards_and_the_output(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, ["download", "--help"])
     assert code == 0
-    for words in ("SYMBOL", "TSE", "--start", "--end", "--timeframe", ".parquet", "--store",
-                  "example: marketframe download 2330 0050"):
+    for words in (
+        "SYMBOL",
+        "TSE",
+        "--start",
+        "--end",
+        "--timeframe",
+        ".parquet",
+        "--store",
+        "example: marketframe download 2330 0050",
+    ):
         assert words in out, words
 
 
-@pytest.mark.parametrize(("argv", "words"), [
-    (["download", "2330", "--start", "2025-12-20", "--end", "2025-12-10"],
-     ("download: error: InvalidParams", "start <= end")),
-    (["download", "23/30"], ("InvalidParams", "'symbols'")),
-    (["download", "2330", "--start", "2025-02-30"], ("InvalidParams", "start")),
-    (["download", "2330", "--fields", "open,shut"], ("'shut'", "close")),
-    (["download", "2330", "--timeframe", "5", "--start", "2025-01-01"],
-     ("minute timeframe", "start=None")),
-    (["download", "2330", "--timeframe", "H"], ("invalid choice", "'D'")),
-    (["download", "2330", "-o", "prices.xlsx"], (".csv or .parquet",)),
-    (["download"], ("SYMBOL",)),
-])
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (
+            ["download", "2330", "--start", "2025-12-20", "--end", "2025-12-10"],
+            ("download: error: InvalidParams", "start <= end"),
+        ),
+        (["download", "23/30"], ("InvalidParams", "'symbols'")),
+        (["download", "2330", "--start", "2025-02-30"], ("InvalidParams", "start")),
+        (["download", "2330", "--fields", "open,shut"], ("'shut'", "close")),
+        (
+            ["download", "2330", "--timeframe", "5", "--start", "2025-01-01"],
+            ("minute timeframe", "start=None"),
+        ),
+        (["download", "2330", "--timeframe", "H"], ("invalid choice", "'D'")),
+        (["download", "2330", "-o", "prices.xlsx"], (".csv or .parquet",)),
+        (["download"], ("SYMBOL",)),
+    ],
+)
 def test_wrong_arguments_are_one_clear_line_and_exit_2(
-        argv: list[str], words: tuple[str, ...], on_sandbox: Any, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    argv: list[str],
+    words: tuple[str, ...],
+    on_sandbox: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.chdir(tmp_path)
     served = on_sandbox.requests_served
     code, _, err = _run(capsys, argv)
@@ -100,8 +151,10 @@ def test_wrong_arguments_are_one_clear_line_and_exit_2(
     assert on_sandbox.requests_served == served  # refused before any request
 
 
-def test_a_failing_symbol_exits_1_naming_it(on_sandbox: Any,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(capsys, ["download", "2330", "ZZZZ", "--start", "2025-01-01",
-                                 "--end", "2025-01-31"])
+def test_a_failing_symbol_exits_1_naming_it(
+    on_sandbox: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(
+        capsys, ["download", "2330", "ZZZZ", "--start", "2025-01-01", "--end", "2025-01-31"]
+    )
     assert code == 1 and "BatchError" in err and "ZZZZ" in err

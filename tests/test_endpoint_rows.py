@@ -12,29 +12,41 @@ from marketframe.endpoints import ENDPOINTS, SYMBOL, Endpoint
 from marketframe.schemas import Col
 from marketframe.schemas._stock import STOCK_QUOTE as QUOTE
 
-_OK: dict[str, Any] = {"name": "stock.x.y", "path": "/stock/x/y/{symbol}", "params": (SYMBOL,),
-                       "schema": QUOTE, "freshness": "intraday"}
+_OK: dict[str, Any] = {
+    "name": "stock.x.y",
+    "path": "/stock/x/y/{symbol}",
+    "params": (SYMBOL,),
+    "schema": QUOTE,
+    "freshness": "intraday",
+}
 
 
 def test_a_row_is_keyword_only() -> None:
     with pytest.raises(TypeError):
-        Endpoint("stock.x.y", "/stock/x/y/{symbol}", (SYMBOL,),  # type: ignore[misc]
-                 QUOTE, "intraday")
+        Endpoint(
+            "stock.x.y",
+            "/stock/x/y/{symbol}",
+            (SYMBOL,),  # type: ignore[misc]
+            QUOTE,
+            "intraday",
+        )
     assert Endpoint(**_OK).schema is QUOTE
 
 
-@pytest.mark.parametrize(("change", "named"), [
-    ({"schema": "stock_quote"}, "schema is a str"),  # a string name fails at once
-    ({"freshness": "live"}, "freshness 'live'"),
-    ({"plan": "premium"}, "plan 'premium'"),
-    ({"date_range": ("from_", "to")}, "date_range names 'from_'"),
-    ({"example": {"symbl": "2330"}}, "example names 'symbl'"),
-    ({"minute_range": "forbidden"}, "minute rules without a timeframe"),
-    ({"path": "/stock/x/y/{symbl}"}, "path placeholders ['symbl']"),
-    ({"keys": ("symbol", "dat")}, "keys ['dat'] are not columns"),
-])
-def test_a_row_that_contradicts_itself_fails_when_built(change: dict[str, Any],
-                                                         named: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"schema": "stock_quote"}, "schema is a str"),  # a string name fails at once
+        ({"freshness": "live"}, "freshness 'live'"),
+        ({"plan": "premium"}, "plan 'premium'"),
+        ({"date_range": ("from_", "to")}, "date_range names 'from_'"),
+        ({"example": {"symbl": "2330"}}, "example names 'symbl'"),
+        ({"minute_range": "forbidden"}, "minute rules without a timeframe"),
+        ({"path": "/stock/x/y/{symbl}"}, "path placeholders ['symbl']"),
+        ({"keys": ("symbol", "dat")}, "keys ['dat'] are not columns"),
+    ],
+)
+def test_a_row_that_contradicts_itself_fails_when_built(change: dict[str, Any], named: str) -> None:
     with pytest.raises(TypeError, match="stock.x.y") as info:
         Endpoint(**{**_OK, **change})
     assert named in str(info.value)
@@ -57,7 +69,8 @@ def test_technical_rows_carry_warmup_outputs_and_defaults() -> None:
     from marketframe.crosscheck import SPECS  # the cross-check reads the same rows
 
     assert {k: (v.endpoint, v.outputs) for k, v in SPECS.items()} == {
-        k: (ep.name, ep.outputs) for k, ep in tech.items()}
+        k: (ep.name, ep.outputs) for k, ep in tech.items()
+    }
 
 
 def test_col_flags_are_keyword_only() -> None:
@@ -66,7 +79,10 @@ def test_col_flags_are_keyword_only() -> None:
     col = Col("time", ("time",), "time_us", required=True)
     assert col.required and not col.envelope
     assert [f.name for f in dataclasses.fields(Col) if f.kw_only] == [
-        "envelope", "required", "param"]
+        "envelope",
+        "required",
+        "param",
+    ]
 
 
 def test_a_schema_with_two_columns_of_one_name_fails_at_build() -> None:

@@ -17,24 +17,40 @@ MANY = {"symbol": ["2330", "0050", "2317"], "market": ["TSE", "OTC"]}
 MANY_FUTOPT = ["TXFL6", "MXFL6"]
 #: symbols of endpoints that only some instruments have (index codes, ETFs hold, companies
 #: have boards)
-MANY_BY_NAME = {"stock.snapshot.heatmap": ["IX0001", "IX0043"],
-                "stock.ownership.etf_holdings": ["0050", "0056"],
-                "stock.ownership.director_holdings": ["2330", "2317", "2454"]}
+MANY_BY_NAME = {
+    "stock.snapshot.heatmap": ["IX0001", "IX0043"],
+    "stock.ownership.etf_holdings": ["0050", "0056"],
+    "stock.ownership.director_holdings": ["2330", "2317", "2454"],
+}
 MANY_PRODUCTS = ["TXF", "MXF"]  # futopt.historical: keyed by product
 
 PANDAS = {
-    "float": "float64", "int": "Int64", "int_str": "Int64",
-    "time_us": "datetime64[us, Asia/Taipei]", "iso_time": "datetime64[us, Asia/Taipei]",
-    "hhmmss": "datetime64[us, Asia/Taipei]", "date": "datetime64[us]",
-    "date_or_time": "datetime64[us]", "month": "datetime64[us]", "str": "str", "cat": "category",
+    "float": "float64",
+    "int": "Int64",
+    "int_str": "Int64",
+    "time_us": "datetime64[us, Asia/Taipei]",
+    "iso_time": "datetime64[us, Asia/Taipei]",
+    "hhmmss": "datetime64[us, Asia/Taipei]",
+    "date": "datetime64[us]",
+    "date_or_time": "datetime64[us]",
+    "month": "datetime64[us]",
+    "str": "str",
+    "cat": "category",
     "flag": "bool",
 }
 POLARS = {
-    "float": pl.Float64, "int": pl.Int64, "int_str": pl.Int64,
-    "time_us": pl.Datetime("us", "Asia/Taipei"), "iso_time": pl.Datetime("us", "Asia/Taipei"),
-    "hhmmss": pl.Datetime("us", "Asia/Taipei"), "date": pl.Date, "date_or_time": pl.Date,
+    "float": pl.Float64,
+    "int": pl.Int64,
+    "int_str": pl.Int64,
+    "time_us": pl.Datetime("us", "Asia/Taipei"),
+    "iso_time": pl.Datetime("us", "Asia/Taipei"),
+    "hhmmss": pl.Datetime("us", "Asia/Taipei"),
+    "date": pl.Date,
+    "date_or_time": pl.Date,
     "month": pl.Date,
-    "str": pl.String, "cat": pl.Categorical, "flag": pl.Boolean,
+    "str": pl.String,
+    "cat": pl.Categorical,
+    "flag": pl.Boolean,
 }
 
 
@@ -56,8 +72,10 @@ def _params(name: str, many: bool) -> dict[str, Any]:
     multi = ep.multi_param
     if multi and many:
         params[multi] = MANY_BY_NAME.get(name) or (
-            MANY_FUTOPT if multi == "symbol" and ep.group == "futopt" else
-            MANY.get(multi, MANY_PRODUCTS))
+            MANY_FUTOPT
+            if multi == "symbol" and ep.group == "futopt"
+            else MANY.get(multi, MANY_PRODUCTS)
+        )
     return params
 
 
@@ -98,15 +116,18 @@ def test_many(client: Client, name: str) -> None:
     assert len(df) == sum(len(s) for s in singles)
     # the column of the value each call was made for: the envelope column that echoes the
     # parameter (heatmap: index_symbol), else the column of the parameter's name
-    col = next((c.name for c in ep.schema.columns if c.envelope and c.param == ep.multi_param),
-               ep.multi_param)
+    col = next(
+        (c.name for c in ep.schema.columns if c.envelope and c.param == ep.multi_param),
+        ep.multi_param,
+    )
     got = df[col].unique().to_list() if client.backend == "polars" else list(df[col].unique())
     assert sorted(map(str, got)) == sorted(values)
 
 
 def test_minute_timeframe_dates_are_timestamps(client: Client) -> None:
-    df = client.stock.technical.sma(symbol="2330", from_="2024-01-01", to="2024-01-31",
-                                    timeframe=MINUTE_TIMEFRAMES[2], period=5)
+    df = client.stock.technical.sma(
+        symbol="2330", from_="2024-01-01", to="2024-01-31", timeframe=MINUTE_TIMEFRAMES[2], period=5
+    )
     dtype = df.schema["date"] if client.backend == "polars" else str(df["date"].dtype)
     assert dtype in (pl.Datetime("us", "Asia/Taipei"), "datetime64[us, Asia/Taipei]")
 
@@ -124,7 +145,8 @@ def test_units_follow_the_instrument(sandbox: Any, api_key: str) -> None:
     with Client(api_key, base_url=sandbox.base_url, cache=False) as c:
         assert c.stock.intraday.trades(symbol="2330").attrs["units"]["size"] == "lots"
         assert c.stock.intraday.trades(symbol="2330", type="oddlot").attrs["units"]["size"] == (
-            "shares")
+            "shares"
+        )
         assert units(c.stock.intraday.candles(symbol="IX0001"))["volume"] == "TWD"
         index = c.stock.intraday.quote(symbol="IX0001")  # the sandbox sends turnover there too
         assert units(index)["total_trade_volume"] == "TWD"
@@ -134,7 +156,8 @@ def test_units_follow_the_instrument(sandbox: Any, api_key: str) -> None:
         assert units(mixed)["volume"] == f"mixed (2330: lots, {esb}: shares)"
         assert mixed.schema.field("volume").metadata == {b"unit": units(mixed)["volume"].encode()}
         assert units(c.fetch_table("futopt.intraday.trades", symbol="TXFL6"))["size"] == (
-            "contracts")
+            "contracts"
+        )
         assert c.units("stock.historical.candles") == {"volume": "shares", "turnover": "TWD"}
 
 

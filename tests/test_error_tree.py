@@ -34,8 +34,17 @@ CAUGHT_AT_ONCE = {
     ("academy/_tokens.py", "from_dict"): "TokenStore.load turns it into TokenStoreError",
     ("academy/_tokens.py", "_number"): "TokenStore.load turns it into TokenStoreError",
 }
-BUILTINS = {"ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError", "Exception",
-            "LookupError", "ArithmeticError", "OSError"}
+BUILTINS = {
+    "ValueError",
+    "TypeError",
+    "KeyError",
+    "IndexError",
+    "RuntimeError",
+    "Exception",
+    "LookupError",
+    "ArithmeticError",
+    "OSError",
+}
 
 
 def package_modules() -> list[str]:
@@ -49,8 +58,12 @@ def error_classes() -> list[type[BaseException]]:
         module = importlib.import_module(name)
         for _, obj in inspect.getmembers(module, inspect.isclass):
             # private control-flow signals (``_Dropped``) are caught inside and never surface
-            if issubclass(obj, BaseException) and obj.__module__.startswith("marketframe.") \
-                    and not obj.__module__.startswith(ORACLE) and not obj.__name__.startswith("_"):
+            if (
+                issubclass(obj, BaseException)
+                and obj.__module__.startswith("marketframe.")
+                and not obj.__module__.startswith(ORACLE)
+                and not obj.__name__.startswith("_")
+            ):
                 found[f"{obj.__module__}.{obj.__qualname__}"] = obj
     return list(found.values())
 
@@ -58,9 +71,11 @@ def error_classes() -> list[type[BaseException]]:
 def test_every_exception_class_of_the_package_is_a_marketframe_error() -> None:
     classes = error_classes()
     assert len(classes) > 40  # the walk found the academy, store, stream and frames errors
-    strays = [f"{c.__module__}.{c.__name__}" for c in classes
-              if not issubclass(c, MarketframeWarning if issubclass(c, Warning)
-                                else MarketframeError)]
+    strays = [
+        f"{c.__module__}.{c.__name__}"
+        for c in classes
+        if not issubclass(c, MarketframeWarning if issubclass(c, Warning) else MarketframeError)
+    ]
     assert strays == []
 
 
@@ -121,8 +136,10 @@ def test_one_hint_style_academy_ends_its_message_with_the_next_step() -> None:
     from marketframe.academy import NotLoggedIn, TokenStoreError
 
     err = NotLoggedIn("no tokens are stored for https://x.example")
-    assert str(err) == ("no tokens are stored for https://x.example. Log in first: "
-                        "`marketframe academy login` or `marketframe.academy.login(url)`.")
+    assert str(err) == (
+        "no tokens are stored for https://x.example. Log in first: "
+        "`marketframe academy login` or `marketframe.academy.login(url)`."
+    )
     assert str(err).endswith(err.next_step())
     custom = TokenStoreError("cannot write the file.", hint="free some disk space")
     assert str(custom) == "cannot write the file. Free some disk space."

@@ -32,14 +32,22 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "futopt_historical_daily_TXF_20260916": ("futopt.historical.daily", {"product": "TXF"}),
     "futopt_historical_daily_TXO_20261002": ("futopt.historical.daily", {"product": "TXO"}),
     "futopt_historical_candles_TXF_tf5_20260916": (
-        "futopt.historical.candles", {"product": "TXF", "contractMonth": "1!", "timeframe": "5"}),
+        "futopt.historical.candles",
+        {"product": "TXF", "contractMonth": "1!", "timeframe": "5"},
+    ),
 }
 
 #: pandas dtype of each schema kind
 DTYPES = {
-    "float": "float64", "int": "Int64", "int_str": "Int64", "str": {"str", "string", "object"},
-    "cat": "category", "flag": "bool", "date": "datetime64[us]",
-    "time_us": f"datetime64[us, {TAIPEI}]", "iso_time": f"datetime64[us, {TAIPEI}]",
+    "float": "float64",
+    "int": "Int64",
+    "int_str": "Int64",
+    "str": {"str", "string", "object"},
+    "cat": "category",
+    "flag": "bool",
+    "date": "datetime64[us]",
+    "time_us": f"datetime64[us, {TAIPEI}]",
+    "iso_time": f"datetime64[us, {TAIPEI}]",
     "hhmmss": f"datetime64[us, {TAIPEI}]",
 }
 
@@ -81,8 +89,10 @@ def _expected(kind: str, value: Any, envelope: dict[str, Any]) -> Any:
         return pd.Timestamp(value).tz_convert(TAIPEI)
     if kind == "hhmmss":
         day = dt.date.fromisoformat(envelope["date"])
-        return pd.Timestamp(dt.datetime.combine(day, dt.time(int(value[:2]), int(value[2:4]),
-                                                            int(value[4:]))), tz=TAIPEI)
+        return pd.Timestamp(
+            dt.datetime.combine(day, dt.time(int(value[:2]), int(value[2:4]), int(value[4:]))),
+            tz=TAIPEI,
+        )
     if kind == "int_str":
         return int(value)
     return value
@@ -90,8 +100,12 @@ def _expected(kind: str, value: Any, envelope: dict[str, Any]) -> Any:
 
 def _same(got: Any, want: Any) -> bool:
     if want is None:
-        return got is None or got is pd.NA or got is pd.NaT or (
-            isinstance(got, float) and math.isnan(got))
+        return (
+            got is None
+            or got is pd.NA
+            or got is pd.NaT
+            or (isinstance(got, float) and math.isnan(got))
+        )
     if isinstance(want, float) or isinstance(got, float):
         return float(got) == float(want)
     return bool(got == want)
@@ -112,8 +126,9 @@ def test_every_leaf_arrives_unchanged_with_its_dtype(name: str) -> None:
         kind = col.kind if col.kind != "date_or_time" else "iso_time" if minute else "date"
         want_dtype = DTYPES[kind]
         got_dtype = str(df[col.name].dtype)
-        assert got_dtype in want_dtype if isinstance(want_dtype, set) else \
-            got_dtype == want_dtype, (col.name, got_dtype)
+        assert (
+            got_dtype in want_dtype if isinstance(want_dtype, set) else got_dtype == want_dtype
+        ), (col.name, got_dtype)
         for i, row in enumerate(rows):
             source = envelope if col.envelope else row
             value = _walk(source, col.path)
@@ -152,4 +167,5 @@ def test_heatmap_sample_values() -> None:
     assert df.attrs["units"]["trade_volume"] == "lots"
     # tradeValueWeight is the constituent's share of the index row's trade value
     assert tsmc["trade_value"] / df["trade_value"].iloc[0] * 100 == pytest.approx(
-        tsmc["trade_value_weight"], rel=1e-12)
+        tsmc["trade_value_weight"], rel=1e-12
+    )

@@ -42,21 +42,22 @@ def store(client: Client, tmp_path_factory: pytest.TempPathFactory) -> Store:
     st = Store(tmp_path_factory.mktemp("conventions"), client)
     st.sync(CANDLES, ["2330", "0050"], "2024-01-01", "2025-06-30", progress=False)
     st.sync(CANDLES, ["2330"], timeframe="5", progress=False)
-    st.sync("stock.corporate_actions.dividends", None, "2020-01-01", "2025-06-30",
-            progress=False)
+    st.sync("stock.corporate_actions.dividends", None, "2020-01-01", "2025-06-30", progress=False)
     return st
 
 
 @pytest.mark.parametrize("backend", ["pandas", "polars"])
 def test_loaders_store_and_download_agree_on_the_dtype_table(
-        client: Client, store: Store, backend: str) -> None:
+    client: Client, store: Store, backend: str
+) -> None:
     load = client.stock.historical.candles
     frames = {
         "calendar": [
             load(symbol="2330", from_="2025-01-01", to="2025-03-31", backend=backend),
             store.read(CANDLES, "2330", "2025-01-01", "2025-03-31", backend=backend),
-            marketframe.download("2330", "2025-01-01", "2025-03-31", client=client,
-                                 backend=backend),
+            marketframe.download(
+                "2330", "2025-01-01", "2025-03-31", client=client, backend=backend
+            ),
         ],
         "instant": [
             load(symbol="2330", timeframe="5", backend=backend),
@@ -78,8 +79,9 @@ def test_loaders_store_and_download_agree_on_the_dtype_table(
 
 
 def _stream_batch(client: Client, newest_first: bool) -> Batch:
-    body = client.fetch("stock.intraday.trades", symbol="2330", sort="asc",
-                        limit=30).responses[0].body
+    body = (
+        client.fetch("stock.intraday.trades", symbol="2330", sort="asc", limit=30).responses[0].body
+    )
     doc = orjson.loads(body)
     head = {k: doc[k] for k in ("type", "exchange", "market", "symbol")}
     rows = [{**head, **r} for r in doc["data"]]
@@ -101,32 +103,37 @@ def test_the_stream_recorder_agrees(client: Client, tmp_path: Path) -> None:
 
 def test_loaders_return_oldest_first_whatever_the_wire_order(client: Client) -> None:
     # the service answers daily candles and trades newest first by default
-    raw = orjson.loads(client.fetch(CANDLES, symbol="2330", from_="2025-01-01",
-                                    to="2025-03-31").responses[0].body)["data"]
+    raw = orjson.loads(
+        client.fetch(CANDLES, symbol="2330", from_="2025-01-01", to="2025-03-31").responses[0].body
+    )["data"]
     assert raw[0]["date"] > raw[-1]["date"]
-    daily = client.stock.historical.candles(symbol=["2330", "0050"], from_="2025-01-01",
-                                            to="2025-03-31")
+    daily = client.stock.historical.candles(
+        symbol=["2330", "0050"], from_="2025-01-01", to="2025-03-31"
+    )
     for _, one in daily.groupby("symbol"):
         assert one.date.is_monotonic_increasing
     trades = client.stock.intraday.trades(symbol="2330", limit=200)
     assert trades.time.is_monotonic_increasing and trades.serial.is_monotonic_increasing
-    tech = client.stock.technical.sma(symbol="2330", from_="2025-01-01", to="2025-03-31",
-                                      timeframe="D", period=5)
+    tech = client.stock.technical.sma(
+        symbol="2330", from_="2025-01-01", to="2025-03-31", timeframe="D", period=5
+    )
     assert tech.date.is_monotonic_increasing
 
 
 def test_sort_desc_is_still_honoured(client: Client) -> None:
-    desc = client.stock.historical.candles(symbol="2330", from_="2025-01-01", to="2025-03-31",
-                                           sort="desc")
+    desc = client.stock.historical.candles(
+        symbol="2330", from_="2025-01-01", to="2025-03-31", sort="desc"
+    )
     assert desc.date.is_monotonic_decreasing and len(desc) > 30
     trades = client.stock.intraday.trades(symbol="2330", limit=50, sort="desc")
     assert trades.serial.is_monotonic_decreasing
 
 
 def test_store_reads_and_download_are_oldest_first(client: Client, store: Store) -> None:
-    for frame in (store.read(CANDLES, ["2330", "0050"], "2024-01-01", "2025-06-30"),
-                  marketframe.download(["2330", "0050"], "2024-01-01", "2025-06-30",
-                                       client=client)):
+    for frame in (
+        store.read(CANDLES, ["2330", "0050"], "2024-01-01", "2025-06-30"),
+        marketframe.download(["2330", "0050"], "2024-01-01", "2025-06-30", client=client),
+    ):
         for _, one in frame.groupby("symbol"):
             assert one.date.is_monotonic_increasing
     actions = store.read("stock.corporate_actions.dividends")

@@ -27,27 +27,52 @@ def _load(name: str, endpoint: str, params: dict[str, Any] | None = None) -> Any
 
 def _same(got: list[Any], want: list[Any]) -> bool:
     """Equal lists where NaN/None/NA stand for one missing value."""
+
     def norm(v: Any) -> Any:
         return None if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) else v
+
     return [norm(v) for v in got] == [norm(v) for v in want]
 
 
 DAILY_TXF = {
     "date": [pd.Timestamp("2026-09-16")] * 3,
-    "product": ["TXF"] * 3, "session": ["REGULAR"] * 3, "exchange": ["TAIFEX"] * 3,
+    "product": ["TXF"] * 3,
+    "session": ["REGULAR"] * 3,
+    "exchange": ["TAIFEX"] * 3,
     "contract_month": ["202609", "202609/202610", "202609"],
-    "call_put": [None, None, "CALL"], "strike_price": [NAN, NAN, 45000.0],
-    "open_price": [45534.0, 155.0, NAN], "high_price": [46093.0, 272.0, NAN],
-    "low_price": [45518.0, 144.0, NAN], "close_price": [45759.0, 231.0, NAN],
-    "change": [167.0, NAN, NAN], "change_percent": [0.37, NAN, NAN],
-    "volume": [28491, 1946, 0], "volume_spread": [None, 6980, None],
-    "open_interest": [9684, None, 12], "settlement_price": [0.0, NAN, 820.0],
+    "call_put": [None, None, "CALL"],
+    "strike_price": [NAN, NAN, 45000.0],
+    "open_price": [45534.0, 155.0, NAN],
+    "high_price": [46093.0, 272.0, NAN],
+    "low_price": [45518.0, 144.0, NAN],
+    "close_price": [45759.0, 231.0, NAN],
+    "change": [167.0, NAN, NAN],
+    "change_percent": [0.37, NAN, NAN],
+    "volume": [28491, 1946, 0],
+    "volume_spread": [None, 6980, None],
+    "open_interest": [9684, None, 12],
+    "settlement_price": [0.0, NAN, 820.0],
 }
 DAILY_DTYPES = {
-    "date": "datetime64[us]", "product": "str", "session": "category", "exchange": "category",
-    "contract_month": "str", "call_put": "category", "strike_price": "float64",
-    **{c: "float64" for c in ("open_price", "high_price", "low_price", "close_price", "change",
-                              "change_percent", "settlement_price")},
+    "date": "datetime64[us]",
+    "product": "str",
+    "session": "category",
+    "exchange": "category",
+    "contract_month": "str",
+    "call_put": "category",
+    "strike_price": "float64",
+    **{
+        c: "float64"
+        for c in (
+            "open_price",
+            "high_price",
+            "low_price",
+            "close_price",
+            "change",
+            "change_percent",
+            "settlement_price",
+        )
+    },
     **{c: "Int64" for c in ("volume", "volume_spread", "open_interest")},
 }
 
@@ -110,37 +135,49 @@ def offline() -> Iterator[Client]:
         yield c
 
 
-@pytest.mark.parametrize(("code", "fix"), [
-    ("TXFK6", "product='TXF', contractMonth='202611'"),
-    ("MXFA7/C7", "product='MXF', contractMonth='202701/202703'"),
-    ("TXO22400X6", "product='TXO', contractMonth='202612' (candles also take "
-                   "strikePrice=22400, callPut='PUT')"),
-])
+@pytest.mark.parametrize(
+    ("code", "fix"),
+    [
+        ("TXFK6", "product='TXF', contractMonth='202611'"),
+        ("MXFA7/C7", "product='MXF', contractMonth='202701/202703'"),
+        (
+            "TXO22400X6",
+            "product='TXO', contractMonth='202612' (candles also take "
+            "strikePrice=22400, callPut='PUT')",
+        ),
+    ],
+)
 def test_a_contract_code_instead_of_a_product_names_the_product_and_month(
-        offline: Client, code: str, fix: str) -> None:
+    offline: Client, code: str, fix: str
+) -> None:
     for call in (offline.futopt.historical.daily, offline.futopt.historical.candles):
         with pytest.raises(InvalidParams) as info:
             call(product=code)
         assert info.value.param == "product" and fix in str(info.value)
 
 
-@pytest.mark.parametrize("month", ["2026", "202613", "2026-11", "4!", "1", "202611W6",
-                                   "202611/2026", "202611X1"])
+@pytest.mark.parametrize(
+    "month", ["2026", "202613", "2026-11", "4!", "1", "202611W6", "202611/2026", "202611X1"]
+)
 def test_contract_month_forms_are_checked(offline: Client, month: str) -> None:
     with pytest.raises(InvalidParams, match="YYYYMMWn") as info:
         offline.futopt.historical.candles(product="TXF", contractMonth=month)
     assert info.value.param == "contractMonth"
 
 
-@pytest.mark.parametrize(("params", "param"), [
-    ({"timeframe": "3"}, "timeframe"),  # stocks have 3-minute candles, futures do not
-    ({"fields": ["open", "turnover"]}, "fields"),
-    ({"callPut": "both"}, "callPut"),
-    ({"session": "night"}, "session"),
-    ({"strikePrice": "22400"}, "strikePrice"),
-])
-def test_other_parameters_name_their_allowed_values(offline: Client, params: dict[str, Any],
-                                                   param: str) -> None:
+@pytest.mark.parametrize(
+    ("params", "param"),
+    [
+        ({"timeframe": "3"}, "timeframe"),  # stocks have 3-minute candles, futures do not
+        ({"fields": ["open", "turnover"]}, "fields"),
+        ({"callPut": "both"}, "callPut"),
+        ({"session": "night"}, "session"),
+        ({"strikePrice": "22400"}, "strikePrice"),
+    ],
+)
+def test_other_parameters_name_their_allowed_values(
+    offline: Client, params: dict[str, Any], param: str
+) -> None:
     with pytest.raises(InvalidParams) as info:
         offline.futopt.historical.candles(product="TXO", **params)
     assert info.value.param == param
@@ -159,20 +196,30 @@ def _rows(df: Any) -> list[dict[str, Any]]:
     return df.to_dicts() if isinstance(df, pl.DataFrame) else df.to_dict("records")
 
 
-def test_continuous_front_month_rolls_at_expiry_and_each_bar_says_its_month(
-        client: Client) -> None:
+def test_continuous_front_month_rolls_at_expiry_and_each_bar_says_its_month(client: Client) -> None:
     """TXF 202611 expires on Wednesday 2026-11-18 (third Wednesday): 1! is 202611 until that
     day and 202612 from the next; 2! is always the month after."""
-    front = _rows(client.futopt.historical.candles(
-        product="TXF", contractMonth="1!", start="2026-11-16", end="2026-11-20"))
+    front = _rows(
+        client.futopt.historical.candles(
+            product="TXF", contractMonth="1!", start="2026-11-16", end="2026-11-20"
+        )
+    )
     assert [(str(r["date"])[:10], r["contract_month"]) for r in front] == [
-        ("2026-11-16", "202611"), ("2026-11-17", "202611"), ("2026-11-18", "202611"),
-        ("2026-11-19", "202612"), ("2026-11-20", "202612")]
-    second = client.futopt.historical.candles(product="TXF", contractMonth="2!",
-                                              start="2026-11-16", end="2026-11-20")
+        ("2026-11-16", "202611"),
+        ("2026-11-17", "202611"),
+        ("2026-11-18", "202611"),
+        ("2026-11-19", "202612"),
+        ("2026-11-20", "202612"),
+    ]
+    second = client.futopt.historical.candles(
+        product="TXF", contractMonth="2!", start="2026-11-16", end="2026-11-20"
+    )
     assert [r["contract_month"] for r in _rows(second)] == ["202612"] * 3 + ["202701"] * 2
-    dec = _rows(client.futopt.historical.candles(
-        product="TXF", contractMonth="202612", start="2026-11-16", end="2026-11-20"))
+    dec = _rows(
+        client.futopt.historical.candles(
+            product="TXF", contractMonth="202612", start="2026-11-16", end="2026-11-20"
+        )
+    )
     assert [r["close"] for r in dec[3:]] == [r["close"] for r in front[3:]]
     assert [r["close"] for r in dec[:3]] == [r["close"] for r in _rows(second)[:3]]
 
@@ -181,7 +228,12 @@ def test_daily_frames_have_the_documented_columns_and_dtypes(client: Client) -> 
     df = client.futopt.historical.daily(product="TXF", date="2026-11-19")
     rows = _rows(df)
     assert [r["contract_month"] for r in rows] == [
-        "202612", "202701", "202702", "202612/202701", "202612/202702"]  # nearest vs each later
+        "202612",
+        "202701",
+        "202702",
+        "202612/202701",
+        "202612/202702",
+    ]  # nearest vs each later
     if client.backend == "pandas":
         assert {c: str(df[c].dtype) for c in df.columns} == DAILY_DTYPES
     else:
@@ -211,11 +263,20 @@ def test_weekly_options_and_untraded_strikes(client: Client) -> None:
 
 
 def test_option_candles_take_strike_and_side(client: Client) -> None:
-    strike = next(r["strike_price"] for r in _rows(client.futopt.historical.daily(
-        product="TXO", date="2026-11-19", contractMonth="202612")))
-    df = client.futopt.historical.candles(product="TXO", contractMonth="202612",
-                                          strikePrice=strike, callPut="call",  # any case
-                                          start="2026-11-19", end="2026-11-19")
+    strike = next(
+        r["strike_price"]
+        for r in _rows(
+            client.futopt.historical.daily(product="TXO", date="2026-11-19", contractMonth="202612")
+        )
+    )
+    df = client.futopt.historical.candles(
+        product="TXO",
+        contractMonth="202612",
+        strikePrice=strike,
+        callPut="call",  # any case
+        start="2026-11-19",
+        end="2026-11-19",
+    )
     (row,) = _rows(df)
     assert row["strike_price"] == strike and row["call_put"] == "CALL"
     assert row["contract_month"] == "202612" and str(row["date"])[:10] == "2026-11-19"
@@ -224,39 +285,51 @@ def test_option_candles_take_strike_and_side(client: Client) -> None:
 def test_a_strike_taken_from_a_frame_is_a_plain_number(client: Client) -> None:
     """A numpy float64 strike (``df["strike_price"].iloc[0]``) is sent and echoed as a
     number, not refused by the conversion as an unknown JSON type."""
-    day = client.futopt.historical.daily(product="TXO", date="2026-11-19",
-                                         contractMonth="202612", backend="pandas")
+    day = client.futopt.historical.daily(
+        product="TXO", date="2026-11-19", contractMonth="202612", backend="pandas"
+    )
     strike = day["strike_price"].iloc[0]
     assert isinstance(strike, np.float64)
-    df = client.futopt.historical.candles(product="TXO", contractMonth="202612",
-                                          strikePrice=strike, callPut="PUT",
-                                          start="2026-11-19", end="2026-11-19")
+    df = client.futopt.historical.candles(
+        product="TXO",
+        contractMonth="202612",
+        strikePrice=strike,
+        callPut="PUT",
+        start="2026-11-19",
+        end="2026-11-19",
+    )
     assert [r["strike_price"] for r in _rows(df)] == [float(strike)]
 
 
-def test_minute_candles_are_taipei_timestamps_with_average_and_transactions(
-        client: Client) -> None:
-    df = client.futopt.historical.candles(product="MXF", timeframe="60", start="2026-11-19",
-                                          end="2026-11-20", fields="open,close,transaction")
+def test_minute_candles_are_taipei_timestamps_with_average_and_transactions(client: Client) -> None:
+    df = client.futopt.historical.candles(
+        product="MXF",
+        timeframe="60",
+        start="2026-11-19",
+        end="2026-11-20",
+        fields="open,close,transaction",
+    )
     rows = _rows(df)
     assert len(rows) == 10 and all(r["transaction"] > 0 for r in rows)
     assert all(r["high"] is None or np.isnan(r["high"]) for r in rows)  # not selected
     first = pd.Timestamp(rows[0]["date"])
-    assert first.tz is not None and first.tz_convert(TZ) == pd.Timestamp("2026-11-19 08:45",
-                                                                          tz=TZ)
+    assert first.tz is not None and first.tz_convert(TZ) == pd.Timestamp("2026-11-19 08:45", tz=TZ)
     if client.backend == "pandas":
         assert str(df["date"].dtype) == "datetime64[us, Asia/Taipei]"
     else:
         assert df.schema["date"] == pl.Datetime("us", TZ)
 
 
-def test_weekly_and_monthly_candles_are_dated_by_their_first_trading_day(
-        client: Client) -> None:
-    weeks = _rows(client.futopt.historical.candles(product="TXF", timeframe="W",
-                                                   start="2026-11-02", end="2026-11-20"))
+def test_weekly_and_monthly_candles_are_dated_by_their_first_trading_day(client: Client) -> None:
+    weeks = _rows(
+        client.futopt.historical.candles(
+            product="TXF", timeframe="W", start="2026-11-02", end="2026-11-20"
+        )
+    )
     assert [str(r["date"])[:10] for r in weeks] == ["2026-11-02", "2026-11-09", "2026-11-16"]
-    days = _rows(client.futopt.historical.candles(product="TXF", start="2026-11-16",
-                                                  end="2026-11-20"))
+    days = _rows(
+        client.futopt.historical.candles(product="TXF", start="2026-11-16", end="2026-11-20")
+    )
     last = weeks[-1]
     assert last["contract_month"] == "202612"  # the period's last day's month
     assert last["high"] == max(d["high"] for d in days)
@@ -265,8 +338,9 @@ def test_weekly_and_monthly_candles_are_dated_by_their_first_trading_day(
 
 
 def test_after_hours_session(client: Client) -> None:
-    night = _rows(client.futopt.historical.daily(product="TXF", date="2026-11-19",
-                                                 session="afterhours"))
+    night = _rows(
+        client.futopt.historical.daily(product="TXF", date="2026-11-19", session="afterhours")
+    )
     day = _rows(client.futopt.historical.daily(product="TXF", date="2026-11-19"))
     assert {r["session"] for r in night} == {"AFTERHOURS"}
     assert [r["close_price"] for r in night] != [r["close_price"] for r in day]
@@ -274,8 +348,9 @@ def test_after_hours_session(client: Client) -> None:
 
 
 def test_the_dates_of_a_range_are_calendar_dates(client: Client) -> None:
-    df = client.futopt.historical.candles(product="TXF", start=dt.date(2026, 11, 2),
-                                          end="2026-11-06", timeframe="D")
+    df = client.futopt.historical.candles(
+        product="TXF", start=dt.date(2026, 11, 2), end="2026-11-06", timeframe="D"
+    )
     if client.backend == "pandas":
         assert str(df["date"].dtype) == "datetime64[us]"
         assert df["date"].tolist() == list(pd.date_range("2026-11-02", "2026-11-06"))
@@ -292,12 +367,14 @@ def test_bang_and_slash_of_a_contract_month_are_percent_encoded_on_the_wire() ->
         sb.stats.record_paths = True
         with Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
             c.futopt.historical.candles(product="TXF", contractMonth="1!")
-            spread = c.futopt.historical.daily(product="TXF", date="2026-11-19",
-                                               contractMonth="202612/202701")
+            spread = c.futopt.historical.daily(
+                product="TXF", date="2026-11-19", contractMonth="202612/202701"
+            )
         assert sb.stats.paths == [
             "/marketdata/v1.0/futopt/historical/candles/TXF?contractMonth=1%21",
             "/marketdata/v1.0/futopt/historical/daily/TXF?date=2026-11-19"
-            "&contractMonth=202612%2F202701"]
+            "&contractMonth=202612%2F202701",
+        ]
     assert spread["contract_month"].tolist() == ["202612/202701"]
     assert spread["volume_spread"].iloc[0] > 0
 

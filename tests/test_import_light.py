@@ -17,8 +17,9 @@ HEAVY = ("polars", "matplotlib", "authlib", "aiohttp", "requests", "requests_cac
 
 def run(code: str) -> str:
     """Run ``code`` in a fresh interpreter; its stdout (a failure shows its stderr)."""
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()
 
@@ -34,8 +35,9 @@ def test_import_marketframe_loads_no_heavy_optional_library() -> None:
 
 @pytest.mark.parametrize("order", ["polars first", "marketframe first"])
 def test_polars_md_namespace_works_whichever_is_imported_first(order: str) -> None:
-    first, second = ("polars", "marketframe") if order == "polars first" else (
-        "marketframe", "polars")
+    first, second = (
+        ("polars", "marketframe") if order == "polars first" else ("marketframe", "polars")
+    )
     out = run(f"""
         import {first}, {second}
         import polars as pl

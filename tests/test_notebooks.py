@@ -21,12 +21,14 @@ def test_there_are_notebooks() -> None:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path: Path, tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("MARKETFRAME_API_KEY", raising=False)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [
-        str(ROOT), os.environ.get("PYTHONPATH", "")])))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    )
     monkeypatch.setenv("MARKETFRAME_HOME", str(tmp_path))
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     for cell in nb.cells:
         if cell.cell_type == "code":
             errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]

@@ -32,10 +32,15 @@ class _Thing:
         return "D"  # even an object that prints as an allowed value is refused
 
 
-_OTHERS = st.one_of(st.binary(max_size=4), st.lists(st.integers(), max_size=2),
-                    st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
-                    st.builds(_Thing), st.builds(object), st.just(float("nan")),
-                    st.just(10**5000))
+_OTHERS = st.one_of(
+    st.binary(max_size=4),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+    st.builds(_Thing),
+    st.builds(object),
+    st.just(float("nan")),
+    st.just(10**5000),
+)
 
 
 def bad_values(p: Param) -> st.SearchStrategy[Any]:
@@ -45,27 +50,49 @@ def bad_values(p: Param) -> st.SearchStrategy[Any]:
         return st.one_of(
             st.text(max_size=8).filter(lambda s: s not in allowed),
             st.integers().filter(lambda i: str(i) not in allowed),
-            st.floats(), st.booleans(), _OTHERS)
+            st.floats(),
+            st.booleans(),
+            _OTHERS,
+        )
     if p.type == "date":
         return st.one_of(
             st.text(max_size=12).filter(lambda s: not _YMD.fullmatch(s)),
             st.dates(max_value=DATE_SPAN[0] - dt.timedelta(days=1)),
             st.dates(min_value=DATE_SPAN[1] + dt.timedelta(days=1)),
-            st.integers(), st.floats(), st.booleans(), _OTHERS)
+            st.integers(),
+            st.floats(),
+            st.booleans(),
+            _OTHERS,
+        )
     if p.type == "bool":
         return st.one_of(st.integers(), st.text(max_size=5), st.floats(), _OTHERS)
     if p.type == "int":
-        return st.one_of(st.integers(max_value=p.minimum - 1), st.integers(min_value=2**31),
-                         st.floats(), st.booleans(), st.text(max_size=4), _OTHERS)
+        return st.one_of(
+            st.integers(max_value=p.minimum - 1),
+            st.integers(min_value=2**31),
+            st.floats(),
+            st.booleans(),
+            st.text(max_size=4),
+            _OTHERS,
+        )
     if p.type == "float":
-        return st.one_of(st.sampled_from([math.nan, math.inf, -math.inf]), st.booleans(),
-                         st.text(max_size=4), _OTHERS)
+        return st.one_of(
+            st.sampled_from([math.nan, math.inf, -math.inf]),
+            st.booleans(),
+            st.text(max_size=4),
+            _OTHERS,
+        )
     if p.type == "fields":
         return st.one_of(
-            st.text(max_size=12).filter(lambda s: any(f.strip() not in allowed
-                                                      for f in s.split(","))),
+            st.text(max_size=12).filter(
+                lambda s: any(f.strip() not in allowed for f in s.split(","))
+            ),
             st.lists(st.one_of(st.integers(), st.booleans()), min_size=1, max_size=3),
-            st.integers(), st.booleans(), st.floats(), st.builds(object))
+            st.integers(),
+            st.booleans(),
+            st.floats(),
+            st.builds(object),
+        )
     text = st.text(max_size=40)
     if p.in_path:
         # the package's own rule (a spread's '/' and a continuous month's '!' are valid)
@@ -77,8 +104,10 @@ def bad_values(p: Param) -> st.SearchStrategy[Any]:
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[Client, Sandbox]]:
-    with Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=None) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
+    with (
+        Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=None) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+    ):
         yield c, sb
 
 
@@ -92,8 +121,9 @@ def test_the_path_value_rule_the_sweep_generates_against() -> None:
 
 
 @pytest.mark.parametrize(("name", "param"), PAIRS)
-def test_bad_values_are_refused_before_any_request(served: tuple[Client, Sandbox], name: str,
-                                                   param: str) -> None:
+def test_bad_values_are_refused_before_any_request(
+    served: tuple[Client, Sandbox], name: str, param: str
+) -> None:
     client, sb = served
     ep = ENDPOINTS[name]
     p = ep.param_map[param]
@@ -114,9 +144,16 @@ def test_bad_values_are_refused_before_any_request(served: tuple[Client, Sandbox
 
 
 ANYTHING = st.one_of(
-    st.none(), st.text(max_size=12), st.integers(), st.floats(), st.booleans(),
-    st.dates(), st.datetimes(timezones=st.sampled_from([None, dt.UTC])),
-    st.lists(st.text(max_size=6), max_size=3), _OTHERS)
+    st.none(),
+    st.text(max_size=12),
+    st.integers(),
+    st.floats(),
+    st.booleans(),
+    st.dates(),
+    st.datetimes(timezones=st.sampled_from([None, dt.UTC])),
+    st.lists(st.text(max_size=6), max_size=3),
+    _OTHERS,
+)
 
 
 @pytest.mark.parametrize("name", sorted(ENDPOINTS))

@@ -22,8 +22,9 @@ from marketframe.frames import MissingColumnsError  # noqa: E402
 @pytest.fixture(scope="module")
 def frame(sandbox) -> pd.DataFrame:
     client = Client(sandbox.api_key, base_url=sandbox.base_url, cache=False)
-    df = client.stock.historical.candles(symbol="2454", from_="2026-01-05", to="2026-11-20",
-                                         timeframe="D", sort="asc")
+    df = client.stock.historical.candles(
+        symbol="2454", from_="2026-01-05", to="2026-11-20", timeframe="D", sort="asc"
+    )
     df["sma_20"] = df["close"].rolling(20).mean()
     df["rsi_14"] = 50.0
     df["macd_line"] = np.sin(np.arange(len(df)) / 5)
@@ -54,8 +55,9 @@ def test_clear_errors(frame) -> None:
 def test_readme_snippet_on_two_symbols_draws_one_block_per_symbol(sandbox) -> None:
     # README: daily.md.sma(20).md.rsi(14).md.kdj().md.plot() on a two-symbol frame
     client = Client(sandbox.api_key, base_url=sandbox.base_url, cache=False)
-    daily = client.stock.historical.candles(symbol=["2330", "0050"], from_="2025-01-01",
-                                            to="2025-06-30")
+    daily = client.stock.historical.candles(
+        symbol=["2330", "0050"], from_="2025-01-01", to="2025-06-30"
+    )
     assert daily["symbol"].nunique() == 2
     fig = daily.md.sma(20).md.rsi(14).md.kdj().md.plot()
     assert [sf.axes[0].get_title() for sf in fig.subfigs] == ["2330 candles", "0050 candles"]
@@ -77,7 +79,9 @@ def test_intraday_ticks_show_the_time(sandbox) -> None:
     days = plot._tick_labels(pd.to_datetime(["2026-01-05 09:00", "2026-01-06 13:30"]))
     assert days == ["01-05 09:00", "01-06 13:30"]
     assert plot._tick_labels(pd.to_datetime(["2026-01-05", "2026-01-06"])) == [
-        "2026-01-05", "2026-01-06"]
+        "2026-01-05",
+        "2026-01-06",
+    ]
 
 
 def test_the_md_accessor_plots_its_indicators(frame) -> None:

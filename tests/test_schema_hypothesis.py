@@ -19,17 +19,20 @@ TZ8 = dt.timezone(dt.timedelta(hours=8))
 text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=8)
 
 VALID: dict[str, st.SearchStrategy[Any]] = {
-    "float": st.one_of(st.integers(-10**12, 10**12),
-                       st.floats(allow_nan=False, allow_infinity=False)),
+    "float": st.one_of(
+        st.integers(-(10**12), 10**12), st.floats(allow_nan=False, allow_infinity=False)
+    ),
     "int": st.integers(-(2**53), 2**53),
     "int_str": st.one_of(st.integers(0, 10**8), st.integers(0, 10**8).map(lambda i: f"{i:08d}")),
     "time_us": st.integers(0, 4 * 10**15),
     "iso_time": st.datetimes(dt.datetime(2000, 1, 1), dt.datetime(2099, 1, 1)).map(
-        lambda d: d.replace(tzinfo=TZ8).isoformat(timespec="milliseconds")),
+        lambda d: d.replace(tzinfo=TZ8).isoformat(timespec="milliseconds")
+    ),
     "date": st.dates(dt.date(2000, 1, 1), dt.date(2099, 1, 1)).map(dt.date.isoformat),
     "date_or_time": st.dates(dt.date(2000, 1, 1), dt.date(2099, 1, 1)).map(dt.date.isoformat),
     "month": st.dates(dt.date(2000, 1, 1), dt.date(2099, 1, 1)).flatmap(
-        lambda d: st.sampled_from([d.isoformat()[:7], d.isoformat()])),
+        lambda d: st.sampled_from([d.isoformat()[:7], d.isoformat()])
+    ),
     "hhmmss": st.times().map(lambda t: t.strftime("%H%M%S")),
     "str": text,
     "cat": st.sampled_from(["TSE", "OTC", "EQUITY", "24", "01"]),

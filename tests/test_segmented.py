@@ -144,8 +144,9 @@ def test_macd_very_ragged_lengths_take_the_repair_path(name: str, make: Any) -> 
 
     rng = np.random.default_rng(11)
     lengths = [20_000] + [60] * 200
-    c = np.concatenate([10.0 ** rng.uniform(0, 3) * np.exp(np.cumsum(rng.normal(0, 0.02, n)))
-                        for n in lengths])
+    c = np.concatenate(
+        [10.0 ** rng.uniform(0, 3) * np.exp(np.cumsum(rng.normal(0, 0.02, n))) for n in lengths]
+    )
     starts = np.cumsum([0, *lengths[:-1]])
     assert _segmacd.macd(c, starts, np.array(lengths), 12, 26, 9, "sma", 25, None) is None
     compare(make(), {"high": c, "low": c, "close": c}, lengths, 1e-10)

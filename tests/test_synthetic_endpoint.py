@@ -26,15 +26,24 @@ from marketframe.schemas._core import col, env, schema
 NAME = "stock.historical.spreads"
 
 # 1. the schema: where each column lives in the payload, its kind and unit
-SPREADS = schema([env("symbol", "str", req=True), col("date", "date", req=True),
-                  col("spread", "float")], rows=True, ignore="from to")
+SPREADS = schema(
+    [env("symbol", "str", req=True), col("date", "date", req=True), col("spread", "float")],
+    rows=True,
+    ignore="from to",
+)
 
 # 2. the row: path, parameters, schema object and the rules that are its own
-ROW = Endpoint(name=NAME, path="/stock/historical/spreads/{symbol}", params=(SYMBOL, FROM, TO),
-               schema=SPREADS, freshness="historical", date_range=("from_", "to"),
-               keys=("symbol", "date"),
-               example={"symbol": "2330", "from_": "2024-01-01", "to": "2024-06-30"},
-               doc="daily high minus low (a synthetic endpoint of the tests)")
+ROW = Endpoint(
+    name=NAME,
+    path="/stock/historical/spreads/{symbol}",
+    params=(SYMBOL, FROM, TO),
+    schema=SPREADS,
+    freshness="historical",
+    date_range=("from_", "to"),
+    keys=("symbol", "date"),
+    example={"symbol": "2330", "from_": "2024-01-01", "to": "2024-06-30"},
+    doc="daily high minus low (a synthetic endpoint of the tests)",
+)
 
 
 # 3. the sandbox handler and its route: the service's answer, from the sandbox's own market
@@ -43,8 +52,10 @@ def spreads(svc: Service, m: dict[str, str], q: Query) -> dict[str, Any]:
     start, end = q.need_day("from"), q.need_day("to")
     daily = svc.market.daily(inst.symbol)
     span = daily.span(max(start, inst.first_day), min(end, svc.today()))
-    rows = [{"date": str(d), "spread": px(int(h) - int(lo))} for d, h, lo in
-            zip(daily.dates[span], daily.high[span], daily.low[span], strict=True)]
+    rows = [
+        {"date": str(d), "spread": px(int(h) - int(lo))}
+        for d, h, lo in zip(daily.dates[span], daily.high[span], daily.low[span], strict=True)
+    ]
     return {"symbol": inst.symbol, "from": str(start), "to": str(end), "data": rows}
 
 
@@ -67,8 +78,9 @@ def row(monkeypatch: pytest.MonkeyPatch) -> Endpoint:
 def _expected(sb: Sandbox, start: str, end: str) -> list[float]:
     daily = sb.market.daily("2330")
     span = daily.span(dt.date.fromisoformat(start), dt.date.fromisoformat(end))
-    return [(int(h) - int(lo)) / 100 for h, lo in zip(daily.high[span], daily.low[span],
-                                                      strict=True)]
+    return [
+        (int(h) - int(lo)) / 100 for h, lo in zip(daily.high[span], daily.low[span], strict=True)
+    ]
 
 
 def test_validation_comes_from_the_row(row: Endpoint, sb: Sandbox) -> None:
@@ -83,8 +95,7 @@ def test_validation_comes_from_the_row(row: Endpoint, sb: Sandbox) -> None:
 
 
 @pytest.mark.parametrize("backend", ["pandas", "polars"])
-def test_load_and_conversion_over_a_real_socket(row: Endpoint, sb: Sandbox,
-                                                backend: str) -> None:
+def test_load_and_conversion_over_a_real_socket(row: Endpoint, sb: Sandbox, backend: str) -> None:
     with Client(sb.api_key, base_url=sb.base_url, cache=False, backend=backend) as c:
         df = c.load(NAME, **row.example)
         many = c.load(NAME, **{**row.example, "symbol": ["2330", "2317"]})

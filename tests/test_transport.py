@@ -35,14 +35,22 @@ WRONG_KEY = "wrong-key-that-must-stay-secret-4f2a"
 
 
 def _sandbox(**kw: Any) -> Sandbox:
-    settings = {"seed": 7, "now": NOW, "rate_limit": 1_000_000, "latency": 0.0,
-                "fault_rate": 0.0, **kw}
+    settings = {
+        "seed": 7,
+        "now": NOW,
+        "rate_limit": 1_000_000,
+        "latency": 0.0,
+        "fault_rate": 0.0,
+        **kw,
+    }
     return Sandbox(**settings)
 
 
 def test_5xx_are_retried_until_success() -> None:
-    with _sandbox(fault_rate=0.4) as sb, Client(sb.api_key, base_url=sb.base_url, cache=False,
-                                              backoff=0.01, retries=12) as c:
+    with (
+        _sandbox(fault_rate=0.4) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False, backoff=0.01, retries=12) as c,
+    ):
         symbols = ["2330", "2317", "2454", "0050", "0056", "2412", "2881", "2882"] * 2
         df = c.stock.intraday.quote(symbol=symbols)
         assert len(df) == len(symbols)
@@ -53,16 +61,20 @@ def test_5xx_are_retried_until_success() -> None:
 
 
 def test_dropped_connections_are_retried() -> None:
-    with _sandbox(reset_rate=0.3) as sb, Client(sb.api_key, base_url=sb.base_url, cache=False,
-                                               backoff=0.01, retries=12) as c:
+    with (
+        _sandbox(reset_rate=0.3) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False, backoff=0.01, retries=12) as c,
+    ):
         df = c.stock.intraday.volumes(symbol=["2330", "2317", "2454", "0050", "0056", "2412"])
         assert df["symbol"].nunique() == 6
         assert c.stats().retries > 0
 
 
 def test_persistent_5xx_raise_server_error_after_retries() -> None:
-    with _sandbox(fault_rate=1.0) as sb, Client(sb.api_key, base_url=sb.base_url, cache=False,
-                                              backoff=0.01, retries=2) as c:
+    with (
+        _sandbox(fault_rate=1.0) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False, backoff=0.01, retries=2) as c,
+    ):
         with pytest.raises(ServerError, match="retry later") as info:
             c.stock.intraday.quote(symbol="2330")
         assert info.value.status in (500, 502, 503)
@@ -70,8 +82,10 @@ def test_persistent_5xx_raise_server_error_after_retries() -> None:
 
 
 def test_429_beyond_max_retry_after_raises_rate_limited_with_retry_after() -> None:
-    with _sandbox(rate_limit=3) as sb, Client(sb.api_key, base_url=sb.base_url, cache=False,
-                                             max_retry_after=0.5, pace=False) as c:
+    with (
+        _sandbox(rate_limit=3) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False, max_retry_after=0.5, pace=False) as c,
+    ):
         for _ in range(3):
             c.stock.intraday.quote(symbol="2330")
         with pytest.raises(RateLimited) as info:
@@ -115,8 +129,9 @@ def retry_after_once(sandbox: Any, api_key: str) -> Iterator[tuple[str, type[_Re
     """(base_url, handler class) of a server answering 429 + Retry-After: 1 once."""
     import requests
 
-    body = requests.get(f"{sandbox.base_url}/stock/intraday/quote/2330",
-                        headers={"X-API-KEY": api_key}, timeout=10).content
+    body = requests.get(
+        f"{sandbox.base_url}/stock/intraday/quote/2330", headers={"X-API-KEY": api_key}, timeout=10
+    ).content
     handler = type("H", (_RetryAfterOnce,), {"times": [], "body": body})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -137,7 +152,8 @@ def test_retry_after_is_honoured(retry_after_once: tuple[str, Any], api_key: str
 
 
 def test_a_retry_after_past_the_deadline_raises_rate_limited_at_once(
-        retry_after_once: tuple[str, Any], api_key: str) -> None:
+    retry_after_once: tuple[str, Any], api_key: str
+) -> None:
     base, handler = retry_after_once
     with Client(api_key, base_url=base, cache=False, deadline=0.5) as c:
         with pytest.raises(RateLimited) as info:
@@ -182,8 +198,9 @@ def _cache_bytes(path: Path) -> bytes:
     return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
 
 
-def test_cache_serves_repeats_and_never_stores_the_key(tmp_path: Path, sandbox: Any,
-                                                       api_key: str) -> None:
+def test_cache_serves_repeats_and_never_stores_the_key(
+    tmp_path: Path, sandbox: Any, api_key: str
+) -> None:
     path = tmp_path / "http_cache.sqlite"
     with Client(api_key, base_url=sandbox.base_url, cache=path) as c:
         args = {"symbol": "0050", "from_": "2024-01-01", "to": "2024-06-30", "timeframe": "D"}
@@ -197,8 +214,10 @@ def test_cache_serves_repeats_and_never_stores_the_key(tmp_path: Path, sandbox: 
         assert sandbox.requests_served == before + 2
         c.stock.snapshot.quotes(market="TSE")
         c.stock.intraday.ticker(symbol="2330")
-        expires = {r.url.split("/v1.0")[1].split("?")[0]: r.expires
-                   for r in c._transport.session.cache.responses.values()}  # type: ignore[attr-defined]
+        expires = {
+            r.url.split("/v1.0")[1].split("?")[0]: r.expires
+            for r in c._transport.session.cache.responses.values()
+        }  # type: ignore[attr-defined]
         for r in c._transport.session.cache.responses.values():  # type: ignore[attr-defined]
             assert r.request.headers.get("X-API-KEY") in (None, "REDACTED")
             assert api_key not in str(r.request.headers)
@@ -210,27 +229,36 @@ def test_cache_serves_repeats_and_never_stores_the_key(tmp_path: Path, sandbox: 
     assert api_key.encode() not in data
 
 
-def test_the_key_is_absent_from_logs_and_errors(caplog: pytest.LogCaptureFixture,
-                                                 tmp_path: Path) -> None:
+def test_the_key_is_absent_from_logs_and_errors(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
     caplog.set_level(logging.DEBUG)
     with _sandbox(fault_rate=0.3) as sb:
         texts: list[str] = []
-        with Client(WRONG_KEY, base_url=sb.base_url, cache=tmp_path / "c.sqlite",
-                    backoff=0.01, retries=10) as c:
+        with Client(
+            WRONG_KEY, base_url=sb.base_url, cache=tmp_path / "c.sqlite", backoff=0.01, retries=10
+        ) as c:
             with pytest.raises(AuthenticationError) as auth:
                 c.stock.intraday.quote(symbol="2330")
             assert "MARKETFRAME_API_KEY" in str(auth.value)
             texts += [str(auth.value), repr(auth.value), repr(auth.value.args)]
-        with Client(sb.keys["basic"], base_url=sb.base_url, cache=False, backoff=0.01,
-                    retries=10) as c:
+        with Client(
+            sb.keys["basic"], base_url=sb.base_url, cache=False, backoff=0.01, retries=10
+        ) as c:
             with pytest.raises(PlanError, match="developer or advanced plan") as plan:
                 c.stock.snapshot.quotes(market="TSE")
             with pytest.raises(SymbolNotFound, match="'NOPE' is unknown") as missing:
                 c.stock.intraday.quote(symbol="NOPE")
             texts += [str(plan.value), str(missing.value)]
             secrets = [sb.keys["basic"], WRONG_KEY]
-        with Client(WRONG_KEY, base_url="http://127.0.0.1:9/marketdata/v1.0", cache=False,
-                    retries=1, backoff=0.01, timeout=1) as c:
+        with Client(
+            WRONG_KEY,
+            base_url="http://127.0.0.1:9/marketdata/v1.0",
+            cache=False,
+            retries=1,
+            backoff=0.01,
+            timeout=1,
+        ) as c:
             with pytest.raises(TransportError, match="check base_url") as down:
                 c.stock.intraday.quote(symbol="2330")
             texts += [str(down.value), repr(down.value)]
@@ -263,18 +291,18 @@ def test_bulk_work_is_paced_below_the_limit_instead_of_refused() -> None:
     the X-RateLimit headers, nothing is refused; unpaced, the same work is (the control, with
     a window long enough that a busy machine cannot spread 30 requests over two windows)."""
     symbols = ["2330", "2317", "2454", "0050", "0056", "2412", "2881", "2882", "1301", "2002"] * 3
-    with Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=10,
-                 rate_window=0.5) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False, pace=True,
-                   max_retry_after=5) as c:
+    with (
+        Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=10, rate_window=0.5) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False, pace=True, max_retry_after=5) as c,
+    ):
         df = c.stock.intraday.ticker(symbol=symbols)
         assert len(df) == len(symbols)
         assert sb.stats.by_status.get(429, 0) == 0, sb.stats.by_status
         assert c.stats().paced_seconds > 0
-    with Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=10,
-                 rate_window=600) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False, pace=False,
-                   max_retry_after=5) as c:
+    with (
+        Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=10, rate_window=600) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False, pace=False, max_retry_after=5) as c,
+    ):
         with pytest.raises(BatchError) as refusal:  # refusals that outlast max_retry_after
             c.stock.intraday.ticker(symbol=symbols)
         assert all(isinstance(e, RateLimited) for e in refusal.value.errors.values())

@@ -24,7 +24,7 @@ from marketframe.endpoints import ENDPOINTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
-SNIPPET = '''\
+SNIPPET = """\
 from typing import assert_type
 
 import pandas as pd
@@ -54,7 +54,7 @@ report = mf.crosscheck(c, "2330", "rsi")
 c.stock.intraday.qoute("2330")  # line 27: a misspelt endpoint
 c.stock.intraday.quote("2330", type="odd")  # line 28: not an allowed value
 mf.Client("key", backend="spark")  # line 29: not a backend
-'''
+"""
 
 
 def test_public_api_is_strict_clean_and_typed_for_users(tmp_path: Path) -> None:
@@ -63,11 +63,19 @@ def test_public_api_is_strict_clean_and_typed_for_users(tmp_path: Path) -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
     snippet = tmp_path / "user_snippet.py"
     snippet.write_text(SNIPPET, encoding="utf-8")
-    out, err, status = api.run([
-        "--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(tmp_path / "cache"),
-        "--no-error-summary", "--hide-error-context", "--show-error-codes",
-        *[str(ROOT / f) for f in config["files"]], str(snippet),
-    ])
+    out, err, status = api.run(
+        [
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--no-error-summary",
+            "--hide-error-context",
+            "--show-error-codes",
+            *[str(ROOT / f) for f in config["files"]],
+            str(snippet),
+        ]
+    )
     assert err == ""
     lines = out.splitlines()
     reveals = [ln.split("Revealed type is ")[1] for ln in lines if "Revealed type" in ln]
@@ -75,15 +83,15 @@ def test_public_api_is_strict_clean_and_typed_for_users(tmp_path: Path) -> None:
     assert re.fullmatch(r'"pyarrow\.[\w.]*\bTable"', reveals[2])  # where the stubs define it
     errors = [ln for ln in lines if ": error:" in ln]
     where = sorted({(Path(ln.split(":")[0]).name, int(ln.split(":")[1])) for ln in errors})
-    assert where == [("user_snippet.py", 27), ("user_snippet.py", 28),
-                     ("user_snippet.py", 29)], out
+    assert where == [("user_snippet.py", 27), ("user_snippet.py", 28), ("user_snippet.py", 29)], out
     assert re.search(r'has no attribute "qoute".*attr-defined', out)
     assert status == 1
 
 
 def test_the_tree_stub_is_current() -> None:
     assert STUB_PATH.read_text(encoding="utf-8") == render_tree(), (
-        "marketframe/_tree.pyi is stale: run python3 -m marketframe._docgen")
+        "marketframe/_tree.pyi is stale: run python3 -m marketframe._docgen"
+    )
 
 
 def _stub_methods() -> dict[str, ast.FunctionDef]:
@@ -110,10 +118,13 @@ def test_the_stub_matches_the_run_time_tree() -> None:
             node: Any = c
             for part in name.split("."):
                 node = getattr(node, part)
-            runtime = [(p.name, p.kind == p.KEYWORD_ONLY)
-                       for p in inspect.signature(node).parameters.values()]
+            runtime = [
+                (p.name, p.kind == p.KEYWORD_ONLY)
+                for p in inspect.signature(node).parameters.values()
+            ]
             stub = [(a.arg, False) for a in fn.args.args[1:]] + [
-                (a.arg, True) for a in fn.args.kwonlyargs]
+                (a.arg, True) for a in fn.args.kwonlyargs
+            ]
             assert stub == [*runtime, ("refresh", True), ("backend", True)], name
 
 

@@ -45,12 +45,16 @@ def test_symbols_and_odd_lot_are_the_wire_symbol_list_and_type_oddlot(client: Cl
     assert whole.equals(client.load("stock.intraday.trades", symbol="2330", limit=3))
 
 
-@pytest.mark.parametrize(("params", "named"), [
-    ({"start": "2026-11-02", "from_": "2026-11-02"}, "start"),
-    ({"symbols": "2330", "symbol": "2317"}, "symbols"),
-])
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"start": "2026-11-02", "from_": "2026-11-02"}, "start"),
+        ({"symbols": "2330", "symbol": "2317"}, "symbols"),
+    ],
+)
 def test_both_spellings_at_once_is_refused_before_any_request(
-        sandbox: Any, client: Client, params: dict[str, Any], named: str) -> None:
+    sandbox: Any, client: Client, params: dict[str, Any], named: str
+) -> None:
     served = sandbox.requests_served
     params.setdefault("symbol", "2330")
     with pytest.raises(InvalidParams, match=f"{named}.*given twice"):
@@ -83,9 +87,23 @@ def test_backends_are_declared_once() -> None:
 
 def test_load_command_takes_start_end_and_symbols(sandbox: Any, api_key: str) -> None:
     env = {"MARKETFRAME_API_KEY": api_key, "PATH": ""}
-    cmd = [sys.executable, "-m", "marketframe", "load", "stock.historical.candles",
-           "--symbols", "2330", "--start", "2026-11-02", "--end", "2026-11-06",
-           "--fields", "close", "--base-url", sandbox.base_url]
+    cmd = [
+        sys.executable,
+        "-m",
+        "marketframe",
+        "load",
+        "stock.historical.candles",
+        "--symbols",
+        "2330",
+        "--start",
+        "2026-11-02",
+        "--end",
+        "2026-11-06",
+        "--fields",
+        "close",
+        "--base-url",
+        sandbox.base_url,
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "[5 rows" in done.stdout

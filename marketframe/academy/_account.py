@@ -105,13 +105,20 @@ class Account:
                 return reg
             method: AuthMethod = "client_secret_post" if self.confidential else "none"
             reg = register_client(
-                self.session, self.metadata, auth_method=method,
-                client_name=self.client_name, timeout=self.timeout,
+                self.session,
+                self.metadata,
+                auth_method=method,
+                client_name=self.client_name,
+                timeout=self.timeout,
             )
             # a new client cannot use the old client's tokens
             self.store.update(registration=reg.to_dict(), tokens=None)
-            log.info("registered client %s at %s (%s)", reg.client_id, reg.issuer,
-                     reg.token_endpoint_auth_method)
+            log.info(
+                "registered client %s at %s (%s)",
+                reg.client_id,
+                reg.issuer,
+                reg.token_endpoint_auth_method,
+            )
             return reg
 
     def _registration_or_raise(self) -> ClientRegistration:
@@ -160,7 +167,8 @@ class Account:
             if not tokens.refresh_token:
                 raise InvalidToken(
                     "the access token has expired and there is no refresh token",
-                    status=401, url=self.platform_url,
+                    status=401,
+                    url=self.platform_url,
                 )
             tokens = self.refresh(force=False)
         return tokens.access_token
@@ -214,8 +222,9 @@ class Account:
     def introspect(self, which: str = "access_token") -> dict[str, Any]:
         """RFC 7662 introspection of the stored ``access_token`` or ``refresh_token``."""
         if which not in ("access_token", "refresh_token"):
-            raise InvalidParams("introspect", "which", f"has value {which!r}",
-                                "access_token, refresh_token")
+            raise InvalidParams(
+                "introspect", "which", f"has value {which!r}", "access_token, refresh_token"
+            )
         tokens = self.tokens()
         token = getattr(tokens, which)
         if not token:

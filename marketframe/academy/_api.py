@@ -34,16 +34,29 @@ class Api(Account):
         """
         url = api_url(self.platform_url, path)
         if anonymous:
-            resp = send(self.session, "GET", url, access_token=None, params=params,
-                        timeout=self.timeout)
+            resp = send(
+                self.session, "GET", url, access_token=None, params=params, timeout=self.timeout
+            )
         else:
-            resp = send(self.session, "GET", url, access_token=self.access_token(),
-                        params=params, timeout=self.timeout)
+            resp = send(
+                self.session,
+                "GET",
+                url,
+                access_token=self.access_token(),
+                params=params,
+                timeout=self.timeout,
+            )
             if resp.status_code == 401 and self.tokens().refresh_token:
                 log.debug("api answered 401; refreshing once and retrying")
                 tokens = self.refresh()
-                resp = send(self.session, "GET", url, access_token=tokens.access_token,
-                            params=params, timeout=self.timeout)
+                resp = send(
+                    self.session,
+                    "GET",
+                    url,
+                    access_token=tokens.access_token,
+                    params=params,
+                    timeout=self.timeout,
+                )
         if not resp.ok:
             raise error_for_response(resp)
         return json_body(resp)
@@ -59,11 +72,20 @@ class Api(Account):
         """A list response as a pandas (default) or polars DataFrame."""
         return to_frame(self.get(path, params, anonymous=anonymous), backend)
 
-    def frame(self, path: str, params: Mapping[str, Any] | None = None, *,
-              backend: Backend = "pandas", anonymous: bool = False) -> Any:
+    def frame(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        backend: Backend = "pandas",
+        anonymous: bool = False,
+    ) -> Any:
         """Deprecated name of :meth:`load` (docs/glossary.md: ``load`` is service -> frame)."""
-        warnings.warn("AcademyClient.frame() is deprecated: use AcademyClient.load()",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "AcademyClient.frame() is deprecated: use AcademyClient.load()",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.load(path, params, backend=backend, anonymous=anonymous)
 
     def openapi(self) -> dict[str, Any]:

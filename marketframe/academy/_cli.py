@@ -157,11 +157,13 @@ def register(subparsers: Any) -> None:
     """Add the ``academy`` command to an argparse subparsers object."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--url", default=argparse.SUPPRESS,
+        "--url",
+        default=argparse.SUPPRESS,
         help=f"the course platform's URL (default: ${URL_ENV})",
     )
     common.add_argument(
-        "--home", default=argparse.SUPPRESS,
+        "--home",
+        default=argparse.SUPPRESS,
         help="directory of the private token file (default: $MARKETFRAME_ACADEMY_HOME, "
         "else ~/.config/marketframe/academy)",
     )
@@ -179,7 +181,9 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=_help(p))
 
     lg = sub.add_parser(
-        "login", parents=[common], help="log in (opens a browser, or --no-browser)",
+        "login",
+        parents=[common],
+        help="log in (opens a browser, or --no-browser)",
         description=(
             "Register this client with the platform if needed, then log in: a browser opens "
             "the platform's login page and comes back to a listener on 127.0.0.1. With "
@@ -187,47 +191,81 @@ def register(subparsers: Any) -> None:
             "browser ends on (a page that does not load)."
         ),
     )
-    lg.add_argument("--no-browser", action="store_true",
-                    help="print the login URL and read the pasted redirect address")
-    lg.add_argument("--scope", action="append", metavar="SCOPE",
-                    help="scope(s) to ask for, repeatable or space separated "
-                    "(default: openid profile email courses:read)")
+    lg.add_argument(
+        "--no-browser",
+        action="store_true",
+        help="print the login URL and read the pasted redirect address",
+    )
+    lg.add_argument(
+        "--scope",
+        action="append",
+        metavar="SCOPE",
+        help="scope(s) to ask for, repeatable or space separated "
+        "(default: openid profile email courses:read)",
+    )
     kind = lg.add_mutually_exclusive_group()
-    kind.add_argument("--confidential", dest="confidential", action="store_true", default=None,
-                      help="register as a confidential client (client_secret_post)")
-    kind.add_argument("--public", dest="confidential", action="store_false",
-                      help="register as a public client (no secret; the default)")
-    lg.add_argument("--reregister", action="store_true",
-                    help="register a new client even if one is stored")
-    lg.add_argument("--timeout", type=float, default=300.0,
-                    help="seconds to wait for the browser to come back (default 300)")
+    kind.add_argument(
+        "--confidential",
+        dest="confidential",
+        action="store_true",
+        default=None,
+        help="register as a confidential client (client_secret_post)",
+    )
+    kind.add_argument(
+        "--public",
+        dest="confidential",
+        action="store_false",
+        help="register as a public client (no secret; the default)",
+    )
+    lg.add_argument(
+        "--reregister", action="store_true", help="register a new client even if one is stored"
+    )
+    lg.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        help="seconds to wait for the browser to come back (default 300)",
+    )
     lg.set_defaults(func=_login)
 
-    wh = sub.add_parser("whoami", parents=[common], help="show the logged-in user (UserInfo)",
-                        description="Show who is logged in, from the platform's UserInfo.")
+    wh = sub.add_parser(
+        "whoami",
+        parents=[common],
+        help="show the logged-in user (UserInfo)",
+        description="Show who is logged in, from the platform's UserInfo.",
+    )
     wh.add_argument("--json", action="store_true", help="print all claims as JSON")
     wh.set_defaults(func=_whoami)
 
     tk = sub.add_parser(
-        "token", parents=[common], help="show the token status (the token only with --show)",
+        "token",
+        parents=[common],
+        help="show the token status (the token only with --show)",
         description=(
             "Show whether tokens are stored, when the access token expires, its scope and "
             "resource. The token itself is printed only with --show (refreshed first if it "
-            "is about to expire), e.g. for curl -H \"Authorization: Bearer $(...)\"."
+            'is about to expire), e.g. for curl -H "Authorization: Bearer $(...)".'
         ),
     )
     tk.add_argument("--show", action="store_true", help="print the access token itself")
     tk.set_defaults(func=_token)
 
-    lo = sub.add_parser("logout", parents=[common], help="revoke the tokens and delete them",
-                        description="Revoke the access and refresh tokens (RFC 7009) and "
-                        "delete them locally; the client registration is kept.")
-    lo.add_argument("--forget-client", action="store_true",
-                    help="also delete the stored client registration")
+    lo = sub.add_parser(
+        "logout",
+        parents=[common],
+        help="revoke the tokens and delete them",
+        description="Revoke the access and refresh tokens (RFC 7009) and "
+        "delete them locally; the client registration is kept.",
+    )
+    lo.add_argument(
+        "--forget-client", action="store_true", help="also delete the stored client registration"
+    )
     lo.set_defaults(func=_logout)
 
     ca = sub.add_parser(
-        "call", parents=[common], help="GET an API path with the bearer token",
+        "call",
+        parents=[common],
+        help="GET an API path with the bearer token",
         description="GET a path of the platform's API (e.g. /api/courses) and print the JSON.",
     )
     ca.add_argument("path", metavar="PATH", help="API path, e.g. /api/courses")

@@ -27,8 +27,10 @@ def records_of(body: Any) -> list[dict[str, Any]]:
             hint="use get() for single objects; frame() is for list endpoints",
         )
     if not all(isinstance(r, dict) for r in body):
-        raise AcademyError("the list holds values that are not JSON objects",
-                           hint="use get() and build the frame yourself")
+        raise AcademyError(
+            "the list holds values that are not JSON objects",
+            hint="use get() and build the frame yourself",
+        )
     return body
 
 

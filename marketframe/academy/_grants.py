@@ -189,8 +189,11 @@ def introspect(
     raise_for_oauth_error(resp, "introspection endpoint")
     body = json_body(resp)
     if not isinstance(body, dict) or "active" not in body:
-        raise OAuthError("invalid_response", "introspection returned no 'active' member",
-                         endpoint="introspection endpoint")
+        raise OAuthError(
+            "invalid_response",
+            "introspection returned no 'active' member",
+            endpoint="introspection endpoint",
+        )
     return body
 
 

@@ -32,8 +32,15 @@ def operations(spec: dict[str, Any]) -> list[Operation]:
             if not isinstance(op, dict):
                 continue
             security = op.get("security", global_security) or []
-            scopes = sorted({s for req in security if isinstance(req, dict)
-                             for names in req.values() for s in (names or [])})
+            scopes = sorted(
+                {
+                    s
+                    for req in security
+                    if isinstance(req, dict)
+                    for names in req.values()
+                    for s in (names or [])
+                }
+            )
             out.append(
                 Operation(
                     method=method.upper(),

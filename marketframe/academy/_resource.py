@@ -50,8 +50,9 @@ def error_for_response(resp: requests.Response) -> ResourceError:
         text = f"GET {path}: the access token was refused (401 {error or 'unauthorized'})"
         if desc:
             text += f": {desc}"
-        return InvalidToken(text, status=resp.status_code, url=resp.url, challenge=challenge,
-                            body=body)
+        return InvalidToken(
+            text, status=resp.status_code, url=resp.url, challenge=challenge, body=body
+        )
     if resp.status_code == 403 and error == "insufficient_scope":
         needed = challenge.get("scope")
         text = f"GET {path}: the token lacks a needed scope (403 insufficient_scope)"
@@ -62,13 +63,15 @@ def error_for_response(resp: requests.Response) -> ResourceError:
             if needed
             else None
         )
-        return InsufficientScope(text, status=resp.status_code, url=resp.url,
-                                 challenge=challenge, body=body, hint=hint)
+        return InsufficientScope(
+            text, status=resp.status_code, url=resp.url, challenge=challenge, body=body, hint=hint
+        )
     text = f"GET {path} answered HTTP {resp.status_code}"
     if error:
         text += f" ({error})"
-    return ResourceError(text, status=resp.status_code, url=resp.url, challenge=challenge,
-                         body=body)
+    return ResourceError(
+        text, status=resp.status_code, url=resp.url, challenge=challenge, body=body
+    )
 
 
 def send(

@@ -42,8 +42,10 @@ T = TypeVar("T")
 
 
 def _malformed(path: Path, what: str) -> TokenStoreError:
-    return TokenStoreError(f"token file {path} is malformed ({what})",
-                           hint=f"delete it and log in again: {LOGIN_AGAIN}")
+    return TokenStoreError(
+        f"token file {path} is malformed ({what})",
+        hint=f"delete it and log in again: {LOGIN_AGAIN}",
+    )
 
 
 def default_home() -> Path:
@@ -204,19 +206,21 @@ class TokenStore:
         if not stat.S_ISDIR(st.st_mode):
             raise TokenStoreError(f"{self.home} is not a directory")
         if st.st_uid != os.geteuid():
-            raise TokenStoreError(f"{self.home} belongs to another user; refusing to keep "
-                                  "tokens there")
+            raise TokenStoreError(
+                f"{self.home} belongs to another user; refusing to keep tokens there"
+            )
         mode = stat.S_IMODE(st.st_mode)
         if mode & 0o022:
             raise TokenStoreError(
                 f"{self.home} is writable by others (mode {mode:04o}); refusing to keep "
                 "tokens there",
                 hint=f"restrict it (`chmod 700 {self.home}`) or point "
-                     f"{HOME_ENV} (or --home) to a private directory",
+                f"{HOME_ENV} (or --home) to a private directory",
             )
         if mode & 0o077:
-            log.warning("token directory %s was readable by others; restricting it to 0700",
-                        self.home)
+            log.warning(
+                "token directory %s was readable by others; restricting it to 0700", self.home
+            )
             try:
                 os.chmod(self.home, DIR_MODE)
             except OSError as exc:
@@ -248,7 +252,7 @@ class TokenStore:
             raise TokenStoreError(
                 f"cannot read token file {self.path}: {exc.strerror}",
                 hint=f"check its owner and permissions, or remove it and log in again: "
-                     f"{LOGIN_AGAIN}",
+                f"{LOGIN_AGAIN}",
             ) from None
         with os.fdopen(fd, "rb") as fh:
             st = os.fstat(fd)
@@ -258,8 +262,9 @@ class TokenStore:
                     hint=f"remove it and log in again: {LOGIN_AGAIN}",
                 )
             if stat.S_IMODE(st.st_mode) & 0o077:
-                log.warning("token file %s was readable by others; restricting it to 0600",
-                            self.path)
+                log.warning(
+                    "token file %s was readable by others; restricting it to 0600", self.path
+                )
                 os.fchmod(fd, FILE_MODE)
             try:
                 data = json.loads(fh.read().decode("utf-8"))

@@ -56,8 +56,7 @@ class AcademyClient(Api):
         if unknown:
             raise InvalidScope(
                 "invalid_scope",
-                f"the platform does not offer {' '.join(unknown)}; "
-                f"it lists {' '.join(known)}",
+                f"the platform does not offer {' '.join(unknown)}; it lists {' '.join(known)}",
                 endpoint="platform metadata",
             )
 
@@ -69,8 +68,11 @@ class AcademyClient(Api):
         self._check_scope(text)
         reg = self.register()
         return new_authorization_request(
-            self.metadata, client_id=reg.client_id, redirect_uri=redirect_uri,
-            scope=text, resource=self.resource,
+            self.metadata,
+            client_id=reg.client_id,
+            redirect_uri=redirect_uri,
+            scope=text,
+            resource=self.resource,
         )
 
     def finish_login(self, request: AuthorizationRequest, redirect_url: str) -> TokenSet:
@@ -78,9 +80,14 @@ class AcademyClient(Api):
         code = parse_authorization_response(redirect_url, request)
         reg = self._registration_or_raise()
         tokens = _grants.exchange_code(
-            self.metadata, reg, code=code, redirect_uri=request.redirect_uri,
-            code_verifier=request.code_verifier, resource=request.resource,
-            scope=request.scope, timeout=self.timeout,
+            self.metadata,
+            reg,
+            code=code,
+            redirect_uri=request.redirect_uri,
+            code_verifier=request.code_verifier,
+            resource=request.resource,
+            scope=request.scope,
+            timeout=self.timeout,
         )
         self.store.save_tokens(tokens)
         self._userinfo_tokens = None
@@ -132,8 +139,10 @@ class AcademyClient(Api):
             reg = self.registration()
             failure: AcademyError | None = None
             if tokens is not None and reg is not None:
-                pairs = [(tokens.access_token, "access_token"),
-                         (tokens.refresh_token, "refresh_token")]
+                pairs = [
+                    (tokens.access_token, "access_token"),
+                    (tokens.refresh_token, "refresh_token"),
+                ]
                 if self._userinfo_tokens is not None:
                     pairs.append((self._userinfo_tokens.access_token, "access_token"))
                 for value, hint in pairs:
@@ -175,6 +184,7 @@ def login(
     wanted = set(client.scope.split())
     granted = stored.scopes | set(stored.requested_scope.split()) if stored else set()
     if stored is None or client.registration() is None or not wanted <= granted:
-        client.login(open_browser=open_browser, no_browser=no_browser, read_line=read_line,
-                     timeout=timeout)
+        client.login(
+            open_browser=open_browser, no_browser=no_browser, read_line=read_line, timeout=timeout
+        )
     return client

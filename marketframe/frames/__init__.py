@@ -70,7 +70,8 @@ def _methods(df: Any) -> IndicatorMethods[Any]:
         if isinstance(df, pl.DataFrame):
             return _polars.PolarsIndicators(df)
     raise InvalidParamType(
-        "marketframe.frames", "df",
+        "marketframe.frames",
+        "df",
         f"is a {type(df).__name__}: expected a pandas DataFrame or a polars DataFrame/LazyFrame",
     )
 

@@ -57,9 +57,7 @@ class _Plan:
         return self._mask[:rows]
 
 
-def _sums(
-    x: Array, n: int, out: Array, t1: Array, t2: Array, t3: Array | None = None
-) -> Array:
+def _sums(x: Array, n: int, out: Array, t1: Array, t2: Array, t3: Array | None = None) -> Array:
     """out = sums of every n consecutive rows of x (doubling; see ``_rolling.sums``).
 
     With a third scratch buffer ``t3`` the first two partial sums are added straight into

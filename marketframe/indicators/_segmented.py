@@ -249,9 +249,7 @@ def macd(
     signal G) evolve without input: ``dF*af**j``, ``dS*as**j`` and G driven by them; dF and
     dS come from the line's differences at the last two recomputed bars.
     """
-    exact = segmacd.macd(
-        x, seg.starts, seg.lengths, fast_n, slow, signal, seed, fast_start, kernel
-    )
+    exact = segmacd.macd(x, seg.starts, seg.lengths, fast_n, slow, signal, seed, fast_start, kernel)
     if exact is not None:
         return exact
     slow_start = slow - 1 if seed == "sma" else 0

@@ -43,8 +43,10 @@ def _restore_ctrl_c() -> None:
     of raising ``KeyboardInterrupt``; Python still reports its own default handler. When that
     default is what Python believes is installed, install it again so that belief is true.
     """
-    if (threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
@@ -93,19 +95,32 @@ class Sandbox:
         malformed frame after every N data events).
     """
 
-    def __init__(self, *, seed: int = 0, now: str | datetime | None = None,
-                 rate_limit: int | None = 600, rate_window: float = 60.0, latency: float = 0.0,
-                 fault_rate: float = 0.0, reset_rate: float = 0.0, host: str = "127.0.0.1",
-                 port: int = 0, extra_equities: int = 0, http_connections: int | None = 512,
-                 idle_timeout: float = 60.0, extra_routes: tuple[Route, ...] = (),
-                 **stream: Any) -> None:
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        now: str | datetime | None = None,
+        rate_limit: int | None = 600,
+        rate_window: float = 60.0,
+        latency: float = 0.0,
+        fault_rate: float = 0.0,
+        reset_rate: float = 0.0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        extra_equities: int = 0,
+        http_connections: int | None = 512,
+        idle_timeout: float = 60.0,
+        extra_routes: tuple[Route, ...] = (),
+        **stream: Any,
+    ) -> None:
         self.seed = seed
         self.host = host
         self.port = port
         self._now = _parse_now(now)
         self.market = Market(seed, extra_equities=extra_equities)
-        self.settings = Settings(rate_limit, rate_window, latency, fault_rate, reset_rate, seed,
-                                 http_connections)
+        self.settings = Settings(
+            rate_limit, rate_window, latency, fault_rate, reset_rate, seed, http_connections
+        )
         self.idle_timeout = idle_timeout
         self.service = Service(self.market, self.now)
         self.rest = RestApp(self.service, self.settings, (*ROUTES, *with_aliases(extra_routes)))
@@ -150,8 +165,12 @@ class Sandbox:
                     setattr(target, k, v)
                     break
             else:
-                allowed = ", ".join([*self.settings.__dataclass_fields__,
-                                     *self.stream_settings.__dataclass_fields__])
+                allowed = ", ".join(
+                    [
+                        *self.settings.__dataclass_fields__,
+                        *self.stream_settings.__dataclass_fields__,
+                    ]
+                )
                 raise TypeError(f"unknown sandbox setting {k!r}; allowed: {allowed}")
         if "fault_seed" in changes:
             self.rest.reseed_faults(changes["fault_seed"])
@@ -213,8 +232,7 @@ class Sandbox:
             return self
         _restore_ctrl_c()
         self.rest.pool = rest_pool()
-        self._thread = threading.Thread(target=self._serve, name="marketframe-sandbox",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._serve, name="marketframe-sandbox", daemon=True)
         self._thread.start()
         self._ready.wait(30)
         if self._error is not None:
@@ -235,8 +253,13 @@ class Sandbox:
         async def up() -> None:
             quiet_accept_errors(loop)
             app = self.rest.build(self.streaming)
-            self._runner = Runner(app, lambda: self.settings.http_connections, access_log=None,
-                                  handle_signals=False, keepalive_timeout=self.idle_timeout)
+            self._runner = Runner(
+                app,
+                lambda: self.settings.http_connections,
+                access_log=None,
+                handle_signals=False,
+                keepalive_timeout=self.idle_timeout,
+            )
             await self._runner.setup()
             site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
             await site.start()

@@ -48,8 +48,9 @@ def multipliers(daily: Daily, today: date) -> np.ndarray:
     return np.cumprod(step)
 
 
-def scale(daily: Daily, dates: np.ndarray, cols: dict[str, np.ndarray],
-          today: date) -> dict[str, np.ndarray]:
+def scale(
+    daily: Daily, dates: np.ndarray, cols: dict[str, np.ndarray], today: date
+) -> dict[str, np.ndarray]:
     """``cols`` (integer cents on ``dates``, a run of ``daily``'s days) adjusted to today."""
     if len(dates) == 0:
         return cols

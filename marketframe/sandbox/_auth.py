@@ -36,8 +36,11 @@ DEMO_CREDENTIALS: dict[str, dict[str, str]] = {
     "sdk_token": {plan: f"sandbox-sdk-{plan}" for plan in DEMO_KEYS},
 }
 PLAN_OF_KEY = {v: k for k, v in DEMO_KEYS.items()}
-_PLAN = {(kind, value): plan for kind, values in DEMO_CREDENTIALS.items()
-         for plan, value in values.items()}
+_PLAN = {
+    (kind, value): plan
+    for kind, values in DEMO_CREDENTIALS.items()
+    for plan, value in values.items()
+}
 #: the WebSocket ``auth`` frame's field of each kind
 WS_FIELDS = {"apikey": "api_key", "token": "bearer_token", "sdkToken": "sdk_token"}
 #: the ``code`` of the error frame that refuses a WebSocket credential

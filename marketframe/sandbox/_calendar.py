@@ -100,6 +100,7 @@ def one_year_after(d: date) -> date:
 
 # --- ticks and limits (TWSE/TPEx rules; prices in cents) -------------------------------------
 
+
 def tick(price: float, etf: bool = False) -> int:
     """Tick size in cents for a price in cents (stock bands, or the ETF bands)."""
     if etf:

@@ -19,7 +19,8 @@ def iso_time(text: str) -> str:
     except ValueError:
         example = datetime(2026, 11, 20, 10, 30).isoformat() + "+08:00"
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not an ISO time; write e.g. {example} or 2026-11-20") from None
+            f"{text!r} is not an ISO time; write e.g. {example} or 2026-11-20"
+        ) from None
     return text
 
 
@@ -37,24 +38,47 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=8000, help="port (0 picks a free one)")
     p.add_argument("--seed", type=int, default=0, help="seed of the synthetic market")
-    p.add_argument("--now", default=None, type=iso_time,
-                   help="freeze the clock at this ISO time (e.g. 2026-11-20T10:30:00+08:00); "
-                        "default: follow the wall clock")
-    p.add_argument("--rate-limit", type=int, default=600,
-                   help="requests per key per minute (0: unlimited)")
-    p.add_argument("--rate-window", type=float, default=60.0,
-                   help="seconds of one rate-limit window")
+    p.add_argument(
+        "--now",
+        default=None,
+        type=iso_time,
+        help="freeze the clock at this ISO time (e.g. 2026-11-20T10:30:00+08:00); "
+        "default: follow the wall clock",
+    )
+    p.add_argument(
+        "--rate-limit", type=int, default=600, help="requests per key per minute (0: unlimited)"
+    )
+    p.add_argument(
+        "--rate-window", type=float, default=60.0, help="seconds of one rate-limit window"
+    )
     p.add_argument("--latency-ms", type=float, default=0.0, help="delay added to each response")
-    p.add_argument("--fault-rate", type=float, default=0.0,
-                   help="share of requests answered with a random 5xx")
-    p.add_argument("--reset-rate", type=float, default=0.0,
-                   help="share of requests whose connection is dropped unanswered")
-    p.add_argument("--extra-equities", type=int, default=0,
-                   help="add N generic synthetic equities (9001, 9002, ...) for bulk jobs")
-    p.add_argument("--http-connections", type=int, default=512,
-                   help="connections open at once; more are closed on accept (0: no cap)")
-    p.add_argument("--idle-timeout", type=float, default=60.0,
-                   help="seconds a connection may go without a complete request")
+    p.add_argument(
+        "--fault-rate", type=float, default=0.0, help="share of requests answered with a random 5xx"
+    )
+    p.add_argument(
+        "--reset-rate",
+        type=float,
+        default=0.0,
+        help="share of requests whose connection is dropped unanswered",
+    )
+    p.add_argument(
+        "--extra-equities",
+        type=int,
+        default=0,
+        help="add N generic synthetic equities (9001, 9002, ...) for bulk jobs",
+    )
+    p.add_argument(
+        "--http-connections",
+        type=int,
+        default=512,
+        help="connections open at once; more are closed on accept (0: no cap)",
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=60.0,
+        help="seconds a connection may go without a complete request",
+    )
     p.set_defaults(func=run)
 
 
@@ -64,13 +88,20 @@ def run(args: argparse.Namespace) -> int:
     # "Serving until interrupted" must hold even when started with SIGINT ignored (a
     # background job of a non-interactive shell), so `kill -INT` stops it like Ctrl-C.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    sb = Sandbox(seed=args.seed, now=args.now, rate_limit=args.rate_limit or None,
-                 rate_window=args.rate_window,
-                 latency=args.latency_ms / 1000, fault_rate=args.fault_rate,
-                 reset_rate=args.reset_rate, host=args.host, port=args.port,
-                 extra_equities=args.extra_equities,
-                 http_connections=args.http_connections or None,
-                 idle_timeout=args.idle_timeout)
+    sb = Sandbox(
+        seed=args.seed,
+        now=args.now,
+        rate_limit=args.rate_limit or None,
+        rate_window=args.rate_window,
+        latency=args.latency_ms / 1000,
+        fault_rate=args.fault_rate,
+        reset_rate=args.reset_rate,
+        host=args.host,
+        port=args.port,
+        extra_equities=args.extra_equities,
+        http_connections=args.http_connections or None,
+        idle_timeout=args.idle_timeout,
+    )
     try:
         with sb:
             _banner(sb, args.seed)
@@ -87,8 +118,12 @@ def _banner(sb, seed: int) -> None:  # type: ignore[no-untyped-def]
     print(f"  streaming  {sb.ws_url}")
     print(f"  futopt     {sb.futopt_ws_url('v1.1')} (or v1.0)")
     for plan, key in DEMO_KEYS.items():
-        print(f"  {plan:<10} X-API-KEY: {key}   Authorization: Bearer "
-              f"{DEMO_CREDENTIALS['bearer_token'][plan]}   X-SDK-TOKEN: "
-              f"{DEMO_CREDENTIALS['sdk_token'][plan]}")
-    print(f"  try: curl -H 'X-API-KEY: {DEMO_KEYS['advanced']}' "
-          f"{sb.base_url}/stock/intraday/quote/2330")
+        print(
+            f"  {plan:<10} X-API-KEY: {key}   Authorization: Bearer "
+            f"{DEMO_CREDENTIALS['bearer_token'][plan]}   X-SDK-TOKEN: "
+            f"{DEMO_CREDENTIALS['sdk_token'][plan]}"
+        )
+    print(
+        f"  try: curl -H 'X-API-KEY: {DEMO_KEYS['advanced']}' "
+        f"{sb.base_url}/stock/intraday/quote/2330"
+    )

@@ -98,9 +98,8 @@ def _spreads(listed: list[Contract]) -> list[Contract]:
         months = [c for c in listed if c.product.code == code and c.strike is None]
         near = months[0]
         for far in months[1:]:
-            sym = f"{near.symbol}/{far.symbol[len(code):]}"
-            out.append(Contract(sym, near.product, near.year, near.month, near.settlement,
-                                far=far))
+            sym = f"{near.symbol}/{far.symbol[len(code) :]}"
+            out.append(Contract(sym, near.product, near.year, near.month, near.settlement, far=far))
     return out
 
 
@@ -161,9 +160,10 @@ class FutOpt:
         """The ``n``-th nearest month of a futures product listed on ``d`` (the continuous
         ``1!``-``3!`` of the history and the stream's ``TXF1!``); None past the listed months
         or for an options product."""
-        months = sorted((c for c in self.contracts(d)
-                         if c.product.code == product and c.strike is None),
-                        key=lambda c: (c.year, c.month))
+        months = sorted(
+            (c for c in self.contracts(d) if c.product.code == product and c.strike is None),
+            key=lambda c: (c.year, c.month),
+        )
         return months[n - 1] if 0 < n <= len(months) else None
 
     def spreads(self, d: date) -> list[Contract]:
@@ -186,8 +186,17 @@ class FutOpt:
                 strike = atm + 100 * k
                 for call in (True, False):
                     letter = (MONTH_CODES if call else PUT_CODES)[m - 1]
-                    out.append(Contract(f"TXO{strike}{letter}{y % 10}", PRODUCTS["TXO"], y, m,
-                                        settlement_date(y, m), strike, call))
+                    out.append(
+                        Contract(
+                            f"TXO{strike}{letter}{y % 10}",
+                            PRODUCTS["TXO"],
+                            y,
+                            m,
+                            settlement_date(y, m),
+                            strike,
+                            call,
+                        )
+                    )
         return out
 
     def contract(self, symbol: str, d: date) -> Contract | None:
@@ -207,8 +216,9 @@ class FutOpt:
                 self._cache.pop(next(iter(self._cache)))
         return made
 
-    def _levels(self, c: Contract, d: date, i: int,
-                afterhours: bool) -> tuple[np.random.Generator, list[int]]:
+    def _levels(
+        self, c: Contract, d: date, i: int, afterhours: bool
+    ) -> tuple[np.random.Generator, list[int]]:
         """A future's generator (after the draws made here) and its reference, open, high,
         low and close on day ``d`` (index row ``i``), cents of a point."""
         ix = self.market.daily("IX0001")
@@ -233,8 +243,9 @@ class FutOpt:
             rng, fut = self._levels(c, d, i, afterhours)
         else:  # a calendar spread: its own generator, the legs' levels
             rng = self.market.rng("futopt", c.symbol, d.toordinal(), int(afterhours))
-            fut = self._levels(replace(c, symbol=c.symbol.split("/")[0], far=None), d, i,
-                               afterhours)[1]
+            fut = self._levels(
+                replace(c, symbol=c.symbol.split("/")[0], far=None), d, i, afterhours
+            )[1]
         months_out = (c.year - d.year) * 12 + c.month - d.month
         years = max((c.settlement - d).days, 1) / 365
         if c.far is not None:  # far minus near
@@ -276,9 +287,40 @@ class FutOpt:
         kinds[0], kinds[-1] = KIND_OPEN, KIND_CLOSE
         serial = int(rng.integers(1000, 90000)) + np.cumsum(rng.integers(1, 40, n))
         empty = np.zeros(0, dtype=np.int64)
-        inst = Instrument(c.symbol, c.name, c.symbol,
-                          c.product.type + ("_AH" if afterhours else ""), "TAIFEX", "TAIFEX",
-                          "00", "00", ref / 100, volume, n)
-        return Day(inst, d, ref, ref, 0, 0, 1, times.astype(np.int64), price, size, bid, ask,
-                   serial.astype(np.int64), kinds, side, empty, empty, empty, empty, None,
-                   False, "AFTERHOURS" if afterhours else "REGULAR")
+        inst = Instrument(
+            c.symbol,
+            c.name,
+            c.symbol,
+            c.product.type + ("_AH" if afterhours else ""),
+            "TAIFEX",
+            "TAIFEX",
+            "00",
+            "00",
+            ref / 100,
+            volume,
+            n,
+        )
+        return Day(
+            inst,
+            d,
+            ref,
+            ref,
+            0,
+            0,
+            1,
+            times.astype(np.int64),
+            price,
+            size,
+            bid,
+            ask,
+            serial.astype(np.int64),
+            kinds,
+            side,
+            empty,
+            empty,
+            empty,
+            empty,
+            None,
+            False,
+            "AFTERHOURS" if afterhours else "REGULAR",
+        )

@@ -25,8 +25,10 @@ from ._intraday import Day
 
 #: contract-month forms the history takes (YYYYMM, weekly, spread, continuous)
 _MONTH = r"\d{4}(?:0[1-9]|1[0-2])"
-MONTH_RE = re.compile(rf"(?P<m>{_MONTH})(?P<w>[WF][1-5])?|(?P<a>{_MONTH})/(?P<b>{_MONTH})|"
-                      r"(?P<k>[123])!")
+MONTH_RE = re.compile(
+    rf"(?P<m>{_MONTH})(?P<w>[WF][1-5])?|(?P<a>{_MONTH})/(?P<b>{_MONTH})|"
+    r"(?P<k>[123])!"
+)
 #: a contract code given where a product is expected (TXFK6, TXO22400L6, MXFA6/C6)
 CODE_RE = re.compile(r"[A-Z][A-Z0-9]{2}(?:\d+)?[A-X]\d(?:/[A-L]\d)?")
 
@@ -87,8 +89,17 @@ class History:
             for strike in strikes:
                 for call in (True, False):
                     letter = (MONTH_CODES if call else PUT_CODES)[w.month - 1]
-                    out.append(Contract(f"TXO{strike}{letter}{w.year % 10}W{n}",
-                                        PRODUCTS["TXO"], w.year, w.month, w, strike, call))
+                    out.append(
+                        Contract(
+                            f"TXO{strike}{letter}{w.year % 10}W{n}",
+                            PRODUCTS["TXO"],
+                            w.year,
+                            w.month,
+                            w,
+                            strike,
+                            call,
+                        )
+                    )
         return out
 
     def untraded(self, c: Contract, d: date) -> bool:
@@ -103,8 +114,9 @@ class History:
         nearest month against each later one, ``TXFL6/A7``): one set, one set of trades."""
         return [c for c in self.fo.spreads(d) if c.product.code == product]
 
-    def contract(self, product: str, d: date, month: str, strike: float | None,
-                 call: bool | None) -> Contract | None:
+    def contract(
+        self, product: str, d: date, month: str, strike: float | None, call: bool | None
+    ) -> Contract | None:
         """The contract of ``month`` (``YYYYMM``, weekly, ``1!``-``3!``) listed on ``d``."""
         m = MONTH_RE.fullmatch(month)
         if m is None:
@@ -112,8 +124,15 @@ class History:
         if m["k"]:
             return self.fo.nth_future(product, d, int(m["k"]))
         pool = self.outrights(product, d) + self.weeklies(product, d)
-        return next((c for c in pool if month_of(c) == month and
-                     (c.strike is None or (c.strike == strike and c.call == call))), None)
+        return next(
+            (
+                c
+                for c in pool
+                if month_of(c) == month
+                and (c.strike is None or (c.strike == strike and c.call == call))
+            ),
+            None,
+        )
 
     # --- figures of a contract day ---------------------------------------------------------
 
@@ -129,8 +148,15 @@ class History:
         if n == 0:
             return None
         p = day.price[:n]
-        return Bar(int(p[0]), int(p.max()), int(p.min()), int(p[-1]), int(day.size[:n].sum()),
-                   n, int(day.reference))
+        return Bar(
+            int(p[0]),
+            int(p.max()),
+            int(p.min()),
+            int(p[-1]),
+            int(day.size[:n].sum()),
+            n,
+            int(day.reference),
+        )
 
     def complete(self, c: Contract, d: date, afterhours: bool, t_us: int) -> bool:
         day = self.day(c, d, afterhours)
@@ -149,8 +175,9 @@ class History:
         base = c.product.volume * (0.6 if c.strike is None else 1.5) / (1 + 3 * months_out)
         return max(0, int(base * math.exp(0.25 * rng.normal())))
 
-    def spread_bar(self, c: Contract, d: date, afterhours: bool,
-                   t_us: int) -> tuple[Bar, int] | None:
+    def spread_bar(
+        self, c: Contract, d: date, afterhours: bool, t_us: int
+    ) -> tuple[Bar, int] | None:
         """A calendar spread's day from its own trades (far minus near, as the intraday
         routes serve it), and its volume from spread orders traded against single legs
         (synthetic: two to three times the spread's own volume)."""
@@ -174,8 +201,16 @@ def minute_bars(day: Day, n: int, tf: int) -> list[dict]:
     starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
     ends = np.r_[starts[1:], n]
     cum = np.cumsum(prices * sizes) / np.cumsum(sizes)
-    return [{"t": t0 + int(bucket[s]) * width, "open": int(prices[s]),
-             "high": int(prices[s:e].max()), "low": int(prices[s:e].min()),
-             "close": int(prices[e - 1]), "volume": int(sizes[s:e].sum()),
-             "transaction": e - s, "average": float(cum[e - 1])}
-            for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+    return [
+        {
+            "t": t0 + int(bucket[s]) * width,
+            "open": int(prices[s]),
+            "high": int(prices[s:e].max()),
+            "low": int(prices[s:e].min()),
+            "close": int(prices[e - 1]),
+            "volume": int(sizes[s:e].sum()),
+            "transaction": e - s,
+            "average": float(cum[e - 1]),
+        }
+        for s, e in zip(starts.tolist(), ends.tolist(), strict=True)
+    ]

@@ -85,8 +85,9 @@ def _bridge(rng: np.random.Generator, keys: list[tuple[int, int]], top: int) -> 
     return out
 
 
-def _path(rng: np.random.Generator, lad: np.ndarray, o: int, h: int, lo: int, c: int,
-          n: int) -> np.ndarray:
+def _path(
+    rng: np.random.Generator, lad: np.ndarray, o: int, h: int, lo: int, c: int, n: int
+) -> np.ndarray:
     """Prices of ``n`` trades: first ``o``, last ``c``, touching ``h`` and ``lo``."""
     top = len(lad) - 1
     io = int(np.searchsorted(lad, o))
@@ -164,16 +165,17 @@ def make_day(rng: np.random.Generator, daily: Daily, i: int) -> Day:
     # trial matches: 08:30-09:00 converging to the open, 13:25-13:30 to the close
     tn = 12
     pre = np.sort(rng.integers(cal.epoch_us(cal.at(d, cal.TRIAL_START)), t_open - 1, tn))
-    post = np.sort(rng.integers(cal.epoch_us(cal.at(d, cal.CLOSING_TRIAL_START)),
-                                t_close - 1, tn))
+    post = np.sort(rng.integers(cal.epoch_us(cal.at(d, cal.CLOSING_TRIAL_START)), t_close - 1, tn))
     trial_time = np.concatenate((pre, post)).astype(np.int64)
     if index:
         trial_time = trial_time[:0]
-    trial_price = np.concatenate((
-        _converge(rng, lad, o, tn), _converge(rng, lad, c, tn)))[: len(trial_time)]
+    trial_price = np.concatenate((_converge(rng, lad, o, tn), _converge(rng, lad, c, tn)))[
+        : len(trial_time)
+    ]
     trial_size = (size[0] * rng.uniform(0.3, 1.1, len(trial_time))).astype(np.int64) + 1
-    trial_serial = np.concatenate((
-        np.arange(1, tn + 1), int(serial[-2]) + np.arange(1, tn + 1)))[: len(trial_time)]
+    trial_serial = np.concatenate((np.arange(1, tn + 1), int(serial[-2]) + np.arange(1, tn + 1)))[
+        : len(trial_time)
+    ]
     if len(trial_serial) and not index:
         # the closing trial matches (13:25-13:30) come before the closing auction's trade,
         # so their serials must too: one market-wide counter
@@ -183,15 +185,36 @@ def make_day(rng: np.random.Generator, daily: Daily, i: int) -> Day:
         fixed_size = max(1, int(volume * rng.uniform(0.001, 0.004)))
         fixed = (cal.epoch_us(cal.at(d, cal.FIXED_PRICE_TIME)), c, fixed_size)
     unit_value = 1000 if inst.unit == "lots" else 1
-    return Day(inst, d, int(daily.ref[i]), int(daily.prev_close[i]), int(daily.limit_up[i]),
-               int(daily.limit_down[i]), unit_value, times, price, size, bid, ask,
-               serial.astype(np.int64), kinds, side, trial_time, trial_price,
-               trial_size, trial_serial.astype(np.int64), fixed, etf)
+    return Day(
+        inst,
+        d,
+        int(daily.ref[i]),
+        int(daily.prev_close[i]),
+        int(daily.limit_up[i]),
+        int(daily.limit_down[i]),
+        unit_value,
+        times,
+        price,
+        size,
+        bid,
+        ask,
+        serial.astype(np.int64),
+        kinds,
+        side,
+        trial_time,
+        trial_price,
+        trial_size,
+        trial_serial.astype(np.int64),
+        fixed,
+        etf,
+    )
+
 
 def _converge(rng: np.random.Generator, lad: np.ndarray, target: int, n: int) -> np.ndarray:
     j = int(np.searchsorted(lad, target))
     spread = np.rint(np.linspace(3, 0, n) * rng.normal(0, 1, n)).astype(np.int64)
     return lad[np.clip(j + spread, 0, len(lad) - 1)]
+
 
 def make_oddlot(rng: np.random.Generator, lot: Day) -> Day:
     """Odd-lot trading beside the whole-lot day ``lot``: call auctions every minute from
@@ -216,6 +239,26 @@ def make_oddlot(rng: np.random.Generator, lot: Day) -> Day:
     kinds[0], kinds[-1] = KIND_OPEN, KIND_CLOSE
     serial = 1 + np.cumsum(rng.integers(1, 30, n))
     empty = np.zeros(0, dtype=np.int64)
-    return Day(inst, d, lot.reference, lot.previous_close, lot.limit_up, lot.limit_down, 1,
-               grid, price, size, bid, ask, serial.astype(np.int64), kinds, side,
-               empty, empty, empty, empty, None, etf)
+    return Day(
+        inst,
+        d,
+        lot.reference,
+        lot.previous_close,
+        lot.limit_up,
+        lot.limit_down,
+        1,
+        grid,
+        price,
+        size,
+        bid,
+        ask,
+        serial.astype(np.int64),
+        kinds,
+        side,
+        empty,
+        empty,
+        empty,
+        empty,
+        None,
+        etf,
+    )

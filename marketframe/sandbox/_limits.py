@@ -34,10 +34,13 @@ class LimitedServer(web.Server):
     """aiohttp's connection manager, refusing connections beyond ``limit()``."""
 
     def __init__(self, template: web.Server, limit: Any) -> None:
-        super().__init__(template.request_handler, request_factory=template.request_factory,
-                         handler_cancellation=template.handler_cancellation,
-                         loop=asyncio.get_running_loop(),
-                         **template._kwargs)  # noqa: SLF001 - the runner's handler settings
+        super().__init__(
+            template.request_handler,
+            request_factory=template.request_factory,
+            handler_cancellation=template.handler_cancellation,
+            loop=asyncio.get_running_loop(),
+            **template._kwargs,
+        )  # noqa: SLF001 - the runner's handler settings
         self._limit = limit
         self.refused = 0
         self._quiet_until_below = False
@@ -47,8 +50,9 @@ class LimitedServer(web.Server):
         if cap is not None and len(self._connections) >= cap:
             self.refused += 1
             if not self._quiet_until_below:
-                log.warning("sandbox: %d connections open (the cap); refusing more until "
-                            "some close", cap)
+                log.warning(
+                    "sandbox: %d connections open (the cap); refusing more until some close", cap
+                )
                 self._quiet_until_below = True
             transport.abort()
             return
@@ -83,8 +87,12 @@ def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
         state["repeats"] += 1
         if state["repeats"] == 1 or state["repeats"] % 1000 == 0:
             exc = context.get("exception")
-            log.warning("sandbox: %s (%s; %d so far)", message,
-                        type(exc).__name__ if exc else "no detail", state["repeats"])
+            log.warning(
+                "sandbox: %s (%s; %d so far)",
+                message,
+                type(exc).__name__ if exc else "no detail",
+                state["repeats"],
+            )
 
     loop.set_exception_handler(handler)
 

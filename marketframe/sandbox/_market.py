@@ -38,6 +38,7 @@ def _crc(text: str) -> int:
 
 # --- corporate events --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class CapitalChange:
     symbol: str
@@ -50,13 +51,39 @@ class CapitalChange:
 
 
 CAPITAL_CHANGES: tuple[CapitalChange, ...] = (
-    CapitalChange("0050", "etf_split_or_merge", date(2025, 6, 18), date(2025, 6, 11),
-                  date(2025, 6, 18), 0.25, {"splitType": "分割", "splitRatio": 4}),
-    CapitalChange("8069", "capital_reduction", date(2017, 9, 18), None, date(2017, 9, 18), 1.25,
-                  {"reductionRatio": 0.2, "reductionReason": "彌補虧損", "reason": "彌補虧損",
-                   "refundPerShare": 0, "sharesPerThousand": 800}),
-    CapitalChange("6446", "par_value_change", date(2023, 11, 13), date(2023, 11, 6),
-                  date(2023, 11, 13), 0.4, {"parValueBefore": 10, "parValueAfter": 4}),
+    CapitalChange(
+        "0050",
+        "etf_split_or_merge",
+        date(2025, 6, 18),
+        date(2025, 6, 11),
+        date(2025, 6, 18),
+        0.25,
+        {"splitType": "分割", "splitRatio": 4},
+    ),
+    CapitalChange(
+        "8069",
+        "capital_reduction",
+        date(2017, 9, 18),
+        None,
+        date(2017, 9, 18),
+        1.25,
+        {
+            "reductionRatio": 0.2,
+            "reductionReason": "彌補虧損",
+            "reason": "彌補虧損",
+            "refundPerShare": 0,
+            "sharesPerThousand": 800,
+        },
+    ),
+    CapitalChange(
+        "6446",
+        "par_value_change",
+        date(2023, 11, 13),
+        date(2023, 11, 6),
+        date(2023, 11, 13),
+        0.4,
+        {"parValueBefore": 10, "parValueAfter": 4},
+    ),
 )
 
 
@@ -175,10 +202,12 @@ class Market:
             if limited:
                 close = min(max(close, down), up)
                 opn = min(max(opn, down), up)
-            hi = self._round(max(opn, close) * math.exp(abs(z[i, 2]) * vol * 0.45), etf, step,
-                             "down")
-            lo = self._round(min(opn, close) * math.exp(-abs(z[i, 3]) * vol * 0.45), etf, step,
-                             "up")
+            hi = self._round(
+                max(opn, close) * math.exp(abs(z[i, 2]) * vol * 0.45), etf, step, "down"
+            )
+            lo = self._round(
+                min(opn, close) * math.exp(-abs(z[i, 3]) * vol * 0.45), etf, step, "up"
+            )
             hi = max(hi, opn, close)
             lo = min(lo, opn, close)
             if limited:
@@ -195,14 +224,34 @@ class Market:
             cols[:, i] = (ref, prev, opn, hi, lo, close, volume, ntr, up, down, 0)
             prev = close
         ref_, prev_, open_, high_, low_, close_, vol_, ntr_, up_, down_ = cols[:10]
-        return Daily(inst, days, ref_, prev_, open_, high_, low_, close_, vol_, ntr_, up_,
-                     down_, dividends=dividends, capital_changes=capital)
+        return Daily(
+            inst,
+            days,
+            ref_,
+            prev_,
+            open_,
+            high_,
+            low_,
+            close_,
+            vol_,
+            ntr_,
+            up_,
+            down_,
+            dividends=dividends,
+            capital_changes=capital,
+        )
 
     @staticmethod
     def _round(price: float, etf: bool, step: int | None, mode: str = "nearest") -> int:
         if step is not None:
-            return max(1, int(math.floor(price + 0.5)) if mode == "nearest" else
-                       int(math.floor(price)) if mode == "down" else int(math.ceil(price)))
+            return max(
+                1,
+                int(math.floor(price + 0.5))
+                if mode == "nearest"
+                else int(math.floor(price))
+                if mode == "down"
+                else int(math.ceil(price)),
+            )
         return cal.round_tick(price, etf, mode)
 
     def _events(self, inst: Instrument, days: np.ndarray) -> dict[date, tuple[float, float]]:
@@ -266,4 +315,3 @@ class Market:
             got = 0 if day is None else day.value(len(day.time))
             self._turnover[key] = got
         return got
-

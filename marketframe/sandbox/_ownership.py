@@ -32,17 +32,41 @@ from ._universe import EQUITIES, Instrument
 _CLASSES = (("foreign", 0.35), ("trust", 0.05), ("dealer", 0.08))
 
 TDCC_BRACKETS: tuple[tuple[str, int, int | None], ...] = (
-    ("1-999", 1, 999), ("1,000-5,000", 1_000, 5_000), ("5,001-10,000", 5_001, 10_000),
-    ("10,001-15,000", 10_001, 15_000), ("15,001-20,000", 15_001, 20_000),
-    ("20,001-30,000", 20_001, 30_000), ("30,001-40,000", 30_001, 40_000),
-    ("40,001-50,000", 40_001, 50_000), ("50,001-100,000", 50_001, 100_000),
-    ("100,001-200,000", 100_001, 200_000), ("200,001-400,000", 200_001, 400_000),
-    ("400,001-600,000", 400_001, 600_000), ("600,001-800,000", 600_001, 800_000),
-    ("800,001-1,000,000", 800_001, 1_000_000), ("1,000,001以上", 1_000_001, None),
+    ("1-999", 1, 999),
+    ("1,000-5,000", 1_000, 5_000),
+    ("5,001-10,000", 5_001, 10_000),
+    ("10,001-15,000", 10_001, 15_000),
+    ("15,001-20,000", 15_001, 20_000),
+    ("20,001-30,000", 20_001, 30_000),
+    ("30,001-40,000", 30_001, 40_000),
+    ("40,001-50,000", 40_001, 50_000),
+    ("50,001-100,000", 50_001, 100_000),
+    ("100,001-200,000", 100_001, 200_000),
+    ("200,001-400,000", 200_001, 400_000),
+    ("400,001-600,000", 400_001, 600_000),
+    ("600,001-800,000", 600_001, 800_000),
+    ("800,001-1,000,000", 800_001, 1_000_000),
+    ("1,000,001以上", 1_000_001, None),
 )
 _SURNAMES = "陳林黃張李王吳劉蔡楊許鄭謝郭洪曾邱廖賴周"
-_GIVEN = ("志明", "淑芬", "建宏", "美玲", "俊傑", "雅婷", "家豪", "怡君", "宗翰", "佩珊",
-          "冠宇", "欣怡", "文雄", "麗華", "承恩", "詩涵")
+_GIVEN = (
+    "志明",
+    "淑芬",
+    "建宏",
+    "美玲",
+    "俊傑",
+    "雅婷",
+    "家豪",
+    "怡君",
+    "宗翰",
+    "佩珊",
+    "冠宇",
+    "欣怡",
+    "文雄",
+    "麗華",
+    "承恩",
+    "詩涵",
+)
 
 
 def hundredths(values: np.ndarray) -> np.ndarray:
@@ -119,8 +143,9 @@ class Ownership:
         rng = self.market.rng("ownership-etf", inst.symbol)
         pool = [e for e in EQUITIES if not e.etf and e.market == inst.market]  # its board
         k = min(len(pool), int(rng.integers(8, 13)))
-        members = sorted((pool[i] for i in rng.choice(len(pool), k, replace=False)),
-                         key=lambda e: e.symbol)
+        members = sorted(
+            (pool[i] for i in rng.choice(len(pool), k, replace=False)), key=lambda e: e.symbol
+        )
         dates = self.market.daily(inst.symbol).dates
         n = len(dates)
         units = np.exp(np.cumsum(rng.normal(0.0, 0.004, n)))  # the fund's size, day by day
@@ -136,8 +161,7 @@ class Ownership:
         qty = np.rint(base * units[:, None] * drift / 1000) * 1000
         value = qty * close
         qty[np.isnan(value)] = np.nan
-        return Series(dates, {"members": members, "quantity": qty,
-                              "weight": hundredths(value)})
+        return Series(dates, {"members": members, "quantity": qty, "weight": hundredths(value)})
 
     # --- director holdings -------------------------------------------------------------------
 
@@ -150,27 +174,44 @@ class Ownership:
         months = np.arange(np.datetime64(first, "M"), np.datetime64(cal.CALENDAR_END, "M") + 1)
         n, k = len(months), int(rng.integers(7, 11))
         titles = ["董事長", *["董事"] * (k - 4), *["獨立董事"] * 3]
-        names = [f"{_SURNAMES[i]}{_GIVEN[j]}" for i, j in
-                 zip(rng.choice(len(_SURNAMES), k, replace=False),
-                     rng.integers(0, len(_GIVEN), k), strict=True)]
+        names = [
+            f"{_SURNAMES[i]}{_GIVEN[j]}"
+            for i, j in zip(
+                rng.choice(len(_SURNAMES), k, replace=False),
+                rng.integers(0, len(_GIVEN), k),
+                strict=True,
+            )
+        ]
         independent = np.array([t == "獨立董事" for t in titles])
         base = rng.integers(200, 60_000, k) * 1000.0
         held = np.rint(base * np.exp(np.cumsum(rng.normal(0, 0.01, (n, k)), axis=0)) / 1000)
         held = (held * 1000).astype(np.int64)
         held[:, independent] = 0
-        term = (months.astype("datetime64[Y]").astype(int) - months[0].astype(
-            "datetime64[Y]").astype(int)) // 3  # boards are elected every three years
+        term = (
+            months.astype("datetime64[Y]").astype(int)
+            - months[0].astype("datetime64[Y]").astype(int)
+        ) // 3  # boards are elected every three years
         starts = np.searchsorted(term, term, side="left")
         elected = held[starts]
         pledge = rng.choice([0.0, 0.0, 0.0, 0.15, 0.3, 0.55], k)
         pledged = (np.rint(held * pledge / 1000) * 1000).astype(np.int64)
         related = np.where(rng.random(k) < 0.5, 0, rng.integers(10, 5_000, k) * 1000)
         related = np.where(independent, 0, related).astype(np.int64)
-        related_pledged = np.rint(related * rng.choice([0.0, 0.2], k) / 1000).astype(
-            np.int64) * 1000
-        return Series(months, {"titles": titles, "names": names, "elected": elected,
-                               "held": held, "pledged": pledged, "related": related,
-                               "related_pledged": related_pledged})
+        related_pledged = (
+            np.rint(related * rng.choice([0.0, 0.2], k) / 1000).astype(np.int64) * 1000
+        )
+        return Series(
+            months,
+            {
+                "titles": titles,
+                "names": names,
+                "elected": elected,
+                "held": held,
+                "pledged": pledged,
+                "related": related,
+                "related_pledged": related_pledged,
+            },
+        )
 
     # --- TDCC distribution -------------------------------------------------------------------
 
@@ -185,8 +226,13 @@ class Ownership:
         n, b = len(dates), len(TDCC_BRACKETS)
         outstanding = int(rng.integers(200_000, 30_000_000)) * 1000
         spots = rng.uniform(0.3, 0.6, b - 1)
-        avg = np.array([lo + int((hi - lo) * u) for (_, lo, hi), u in
-                        zip(TDCC_BRACKETS[:-1], spots, strict=True)], dtype=np.int64)
+        avg = np.array(
+            [
+                lo + int((hi - lo) * u)
+                for (_, lo, hi), u in zip(TDCC_BRACKETS[:-1], spots, strict=True)
+            ],
+            dtype=np.int64,
+        )
         weights = np.geomspace(1.0, 3.0, b - 1) * rng.uniform(0.7, 1.3, b - 1)
         share = rng.uniform(0.15, 0.4)  # of the outstanding shares held below 1,000,001
         base = outstanding * share * weights / weights.sum() / avg
@@ -200,8 +246,10 @@ class Ownership:
         shares[:, -1] = outstanding - shares[:, :-1].sum(axis=1)
         big = int(rng.integers(40, 1500))
         holders[:, -1] = np.maximum(1, np.minimum(big, shares[:, -1] // 1_000_001))
-        return Series(dates, {"holders": holders, "shares": shares,
-                              "proportion": hundredths(shares.astype(float))})
+        return Series(
+            dates,
+            {"holders": holders, "shares": shares, "proportion": hundredths(shares.astype(float))},
+        )
 
 
 def rows_institutional(s: Series, sl: slice) -> list[dict[str, Any]]:
@@ -224,8 +272,12 @@ def rows_etf(s: Series, sl: slice) -> list[dict[str, Any]]:
         for j in np.argsort(-weight[i], kind="stable"):  # largest holding first
             if np.isnan(qty[i, j]):
                 continue
-            c: dict[str, Any] = {"symbol": members[j].symbol, "name": members[j].name,
-                                 "quantity": int(qty[i, j]), "weight": int(weight[i, j]) / 100}
+            c: dict[str, Any] = {
+                "symbol": members[j].symbol,
+                "name": members[j].name,
+                "quantity": int(qty[i, j]),
+                "weight": int(weight[i, j]) / 100,
+            }
             if i > 0 and not np.isnan(qty[i - 1, j]):  # no previous disclosure: omitted
                 c["quantityChange"] = int(qty[i, j] - qty[i - 1, j])
                 c["weightChange"] = int(weight[i, j] - weight[i - 1, j]) / 100
@@ -246,20 +298,38 @@ def rows_directors(s: Series, sl: slice) -> list[dict[str, Any]]:
         for j, (title, name) in enumerate(zip(c["titles"], c["names"], strict=True)):
             held, pledged = int(c["held"][i, j]), int(c["pledged"][i, j])
             rel, rel_pledged = int(c["related"][j]), int(c["related_pledged"][j])
-            people.append({
-                "order": j + 1, "title": title, "name": name,
-                "electedShares": int(c["elected"][i, j]), "heldShares": held,
-                "pledgedShares": pledged, "pledgeRatio": _ratio(pledged, held),
-                "relatedHeldShares": rel, "relatedPledgedShares": rel_pledged,
-                "relatedPledgeRatio": _ratio(rel_pledged, rel),
-            })
+            people.append(
+                {
+                    "order": j + 1,
+                    "title": title,
+                    "name": name,
+                    "electedShares": int(c["elected"][i, j]),
+                    "heldShares": held,
+                    "pledgedShares": pledged,
+                    "pledgeRatio": _ratio(pledged, held),
+                    "relatedHeldShares": rel,
+                    "relatedPledgedShares": rel_pledged,
+                    "relatedPledgeRatio": _ratio(rel_pledged, rel),
+                }
+            )
         out.append({"date": str(s.dates[i]), "directors": people})
     return out
 
 
 def rows_tdcc(s: Series, sl: slice) -> list[dict[str, Any]]:
     c = s.cols
-    return [{"date": str(s.dates[i]), "distributions": [
-        {"range": label, "holders": int(c["holders"][i, b]), "shares": int(c["shares"][i, b]),
-         "proportion": int(c["proportion"][i, b]) / 100}
-        for b, (label, _, _) in enumerate(TDCC_BRACKETS)]} for i in range(sl.start, sl.stop)]
+    return [
+        {
+            "date": str(s.dates[i]),
+            "distributions": [
+                {
+                    "range": label,
+                    "holders": int(c["holders"][i, b]),
+                    "shares": int(c["shares"][i, b]),
+                    "proportion": int(c["proportion"][i, b]) / 100,
+                }
+                for b, (label, _, _) in enumerate(TDCC_BRACKETS)
+            ],
+        }
+        for i in range(sl.start, sl.stop)
+    ]

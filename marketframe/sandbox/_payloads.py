@@ -37,8 +37,13 @@ def iso_minute(t_us: int) -> str:
 
 def header(day_or_inst, d) -> dict:
     inst = getattr(day_or_inst, "inst", day_or_inst)
-    return {"date": d.isoformat(), "type": inst.type, "exchange": inst.exchange,
-            "market": inst.market, "symbol": inst.symbol}
+    return {
+        "date": d.isoformat(),
+        "type": inst.type,
+        "exchange": inst.exchange,
+        "market": inst.market,
+        "symbol": inst.symbol,
+    }
 
 
 def limit_flags(day: Day, price: int, bid: int | None, ask: int | None) -> dict[str, bool]:
@@ -120,12 +125,18 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
         close = int(prices[-1])
         value = day.value(n)
         volume = int(day.size[:n].sum())
-        out.update({
-            "openPrice": px(prices[0]), "openTime": int(times[0]),
-            "highPrice": px(hi), "highTime": int(times[ih]),
-            "lowPrice": px(lo), "lowTime": int(times[il]),
-            "closePrice": px(close), "closeTime": int(times[-1]),
-        })
+        out.update(
+            {
+                "openPrice": px(prices[0]),
+                "openTime": int(times[0]),
+                "highPrice": px(hi),
+                "highTime": int(times[ih]),
+                "lowPrice": px(lo),
+                "lowTime": int(times[il]),
+                "closePrice": px(close),
+                "closeTime": int(times[-1]),
+            }
+        )
         if inst.type == "INDEX":
             out["avgPrice"] = px(round(float(prices.mean())))
         else:
@@ -160,15 +171,25 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
         out["total"] = total
         if inst.type != "INDEX":
             j = n - 1
-            out["lastTrade"] = {"bid": px(day.bid[j]), "ask": px(day.ask[j]),
-                                "price": px(day.price[j]), "size": int(day.size[j]),
-                                "time": int(day.time[j]), "serial": int(day.serial[j])}
+            out["lastTrade"] = {
+                "bid": px(day.bid[j]),
+                "ask": px(day.ask[j]),
+                "price": px(day.price[j]),
+                "size": int(day.size[j]),
+                "time": int(day.time[j]),
+                "serial": int(day.serial[j]),
+            }
     if nt:
         j = nt - 1
         tp = int(day.trial_price[j])
-        out["lastTrial"] = {"bid": px(cal.price_below(tp, day.etf)), "ask": px(tp),
-                            "price": px(tp), "size": int(day.trial_size[j]),
-                            "time": int(day.trial_time[j]), "serial": int(day.trial_serial[j])}
+        out["lastTrial"] = {
+            "bid": px(cal.price_below(tp, day.etf)),
+            "ask": px(tp),
+            "price": px(tp),
+            "size": int(day.trial_size[j]),
+            "time": int(day.trial_time[j]),
+            "serial": int(day.trial_serial[j]),
+        }
     flags: dict[str, bool] = {}
     if n and inst.type != "INDEX":
         bids, asks = out.get("bids") or [], out.get("asks") or []
@@ -214,12 +235,17 @@ def candles(day: Day, t_us: int, timeframe: int) -> list[dict]:
         cum_avg = np.cumsum(prices * sizes)[ends - 1] / np.cumsum(sizes)[ends - 1]
     out = []
     for k, s in enumerate(starts.tolist()):
-        out.append({
-            "date": iso_minute(t0 + int(bucket[s]) * width),
-            "open": px(opens[k]), "high": px(highs[k]), "low": px(lows[k]),
-            "close": px(closes[k]), "volume": int(vols[k]),
-            "average": round(float(cum_avg[k]) / 100, 2),
-        })
+        out.append(
+            {
+                "date": iso_minute(t0 + int(bucket[s]) * width),
+                "open": px(opens[k]),
+                "high": px(highs[k]),
+                "low": px(lows[k]),
+                "close": px(closes[k]),
+                "volume": int(vols[k]),
+                "average": round(float(cum_avg[k]) / 100, 2),
+            }
+        )
     return out
 
 
@@ -227,23 +253,39 @@ def trade_rows(day: Day, t_us: int, *, trial: bool = False, futopt: bool = False
     """Trades seen by ``t_us``, oldest first (the caller sorts and pages)."""
     if trial:
         n = day.visible_trials(t_us)
-        return [{"price": p, "size": s, "time": t, "serial": sr} for p, s, t, sr in zip(
-            pxs(day.trial_price[:n]), day.trial_size[:n].tolist(), day.trial_time[:n].tolist(),
-            day.trial_serial[:n].tolist(), strict=True)]
+        return [
+            {"price": p, "size": s, "time": t, "serial": sr}
+            for p, s, t, sr in zip(
+                pxs(day.trial_price[:n]),
+                day.trial_size[:n].tolist(),
+                day.trial_time[:n].tolist(),
+                day.trial_serial[:n].tolist(),
+                strict=True,
+            )
+        ]
     if day.inst.type == "INDEX":
         return []
     n = day.visible(t_us)
     cum = np.cumsum(day.size[:n]).tolist()
     rows = []
-    for b, a, p, s, v, t, sr in zip(pxs(day.bid[:n]), pxs(day.ask[:n]), pxs(day.price[:n]),
-                                    day.size[:n].tolist(), cum, day.time[:n].tolist(),
-                                    day.serial[:n].tolist(), strict=True):
+    for b, a, p, s, v, t, sr in zip(
+        pxs(day.bid[:n]),
+        pxs(day.ask[:n]),
+        pxs(day.price[:n]),
+        day.size[:n].tolist(),
+        cum,
+        day.time[:n].tolist(),
+        day.serial[:n].tolist(),
+        strict=True,
+    ):
         if futopt:
-            rows.append({"bid": b, "ask": a, "price": p, "size": s, "time": t,
-                         "serial": f"{sr:08d}"})
+            rows.append(
+                {"bid": b, "ask": a, "price": p, "size": s, "time": t, "serial": f"{sr:08d}"}
+            )
         else:
-            rows.append({"bid": b, "ask": a, "price": p, "size": s, "volume": v, "time": t,
-                         "serial": sr})
+            rows.append(
+                {"bid": b, "ask": a, "price": p, "size": s, "volume": v, "time": t, "serial": sr}
+            )
     if day.fixed is not None and t_us >= day.fixed[0]:
         ft, fp, fs = day.fixed
         rows.append({"price": px(fp), "size": fs, "time": ft, "serial": 99999999})

@@ -36,16 +36,26 @@ def capital_changes(svc: Service, m: dict, q: Query) -> dict:
                 continue
             up, down = cal.limits(ref, inst.etf)
             raw: dict[str, Any] = {
-                "lastClosePrice": wire.px(prev), "previousClose": wire.px(prev),
-                "referencePrice": wire.px(ref), "limitUpPrice": wire.px(up),
-                "limitDownPrice": wire.px(down), "openingReferencePrice": wire.px(ref)}
+                "lastClosePrice": wire.px(prev),
+                "previousClose": wire.px(prev),
+                "referencePrice": wire.px(ref),
+                "limitUpPrice": wire.px(up),
+                "limitDownPrice": wire.px(down),
+                "openingReferencePrice": wire.px(ref),
+            }
             raw.update(ch.raw)
             if ch.action_type == "capital_reduction":
                 raw["exRightsReferencePrice"] = wire.px(ref)
                 raw["exrightReferencePrice"] = wire.px(ref)
-            row = {"symbol": sym, "name": inst.name, "exchange": inst.exchange,
-                   "actionType": ch.action_type, "effectiveDate": ch.effective.isoformat(),
-                   "adjustmentFactor": ch.factor, "raw": raw}
+            row = {
+                "symbol": sym,
+                "name": inst.name,
+                "exchange": inst.exchange,
+                "actionType": ch.action_type,
+                "effectiveDate": ch.effective.isoformat(),
+                "adjustmentFactor": ch.factor,
+                "raw": raw,
+            }
             if ch.halt:
                 row["haltDate"] = ch.halt.isoformat()
             if ch.resume:
@@ -70,18 +80,22 @@ def dividends(svc: Service, m: dict, q: Query) -> dict:
             kind = "權息" if dv.stock and dv.cash else ("權" if dv.stock else "息")
             rights = dv.previous_close - dv.cash - dv.reference
             up, down = cal.limits(dv.reference, inst.etf)
-            row = {"date": dv.ex_date.isoformat(), "exchange": inst.exchange,
-                   "symbol": sym, "name": inst.name,
-                   "previousClose": wire.px(dv.previous_close) if happened else None,
-                   "referencePrice": wire.px(dv.reference) if happened else None,
-                   "dividend": wire.px(dv.cash + max(rights, 0)) if happened else None,
-                   "dividendType": kind,
-                   "limitUpPrice": wire.px(up) if happened else None,
-                   "limitDownPrice": wire.px(down) if happened else None,
-                   "openingReferencePrice": wire.px(dv.reference) if happened else None,
-                   "exdividendReferencePrice": wire.px(dv.reference) if happened else None,
-                   "cashDividend": wire.px(dv.cash),
-                   "stockDividendShares": dv.stock}
+            row = {
+                "date": dv.ex_date.isoformat(),
+                "exchange": inst.exchange,
+                "symbol": sym,
+                "name": inst.name,
+                "previousClose": wire.px(dv.previous_close) if happened else None,
+                "referencePrice": wire.px(dv.reference) if happened else None,
+                "dividend": wire.px(dv.cash + max(rights, 0)) if happened else None,
+                "dividendType": kind,
+                "limitUpPrice": wire.px(up) if happened else None,
+                "limitDownPrice": wire.px(down) if happened else None,
+                "openingReferencePrice": wire.px(dv.reference) if happened else None,
+                "exdividendReferencePrice": wire.px(dv.reference) if happened else None,
+                "cashDividend": wire.px(dv.cash),
+                "stockDividendShares": dv.stock,
+            }
             rows.append(row)
     rows.sort(key=lambda r: (r["date"], r["symbol"]), reverse=sort == "desc")
     return {"start_date": str(start), "end_date": str(end), "sort": sort, "data": rows}
@@ -90,9 +104,12 @@ def dividends(svc: Service, m: dict, q: Query) -> dict:
 def listing_applicants(svc: Service, m: dict, q: Query) -> dict:
     start, end, sort = _action_range(svc, q)
     today = svc.now().date()
-    rows = [row for year in range(max(start.year, 2010), end.year + 1)
-            for row in _applicants(svc, year, today)
-            if start <= date.fromisoformat(row["applicationDate"]) <= end]
+    rows = [
+        row
+        for year in range(max(start.year, 2010), end.year + 1)
+        for row in _applicants(svc, year, today)
+        if start <= date.fromisoformat(row["applicationDate"]) <= end
+    ]
     rows.sort(key=lambda r: (r["applicationDate"], r["symbol"]), reverse=sort == "desc")
     return {"start_date": str(start), "end_date": str(end), "sort": sort, "data": rows}
 
@@ -112,19 +129,23 @@ def _applicants(svc: Service, year: int, today: date) -> list[dict]:
         price = float(rng.integers(30, 400))
         dates = [applied + timedelta(days=s) for s in steps]
         known = [d.isoformat() if d <= today else None for d in dates]
-        rows.append({
-            "symbol": f"{6900 + (year % 10) * 10 + k}",
-            "name": f"{'台灣' if twse else '櫃買'}新創{year % 100:02d}{k}",
-            "exchange": "TWSE" if twse else "TPEx",
-            "applicationDate": applied.isoformat(),
-            "chairman": ["王大明", "林小華", "陳志強", "張美玲"][k % 4],
-            "capitalAtApplication": capital,
-            "reviewCommitteeDate": known[0], "boardApprovalDate": known[1],
-            ("contractFilingDate" if twse else "contractApprovalDate"): known[2],
-            "listedDate": known[3],
-            "underwriter": ["元大證券", "凱基證券", "富邦證券"][k % 3],
-            "underwritingPrice": price if known[3] else None,
-            "remarks": None})
+        rows.append(
+            {
+                "symbol": f"{6900 + (year % 10) * 10 + k}",
+                "name": f"{'台灣' if twse else '櫃買'}新創{year % 100:02d}{k}",
+                "exchange": "TWSE" if twse else "TPEx",
+                "applicationDate": applied.isoformat(),
+                "chairman": ["王大明", "林小華", "陳志強", "張美玲"][k % 4],
+                "capitalAtApplication": capital,
+                "reviewCommitteeDate": known[0],
+                "boardApprovalDate": known[1],
+                ("contractFilingDate" if twse else "contractApprovalDate"): known[2],
+                "listedDate": known[3],
+                "underwriter": ["元大證券", "凱基證券", "富邦證券"][k % 3],
+                "underwritingPrice": price if known[3] else None,
+                "remarks": None,
+            }
+        )
     return rows
 
 

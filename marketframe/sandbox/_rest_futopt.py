@@ -39,8 +39,11 @@ def _list_session(q: Query) -> tuple[str | None, bool]:
     spelt as the service wants: ``REGULAR``/``AFTERHOURS`` upper case. Another case is no
     error there: the service silently returns no rows (sdk-parity.md §7)."""
     value = q.get("session")
-    if value is not None and value not in ("REGULAR", "AFTERHOURS") \
-            and value.upper() in ("REGULAR", "AFTERHOURS"):
+    if (
+        value is not None
+        and value not in ("REGULAR", "AFTERHOURS")
+        and value.upper() in ("REGULAR", "AFTERHOURS")
+    ):
         return value, False
     return q.choice("session", ("REGULAR", "AFTERHOURS")), True
 
@@ -55,15 +58,26 @@ def products(svc: Service, m: dict, q: Query) -> dict:
     for p in PRODUCTS.values() if spelt else ():
         if p.type != type_ or (ctype and ctype != "I") or (status and status != "N"):
             continue
-        rows.append({"symbol": p.code, "type": p.type, "name": p.name,
-                     "underlyingSymbol": "IX0001", "contractType": "I",
-                     "contractSize": p.contract_size, "statusCode": "N",
-                     "tradingCurrency": "TWD", "quoteAcceptable": True,
-                     "startDate": "1998-07-21" if p.code == "TXF" else "2001-12-24",
-                     "canBlockTrade": True, "expiryType": "S", "underlyingType": "E",
-                     "marketCloseGroup": 1, "endSession": 0})
-    return _futopt_envelope(type_, rows, session=session, contractType=ctype,
-                                 status=status)
+        rows.append(
+            {
+                "symbol": p.code,
+                "type": p.type,
+                "name": p.name,
+                "underlyingSymbol": "IX0001",
+                "contractType": "I",
+                "contractSize": p.contract_size,
+                "statusCode": "N",
+                "tradingCurrency": "TWD",
+                "quoteAcceptable": True,
+                "startDate": "1998-07-21" if p.code == "TXF" else "2001-12-24",
+                "canBlockTrade": True,
+                "expiryType": "S",
+                "underlyingType": "E",
+                "marketCloseGroup": 1,
+                "endSession": 0,
+            }
+        )
+    return _futopt_envelope(type_, rows, session=session, contractType=ctype, status=status)
 
 
 def _futopt_envelope(type_: str, rows: list[dict], **echo: str | None) -> dict:
@@ -88,14 +102,21 @@ def futopt_tickers(svc: Service, m: dict, q: Query) -> dict:
         if ctype and ctype != "I":
             continue
         day = svc.futopt.day(c, d, session == "AFTERHOURS")
-        rows.append({"type": type_, "symbol": c.symbol, "name": c.name,
-                     "referencePrice": wire.px(day.reference) if day else None,
-                     "contractType": "I", "startDate": c.start.isoformat(),
-                     "endDate": c.settlement.isoformat(), "flowGroup": 1,
-                     "settlementDate": c.settlement.isoformat(),
-                     "isDynamicBanding": True})
-    return _futopt_envelope(type_, rows, session=session, product=product,
-                                 contractType=ctype)
+        rows.append(
+            {
+                "type": type_,
+                "symbol": c.symbol,
+                "name": c.name,
+                "referencePrice": wire.px(day.reference) if day else None,
+                "contractType": "I",
+                "startDate": c.start.isoformat(),
+                "endDate": c.settlement.isoformat(),
+                "flowGroup": 1,
+                "settlementDate": c.settlement.isoformat(),
+                "isDynamicBanding": True,
+            }
+        )
+    return _futopt_envelope(type_, rows, session=session, product=product, contractType=ctype)
 
 
 def _contract_day(svc: Service, m: dict, q: Query):
@@ -111,8 +132,12 @@ def _contract_day(svc: Service, m: dict, q: Query):
 
 
 def _fo_header(svc: Service | None, day, d: date) -> dict:
-    return {"date": d.isoformat(), "type": day.inst.type, "exchange": "TAIFEX",
-            "symbol": day.inst.symbol}
+    return {
+        "date": d.isoformat(),
+        "type": day.inst.type,
+        "exchange": "TAIFEX",
+        "symbol": day.inst.symbol,
+    }
 
 
 def _fo_t(svc: Service, day) -> int:
@@ -122,9 +147,15 @@ def _fo_t(svc: Service, day) -> int:
 def futopt_ticker(svc: Service, m: dict, q: Query) -> dict:
     c, d, day = _contract_day(svc, m, q)
     out = _fo_header(svc, day, d)
-    out.update({"name": c.name, "referencePrice": wire.px(day.reference),
-                "settlementDate": c.settlement.isoformat(), "startDate": c.start.isoformat(),
-                "endDate": c.settlement.isoformat()})
+    out.update(
+        {
+            "name": c.name,
+            "referencePrice": wire.px(day.reference),
+            "settlementDate": c.settlement.isoformat(),
+            "startDate": c.start.isoformat(),
+            "endDate": c.settlement.isoformat(),
+        }
+    )
     return out
 
 
@@ -140,23 +171,44 @@ def quote_at(day, t: int, name: str, rng) -> dict:
     base = wire.quote(day, t, name, rng)
     out = _fo_header(None, day, day.date)
     out["name"] = name
-    for k in ("previousClose", "openPrice", "openTime", "highPrice", "highTime", "lowPrice",
-              "lowTime", "closePrice", "closeTime", "avgPrice", "change", "changePercent",
-              "amplitude", "lastPrice", "lastSize"):
+    for k in (
+        "previousClose",
+        "openPrice",
+        "openTime",
+        "highPrice",
+        "highTime",
+        "lowPrice",
+        "lowTime",
+        "closePrice",
+        "closeTime",
+        "avgPrice",
+        "change",
+        "changePercent",
+        "amplitude",
+        "lastPrice",
+        "lastSize",
+    ):
         if k in base:
             out[k] = base[k]
     n = day.visible(t)
     if n:
         out["serial"] = f"{int(day.serial[n - 1]):08d}"
         sizes, side = day.size[:n], day.side[:n]
-        out["total"] = {"tradeVolume": int(sizes.sum()),
-                        "totalBidMatch": int(sizes[side < 0].sum()),
-                        "totalAskMatch": int(sizes[side > 0].sum()),
-                        "time": int(day.time[n - 1])}
+        out["total"] = {
+            "tradeVolume": int(sizes.sum()),
+            "totalBidMatch": int(sizes[side < 0].sum()),
+            "totalAskMatch": int(sizes[side > 0].sum()),
+            "time": int(day.time[n - 1]),
+        }
         j = n - 1
-        out["lastTrade"] = {"bid": wire.px(day.bid[j]), "ask": wire.px(day.ask[j]),
-                            "price": wire.px(day.price[j]), "size": int(day.size[j]),
-                            "time": int(day.time[j]), "serial": f"{int(day.serial[j]):08d}"}
+        out["lastTrade"] = {
+            "bid": wire.px(day.bid[j]),
+            "ask": wire.px(day.ask[j]),
+            "price": wire.px(day.price[j]),
+            "size": int(day.size[j]),
+            "time": int(day.time[j]),
+            "serial": f"{int(day.serial[j]):08d}",
+        }
         out["lastUpdated"] = int(day.time[j])
     if "lastTrial" in base:
         trial = dict(base["lastTrial"])
@@ -181,11 +233,18 @@ def futopt_candles(svc: Service, m: dict, q: Query) -> dict:
 
 
 def _fo_candles(svc: Service, day, tf: int) -> list[dict]:
-    return [{"date": wire.iso_minute(b["t"]), "open": wire.px(b["open"]),
-             "high": wire.px(b["high"]), "low": wire.px(b["low"]),
-             "close": wire.px(b["close"]), "volume": b["volume"],
-             "average": round(b["average"] / 100, 2)}
-            for b in minute_bars(day, day.visible(_fo_t(svc, day)), tf)]
+    return [
+        {
+            "date": wire.iso_minute(b["t"]),
+            "open": wire.px(b["open"]),
+            "high": wire.px(b["high"]),
+            "low": wire.px(b["low"]),
+            "close": wire.px(b["close"]),
+            "volume": b["volume"],
+            "average": round(b["average"] / 100, 2),
+        }
+        for b in minute_bars(day, day.visible(_fo_t(svc, day)), tf)
+    ]
 
 
 def futopt_trades(svc: Service, m: dict, q: Query) -> dict:

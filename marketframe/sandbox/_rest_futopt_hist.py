@@ -32,9 +32,11 @@ def _product(m: dict) -> str:
     if product in PRODUCTS:
         return product
     if CODE_RE.fullmatch(product.upper()):
-        raise bad(f"Invalid product '{product}': it is a contract code. Request the product "
-                  "(e.g. TXF) in the path and the month as contractMonth (e.g. "
-                  "/futopt/historical/daily/TXF?contractMonth=202611)")
+        raise bad(
+            f"Invalid product '{product}': it is a contract code. Request the product "
+            "(e.g. TXF) in the path and the month as contractMonth (e.g. "
+            "/futopt/historical/daily/TXF?contractMonth=202611)"
+        )
     raise ServiceError(404, "Resource Not Found")
 
 
@@ -51,8 +53,10 @@ def _session(q: Query) -> bool:
 def _month(q: Query) -> str | None:
     value = q.get("contractMonth")
     if value is not None and not MONTH_RE.fullmatch(value):
-        raise bad(f"Invalid contractMonth '{value}'; allowed forms: YYYYMM, YYYYMMWn, "
-                  "YYYYMMFn, YYYYMM/YYYYMM, 1!, 2!, 3!")
+        raise bad(
+            f"Invalid contractMonth '{value}'; allowed forms: YYYYMM, YYYYMMWn, "
+            "YYYYMMFn, YYYYMM/YYYYMM, 1!, 2!, 3!"
+        )
     return value
 
 
@@ -67,8 +71,10 @@ def _row(c: Contract | None, month: str, bar: Bar | None) -> dict[str, Any]:
     option = c is not None and c.strike is not None
     change = None if bar is None or not bar.reference else bar.close - bar.reference
     return {
-        "contractMonth": month, "callPut": ("CALL" if c.call else "PUT") if option else None,
-        "strikePrice": c.strike if option else None, "exchange": "TAIFEX",
+        "contractMonth": month,
+        "callPut": ("CALL" if c.call else "PUT") if option else None,
+        "strikePrice": c.strike if option else None,
+        "exchange": "TAIFEX",
         "openPrice": wire.px(bar.open) if bar else None,
         "highPrice": wire.px(bar.high) if bar else None,
         "lowPrice": wire.px(bar.low) if bar else None,
@@ -79,8 +85,9 @@ def _row(c: Contract | None, month: str, bar: Bar | None) -> dict[str, Any]:
     }
 
 
-def _daily_rows(h: History, product: str, d: date, ah: bool, t: int,
-                month: str | None) -> list[dict]:
+def _daily_rows(
+    h: History, product: str, d: date, ah: bool, t: int, month: str | None
+) -> list[dict]:
     contracts = h.outrights(product, d) + h.weeklies(product, d)
     rows = []
     for c in contracts:
@@ -101,8 +108,15 @@ def _daily_rows(h: History, product: str, d: date, ah: bool, t: int,
             continue
         got = h.spread_bar(spread, d, ah, t)
         row = _row(None, cm, got[0] if got else None)
-        row.update({"change": None, "changePercent": None, "openInterest": None,
-                    "settlementPrice": None, "volumeSpread": got[1] if got else 0})
+        row.update(
+            {
+                "change": None,
+                "changePercent": None,
+                "openInterest": None,
+                "settlementPrice": None,
+                "volumeSpread": got[1] if got else 0,
+            }
+        )
         rows.append(row)
     return rows
 
@@ -123,8 +137,12 @@ def daily(svc: Service, m: dict, q: Query) -> dict:
             resolved = month_of(c) if c is not None else None
         if resolved is not None or month is None:
             rows = _daily_rows(h, product, d, ah, _now_us(svc), resolved)
-    out: dict[str, Any] = {"date": d.isoformat(), "product": product, "exchange": "TAIFEX",
-                           "session": "AFTERHOURS" if ah else "REGULAR"}
+    out: dict[str, Any] = {
+        "date": d.isoformat(),
+        "product": product,
+        "exchange": "TAIFEX",
+        "session": "AFTERHOURS" if ah else "REGULAR",
+    }
     if month is not None:
         out["contractMonth"] = resolved or month
     out["data"] = rows
@@ -136,13 +154,16 @@ def daily(svc: Service, m: dict, q: Query) -> dict:
 
 def _range(svc: Service, q: Query, minute: bool) -> tuple[date, date]:
     end = q.day("to") or svc.today()
-    start = q.day("from") or (end - timedelta(days=29) if minute else
-                              _year_before(end) + timedelta(days=1))
+    start = q.day("from") or (
+        end - timedelta(days=29) if minute else _year_before(end) + timedelta(days=1)
+    )
     if start > end:
         raise bad(f"from ({start}) must not be after to ({end})")
     if end >= cal.one_year_after(start):
-        raise bad(f"The query range must be under one year (to must be before "
-                  f"{cal.one_year_after(start)})")
+        raise bad(
+            f"The query range must be under one year (to must be before "
+            f"{cal.one_year_after(start)})"
+        )
     return start, end
 
 
@@ -162,8 +183,7 @@ def _option_side(q: Query, product: str, month: str) -> tuple[float | None, bool
     side = q.choice("callPut", ("CALL", "PUT"))
     option = PRODUCTS[product].type == "OPTION"
     if "/" in month:
-        raise bad("candles take one contract month (YYYYMM, YYYYMMWn/Fn, 1!, 2!, 3!), "
-                  "not a spread")
+        raise bad("candles take one contract month (YYYYMM, YYYYMMWn/Fn, 1!, 2!, 3!), not a spread")
     if option and month.endswith("!"):
         raise bad("continuous contract months (1!, 2!, 3!) are for futures only")
     if option and (strike is None or side is None):
@@ -181,9 +201,12 @@ def _period_key(d: date, tf: str) -> tuple[int, int]:
 
 def _values(bar: dict[str, Any], ref: int, fields: tuple[str, ...]) -> dict[str, Any]:
     values = {k: wire.px(bar[k]) for k in ("open", "high", "low", "close")}
-    values.update(volume=bar["volume"], transaction=bar.get("transaction"),
-                  change=wire.px(bar["close"] - ref) if ref else None,
-                  average=round(bar["average"] / 100, 2) if "average" in bar else None)
+    values.update(
+        volume=bar["volume"],
+        transaction=bar.get("transaction"),
+        change=wire.px(bar["close"] - ref) if ref else None,
+        average=round(bar["average"] / 100, 2) if "average" in bar else None,
+    )
     return {f: values[f] for f in fields}
 
 
@@ -210,26 +233,47 @@ def candles(svc: Service, m: dict, q: Query) -> dict:
             if day is None or h.untraded(c, d):
                 continue
             for b in minute_bars(day, day.visible(t), int(tf)):
-                rows.append({"date": wire.iso_minute(b["t"]), "contractMonth": month_of(c),
-                             **_values(b, day.reference, fields)})
+                rows.append(
+                    {
+                        "date": wire.iso_minute(b["t"]),
+                        "contractMonth": month_of(c),
+                        **_values(b, day.reference, fields),
+                    }
+                )
             continue
         bar = h.bar(c, d, ah, t)
         if bar is not None:
             periods.setdefault(_period_key(d, tf), []).append((d, c, bar))
     for days in periods.values():
         first, last = days[0][2], days[-1][2]
-        agg = {"open": first.open, "high": max(b.high for _, _, b in days),
-               "low": min(b.low for _, _, b in days), "close": last.close,
-               "volume": sum(b.volume for _, _, b in days)}
-        rows.append({"date": days[0][0].isoformat(), "contractMonth": month_of(days[-1][1]),
-                     **_values(agg, first.reference, fields)})
+        agg = {
+            "open": first.open,
+            "high": max(b.high for _, _, b in days),
+            "low": min(b.low for _, _, b in days),
+            "close": last.close,
+            "volume": sum(b.volume for _, _, b in days),
+        }
+        rows.append(
+            {
+                "date": days[0][0].isoformat(),
+                "contractMonth": month_of(days[-1][1]),
+                **_values(agg, first.reference, fields),
+            }
+        )
     if sort == "desc":
         rows.reverse()
     out: dict[str, Any] = {"product": product}
     if month is not None:
         out["contractMonth"] = month  # echoed as requested (1! stays 1!)
-    out.update({"exchange": "TAIFEX", "session": "AFTERHOURS" if ah else "REGULAR",
-                "timeframe": tf, "sort": sort, "data": rows})
+    out.update(
+        {
+            "exchange": "TAIFEX",
+            "session": "AFTERHOURS" if ah else "REGULAR",
+            "timeframe": tf,
+            "sort": sort,
+            "data": rows,
+        }
+    )
     return out
 
 

@@ -50,19 +50,35 @@ def _snapshot_time(svc: Service, d: date, text: str | None) -> int:
     """Epoch µs of the snapshot: the boards' snapshot time, or ``time`` when earlier."""
     wanted = None
     if text is not None:
-        if not _TIME_RE.match(text) or int(text[:2]) > 23 or int(text[2:4]) > 59 \
-                or int(text[4:]) > 59:
+        if (
+            not _TIME_RE.match(text)
+            or int(text[:2]) > 23
+            or int(text[2:4]) > 59
+            or int(text[4:]) > 59
+        ):
             raise bad(f"Invalid time '{text}': expected HHmmss")
         wanted = cal.at(d, cal.SESSION_OPEN).replace(
-            hour=int(text[:2]), minute=int(text[2:4]), second=int(text[4:]))
+            hour=int(text[:2]), minute=int(text[2:4]), second=int(text[4:])
+        )
     return cal.epoch_us(snapshot_at(svc, d, wanted))
 
 
 def _row(inst: Instrument, qt: dict[str, Any], d: date, period_base: int | None) -> dict:
-    row: dict[str, Any] = {"date": d.isoformat(), "type": inst.type, "symbol": inst.symbol,
-                           "name": inst.name}
-    for k in ("openPrice", "highPrice", "lowPrice", "closePrice", "change", "changePercent",
-              "previousClose"):
+    row: dict[str, Any] = {
+        "date": d.isoformat(),
+        "type": inst.type,
+        "symbol": inst.symbol,
+        "name": inst.name,
+    }
+    for k in (
+        "openPrice",
+        "highPrice",
+        "lowPrice",
+        "closePrice",
+        "change",
+        "changePercent",
+        "previousClose",
+    ):
         row[k] = qt[k]
     if period_base is not None:
         del row["date"]
@@ -102,8 +118,11 @@ def snapshot_heatmap(svc: Service, m: dict, q: Query) -> dict:
         if start and base is None:
             continue
         row = _row(inst, qt, d, base)
-        row.update(tradeVolume=qt["total"]["tradeVolume"], tradeValue=qt["total"]["tradeValue"],
-                   lastUpdated=qt["lastUpdated"])
+        row.update(
+            tradeVolume=qt["total"]["tradeVolume"],
+            tradeValue=qt["total"]["tradeValue"],
+            lastUpdated=qt["lastUpdated"],
+        )
         value = qt["closePrice"] * inst.volume * SHARE_DAYS * inst.board_lot
         members.append((value, inst.industry, row))
     if not members:
@@ -112,15 +131,23 @@ def snapshot_heatmap(svc: Service, m: dict, q: Query) -> dict:
     total_cap = sum(v for v, _, _ in members)
     iq = wire.quote(index_day, t, index.name, svc.market.rng)
     head = _row(index, iq, d, _base_close(svc, index.symbol, start) if start else None)
-    head.update(tradeVolume=sum(r["tradeVolume"] for _, _, r in members),
-                tradeValue=total_value, lastUpdated=iq["lastUpdated"])
+    head.update(
+        tradeVolume=sum(r["tradeVolume"] for _, _, r in members),
+        tradeValue=total_value,
+        lastUpdated=iq["lastUpdated"],
+    )
     members.sort(key=lambda x: (-x[0], x[2]["symbol"]))
     rows = [head]
     for value, industry, row in members:
-        rows.append({**row, "tradeValueWeight": row["tradeValue"] / total_value * 100
-                     if total_value else 0.0,
-                     "marketValueWeight": round(value / total_cap * 100, 4),
-                     "industry": industry, "lastUpdated": row.pop("lastUpdated")})
+        rows.append(
+            {
+                **row,
+                "tradeValueWeight": row["tradeValue"] / total_value * 100 if total_value else 0.0,
+                "marketValueWeight": round(value / total_cap * 100, 4),
+                "industry": industry,
+                "lastUpdated": row.pop("lastUpdated"),
+            }
+        )
     body: dict[str, Any] = {"date": d.isoformat()}
     if period:
         body["period"] = period

@@ -23,8 +23,11 @@ DEFAULT_FIELDS = ("open", "high", "low", "close", "volume", "change")
 
 def _year_before(d: date) -> date:
     """The same month and day a year earlier (29 February maps to 28 February)."""
-    return d.replace(year=d.year - 1, day=28) if (d.month, d.day) == (2, 29) else \
-        d.replace(year=d.year - 1)
+    return (
+        d.replace(year=d.year - 1, day=28)
+        if (d.month, d.day) == (2, 29)
+        else d.replace(year=d.year - 1)
+    )
 
 
 def _range(svc: Service, inst: Instrument, q: Query, required: bool) -> tuple[date, date]:
@@ -42,8 +45,7 @@ def _range(svc: Service, inst: Instrument, q: Query, required: bool) -> tuple[da
     if end is None:
         end = svc.today()
     if start is None:
-        start = date.min if end.year == date.min.year else \
-            _year_before(end) + timedelta(days=1)
+        start = date.min if end.year == date.min.year else _year_before(end) + timedelta(days=1)
     if start > end:
         raise bad(f"from ({start}) must not be after to ({end})")
     # from year 9999 on, every representable to is under a year away
@@ -56,8 +58,15 @@ def _range(svc: Service, inst: Instrument, q: Query, required: bool) -> tuple[da
     return start, end
 
 
-def _daily_rows(svc: Service, inst: Instrument, start: date, end: date, tf: str,
-                fields: tuple[str, ...], adjusted: bool = False) -> list[dict]:
+def _daily_rows(
+    svc: Service,
+    inst: Instrument,
+    start: date,
+    end: date,
+    tf: str,
+    fields: tuple[str, ...],
+    adjusted: bool = False,
+) -> list[dict]:
     """D/W/M candles labelled by their first trading day, aggregated over whole periods."""
     daily = svc.market.daily(inst.symbol)
     now = svc.now()
@@ -67,8 +76,9 @@ def _daily_rows(svc: Service, inst: Instrument, start: date, end: date, tf: str,
     dates = daily.dates[sl]
     if len(dates) == 0:
         return []
-    cols = {k: getattr(daily, k)[sl].copy() for k in
-            ("ref", "open", "high", "low", "close", "volume")}
+    cols = {
+        k: getattr(daily, k)[sl].copy() for k in ("ref", "open", "high", "low", "close", "volume")
+    }
     # the current day: only what has traded by now
     last = dates[-1].astype(object)
     if last == now.date() and last == today:
@@ -90,8 +100,11 @@ def _daily_rows(svc: Service, inst: Instrument, start: date, end: date, tf: str,
         keys = dates
     else:
         unit = "W" if tf == "W" else "M"
-        periods = dates.astype(f"datetime64[{unit}]") if unit == "M" else \
-            ((dates - np.datetime64("1970-01-05")).astype(np.int64) // 7)
+        periods = (
+            dates.astype(f"datetime64[{unit}]")
+            if unit == "M"
+            else ((dates - np.datetime64("1970-01-05")).astype(np.int64) // 7)
+        )
         first = np.flatnonzero(np.r_[True, periods[1:] != periods[:-1]])
         keys = dates[first]
     lo = int(np.searchsorted(keys, np.datetime64(start)))
@@ -103,21 +116,25 @@ def _daily_rows(svc: Service, inst: Instrument, start: date, end: date, tf: str,
     else:
         bounds = np.r_[first, len(dates)]
         starts, ends = bounds[lo:hi], bounds[lo + 1 : hi + 1]
-        prev = np.array([cols["close"][s - 1] if s > 0 else cols["ref"][0] for s in starts],
-                        dtype=np.int64)
+        prev = np.array(
+            [cols["close"][s - 1] if s > 0 else cols["ref"][0] for s in starts], dtype=np.int64
+        )
     mult = 1000 if inst.unit == "lots" else 1
     rows = []
     for k, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
         close = int(cols["close"][e - 1])
         values: dict[str, Any] = {
-            "open": wire.px(cols["open"][s]), "high": wire.px(cols["high"][s:e].max()),
-            "low": wire.px(cols["low"][s:e].min()), "close": wire.px(close),
+            "open": wire.px(cols["open"][s]),
+            "high": wire.px(cols["high"][s:e].max()),
+            "low": wire.px(cols["low"][s:e].min()),
+            "close": wire.px(close),
             "volume": int(cols["volume"][s:e].sum()) * mult,
             "change": wire.px(close - int(prev[k])),
         }
         if "turnover" in fields:
             values["turnover"] = sum(
-                _turnover(svc, inst, dates[j].astype(object)) for j in range(s, e))
+                _turnover(svc, inst, dates[j].astype(object)) for j in range(s, e)
+            )
         row = {"date": str(keys[lo + k])}
         row.update({f: values[f] for f in fields})
         rows.append(row)
@@ -171,8 +188,9 @@ def historical_candles(svc: Service, m: dict, q: Query) -> dict:
     if minute and adjusted:
         raise bad("adjusted is only available for timeframes D, W and M")
     if minute and (q.get("from") or q.get("to")):
-        raise bad("from and to cannot be set for minute timeframes "
-                  "(the latest 30 days are returned)")
+        raise bad(
+            "from and to cannot be set for minute timeframes (the latest 30 days are returned)"
+        )
     fields = _fields(svc, q, minute)
     if minute:
         rows = _minute_rows(svc, inst, int(tf), fields)
@@ -193,8 +211,9 @@ def historical_stats(svc: Service, m: dict, q: Query) -> dict:
     inst = svc.instrument(m["symbol"])
     daily = svc.market.daily(inst.symbol)
     now = svc.now()
-    last_complete = now.date() if now.time() >= cal.SESSION_CLOSE else \
-        now.date() - timedelta(days=1)
+    last_complete = (
+        now.date() if now.time() >= cal.SESSION_CLOSE else now.date() - timedelta(days=1)
+    )
     sl = daily.span(inst.first_day, last_complete)
     i = sl.stop - 1
     if i < 0:
@@ -204,17 +223,22 @@ def historical_stats(svc: Service, m: dict, q: Query) -> dict:
     mult = 1000 if inst.unit == "lots" else 1
     close, ref = int(daily.close[i]), int(daily.ref[i])
     out = wire.header(inst, d)
-    out.update({
-        "name": inst.name, "openPrice": wire.px(daily.open[i]),
-        "highPrice": wire.px(daily.high[i]), "lowPrice": wire.px(daily.low[i]),
-        "closePrice": wire.px(close), "change": wire.px(close - ref),
-        "changePercent": wire.ratio((close - ref) * 100, ref),
-        "tradeVolume": int(daily.volume[i]) * mult,
-        "tradeValue": svc.market.turnover(inst.symbol, d),
-        "previousClose": wire.px(daily.prev_close[i]),
-        "week52High": wire.px(daily.high[year].max()),
-        "week52Low": wire.px(daily.low[year].min()),
-    })
+    out.update(
+        {
+            "name": inst.name,
+            "openPrice": wire.px(daily.open[i]),
+            "highPrice": wire.px(daily.high[i]),
+            "lowPrice": wire.px(daily.low[i]),
+            "closePrice": wire.px(close),
+            "change": wire.px(close - ref),
+            "changePercent": wire.ratio((close - ref) * 100, ref),
+            "tradeVolume": int(daily.volume[i]) * mult,
+            "tradeValue": svc.market.turnover(inst.symbol, d),
+            "previousClose": wire.px(daily.prev_close[i]),
+            "week52High": wire.px(daily.high[year].max()),
+            "week52Low": wire.px(daily.low[year].min()),
+        }
+    )
     return out
 
 

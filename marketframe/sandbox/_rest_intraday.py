@@ -71,35 +71,64 @@ def ticker(svc: Service, m: dict, q: Query) -> dict:
         up, down = int(daily.limit_up[i]), int(daily.limit_down[i])
         status = "NORMAL"
     out = wire.header(inst, d)
-    out.update({"name": inst.name, "nameEn": inst.name_en, "industry": inst.industry,
-                "securityType": inst.security_type, "previousClose": wire.px(prev),
-                "referencePrice": wire.px(ref)})
+    out.update(
+        {
+            "name": inst.name,
+            "nameEn": inst.name_en,
+            "industry": inst.industry,
+            "securityType": inst.security_type,
+            "previousClose": wire.px(prev),
+            "referencePrice": wire.px(ref),
+        }
+    )
     if inst.type == "INDEX":
         out.pop("nameEn")
         out.update({"openTime": "09:00:00", "closeTime": "13:30:00"})
         return out
     if inst.has_limits:
-        out.update({"limitUpPrice": wire.px(up), "limitDownPrice": wire.px(down),
-                    "canDayTrade": inst.day_trade, "canBuyDayTrade": inst.day_trade,
-                    "canBelowFlatMarginShortSell": inst.type == "EQUITY",
-                    "canBelowFlatSBLShortSell": inst.type == "EQUITY"})
+        out.update(
+            {
+                "limitUpPrice": wire.px(up),
+                "limitDownPrice": wire.px(down),
+                "canDayTrade": inst.day_trade,
+                "canBuyDayTrade": inst.day_trade,
+                "canBelowFlatMarginShortSell": inst.type == "EQUITY",
+                "canBelowFlatSBLShortSell": inst.type == "EQUITY",
+            }
+        )
     out.update({"isAttention": inst.attention, "isDisposition": inst.disposition})
     if inst.has_limits:
-        out.update({"isUnusuallyRecommended": False, "isSpecificAbnormally": False,
-                    "matchingInterval": 60 if oddlot else 0})
-    out.update({"securityStatus": status, "boardLot": 1 if oddlot else inst.board_lot,
-                "tradingCurrency": "TWD"})
+        out.update(
+            {
+                "isUnusuallyRecommended": False,
+                "isSpecificAbnormally": False,
+                "matchingInterval": 60 if oddlot else 0,
+            }
+        )
+    out.update(
+        {
+            "securityStatus": status,
+            "boardLot": 1 if oddlot else inst.board_lot,
+            "tradingCurrency": "TWD",
+        }
+    )
     if inst.type == "WARRANT":
         extra = dict(inst.extra)
         under = svc.market.daily(inst.underlying or "2330")
         j = under.index_of(d)
         ref_u = int(under.ref[j]) if j is not None else int(under.close[-1])
-        out.update({"exercisePrice": extra["exercisePrice"], "exercisedVolume": 0,
-                    "cancelledVolume": 0, "remainingVolume": 5000,
-                    "exerciseRatio": extra["exerciseRatio"],
-                    "knockInPrice": wire.px(cal.round_tick(ref_u * 1.3)),
-                    "knockOutPrice": wire.px(cal.round_tick(ref_u * 0.7)),
-                    "maturityDate": extra["maturityDate"]})
+        out.update(
+            {
+                "exercisePrice": extra["exercisePrice"],
+                "exercisedVolume": 0,
+                "cancelledVolume": 0,
+                "remainingVolume": 5000,
+                "exerciseRatio": extra["exerciseRatio"],
+                "knockInPrice": wire.px(cal.round_tick(ref_u * 1.3)),
+                "knockOutPrice": wire.px(cal.round_tick(ref_u * 0.7)),
+                "maturityDate": extra["maturityDate"],
+            }
+        )
     return out
 
 

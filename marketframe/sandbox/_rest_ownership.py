@@ -48,19 +48,31 @@ def _query(q: Query, months: bool) -> tuple[Query, str]:
         raise bad(f"property {extra[0]} should not exist")
     items = dict(q.items)
     if months:
-        items.update({k: v + "-01" for k, v in items.items()
-                      if k in ("from", "to") and MONTH_RE.match(v)})
+        items.update(
+            {k: v + "-01" for k, v in items.items() if k in ("from", "to") and MONTH_RE.match(v)}
+        )
     return Query(items), q.pick("sort", ("asc", "desc"), "desc")
 
 
-def _serve(svc: Service, inst: Instrument, q: Query, *,
-           series: Callable[[Instrument], Any] | None,
-           rows: Callable[[Any, slice], list[dict]], monthly: bool = False) -> dict:
+def _serve(
+    svc: Service,
+    inst: Instrument,
+    q: Query,
+    *,
+    series: Callable[[Instrument], Any] | None,
+    rows: Callable[[Any, slice], list[dict]],
+    monthly: bool = False,
+) -> dict:
     """The body of one ownership route: the visible rows of ``series`` within the range."""
     q, sort = _query(q, monthly)
     start, end = _range(svc, inst, q, required=False)
-    body: dict[str, Any] = {"type": inst.type, "exchange": inst.exchange,
-                            "market": inst.market, "symbol": inst.symbol, "data": []}
+    body: dict[str, Any] = {
+        "type": inst.type,
+        "exchange": inst.exchange,
+        "market": inst.market,
+        "symbol": inst.symbol,
+        "data": [],
+    }
     if series is None:  # a known symbol that has no such data
         return body
     s = series(inst)
@@ -80,8 +92,9 @@ def _serve(svc: Service, inst: Instrument, q: Query, *,
     return body
 
 
-def _equity(inst: Instrument, make: Callable[[Instrument], Any],
-            etf: bool | None = None) -> Callable[[Instrument], Any] | None:
+def _equity(
+    inst: Instrument, make: Callable[[Instrument], Any], etf: bool | None = None
+) -> Callable[[Instrument], Any] | None:
     """``make`` when ``inst`` has such data (equities; ETFs or not when ``etf`` says)."""
     ok = inst.type == "EQUITY" and (etf is None or inst.etf == etf)
     return make if ok else None
@@ -89,26 +102,33 @@ def _equity(inst: Instrument, make: Callable[[Instrument], Any],
 
 def etf_holdings(svc: Service, m: dict, q: Query) -> dict:
     inst = svc.instrument(m["symbol"])
-    return _serve(svc, inst, q, series=_equity(inst, svc.ownership.etf, etf=True),
-                  rows=own.rows_etf)
+    return _serve(
+        svc, inst, q, series=_equity(inst, svc.ownership.etf, etf=True), rows=own.rows_etf
+    )
 
 
 def institutional_trades(svc: Service, m: dict, q: Query) -> dict:
     inst = svc.instrument(m["symbol"])
-    return _serve(svc, inst, q, series=_equity(inst, svc.ownership.institutional),
-                  rows=own.rows_institutional)
+    return _serve(
+        svc, inst, q, series=_equity(inst, svc.ownership.institutional), rows=own.rows_institutional
+    )
 
 
 def director_holdings(svc: Service, m: dict, q: Query) -> dict:
     inst = svc.instrument(m["symbol"])
-    return _serve(svc, inst, q, series=_equity(inst, svc.ownership.directors, etf=False),
-                  rows=own.rows_directors, monthly=True)
+    return _serve(
+        svc,
+        inst,
+        q,
+        series=_equity(inst, svc.ownership.directors, etf=False),
+        rows=own.rows_directors,
+        monthly=True,
+    )
 
 
 def tdcc_distribution(svc: Service, m: dict, q: Query) -> dict:
     inst = svc.instrument(m["symbol"])
-    return _serve(svc, inst, q, series=_equity(inst, svc.ownership.tdcc),
-                  rows=own.rows_tdcc)
+    return _serve(svc, inst, q, series=_equity(inst, svc.ownership.tdcc), rows=own.rows_tdcc)
 
 
 ROUTES = (

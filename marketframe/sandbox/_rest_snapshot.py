@@ -14,8 +14,11 @@ def snapshot_at(svc: Service, d: date, wanted: datetime | None = None) -> dateti
     """The time of day ``d``'s snapshot, on a 5-second step: now (at most 5 minutes after
     the close), or ``wanted`` when that is earlier (the heatmap's ``time``)."""
     now = svc.now()
-    snap = min(now, cal.at(d, cal.SESSION_CLOSE) + timedelta(minutes=5)) \
-        if now.date() == d else cal.at(d, cal.SESSION_CLOSE) + timedelta(minutes=5)
+    snap = (
+        min(now, cal.at(d, cal.SESSION_CLOSE) + timedelta(minutes=5))
+        if now.date() == d
+        else cal.at(d, cal.SESSION_CLOSE) + timedelta(minutes=5)
+    )
     if wanted is not None:
         snap = min(snap, wanted)
     return snap.replace(second=snap.second - snap.second % 5, microsecond=0)
@@ -37,13 +40,22 @@ def _snapshot_rows(svc: Service, market: str, type_: str) -> tuple[date, str, li
         qt = wire.quote(day, t, inst.name, svc.market.rng)
         if "closePrice" not in qt:
             continue
-        rows.append({"type": inst.type, "symbol": inst.symbol, "name": inst.name,
-                     "openPrice": qt["openPrice"], "highPrice": qt["highPrice"],
-                     "lowPrice": qt["lowPrice"], "closePrice": qt["closePrice"],
-                     "change": qt["change"], "changePercent": qt["changePercent"],
-                     "tradeVolume": qt["total"]["tradeVolume"],
-                     "tradeValue": qt["total"]["tradeValue"],
-                     "lastUpdated": qt["lastUpdated"]})
+        rows.append(
+            {
+                "type": inst.type,
+                "symbol": inst.symbol,
+                "name": inst.name,
+                "openPrice": qt["openPrice"],
+                "highPrice": qt["highPrice"],
+                "lowPrice": qt["lowPrice"],
+                "closePrice": qt["closePrice"],
+                "change": qt["change"],
+                "changePercent": qt["changePercent"],
+                "tradeVolume": qt["total"]["tradeVolume"],
+                "tradeValue": qt["total"]["tradeValue"],
+                "lastUpdated": qt["lastUpdated"],
+            }
+        )
     return d, snap.strftime("%H%M%S"), rows
 
 
@@ -70,14 +82,18 @@ def snapshot_movers(svc: Service, m: dict, q: Query) -> dict:
     d, time_, rows = _snapshot_rows(svc, market, type_)
     key = "changePercent" if change == "percent" else "change"
     rows = [r for r in rows if (r[key] > 0 if direction == "up" else r[key] < 0)]
-    ops = {"gt": lambda a, b: a > b, "gte": lambda a, b: a >= b, "lt": lambda a, b: a < b,
-           "lte": lambda a, b: a <= b, "eq": lambda a, b: a == b}
+    ops = {
+        "gt": lambda a, b: a > b,
+        "gte": lambda a, b: a >= b,
+        "lt": lambda a, b: a < b,
+        "lte": lambda a, b: a <= b,
+        "eq": lambda a, b: a == b,
+    }
     for k, v in tests.items():
         if v is not None:
             rows = [r for r in rows if ops[k](r[key], v)]
     rows.sort(key=lambda r: r[key], reverse=direction == "up")
-    return {"date": d.isoformat(), "time": time_, "market": market, "change": change,
-            "data": rows}
+    return {"date": d.isoformat(), "time": time_, "market": market, "change": change, "data": rows}
 
 
 def snapshot_actives(svc: Service, m: dict, q: Query) -> dict:
@@ -87,8 +103,7 @@ def snapshot_actives(svc: Service, m: dict, q: Query) -> dict:
     d, time_, rows = _snapshot_rows(svc, market, type_)
     key = "tradeVolume" if trade == "volume" else "tradeValue"
     rows.sort(key=lambda r: r[key], reverse=True)
-    return {"date": d.isoformat(), "time": time_, "market": market, "trade": trade,
-            "data": rows}
+    return {"date": d.isoformat(), "time": time_, "market": market, "trade": trade, "data": rows}
 
 
 S = "/stock/snapshot"

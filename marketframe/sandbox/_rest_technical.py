@@ -49,12 +49,18 @@ def technical(name: str, params: tuple[str, ...], svc: Service, m: dict, q: Quer
             item[out_name] = float(v)
         if ok:
             data.append(item)
-    out: dict[str, Any] = {"symbol": inst.symbol, "from": str(start), "to": str(end),
-                           "timeframe": tf}
+    out: dict[str, Any] = {
+        "symbol": inst.symbol,
+        "from": str(start),
+        "to": str(end),
+        "timeframe": tf,
+    }
     out.update(values)
     out["data"] = data
     return out
 
 
-ROUTES = tuple(Route(f"/stock/technical/{name}/{{symbol}}", partial(technical, name, params))
-               for name, params in INDICATORS.items())
+ROUTES = tuple(
+    Route(f"/stock/technical/{name}/{{symbol}}", partial(technical, name, params))
+    for name, params in INDICATORS.items()
+)

@@ -37,8 +37,7 @@ _TABLE: tuple[Route, ...] = (
 
 def with_aliases(routes: tuple[Route, ...]) -> tuple[Route, ...]:
     """``routes`` and their trailing-slash spellings where the service answers those too."""
-    slashed = [Route(r.path + "/", r.handler) for r in routes
-               if r.path.startswith(TRAILING_SLASH)]
+    slashed = [Route(r.path + "/", r.handler) for r in routes if r.path.startswith(TRAILING_SLASH)]
     return (*routes, *slashed)
 
 

@@ -67,8 +67,7 @@ class Stats:
     record_paths: bool = False
 
 
-def _build(route: Route, service: Service, match: dict[str, str],
-           query: dict[str, str]) -> bytes:
+def _build(route: Route, service: Service, match: dict[str, str], query: dict[str, str]) -> bytes:
     """One REST body, serialized (runs on the REST pool)."""
     return orjson.dumps(route.handler(service, match, Query(query)))
 
@@ -76,8 +75,7 @@ def _build(route: Route, service: Service, match: dict[str, str],
 class RestApp:
     clock = staticmethod(time.time)  # the rate limiter's clock (a test can set its own)
 
-    def __init__(self, service: Service, settings: Settings,
-                 routes: tuple[Route, ...]) -> None:
+    def __init__(self, service: Service, settings: Settings, routes: tuple[Route, ...]) -> None:
         self.service = service
         self.routes = routes
         self.settings = settings
@@ -119,12 +117,18 @@ class RestApp:
         self.stats.served += 1
         self.stats.by_status[status] = self.stats.by_status.get(status, 0) + 1
         raw = body if isinstance(body, bytes) else orjson.dumps(body)
-        return web.Response(body=raw, status=status, headers=headers,
-                            content_type="application/json", charset="utf-8")
+        return web.Response(
+            body=raw,
+            status=status,
+            headers=headers,
+            content_type="application/json",
+            charset="utf-8",
+        )
 
     def _error(self, status: int, headers: dict[str, str], message: str | None = None):
-        return self._json({"statusCode": status, "message": message or MESSAGES[status]},
-                          status, headers)
+        return self._json(
+            {"statusCode": status, "message": message or MESSAGES[status]}, status, headers
+        )
 
     def handler(self, route: Route):
         async def handle(request: web.Request) -> web.StreamResponse:
@@ -147,15 +151,24 @@ class RestApp:
             if s.fault_rate and self._faults.random() < s.fault_rate:
                 return self._error(self._faults.choice((500, 502, 503)), headers)
             if not route.allows(plan, who.split(":", 1)[0]):
-                above = " or ".join(PLANS[PLANS.index(route.plan):])
-                return self._error(403, headers, f"Forbidden: the {plan} plan does not include "
-                                   f"this endpoint ({above} plan required)")
+                above = " or ".join(PLANS[PLANS.index(route.plan) :])
+                return self._error(
+                    403,
+                    headers,
+                    f"Forbidden: the {plan} plan does not include "
+                    f"this endpoint ({above} plan required)",
+                )
             # built off the event loop: a heavy body delays only its own request
             loop = asyncio.get_running_loop()
             try:
                 body = await loop.run_in_executor(
-                    self.pool, _build, route, self.service, dict(request.match_info),
-                    dict(request.query))
+                    self.pool,
+                    _build,
+                    route,
+                    self.service,
+                    dict(request.match_info),
+                    dict(request.query),
+                )
             except ServiceError as e:
                 return self._error(e.status, headers, e.message)
             except Exception:  # noqa: BLE001 - a bug in the emulator: say so in JSON, log it
@@ -171,8 +184,9 @@ class RestApp:
             # stocks stream on v1.0 only; futures/options on v1.0 and v1.1 (any other version
             # or product is the catch-all 404, before the WebSocket upgrade)
             for market, version in STREAMING:
-                app.router.add_get(f"/marketdata/{version}/{market}/streaming",
-                                   streaming.handler(market, version))
+                app.router.add_get(
+                    f"/marketdata/{version}/{market}/streaming", streaming.handler(market, version)
+                )
         for route in self.routes:
             app.router.add_get(PREFIX + route.path, self.handler(route), allow_head=False)
 

@@ -30,9 +30,12 @@ MARKETS = ("TSE", "OTC", "ESB", "TIB", "PSB")
 #: of every cheaper one
 PLANS = ("basic", "developer", "advanced")
 #: the cheapest plan of each group of paths (a path of no group here is on every plan)
-PLAN_OF_GROUP = {"/stock/snapshot/": "developer", "/stock/corporate-actions/": "developer",
-                 # brokerage accounts only on the real service: see BROKER_GROUPS
-                 "/stock/ownership/etf-holdings/": "advanced"}
+PLAN_OF_GROUP = {
+    "/stock/snapshot/": "developer",
+    "/stock/corporate-actions/": "developer",
+    # brokerage accounts only on the real service: see BROKER_GROUPS
+    "/stock/ownership/etf-holdings/": "advanced",
+}
 #: groups of paths the real service grants to brokerage accounts: the sandbox lets an SDK
 #: token (a broker-issued credential) of any plan call them, an API key or bearer token only
 #: on the plan of :data:`PLAN_OF_GROUP` (sdk-parity 1.0: etf-holdings is probed with a broker

@@ -28,8 +28,11 @@ class _Sub:
 
     def ack(self) -> dict[str, Any]:
         """This subscription in ``subscribed`` and ``subscriptions`` replies."""
-        out: dict[str, Any] = {"id": self.id, "channel": self.channel,
-                               "symbol": self.requested or self.symbol}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "channel": self.channel,
+            "symbol": self.requested or self.symbol,
+        }
         if self.oddlot:
             out["afterHours" if self.market == "futopt" else "intradayOddLot"] = True
         return out
@@ -51,7 +54,8 @@ def _strings(values: Any, allow_int: bool = False) -> bool:
     """``values`` is a list of non-empty strings (or ints, ``allow_int``)."""
     kinds = (str, int) if allow_int else (str,)
     return isinstance(values, list) and all(
-        isinstance(v, kinds) and not isinstance(v, bool) and str(v) for v in values)
+        isinstance(v, kinds) and not isinstance(v, bool) and str(v) for v in values
+    )
 
 
 async def _quietly(coro: Any) -> None:

@@ -49,39 +49,66 @@ def build_events(channel: str, day: Day, rng: Rng) -> Events:
 def pack(rows: list[tuple[int, dict]]) -> Events:
     """(time, data) pairs -> :class:`Events`, sorted by time (stable)."""
     rows.sort(key=lambda r: r[0])
-    return Events(np.array([r[0] for r in rows], dtype=np.int64),
-                  [orjson.dumps(r[1]) for r in rows])
+    return Events(
+        np.array([r[0] for r in rows], dtype=np.int64), [orjson.dumps(r[1]) for r in rows]
+    )
 
 
 def event_rows(channel: str, day: Day, rng: Rng) -> list[tuple[int, dict]]:
     """The (time, data) pairs of ``channel`` for one instrument's day, unsorted."""
     inst = day.inst
-    head: dict[str, Any] = {"symbol": inst.symbol, "type": inst.type, "exchange": inst.exchange,
-            "market": inst.market}
+    head: dict[str, Any] = {
+        "symbol": inst.symbol,
+        "type": inst.type,
+        "exchange": inst.exchange,
+        "market": inst.market,
+    }
     rows: list[tuple[int, dict]] = []
     n = len(day.time)
     if channel == "indices":
         if inst.type == "INDEX":
-            rows = [(int(t), {"symbol": inst.symbol, "type": inst.type,
-                              "exchange": inst.exchange, "index": wire.px(p),
-                              "time": int(t)})
-                    for t, p in zip(day.time.tolist(), day.price.tolist(), strict=True)]
+            rows = [
+                (
+                    int(t),
+                    {
+                        "symbol": inst.symbol,
+                        "type": inst.type,
+                        "exchange": inst.exchange,
+                        "index": wire.px(p),
+                        "time": int(t),
+                    },
+                )
+                for t, p in zip(day.time.tolist(), day.price.tolist(), strict=True)
+            ]
     elif inst.type == "INDEX":
         rows = []
     elif channel == "trades":
         cum = np.cumsum(day.size).tolist()
         for i in range(n):
             row = dict(head)
-            row.update({"bid": wire.px(day.bid[i]), "ask": wire.px(day.ask[i]),
-                        "price": wire.px(day.price[i]), "size": int(day.size[i]),
-                        "volume": cum[i], "time": int(day.time[i]),
-                        "serial": int(day.serial[i])})
+            row.update(
+                {
+                    "bid": wire.px(day.bid[i]),
+                    "ask": wire.px(day.ask[i]),
+                    "price": wire.px(day.price[i]),
+                    "size": int(day.size[i]),
+                    "volume": cum[i],
+                    "time": int(day.time[i]),
+                    "serial": int(day.serial[i]),
+                }
+            )
             rows.append((int(day.time[i]), _flags_and(row, wire.trade_flags(day, i))))
         for j in range(len(day.trial_time)):
             row = dict(head)
-            row.update({"price": wire.px(day.trial_price[j]),
-                        "size": int(day.trial_size[j]), "time": int(day.trial_time[j]),
-                        "serial": int(day.trial_serial[j]), "isTrial": True})
+            row.update(
+                {
+                    "price": wire.px(day.trial_price[j]),
+                    "size": int(day.trial_size[j]),
+                    "time": int(day.trial_time[j]),
+                    "serial": int(day.trial_serial[j]),
+                    "isTrial": True,
+                }
+            )
             rows.append((int(day.trial_time[j]), row))
         if day.fixed is not None:
             ft, fp, fs = day.fixed
@@ -102,10 +129,17 @@ def event_rows(channel: str, day: Day, rng: Rng) -> list[tuple[int, dict]]:
                 v = 0
             h, lo, v = max(h, p), min(lo, p), v + int(day.size[i])
             row = dict(head)
-            row.update({"date": wire.iso_minute(t0 + int(bucket[i]) * 60_000_000),
-                        "open": wire.px(o), "high": wire.px(h), "low": wire.px(lo),
-                        "close": wire.px(p), "volume": v,
-                        "average": round(float(value[i]) / float(volume[i]) / 100, 2)})
+            row.update(
+                {
+                    "date": wire.iso_minute(t0 + int(bucket[i]) * 60_000_000),
+                    "open": wire.px(o),
+                    "high": wire.px(h),
+                    "low": wire.px(lo),
+                    "close": wire.px(p),
+                    "volume": v,
+                    "average": round(float(value[i]) / float(volume[i]) / 100, 2),
+                }
+            )
             rows.append((int(day.time[i]), row))
     elif channel == "books":
         for i in range(n):
@@ -123,14 +157,21 @@ def event_rows(channel: str, day: Day, rng: Rng) -> list[tuple[int, dict]]:
 _GARBAGE = (
     lambda sub: "{not json",
     lambda sub: "[1, 2, 3]",
-    lambda sub: orjson.dumps({"event": "data", "channel": sub.channel, "id": sub.id,
-                              "data": None}).decode(),
+    lambda sub: orjson.dumps(
+        {"event": "data", "channel": sub.channel, "id": sub.id, "data": None}
+    ).decode(),
     lambda sub: '{"event": "heartbeat", "data": "soon"}',
-    lambda sub: orjson.dumps({"event": "data", "channel": "weather", "id": sub.id,
-                              "data": {"symbol": sub.symbol}}).decode(),
-    lambda sub: orjson.dumps({"event": "data", "channel": sub.channel, "id": sub.id,
-                              "data": {"symbol": sub.symbol, "price": "abc",
-                                       "time": int(sub.events.time_list()[0])}}).decode(),
+    lambda sub: orjson.dumps(
+        {"event": "data", "channel": "weather", "id": sub.id, "data": {"symbol": sub.symbol}}
+    ).decode(),
+    lambda sub: orjson.dumps(
+        {
+            "event": "data",
+            "channel": sub.channel,
+            "id": sub.id,
+            "data": {"symbol": sub.symbol, "price": "abc", "time": int(sub.events.time_list()[0])},
+        }
+    ).decode(),
 )
 
 

@@ -77,12 +77,18 @@ def with_trials(day: Day, rng: Rng) -> Day:
     raw = ref + (open_ - ref) * np.linspace(0.0, 1.0, k) + g.normal(0, abs(open_ - ref) / 4 + 1, k)
     raw[-1] = open_
     ticks = [_otick(p) if option else 100 for p in raw.tolist()]
-    price = np.array([max(t, int(round(p / t)) * t) if option else int(round(p / t)) * t
-                      for p, t in zip(raw.tolist(), ticks, strict=True)], dtype=np.int64)
+    price = np.array(
+        [
+            max(t, int(round(p / t)) * t) if option else int(round(p / t)) * t
+            for p, t in zip(raw.tolist(), ticks, strict=True)
+        ],
+        dtype=np.int64,
+    )
     size = np.cumsum(g.integers(1, 40, k)).astype(np.int64)
     serial = np.cumsum(g.integers(1, 4, k)).astype(np.int64)
-    return dataclasses.replace(day, trial_time=times, trial_price=price, trial_size=size,
-                               trial_serial=serial)
+    return dataclasses.replace(
+        day, trial_time=times, trial_price=price, trial_size=size, trial_serial=serial
+    )
 
 
 def _head(day: Day) -> dict:
@@ -102,23 +108,46 @@ def _trades(day: Day, v11: bool) -> list[tuple[int, dict]]:
     at_ask = np.cumsum(np.where(side > 0, sizes, 0)).tolist()
     for i, t in enumerate(day.time.tolist()):
         serial = int(day.serial[i])
-        trade = {"price": wire.px(day.price[i]), "size": int(sizes[i]),
-                 "bid": wire.px(day.bid[i]), "ask": wire.px(day.ask[i])}
+        trade = {
+            "price": wire.px(day.price[i]),
+            "size": int(sizes[i]),
+            "bid": wire.px(day.bid[i]),
+            "ask": wire.px(day.ask[i]),
+        }
         if v11:
             trade.update({"time": t, "serial": f"{serial:08d}", "isReplaced": False})
-        rows.append((t, {**_head(day), "trades": [trade],
-                         "total": {"tradeVolume": cum[i], "totalBidMatch": at_bid[i],
-                                   "totalAskMatch": at_ask[i]},
-                         "time": t, "serial": serial}))
+        rows.append(
+            (
+                t,
+                {
+                    **_head(day),
+                    "trades": [trade],
+                    "total": {
+                        "tradeVolume": cum[i],
+                        "totalBidMatch": at_bid[i],
+                        "totalAskMatch": at_ask[i],
+                    },
+                    "time": t,
+                    "serial": serial,
+                },
+            )
+        )
     if v11:
         for j, t in enumerate(day.trial_time.tolist()):
             serial = int(day.trial_serial[j])
             p = int(day.trial_price[j])
-            trade = {"price": wire.px(p), "size": int(day.trial_size[j]),
-                     "bid": wire.px(p - _tick(day, p)), "ask": wire.px(p), "time": t,
-                     "serial": f"{serial:08d}", "isReplaced": j > 0}
-            rows.append((t, {**_head(day), "trades": [trade], "isTrial": True, "time": t,
-                             "serial": serial}))
+            trade = {
+                "price": wire.px(p),
+                "size": int(day.trial_size[j]),
+                "bid": wire.px(p - _tick(day, p)),
+                "ask": wire.px(p),
+                "time": t,
+                "serial": f"{serial:08d}",
+                "isReplaced": j > 0,
+            }
+            rows.append(
+                (t, {**_head(day), "trades": [trade], "isTrial": True, "time": t, "serial": serial})
+            )
     return rows
 
 
@@ -140,12 +169,24 @@ def _books(day: Day, rng: Rng, v11: bool) -> list[tuple[int, dict]]:
             step = _tick(day, p)
             g = rng("futopt-trial-book", day.inst.symbol, day.date.toordinal(), j)
             sizes = g.integers(1, 30, 10).tolist()
-            rows.append((t, {**_head(day), "isTrial": True,
-                             "bids": [{"price": wire.px(p - step * (k + 1)), "size": sizes[k]}
-                                      for k in range(5)],
-                             "asks": [{"price": wire.px(p + step * k), "size": sizes[5 + k]}
-                                      for k in range(5)],
-                             "time": t, "serial": int(day.trial_serial[j])}))
+            rows.append(
+                (
+                    t,
+                    {
+                        **_head(day),
+                        "isTrial": True,
+                        "bids": [
+                            {"price": wire.px(p - step * (k + 1)), "size": sizes[k]}
+                            for k in range(5)
+                        ],
+                        "asks": [
+                            {"price": wire.px(p + step * k), "size": sizes[5 + k]} for k in range(5)
+                        ],
+                        "time": t,
+                        "serial": int(day.trial_serial[j]),
+                    },
+                )
+            )
     return rows
 
 

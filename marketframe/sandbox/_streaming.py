@@ -96,8 +96,9 @@ class Streaming:
 
     # --- events of one (channel, symbol) ---------------------------------------------------------
 
-    def events(self, channel: str, symbol: str, oddlot: bool, market: str = "stock",
-               version: str = "v1.0") -> Events:
+    def events(
+        self, channel: str, symbol: str, oddlot: bool, market: str = "stock", version: str = "v1.0"
+    ) -> Events:
         """``oddlot``: odd-lot (stock) or the after-hours session (``market="futopt"``)."""
         d = self.replay_date()
         key = (channel, symbol, oddlot, d, market, version)
@@ -117,8 +118,9 @@ class Streaming:
                 self._cache.pop(next(iter(self._cache)))
         return got
 
-    async def events_async(self, channel: str, symbol: str, oddlot: bool,
-                           market: str = "stock", version: str = "v1.0") -> Events:
+    async def events_async(
+        self, channel: str, symbol: str, oddlot: bool, market: str = "stock", version: str = "v1.0"
+    ) -> Events:
         """``events`` built off the event loop, once: connections that ask for the same
         (channel, symbol, day) while it is being built wait for that one build (100 clients
         subscribing at once must not build it 100 times over)."""
@@ -129,7 +131,8 @@ class Streaming:
         pending = self._building.get(key)
         if pending is None:
             pending = asyncio.get_running_loop().run_in_executor(
-                None, self.events, channel, symbol, oddlot, market, version)
+                None, self.events, channel, symbol, oddlot, market, version
+            )
             self._building[key] = pending
             pending.add_done_callback(lambda _: self._building.pop(key, None))
         return await asyncio.shield(pending)
@@ -138,26 +141,37 @@ class Streaming:
 
     def handler(self, market: str, version: str) -> Any:
         """The handler of ``/marketdata/{version}/{market}/streaming``."""
+
         async def handle(request: web.Request) -> web.WebSocketResponse:
             return await self.handle(request, market, version)
+
         return handle
 
-    async def handle(self, request: web.Request, market: str = "stock",
-                     version: str = "v1.0") -> web.WebSocketResponse:
+    async def handle(
+        self, request: web.Request, market: str = "stock", version: str = "v1.0"
+    ) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(heartbeat=None, max_msg_size=1 << 20)
         await ws.prepare(request)
         s = self.settings
         if s.max_connections is not None and self.connections >= s.max_connections:
-            await ws.send_str(orjson.dumps({"event": "error", "data": {
-                "code": 1001, "message": "Maximum number of connections reached"}}).decode())
+            await ws.send_str(
+                orjson.dumps(
+                    {
+                        "event": "error",
+                        "data": {"code": 1001, "message": "Maximum number of connections reached"},
+                    }
+                ).decode()
+            )
             await ws.close()
             return ws
         self.connections += 1
         conn = _Conn(ws, market=market, version=version)
         if s.stream_speed == 0:
             conn.cursor = self.start_us()
-        tasks = [asyncio.ensure_future(_quietly(self._pump(conn))),
-                 asyncio.ensure_future(_quietly(self._heartbeats(conn)))]
+        tasks = [
+            asyncio.ensure_future(_quietly(self._pump(conn))),
+            asyncio.ensure_future(_quietly(self._heartbeats(conn))),
+        ]
         try:
             await _quietly(self._read(conn))
         finally:
@@ -189,8 +203,7 @@ class Streaming:
                 await self._error(conn, "Authentication timed out")
                 await ws.close()
                 return
-            if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED,
-                            WSMsgType.ERROR):
+            if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
                 return
             if msg.type != WSMsgType.TEXT:
                 continue
@@ -212,8 +225,7 @@ class Streaming:
         if event == "auth":  # exactly one of apikey / token / sdkToken (_auth)
             if ws_plan(data) is not None:
                 conn.authed = True
-                await self._send(conn, "authenticated",
-                                 {"message": "Authenticated successfully"})
+                await self._send(conn, "authenticated", {"message": "Authenticated successfully"})
             else:  # refused: code 1000, then the service closes the connection
                 await self._error(conn, "Invalid authentication credentials", WS_REJECTED)
                 await conn.ws.close()
@@ -225,16 +237,16 @@ class Streaming:
             await self._send(conn, "pong", pong)
             return
         if not conn.authed:
-            await self._error(conn, "Unauthenticated: send an auth event with your API key "
-                              "first")
+            await self._error(conn, "Unauthenticated: send an auth event with your API key first")
             return
         if event == "subscribe":
             await self._subscribe(conn, data)
         elif event == "unsubscribe":
             ids = data.get("ids") if "ids" in data else [data.get("id")]
             if not _strings(ids, allow_int=True):
-                await self._error(conn, "Invalid unsubscribe: give id (a string) or ids (a "
-                                  "list of strings)")
+                await self._error(
+                    conn, "Invalid unsubscribe: give id (a string) or ids (a list of strings)"
+                )
                 return
             ids = [str(i) for i in ids]
             gone = [{"id": i} for i in ids if conn.subs.pop(i, None) is not None]
@@ -247,21 +259,26 @@ class Streaming:
         elif event == "subscriptions":
             await self._send(conn, "subscriptions", [s.ack() for s in conn.subs.values()])
         else:
-            await self._error(conn, f"Unknown event '{event}'; allowed: auth, ping, "
-                              "subscribe, unsubscribe, subscriptions")
+            await self._error(
+                conn,
+                f"Unknown event '{event}'; allowed: auth, ping, "
+                "subscribe, unsubscribe, subscriptions",
+            )
 
     async def _subscribe(self, conn: _Conn, data: dict) -> None:
         channel = data.get("channel")
         allowed = fo.CHANNELS if conn.market == "futopt" else CHANNELS
         if not isinstance(channel, str) or channel not in allowed:
-            await self._error(conn, f"Invalid channel '{channel}'; allowed: "
-                              f"{', '.join(allowed)}")
+            await self._error(conn, f"Invalid channel '{channel}'; allowed: {', '.join(allowed)}")
             return
         many = "symbols" in data
         symbols = data.get("symbols") if many else [data.get("symbol")]
         if not _strings(symbols) or (many and not symbols):
-            await self._error(conn, "Invalid subscribe: give symbol (a string) or symbols (a "
-                              "non-empty list of strings)")
+            await self._error(
+                conn,
+                "Invalid subscribe: give symbol (a string) or symbols (a "
+                "non-empty list of strings)",
+            )
             return
         futopt = conn.market == "futopt"
         oddlot = bool(data.get("afterHours" if futopt else "intradayOddLot"))
@@ -274,18 +291,23 @@ class Streaming:
             day = self.replay_date()
             resolved = self._resolve(conn, channel, symbol, day)
             if resolved is None:
-                await self._error(conn, f"Subscription failed: symbol '{symbol}' not "
-                                  f"available on {channel}")
+                await self._error(
+                    conn, f"Subscription failed: symbol '{symbol}' not available on {channel}"
+                )
                 continue
             # an alias and its contract are one subscription (one id)
-            sid = hashlib.sha1((f"{channel}:{resolved}:{oddlot}" if not futopt else
-                                f"futopt:{conn.version}:{channel}:{resolved}:{oddlot}"
-                                ).encode()).hexdigest()[:20]
-            events = await self.events_async(channel, resolved, oddlot, conn.market,
-                                             conn.version)
+            sid = hashlib.sha1(
+                (
+                    f"{channel}:{resolved}:{oddlot}"
+                    if not futopt
+                    else f"futopt:{conn.version}:{channel}:{resolved}:{oddlot}"
+                ).encode()
+            ).hexdigest()[:20]
+            events = await self.events_async(channel, resolved, oddlot, conn.market, conn.version)
             pos = int(np.searchsorted(events.times, start, side="left"))
-            sub = _Sub(sid, channel, resolved, oddlot, events, pos, day, conn.market,
-                       conn.version, symbol)
+            sub = _Sub(
+                sid, channel, resolved, oddlot, events, pos, day, conn.market, conn.version, symbol
+            )
             conn.subs[sid] = sub
             replies.append(sub.ack())
         if replies:
@@ -311,8 +333,9 @@ class Streaming:
         if self.settings.stream_speed == 0:
             conn.cursor = self.start_us()
         for sub in moved:  # subscribed all along: every event of the new day
-            sub.events = await self.events_async(sub.channel, sub.symbol, sub.oddlot,
-                                                 sub.market, sub.version)
+            sub.events = await self.events_async(
+                sub.channel, sub.symbol, sub.oddlot, sub.market, sub.version
+            )
             sub.pos = 0
             sub.day = day
         return True
@@ -340,9 +363,11 @@ class Streaming:
             if dirty or conn.changed.is_set():
                 conn.changed.clear()
                 dirty = False
-                heap = [(sub.events.time_list()[sub.pos], order, sub)
-                        for order, sub in enumerate(conn.subs.values())
-                        if sub.pos < len(sub.events.bodies)]
+                heap = [
+                    (sub.events.time_list()[sub.pos], order, sub)
+                    for order, sub in enumerate(conn.subs.values())
+                    if sub.pos < len(sub.events.bodies)
+                ]
                 heapq.heapify(heap)
             if not heap:
                 # everything of the day is sent: wait for a new subscription or the next day
@@ -375,9 +400,16 @@ class Streaming:
                 heapq.heapreplace(heap, (best.events.time_list()[best.pos], order, best))
             else:
                 heapq.heappop(heap)
-            await ws.send_frame(b'{"event":"data","data":' + body + b',"id":"' + best.id.encode()
-                                + b'","channel":"' + best.channel.encode() + b'"}',
-                                WSMsgType.TEXT)
+            await ws.send_frame(
+                b'{"event":"data","data":'
+                + body
+                + b',"id":"'
+                + best.id.encode()
+                + b'","channel":"'
+                + best.channel.encode()
+                + b'"}',
+                WSMsgType.TEXT,
+            )
             conn.sent_data += 1
             if conn.sent_data % _FAIR_SHARE == 0:
                 # A catch-up replay can send thousands of frames without the writer ever
@@ -389,4 +421,3 @@ class Streaming:
             if s.drop_after is not None and conn.sent_data >= s.drop_after:
                 await ws.close(code=1011, message=b"dropped by the sandbox (drop_after)")
                 return
-

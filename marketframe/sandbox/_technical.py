@@ -69,8 +69,9 @@ def rsi(close: list[float], period: int) -> dict[str, list[float]]:
     return {"rsi": out}
 
 
-def kdj(high: list[float], low: list[float], close: list[float], r: int, k: int,
-        d: int) -> dict[str, list[float]]:
+def kdj(
+    high: list[float], low: list[float], close: list[float], r: int, k: int, d: int
+) -> dict[str, list[float]]:
     size = len(close)
     ks, ds, js = [NAN] * size, [NAN] * size, [NAN] * size
     kp = dp = 50.0
@@ -104,8 +105,9 @@ def bb(close: list[float], period: int) -> dict[str, list[float]]:
     return {"upper": up, "middle": mid, "lower": lo}
 
 
-def compute(name: str, high: np.ndarray, low: np.ndarray, close: np.ndarray,
-            params: dict[str, int]) -> dict[str, np.ndarray]:
+def compute(
+    name: str, high: np.ndarray, low: np.ndarray, close: np.ndarray, params: dict[str, int]
+) -> dict[str, np.ndarray]:
     h, lo, c = high.tolist(), low.tolist(), close.tolist()
     if name == "sma":
         got = sma(c, params["period"])

@@ -24,8 +24,17 @@ from types import ModuleType
 from . import _actions, _futopt, _ownership, _stock, _technical
 from ._core import ARROW_TYPES, JSON_TYPES, TZ, Col, Schema, resolve_unit, snake
 
-__all__ = ["ARROW_TYPES", "GROUPS", "JSON_TYPES", "SCHEMAS", "TZ", "Col", "Schema",
-           "resolve_unit", "snake"]
+__all__ = [
+    "ARROW_TYPES",
+    "GROUPS",
+    "JSON_TYPES",
+    "SCHEMAS",
+    "TZ",
+    "Col",
+    "Schema",
+    "resolve_unit",
+    "snake",
+]
 
 #: the group modules; every upper-case Schema constant of theirs is a schema
 GROUPS: tuple[ModuleType, ...] = (_stock, _technical, _actions, _futopt, _ownership)
@@ -33,6 +42,8 @@ GROUPS: tuple[ModuleType, ...] = (_stock, _technical, _actions, _futopt, _owners
 #: every schema by its lower-case constant name (``"stock_quote"``), for code that derives
 #: further schemas from them (the streaming channels)
 SCHEMAS: dict[str, Schema] = {
-    name.lower(): value for group in GROUPS for name, value in vars(group).items()
+    name.lower(): value
+    for group in GROUPS
+    for name, value in vars(group).items()
     if isinstance(value, Schema) and name.isupper() and not name.startswith("_")
 }

@@ -33,10 +33,19 @@ ARROW_TYPES: dict[str, pa.DataType] = {
 
 #: kind -> Arrow type of the JSON value as read, before the kind's final conversion
 JSON_TYPES: dict[str, pa.DataType] = {
-    "float": pa.float64(), "int": pa.int64(), "int_str": pa.int64(), "time_us": pa.int64(),
-    "flag": pa.bool_(), "bool": pa.bool_(), "str": pa.string(), "cat": pa.string(),
-    "date": pa.string(), "month": pa.string(), "iso_time": pa.string(),
-    "date_or_time": pa.string(), "hhmmss": pa.string(),
+    "float": pa.float64(),
+    "int": pa.int64(),
+    "int_str": pa.int64(),
+    "time_us": pa.int64(),
+    "flag": pa.bool_(),
+    "bool": pa.bool_(),
+    "str": pa.string(),
+    "cat": pa.string(),
+    "date": pa.string(),
+    "month": pa.string(),
+    "iso_time": pa.string(),
+    "date_or_time": pa.string(),
+    "hhmmss": pa.string(),
 }
 
 
@@ -117,11 +126,26 @@ class Schema:
 # --- a small vocabulary to write schemas as data (used by the group modules) ---------------
 
 
-def col(spec: str, kind: str, unit: str | None = None, *, env: bool = False, req: bool = False,
-       name: str | None = None, param: str | None = None) -> Col:
+def col(
+    spec: str,
+    kind: str,
+    unit: str | None = None,
+    *,
+    env: bool = False,
+    req: bool = False,
+    name: str | None = None,
+    param: str | None = None,
+) -> Col:
     path = tuple(spec.split("."))
-    return Col(name or "_".join(snake(p) for p in path), path, kind, unit, envelope=env,
-               required=req, param=param)
+    return Col(
+        name or "_".join(snake(p) for p in path),
+        path,
+        kind,
+        unit,
+        envelope=env,
+        required=req,
+        param=param,
+    )
 
 
 def env(spec: str, kind: str, unit: str | None = None, **kw: object) -> Col:
@@ -136,10 +160,8 @@ def book(unit: str) -> list[Col]:
     cols = []
     for side, short in (("bids", "bid"), ("asks", "ask")):
         for i in range(5):
-            cols.append(Col(f"{short}_price_{i + 1}", (side, i, "price"), "float",
-                            envelope=True))
-            cols.append(Col(f"{short}_size_{i + 1}", (side, i, "size"), "int", unit,
-                            envelope=True))
+            cols.append(Col(f"{short}_price_{i + 1}", (side, i, "price"), "float", envelope=True))
+            cols.append(Col(f"{short}_size_{i + 1}", (side, i, "size"), "int", unit, envelope=True))
     return cols
 
 
@@ -152,8 +174,13 @@ def trade_obj(prefix: str, unit: str, serial: str = "int") -> list[Col]:
     ]
 
 
-def schema(cols: list[Col], rows: bool, ignore: str = "", explode: str | None = None,
-           data_optional: bool = False) -> Schema:
+def schema(
+    cols: list[Col],
+    rows: bool,
+    ignore: str = "",
+    explode: str | None = None,
+    data_optional: bool = False,
+) -> Schema:
     """A :class:`Schema` from columns; two columns with one name fail at import (TypeError),
     as does an ``explode`` key on a one-row schema."""
     names = [c.name for c in cols]

@@ -17,101 +17,108 @@ _FUTOPT_HEADER = [
 ]
 
 FUTOPT_PRODUCTS = _schema(
-        [
-            _env("exchange", "cat"),
-            _env("session", "cat", param="session"),
-            _c("symbol", "str", req=True),
-            _c("type", "cat"),
-            _c("name", "str"),
-            _c("underlyingSymbol", "str"),
-            _c("contractType", "cat"),
-            _c("contractSize", "float"),
-            _c("statusCode", "cat"),
-            _c("tradingCurrency", "cat"),
-            _c("quoteAcceptable", "flag"),
-            _c("startDate", "date"),
-            _c("canBlockTrade", "flag"),
-            *_many("cat", "expiryType underlyingType"),
-            *_many("int", "marketCloseGroup endSession"),
-        ],
-        rows=True,
-        ignore="type contractType status",
-    )
+    [
+        _env("exchange", "cat"),
+        _env("session", "cat", param="session"),
+        _c("symbol", "str", req=True),
+        _c("type", "cat"),
+        _c("name", "str"),
+        _c("underlyingSymbol", "str"),
+        _c("contractType", "cat"),
+        _c("contractSize", "float"),
+        _c("statusCode", "cat"),
+        _c("tradingCurrency", "cat"),
+        _c("quoteAcceptable", "flag"),
+        _c("startDate", "date"),
+        _c("canBlockTrade", "flag"),
+        *_many("cat", "expiryType underlyingType"),
+        *_many("int", "marketCloseGroup endSession"),
+    ],
+    rows=True,
+    ignore="type contractType status",
+)
 
 FUTOPT_TICKERS = _schema(
-        [
-            _env("exchange", "cat"),
-            _env("session", "cat", param="session"),
-            _c("type", "cat"),
-            _c("symbol", "str", req=True),
-            _c("name", "str"),
-            _c("referencePrice", "float"),
-            _c("contractType", "cat"),
-            *_many("date", "startDate endDate settlementDate"),
-            _c("flowGroup", "int"),
-            _c("isDynamicBanding", "flag"),
-        ],
-        rows=True,
-        ignore="type product contractType",
-    )
+    [
+        _env("exchange", "cat"),
+        _env("session", "cat", param="session"),
+        _c("type", "cat"),
+        _c("symbol", "str", req=True),
+        _c("name", "str"),
+        _c("referencePrice", "float"),
+        _c("contractType", "cat"),
+        *_many("date", "startDate endDate settlementDate"),
+        _c("flowGroup", "int"),
+        _c("isDynamicBanding", "flag"),
+    ],
+    rows=True,
+    ignore="type product contractType",
+)
 
 FUTOPT_TICKER = _schema(
-        [
-            *_FUTOPT_HEADER,
-            _env("name", "str"),
-            _env("referencePrice", "float"),
-            *_many("date", "settlementDate startDate endDate", env=True),
-        ],
-        rows=False,
-    )
+    [
+        *_FUTOPT_HEADER,
+        _env("name", "str"),
+        _env("referencePrice", "float"),
+        *_many("date", "settlementDate startDate endDate", env=True),
+    ],
+    rows=False,
+)
 
 FUTOPT_QUOTE = _schema(
-        [
-            *_FUTOPT_HEADER,
-            _env("name", "str"),
-            *_many("float", f"previousClose {_OHLC} avgPrice change changePercent amplitude "
-                   "lastPrice", env=True),
-            *_many("time_us", "openTime highTime lowTime closeTime lastUpdated", env=True),
-            _env("lastSize", "int", "contracts"),
-            _env("serial", "int_str"),
-            *_many("int", "total.tradeVolume total.totalBidMatch total.totalAskMatch",
-                   "contracts", env=True),
-            _env("total.time", "time_us"),
-            *_trade_obj("lastTrade", "contracts", serial="int_str"),
-        ],
-        rows=False,
-    )
+    [
+        *_FUTOPT_HEADER,
+        _env("name", "str"),
+        *_many(
+            "float",
+            f"previousClose {_OHLC} avgPrice change changePercent amplitude lastPrice",
+            env=True,
+        ),
+        *_many("time_us", "openTime highTime lowTime closeTime lastUpdated", env=True),
+        _env("lastSize", "int", "contracts"),
+        _env("serial", "int_str"),
+        *_many(
+            "int",
+            "total.tradeVolume total.totalBidMatch total.totalAskMatch",
+            "contracts",
+            env=True,
+        ),
+        _env("total.time", "time_us"),
+        *_trade_obj("lastTrade", "contracts", serial="int_str"),
+    ],
+    rows=False,
+)
 
 FUTOPT_CANDLES = _schema(
-        [
-            *_FUTOPT_HEADER[1:],
-            _env("market", "cat"),
-            _env("timeframe", "cat", param="timeframe"),
-            _c("date", "iso_time", req=True),
-            *_many("float", _CANDLE_PRICES),
-            _c("volume", "int", "contracts"),
-            _c("average", "float"),
-        ],
-        rows=True,
-        ignore="date",
-    )
+    [
+        *_FUTOPT_HEADER[1:],
+        _env("market", "cat"),
+        _env("timeframe", "cat", param="timeframe"),
+        _c("date", "iso_time", req=True),
+        *_many("float", _CANDLE_PRICES),
+        _c("volume", "int", "contracts"),
+        _c("average", "float"),
+    ],
+    rows=True,
+    ignore="date",
+)
 
 FUTOPT_TRADES = _schema(
-        [
-            *_FUTOPT_HEADER,
-            *_many("float", "bid ask price"),
-            _c("size", "int", "contracts"),
-            _c("volume", "int", "contracts"),
-            _c("time", "time_us", req=True),
-            _c("serial", "int_str"),
-        ],
-        rows=True,
-    )
+    [
+        *_FUTOPT_HEADER,
+        *_many("float", "bid ask price"),
+        _c("size", "int", "contracts"),
+        _c("volume", "int", "contracts"),
+        _c("time", "time_us", req=True),
+        _c("serial", "int_str"),
+    ],
+    rows=True,
+)
 
 FUTOPT_VOLUMES = _schema(
-        [*_FUTOPT_HEADER, _c("price", "float"), _c("volume", "int", "contracts")],
-        rows=True,
-    )
+    [*_FUTOPT_HEADER, _c("price", "float"), _c("volume", "int", "contracts")],
+    rows=True,
+)
 
 #: ``futopt.historical.*`` (the post-#727 contract, sdk-parity section 2): keyed by product;
 #: each row names its own contract month (a ``1!`` request spans rolls); prices arrive as JSON
@@ -122,38 +129,38 @@ _FUTOPT_HIST_ENV = [
 ]
 
 FUTOPT_HISTORICAL_DAILY = _schema(
-        [
-            _env("date", "date", req=True),
-            *_FUTOPT_HIST_ENV,
-            _c("exchange", "cat"),
-            _c("contractMonth", "str", req=True),
-            _c("callPut", "cat"),
-            _c("strikePrice", "float"),
-            *_many("float", f"{_OHLC} change changePercent"),
-            *_many("int", "volume volumeSpread openInterest", "contracts"),
-            _c("settlementPrice", "float"),
-        ],
-        rows=True,
-        # the envelope's exchange is each row's; its contractMonth echoes the request
-        ignore="exchange contractMonth",
-    )
+    [
+        _env("date", "date", req=True),
+        *_FUTOPT_HIST_ENV,
+        _c("exchange", "cat"),
+        _c("contractMonth", "str", req=True),
+        _c("callPut", "cat"),
+        _c("strikePrice", "float"),
+        *_many("float", f"{_OHLC} change changePercent"),
+        *_many("int", "volume volumeSpread openInterest", "contracts"),
+        _c("settlementPrice", "float"),
+    ],
+    rows=True,
+    # the envelope's exchange is each row's; its contractMonth echoes the request
+    ignore="exchange contractMonth",
+)
 
 FUTOPT_HISTORICAL_CANDLES = _schema(
-        [
-            *_FUTOPT_HIST_ENV,
-            _env("exchange", "cat"),
-            _env("timeframe", "cat", param="timeframe"),
-            _env("strikePrice", "float", param="strikePrice"),
-            _env("callPut", "cat", param="callPut"),
-            _c("date", "date_or_time", req=True),
-            _c("contractMonth", "str", req=True),
-            *_many("float", _CANDLE_PRICES),
-            _c("volume", "int", "contracts"),
-            _c("average", "float"),
-            _c("transaction", "int"),
-            _c("change", "float"),
-        ],
-        rows=True,
-        # echoes of the request (the requested contractMonth, e.g. "1!": each bar has its own)
-        ignore="contractMonth sort from to fields",
-    )
+    [
+        *_FUTOPT_HIST_ENV,
+        _env("exchange", "cat"),
+        _env("timeframe", "cat", param="timeframe"),
+        _env("strikePrice", "float", param="strikePrice"),
+        _env("callPut", "cat", param="callPut"),
+        _c("date", "date_or_time", req=True),
+        _c("contractMonth", "str", req=True),
+        *_many("float", _CANDLE_PRICES),
+        _c("volume", "int", "contracts"),
+        _c("average", "float"),
+        _c("transaction", "int"),
+        _c("change", "float"),
+    ],
+    rows=True,
+    # echoes of the request (the requested contractMonth, e.g. "1!": each bar has its own)
+    ignore="contractMonth sort from to fields",
+)

@@ -17,12 +17,17 @@ from ._core import many as _many
 from ._core import schema as _schema
 
 #: every SDK makes type/exchange/market optional; the symbol is the request's when absent
-_HEADER = [_env("type", "cat"), _env("exchange", "cat"), _env("market", "cat"),
-           _env("symbol", "str", req=True, param="symbol")]
+_HEADER = [
+    _env("type", "cat"),
+    _env("exchange", "cat"),
+    _env("market", "cat"),
+    _env("symbol", "str", req=True, param="symbol"),
+]
 
 
-def _items(key: str, specs: str, kind: str, unit: str | None = None, *,
-           prefix: str = "", req: bool = False) -> list[Col]:
+def _items(
+    key: str, specs: str, kind: str, unit: str | None = None, *, prefix: str = "", req: bool = False
+) -> list[Col]:
     """Columns read from each element of the exploded list ``key`` of a ``data`` item."""
     return [Col(prefix + snake(s), (key, s), kind, unit, required=req) for s in specs.split()]
 
@@ -48,8 +53,15 @@ INSTITUTIONAL_TRADES = _schema(
         *_HEADER,
         Col("date", ("date",), "date", required=True),
         # foreign_buy ... dealer_net: net = buy - sell; total = the three nets
-        *_many("int", " ".join(f"{who}.{what}" for who in ("foreign", "trust", "dealer")
-                               for what in ("buy", "sell", "net")), "shares"),
+        *_many(
+            "int",
+            " ".join(
+                f"{who}.{what}"
+                for who in ("foreign", "trust", "dealer")
+                for what in ("buy", "sell", "net")
+            ),
+            "shares",
+        ),
         _col("total", "int", "shares"),
     ],
     rows=True,

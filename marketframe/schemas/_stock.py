@@ -19,8 +19,12 @@ _HEADER = [
 _HEADER_NODATE = _HEADER[1:]
 #: historical candles: the official SDK made type/exchange/market optional when it added
 #: ``adjusted`` (sdk-parity section 4), so a response may lack them; the symbol is the request's
-_HEADER_CANDLES = [_env("type", "cat"), _env("exchange", "cat"), _env("market", "cat"),
-                   _env("symbol", "str", req=True, param="symbol")]
+_HEADER_CANDLES = [
+    _env("type", "cat"),
+    _env("exchange", "cat"),
+    _env("market", "cat"),
+    _env("symbol", "str", req=True, param="symbol"),
+]
 _FLAGS_QUOTE = (
     "isLimitDownPrice isLimitUpPrice isLimitDownBid isLimitUpBid isLimitDownAsk isLimitUpAsk "
     "isLimitDownHalt isLimitUpHalt isTrial isDelayedOpen isDelayedClose isContinuous isOpen isClose"
@@ -31,15 +35,23 @@ STOCK_QUOTE = _schema(
     [
         *_HEADER,
         _env("name", "str"),
-        *_many("float", f"referencePrice previousClose {_OHLC} avgPrice change changePercent "
-               "amplitude lastPrice", env=True),
+        *_many(
+            "float",
+            f"referencePrice previousClose {_OHLC} avgPrice change changePercent "
+            "amplitude lastPrice",
+            env=True,
+        ),
         *_many("time_us", "openTime highTime lowTime closeTime lastUpdated", env=True),
         _env("lastSize", "int", "lots"),
         _env("serial", "int"),
         *_book("lots"),
         _env("total.tradeValue", "float", "TWD"),
-        *_many("int", "total.tradeVolume total.tradeVolumeAtBid total.tradeVolumeAtAsk", "lots",
-               env=True),
+        *_many(
+            "int",
+            "total.tradeVolume total.tradeVolumeAtBid total.tradeVolumeAtAsk",
+            "lots",
+            env=True,
+        ),
         _env("total.transaction", "int"),
         _env("total.time", "time_us"),
         *_many("int", "total.bidOrders total.askOrders", env=True),
@@ -61,9 +73,13 @@ STOCK_TICKER = _schema(
         _env("industry", "cat"),
         _env("securityType", "cat"),
         *_many("float", "previousClose referencePrice limitUpPrice limitDownPrice", env=True),
-        *_many("flag", "canDayTrade canBuyDayTrade canBelowFlatMarginShortSell "
-               "canBelowFlatSBLShortSell isAttention isDisposition isUnusuallyRecommended "
-               "isSpecificAbnormally", env=True),
+        *_many(
+            "flag",
+            "canDayTrade canBuyDayTrade canBelowFlatMarginShortSell "
+            "canBelowFlatSBLShortSell isAttention isDisposition isUnusuallyRecommended "
+            "isSpecificAbnormally",
+            env=True,
+        ),
         _env("matchingInterval", "int", "seconds"),
         _env("securityStatus", "cat"),
         _env("boardLot", "int", "shares"),
@@ -99,105 +115,105 @@ _CANDLE_ROW_INTRADAY = [
 ]
 
 STOCK_TICKERS = _schema(
-        [
-            _env("date", "date", req=True),
-            _env("type", "cat", req=True),
-            _env("exchange", "cat"),
-            _env("market", "cat"),
-            _env("industry", "cat"),
-            _c("symbol", "str", req=True),
-            _c("name", "str"),
-        ],
-        rows=True,
-        ignore="isNormal isAttention isDisposition isHalted",
-    )
+    [
+        _env("date", "date", req=True),
+        _env("type", "cat", req=True),
+        _env("exchange", "cat"),
+        _env("market", "cat"),
+        _env("industry", "cat"),
+        _c("symbol", "str", req=True),
+        _c("name", "str"),
+    ],
+    rows=True,
+    ignore="isNormal isAttention isDisposition isHalted",
+)
 
 STOCK_INTRADAY_CANDLES = _schema(
-        [*_HEADER_NODATE, _env("timeframe", "cat", param="timeframe"), *_CANDLE_ROW_INTRADAY],
-        rows=True,
-        ignore="date",
-    )
+    [*_HEADER_NODATE, _env("timeframe", "cat", param="timeframe"), *_CANDLE_ROW_INTRADAY],
+    rows=True,
+    ignore="date",
+)
 
 STOCK_TRADES = _schema(
-        [
-            *_HEADER,
-            *_many("float", "bid ask price"),
-            _c("size", "int", "lots"),
-            _c("volume", "int", "lots"),
-            _c("time", "time_us", req=True),
-            _c("serial", "int"),
-            _c("isTrial", "flag"),
-        ],
-        rows=True,
-    )
+    [
+        *_HEADER,
+        *_many("float", "bid ask price"),
+        _c("size", "int", "lots"),
+        _c("volume", "int", "lots"),
+        _c("time", "time_us", req=True),
+        _c("serial", "int"),
+        _c("isTrial", "flag"),
+    ],
+    rows=True,
+)
 
 STOCK_VOLUMES = _schema(
-        [*_HEADER, _c("price", "float"), *_many("int", "volume volumeAtBid volumeAtAsk", "lots")],
-        rows=True,
-    )
+    [*_HEADER, _c("price", "float"), *_many("int", "volume volumeAtBid volumeAtAsk", "lots")],
+    rows=True,
+)
 
 SNAPSHOT_QUOTES = _schema([*_SNAPSHOT_ENV, *_SNAPSHOT_ROW], rows=True)
 
 SNAPSHOT_MOVERS = _schema(
-        [
-            *_SNAPSHOT_ENV,
-            _env("change", "cat", name="change_kind", param="change"),
-            _env("direction", "cat", param="direction"),
-            *_SNAPSHOT_ROW,
-        ],
-        rows=True,
-    )
+    [
+        *_SNAPSHOT_ENV,
+        _env("change", "cat", name="change_kind", param="change"),
+        _env("direction", "cat", param="direction"),
+        *_SNAPSHOT_ROW,
+    ],
+    rows=True,
+)
 
 SNAPSHOT_ACTIVES = _schema(
-        [*_SNAPSHOT_ENV, _env("trade", "cat", name="trade_kind", param="trade"), *_SNAPSHOT_ROW],
-        rows=True,
-    )
+    [*_SNAPSHOT_ENV, _env("trade", "cat", name="trade_kind", param="trade"), *_SNAPSHOT_ROW],
+    rows=True,
+)
 
 #: the internal heatmap (sdk-parity section 3): the index row first, then its constituents;
 #: the row ``date`` is absent in period snapshots, the envelope's ``time`` in them too
 SNAPSHOT_HEATMAP = _schema(
-        [
-            _env("date", "date", req=True),
-            _env("time", "hhmmss"),
-            _env("period", "cat", param="period"),
-            _env("symbol", "str", req=True, name="index_symbol", param="symbol"),
-            _c("date", "date", name="row_date"),
-            _c("type", "cat"),
-            _c("exchange", "cat"),
-            _c("symbol", "str", req=True),
-            _c("name", "str"),
-            *_many("float", f"{_OHLC} change changePercent previousClose"),
-            _c("tradeVolume", "int", "lots"),
-            _c("tradeValue", "float", "TWD"),
-            *_many("float", "tradeValueWeight marketValueWeight"),
-            _c("industry", "cat"),
-            _c("lastUpdated", "time_us"),
-        ],
-        rows=True,
-    )
+    [
+        _env("date", "date", req=True),
+        _env("time", "hhmmss"),
+        _env("period", "cat", param="period"),
+        _env("symbol", "str", req=True, name="index_symbol", param="symbol"),
+        _c("date", "date", name="row_date"),
+        _c("type", "cat"),
+        _c("exchange", "cat"),
+        _c("symbol", "str", req=True),
+        _c("name", "str"),
+        *_many("float", f"{_OHLC} change changePercent previousClose"),
+        _c("tradeVolume", "int", "lots"),
+        _c("tradeValue", "float", "TWD"),
+        *_many("float", "tradeValueWeight marketValueWeight"),
+        _c("industry", "cat"),
+        _c("lastUpdated", "time_us"),
+    ],
+    rows=True,
+)
 
 HISTORICAL_CANDLES = _schema(
-        [
-            *_HEADER_CANDLES,
-            _env("timeframe", "cat", param="timeframe"),
-            _c("date", "date_or_time", req=True),
-            *_many("float", _CANDLE_PRICES),
-            _c("volume", "int", "shares"),
-            _c("turnover", "float", "TWD"),
-            _c("change", "float"),
-        ],
-        rows=True,
-        ignore="date from to sort fields adjusted",  # adjusted: echo of the parameter
-    )
+    [
+        *_HEADER_CANDLES,
+        _env("timeframe", "cat", param="timeframe"),
+        _c("date", "date_or_time", req=True),
+        *_many("float", _CANDLE_PRICES),
+        _c("volume", "int", "shares"),
+        _c("turnover", "float", "TWD"),
+        _c("change", "float"),
+    ],
+    rows=True,
+    ignore="date from to sort fields adjusted",  # adjusted: echo of the parameter
+)
 
 HISTORICAL_STATS = _schema(
-        [
-            *_HEADER,
-            _env("name", "str"),
-            *_many("float", f"{_OHLC} change changePercent", env=True),
-            _env("tradeVolume", "int", "lots"),
-            _env("tradeValue", "float", "TWD"),
-            *_many("float", "previousClose week52High week52Low", env=True),
-        ],
-        rows=False,
-    )
+    [
+        *_HEADER,
+        _env("name", "str"),
+        *_many("float", f"{_OHLC} change changePercent", env=True),
+        _env("tradeVolume", "int", "lots"),
+        _env("tradeValue", "float", "TWD"),
+        *_many("float", "previousClose week52High week52Low", env=True),
+    ],
+    rows=False,
+)

@@ -43,10 +43,29 @@ if TYPE_CHECKING:
 
 from marketframe.store._lease import LeaseLost  # noqa: E402 - after the report's classes
 
-__all__ = ["Failure", "LeaseLost", "NotSynced", "PartlySynced", "Store", "StoreCorrupted",
-           "StoreLocked", "SyncError", "SyncReport", "VerifyReport"]
-for _cls in (Failure, LeaseLost, NotSynced, PartlySynced, StoreCorrupted, StoreLocked, SyncError,
-             SyncReport, VerifyReport):
+__all__ = [
+    "Failure",
+    "LeaseLost",
+    "NotSynced",
+    "PartlySynced",
+    "Store",
+    "StoreCorrupted",
+    "StoreLocked",
+    "SyncError",
+    "SyncReport",
+    "VerifyReport",
+]
+for _cls in (
+    Failure,
+    LeaseLost,
+    NotSynced,
+    PartlySynced,
+    StoreCorrupted,
+    StoreLocked,
+    SyncError,
+    SyncReport,
+    VerifyReport,
+):
     _cls.__module__ = __name__  # shown (docs/errors.md, reprs) where users import them from
 
 LOCK = ".lock"
@@ -69,24 +88,43 @@ class Store:
     runs): see docs/store.md, "Object storage".
     """
 
-    def __init__(self, path: str | os.PathLike[str], client: Client[Any] | None = None, *,
-                 api_key: str | None = None, base_url: str | None = None,
-                 max_workers: int | None = None, lock_timeout: float = -1,
-                 storage_options: dict[str, Any] | None = None, lease_ttl: float = 60.0):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        client: Client[Any] | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_workers: int | None = None,
+        lock_timeout: float = -1,
+        storage_options: dict[str, Any] | None = None,
+        lease_ttl: float = 60.0,
+    ):
         from marketframe.store._fs import LocalStorage, storage_for
 
         self._storage = storage_for(path, storage_options, _root)
-        self.root: Any = self._storage.root if isinstance(self._storage, LocalStorage) \
-            else self._storage.url
-        if not (isinstance(lease_ttl, int | float) and not isinstance(lease_ttl, bool)
-                and lease_ttl > 0):
+        self.root: Any = (
+            self._storage.root if isinstance(self._storage, LocalStorage) else self._storage.url
+        )
+        if not (
+            isinstance(lease_ttl, int | float) and not isinstance(lease_ttl, bool) and lease_ttl > 0
+        ):
             raise InvalidParams("Store", "lease_ttl", f"has value {lease_ttl!r}", "seconds > 0")
         self.lease_ttl = float(lease_ttl)
-        if not (lock_timeout == -1 or (isinstance(lock_timeout, int | float)
-                                       and not isinstance(lock_timeout, bool)
-                                       and lock_timeout >= 0)):
-            raise InvalidParams("Store", "lock_timeout", f"has value {lock_timeout!r}",
-                                "seconds >= 0, or -1 to wait forever")
+        if not (
+            lock_timeout == -1
+            or (
+                isinstance(lock_timeout, int | float)
+                and not isinstance(lock_timeout, bool)
+                and lock_timeout >= 0
+            )
+        ):
+            raise InvalidParams(
+                "Store",
+                "lock_timeout",
+                f"has value {lock_timeout!r}",
+                "seconds >= 0, or -1 to wait forever",
+            )
         self._client = client
         self._own_client = client is None
         self._client_args = {"api_key": api_key, "base_url": base_url}
@@ -102,10 +140,13 @@ class Store:
         if self._client is None:
             from marketframe.client import DEFAULT_BASE_URL, Client
 
-            self._client = Client(self._client_args["api_key"],
-                                  base_url=self._client_args["base_url"] or DEFAULT_BASE_URL,
-                                  backend="arrow", cache=False,
-                                  max_workers=self.max_workers or 16)
+            self._client = Client(
+                self._client_args["api_key"],
+                base_url=self._client_args["base_url"] or DEFAULT_BASE_URL,
+                backend="arrow",
+                cache=False,
+                max_workers=self.max_workers or 16,
+            )
         return self._client
 
     def close(self) -> None:
@@ -121,10 +162,19 @@ class Store:
 
     # -- sync -------------------------------------------------------------------------------
 
-    def sync(self, endpoint: str, symbols: str | Sequence[str] | None = None,
-             start: Any = None, end: Any = None, timeframe: str | None = None, *,
-             today: dt.date | str | None = None, progress: bool | None = None,
-             strict: bool = True, **params: Any) -> SyncReport:
+    def sync(
+        self,
+        endpoint: str,
+        symbols: str | Sequence[str] | None = None,
+        start: Any = None,
+        end: Any = None,
+        timeframe: str | None = None,
+        *,
+        today: dt.date | str | None = None,
+        progress: bool | None = None,
+        strict: bool = True,
+        **params: Any,
+    ) -> SyncReport:
         """Fetch what the store is missing of ``endpoint`` for ``symbols`` from ``start`` to
         ``end`` (inclusive; ``end`` defaults to today) and write it.
 
@@ -143,17 +193,32 @@ class Store:
         with self._locked(args[0].ds, args[1]):
             return self._run_sync(*args, progress=progress, strict=strict)
 
-    def _check_sync(self, endpoint: str, symbols: str | Sequence[str] | None, start: Any,
-                    end: Any, timeframe: str | None, today: dt.date | str | None,
-                    params: dict[str, Any]) -> tuple[Any, ...]:
+    def _check_sync(
+        self,
+        endpoint: str,
+        symbols: str | Sequence[str] | None,
+        start: Any,
+        end: Any,
+        timeframe: str | None,
+        today: dt.date | str | None,
+        params: dict[str, Any],
+    ) -> tuple[Any, ...]:
         """Every argument of a sync checked (InvalidParams before any request or lock)."""
         spec = resolve(endpoint, timeframe, params)
         syms = check_symbols(spec, symbols)
         day = to_date("Store.sync", "today", today) if today is not None else None
         return spec, syms, day, check_range(spec, start, end, day or taipei_today())
 
-    def _run_sync(self, spec: Any, syms: list[str], day: dt.date | None, want: Any, *,
-                  progress: bool | None, strict: bool) -> SyncReport:
+    def _run_sync(
+        self,
+        spec: Any,
+        syms: list[str],
+        day: dt.date | None,
+        want: Any,
+        *,
+        progress: bool | None,
+        strict: bool,
+    ) -> SyncReport:
         """A checked sync, under the store's lock."""
         from marketframe.store import _sync
 
@@ -162,8 +227,17 @@ class Store:
         self._storage.clean_temporary()
         self._manifest.reload()  # another process may have synced while we waited
         self._manifest.check()
-        report = _sync.run(client, self._storage, self._manifest, spec, syms, want,
-                           today=day, progress=progress, max_workers=workers)
+        report = _sync.run(
+            client,
+            self._storage,
+            self._manifest,
+            spec,
+            syms,
+            want,
+            today=day,
+            progress=progress,
+            max_workers=workers,
+        )
         if report.failures and strict:
             raise SyncError(report)
         return report
@@ -171,26 +245,56 @@ class Store:
     # -- read -------------------------------------------------------------------------------
 
     @overload
-    def read(self, endpoint: str, symbols: str | Sequence[str] | None = None,
-             start: str | dt.date | None = None, end: str | dt.date | None = None,
-             timeframe: str | None = None, *, backend: Literal["pandas"] = "pandas",
-             **params: Any) -> pd.DataFrame: ...
+    def read(
+        self,
+        endpoint: str,
+        symbols: str | Sequence[str] | None = None,
+        start: str | dt.date | None = None,
+        end: str | dt.date | None = None,
+        timeframe: str | None = None,
+        *,
+        backend: Literal["pandas"] = "pandas",
+        **params: Any,
+    ) -> pd.DataFrame: ...
 
     @overload
-    def read(self, endpoint: str, symbols: str | Sequence[str] | None = None,
-             start: str | dt.date | None = None, end: str | dt.date | None = None,
-             timeframe: str | None = None, *, backend: Literal["polars"],
-             **params: Any) -> pl.DataFrame: ...
+    def read(
+        self,
+        endpoint: str,
+        symbols: str | Sequence[str] | None = None,
+        start: str | dt.date | None = None,
+        end: str | dt.date | None = None,
+        timeframe: str | None = None,
+        *,
+        backend: Literal["polars"],
+        **params: Any,
+    ) -> pl.DataFrame: ...
 
     @overload
-    def read(self, endpoint: str, symbols: str | Sequence[str] | None = None,
-             start: str | dt.date | None = None, end: str | dt.date | None = None,
-             timeframe: str | None = None, *, backend: Literal["arrow"],
-             **params: Any) -> pa.Table: ...
+    def read(
+        self,
+        endpoint: str,
+        symbols: str | Sequence[str] | None = None,
+        start: str | dt.date | None = None,
+        end: str | dt.date | None = None,
+        timeframe: str | None = None,
+        *,
+        backend: Literal["arrow"],
+        **params: Any,
+    ) -> pa.Table: ...
 
-    def read(self, endpoint: str, symbols: str | Sequence[str] | None = None,
-             start: Any = None, end: Any = None, timeframe: str | None = None, *,
-             backend: str = "pandas", adjust: str | None = None, **params: Any) -> Any:
+    def read(
+        self,
+        endpoint: str,
+        symbols: str | Sequence[str] | None = None,
+        start: Any = None,
+        end: Any = None,
+        timeframe: str | None = None,
+        *,
+        backend: str = "pandas",
+        adjust: str | None = None,
+        **params: Any,
+    ) -> Any:
         """The stored rows of a dataset as a pandas / polars frame or Arrow table.
 
         ``symbols`` None reads every stored symbol; ``start``/``end`` (inclusive) filter on
@@ -222,9 +326,11 @@ class Store:
         _held.check(self._manifest, spec, syms, lo, hi)  # never synced: NotSynced, not 0 rows
         logical = spec.ep.schema.arrow(minute=spec.minute)
         files = _io.recorded(self._manifest.files(spec.ds), syms, years, spec.ds)
-        tables = [_io.from_physical(t, logical) for t in
-                  (self._storage.read_file(rel, rec, self._fix) for rel, rec in files)
-                  if t.num_rows]
+        tables = [
+            _io.from_physical(t, logical)
+            for t in (self._storage.read_file(rel, rec, self._fix) for rel, rec in files)
+            if t.num_rows
+        ]
         if not tables:
             table = logical.empty_table()
         else:
@@ -245,8 +351,11 @@ class Store:
             table = table.filter(pc.is_in(table.column("symbol"), pa.array(wanted)))
         if not spec.has_symbol:  # every symbol in one dataset: by date, as the loaders
             table = oldest_first(spec.ep, {}, table)
-        meta = {k: v for k, v in (table.schema.metadata or {}).items()
-                if not k.startswith(b"marketframe.store.")}
+        meta = {
+            k: v
+            for k, v in (table.schema.metadata or {}).items()
+            if not k.startswith(b"marketframe.store.")
+        }
         if mode is not None:
             table = _adjust.adjust_table(self.client, table, mode)
         return to_frame(table.replace_schema_metadata(meta), backend)
@@ -255,8 +364,9 @@ class Store:
 
     @property
     def _fix(self) -> str:
-        return (f"run `marketframe verify --store {self.root} --repair` "
-                "(or store.verify(repair=True))")
+        return (
+            f"run `marketframe verify --store {self.root} --repair` (or store.verify(repair=True))"
+        )
 
     def _locked(self, ds: Any = None, symbols: Sequence[str] | None = None) -> Any:
         """The inter-process lock of syncs and repairs (a typed error when it times out): a
@@ -275,8 +385,13 @@ class Store:
 
         return leased(self._storage, ds, symbols, self.lock_timeout, self.lease_ttl)
 
-    def verify(self, repair: bool = False, *, today: dt.date | str | None = None,
-               progress: bool | None = False) -> VerifyReport:
+    def verify(
+        self,
+        repair: bool = False,
+        *,
+        today: dt.date | str | None = None,
+        progress: bool | None = False,
+    ) -> VerifyReport:
         """Check every file the manifest records (size, content hash, page checksums, rows)
         and the manifest itself. ``repair=True`` restores a damaged manifest from its
         previous generation, removes damaged files and fetches again what they held (minute
@@ -285,8 +400,12 @@ class Store:
         from marketframe.store import _verify
 
         if self._storage.is_empty():  # a typo must not pass as a healthy, empty store
-            raise InvalidParams("Store.verify", "path", f"{str(self.root)!r} holds no store",
-                                "the directory of an existing store")
+            raise InvalidParams(
+                "Store.verify",
+                "path",
+                f"{str(self.root)!r} holds no store",
+                "the directory of an existing store",
+            )
         day = to_date("Store.verify", "today", today) if today is not None else None
         with self._locked():
             return _verify.run(self, repair, today=day, progress=progress)
@@ -311,19 +430,33 @@ class Store:
         """
         self._manifest.reload()
         self._manifest.check()
-        rows: dict[str, list[Any]] = {k: [] for k in (
-            "dataset", "params", "timeframe", "symbol", "status", "start", "end")}
+        rows: dict[str, list[Any]] = {
+            k: [] for k in ("dataset", "params", "timeframe", "symbol", "status", "start", "end")
+        }
         for ds, d in self._manifest.datasets():
             for sym, e in sorted(d.get("symbols", {}).items()):
                 for status in ("final", "open", "empty"):
                     for a, b in e.get(status, []):
-                        for k, v in zip(rows, (ds.endpoint, ds.params, ds.timeframe,
-                                               None if sym == NO_SYMBOL else sym, status,
-                                               dt.date.fromisoformat(a),
-                                               dt.date.fromisoformat(b)), strict=True):
+                        for k, v in zip(
+                            rows,
+                            (
+                                ds.endpoint,
+                                ds.params,
+                                ds.timeframe,
+                                None if sym == NO_SYMBOL else sym,
+                                status,
+                                dt.date.fromisoformat(a),
+                                dt.date.fromisoformat(b),
+                            ),
+                            strict=True,
+                        ):
                             rows[k].append(v)
-        table = pa.table({k: pa.array(v, pa.date32() if k in ("start", "end") else pa.string())
-                          for k, v in rows.items()})
+        table = pa.table(
+            {
+                k: pa.array(v, pa.date32() if k in ("start", "end") else pa.string())
+                for k, v in rows.items()
+            }
+        )
         return to_frame(table, backend)
 
 
@@ -335,12 +468,24 @@ def _root(path: str | os.PathLike[str]) -> Path:
     try:
         root.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
-        raise InvalidParams("Store", "path", f"{str(root)!r} is a file, not a directory",
-                            "a directory path (new or holding a store)") from None
+        raise InvalidParams(
+            "Store",
+            "path",
+            f"{str(root)!r} is a file, not a directory",
+            "a directory path (new or holding a store)",
+        ) from None
     except OSError as exc:
-        raise InvalidParams("Store", "path", f"{str(root)!r} cannot be created: {exc.strerror}",
-                            "a writable directory path") from None
+        raise InvalidParams(
+            "Store",
+            "path",
+            f"{str(root)!r} cannot be created: {exc.strerror}",
+            "a writable directory path",
+        ) from None
     if not root.is_dir():
-        raise InvalidParams("Store", "path", f"{str(root)!r} is not a directory",
-                            "a directory path (new or holding a store)")
+        raise InvalidParams(
+            "Store",
+            "path",
+            f"{str(root)!r} is not a directory",
+            "a directory path (new or holding a store)",
+        )
     return root

@@ -25,56 +25,104 @@ from marketframe.endpoints import ENDPOINTS, MARKETS, TIMEFRAMES
 
 def _add_common(p: argparse.ArgumentParser) -> None:
     ranged = [n for n, e in ENDPOINTS.items() if e.date_range]
-    p.add_argument("endpoint", choices=ranged, metavar="ENDPOINT",
-                   help="a date-ranged endpoint: " + ", ".join(ranged))
+    p.add_argument(
+        "endpoint",
+        choices=ranged,
+        metavar="ENDPOINT",
+        help="a date-ranged endpoint: " + ", ".join(ranged),
+    )
     src = p.add_argument_group("symbols (combine freely; none for corporate actions)")
     src.add_argument("--symbols", nargs="+", default=[], metavar="SYMBOL")
-    src.add_argument("--symbols-file", type=Path, action="append", default=[],
-                     help="a file of symbols, one a line (# starts a comment)")
-    src.add_argument("--board", nargs="+", default=[], choices=MARKETS, metavar="MARKET",
-                     help="every ticker of these boards (" + ", ".join(MARKETS) + ")")
-    src.add_argument("--type", default="EQUITY", choices=("EQUITY", "INDEX", "WARRANT"),
-                     help="ticker type of --board")
+    src.add_argument(
+        "--symbols-file",
+        type=Path,
+        action="append",
+        default=[],
+        help="a file of symbols, one a line (# starts a comment)",
+    )
+    src.add_argument(
+        "--board",
+        nargs="+",
+        default=[],
+        choices=MARKETS,
+        metavar="MARKET",
+        help="every ticker of these boards (" + ", ".join(MARKETS) + ")",
+    )
+    src.add_argument(
+        "--type",
+        default="EQUITY",
+        choices=("EQUITY", "INDEX", "WARRANT"),
+        help="ticker type of --board",
+    )
     p.add_argument("--start", help="first day, YYYY-MM-DD (not with minute timeframes)")
     p.add_argument("--end", help="last day, YYYY-MM-DD (default: today)")
     p.add_argument("--timeframe", choices=TIMEFRAMES, help="D (default), W, M or minutes")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="a parameter that shapes the data, e.g. period=20 or "
-                        "fields=open,close (repeatable)")
-    p.add_argument("--today", help="the service's date for responses without one "
-                                   "(technical, corporate actions); default: today in Taipei")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter that shapes the data, e.g. period=20 or fields=open,close (repeatable)",
+    )
+    p.add_argument(
+        "--today",
+        help="the service's date for responses without one "
+        "(technical, corporate actions); default: today in Taipei",
+    )
     p.add_argument("--workers", type=int, default=8, help="concurrent requests")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--base-url", default=None,
+    p.add_argument(
+        "--base-url",
+        default=None,
         help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
-             "a sandbox: the one at this URL, else an embedded one)")
+        "a sandbox: the one at this URL, else an embedded one)",
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    s = sub.add_parser("sync", help="fetch what a local Parquet store is missing",
-                       description="Sync a date-ranged endpoint into a Parquet store "
-                                   "(docs/store.md): only missing windows are fetched.")
-    s.add_argument("--store", type=_where, required=True,
-                   help="the store directory, or an object-store URL (s3://bucket/prefix; "
-                        "credentials and AWS_ENDPOINT_URL from the AWS environment)")
+    s = sub.add_parser(
+        "sync",
+        help="fetch what a local Parquet store is missing",
+        description="Sync a date-ranged endpoint into a Parquet store "
+        "(docs/store.md): only missing windows are fetched.",
+    )
+    s.add_argument(
+        "--store",
+        type=_where,
+        required=True,
+        help="the store directory, or an object-store URL (s3://bucket/prefix; "
+        "credentials and AWS_ENDPOINT_URL from the AWS environment)",
+    )
     _add_common(s)
     s.set_defaults(func=run_sync)
-    e = sub.add_parser("export", help="write an endpoint's rows over any range to one Parquet file",
-                       description="Fetch (through a store: only what is missing) and write "
-                                   "the rows of the range to one Parquet file.")
-    e.add_argument("--out", type=out_path(".parquet"), required=True,
-                   help="the .parquet file to write")
-    e.add_argument("--store", type=_where, default=None,
-                   help="a store to sync through (default: a temporary one)")
+    e = sub.add_parser(
+        "export",
+        help="write an endpoint's rows over any range to one Parquet file",
+        description="Fetch (through a store: only what is missing) and write "
+        "the rows of the range to one Parquet file.",
+    )
+    e.add_argument(
+        "--out", type=out_path(".parquet"), required=True, help="the .parquet file to write"
+    )
+    e.add_argument(
+        "--store",
+        type=_where,
+        default=None,
+        help="a store to sync through (default: a temporary one)",
+    )
     _add_common(e)
     e.set_defaults(func=run_export)
-    v = sub.add_parser("verify", help="check a Parquet store's files and manifest; --repair",
-                       description="Check every file a store records (size, content hash, "
-                                   "page checksums, rows) and its manifest; with --repair, "
-                                   "restore the manifest and fetch damaged data again.")
-    v.add_argument("--store", type=_where, required=True,
-                   help="the store directory, or an object-store URL")
+    v = sub.add_parser(
+        "verify",
+        help="check a Parquet store's files and manifest; --repair",
+        description="Check every file a store records (size, content hash, "
+        "page checksums, rows) and its manifest; with --repair, "
+        "restore the manifest and fetch damaged data again.",
+    )
+    v.add_argument(
+        "--store", type=_where, required=True, help="the store directory, or an object-store URL"
+    )
     v.add_argument("--repair", action="store_true", help="repair what does not match")
     v.add_argument("--today", help="the service's date for refetched responses without one")
     v.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -91,17 +139,25 @@ def _params(ep_name: str, items: list[str]) -> dict[str, Any]:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or name not in ep.param_map:
-            allowed = [p.name for p in ep.params
-                       if p.name not in (*(ep.date_range or ()), "symbol", "timeframe", "sort")]
-            raise InvalidParams(ep_name, name or item, "is not NAME=VALUE of a parameter here",
-                                ", ".join(allowed) or "none")
+            allowed = [
+                p.name
+                for p in ep.params
+                if p.name not in (*(ep.date_range or ()), "symbol", "timeframe", "sort")
+            ]
+            raise InvalidParams(
+                ep_name,
+                name or item,
+                "is not NAME=VALUE of a parameter here",
+                ", ".join(allowed) or "none",
+            )
         kind = ep.param_map[name].type
         if kind == "int":
             try:
                 out[name] = int(value)
             except ValueError:
-                raise InvalidParams(ep_name, name, f"is not an integer: {value!r}",
-                                    "0, 1, 2, ...") from None
+                raise InvalidParams(
+                    ep_name, name, f"is not an integer: {value!r}", "0, 1, 2, ..."
+                ) from None
         else:
             out[name] = value
     return out
@@ -115,8 +171,12 @@ def _symbols(args: argparse.Namespace, client: Any) -> list[str] | None:
         try:
             lines = f.read_text(encoding="utf-8").splitlines()
         except OSError as exc:
-            raise InvalidParams("sync", "symbols-file", f"cannot be read: {exc.strerror}",
-                                "a readable file of symbols, one a line") from None
+            raise InvalidParams(
+                "sync",
+                "symbols-file",
+                f"cannot be read: {exc.strerror}",
+                "a readable file of symbols, one a line",
+            ) from None
         syms += [t for line in lines for t in line.split("#", 1)[0].split()]
     for board in args.board:
         table = client.fetch_table("stock.intraday.tickers", type=args.type, market=board)
@@ -129,8 +189,11 @@ def _symbols(args: argparse.Namespace, client: Any) -> list[str] | None:
 def _session(stack: ExitStack, args: argparse.Namespace) -> Any:
     from marketframe._connect import connect
 
-    return stack.enter_context(connect(base_url=args.base_url, backend="arrow", cache=False,
-                                       max_workers=max(1, args.workers)))
+    return stack.enter_context(
+        connect(
+            base_url=args.base_url, backend="arrow", cache=False, max_workers=max(1, args.workers)
+        )
+    )
 
 
 def _where(text: str) -> Path | str:
@@ -138,17 +201,26 @@ def _where(text: str) -> Path | str:
     return text if "://" in text and not text.startswith("file://") else Path(text)
 
 
-def _sync(args: argparse.Namespace, root: Path | str,
-          stack: ExitStack) -> tuple[Any, Any, dict[str, Any]]:
+def _sync(
+    args: argparse.Namespace, root: Path | str, stack: ExitStack
+) -> tuple[Any, Any, dict[str, Any]]:
     from marketframe.store import Store
 
     params = _params(args.endpoint, args.param)
     client = _session(stack, args)
     store = stack.enter_context(Store(root, client, max_workers=max(1, args.workers)))
     symbols = _symbols(args, client)
-    report = store.sync(args.endpoint, symbols, args.start, args.end, args.timeframe,
-                        today=args.today, progress=False if args.no_progress else None,
-                        strict=False, **params)
+    report = store.sync(
+        args.endpoint,
+        symbols,
+        args.start,
+        args.end,
+        args.timeframe,
+        today=args.today,
+        progress=False if args.no_progress else None,
+        strict=False,
+        **params,
+    )
     return store, report, {"symbols": symbols, "params": params}
 
 
@@ -158,8 +230,10 @@ def _finish(args: argparse.Namespace, report: Any, extra: dict[str, Any] | None 
     else:
         print(report.__str__().splitlines()[0])
     if report.failures:
-        print(f"{len(report.failures)} item(s) FAILED; rerun the same command to retry them:",
-              file=sys.stderr)
+        print(
+            f"{len(report.failures)} item(s) FAILED; rerun the same command to retry them:",
+            file=sys.stderr,
+        )
         for f in report.failures:
             print(f"  FAILED {f}", file=sys.stderr)
         return 1
@@ -180,17 +254,24 @@ def run_verify(a: argparse.Namespace) -> int:
 
     if isinstance(a.store, Path) and not a.store.expanduser().is_dir():
         # Store() would create it: a typo is not a store (an object store: verify says so)
-        raise InvalidParams("verify", "store", f"{str(a.store)!r} does not exist",
-                            "the directory of an existing store")
+        raise InvalidParams(
+            "verify",
+            "store",
+            f"{str(a.store)!r} does not exist",
+            "the directory of an existing store",
+        )
     with ExitStack() as stack:
         client = _session(stack, a) if a.repair else None
         store = stack.enter_context(Store(a.store, client))
         report = store.verify(repair=a.repair, today=a.today)
     print(json.dumps(report.as_dict(), indent=1) if a.json else str(report))
     if not report.ok or (report.problems and not a.repair):
-        print(f"{a.store}: damaged; run `marketframe verify --store {a.store} --repair`"
-              if not a.repair else "some repairs failed; rerun to retry them",
-              file=sys.stderr)
+        print(
+            f"{a.store}: damaged; run `marketframe verify --store {a.store} --repair`"
+            if not a.repair
+            else "some repairs failed; rerun to retry them",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -221,8 +302,9 @@ def run_export(a: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
     with ExitStack() as stack:
-        root = a.store or Path(stack.enter_context(tempfile.TemporaryDirectory(
-            prefix="marketframe-export-")))
+        root = a.store or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="marketframe-export-"))
+        )
         store, report, ctx = _sync(a, root, stack)
         table = _read_synced(store, a, ctx, failed=bool(report.failures))
         a.out.parent.mkdir(parents=True, exist_ok=True)
@@ -231,4 +313,3 @@ def run_export(a: argparse.Namespace) -> int:
         os.replace(tmp, a.out)
     print(f"wrote {table.num_rows} rows to {a.out}", file=sys.stderr)
     return _finish(a, report, {"out": str(a.out), "rows": table.num_rows})
-

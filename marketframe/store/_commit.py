@@ -30,13 +30,17 @@ if TYPE_CHECKING:
 
     Storage = LocalStorage | ObjectStorage
 
+
 def _date_bounds(table: pa.Table) -> Interval | None:
     if table.num_rows == 0:
         return None
     col = table.column("date")
     if pa.types.is_timestamp(col.type):
-        col = pc.cast(col, pa.date32()) if col.type.tz is None else pc.cast(
-            pc.local_timestamp(col), pa.date32())
+        col = (
+            pc.cast(col, pa.date32())
+            if col.type.tz is None
+            else pc.cast(pc.local_timestamp(col), pa.date32())
+        )
     mm = pc.min_max(col).as_py()
     return mm["min"], mm["max"]
 
@@ -45,14 +49,22 @@ def _in_window(table: pa.Table, window: Interval) -> pa.Table:
     col = table.column("date")
     if pa.types.is_timestamp(col.type):
         col = pc.cast(pc.local_timestamp(col), pa.date32())
-    mask = pc.and_(pc.greater_equal(col, pa.scalar(window[0], pa.date32())),
-                   pc.less_equal(col, pa.scalar(window[1], pa.date32())))
+    mask = pc.and_(
+        pc.greater_equal(col, pa.scalar(window[0], pa.date32())),
+        pc.less_equal(col, pa.scalar(window[1], pa.date32())),
+    )
     return table.filter(mask)
 
 
-def commit_symbol(root: Storage, manifest: Manifest, spec: Spec, symbol: str,
-                  results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport,
-                  lock: threading.Lock) -> None:
+def commit_symbol(
+    root: Storage,
+    manifest: Manifest,
+    spec: Spec,
+    symbol: str,
+    results: list[tuple[_Task, pa.Table, dt.date]],
+    report: SyncReport,
+    lock: threading.Lock,
+) -> None:
     """Write one symbol's fetched windows, then record them in the manifest."""
     if not results:
         return
@@ -65,8 +77,14 @@ def commit_symbol(root: Storage, manifest: Manifest, spec: Spec, symbol: str,
         report.repaired += counts.repaired
 
 
-def _write(root: Storage, manifest: Manifest, spec: Spec, symbol: str,
-           results: list[tuple[_Task, pa.Table, dt.date]], report: SyncReport) -> None:
+def _write(
+    root: Storage,
+    manifest: Manifest,
+    spec: Spec,
+    symbol: str,
+    results: list[tuple[_Task, pa.Table, dt.date]],
+    report: SyncReport,
+) -> None:
     results = sorted(results, key=lambda r: r[0].window[0] if r[0].window else dt.date.min)
     kept: list[pa.Table] = []
     for task, table, _ in results:
@@ -86,33 +104,44 @@ def _write(root: Storage, manifest: Manifest, spec: Spec, symbol: str,
             else:
                 manifest.record(spec.ds, symbol, bounds, None, empty=False, params=spec.params)
             continue
-        rows = table.num_rows if task.fetch_from == task.window[0] else \
-            _in_window(table, task.window).num_rows
+        rows = (
+            table.num_rows
+            if task.fetch_from == task.window[0]
+            else _in_window(table, task.window).num_rows
+        )
         if rows == 0:
             report.empty_windows += 1
-        manifest.record(spec.ds, symbol, task.window,
-                        final_until(spec.ds.timeframe, today, spec.ep.name),
-                        empty=rows == 0, params=spec.params)
+        manifest.record(
+            spec.ds,
+            symbol,
+            task.window,
+            final_until(spec.ds.timeframe, today, spec.ep.name),
+            empty=rows == 0,
+            params=spec.params,
+        )
 
 
-def write_rows(root: Storage, manifest: Manifest, spec: Spec, symbol: str, table: pa.Table,
-               report: SyncReport) -> None:
+def write_rows(
+    root: Storage, manifest: Manifest, spec: Spec, symbol: str, table: pa.Table, report: SyncReport
+) -> None:
     """Upsert one symbol's rows into its partition files. Each new file is staged (fsynced),
     recorded as pending in the manifest, then renamed into place and recorded as current:
     whenever the process dies, every file on disk is one the manifest accepts."""
-    meta = {_io.META_PARAMS: spec.ds.params.encode(),
-            _io.META_TIMEFRAME: (spec.ds.timeframe or "").encode()}
+    meta = {
+        _io.META_PARAMS: spec.ds.params.encode(),
+        _io.META_TIMEFRAME: (spec.ds.timeframe or "").encode(),
+    }
     keys = list(spec.ep.keys)
     constant = (spec.ep.multi_param, "timeframe") if spec.has_symbol else ()
     parts = _io.split_partitions(spec.ds, table) if spec.has_symbol else {None: table}
     staged = []
     try:
         for year, part in parts.items():
-            rel = _io.partition_path(Path(), spec.ds, symbol if spec.has_symbol else None,
-                                     year).as_posix()
+            rel = _io.partition_path(
+                Path(), spec.ds, symbol if spec.has_symbol else None, year
+            ).as_posix()
             old = _current(root, manifest, spec, symbol, rel, report)
-            data, rec, delta = _io.prepare(part, keys, meta, constant, old,
-                                           order_keys(spec.ep))
+            data, rec, delta = _io.prepare(part, keys, meta, constant, old, order_keys(spec.ep))
             tmp, stamp = root.stage(rel, data)
             staged.append((tmp, rel, {**rec.as_dict(), **stamp}))
             report.rows_written += delta
@@ -127,8 +156,9 @@ def write_rows(root: Storage, manifest: Manifest, spec: Spec, symbol: str, table
             root.discard(tmp)
 
 
-def _current(root: Storage, manifest: Manifest, spec: Spec, symbol: str, rel: str,
-             report: SyncReport) -> pa.Table | None:
+def _current(
+    root: Storage, manifest: Manifest, spec: Spec, symbol: str, rel: str, report: SyncReport
+) -> pa.Table | None:
     """The partition's rows to merge into, fully checked. A damaged file is not merged: the
     symbol's coverage is forgotten (only what this sync fetched is then held) and the file is
     listed in ``report.repaired``."""
@@ -143,8 +173,9 @@ def _current(root: Storage, manifest: Manifest, spec: Spec, symbol: str, rel: st
         return None
 
 
-def forget_damaged(root: Storage, manifest: Manifest, ds: DatasetId, symbols: Sequence[str],
-                   report: SyncReport) -> None:
+def forget_damaged(
+    root: Storage, manifest: Manifest, ds: DatasetId, symbols: Sequence[str], report: SyncReport
+) -> None:
     """The cheap check of a sync, before planning: a recorded file of these symbols whose size
     or modification time differs from its record is hashed; if its content is not the recorded
     one (or it is missing) it is removed and its symbol's coverage forgotten, so this sync
@@ -161,9 +192,11 @@ def forget_damaged(root: Storage, manifest: Manifest, ds: DatasetId, symbols: Se
             data = None
         if data is not None and _io.matches(data, rec):
             if rec.get("size") == len(data):
-                manifest.commit_file(ds, rel, {**{k: v for k, v in rec.items()
-                                                  if k != "pending"},
-                                               **root.restamp(rel)})
+                manifest.commit_file(
+                    ds,
+                    rel,
+                    {**{k: v for k, v in rec.items() if k != "pending"}, **root.restamp(rel)},
+                )
             continue
         root.delete(rel)
         manifest.drop_file(ds, rel)

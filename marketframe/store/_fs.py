@@ -106,14 +106,20 @@ class ObjectStorage:
         try:
             self.fs, base = fsspec.core.url_to_fs(url, **opts)
         except ImportError as exc:
-            raise InvalidParams("Store", "path", f"{shown!r} needs a filesystem package that "
-                                f"is not installed ({exc.name or exc})",
-                                "pip install 'marketframe[s3]' (s3fs) for s3:// URLs") from None
+            raise InvalidParams(
+                "Store",
+                "path",
+                f"{shown!r} needs a filesystem package that is not installed ({exc.name or exc})",
+                "pip install 'marketframe[s3]' (s3fs) for s3:// URLs",
+            ) from None
         except (ValueError, TypeError) as exc:
-            raise InvalidParams("Store", "path", f"{shown!r} is not a usable filesystem URL "
-                                f"({type(exc).__name__})",
-                                "a directory, or an fsspec URL such as s3://bucket/prefix "
-                                "(storage_options for its settings)") from None
+            raise InvalidParams(
+                "Store",
+                "path",
+                f"{shown!r} is not a usable filesystem URL ({type(exc).__name__})",
+                "a directory, or an fsspec URL such as s3://bucket/prefix "
+                "(storage_options for its settings)",
+            ) from None
         self.base = base.rstrip("/")
         self.url = f"{protocol}://{self.base}"
         self.guard: Callable[[], None] | None = None  # raises if this writer lost its leases
@@ -125,10 +131,12 @@ class ObjectStorage:
             except PermissionError:
                 there = True  # listing buckets may be refused where the prefix is allowed
             if not there:  # a typo must not become a new bucket
-                raise InvalidParams("Store", "path", f"bucket {bucket!r} does not exist (or "
-                                    "these credentials cannot see it)",
-                                    "an existing bucket; credentials from the AWS environment "
-                                    "variables or profile")
+                raise InvalidParams(
+                    "Store",
+                    "path",
+                    f"bucket {bucket!r} does not exist (or these credentials cannot see it)",
+                    "an existing bucket; credentials from the AWS environment variables or profile",
+                )
         else:
             self.fs.makedirs(self.base, exist_ok=True)
 
@@ -148,8 +156,9 @@ class ObjectStorage:
         try:
             data = self.read(rel)
         except FileNotFoundError:
-            raise StoreCorrupted(self.path(rel), "is missing (the manifest records it)",
-                                 hint) from None
+            raise StoreCorrupted(
+                self.path(rel), "is missing (the manifest records it)", hint
+            ) from None
         return _io.parse_checked(data, self.path(rel), rec, hint)
 
     def stage(self, rel: str, data: bytes) -> tuple[Any, dict[str, Any]]:
@@ -174,8 +183,9 @@ class ObjectStorage:
         if info is None:
             return False
         tag = str(info.get("ETag") or info.get("etag") or "").strip('"')
-        return any(v.get("size") == info.get("size") and v.get("md5") == tag
-                   for v in _io._versions(rec))
+        return any(
+            v.get("size") == info.get("size") and v.get("md5") == tag for v in _io._versions(rec)
+        )
 
     def restamp(self, rel: str) -> dict[str, Any]:
         return {"md5": md5(self.read(rel))}
@@ -232,8 +242,9 @@ class ObjectStorage:
                 return md5(data)
         cond = {"IfNoneMatch": "*"} if token is None else {"IfMatch": f'"{token}"'}
         try:
-            resp = self.fs.call_s3("put_object", Bucket=self._bucket(), Key=self._obj(rel),
-                                   Body=data, **cond)
+            resp = self.fs.call_s3(
+                "put_object", Bucket=self._bucket(), Key=self._obj(rel), Body=data, **cond
+            )
         except (OSError, ValueError) as exc:
             if _precondition(exc):
                 raise _PreconditionFailed(rel) from None
@@ -281,19 +292,29 @@ def _precondition(exc: BaseException) -> bool:
     seen: BaseException | None = exc
     while seen is not None:
         text = f"{type(seen).__name__} {seen}"
-        if any(s in text for s in ("PreconditionFailed", "412", "ConditionalRequestConflict",
-                                   "At least one of the pre-conditions")):
+        if any(
+            s in text
+            for s in (
+                "PreconditionFailed",
+                "412",
+                "ConditionalRequestConflict",
+                "At least one of the pre-conditions",
+            )
+        ):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
 
 
-def storage_for(path: str | os.PathLike[str], storage_options: Mapping[str, Any] | None,
-                local_root: Callable[[Any], Path]) -> LocalStorage | ObjectStorage:
+def storage_for(
+    path: str | os.PathLike[str],
+    storage_options: Mapping[str, Any] | None,
+    local_root: Callable[[Any], Path],
+) -> LocalStorage | ObjectStorage:
     """The storage of ``Store(path)``: a URL with a scheme (other than ``file``) is an object
     store; anything else is a local directory."""
     if isinstance(path, str) and "://" in path and not path.startswith("file://"):
         return ObjectStorage(path, storage_options)
     if isinstance(path, str) and path.startswith("file://"):
-        path = path[len("file://"):]
+        path = path[len("file://") :]
     return LocalStorage(local_root(path))

@@ -12,8 +12,9 @@ from marketframe.store._report import NotSynced, PartlySynced
 from marketframe.store._windows import Interval, merge, subtract
 
 
-def check(manifest: Manifest, spec: Any, symbols: list[str] | None,
-          lo: dt.date | None, hi: dt.date | None) -> None:
+def check(
+    manifest: Manifest, spec: Any, symbols: list[str] | None, lo: dt.date | None, hi: dt.date | None
+) -> None:
     """Raise :class:`NotSynced` for every asked symbol (``None``: the dataset) the store holds
     nothing of in ``[lo, hi]``; warn :class:`PartlySynced` for the parts of the range that are
     missing where some of it is held. Final, open and known-empty intervals all count."""
@@ -47,9 +48,13 @@ def check(manifest: Manifest, spec: Any, symbols: list[str] | None,
         shown = ", ".join(f"{s or 'every symbol'} {a}..{b}" for s, (a, b) in partly[:5])
         more = f" and {len(partly) - 5} more" if len(partly) > 5 else ""
         fix = _sync_call(spec, [(s, a, b) for s, (a, b) in partly])
-        warnings.warn(PartlySynced(f"{_label(spec)}: never synced {shown}{more}; the frame holds "
-                                   f"only the synced dates (run {fix} to fill them)"),
-                      stacklevel=3)
+        warnings.warn(
+            PartlySynced(
+                f"{_label(spec)}: never synced {shown}{more}; the frame holds "
+                f"only the synced dates (run {fix} to fill them)"
+            ),
+            stacklevel=3,
+        )
 
 
 def _label(spec: Any) -> str:

@@ -118,8 +118,13 @@ def _strictly_increasing(col: pa.ChunkedArray | pa.Array) -> bool:
     return bool(pc.all(pc.greater(arr[1:], arr[:-1])).as_py())
 
 
-def upsert_table(old: pa.Table | None, new: pa.Table, keys: Sequence[str],
-                 constant: Sequence[str] = (), order: Sequence[str] | None = None) -> pa.Table:
+def upsert_table(
+    old: pa.Table | None,
+    new: pa.Table,
+    keys: Sequence[str],
+    constant: Sequence[str] = (),
+    order: Sequence[str] | None = None,
+) -> pa.Table:
     """``old`` plus ``new``, one row per key (``new`` wins), sorted by the key, or by ``order``
     (a prefix of the key, e.g. without the item of a date) with ties in arrival order.
 
@@ -131,15 +136,15 @@ def upsert_table(old: pa.Table | None, new: pa.Table, keys: Sequence[str],
     rest = [k for k in keys if k not in constant]
     if old is None and len(rest) == 1 and _strictly_increasing(new.column(rest[0])):
         return new
-    combined = new if old is None else pa.concat_tables(
-        [old, new], promote_options="permissive")
+    combined = new if old is None else pa.concat_tables([old, new], promote_options="permissive")
     combined = combined.combine_chunks().unify_dictionaries() if old is not None else combined
     kt = _key_table(combined, keys)
     kt = kt.append_column("__i", pa.array(np.arange(combined.num_rows, dtype=np.int64)))
     last = kt.group_by(list(keys), use_threads=False).aggregate([("__i", "max")])
     keep = last.column("__i_max")
-    ordered = pc.sort_indices(last, sort_keys=[(k, "ascending") for k in order]
-                              + [("__i_max", "ascending")])
+    ordered = pc.sort_indices(
+        last, sort_keys=[(k, "ascending") for k in order] + [("__i_max", "ascending")]
+    )
     return combined.take(pc.take(keep, ordered))
 
 
@@ -148,8 +153,10 @@ def physical(table: pa.Table) -> pa.Table:
     every file of a dataset has one schema whatever categories it holds."""
     if not any(pa.types.is_dictionary(f.type) for f in table.schema):
         return table
-    fields = [f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f
-              for f in table.schema]
+    fields = [
+        f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f
+        for f in table.schema
+    ]
     return table.cast(pa.schema(fields, metadata=table.schema.metadata))
 
 
@@ -178,8 +185,7 @@ def serialize(table: pa.Table) -> bytes:
     """Parquet bytes of ``table`` with page checksums (verified on every read)."""
     sink = pa.BufferOutputStream()
     # snappy: small partitions read about twice as fast as with zstd (per-column codec set-up)
-    with pq.ParquetWriter(sink, table.schema, compression="snappy",
-                          write_page_checksum=True) as w:
+    with pq.ParquetWriter(sink, table.schema, compression="snappy", write_page_checksum=True) as w:
         w.write_table(table)
     return bytes(sink.getvalue().to_pybytes())
 
@@ -211,8 +217,10 @@ def unchanged(path: Path, expect: Mapping[str, Any]) -> bool:
         st = path.stat()
     except FileNotFoundError:
         return False
-    return any(v.get("size") == st.st_size and v.get("mtime_ns") == st.st_mtime_ns
-               for v in _versions(expect))
+    return any(
+        v.get("size") == st.st_size and v.get("mtime_ns") == st.st_mtime_ns
+        for v in _versions(expect)
+    )
 
 
 @dataclass(frozen=True)
@@ -227,9 +235,14 @@ class Written:
         return {"size": self.size, "rows": self.rows, "hash": self.hash}
 
 
-def prepare(new: pa.Table, keys: Sequence[str], meta: dict[bytes, bytes],
-            constant: Sequence[str] = (), old: pa.Table | None = None,
-            order: Sequence[str] | None = None) -> tuple[bytes, Written, int]:
+def prepare(
+    new: pa.Table,
+    keys: Sequence[str],
+    meta: dict[bytes, bytes],
+    constant: Sequence[str] = (),
+    old: pa.Table | None = None,
+    order: Sequence[str] | None = None,
+) -> tuple[bytes, Written, int]:
     """Merge ``new`` into ``old`` (the partition's current rows); returns the file's new bytes,
     its record and the change in row count. Nothing is written yet."""
     merged = upsert_table(old, physical(new), keys, constant, order)
@@ -260,9 +273,12 @@ def where(rel: str) -> tuple[str | None, int | None]:
     return sym, year
 
 
-def recorded(files: Mapping[str, Mapping[str, Any]], symbols: Iterable[str] | None,
-             years: tuple[int, int] | None,
-             ds: DatasetId | None = None) -> list[tuple[str, Mapping[str, Any]]]:
+def recorded(
+    files: Mapping[str, Mapping[str, Any]],
+    symbols: Iterable[str] | None,
+    years: tuple[int, int] | None,
+    ds: DatasetId | None = None,
+) -> list[tuple[str, Mapping[str, Any]]]:
     """The manifest's published files of ``symbols`` (all when None) in the inclusive
     ``years``, in symbol then year order. The manifest, not a directory listing, says what is
     held: a deleted file is reported, a stray one is ignored."""
@@ -293,8 +309,9 @@ def recorded(files: Mapping[str, Mapping[str, Any]], symbols: Iterable[str] | No
     return [(rel, rec) for _, rel, rec in out]
 
 
-def read_file(path: Path, expect: Mapping[str, Any] | None = None, *,
-              repair_hint: str = "") -> pa.Table:
+def read_file(
+    path: Path, expect: Mapping[str, Any] | None = None, *, repair_hint: str = ""
+) -> pa.Table:
     """One partition file, checked: its size and content hash against the manifest's record
     ``expect`` (or one of its ``pending`` versions) and every page's checksum. Reading the
     bytes and parsing them from memory costs a third of ``pq.read_table(path)`` for the small
@@ -307,19 +324,25 @@ def read_file(path: Path, expect: Mapping[str, Any] | None = None, *,
     return parse_checked(data, path, expect, repair_hint)
 
 
-def parse_checked(data: bytes, path: Path | str, expect: Mapping[str, Any] | None,
-                  repair_hint: str = "") -> pa.Table:
+def parse_checked(
+    data: bytes, path: Path | str, expect: Mapping[str, Any] | None, repair_hint: str = ""
+) -> pa.Table:
     """A partition file's bytes checked against its record and page checksums, parsed."""
     if expect is not None and not matches(data, expect):
-        raise StoreCorrupted(path, "does not match the manifest's size and content hash: it "
-                             "was changed, truncated or replaced after it was written",
-                             repair_hint)
+        raise StoreCorrupted(
+            path,
+            "does not match the manifest's size and content hash: it "
+            "was changed, truncated or replaced after it was written",
+            repair_hint,
+        )
     try:
         return pq.ParquetFile(pa.BufferReader(data), page_checksum_verification=True).read(
-            use_threads=False)
+            use_threads=False
+        )
     except (OSError, pa.ArrowException) as exc:
-        raise StoreCorrupted(path, f"is not readable Parquet ({type(exc).__name__}: {exc})",
-                             repair_hint) from None
+        raise StoreCorrupted(
+            path, f"is not readable Parquet ({type(exc).__name__}: {exc})", repair_hint
+        ) from None
 
 
 def matches(data: bytes, expect: Mapping[str, Any]) -> bool:

@@ -86,9 +86,15 @@ class Leases:
         self._thread: threading.Thread | None = None
 
     def _body(self) -> bytes:
-        return json.dumps({"owner": self.owner, "host": socket.gethostname(),
-                           "pid": os.getpid(), "ttl": self.ttl,
-                           "expires": time.time() + self.ttl}).encode()
+        return json.dumps(
+            {
+                "owner": self.owner,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "ttl": self.ttl,
+                "expires": time.time() + self.ttl,
+            }
+        ).encode()
 
     def _try(self, key: str) -> dict[str, Any] | None:
         """Take ``key``; None when taken, else the live lease that holds it."""
@@ -128,8 +134,7 @@ class Leases:
                 self._stop.wait(min(pause, left) if left is not None else pause)
                 pause = min(pause * 2, max(0.05, self.ttl / 6))
         self.storage.guard = self.check
-        self._thread = threading.Thread(target=self._renew, name="marketframe-lease",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._renew, name="marketframe-lease", daemon=True)
         self._thread.start()
 
     def _renew(self) -> None:
@@ -152,9 +157,12 @@ class Leases:
     def check(self) -> None:
         """Raise :class:`LeaseLost` if any lease could not be renewed."""
         if self.lost:
-            raise LeaseLost(self.storage.url, self.ttl,
-                            f"this writer's lease of {', '.join(self.lost)} expired or was "
-                            "taken over; nothing more is written, rerun the sync")
+            raise LeaseLost(
+                self.storage.url,
+                self.ttl,
+                f"this writer's lease of {', '.join(self.lost)} expired or was "
+                "taken over; nothing more is written, rerun the sync",
+            )
 
     def release(self) -> None:
         self._stop.set()
@@ -171,13 +179,20 @@ class Leases:
 
 def _who(ds: DatasetId, sym: str, lease: dict[str, Any]) -> str:
     left = float(lease.get("expires", 0)) - time.time()
-    return (f"{ds.endpoint} {sym} is being written by pid {lease.get('pid')} on "
-            f"{lease.get('host')}; its lease expires in {max(0.0, left):.0f} s unless renewed")
+    return (
+        f"{ds.endpoint} {sym} is being written by pid {lease.get('pid')} on "
+        f"{lease.get('host')}; its lease expires in {max(0.0, left):.0f} s unless renewed"
+    )
 
 
 @contextmanager
-def leased(storage: ObjectStorage, ds: DatasetId, symbols: Sequence[str], timeout: float,
-           ttl: float = DEFAULT_TTL) -> Iterator[Leases]:
+def leased(
+    storage: ObjectStorage,
+    ds: DatasetId,
+    symbols: Sequence[str],
+    timeout: float,
+    ttl: float = DEFAULT_TTL,
+) -> Iterator[Leases]:
     leases = Leases(storage, ttl)
     leases.acquire(ds, symbols, timeout)
     try:

@@ -136,8 +136,11 @@ class Manifest:
     def _reload_remote(self) -> None:
         """One HEAD when the manifest did not change (its ETag), else one GET."""
         info = self.storage.info(MANIFEST)
-        if info is not None and self._stamp is not None and \
-                str(info.get("ETag", "")).strip('"') == self._stamp:
+        if (
+            info is not None
+            and self._stamp is not None
+            and str(info.get("ETag", "")).strip('"') == self._stamp
+        ):
             return
         found = self.storage.read_versioned(MANIFEST)
         if found is None:
@@ -170,7 +173,8 @@ class Manifest:
                 self.storage.guard()
             try:
                 new_tag = self.storage.put_if(
-                    MANIFEST, json.dumps(merged, indent=1, sort_keys=True).encode(), tag)
+                    MANIFEST, json.dumps(merged, indent=1, sort_keys=True).encode(), tag
+                )
                 break
             except _PreconditionFailed:  # another writer saved in between: merge into theirs
                 pass
@@ -232,13 +236,21 @@ class Manifest:
         self._dirty = True
         self._touched.add(("ds", ds.key, ""))
         d = self._data["datasets"].setdefault(
-            ds.key, {"endpoint": ds.endpoint, "params": ds.params,
-                     "timeframe": ds.timeframe, "values": params or {}, "symbols": {}})
+            ds.key,
+            {
+                "endpoint": ds.endpoint,
+                "params": ds.params,
+                "timeframe": ds.timeframe,
+                "values": params or {},
+                "symbols": {},
+            },
+        )
         d.setdefault("files", {})
         return d  # type: ignore[no-any-return]
 
-    def pend_file(self, ds: DatasetId, rel: str, rec: dict[str, Any],
-                  params: dict[str, Any] | None = None) -> None:
+    def pend_file(
+        self, ds: DatasetId, rel: str, rec: dict[str, Any], params: dict[str, Any] | None = None
+    ) -> None:
         """``rec`` is about to replace file ``rel``: either version is accepted until
         :meth:`commit_file` (a process killed between the rename and the manifest's save
         leaves a file that is new, not corrupt)."""
@@ -263,8 +275,16 @@ class Manifest:
             self._dataset(ds, None)["symbols"].pop(symbol, None)
             self._touched.add(("sym", ds.key, symbol))
 
-    def record(self, ds: DatasetId, symbol: str, window: Interval, final_until: dt.date | None,
-               *, empty: bool, params: dict[str, Any] | None = None) -> None:
+    def record(
+        self,
+        ds: DatasetId,
+        symbol: str,
+        window: Interval,
+        final_until: dt.date | None,
+        *,
+        empty: bool,
+        params: dict[str, Any] | None = None,
+    ) -> None:
         """``window`` was fetched successfully (``empty``: with zero rows)."""
         with self._lock:
             d = self._dataset(ds, params)
@@ -289,8 +309,9 @@ def _fresh() -> dict[str, Any]:
     return {"version": VERSION, "datasets": {}}
 
 
-def _merge(base: dict[str, Any], mine: dict[str, Any],
-           touched: set[tuple[str, str, str]]) -> dict[str, Any]:
+def _merge(
+    base: dict[str, Any], mine: dict[str, Any], touched: set[tuple[str, str, str]]
+) -> dict[str, Any]:
     """``base`` (the latest manifest) with this writer's changed entries from ``mine``."""
     if ("all", "", "") in touched:
         return json.loads(json.dumps(mine))
@@ -299,8 +320,9 @@ def _merge(base: dict[str, Any], mine: dict[str, Any],
         src = mine["datasets"].get(key)
         if src is None:
             continue
-        dst = out["datasets"].setdefault(key, {k: v for k, v in src.items()
-                                               if k not in ("symbols", "files")})
+        dst = out["datasets"].setdefault(
+            key, {k: v for k, v in src.items() if k not in ("symbols", "files")}
+        )
         dst.setdefault("symbols", {})
         dst.setdefault("files", {})
         if kind in ("sym", "file"):
@@ -330,8 +352,10 @@ def parse_bytes(raw: bytes) -> tuple[dict[str, Any], str | None]:
     if not isinstance(data, dict) or not isinstance(data.get("datasets"), dict):
         return _fresh(), "is damaged (not a marketframe manifest)"
     if data.get("version") != VERSION:
-        return _fresh(), (f"has layout version {data.get('version')!r}, not {VERSION} (written "
-                          "by another marketframe version)")
+        return _fresh(), (
+            f"has layout version {data.get('version')!r}, not {VERSION} (written "
+            "by another marketframe version)"
+        )
     for d in data["datasets"].values():
         if not isinstance(d, dict) or not {"endpoint", "params", "symbols"} <= set(d):
             return _fresh(), "is damaged (a dataset entry is incomplete)"

@@ -20,11 +20,14 @@ class DaemonPool:
     """A minimal executor of daemon threads returning :class:`concurrent.futures.Future`."""
 
     def __init__(self, workers: int, name: str):
-        self._queue: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]
-                                       | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[
+            tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None
+        ] = queue.SimpleQueue()
         self._futures: list[Future[Any]] = []
-        self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
-                         for i in range(max(1, workers))]
+        self._threads = [
+            threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
+            for i in range(max(1, workers))
+        ]
         for t in self._threads:
             t.start()
 

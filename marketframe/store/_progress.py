@@ -15,8 +15,14 @@ import time
 from typing import Any
 
 
-def honest_eta(remaining: int, done: int, elapsed: float, limit: int | None,
-               span: float | None, budget: float | None) -> float | None:
+def honest_eta(
+    remaining: int,
+    done: int,
+    elapsed: float,
+    limit: int | None,
+    span: float | None,
+    budget: float | None,
+) -> float | None:
     """Seconds left: the larger of the observed pace and the plan's rate-limit floor
     (``limit`` requests per ``span`` seconds, ``budget`` still available in this window).
     None before anything is known."""
@@ -43,9 +49,15 @@ class SyncBar:
         self._pacer = getattr(transport, "pacer", None)
         self._t0 = time.monotonic()
         # None: shown on a terminal or in a notebook, hidden when stderr is not a TTY (CI)
-        self.bar = tqdm(total=total, desc=label, unit="win", leave=False, file=sys.stderr,
-                        disable=None if progress is None else False,
-                        bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {postfix}]")
+        self.bar = tqdm(
+            total=total,
+            desc=label,
+            unit="win",
+            leave=False,
+            file=sys.stderr,
+            disable=None if progress is None else False,
+            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {postfix}]",
+        )
         self.bar.set_postfix_str("ETA ?", refresh=False)
 
     def plan(self) -> tuple[int | None, float | None, float | None]:

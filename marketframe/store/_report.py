@@ -58,19 +58,33 @@ class SyncReport:
         return not self.failures
 
     def as_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in (
-            "dataset", "symbols", "requests", "retries", "cache_hits", "windows_fetched",
-            "windows_skipped", "empty_windows", "rows_received", "rows_written")}
+        d = {
+            k: getattr(self, k)
+            for k in (
+                "dataset",
+                "symbols",
+                "requests",
+                "retries",
+                "cache_hits",
+                "windows_fetched",
+                "windows_skipped",
+                "empty_windows",
+                "rows_received",
+                "rows_written",
+            )
+        }
         d["seconds"] = round(self.seconds, 3)
         d["failures"] = [str(f) for f in self.failures]
         d["repaired"] = list(self.repaired)
         return d
 
     def __str__(self) -> str:
-        head = (f"{self.dataset}: {self.symbols} symbols, {self.requests} requests "
-                f"({self.retries} retries), {self.windows_fetched} windows fetched, "
-                f"{self.windows_skipped} skipped, {self.empty_windows} empty, "
-                f"{self.rows_written} rows written in {self.seconds:.2f} s")
+        head = (
+            f"{self.dataset}: {self.symbols} symbols, {self.requests} requests "
+            f"({self.retries} retries), {self.windows_fetched} windows fetched, "
+            f"{self.windows_skipped} skipped, {self.empty_windows} empty, "
+            f"{self.rows_written} rows written in {self.seconds:.2f} s"
+        )
         if not self.failures:
             return head
         lines = [head, f"{len(self.failures)} FAILED (their ranges stay missing; rerun to retry):"]
@@ -95,8 +109,9 @@ class StoreCorrupted(MarketframeError):
 
     def __init__(self, path: str | os.PathLike[str], problem: str, fix: str = ""):
         self.path = str(path)
-        fix = fix or ("run `marketframe verify --store STORE --repair` "
-                      "(or store.verify(repair=True))")
+        fix = fix or (
+            "run `marketframe verify --store STORE --repair` (or store.verify(repair=True))"
+        )
         super().__init__(f"{self.path} {problem}; to repair it, {fix}")
 
 
@@ -108,10 +123,12 @@ class StoreLocked(MarketframeError):
         self.path = str(path)
         self.held = held  # object stores: which symbols, by which writer, until when
         what = f" ({held})" if held else ""
-        super().__init__(f"{self.path} is locked by another sync{what} (waited {timeout:g} s); "
-                         "wait "
-                         "for it to finish, or give Store(..., lock_timeout=SECONDS) a longer "
-                         "wait (-1 waits forever)")
+        super().__init__(
+            f"{self.path} is locked by another sync{what} (waited {timeout:g} s); "
+            "wait "
+            "for it to finish, or give Store(..., lock_timeout=SECONDS) a longer "
+            "wait (-1 waits forever)"
+        )
 
 
 class NotSynced(MarketframeError, LookupError):
@@ -127,8 +144,7 @@ class NotSynced(MarketframeError, LookupError):
         self.missing = missing
         shown = ", ".join(_span(*m) for m in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        super().__init__(f"the store holds nothing of {dataset} for {shown}{more}; "
-                         f"run {fix} first")
+        super().__init__(f"the store holds nothing of {dataset} for {shown}{more}; run {fix} first")
 
 
 class PartlySynced(MarketframeWarning):
@@ -164,12 +180,19 @@ class VerifyReport:
         return not self.failures and (not self.problems or bool(self.repaired))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"root": self.root, "checked": self.checked, "problems": list(self.problems),
-                "repaired": list(self.repaired), "failures": list(self.failures)}
+        return {
+            "root": self.root,
+            "checked": self.checked,
+            "problems": list(self.problems),
+            "repaired": list(self.repaired),
+            "failures": list(self.failures),
+        }
 
     def __str__(self) -> str:
-        lines = [f"{self.root}: {self.checked} files checked, {len(self.problems)} problem(s), "
-                 f"{len(self.repaired)} repaired, {len(self.failures)} failed"]
+        lines = [
+            f"{self.root}: {self.checked} files checked, {len(self.problems)} problem(s), "
+            f"{len(self.repaired)} repaired, {len(self.failures)} failed"
+        ]
         lines += [f"  PROBLEM {p}" for p in self.problems]
         lines += [f"  REPAIRED {r}" for r in self.repaired]
         lines += [f"  FAILED {f}" for f in self.failures]

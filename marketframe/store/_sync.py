@@ -87,8 +87,12 @@ class Spec:
         else:
             days = bars * 7 // 5 + bars // 10 + 10  # weekends and holidays
         if days > MAX_LEAD:
-            raise InvalidParams(self.ep.name, "period", f"needs {days} days of warm-up",
-                                f"warm-up under {MAX_LEAD} days (smaller periods)")
+            raise InvalidParams(
+                self.ep.name,
+                "period",
+                f"needs {days} days of warm-up",
+                f"warm-up under {MAX_LEAD} days (smaller periods)",
+            )
         return days
 
 
@@ -101,28 +105,39 @@ def fingerprint(params: Mapping[str, Any]) -> str:
         parts.append(f"{k}-{text}")
     # a character a path cannot hold (contractMonth "1!", "202609/202610") as ~hex: the text
     # stays one hive-safe directory name, and values that were already safe keep their name
-    return re.sub(r"[^A-Za-z0-9_.\-]", lambda m: f"~{ord(m[0]):02x}", "_".join(parts)) \
-        or "default"
+    return re.sub(r"[^A-Za-z0-9_.\-]", lambda m: f"~{ord(m[0]):02x}", "_".join(parts)) or "default"
 
 
 def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> Spec:
     """Validate the dataset part of a request (everything but symbols and dates)."""
     ep = get(endpoint)
     if not ep.date_range:
-        raise InvalidParams("Store", "endpoint", f"{endpoint!r} has no date range to store",
-                            ", ".join(date_ranged()))
+        raise InvalidParams(
+            "Store",
+            "endpoint",
+            f"{endpoint!r} has no date range to store",
+            ", ".join(date_ranged()),
+        )
     bad = [k for k in params if k in (*ep.date_range, ep.multi_param) or k not in ep.param_map]
     if bad:
-        allowed = [p.name for p in ep.params if p.name not in
-                   (*ep.date_range, ep.multi_param, "timeframe", "sort")]
-        raise InvalidParams(ep.name, bad[0], "is not a dataset parameter here (symbols and "
-                            "dates are sync/read arguments)", ", ".join(allowed) or "none")
+        allowed = [
+            p.name
+            for p in ep.params
+            if p.name not in (*ep.date_range, ep.multi_param, "timeframe", "sort")
+        ]
+        raise InvalidParams(
+            ep.name,
+            bad[0],
+            "is not a dataset parameter here (symbols and dates are sync/read arguments)",
+            ", ".join(allowed) or "none",
+        )
     if "timeframe" in ep.param_map:
         timeframe = str(timeframe) if timeframe is not None else "D"
         tf = ep.param_map["timeframe"]
         if timeframe not in (tf.allowed or ()):
-            raise InvalidParams(ep.name, "timeframe", f"has value {timeframe!r}",
-                                ", ".join(tf.allowed or ()))
+            raise InvalidParams(
+                ep.name, "timeframe", f"has value {timeframe!r}", ", ".join(tf.allowed or ())
+            )
     elif timeframe is not None:
         raise InvalidParams(ep.name, "timeframe", "is not a parameter of this endpoint", "None")
     canon: dict[str, Any] = {}
@@ -130,13 +145,22 @@ def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> 
         if v is None or k in _NOT_IDENTITY:
             continue
         canon[k] = _params._check_value(ep, k, v)
-    missing = [p.name for p in ep.params if p.required and p.name not in canon
-               and p.name not in (*ep.date_range, ep.multi_param, "timeframe")]
+    missing = [
+        p.name
+        for p in ep.params
+        if p.required
+        and p.name not in canon
+        and p.name not in (*ep.date_range, ep.multi_param, "timeframe")
+    ]
     if missing:
         raise InvalidParams(ep.name, missing[0], "is required", None)
     if canon.get("adjusted"):  # adjusted history changes with every new corporate action
-        raise InvalidParams(ep.name, "adjusted", "would store prices that the next corporate "
-                            "action makes stale", "sync raw candles and read(..., adjust='all')")
+        raise InvalidParams(
+            ep.name,
+            "adjusted",
+            "would store prices that the next corporate action makes stale",
+            "sync raw candles and read(..., adjust='all')",
+        )
     if timeframe in MINUTE_TIMEFRAMES:
         _params.check_minute(ep, canon)  # the row's minute rules (e.g. fields allowed)
     return Spec(ep, DatasetId(ep.name, fingerprint(canon), timeframe), canon)
@@ -145,8 +169,12 @@ def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> 
 def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
     if not spec.has_symbol:
         if symbols is not None:
-            raise InvalidParams(spec.ep.name, "symbols", "is not accepted: this endpoint "
-                                "answers for every symbol at once", "None")
+            raise InvalidParams(
+                spec.ep.name,
+                "symbols",
+                "is not accepted: this endpoint answers for every symbol at once",
+                "None",
+            )
         return [NO_SYMBOL]
     if symbols is None:
         raise InvalidParams(spec.ep.name, "symbols", "is required", "a symbol or a list")
@@ -155,17 +183,24 @@ def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
     elif isinstance(symbols, Iterable) and not isinstance(symbols, bytes | Mapping):
         items = list(symbols)
     else:
-        raise InvalidParams(spec.ep.name, "symbols", f"has value {symbols!r} of type "
-                            f"{type(symbols).__name__}", "a symbol string like '2330', or a "
-                            "list of them")
+        raise InvalidParams(
+            spec.ep.name,
+            "symbols",
+            f"has value {symbols!r} of type {type(symbols).__name__}",
+            "a symbol string like '2330', or a list of them",
+        )
     if not items:
         raise InvalidParams(spec.ep.name, "symbols", "is an empty list", "one or more symbols")
     out: list[str] = []
     for s in items:
         if not _params.is_path_value(s):  # the service's rule: a symbol is also a directory
             shown = repr(s) if len(repr(s)) <= 40 else repr(s)[:37] + "..."
-            raise InvalidParams(spec.ep.name, "symbols", f"has value {shown}",
-                                "symbol strings of " + _params.PATH_VALUE_RULE)
+            raise InvalidParams(
+                spec.ep.name,
+                "symbols",
+                f"has value {shown}",
+                "symbol strings of " + _params.PATH_VALUE_RULE,
+            )
         if s not in out:
             out.append(s)
     return out
@@ -179,9 +214,13 @@ def check_range(spec: Spec, start: Any, end: Any, today: dt.date) -> Interval | 
     name = spec.ep.name
     if spec.latest:
         if start is not None or end is not None:
-            raise InvalidParams(name, "start", "cannot be set with a minute timeframe (the "
-                                "service returns the latest 30 days; each sync keeps them)",
-                                "start=None, end=None")
+            raise InvalidParams(
+                name,
+                "start",
+                "cannot be set with a minute timeframe (the "
+                "service returns the latest 30 days; each sync keeps them)",
+                "start=None, end=None",
+            )
         return None
     if start is None:
         raise InvalidParams(name, "start", "is required", "a 'YYYY-MM-DD' string or a date")
@@ -206,7 +245,8 @@ class _Run:
     bar: Any
     pending: dict[str, int]  # symbol -> windows not yet fetched
     done: dict[str, list[tuple[_Task, pa.Table, dt.date]]] = field(
-        default_factory=lambda: defaultdict(list))  # symbol -> its fetched windows
+        default_factory=lambda: defaultdict(list)
+    )  # symbol -> its fetched windows
     commits: list[Future[None]] = field(default_factory=list)
     commit_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -234,9 +274,18 @@ def _request(spec: Spec, task: _Task, today: dt.date) -> dict[str, Any]:
     return p
 
 
-def run(client: Client, root: Any, manifest: Manifest, spec: Spec, symbols: list[str],
-        want: Interval | None, *, today: dt.date | None, progress: bool | None,
-        max_workers: int) -> SyncReport:
+def run(
+    client: Client,
+    root: Any,
+    manifest: Manifest,
+    spec: Spec,
+    symbols: list[str],
+    want: Interval | None,
+    *,
+    today: dt.date | None,
+    progress: bool | None,
+    max_workers: int,
+) -> SyncReport:
     """Fetch what ``manifest`` does not hold as final, write it, record it; never raises for a
     failed window (it is in the report)."""
     t0 = time.perf_counter()
@@ -256,8 +305,9 @@ def run(client: Client, root: Any, manifest: Manifest, spec: Spec, symbols: list
             manifest.record(spec.ds, sym, before, before[1], empty=True, params=spec.params)
         floor = earliest(kind_symbol)
         lo = max(want[0], floor) if floor else want[0]
-        report.windows_skipped += max(0, len(split(lo, want[1], lead, floor)) - len(windows)) \
-            if lo <= want[1] else 0
+        report.windows_skipped += (
+            max(0, len(split(lo, want[1], lead, floor)) - len(windows)) if lo <= want[1] else 0
+        )
         tasks += [_Task(sym, w, fetch_start(w[0], lead, floor)) for w in windows]
     # every request's parameters are checked before the first one is sent
     requests = [_params.validate(spec.ep, _request(spec, t, clock_today)) for t in tasks]
@@ -275,9 +325,11 @@ def run(client: Client, root: Any, manifest: Manifest, spec: Spec, symbols: list
             with ThreadPoolExecutor(2, thread_name_prefix="marketframe-write") as writers:
                 futures: dict[Future[Any], _Task] = {
                     pool.submit(_fetch, client, spec, req): t
-                    for t, req in zip(tasks, requests, strict=True)}
-                state = _Run(spec, client, root, manifest, report, clock_today, writers, bar,
-                             pending)
+                    for t, req in zip(tasks, requests, strict=True)
+                }
+                state = _Run(
+                    spec, client, root, manifest, report, clock_today, writers, bar, pending
+                )
                 try:
                     _collect(futures, state)
                 finally:
@@ -307,20 +359,32 @@ def _collect(futures: dict[Future[Any], _Task], state: _Run) -> None:
         try:
             table, env_today = fut.result()
         except MarketframeError as exc:
-            state.report.failures.append(Failure(
-                task.symbol if spec.has_symbol else None,
-                task.window[0] if task.window else None,
-                task.window[1] if task.window else None,
-                redact(f"{type(exc).__name__}: {exc}", _key_of(state.client))))
+            state.report.failures.append(
+                Failure(
+                    task.symbol if spec.has_symbol else None,
+                    task.window[0] if task.window else None,
+                    task.window[1] if task.window else None,
+                    redact(f"{type(exc).__name__}: {exc}", _key_of(state.client)),
+                )
+            )
         else:
             state.done[task.symbol].append((task, table, env_today or state.clock_today))
         state.pending[task.symbol] -= 1
         if state.bar is not None:
             state.bar.update(1)
         if state.pending[task.symbol] == 0:
-            state.commits.append(state.writers.submit(
-                commit_symbol, state.root, state.manifest, spec, task.symbol,
-                state.done.pop(task.symbol, []), state.report, state.commit_lock))
+            state.commits.append(
+                state.writers.submit(
+                    commit_symbol,
+                    state.root,
+                    state.manifest,
+                    spec,
+                    task.symbol,
+                    state.done.pop(task.symbol, []),
+                    state.report,
+                    state.commit_lock,
+                )
+            )
 
 
 def _completed(futures: dict[Future[Any], _Task]) -> Iterator[Future[Any]]:

@@ -63,8 +63,9 @@ def check_file(storage: Any, rel: str, rec: dict[str, Any]) -> str | None:
     return None
 
 
-def run(store: Store, repair: bool, *, today: dt.date | None,
-        progress: bool | None) -> VerifyReport:
+def run(
+    store: Store, repair: bool, *, today: dt.date | None, progress: bool | None
+) -> VerifyReport:
     """Check (and with ``repair`` fix) the store; called under the store's lock."""
     manifest = store._manifest
     manifest.reload()
@@ -81,14 +82,18 @@ def run(store: Store, repair: bool, *, today: dt.date | None,
         old = None if storage.remote else _version_1(manifest.path)
         if old is not None:
             data = migrate(store.root, old)
-            report.repaired.append(f"{MANIFEST}: layout 1 migrated to {VERSION} "
-                                   "(directories tf=/sym=, files rewritten and recorded)")
+            report.repaired.append(
+                f"{MANIFEST}: layout 1 migrated to {VERSION} "
+                "(directories tf=/sym=, files rewritten and recorded)"
+            )
         elif problem is None:
             report.repaired.append(f"{MANIFEST}: restored from {PREVIOUS}")
         else:
             data = {"version": VERSION, "datasets": {}}
-            report.repaired.append(f"{MANIFEST}: started afresh ({PREVIOUS} {problem}); "
-                                   "sync again what the store should hold")
+            report.repaired.append(
+                f"{MANIFEST}: started afresh ({PREVIOUS} {problem}); "
+                "sync again what the store should hold"
+            )
         manifest.replace_data(data)
         manifest.save()
     damaged: dict[tuple[DatasetId, str], list[str]] = {}
@@ -110,8 +115,16 @@ def run(store: Store, repair: bool, *, today: dt.date | None,
     return report
 
 
-def _refetch(store: Store, ds: DatasetId, sym: str, rels: list[str], params: dict[str, Any],
-             today: dt.date | None, progress: bool | None, report: VerifyReport) -> None:
+def _refetch(
+    store: Store,
+    ds: DatasetId,
+    sym: str,
+    rels: list[str],
+    params: dict[str, Any],
+    today: dt.date | None,
+    progress: bool | None,
+    report: VerifyReport,
+) -> None:
     """Remove ``rels`` (damaged files of one symbol), forget its coverage, fetch it again."""
     manifest = store._manifest
     held = manifest.intervals(ds, sym)
@@ -124,7 +137,7 @@ def _refetch(store: Store, ds: DatasetId, sym: str, rels: list[str], params: dic
         manifest.save()
     symbols = None if sym == NO_SYMBOL else sym
     minute = _io.by_year(ds) and ENDPOINTS[ds.endpoint].minute_range != "checked"
-    for lo, hi in ([(None, None)] if minute else ranges):
+    for lo, hi in [(None, None)] if minute else ranges:
         try:
             args = store._check_sync(ds.endpoint, symbols, lo, hi, ds.timeframe, today, params)
             with store._locked(ds, [sym]) if store._storage.remote else nullcontext():
@@ -142,8 +155,11 @@ def _version_1(path: Path) -> dict[str, Any] | None:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
-    ok = isinstance(data, dict) and data.get("version") == 1 and isinstance(
-        data.get("datasets"), dict)
+    ok = (
+        isinstance(data, dict)
+        and data.get("version") == 1
+        and isinstance(data.get("datasets"), dict)
+    )
     return data if ok else None
 
 
@@ -161,8 +177,11 @@ def migrate(root: Path, old: dict[str, Any]) -> dict[str, Any]:
         new_dir = _io.dataset_dir(root, ds)
         keys = list(get(ds.endpoint).keys)
         files: dict[str, Any] = {}
-        found = sorted(old_dir.glob("symbol=*/**/part-0.parquet")) if ds.timeframe else \
-            [p for p in [old_dir / _io.PART] if p.exists()]
+        found = (
+            sorted(old_dir.glob("symbol=*/**/part-0.parquet"))
+            if ds.timeframe
+            else [p for p in [old_dir / _io.PART] if p.exists()]
+        )
         for f in found:
             rel = f.relative_to(old_dir).as_posix().replace("symbol=", f"{_io.SYM_KEY}=", 1)
             target = new_dir / rel

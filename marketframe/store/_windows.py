@@ -28,8 +28,7 @@ def window_end(lo: dt.date) -> dt.date:
     return one_year_after(lo) - _DAY
 
 
-def split(lo: dt.date, hi: dt.date, lead: int = 0,
-          floor: dt.date | None = None) -> list[Interval]:
+def split(lo: dt.date, hi: dt.date, lead: int = 0, floor: dt.date | None = None) -> list[Interval]:
     """``[lo, hi]`` as the fewest consecutive windows each under one year.
 
     Greedy is optimal: every window but the last is as long as the service allows, so no
@@ -94,8 +93,9 @@ def intersect(a: Interval, b: Interval) -> Interval | None:
     return (lo, hi) if lo <= hi else None
 
 
-def plan(want: Interval, held: Sequence[Interval], symbol: str | None, lead: int = 0) -> tuple[
-        list[Interval], Interval | None]:
+def plan(
+    want: Interval, held: Sequence[Interval], symbol: str | None, lead: int = 0
+) -> tuple[list[Interval], Interval | None]:
     """Windows to fetch for ``want`` given final-covered ``held`` intervals.
 
     Returns ``(windows, before)``: the missing part clamped to the symbol's earliest date,
@@ -115,8 +115,9 @@ def plan(want: Interval, held: Sequence[Interval], symbol: str | None, lead: int
     return windows, before
 
 
-def final_until(timeframe: str | None, today: dt.date,
-                endpoint: str | None = None) -> dt.date | None:
+def final_until(
+    timeframe: str | None, today: dt.date, endpoint: str | None = None
+) -> dt.date | None:
     """The last date whose rows can no longer change, given the service's ``today``.
 
     Daily rows (and date-keyed endpoints with no timeframe) are final before today. Weekly and
@@ -129,8 +130,9 @@ def final_until(timeframe: str | None, today: dt.date,
     refresh = ENDPOINTS[endpoint].refresh_days if endpoint in ENDPOINTS else None
     if refresh is not None:
         return today - dt.timedelta(days=refresh)
-    if timeframe in MINUTE_TIMEFRAMES and (endpoint not in ENDPOINTS or
-                                           ENDPOINTS[endpoint].minute_range != "checked"):
+    if timeframe in MINUTE_TIMEFRAMES and (
+        endpoint not in ENDPOINTS or ENDPOINTS[endpoint].minute_range != "checked"
+    ):
         return None  # the latest 30 days: rows that age out, never final
     if timeframe == "W":
         return today - dt.timedelta(days=today.weekday()) - _DAY

@@ -15,6 +15,19 @@ from ._protocol import Subscription, ws_url
 from ._recorder import Recorder, read_recorded
 from ._sync import Stream
 
-__all__ = ["CHANNELS", "FUTOPT_CHANNELS", "FUTOPT_STREAM_SCHEMAS", "STREAM_SCHEMAS", "AsyncStream",
-           "Batch", "Gap", "Recorder", "Stream", "StreamOptions", "StreamStats", "Subscription",
-           "read_recorded", "ws_url"]
+__all__ = [
+    "CHANNELS",
+    "FUTOPT_CHANNELS",
+    "FUTOPT_STREAM_SCHEMAS",
+    "STREAM_SCHEMAS",
+    "AsyncStream",
+    "Batch",
+    "Gap",
+    "Recorder",
+    "Stream",
+    "StreamOptions",
+    "StreamStats",
+    "Subscription",
+    "read_recorded",
+    "ws_url",
+]

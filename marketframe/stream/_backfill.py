@@ -25,8 +25,9 @@ ENDPOINT = "stock.intraday.trades"
 FUTOPT_ENDPOINT = "futopt.intraday.trades"
 
 
-def fetch_gap(client: Any, gap: Gap, page: int = 500, market: str = "stock"
-              ) -> list[dict[str, Any]]:
+def fetch_gap(
+    client: Any, gap: Gap, page: int = 500, market: str = "stock"
+) -> list[dict[str, Any]]:
     """The regular trades (or trial matches) of ``gap``, sorted by position. ``client`` is a
     :class:`marketframe.Client`. The intraday endpoint serves one trading day (the current
     one): a gap on another day cannot be filled and raises :class:`GapUnavailable`, unless
@@ -37,8 +38,10 @@ def fetch_gap(client: Any, gap: Gap, page: int = 500, market: str = "stock"
     :class:`GapUnavailable`."""
     futopt = market == "futopt"
     if futopt and gap.trial:
-        raise GapUnavailable("the futures/options trades endpoint serves no trial matches: "
-                             "trial frames missed during a reconnect cannot be fetched")
+        raise GapUnavailable(
+            "the futures/options trades endpoint serves no trial matches: "
+            "trial frames missed during a reconnect cannot be fetched"
+        )
     rows: list[dict[str, Any]] = []
     served: str | None = None
     offset = 0
@@ -52,8 +55,11 @@ def fetch_gap(client: Any, gap: Gap, page: int = 500, market: str = "stock"
             params["isTrial"] = True
         if gap.odd_lot:
             params["type"] = "oddlot"
-        body = client.fetch(FUTOPT_ENDPOINT if futopt else ENDPOINT, refresh=True,
-                            **params).responses[0].body
+        body = (
+            client.fetch(FUTOPT_ENDPOINT if futopt else ENDPOINT, refresh=True, **params)
+            .responses[0]
+            .body
+        )
         doc = orjson.loads(body)
         data = doc.get("data") or []
         served = served or doc.get("date")
@@ -76,8 +82,10 @@ def fetch_gap(client: Any, gap: Gap, page: int = 500, market: str = "stock"
         offset += len(data)
     if gap.date is not None and served is not None and served != gap.date:
         if gap.after != FIXED_PRICE_SERIAL:  # else nothing of that day came after it
-            raise GapUnavailable(f"the intraday endpoint now serves {served}; trades of "
-                                 f"{gap.date} in this gap can no longer be fetched")
+            raise GapUnavailable(
+                f"the intraday endpoint now serves {served}; trades of "
+                f"{gap.date} in this gap can no longer be fetched"
+            )
     rows.sort(key=lambda r: position(r) or (0, 0, 0))
     return rows
 

@@ -72,7 +72,7 @@ class RowBuffer:
         key = max(self._rows, key=lambda k: len(self._rows[k]))
         rows = self._rows[key]
         if len(rows) > self.batch_rows:
-            taken, self._rows[key] = rows[:self.batch_rows], rows[self.batch_rows:]
+            taken, self._rows[key] = rows[: self.batch_rows], rows[self.batch_rows :]
         else:
             taken = rows
             del self._rows[key]

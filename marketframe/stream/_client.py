@@ -72,16 +72,32 @@ class AsyncStream(Connection):
     and the REST client used for backfills. Parameters are documented in docs/streaming.md.
     """
 
-    def __init__(self, api_key: str | Credential | None, url: str, *, rest: Any = None,
-                 backfill: bool = False, options: StreamOptions | None = None,
-                 market: str | None = None, bearer_token: str | None = None,
-                 sdk_token: str | None = None, **overrides: Any) -> None:
+    def __init__(
+        self,
+        api_key: str | Credential | None,
+        url: str,
+        *,
+        rest: Any = None,
+        backfill: bool = False,
+        options: StreamOptions | None = None,
+        market: str | None = None,
+        bearer_token: str | None = None,
+        sdk_token: str | None = None,
+        **overrides: Any,
+    ) -> None:
         # exactly one credential, as for Client (a Credential: the client's own)
-        credential = api_key if isinstance(api_key, Credential) else \
-            resolve(api_key, bearer_token, sdk_token)
+        credential = (
+            api_key
+            if isinstance(api_key, Credential)
+            else resolve(api_key, bearer_token, sdk_token)
+        )
         if backfill and rest is None:
-            raise InvalidParams("stream", "backfill", "needs a REST client",
-                                "use client.stream(backfill=True) or pass rest=Client(...)")
+            raise InvalidParams(
+                "stream",
+                "backfill",
+                "needs a REST client",
+                "use client.stream(backfill=True) or pass rest=Client(...)",
+            )
         #: the checked options (``overrides``: any of its fields by name)
         self.options = StreamOptions.of(options, **overrides)
         self.url = url
@@ -222,8 +238,14 @@ class AsyncStream(Connection):
         """The backend of :meth:`read` and ``frames`` (``options.backend``)."""
         return self.options.backend
 
-    async def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
-                   backend: str | None = None) -> Any:
+    async def read(
+        self,
+        channel: str,
+        *,
+        idle: float = 1.0,
+        timeout: float | None = None,
+        backend: str | None = None,
+    ) -> Any:
         """Everything of ``channel`` until ``idle`` seconds pass without data (or ``timeout``
         in all), as one frame (``backend``: pandas, polars or arrow). Batches of other
         channels read meanwhile are recorded (when recording) and discarded."""
@@ -232,12 +254,18 @@ class AsyncStream(Connection):
             pass
         return c.frame(backend or self.backend)
 
-    def record(self, directory: str | Path, *, rows_per_file: int = 100_000,
-               seconds_per_file: float | None = None) -> Recorder:
+    def record(
+        self,
+        directory: str | Path,
+        *,
+        rows_per_file: int = 100_000,
+        seconds_per_file: float | None = None,
+    ) -> Recorder:
         """Write every batch handed out from now on (and what is buffered at close) to
         rolling, crash-safe Parquet files under ``directory/<channel>/``."""
-        self._recorder = Recorder(directory, rows_per_file=rows_per_file,
-                                  seconds_per_file=seconds_per_file)
+        self._recorder = Recorder(
+            directory, rows_per_file=rows_per_file, seconds_per_file=seconds_per_file
+        )
         return self._recorder
 
     async def _take(self, timeout: float | None) -> tuple[str, bool, list[dict[str, Any]]] | None:
@@ -248,8 +276,9 @@ class AsyncStream(Connection):
                 return taken
             if self._error is not None:
                 raise self._error
-            if self._closed or (self._runner is not None and self._runner.done()
-                                and not self._backfills):
+            if self._closed or (
+                self._runner is not None and self._runner.done() and not self._backfills
+            ):
                 return None
             self._buf.data.clear()
             wait = None if end is None else end - time.monotonic()

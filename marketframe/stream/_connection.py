@@ -44,14 +44,18 @@ class Connection(Requests, Inbox):
         try:
             ws = await asyncio.wait_for(
                 self._session.ws_connect(self.url, autoping=True, max_msg_size=0),
-                self.options.connect_timeout)
+                self.options.connect_timeout,
+            )
         except TimeoutError:
-            raise StreamTimeout(f"no WebSocket handshake answer from {self.url} within "
-                                f"{self.options.connect_timeout:g} s; check the URL, or raise "
-                                "connect_timeout") from None
+            raise StreamTimeout(
+                f"no WebSocket handshake answer from {self.url} within "
+                f"{self.options.connect_timeout:g} s; check the URL, or raise "
+                "connect_timeout"
+            ) from None
         except (aiohttp.ClientError, OSError) as exc:
-            raise StreamError(f"cannot open {self.url}: {type(exc).__name__}: "
-                              f"{redact(str(exc), self._key)}") from None
+            raise StreamError(
+                f"cannot open {self.url}: {type(exc).__name__}: {redact(str(exc), self._key)}"
+            ) from None
         try:
             await ws.send_str(proto.auth(self._credential))
             end = time.monotonic() + self.options.reply_timeout
@@ -59,15 +63,19 @@ class Connection(Requests, Inbox):
                 try:
                     msg = await ws.receive(timeout=max(0.0, end - time.monotonic()))
                 except TimeoutError:
-                    raise StreamTimeout(f"no answer to auth from {self.url} within "
-                                        f"{self.options.reply_timeout:g} s") from None
+                    raise StreamTimeout(
+                        f"no answer to auth from {self.url} within {self.options.reply_timeout:g} s"
+                    ) from None
                 if msg.type != aiohttp.WSMsgType.TEXT:
-                    raise StreamClosed(f"{self.url} closed the connection during auth",
-                                       ws.close_code, _reason(msg))
+                    raise StreamClosed(
+                        f"{self.url} closed the connection during auth", ws.close_code, _reason(msg)
+                    )
                 body = self._parse(msg.data)
                 if body is None:
-                    raise StreamError(f"{self.url} answered auth with a frame that cannot be "
-                                      "read (see .malformed)")
+                    raise StreamError(
+                        f"{self.url} answered auth with a frame that cannot be "
+                        "read (see .malformed)"
+                    )
                 event = body.get("event")
                 if event == "authenticated":
                     self._last_recv = time.monotonic()
@@ -77,8 +85,10 @@ class Connection(Requests, Inbox):
                     data = data if isinstance(data, dict) else {}
                     message = redact(proto.message_of(body), self._key)
                     if data.get("code") == 1001:
-                        raise StreamError(f"{message} (error 1001): close another stream "
-                                          "or wait before reconnecting")
+                        raise StreamError(
+                            f"{message} (error 1001): close another stream "
+                            "or wait before reconnecting"
+                        )
                     raise StreamAuthError(message)
         except BaseException:
             await ws.close()
@@ -129,7 +139,7 @@ class Connection(Requests, Inbox):
     async def _reconnect(self) -> aiohttp.ClientWebSocketResponse | None:
         code, reason = self._last_close
         for attempt in range(self.options.max_reconnects):
-            delay = min(self.options.max_backoff, self.options.backoff * 2 ** attempt)
+            delay = min(self.options.max_backoff, self.options.backoff * 2**attempt)
             with contextlib.suppress(TimeoutError):  # close() cuts the wait short
                 await asyncio.wait_for(self._stop.wait(), delay * (0.5 + random.random() / 2))
             if self._closing:
@@ -146,8 +156,11 @@ class Connection(Requests, Inbox):
             self._ws = ws
             self.stats.reconnects += 1
             return ws
-        raise StreamClosed(f"the connection dropped and {self.options.max_reconnects} reconnect "
-                           "attempts failed", code, reason)
+        raise StreamClosed(
+            f"the connection dropped and {self.options.max_reconnects} reconnect attempts failed",
+            code,
+            reason,
+        )
 
     async def _resubscribe(self) -> None:
         """Subscribe again what was subscribed; if the connection drops meanwhile, what is
@@ -181,7 +194,8 @@ class Connection(Requests, Inbox):
     async def _backfill(self, gap: Gap) -> None:
         try:
             rows = await asyncio.get_running_loop().run_in_executor(
-                None, fetch_gap, self.rest, gap, 500, self.market)
+                None, fetch_gap, self.rest, gap, 500, self.market
+            )
         except Exception as exc:  # noqa: BLE001 - recorded on the gap, never swallowed silently
             gap.error = redact(f"{type(exc).__name__}: {exc}", self._key)
             return

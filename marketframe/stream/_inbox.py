@@ -64,8 +64,12 @@ class Inbox:
                         self.stats.paused += 1
                         await self._buf.wait_space()
                         self._last_recv = time.monotonic()
-                elif msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING,
-                                  aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
+                elif msg.type in (
+                    aiohttp.WSMsgType.CLOSE,
+                    aiohttp.WSMsgType.CLOSING,
+                    aiohttp.WSMsgType.CLOSED,
+                    aiohttp.WSMsgType.ERROR,
+                ):
                     code = msg.data if msg.type == aiohttp.WSMsgType.CLOSE else ws.close_code
                     self._last_close = (code, _reason(msg))
                     return
@@ -139,16 +143,19 @@ class Inbox:
                         self._bad_frame("subscribed reply without an id", text)
                         continue
                     flag = self._pending_odd  # odd lot, or after hours on futures/options
-                    sub = Subscription(str(d["id"]), str(d.get("channel")),
-                                       str(d.get("symbol")), flag and self.market != "futopt",
-                                       flag and self.market == "futopt")
+                    sub = Subscription(
+                        str(d["id"]),
+                        str(d.get("channel")),
+                        str(d.get("symbol")),
+                        flag and self.market != "futopt",
+                        flag and self.market == "futopt",
+                    )
                     self._subs[sub.id] = sub
             if event == "error" and not self._lock.locked():
                 self._server_error = proto.message_of(body)
             self._replies.put_nowait(body)
         else:
             self._bad_frame(f"unknown event {str(event)[:40]!r}", text)
-
 
 
 def _reason(msg: aiohttp.WSMessage) -> str | None:

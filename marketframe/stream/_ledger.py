@@ -91,18 +91,26 @@ class Gap:
         return self.lo is not None or self.hi is None or pos[0] == self.hi[0]
 
 
-def _gap(key: Key, lo: Pos | None, hi: Pos | None, day_end: bool = False,
-         futopt: bool = False) -> Gap:
+def _gap(
+    key: Key, lo: Pos | None, hi: Pos | None, day_end: bool = False, futopt: bool = False
+) -> Gap:
     """A gap after ``lo`` and before ``hi``; ``day_end``: up to the end of ``lo``'s day.
     ``futopt``: the key's flag is the after-hours session, not odd lot."""
     if day_end:
         assert lo is not None
         hi = (lo[0] + 1, REGULAR, -1)  # before any trade of the next day
     day = lo or hi
-    return Gap(key[0], key[1] and not futopt, key[2], None if lo is None else lo[2],
-               None if hi is None or day_end else hi[2],
-               date=None if day is None else day_of(day), after_hours=key[1] and futopt,
-               lo=lo, hi=hi)
+    return Gap(
+        key[0],
+        key[1] and not futopt,
+        key[2],
+        None if lo is None else lo[2],
+        None if hi is None or day_end else hi[2],
+        date=None if day is None else day_of(day),
+        after_hours=key[1] and futopt,
+        lo=lo,
+        hi=hi,
+    )
 
 
 class TradeLedger:
@@ -116,8 +124,9 @@ class TradeLedger:
         #: symbol as subscribed -> the symbol its trades carry (a continuous alias, TXF1!)
         self.names: dict[str, str] = {}
 
-    def accept(self, row: dict[str, Any], odd: bool,
-               subscribed: str | None = None) -> tuple[bool, list[Gap]]:
+    def accept(
+        self, row: dict[str, Any], odd: bool, subscribed: str | None = None
+    ) -> tuple[bool, list[Gap]]:
         """(keep the trade?, the gaps it closes). ``subscribed``: the symbol of the
         subscription the trade came on, when it may be an alias of the trade's symbol."""
         symbol = str(row.get("symbol"))
@@ -138,8 +147,10 @@ class TradeLedger:
             if lo is None or lo[0] == pos[0]:
                 gaps = [_gap(key, lo, pos, futopt=fo)]
             else:  # the drop spans a day change: the rest of the old day, the new day's start
-                gaps = [_gap(key, lo, None, day_end=True, futopt=fo),
-                        _gap(key, None, pos, futopt=fo)]
+                gaps = [
+                    _gap(key, lo, None, day_end=True, futopt=fo),
+                    _gap(key, None, pos, futopt=fo),
+                ]
             trial_key: Key = (key[0], key[1], True)
             if fo and not key[2] and trial_key in self.open:
                 # futures' trial matches only precede the open: a session that had opened
@@ -181,8 +192,11 @@ class TradeLedger:
 
     def close_open(self) -> list[Gap]:
         """End of stream: the gaps no trade closed become gaps up to now."""
-        gaps = [_gap(key, lo, None, futopt=self.futopt) for key, lo in self.open.items()
-                if not self._opened_since(key, lo)]
+        gaps = [
+            _gap(key, lo, None, futopt=self.futopt)
+            for key, lo in self.open.items()
+            if not self._opened_since(key, lo)
+        ]
         self.open.clear()
         self.gaps += gaps
         return gaps

@@ -35,8 +35,9 @@ class StreamOptions:
         if self.max_buffer < 1 or self.batch_rows < 1:
             raise InvalidParams("stream", "max_buffer", "must be at least 1")
         if self.backend not in BACKENDS:
-            raise InvalidParams("stream", "backend", f"has value {self.backend!r}",
-                                ", ".join(BACKENDS))
+            raise InvalidParams(
+                "stream", "backend", f"has value {self.backend!r}", ", ".join(BACKENDS)
+            )
 
     @classmethod
     def of(cls, base: StreamOptions | None = None, **overrides: Any) -> StreamOptions:

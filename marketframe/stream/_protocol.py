@@ -49,10 +49,13 @@ def check_market(market: str, version: str | None = None) -> tuple[str, str]:
     if version is None:
         return market, allowed[0]
     if version not in allowed:
-        raise InvalidParams("stream", "version", f"has value {version!r} for {market}",
-                            ", ".join(sorted(allowed)) + (
-                                " (the service streams stocks on v1.0 only)"
-                                if market == "stock" else ""))
+        raise InvalidParams(
+            "stream",
+            "version",
+            f"has value {version!r} for {market}",
+            ", ".join(sorted(allowed))
+            + (" (the service streams stocks on v1.0 only)" if market == "stock" else ""),
+        )
     return market, version
 
 
@@ -69,8 +72,9 @@ def ws_url(base_url: str, market: str = "stock", version: str | None = None) -> 
     parts = urlsplit(base_url)
     scheme = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}.get(parts.scheme)
     if scheme is None or not parts.netloc:
-        raise InvalidParams("stream", "base_url", f"has value {base_url!r}",
-                            "an http:// or https:// URL")
+        raise InvalidParams(
+            "stream", "base_url", f"has value {base_url!r}", "an http:// or https:// URL"
+        )
     return f"{scheme}://{parts.netloc}/marketdata/{version}/{market}/streaming"
 
 
@@ -90,20 +94,26 @@ def auth(credential: Credential) -> str:
 def check_channel(channel: str, market: str = "stock") -> str:
     allowed = FUTOPT_CHANNELS if market == "futopt" else CHANNELS
     if channel not in allowed:
-        raise InvalidParams("stream.subscribe", "channel", f"has value {channel!r}"
-                            + (" on a futures/options stream" if market == "futopt" else ""),
-                            ", ".join(allowed))
+        raise InvalidParams(
+            "stream.subscribe",
+            "channel",
+            f"has value {channel!r}"
+            + (" on a futures/options stream" if market == "futopt" else ""),
+            ", ".join(allowed),
+        )
     return channel
 
 
 def symbols_of(symbols: str | Sequence[str]) -> list[str]:
     out = [symbols] if isinstance(symbols, str) else [str(s) for s in symbols]
     if not out or not all(out):
-        raise InvalidParams("stream.subscribe", "symbols", "is empty",
-                            "a symbol or a non-empty list of symbols")
+        raise InvalidParams(
+            "stream.subscribe", "symbols", "is empty", "a symbol or a non-empty list of symbols"
+        )
     if len(set(out)) != len(out):
-        raise InvalidParams("stream.subscribe", "symbols", f"repeats a symbol ({out})",
-                            "distinct symbols")
+        raise InvalidParams(
+            "stream.subscribe", "symbols", f"repeats a symbol ({out})", "distinct symbols"
+        )
     return out
 
 
@@ -151,8 +161,11 @@ def is_refusal(message: str, symbols: Sequence[str]) -> bool:
 
 def reply_ids(reply: dict[str, Any]) -> list[str]:
     """The subscription ids of a ``subscribed``/``unsubscribed`` reply (bad items skipped)."""
-    return [str(d["id"]) for d in as_list(reply.get("data"))
-            if isinstance(d, dict) and d.get("id") is not None]
+    return [
+        str(d["id"])
+        for d in as_list(reply.get("data"))
+        if isinstance(d, dict) and d.get("id") is not None
+    ]
 
 
 def message_of(reply: dict[str, Any]) -> str:

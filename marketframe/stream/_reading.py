@@ -27,8 +27,9 @@ class Collector:
     """The tables of ``channel`` read until ``idle`` seconds pass without data (or
     ``timeout`` seconds in all); batches of other channels are passed over."""
 
-    def __init__(self, channel: str, idle: float, timeout: float | None,
-                 market: str = "stock") -> None:
+    def __init__(
+        self, channel: str, idle: float, timeout: float | None, market: str = "stock"
+    ) -> None:
         proto.check_channel(channel, market)
         self.channel = channel
         self.market = market

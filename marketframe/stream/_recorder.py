@@ -50,8 +50,9 @@ class Recorder:
         self.directory = Path(self.directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         if self.rows_per_file < 1:
-            raise InvalidParams("Recorder", "rows_per_file", f"is {self.rows_per_file}",
-                                "an int of at least 1")
+            raise InvalidParams(
+                "Recorder", "rows_per_file", f"is {self.rows_per_file}", "an int of at least 1"
+            )
 
     def write(self, batch: Batch) -> None:
         name = _folder(batch.channel, batch.odd_lot, batch.market, batch.after_hours)
@@ -69,8 +70,9 @@ class Recorder:
             cur.rows += take
             start += take
             if cur.rows >= self.rows_per_file or (
-                    self.seconds_per_file is not None
-                    and time.monotonic() - cur.opened >= self.seconds_per_file):
+                self.seconds_per_file is not None
+                and time.monotonic() - cur.opened >= self.seconds_per_file
+            ):
                 self._finish(name)
                 cur = None
 
@@ -107,8 +109,14 @@ def _folder(channel: str, odd_lot: bool, market: str, after_hours: bool) -> str:
     return channel + ("_oddlot" if odd_lot else "")
 
 
-def read_recorded(directory: str | Path, channel: str, odd_lot: bool = False, *,
-                  market: str = "stock", after_hours: bool = False) -> pa.Table:
+def read_recorded(
+    directory: str | Path,
+    channel: str,
+    odd_lot: bool = False,
+    *,
+    market: str = "stock",
+    after_hours: bool = False,
+) -> pa.Table:
     """Every complete file recorded for ``channel`` as one table (``.tmp`` files ignored);
     ``market="futopt"`` (and ``after_hours``) for a futures/options stream's files."""
     folder = Path(directory) / _folder(channel, odd_lot, market, after_hours)

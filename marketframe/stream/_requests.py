@@ -64,9 +64,14 @@ class Requests:
     _closed: bool
     _closing: bool
 
-    async def subscribe(self, channel: str, symbols: str | Sequence[str], *,
-                        odd_lot: bool = False, after_hours: bool = False
-                        ) -> list[Subscription]:
+    async def subscribe(
+        self,
+        channel: str,
+        symbols: str | Sequence[str],
+        *,
+        odd_lot: bool = False,
+        after_hours: bool = False,
+    ) -> list[Subscription]:
         """Subscribe one or many symbols on ``channel``; returns the acknowledged
         subscriptions. An unknown channel raises :class:`InvalidParams` before sending; a
         symbol the server refuses raises :class:`StreamSubscribeError` upon its reply (the
@@ -83,14 +88,18 @@ class Requests:
             nonlocal first
             todo = syms
             if not first:  # what the resubscription already restored is not asked again
-                have = {s.symbol for s in self._subs.values()
-                        if s.channel == channel and s.flag == flag}
+                have = {
+                    s.symbol for s in self._subs.values() if s.channel == channel and s.flag == flag
+                }
                 todo = [x for x in syms if x not in have]
             first = False
             acked = await self._subscribe(channel, todo, flag) if todo else []
             wanted = set(syms)
-            have = [s for s in self._subs.values() if s.channel == channel
-                    and s.flag == flag and s.symbol in wanted]
+            have = [
+                s
+                for s in self._subs.values()
+                if s.channel == channel and s.flag == flag and s.symbol in wanted
+            ]
             # an ack may name another symbol than asked (a server resolving an alias)
             return have + [s for s in acked if s not in have]
 
@@ -99,29 +108,36 @@ class Requests:
     def _flag(self, odd_lot: bool, after_hours: bool) -> bool:
         """The subscription flag of this stream's product, checked before sending."""
         futopt = self.market == "futopt"
-        wrong = "odd_lot" if odd_lot and futopt else "after_hours" if after_hours and \
-            not futopt else None
+        wrong = (
+            "odd_lot"
+            if odd_lot and futopt
+            else "after_hours"
+            if after_hours and not futopt
+            else None
+        )
         if wrong is not None:
-            raise InvalidParams("stream.subscribe", wrong, "is not for a "
-                                f"{'futures/options' if futopt else 'stock'} stream",
-                                "after_hours=True on client.stream(market='futopt')"
-                                if wrong == "after_hours" else
-                                "odd_lot=True on a stock stream (client.stream())")
+            raise InvalidParams(
+                "stream.subscribe",
+                wrong,
+                f"is not for a {'futures/options' if futopt else 'stock'} stream",
+                "after_hours=True on client.stream(market='futopt')"
+                if wrong == "after_hours"
+                else "odd_lot=True on a stock stream (client.stream())",
+            )
         return odd_lot or after_hours
 
-    async def _subscribe(self, channel: str, syms: list[str],
-                         odd_lot: bool) -> list[Subscription]:
+    async def _subscribe(self, channel: str, syms: list[str], odd_lot: bool) -> list[Subscription]:
         def refusal(r: dict[str, Any]) -> bool:
             return r.get("event") == "error" and proto.is_refusal(proto.message_of(r), syms)
 
         def done(replies: list[dict[str, Any]]) -> bool:
             # refused symbols get one error each, then one 'subscribed' lists the accepted
-            return (any(r.get("event") == "subscribed" for r in replies)
-                    or sum(map(refusal, replies)) >= len(syms))
+            return any(r.get("event") == "subscribed" for r in replies) or sum(
+                map(refusal, replies)
+            ) >= len(syms)
 
         self._pending_odd = odd_lot  # the reader registers the subscriptions it acknowledges
-        replies = await self._request(proto.subscribe(channel, syms, odd_lot, self.market),
-                                      done)
+        replies = await self._request(proto.subscribe(channel, syms, odd_lot, self.market), done)
         subs: list[Subscription] = []
         failed: dict[str, str] = {}
         for r in replies:
@@ -144,8 +160,12 @@ class Requests:
         ids = [s.id if isinstance(s, Subscription) else str(s) for s in items]
         unknown = [i for i in ids if i not in self._subs]
         if unknown or not ids:
-            raise InvalidParams("stream.unsubscribe", "ids", f"has unknown ids {unknown}",
-                                ", ".join(self._subs) or "no subscription is active")
+            raise InvalidParams(
+                "stream.unsubscribe",
+                "ids",
+                f"has unknown ids {unknown}",
+                ", ".join(self._subs) or "no subscription is active",
+            )
         for i in ids:  # from now on a reconnect does not subscribe them again
             self._gone[i] = self._subs.pop(i)
         first = True
@@ -154,14 +174,16 @@ class Requests:
             nonlocal first
             if first:  # after a reconnect they are already gone
                 first = False
-                await self._request(proto.unsubscribe(ids),
-                                    lambda rs: any(r.get("event") in ("unsubscribed", "error")
-                                                   for r in rs))
+                await self._request(
+                    proto.unsubscribe(ids),
+                    lambda rs: any(r.get("event") in ("unsubscribed", "error") for r in rs),
+                )
 
         await self._healing(attempt)
 
     async def subscriptions(self) -> list[Subscription]:
         """The server's list of this connection's subscriptions."""
+
         async def attempt() -> list[dict[str, Any]]:
             return await self._request(proto.dumps("subscriptions"), bool)
 
@@ -172,9 +194,15 @@ class Requests:
             if not isinstance(d, dict) or d.get("id") is None:
                 continue
             known = self._subs.get(str(d["id"]))
-            out.append(Subscription(str(d["id"]), str(d.get("channel")), str(d.get("symbol")),
-                                    known.odd_lot if known else False,
-                                    known.after_hours if known else d.get("afterHours") is True))
+            out.append(
+                Subscription(
+                    str(d["id"]),
+                    str(d.get("channel")),
+                    str(d.get("symbol")),
+                    known.odd_lot if known else False,
+                    known.after_hours if known else d.get("afterHours") is True,
+                )
+            )
         return out
 
     @property
@@ -184,6 +212,7 @@ class Requests:
 
     async def ping(self, state: str | None = None) -> dict[str, Any]:
         """Send ``ping``; the ``pong``'s data (``time`` in epoch microseconds, ``state``)."""
+
         async def attempt() -> list[dict[str, Any]]:
             return await self._request(proto.ping(state), bool)
 
@@ -227,8 +256,9 @@ class Requests:
         self._online = online
         self._signal()
 
-    async def _request(self, text: str,
-                       done: Callable[[list[dict[str, Any]]], bool]) -> list[dict[str, Any]]:
+    async def _request(
+        self, text: str, done: Callable[[list[dict[str, Any]]], bool]
+    ) -> list[dict[str, Any]]:
         """Send one request and collect its replies (requests are serialised: the protocol
         has no correlation ids, so one request is outstanding at a time). Raises
         :class:`_Dropped` when the connection ends first."""
@@ -253,8 +283,9 @@ class Requests:
                     try:
                         r = await asyncio.wait_for(self._replies.get(), self.options.reply_timeout)
                     except TimeoutError:
-                        raise StreamTimeout(f"no reply from {self.url} within "
-                                            f"{self.options.reply_timeout:g} s") from None
+                        raise StreamTimeout(
+                            f"no reply from {self.url} within {self.options.reply_timeout:g} s"
+                        ) from None
                     if r is _CLOSED:
                         raise _Dropped(ws, *self._last_close)
                     replies.append(r)

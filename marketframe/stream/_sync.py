@@ -40,21 +40,40 @@ class Stream(Generic[FrameT]):
     Generic in the frame type of its ``backend`` (``Stream[pandas.DataFrame]`` by default)."""
 
     @overload
-    def __init__(self: Stream[pd.DataFrame], api_key: str | Credential | None, url: str, *,
-                 backend: Literal["pandas"] = "pandas", **options: Any) -> None: ...
+    def __init__(
+        self: Stream[pd.DataFrame],
+        api_key: str | Credential | None,
+        url: str,
+        *,
+        backend: Literal["pandas"] = "pandas",
+        **options: Any,
+    ) -> None: ...
 
     @overload
-    def __init__(self: Stream[pl.DataFrame], api_key: str | Credential | None, url: str, *,
-                 backend: Literal["polars"], **options: Any) -> None: ...
+    def __init__(
+        self: Stream[pl.DataFrame],
+        api_key: str | Credential | None,
+        url: str,
+        *,
+        backend: Literal["polars"],
+        **options: Any,
+    ) -> None: ...
 
     @overload
-    def __init__(self: Stream[pa.Table], api_key: str | Credential | None, url: str, *,
-                 backend: Literal["arrow"], **options: Any) -> None: ...
+    def __init__(
+        self: Stream[pa.Table],
+        api_key: str | Credential | None,
+        url: str,
+        *,
+        backend: Literal["arrow"],
+        **options: Any,
+    ) -> None: ...
 
     def __init__(self, api_key: str | Credential | None, url: str, **options: Any) -> None:
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever,
-                                        name="marketframe-stream", daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="marketframe-stream", daemon=True
+        )
         self._thread.start()
         try:
             self._async: AsyncStream = self._call(_make(api_key, url, options))
@@ -104,10 +123,17 @@ class Stream(Generic[FrameT]):
 
     # -- requests ---------------------------------------------------------------------------
 
-    def subscribe(self, channel: str, symbols: str | Sequence[str], *,
-                  odd_lot: bool = False, after_hours: bool = False) -> list[Subscription]:
-        return self._call(self._async.subscribe(channel, symbols, odd_lot=odd_lot,
-                                                after_hours=after_hours))
+    def subscribe(
+        self,
+        channel: str,
+        symbols: str | Sequence[str],
+        *,
+        odd_lot: bool = False,
+        after_hours: bool = False,
+    ) -> list[Subscription]:
+        return self._call(
+            self._async.subscribe(channel, symbols, odd_lot=odd_lot, after_hours=after_hours)
+        )
 
     @property
     def market(self) -> str:
@@ -166,10 +192,16 @@ class Stream(Generic[FrameT]):
 
     # -- reading ----------------------------------------------------------------------------
 
-    def record(self, directory: str | Path, *, rows_per_file: int = 100_000,
-               seconds_per_file: float | None = None) -> Recorder:
-        return self._async.record(directory, rows_per_file=rows_per_file,
-                                  seconds_per_file=seconds_per_file)
+    def record(
+        self,
+        directory: str | Path,
+        *,
+        rows_per_file: int = 100_000,
+        seconds_per_file: float | None = None,
+    ) -> Recorder:
+        return self._async.record(
+            directory, rows_per_file=rows_per_file, seconds_per_file=seconds_per_file
+        )
 
     def next_batch(self, timeout: float | None = None) -> Batch | None:
         """The next batch, or ``None`` after ``timeout`` s without data / once closed."""
@@ -187,30 +219,56 @@ class Stream(Generic[FrameT]):
 
     __iter__ = batches
 
-    def frames(self, *, backend: str | None = None, idle: float | None = None) -> Iterator[
-            tuple[str, Any]]:
+    def frames(
+        self, *, backend: str | None = None, idle: float | None = None
+    ) -> Iterator[tuple[str, Any]]:
         """``(channel, frame)`` per batch, in ``backend`` (pandas, polars or arrow)."""
         for batch in self.batches(idle=idle):
             yield batch.channel, to_frame(batch.table, backend or self._async.backend)
 
     @overload
-    def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
-             backend: None = None) -> FrameT: ...
+    def read(
+        self, channel: str, *, idle: float = 1.0, timeout: float | None = None, backend: None = None
+    ) -> FrameT: ...
 
     @overload
-    def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
-             backend: Literal["pandas"]) -> pd.DataFrame: ...
+    def read(
+        self,
+        channel: str,
+        *,
+        idle: float = 1.0,
+        timeout: float | None = None,
+        backend: Literal["pandas"],
+    ) -> pd.DataFrame: ...
 
     @overload
-    def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
-             backend: Literal["polars"]) -> pl.DataFrame: ...
+    def read(
+        self,
+        channel: str,
+        *,
+        idle: float = 1.0,
+        timeout: float | None = None,
+        backend: Literal["polars"],
+    ) -> pl.DataFrame: ...
 
     @overload
-    def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
-             backend: Literal["arrow"]) -> pa.Table: ...
+    def read(
+        self,
+        channel: str,
+        *,
+        idle: float = 1.0,
+        timeout: float | None = None,
+        backend: Literal["arrow"],
+    ) -> pa.Table: ...
 
-    def read(self, channel: str, *, idle: float = 1.0, timeout: float | None = None,
-             backend: Backend | None = None) -> Any:
+    def read(
+        self,
+        channel: str,
+        *,
+        idle: float = 1.0,
+        timeout: float | None = None,
+        backend: Backend | None = None,
+    ) -> Any:
         """Everything of ``channel`` until ``idle`` s pass without data (or ``timeout`` in
         all), as one frame. Batches of other channels are recorded (if recording) and
         discarded."""
@@ -220,6 +278,5 @@ class Stream(Generic[FrameT]):
         return c.frame(backend or self._async.backend)
 
 
-async def _make(api_key: str | Credential | None, url: str,
-                options: dict[str, Any]) -> AsyncStream:
+async def _make(api_key: str | Credential | None, url: str, options: dict[str, Any]) -> AsyncStream:
     return AsyncStream(api_key, url, **options)  # created on the loop that will run it

@@ -29,15 +29,18 @@ def _ensure_node_modules() -> None:
     if npm is None or shutil.which("node") is None:
         pytest.fail(
             "node and npm are needed to run the test authorization server "
-            "(tests/academy/server); install Node.js >= 20", pytrace=False,
+            "(tests/academy/server); install Node.js >= 20",
+            pytrace=False,
         )
     proc = subprocess.run(
-        [npm, "ci", "--no-audit", "--no-fund"], cwd=SERVER_DIR, capture_output=True, text=True,
+        [npm, "ci", "--no-audit", "--no-fund"],
+        cwd=SERVER_DIR,
+        capture_output=True,
+        text=True,
         timeout=300,
     )
     if proc.returncode != 0:
-        pytest.fail(f"npm ci failed in {SERVER_DIR}:\n{proc.stdout}\n{proc.stderr}",
-                    pytrace=False)
+        pytest.fail(f"npm ci failed in {SERVER_DIR}:\n{proc.stdout}\n{proc.stderr}", pytrace=False)
 
 
 def _free_port() -> int:
@@ -67,8 +70,11 @@ def _start_server(tmp: Path, ttl: int, scopes: str = "hand") -> Iterator[AuthSer
     env = dict(os.environ, PORT=str(port), ACCESS_TOKEN_TTL=str(ttl), SCOPES_CONFIG=scopes)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            ["node", "server.js", str(port)], cwd=SERVER_DIR, stdout=log,
-            stderr=subprocess.STDOUT, env=env,
+            ["node", "server.js", str(port)],
+            cwd=SERVER_DIR,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
         )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

@@ -19,8 +19,7 @@ ALLOWED = re.compile(
 
 
 def test_client_only_uses_discovered_endpoints(auth_server, browser, home) -> None:
-    client = AcademyClient(auth_server.url, scope="openid profile courses:read",
-                           confidential=True)
+    client = AcademyClient(auth_server.url, scope="openid profile courses:read", confidential=True)
     client.login(open_browser=browser)
     client.userinfo()
     client.get("/api/courses")
@@ -37,8 +36,9 @@ def test_client_only_uses_discovered_endpoints(auth_server, browser, home) -> No
     assert not [r for r in requests_made if re.search(r"agent|assert|anonymous|claim", r)]
 
 
-def test_concurrent_refreshes_do_not_lose_the_rotated_refresh_token(auth_server, browser,
-                                                                    home) -> None:
+def test_concurrent_refreshes_do_not_lose_the_rotated_refresh_token(
+    auth_server, browser, home
+) -> None:
     """Public clients get a new refresh token at every refresh and the old one dies (reusing it
     revokes the whole grant at this server). Two clients sharing the token file -- a notebook
     and a terminal -- must serialise their refreshes through the file lock."""

@@ -33,8 +33,9 @@ def cli_env(auth_server, browser, home, monkeypatch):
 
 
 def test_login_whoami_token_call_logout(cli_env, home, capsys) -> None:
-    assert _run("academy", "login", "--scope", "openid profile email", "--scope",
-                "courses:read") == 0
+    assert (
+        _run("academy", "login", "--scope", "openid profile email", "--scope", "courses:read") == 0
+    )
     out = capsys.readouterr().out
     assert "Logged in to" in out and "public client" in out
     store = TokenStore(cli_env.url, home)
@@ -82,8 +83,11 @@ def test_login_whoami_token_call_logout(cli_env, home, capsys) -> None:
 def test_login_no_browser_with_pasted_url(cli_env, browser, home, capsys, monkeypatch) -> None:
     def paste(prompt: str) -> str:
         printed = capsys.readouterr().err  # the URL goes to stderr, stdout stays clean
-        url = next(line.strip() for line in printed.splitlines()
-                   if line.strip().startswith(f"{cli_env.url}/oauth/authorize?"))
+        url = next(
+            line.strip()
+            for line in printed.splitlines()
+            if line.strip().startswith(f"{cli_env.url}/oauth/authorize?")
+        )
         return browser.redirect_for(url)
 
     monkeypatch.setattr(_cli, "_read_line", paste)

@@ -70,8 +70,11 @@ def test_whole_flow(auth_server, browser, home, confidential: bool) -> None:
     assert client.logout() is True
     with pytest.raises(NotLoggedIn):
         client.tokens()
-    resp = requests.get(f"{auth_server.url}/api/courses",
-                        headers={"Authorization": f"Bearer {old_access}"}, timeout=5)
+    resp = requests.get(
+        f"{auth_server.url}/api/courses",
+        headers={"Authorization": f"Bearer {old_access}"},
+        timeout=5,
+    )
     assert resp.status_code == 401
     challenge = resp.headers["WWW-Authenticate"]
     assert 'error="invalid_token"' in challenge
@@ -105,8 +108,14 @@ def test_public_client_sends_pkce_and_no_secret(auth_server, browser, home) -> N
     code = parse_authorization_response(browser.redirect_for(request.url), request)
     with pytest.raises(InvalidGrant) as exc:
         _grants.exchange_code(
-            client.metadata, client.register(), code=code, redirect_uri=request.redirect_uri,
-            code_verifier="x" * 64, resource=request.resource, scope=request.scope, timeout=5,
+            client.metadata,
+            client.register(),
+            code=code,
+            redirect_uri=request.redirect_uri,
+            code_verifier="x" * 64,
+            resource=request.resource,
+            scope=request.scope,
+            timeout=5,
         )
     assert "log in again" in str(exc.value)
 

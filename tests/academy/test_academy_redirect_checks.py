@@ -78,8 +78,9 @@ def test_real_redirect_carries_iss(auth_server, browser, home) -> None:
     assert "iss=" in redirect and "code=" in redirect
 
 
-def test_error_redirect_is_a_clear_exception_and_no_token_request(auth_server, browser,
-                                                                  home) -> None:
+def test_error_redirect_is_a_clear_exception_and_no_token_request(
+    auth_server, browser, home
+) -> None:
     client = AcademyClient(auth_server.url, scope=SCOPE)
     browser.decision = "deny"
     before = auth_server.stats()["token_requests"]
@@ -106,8 +107,12 @@ def test_pasted_url_mode(auth_server, browser, home) -> None:
     shown: list[str] = []
 
     def read_line(prompt: str) -> str:
-        url = next(line for text in shown for line in text.splitlines()
-                   if line.startswith(f"{auth_server.url}/oauth/authorize?"))
+        url = next(
+            line
+            for text in shown
+            for line in text.splitlines()
+            if line.startswith(f"{auth_server.url}/oauth/authorize?")
+        )
         # the user opens the URL elsewhere and pastes the address the browser ended on
         return "  " + browser.redirect_for(url) + "\n"
 
@@ -120,8 +125,11 @@ def test_pasted_url_mode(auth_server, browser, home) -> None:
 def test_pasted_url_must_be_the_redirect(auth_server, browser, home) -> None:
     client = AcademyClient(auth_server.url, scope=SCOPE)
     with pytest.raises(AcademyError, match="not the redirect URL"):
-        client.login(no_browser=True, read_line=lambda _p: "https://example.test/elsewhere?code=1",
-                     show=lambda _t: None)
+        client.login(
+            no_browser=True,
+            read_line=lambda _p: "https://example.test/elsewhere?code=1",
+            show=lambda _t: None,
+        )
 
 
 def test_unknown_scope_is_refused_before_the_browser_opens(auth_server, home) -> None:

@@ -25,7 +25,9 @@ def test_with_the_scope_the_call_succeeds(auth_server, browser, home) -> None:
     client = AcademyClient(auth_server.url, scope="openid account:read courses:read")
     client.login(open_browser=browser)
     assert client.get("/api/account") == {
-        "sub": "student-0001", "email": "mei-hua.lin@example.test", "plan": "student",
+        "sub": "student-0001",
+        "email": "mei-hua.lin@example.test",
+        "plan": "student",
         "anonymous": False,
     }
 
@@ -78,6 +80,8 @@ def test_frame_is_a_deprecated_alias_of_load(auth_server, browser, home) -> None
 def test_operations_of_openapi(auth_server) -> None:
     ops = AcademyClient(auth_server.url).operations()
     assert [(o.method, o.path) for o in ops] == [
-        ("GET", "/api/account"), ("GET", "/api/courses"), ("GET", "/api/courses/{course_id}"),
+        ("GET", "/api/account"),
+        ("GET", "/api/courses"),
+        ("GET", "/api/courses/{course_id}"),
     ]
     assert ops[0].operation_id == "getAccount" and ops[0].scopes == ("account:read",)

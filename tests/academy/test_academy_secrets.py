@@ -32,8 +32,9 @@ def _secrets_of(client: AcademyClient) -> list[str]:
 
 
 @pytest.mark.parametrize("confidential", [False, True], ids=["public", "confidential"])
-def test_no_secret_in_logs_errors_or_output(auth_server, browser, home, caplog, capfd,
-                                            confidential: bool) -> None:
+def test_no_secret_in_logs_errors_or_output(
+    auth_server, browser, home, caplog, capfd, confidential: bool
+) -> None:
     caplog.set_level(logging.DEBUG)  # everything: ours, urllib3's, authlib's
     seen: list[str] = []
     codes: list[str] = []
@@ -46,15 +47,20 @@ def test_no_secret_in_logs_errors_or_output(auth_server, browser, home, caplog, 
         return original(url) if original else url
 
     browser.tamper = spy
-    client = AcademyClient(auth_server.url, scope="openid profile email courses:read",
-                           confidential=confidential)
+    client = AcademyClient(
+        auth_server.url, scope="openid profile email courses:read", confidential=confidential
+    )
     request = client.start_login()
     verifier, state = request.code_verifier, request.state
     client.finish_login(request, browser.redirect_for(request.url))
     errors: list[BaseException] = []
     secrets = _secrets_of(client) + [verifier, state]  # gathered after every step (rotation)
-    for step in (client.userinfo, lambda: client.get("/api/courses"), client.refresh,
-                 client.introspect):
+    for step in (
+        client.userinfo,
+        lambda: client.get("/api/courses"),
+        client.refresh,
+        client.introspect,
+    ):
         step()
         secrets += _secrets_of(client)
     assert client._userinfo_tokens is not None
@@ -64,10 +70,13 @@ def test_no_secret_in_logs_errors_or_output(auth_server, browser, home, caplog, 
     for action in (
         lambda: client.get("/api/account"),
         lambda: client.finish_login(request, seen[0]),
-        lambda: _grants.refresh(client.metadata, client.registration(),
-                                first_tokens.__class__(access_token="x",
-                                                       refresh_token="bogus-refresh"),
-                                resource=client.resource, timeout=5),
+        lambda: _grants.refresh(
+            client.metadata,
+            client.registration(),
+            first_tokens.__class__(access_token="x", refresh_token="bogus-refresh"),
+            resource=client.resource,
+            timeout=5,
+        ),
     ):
         with pytest.raises(AcademyError) as exc:
             action()

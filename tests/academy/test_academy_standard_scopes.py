@@ -23,8 +23,9 @@ def test_the_standard_server_lists_api_scopes_only_on_the_resource(standard_serv
 
 
 @pytest.mark.parametrize("confidential", [False, True], ids=["public", "confidential"])
-def test_login_works_against_the_standard_server(standard_server, browser, home,
-                                                 confidential: bool) -> None:
+def test_login_works_against_the_standard_server(
+    standard_server, browser, home, confidential: bool
+) -> None:
     client = AcademyClient(standard_server.url, confidential=confidential)
     tokens = client.login(open_browser=browser)
     assert "courses:read" in tokens.scopes
@@ -32,16 +33,16 @@ def test_login_works_against_the_standard_server(standard_server, browser, home,
     assert client.userinfo()["sub"] == "student-0001"
 
 
-def test_two_step_login_works_against_the_standard_server(standard_server, browser,
-                                                          home) -> None:
+def test_two_step_login_works_against_the_standard_server(standard_server, browser, home) -> None:
     client = AcademyClient(standard_server.url)
     request = client.start_login()
     tokens = client.finish_login(request, browser.redirect_for(request.url))
     assert "courses:read" in tokens.scopes
 
 
-def test_a_scope_neither_document_lists_is_refused_before_any_request(standard_server,
-                                                                       home) -> None:
+def test_a_scope_neither_document_lists_is_refused_before_any_request(
+    standard_server, home
+) -> None:
     client = AcademyClient(standard_server.url, scope="openid courses:delete")
     before = standard_server.stats()
     with pytest.raises(InvalidScope, match="courses:delete"):

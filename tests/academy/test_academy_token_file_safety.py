@@ -102,8 +102,10 @@ def test_malformed_tokens_are_a_typed_error_saying_log_in_again(tmp_path, conten
         store.tokens()
 
 
-@pytest.mark.parametrize("registration", [{}, {"issuer": URL}, "x",
-                                          {"issuer": URL, "client_id": "c", "redirect_uris": 5}])
+@pytest.mark.parametrize(
+    "registration",
+    [{}, {"issuer": URL}, "x", {"issuer": URL, "client_id": "c", "redirect_uris": 5}],
+)
 def test_a_malformed_registration_is_a_typed_error(tmp_path, registration) -> None:
     client = AcademyClient(URL, home=tmp_path / "home")  # the file is read before any request
     client.store.update(registration=registration)

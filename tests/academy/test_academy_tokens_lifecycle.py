@@ -22,8 +22,7 @@ def _raw_get(url: str, token: str) -> requests.Response:
     return requests.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=5)
 
 
-def test_expired_token_is_refused_and_the_client_refreshes(short_ttl_server, browser,
-                                                          home) -> None:
+def test_expired_token_is_refused_and_the_client_refreshes(short_ttl_server, browser, home) -> None:
     client = AcademyClient(short_ttl_server.url, scope=SCOPE, refresh_skew=0)
     first = client.login(open_browser=browser)
     assert first.expires_in() is not None and first.expires_in() <= 2.5
@@ -44,15 +43,19 @@ def test_expired_token_is_refused_and_the_client_refreshes(short_ttl_server, bro
     assert client.introspect()["aud"] == short_ttl_server.url
 
 
-def test_expired_token_without_a_way_to_refresh_raises_typed_error(short_ttl_server, browser,
-                                                                  home) -> None:
+def test_expired_token_without_a_way_to_refresh_raises_typed_error(
+    short_ttl_server, browser, home
+) -> None:
     client = AcademyClient(short_ttl_server.url, scope=SCOPE, refresh_skew=0)
     tokens = client.login(open_browser=browser)
     reg = client.registration()
     assert reg is not None
     # the refresh token is revoked behind the client's back (e.g. logged out elsewhere)
-    r = requests.post(client.metadata.revocation_endpoint,
-                      data={"token": tokens.refresh_token, "client_id": reg.client_id}, timeout=5)
+    r = requests.post(
+        client.metadata.revocation_endpoint,
+        data={"token": tokens.refresh_token, "client_id": reg.client_id},
+        timeout=5,
+    )
     assert r.status_code == 200
     time.sleep(tokens.expires_in() + 0.6)
     with pytest.raises(InvalidGrant) as exc:
@@ -83,14 +86,16 @@ def test_a_refresh_that_drops_the_resource_gives_a_token_the_api_refuses(
     server then issues a token that is not for the API -- so the client must keep it."""
     client = AcademyClient(auth_server.url, scope=SCOPE)
     tokens = client.login(open_browser=browser)
-    dropped = _grants.refresh(client.metadata, client.registration(), tokens, resource=None,
-                              timeout=5)
+    dropped = _grants.refresh(
+        client.metadata, client.registration(), tokens, resource=None, timeout=5
+    )
     resp = _raw_get(f"{auth_server.url}/api/courses", dropped.access_token)
     assert resp.status_code == 401
     assert "not for this resource" in resp.headers["WWW-Authenticate"]
     # while the client's own refresh keeps it (rotation: use the newest refresh token)
-    client.store.save_tokens(dropped.__class__(**{**tokens.to_dict(),
-                                                  "refresh_token": dropped.refresh_token}))
+    client.store.save_tokens(
+        dropped.__class__(**{**tokens.to_dict(), "refresh_token": dropped.refresh_token})
+    )
     kept = client.refresh()
     assert kept.resource == auth_server.url
     assert _raw_get(f"{auth_server.url}/api/courses", kept.access_token).status_code == 200
@@ -102,8 +107,9 @@ def test_revoked_access_token_is_refused(auth_server, browser, home) -> None:
     says to log in again instead of retrying forever."""
     client = AcademyClient(auth_server.url, scope=SCOPE)
     tokens = client.login(open_browser=browser)
-    _grants.revoke(client.metadata, client.registration(), tokens.access_token,
-                   hint="access_token", timeout=5)
+    _grants.revoke(
+        client.metadata, client.registration(), tokens.access_token, hint="access_token", timeout=5
+    )
     resp = _raw_get(f"{auth_server.url}/api/courses", tokens.access_token)
     assert resp.status_code == 401
     assert 'error="invalid_token"' in resp.headers["WWW-Authenticate"]
@@ -121,15 +127,15 @@ def test_revoked_everything_raises_invalid_token_or_grant(auth_server, browser, 
     # a stored token the server never issued and no refresh token: nothing can fix it
     from dataclasses import replace
 
-    client.store.save_tokens(replace(tokens, access_token="not-a-real-token",
-                                     refresh_token=None))
+    client.store.save_tokens(replace(tokens, access_token="not-a-real-token", refresh_token=None))
     with pytest.raises(InvalidToken) as exc:
         client.get("/api/courses")
     assert exc.value.status == 401
     assert exc.value.error == "invalid_token"
     assert exc.value.resource_metadata == f"{auth_server.url}/.well-known/oauth-protected-resource"
-    assert str(exc.value).endswith(". Log in again (`marketframe academy login`); the stored "
-                                   "token is no longer accepted.")
+    assert str(exc.value).endswith(
+        ". Log in again (`marketframe academy login`); the stored token is no longer accepted."
+    )
 
 
 def test_logout_when_not_logged_in_is_harmless(auth_server, home) -> None:

@@ -58,8 +58,9 @@ def _until(condition) -> bool:  # type: ignore[no-untyped-def]
 
 
 def _quote(sb: Sandbox) -> requests.Response:
-    return requests.get(f"{sb.base_url}/stock/intraday/quote/2330",
-                        headers={"X-API-KEY": sb.api_key}, timeout=BOUND)
+    return requests.get(
+        f"{sb.base_url}/stock/intraday/quote/2330", headers={"X-API-KEY": sb.api_key}, timeout=BOUND
+    )
 
 
 def test_silent_and_trickling_connections_are_closed_after_the_idle_timeout() -> None:
@@ -115,8 +116,11 @@ def test_a_slow_rest_body_does_not_stall_other_clients() -> None:
         worker.start()
         try:
             assert entered.wait(BOUND)
-            fast = requests.get(f"{sb.base_url}/stock/intraday/ticker/2330",
-                                headers={"X-API-KEY": sb.api_key}, timeout=BOUND)
+            fast = requests.get(
+                f"{sb.base_url}/stock/intraday/ticker/2330",
+                headers={"X-API-KEY": sb.api_key},
+                timeout=BOUND,
+            )
             assert fast.status_code == 200
             assert not slow, "the slow request finished first"
         finally:
@@ -139,9 +143,12 @@ def test_accept_errors_are_logged_once_per_burst_without_traceback(caplog) -> No
         quiet_accept_errors(loop)
         with caplog.at_level(logging.WARNING):
             for _ in range(5000):
-                loop.call_exception_handler({
-                    "message": "socket.accept() out of system resource",
-                    "exception": OSError(24, "Too many open files")})
+                loop.call_exception_handler(
+                    {
+                        "message": "socket.accept() out of system resource",
+                        "exception": OSError(24, "Too many open files"),
+                    }
+                )
     finally:
         loop.close()
     lines = [r for r in caplog.records if "accept" in r.getMessage()]

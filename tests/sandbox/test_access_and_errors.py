@@ -28,12 +28,18 @@ def test_401_without_a_valid_key(sandbox, key) -> None:
     assert_error(get(sandbox, "stock/intraday/quote/2330", key=key), 401)
 
 
-@pytest.mark.parametrize("path", [
-    "stock/snapshot/quotes/TSE", "stock/snapshot/movers/TSE?direction=up&change=percent",
-    "stock/snapshot/actives/TSE?trade=volume", "stock/corporate-actions/capital-changes",
-    "stock/corporate-actions/diviends", "stock/corporate-actions/dividends/",
-    "stock/corporate-actions/listing-applicants",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "stock/snapshot/quotes/TSE",
+        "stock/snapshot/movers/TSE?direction=up&change=percent",
+        "stock/snapshot/actives/TSE?trade=volume",
+        "stock/corporate-actions/capital-changes",
+        "stock/corporate-actions/diviends",
+        "stock/corporate-actions/dividends/",
+        "stock/corporate-actions/listing-applicants",
+    ],
+)
 def test_basic_plan_gets_403_on_snapshot_and_corporate_actions(sandbox, path) -> None:
     message = assert_error(get(sandbox, path, key="sandbox-basic"), 403)
     assert "plan" in message
@@ -41,49 +47,77 @@ def test_basic_plan_gets_403_on_snapshot_and_corporate_actions(sandbox, path) ->
 
 
 def test_basic_plan_reaches_the_rest(sandbox) -> None:
-    for path in ("stock/intraday/quote/2330", "stock/historical/stats/2330",
-                 "futopt/intraday/products?type=OPTION"):
+    for path in (
+        "stock/intraday/quote/2330",
+        "stock/historical/stats/2330",
+        "futopt/intraday/products?type=OPTION",
+    ):
         assert get(sandbox, path, key="sandbox-basic").status_code == 200
 
 
-@pytest.mark.parametrize("path", ["stock/intraday/quote/0000", "stock/historical/stats/ABC",
-                                  "futopt/intraday/quote/TXFZ9", "stock/nothing/here"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "stock/intraday/quote/0000",
+        "stock/historical/stats/ABC",
+        "futopt/intraday/quote/TXFZ9",
+        "stock/nothing/here",
+    ],
+)
 def test_404_for_unknown_symbols_and_paths(sandbox, path) -> None:
     assert_error(get(sandbox, path), 404)
 
 
-@pytest.mark.parametrize("path,params,needle", [
-    ("stock/historical/candles/2330", {"from": "2024-01-01", "to": "2025-01-01"}, "one year"),
-    ("stock/historical/candles/2330", {"from": "2024-02-29", "to": "2025-02-28"}, "one year"),
-    ("stock/historical/candles/2330", {"from": "2009-12-01", "to": "2010-03-01"}, "2010"),
-    ("stock/historical/candles/IX0001", {"from": "2014-12-01", "to": "2015-03-01"}, "2015"),
-    ("stock/historical/candles/2330", {"from": "2024-03-01", "to": "2024-02-01"}, "after"),
-    ("stock/historical/candles/2330", {"timeframe": "2"}, "1, 3, 5, 10, 15, 30, 60, D, W, M"),
-    ("stock/historical/candles/2330", {"from": "2024/01/01"}, "yyyy-MM-dd"),
-    ("stock/historical/candles/2330", {"from": "2024-02-30"}, "calendar"),
-    ("stock/historical/candles/2330", {"timeframe": "5", "from": "2026-11-01"}, "minute"),
-    ("stock/historical/candles/2330", {"fields": "open,vwap"}, "allowed values"),
-    ("stock/historical/candles/2330", {"timeframe": "1", "fields": "close,turnover"},
-     "allowed values"),
-    ("stock/technical/sma/2330", {"from": "2026-01-01", "to": "2026-03-01", "timeframe": "D"},
-     "period"),
-    ("stock/technical/kdj/2330", {"from": "2025-01-01", "to": "2026-01-01", "timeframe": "D",
-                                  "rPeriod": 9, "kPeriod": 3, "dPeriod": 3}, "one year"),
-    ("stock/intraday/candles/2330", {"timeframe": "D"}, "1, 3, 5, 10, 15, 30, 60"),
-    ("stock/intraday/tickers", {}, "EQUITY, INDEX, WARRANT, ODDLOT"),
-    ("stock/intraday/trades/2330", {"limit": "many"}, "whole number"),
-    ("stock/snapshot/quotes/NYSE", {}, "TSE, OTC, ESB, TIB, PSB"),
-    ("stock/snapshot/movers/TSE", {"direction": "sideways", "change": "value"}, "up, down"),
-    ("futopt/intraday/products", {}, "FUTURE, OPTION"),
-    ("futopt/intraday/candles/TXFL6", {"timeframe": "3"}, "1, 5, 10, 15, 30, 60"),
-])
+@pytest.mark.parametrize(
+    "path,params,needle",
+    [
+        ("stock/historical/candles/2330", {"from": "2024-01-01", "to": "2025-01-01"}, "one year"),
+        ("stock/historical/candles/2330", {"from": "2024-02-29", "to": "2025-02-28"}, "one year"),
+        ("stock/historical/candles/2330", {"from": "2009-12-01", "to": "2010-03-01"}, "2010"),
+        ("stock/historical/candles/IX0001", {"from": "2014-12-01", "to": "2015-03-01"}, "2015"),
+        ("stock/historical/candles/2330", {"from": "2024-03-01", "to": "2024-02-01"}, "after"),
+        ("stock/historical/candles/2330", {"timeframe": "2"}, "1, 3, 5, 10, 15, 30, 60, D, W, M"),
+        ("stock/historical/candles/2330", {"from": "2024/01/01"}, "yyyy-MM-dd"),
+        ("stock/historical/candles/2330", {"from": "2024-02-30"}, "calendar"),
+        ("stock/historical/candles/2330", {"timeframe": "5", "from": "2026-11-01"}, "minute"),
+        ("stock/historical/candles/2330", {"fields": "open,vwap"}, "allowed values"),
+        (
+            "stock/historical/candles/2330",
+            {"timeframe": "1", "fields": "close,turnover"},
+            "allowed values",
+        ),
+        (
+            "stock/technical/sma/2330",
+            {"from": "2026-01-01", "to": "2026-03-01", "timeframe": "D"},
+            "period",
+        ),
+        (
+            "stock/technical/kdj/2330",
+            {
+                "from": "2025-01-01",
+                "to": "2026-01-01",
+                "timeframe": "D",
+                "rPeriod": 9,
+                "kPeriod": 3,
+                "dPeriod": 3,
+            },
+            "one year",
+        ),
+        ("stock/intraday/candles/2330", {"timeframe": "D"}, "1, 3, 5, 10, 15, 30, 60"),
+        ("stock/intraday/tickers", {}, "EQUITY, INDEX, WARRANT, ODDLOT"),
+        ("stock/intraday/trades/2330", {"limit": "many"}, "whole number"),
+        ("stock/snapshot/quotes/NYSE", {}, "TSE, OTC, ESB, TIB, PSB"),
+        ("stock/snapshot/movers/TSE", {"direction": "sideways", "change": "value"}, "up, down"),
+        ("futopt/intraday/products", {}, "FUTURE, OPTION"),
+        ("futopt/intraday/candles/TXFL6", {"timeframe": "3"}, "1, 5, 10, 15, 30, 60"),
+    ],
+)
 def test_400_for_invalid_parameters(sandbox, path, params, needle) -> None:
     assert needle in assert_error(get(sandbox, path, **params), 400)
 
 
 def test_a_range_just_under_one_year_is_accepted(sandbox) -> None:
-    r = get(sandbox, "stock/historical/candles/2330", **{"from": "2024-01-01",
-                                                         "to": "2024-12-31"})
+    r = get(sandbox, "stock/historical/candles/2330", **{"from": "2024-01-01", "to": "2024-12-31"})
     assert r.status_code == 200 and len(r.json()["data"]) > 240
 
 
@@ -117,10 +151,14 @@ def test_rate_limit_headers_and_429() -> None:
 
 
 def test_every_response_carries_rate_limit_headers(sandbox) -> None:
-    for r in (get(sandbox, "stock/intraday/quote/2330"), get(sandbox, "x", key=None),
-              get(sandbox, "stock/intraday/quote/0000")):
+    for r in (
+        get(sandbox, "stock/intraday/quote/2330"),
+        get(sandbox, "x", key=None),
+        get(sandbox, "stock/intraday/quote/0000"),
+    ):
         assert {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} <= set(
-            r.headers), r.status_code
+            r.headers
+        ), r.status_code
 
 
 def test_latency_and_faults_can_be_injected() -> None:
@@ -168,7 +206,10 @@ def test_a_short_rate_window_resets_the_count() -> None:
     with Sandbox(seed=1, now="2026-11-20T14:00:00+08:00", rate_limit=2, rate_window=0.5) as sb:
         sb.rest.clock = lambda: now[0]
         assert [get(sb, "stock/intraday/ticker/2330").status_code for _ in range(3)] == [
-            200, 200, 429]
+            200,
+            200,
+            429,
+        ]
         now[0] += 0.49
         assert get(sb, "stock/intraday/ticker/2330").status_code == 429
         now[0] += 0.02
@@ -176,7 +217,11 @@ def test_a_short_rate_window_resets_the_count() -> None:
 
 
 def test_tickers_envelope_names_the_exchange_of_the_selection(sandbox) -> None:
-    assert get(sandbox, "stock/intraday/tickers", type="EQUITY", market="OTC").json()[
-        "exchange"] == "TPEx"
-    assert get(sandbox, "stock/intraday/tickers", type="EQUITY", exchange="TPEx").json()[
-        "exchange"] == "TPEx"
+    assert (
+        get(sandbox, "stock/intraday/tickers", type="EQUITY", market="OTC").json()["exchange"]
+        == "TPEx"
+    )
+    assert (
+        get(sandbox, "stock/intraday/tickers", type="EQUITY", exchange="TPEx").json()["exchange"]
+        == "TPEx"
+    )

@@ -14,8 +14,9 @@ CONTRACTS = {"TXFL6": ("TXF", "202612"), "MXFA7": ("MXF", "202701")}
 
 
 def get(sb: Any, path: str, **query: str) -> requests.Response:
-    return requests.get(f"{sb.base_url}/{path}", params=query,
-                        headers={"X-API-KEY": sb.api_key}, timeout=30)
+    return requests.get(
+        f"{sb.base_url}/{path}", params=query, headers={"X-API-KEY": sb.api_key}, timeout=30
+    )
 
 
 def ok(sb: Any, path: str, **query: str) -> dict[str, Any]:
@@ -42,11 +43,18 @@ def _assert_agrees(sb: Any, symbol: str, product: str, month: str, **session: st
     assert row["highPrice"] == max(prices) == max(c["high"] for c in candles)
     assert row["lowPrice"] == min(prices) == min(c["low"] for c in candles)
     assert row["volume"] == sum(t["size"] for t in trades) == sum(c["volume"] for c in candles)
-    bars = ok(sb, f"futopt/historical/candles/{product}", contractMonth=month, timeframe="1",
-              sort="asc", **({"session": session["session"]} if session else {}),
-              **{"from": body["date"], "to": body["date"]})["data"]
-    assert [(b["date"], b["open"], b["close"], b["volume"]) for b in bars] == \
-        [(c["date"], c["open"], c["close"], c["volume"]) for c in candles]
+    bars = ok(
+        sb,
+        f"futopt/historical/candles/{product}",
+        contractMonth=month,
+        timeframe="1",
+        sort="asc",
+        **({"session": session["session"]} if session else {}),
+        **{"from": body["date"], "to": body["date"]},
+    )["data"]
+    assert [(b["date"], b["open"], b["close"], b["volume"]) for b in bars] == [
+        (c["date"], c["open"], c["close"], c["volume"]) for c in candles
+    ]
 
 
 @pytest.mark.parametrize("symbol", sorted(CONTRACTS))
@@ -59,12 +67,12 @@ def test_the_night_session_agrees_with_its_trades_too(sandbox: Any) -> None:
 
 
 @pytest.mark.parametrize("session", [{}, {"session": "afterhours"}])
-def test_a_spread_row_agrees_with_the_spreads_own_trades(sandbox: Any,
-                                                          session: dict[str, str]) -> None:
+def test_a_spread_row_agrees_with_the_spreads_own_trades(
+    sandbox: Any, session: dict[str, str]
+) -> None:
     """The history's spreads are the intraday routes' spreads (TXFL6/A7: December against
     January), with the same trades: one market, whichever route asks."""
-    trades = ok(sandbox, "futopt/intraday/trades/TXFL6%2FA7", limit="100000",
-                **session)["data"]
+    trades = ok(sandbox, "futopt/intraday/trades/TXFL6%2FA7", limit="100000", **session)["data"]
     trades.reverse()
     prices = [t["price"] for t in trades]
     body = ok(sandbox, "futopt/historical/daily/TXF", **session)
@@ -115,8 +123,12 @@ def test_an_expiring_contract_settles_at_zero_on_its_expiry_day(sandbox: Any) ->
     """As the recorded api-dev payload shows for 202609 on its expiry day 2026-09-16."""
     row = _daily_row(sandbox, "TXF", "202611", date="2026-11-18")
     assert row["settlementPrice"] == 0 and row["volume"] > 0
-    assert ok(sandbox, "futopt/historical/daily/TXF", date="2026-11-19",
-              contractMonth="202611")["data"] == []  # delisted the day after
+    assert (
+        ok(sandbox, "futopt/historical/daily/TXF", date="2026-11-19", contractMonth="202611")[
+            "data"
+        ]
+        == []
+    )  # delisted the day after
 
 
 def test_continuous_month_on_daily_resolves_to_the_real_month(sandbox: Any) -> None:
@@ -129,14 +141,23 @@ def test_continuous_month_on_daily_resolves_to_the_real_month(sandbox: Any) -> N
 
 
 def test_past_days_are_deterministic_from_the_seed() -> None:
-    calls = [("futopt/historical/daily/TXO", {"date": "2026-10-14"}),
-             ("futopt/historical/candles/MXF", {"from": "2026-03-02", "to": "2026-04-30",
-                                                "timeframe": "W", "contractMonth": "2!"}),
-             ("futopt/historical/candles/TXF", {"from": "2026-10-14", "to": "2026-10-14",
-                                                "timeframe": "15", "session": "afterhours"})]
+    calls = [
+        ("futopt/historical/daily/TXO", {"date": "2026-10-14"}),
+        (
+            "futopt/historical/candles/MXF",
+            {"from": "2026-03-02", "to": "2026-04-30", "timeframe": "W", "contractMonth": "2!"},
+        ),
+        (
+            "futopt/historical/candles/TXF",
+            {"from": "2026-10-14", "to": "2026-10-14", "timeframe": "15", "session": "afterhours"},
+        ),
+    ]
     bodies = []
-    for seed, now in ((5, "2026-11-20T14:00:00+08:00"), (5, "2026-11-25T09:00:00+08:00"),
-                      (6, "2026-11-20T14:00:00+08:00")):
+    for seed, now in (
+        (5, "2026-11-20T14:00:00+08:00"),
+        (5, "2026-11-25T09:00:00+08:00"),
+        (6, "2026-11-20T14:00:00+08:00"),
+    ):
         with Sandbox(seed=seed, now=now) as sb:
             bodies.append([ok(sb, p, **q) for p, q in calls])
     assert bodies[0] == bodies[1]  # another day's clock: the past does not change
@@ -150,18 +171,22 @@ def test_session_is_case_insensitive_on_history(sandbox: Any, session: str) -> N
         assert ok(sandbox, path, session=session)["session"] == "AFTERHOURS"
 
 
-@pytest.mark.parametrize(("path", "query", "words"), [
-    ("futopt/historical/daily/TXFL6", {}, "contract code"),
-    ("futopt/historical/candles/TXO22400L6", {}, "contract code"),
-    ("futopt/historical/daily/TXF", {"contractMonth": "2026-12"}, "YYYYMM"),
-    ("futopt/historical/daily/TXF", {"session": "night"}, "afterhours"),
-    ("futopt/historical/candles/TXO", {"contractMonth": "1!"}, "futures only"),
-    ("futopt/historical/candles/TXO", {"contractMonth": "202612"}, "strikePrice and callPut"),
-    ("futopt/historical/candles/TXF", {"contractMonth": "202612/202701"}, "not a spread"),
-    ("futopt/historical/candles/TXF", {"timeframe": "3"}, "allowed values"),
-])
-def test_bad_requests_are_400_with_a_hint(sandbox: Any, path: str, query: dict[str, str],
-                                          words: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "query", "words"),
+    [
+        ("futopt/historical/daily/TXFL6", {}, "contract code"),
+        ("futopt/historical/candles/TXO22400L6", {}, "contract code"),
+        ("futopt/historical/daily/TXF", {"contractMonth": "2026-12"}, "YYYYMM"),
+        ("futopt/historical/daily/TXF", {"session": "night"}, "afterhours"),
+        ("futopt/historical/candles/TXO", {"contractMonth": "1!"}, "futures only"),
+        ("futopt/historical/candles/TXO", {"contractMonth": "202612"}, "strikePrice and callPut"),
+        ("futopt/historical/candles/TXF", {"contractMonth": "202612/202701"}, "not a spread"),
+        ("futopt/historical/candles/TXF", {"timeframe": "3"}, "allowed values"),
+    ],
+)
+def test_bad_requests_are_400_with_a_hint(
+    sandbox: Any, path: str, query: dict[str, str], words: str
+) -> None:
     r = get(sandbox, path, **query)
     assert r.status_code == 400 and words in r.json()["message"]
 
@@ -170,15 +195,28 @@ def test_an_unknown_product_is_not_found(sandbox: Any) -> None:
     assert get(sandbox, "futopt/historical/daily/ZZZ").status_code == 404
 
 
-@pytest.mark.parametrize(("now", "query"), [
-    (f"{TODAY}T08:00:00+08:00", {"date": TODAY}),  # before the open: not a row of nulls
-    (f"{TODAY}T14:00:00+08:00", {"session": "afterhours", "date": TODAY}),  # opens at 15:00
-    (f"{TODAY}T14:00:00+08:00", {"date": "2013-05-02"}),  # before the index history (2015)
-    (f"{TODAY}T14:00:00+08:00", {"date": "2026-11-21"}),  # a Saturday
-])
+@pytest.mark.parametrize(
+    ("now", "query"),
+    [
+        (f"{TODAY}T08:00:00+08:00", {"date": TODAY}),  # before the open: not a row of nulls
+        (f"{TODAY}T14:00:00+08:00", {"session": "afterhours", "date": TODAY}),  # opens at 15:00
+        (f"{TODAY}T14:00:00+08:00", {"date": "2013-05-02"}),  # before the index history (2015)
+        (f"{TODAY}T14:00:00+08:00", {"date": "2026-11-21"}),  # a Saturday
+    ],
+)
 def test_no_rows_for_a_session_without_a_market(now: str, query: dict[str, str]) -> None:
     with Sandbox(seed=7, now=now) as sb:
         assert ok(sb, "futopt/historical/daily/TXO", **query)["data"] == []
-        assert ok(sb, "futopt/historical/candles/TXF", timeframe="5",
-                  **{"from": query.get("date", TODAY), "to": query.get("date", TODAY),
-                     **({"session": "afterhours"} if "session" in query else {})})["data"] == []
+        assert (
+            ok(
+                sb,
+                "futopt/historical/candles/TXF",
+                timeframe="5",
+                **{
+                    "from": query.get("date", TODAY),
+                    "to": query.get("date", TODAY),
+                    **({"session": "afterhours"} if "session" in query else {}),
+                },
+            )["data"]
+            == []
+        )

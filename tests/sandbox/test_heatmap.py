@@ -20,7 +20,8 @@ def client(sandbox: Any, api_key: str) -> Iterator[Client]:
 
 @pytest.mark.parametrize("index,board", [("IX0001", "TSE"), ("IX0043", "OTC")])
 def test_index_first_then_its_boards_equities_weights_sum_to_100(
-        client: Client, index: str, board: str) -> None:
+    client: Client, index: str, board: str
+) -> None:
     heat = client.stock.snapshot.heatmap(index)
     assert heat["type"].iloc[0] == "INDEX" and heat["symbol"].iloc[0] == index
     members = heat.iloc[1:]
@@ -37,8 +38,15 @@ def test_index_first_then_its_boards_equities_weights_sum_to_100(
 def test_constituents_agree_with_the_board_snapshot_and_the_index_quote(client: Client) -> None:
     heat = client.stock.snapshot.heatmap("IX0001").set_index("symbol")
     board = client.stock.snapshot.quotes("TSE").set_index("symbol")
-    cols = ["open_price", "high_price", "low_price", "close_price", "change", "trade_volume",
-            "trade_value"]
+    cols = [
+        "open_price",
+        "high_price",
+        "low_price",
+        "close_price",
+        "change",
+        "trade_volume",
+        "trade_value",
+    ]
     pd.testing.assert_frame_equal(heat.loc[board.index, cols], board[cols], check_names=False)
     quote = client.stock.intraday.quote("IX0001").iloc[0]
     assert heat.loc["IX0001", "close_price"] == quote["close_price"]
@@ -76,13 +84,16 @@ def test_mistakes_fail_before_any_request(client: Client) -> None:
 
 
 def test_the_service_answers_a_stock_code_or_a_bad_time_as_the_real_one(
-        sandbox: Any, api_key: str) -> None:
+    sandbox: Any, api_key: str
+) -> None:
     url = f"{sandbox.base_url}/stock/snapshot/heatmap"
     head = {"X-API-KEY": api_key}
     assert requests.get(f"{url}/2330", headers=head, timeout=30).status_code == 404
     assert requests.get(f"{url}/TSE", headers=head, timeout=30).status_code == 404
     got = requests.get(f"{url}/IX0001", params={"time": "9:30"}, headers=head, timeout=30)
     assert got.status_code == 400 and "HHmmss" in got.json()["message"]
-    with Client(api_key, base_url=sandbox.base_url, cache=False) as c, \
-            pytest.raises(SymbolNotFound):  # an index code the service does not have
+    with (
+        Client(api_key, base_url=sandbox.base_url, cache=False) as c,
+        pytest.raises(SymbolNotFound),
+    ):  # an index code the service does not have
         c.stock.snapshot.heatmap("IX9999")

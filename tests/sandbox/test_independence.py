@@ -32,7 +32,8 @@ def test_no_sandbox_module_imports_the_package() -> None:
         for level, module in _imports(path):
             assert level <= 1, f"{path.name} imports from outside the sandbox ({module})"
             assert level == 1 or module.split(".")[0] != "marketframe", (
-                f"{path.name} imports {module}")
+                f"{path.name} imports {module}"
+            )
 
 
 def test_the_sandbox_runs_with_marketframe_unimportable(tmp_path: Path) -> None:
@@ -51,7 +52,8 @@ def test_the_sandbox_runs_with_marketframe_unimportable(tmp_path: Path) -> None:
         "print(route.handler(svc, {'symbol': '2330'}, Query({}))['symbol'])\n"
         "print(sorted(m for m in sys.modules if m.startswith('marketframe')))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["2330", "['marketframe']"]

@@ -24,8 +24,18 @@ def ticks_ok(price: float, etf: bool) -> bool:
     if etf:
         tick = 1 if cents < 5000 else 5
     else:
-        tick = next(t for bound, t in ((1000, 1), (5000, 5), (10000, 10), (50000, 50),
-                                       (100000, 100), (float("inf"), 500)) if cents < bound)
+        tick = next(
+            t
+            for bound, t in (
+                (1000, 1),
+                (5000, 5),
+                (10000, 10),
+                (50000, 50),
+                (100000, 100),
+                (float("inf"), 500),
+            )
+            if cents < bound
+        )
     return cents % tick == 0
 
 
@@ -57,8 +67,9 @@ def at(d: date, hh: int, mm: int) -> datetime:
 
 
 def listed_on(api, symbol: str, d: date) -> bool:
-    rows = api(f"stock/historical/candles/{symbol}", **{"from": d.isoformat(),
-                                                       "to": d.isoformat()})["data"]
+    rows = api(
+        f"stock/historical/candles/{symbol}", **{"from": d.isoformat(), "to": d.isoformat()}
+    )["data"]
     return bool(rows)
 
 
@@ -117,14 +128,23 @@ def test_a_closed_day_agrees_everywhere(sb, api, symbol: str, d: date) -> None:
     assert split == total["tradeVolume"] - regular[0]["size"]
     assert split == total["tradeVolumeAtBid"] + total["tradeVolumeAtAsk"]
     # the historical daily candle is the intraday day (volume in shares, turnover in TWD)
-    hist = api(f"stock/historical/candles/{symbol}", **{
-        "from": d.isoformat(), "to": d.isoformat(),
-        "fields": "open,high,low,close,volume,turnover,change"})["data"]
+    hist = api(
+        f"stock/historical/candles/{symbol}",
+        **{
+            "from": d.isoformat(),
+            "to": d.isoformat(),
+            "fields": "open,high,low,close,volume,turnover,change",
+        },
+    )["data"]
     assert len(hist) == 1
     h = hist[0]
     lots = symbol != "7705"
     assert (h["open"], h["high"], h["low"], h["close"]) == (
-        quote["openPrice"], quote["highPrice"], quote["lowPrice"], quote["closePrice"])
+        quote["openPrice"],
+        quote["highPrice"],
+        quote["lowPrice"],
+        quote["closePrice"],
+    )
     assert h["volume"] == total["tradeVolume"] * (1000 if lots else 1)
     assert h["turnover"] == total["tradeValue"]
     assert h["change"] == pytest.approx(quote["change"])
@@ -140,7 +160,11 @@ def test_snapshot_rows_agree_with_quotes(sb, api, symbol: str) -> None:
     q = api(f"stock/intraday/quote/{symbol}")
     r = rows[symbol]
     assert (r["openPrice"], r["highPrice"], r["lowPrice"], r["closePrice"]) == (
-        q["openPrice"], q["highPrice"], q["lowPrice"], q["closePrice"])
+        q["openPrice"],
+        q["highPrice"],
+        q["lowPrice"],
+        q["closePrice"],
+    )
     assert r["tradeVolume"] == q["total"]["tradeVolume"]
     assert r["tradeValue"] == q["total"]["tradeValue"]
     assert r["lastUpdated"] <= datetime(2026, 11, 19, 11, 7, tzinfo=TPE).timestamp() * 1e6
@@ -187,40 +211,58 @@ def test_paging_and_sorting_of_trades(sb, api) -> None:
 
 def test_weekends_and_history_start(sb, api) -> None:
     sb.set_now(at(date(2026, 11, 20), 14, 0))
-    rows = api("stock/historical/candles/2330", **{"from": "2010-01-01", "to": "2010-12-31",
-                                                   "sort": "asc"})["data"]
+    rows = api(
+        "stock/historical/candles/2330", **{"from": "2010-01-01", "to": "2010-12-31", "sort": "asc"}
+    )["data"]
     assert rows[0]["date"] == "2010-01-04"
     assert all(date.fromisoformat(r["date"]).weekday() < 5 for r in rows)
-    ix = api("stock/historical/candles/IX0001", **{"from": "2015-01-01", "to": "2015-03-01",
-                                                   "sort": "asc"})["data"]
+    ix = api(
+        "stock/historical/candles/IX0001",
+        **{"from": "2015-01-01", "to": "2015-03-01", "sort": "asc"},
+    )["data"]
     assert ix[0]["date"] == "2015-01-05"
     before = api("stock/historical/candles/6669", **{"from": "2018-06-01", "to": "2019-03-26"})
     assert before["data"] == []  # listed 2019-03-27: confirmed empty, not an error
-    after = api("stock/historical/candles/6669", **{"from": "2019-03-01", "to": "2019-04-30",
-                                                    "sort": "asc"})["data"]
+    after = api(
+        "stock/historical/candles/6669", **{"from": "2019-03-01", "to": "2019-04-30", "sort": "asc"}
+    )["data"]
     assert after[0]["date"] == "2019-03-27"
-    halted = api("stock/historical/candles/0050", **{"from": "2025-06-09", "to": "2025-06-20",
-                                                     "sort": "asc"})["data"]
-    assert [r["date"] for r in halted] == ["2025-06-09", "2025-06-10", "2025-06-18",
-                                          "2025-06-19", "2025-06-20"]
+    halted = api(
+        "stock/historical/candles/0050", **{"from": "2025-06-09", "to": "2025-06-20", "sort": "asc"}
+    )["data"]
+    assert [r["date"] for r in halted] == [
+        "2025-06-09",
+        "2025-06-10",
+        "2025-06-18",
+        "2025-06-19",
+        "2025-06-20",
+    ]
 
 
 def test_weekly_and_monthly_candles_aggregate_days(sb, api) -> None:
     sb.set_now(at(date(2026, 11, 20), 14, 0))
-    days = api("stock/historical/candles/2454", **{"from": "2026-03-01", "to": "2026-04-30",
-                                                   "sort": "asc"})["data"]
-    months = api("stock/historical/candles/2454", **{"from": "2026-03-01", "to": "2026-04-30",
-                                                     "timeframe": "M", "sort": "asc"})["data"]
+    days = api(
+        "stock/historical/candles/2454", **{"from": "2026-03-01", "to": "2026-04-30", "sort": "asc"}
+    )["data"]
+    months = api(
+        "stock/historical/candles/2454",
+        **{"from": "2026-03-01", "to": "2026-04-30", "timeframe": "M", "sort": "asc"},
+    )["data"]
     assert [m["date"] for m in months] == ["2026-03-02", "2026-04-01"]
     march = [r for r in days if r["date"].startswith("2026-03")]
     m = months[0]
     assert m["open"] == march[0]["open"] and m["close"] == march[-1]["close"]
     assert m["high"] == max(r["high"] for r in march)
     assert m["volume"] == sum(r["volume"] for r in march)
-    weeks = api("stock/historical/candles/2454", **{"from": "2026-03-01", "to": "2026-04-30",
-                                                    "timeframe": "W", "sort": "asc"})["data"]
-    assert all(date.fromisoformat(w["date"]).weekday() == 0 for w in weeks[1:] if
-               date.fromisoformat(w["date"]) != date(2026, 4, 6))
+    weeks = api(
+        "stock/historical/candles/2454",
+        **{"from": "2026-03-01", "to": "2026-04-30", "timeframe": "W", "sort": "asc"},
+    )["data"]
+    assert all(
+        date.fromisoformat(w["date"]).weekday() == 0
+        for w in weeks[1:]
+        if date.fromisoformat(w["date"]) != date(2026, 4, 6)
+    )
 
 
 def test_oddlot_is_in_shares_and_agrees_with_its_trades(sb, api) -> None:
@@ -235,8 +277,12 @@ def test_oddlot_is_in_shares_and_agrees_with_its_trades(sb, api) -> None:
 
 def test_flags_are_sent_only_when_true(sb, api) -> None:
     sb.set_now(at(date(2026, 11, 20), 12, 0))
-    bodies = [api("stock/intraday/quote/2330"), api("stock/intraday/quote/0050"),
-              api("stock/snapshot/quotes/TSE")]
+    bodies = [
+        api("stock/intraday/quote/2330"),
+        api("stock/intraday/quote/0050"),
+        api("stock/snapshot/quotes/TSE"),
+    ]
+
     def walk(x):
         if isinstance(x, dict):
             for k, v in x.items():
@@ -246,14 +292,16 @@ def test_flags_are_sent_only_when_true(sb, api) -> None:
         elif isinstance(x, list):
             for v in x:
                 walk(v)
+
     for b in bodies:
         walk(b)
 
 
 def test_announced_dividends_have_null_prices_and_ex_dates_move_the_reference(sb, api) -> None:
     sb.set_now(at(date(2026, 11, 20), 14, 0))
-    rows = api("stock/corporate-actions/dividends", start_date="2026-09-01",
-               end_date="2027-01-15")["data"]
+    rows = api("stock/corporate-actions/dividends", start_date="2026-09-01", end_date="2027-01-15")[
+        "data"
+    ]
     future = [r for r in rows if r["date"] > "2026-11-20"]
     past = [r for r in rows if r["date"] <= "2026-11-20"]
     assert future and past
@@ -271,8 +319,10 @@ def test_futures_and_options_wire_facts(sb, api) -> None:
     sb.set_now(at(date(2026, 11, 20), 20, 0))
     ah = api("futopt/intraday/trades/TXFL6", session="afterhours", limit=100000)
     assert ah["type"] == "FUTURE_AH"
-    assert all(isinstance(t["serial"], str) and len(t["serial"]) == 8 and t["serial"].isdigit()
-               for t in ah["data"])
+    assert all(
+        isinstance(t["serial"], str) and len(t["serial"]) == 8 and t["serial"].isdigit()
+        for t in ah["data"]
+    )
     times = [datetime.fromtimestamp(t["time"] / 1e6, TPE) for t in ah["data"]]
     assert min(times) >= at(date(2026, 11, 20), 15, 0)
     assert max(times) <= at(date(2026, 11, 21), 5, 0)
@@ -283,15 +333,21 @@ def test_futures_and_options_wire_facts(sb, api) -> None:
     puts = [o for o in options if o["symbol"][-2] in "MNOPQRSTUVWX"]
     assert calls and len(calls) == len(puts)
     vols = api(f"futopt/intraday/volumes/{options[0]['symbol']}")["data"]
-    assert sum(v["volume"] for v in vols) == api(
-        f"futopt/intraday/quote/{options[0]['symbol']}")["total"]["tradeVolume"]
+    assert (
+        sum(v["volume"] for v in vols)
+        == api(f"futopt/intraday/quote/{options[0]['symbol']}")["total"]["tradeVolume"]
+    )
 
 
 def test_technical_values_agree_with_the_candles(sb, api) -> None:
     sb.set_now(at(date(2026, 11, 20), 14, 0))
     rng = {"from": "2026-01-05", "to": "2026-11-20", "timeframe": "D"}
-    closes = [r["close"] for r in api("stock/historical/candles/2454", sort="asc",
-                                      **{"from": rng["from"], "to": rng["to"]})["data"]]
+    closes = [
+        r["close"]
+        for r in api(
+            "stock/historical/candles/2454", sort="asc", **{"from": rng["from"], "to": rng["to"]}
+        )["data"]
+    ]
     sma = api("stock/technical/sma/2454", period=10, **rng)["data"]
     assert len(sma) == len(closes) - 9
     for k, row in enumerate(sma):

@@ -19,8 +19,9 @@ YEAR = "from=2025-11-21&to=2026-11-20"
 
 
 def get(sb: Any, path: str, key: str | None = None) -> requests.Response:
-    return requests.get(f"{sb.base_url}/{OWN}/{path}",
-                        headers={"X-API-KEY": key or sb.api_key}, timeout=30)
+    return requests.get(
+        f"{sb.base_url}/{OWN}/{path}", headers={"X-API-KEY": key or sb.api_key}, timeout=30
+    )
 
 
 def data(sb: Any, path: str) -> list[dict[str, Any]]:
@@ -36,7 +37,8 @@ def data(sb: Any, path: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("symbol", ["2330", "0050", "7705", "6446"])
 def test_institutional_net_is_buy_minus_sell_and_total_the_sum_of_nets(
-        sandbox: Any, symbol: str) -> None:
+    sandbox: Any, symbol: str
+) -> None:
     rows = data(sandbox, f"institutional-trades/{symbol}?{YEAR}")
     assert len(rows) > 200  # a trading year
     for row in rows:
@@ -64,8 +66,7 @@ def test_institutional_dates_are_the_stocks_trading_days(sandbox: Any) -> None:
 
 
 @pytest.mark.parametrize("symbol", ["2330", "0056", "7705"])
-def test_tdcc_proportions_sum_to_100_and_counts_are_integers(sandbox: Any,
-                                                             symbol: str) -> None:
+def test_tdcc_proportions_sum_to_100_and_counts_are_integers(sandbox: Any, symbol: str) -> None:
     rows = data(sandbox, f"tdcc-distribution/{symbol}?{YEAR}&sort=asc")
     assert 50 <= len(rows) <= 53  # weekly
     totals = set()
@@ -112,8 +113,9 @@ def test_etf_weights_sum_to_100_and_holdings_change_every_day(sandbox: Any, etf:
             assert any(comps[s]["quantity"] != prev[s]["quantity"] for s in comps)
             for s, c in comps.items():
                 assert c["quantityChange"] == c["quantity"] - prev[s]["quantity"]
-                assert round(c["weightChange"] * 100) == round(
-                    c["weight"] * 100) - round(prev[s]["weight"] * 100)
+                assert round(c["weightChange"] * 100) == round(c["weight"] * 100) - round(
+                    prev[s]["weight"] * 100
+                )
         prev = comps
 
 
@@ -124,8 +126,13 @@ def test_etf_changes_are_absent_on_the_first_disclosure(sandbox: Any) -> None:
         assert "quantityChange" not in c and "weightChange" not in c
     # 0050 was suspended 2025-06-11..17: no disclosure then; the next compares with the last
     rows = data(sandbox, "etf-holdings/0050?from=2025-06-09&to=2025-06-20&sort=asc")
-    assert [r["date"] for r in rows] == ["2025-06-09", "2025-06-10", "2025-06-18",
-                                         "2025-06-19", "2025-06-20"]
+    assert [r["date"] for r in rows] == [
+        "2025-06-09",
+        "2025-06-10",
+        "2025-06-18",
+        "2025-06-19",
+        "2025-06-20",
+    ]
     assert all("quantityChange" in c for c in rows[2]["components"])
 
 
@@ -141,21 +148,20 @@ def test_a_holding_enters_without_changes(sandbox: Any, etf: str) -> None:
     assert "weightChange" not in held[entry]["6669"]
     assert all("quantityChange" in c for s, c in held[entry].items() if s != "6669")
     assert held[entry + 1]["6669"]["quantityChange"] == (
-        held[entry + 1]["6669"]["quantity"] - held[entry]["6669"]["quantity"])
+        held[entry + 1]["6669"]["quantity"] - held[entry]["6669"]["quantity"]
+    )
 
 
 def test_etf_holdings_of_a_company_are_empty_and_of_an_unknown_symbol_404(sandbox: Any) -> None:
     assert data(sandbox, "etf-holdings/2330") == []
     r = get(sandbox, "etf-holdings/9999")
-    assert r.status_code == 404 and r.json() == {"statusCode": 404,
-                                                 "message": "Resource Not Found"}
+    assert r.status_code == 404 and r.json() == {"statusCode": 404, "message": "Resource Not Found"}
 
 
 # --- director holdings ----------------------------------------------------------------------
 
 
-def test_director_holdings_are_monthly_with_null_ratios_when_nothing_is_held(
-        sandbox: Any) -> None:
+def test_director_holdings_are_monthly_with_null_ratios_when_nothing_is_held(sandbox: Any) -> None:
     rows = data(sandbox, "director-holdings/2317?from=2025-12&to=2026-11&sort=asc")
     # published on the 15th of the next month: at 2026-11-20 October is the last
     assert [r["date"] for r in rows] == ["2025-12", *[f"2026-{m:02d}" for m in range(1, 11)]]
@@ -175,7 +181,8 @@ def test_director_holdings_are_monthly_with_null_ratios_when_nothing_is_held(
                 assert p["pledgeRatio"] == round(pledged / held * 100, 2)
             rel = p["relatedHeldShares"]
             assert p["relatedPledgeRatio"] == (
-                None if rel == 0 else round(p["relatedPledgedShares"] / rel * 100, 2))
+                None if rel == 0 else round(p["relatedPledgedShares"] / rel * 100, 2)
+            )
     assert nulls >= 3 * len(rows)  # independent directors hold nothing
 
 
@@ -188,8 +195,15 @@ def test_director_months_are_in_a_range_when_their_first_day_is(sandbox: Any) ->
 # --- from / to / sort and the 400 body ------------------------------------------------------
 
 
-@pytest.mark.parametrize("route", ["etf-holdings/0050", "institutional-trades/2330",
-                                   "tdcc-distribution/2330", "director-holdings/2330"])
+@pytest.mark.parametrize(
+    "route",
+    [
+        "etf-holdings/0050",
+        "institutional-trades/2330",
+        "tdcc-distribution/2330",
+        "director-holdings/2330",
+    ],
+)
 def test_from_to_and_sort_are_honoured(sandbox: Any, route: str) -> None:
     lo, hi = "2026-02-01", "2026-06-30"
     asc = [r["date"] for r in data(sandbox, f"{route}?from={lo}&to={hi}&sort=asc")]
@@ -197,17 +211,24 @@ def test_from_to_and_sort_are_honoured(sandbox: Any, route: str) -> None:
     default = [r["date"] for r in data(sandbox, f"{route}?from={lo}&to={hi}")]
     assert asc and asc == sorted(asc) and len(set(asc)) == len(asc)
     assert desc == asc[::-1] == default  # newest first unless asked
-    assert lo[:len(asc[0])] <= asc[0] and asc[-1] <= hi[:len(asc[-1])]
+    assert lo[: len(asc[0])] <= asc[0] and asc[-1] <= hi[: len(asc[-1])]
     # without from/to: the year up to today, newest first
     latest = data(sandbox, route)
     assert latest[0]["date"] >= asc[-1] and latest[-1]["date"] > "2025-11"
 
 
-@pytest.mark.parametrize(("query", "word"), [
-    ("code=2330", "code"), ("sort=up", "sort"), ("from=2026-13-01", "from"),
-    ("from=26-01-01", "from"), ("from=2026-06-01&to=2026-01-01", "from"),
-    ("from=2025-01-01&to=2026-01-01", "one year"), ("from=2009-06-01&to=2009-12-31", "2010"),
-])
+@pytest.mark.parametrize(
+    ("query", "word"),
+    [
+        ("code=2330", "code"),
+        ("sort=up", "sort"),
+        ("from=2026-13-01", "from"),
+        ("from=26-01-01", "from"),
+        ("from=2026-06-01&to=2026-01-01", "from"),
+        ("from=2025-01-01&to=2026-01-01", "one year"),
+        ("from=2009-06-01&to=2009-12-31", "2010"),
+    ],
+)
 def test_bad_parameters_get_the_services_400_body(sandbox: Any, query: str, word: str) -> None:
     r = get(sandbox, f"institutional-trades/2330?{query}")
     assert r.status_code == 400
@@ -239,8 +260,9 @@ def test_etf_holdings_are_granted_to_an_sdk_token_of_any_plan(sandbox: Any) -> N
         bearer = {"Authorization": f"Bearer {creds['bearer_token'][plan]}"}
         assert requests.get(url, headers=bearer, timeout=30).status_code == 403
     basic_sdk = {"X-SDK-TOKEN": creds["sdk_token"]["basic"]}
-    snap = requests.get(f"{sandbox.base_url}/stock/snapshot/quotes/TSE", headers=basic_sdk,
-                        timeout=30)
+    snap = requests.get(
+        f"{sandbox.base_url}/stock/snapshot/quotes/TSE", headers=basic_sdk, timeout=30
+    )
     assert snap.status_code == 403
 
 
@@ -250,10 +272,10 @@ def late_sb() -> Iterator[Sandbox]:
         yield sb
 
 
-def test_a_days_rows_are_published_at_15_00_and_deterministic(sandbox: Any,
-                                                              late_sb: Sandbox) -> None:
-    for route in ("etf-holdings/0050", "institutional-trades/2330",
-                  "tdcc-distribution/2330"):
+def test_a_days_rows_are_published_at_15_00_and_deterministic(
+    sandbox: Any, late_sb: Sandbox
+) -> None:
+    for route in ("etf-holdings/0050", "institutional-trades/2330", "tdcc-distribution/2330"):
         q = f"{route}?from=2026-11-01&to=2026-11-20&sort=asc"
         before, after = data(sandbox, q), data(late_sb, q)
         assert before[-1]["date"] < "2026-11-20" and after[-1]["date"] == "2026-11-20"

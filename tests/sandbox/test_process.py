@@ -20,8 +20,9 @@ EXIT_BOUND = 60
 def _start(args: list[str], ready: str) -> subprocess.Popen[str]:
     """Start a Python process; return once it printed ``ready`` (its output so far is kept
     in ``proc.seen``)."""
-    proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     assert proc.stdout is not None
     proc.seen = ""  # type: ignore[attr-defined]
     for line in proc.stdout:
@@ -71,14 +72,28 @@ def test_started_sandbox_lets_ctrl_c_interrupt_a_wait() -> None:
 
 
 def test_cli_passes_the_connection_limits_on() -> None:
-    proc = _start(["-m", "marketframe", "sandbox", "--port", "0", "--idle-timeout", "0.5",
-                   "--http-connections", "1"], "Serving until interrupted")
+    proc = _start(
+        [
+            "-m",
+            "marketframe",
+            "sandbox",
+            "--port",
+            "0",
+            "--idle-timeout",
+            "0.5",
+            "--http-connections",
+            "1",
+        ],
+        "Serving until interrupted",
+    )
     found = re.search(r"http://127\.0\.0\.1:(\d+)/", proc.seen)  # type: ignore[attr-defined]
     assert found, "the CLI printed no base URL"
     port = int(found.group(1))
-    with socket.create_connection(("127.0.0.1", port), timeout=EXIT_BOUND) as held, \
-            socket.create_connection(("127.0.0.1", port), timeout=EXIT_BOUND) as extra:
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=EXIT_BOUND) as held,
+        socket.create_connection(("127.0.0.1", port), timeout=EXIT_BOUND) as extra,
+    ):
         assert extra.recv(1) == b""  # beyond --http-connections 1: closed at once
-        assert held.recv(1) == b""   # silent for --idle-timeout 0.5 s: closed
+        assert held.recv(1) == b""  # silent for --idle-timeout 0.5 s: closed
     code, _ = _interrupt(proc)
     assert code == 0

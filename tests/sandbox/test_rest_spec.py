@@ -22,8 +22,9 @@ def check_type(where: str, value: object, kind: str) -> None:
 
 
 def get(sandbox, path: str, key: str | None = None) -> requests.Response:
-    return requests.get(f"{sandbox.base_url}/{path}",
-                        headers={"X-API-KEY": key or sandbox.api_key}, timeout=30)
+    return requests.get(
+        f"{sandbox.base_url}/{path}", headers={"X-API-KEY": key or sandbox.api_key}, timeout=30
+    )
 
 
 def test_the_table_covers_every_endpoint_of_the_package() -> None:
@@ -64,8 +65,14 @@ def test_quote_nested_objects(sandbox) -> None:
         for level in q[side]:
             assert set(level) == {"price", "size"}
             check_type(side, level["price"], "n")
-    assert set(q["total"]) >= {"tradeValue", "tradeVolume", "tradeVolumeAtBid",
-                               "tradeVolumeAtAsk", "transaction", "time"}
+    assert set(q["total"]) >= {
+        "tradeValue",
+        "tradeVolume",
+        "tradeVolumeAtBid",
+        "tradeVolumeAtAsk",
+        "transaction",
+        "time",
+    }
     for obj in ("lastTrade", "lastTrial"):
         assert set(q[obj]) == {"bid", "ask", "price", "size", "time", "serial"}
         for v in q[obj].values():
@@ -74,12 +81,15 @@ def test_quote_nested_objects(sandbox) -> None:
     assert set(fq["total"]) == {"tradeVolume", "totalBidMatch", "totalAskMatch", "time"}
 
 
-@pytest.mark.parametrize("path", [
-    "stock/corporate-actions/dividends?start_date=2026-06-01&end_date=2026-12-31",
-    "stock/corporate-actions/diviends/?start_date=2026-06-01&end_date=2026-12-31",
-    "stock/corporate-actions/capital-changes/?start_date=2025-01-01&end_date=2025-12-31",
-    "stock/corporate-actions/listing-applicants/?start_date=2026-01-01&end_date=2026-11-20",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "stock/corporate-actions/dividends?start_date=2026-06-01&end_date=2026-12-31",
+        "stock/corporate-actions/diviends/?start_date=2026-06-01&end_date=2026-12-31",
+        "stock/corporate-actions/capital-changes/?start_date=2025-01-01&end_date=2025-12-31",
+        "stock/corporate-actions/listing-applicants/?start_date=2026-01-01&end_date=2026-11-20",
+    ],
+)
 def test_corporate_action_path_variants(sandbox, path: str) -> None:
     r = get(sandbox, path)
     assert r.status_code == 200

@@ -22,8 +22,9 @@ def sb():
 
 
 def rest(sb, path: str, **params):
-    return requests.get(f"{sb.base_url}/{path}", params=params,
-                        headers={"X-API-KEY": sb.api_key}, timeout=30).json()
+    return requests.get(
+        f"{sb.base_url}/{path}", params=params, headers={"X-API-KEY": sb.api_key}, timeout=30
+    ).json()
 
 
 async def session(sb, script):
@@ -92,33 +93,33 @@ def test_auth_ping_and_heartbeat(sb) -> None:
 
 def test_bad_key_and_subscribing_before_auth(sb) -> None:
     async def script(ws):
-        await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
-                                                           "symbol": "2330"}})
+        await ws.send_json({"event": "subscribe", "data": {"channel": "trades", "symbol": "2330"}})
         early = await ws.receive_json(timeout=5)
         bad = await auth(ws, "nope")
         return early, bad
 
     early, bad = run(session(sb, script))
     assert early["event"] == "error" and "auth" in early["data"]["message"]
-    assert bad == {"event": "error", "data": {"message": "Invalid authentication credentials"},
-                   "code": 1000}
+    assert bad == {
+        "event": "error",
+        "data": {"message": "Invalid authentication credentials"},
+        "code": 1000,
+    }
 
 
 def test_subscriptions_lifecycle_and_errors(sb) -> None:
     async def script(ws):
         await auth(ws)
         out = {}
-        await ws.send_json({"event": "subscribe", "data": {"channel": "books",
-                                                           "symbols": ["2330", "2454"]}})
+        await ws.send_json(
+            {"event": "subscribe", "data": {"channel": "books", "symbols": ["2330", "2454"]}}
+        )
         out["many"] = await until(ws, "subscribed")
-        await ws.send_json({"event": "subscribe", "data": {"channel": "candles",
-                                                           "symbol": "2317"}})
+        await ws.send_json({"event": "subscribe", "data": {"channel": "candles", "symbol": "2317"}})
         out["one"] = await until(ws, "subscribed")
-        await ws.send_json({"event": "subscribe", "data": {"channel": "quotes",
-                                                           "symbol": "2317"}})
-        out["bad_channel"] = (await drain(ws, 0.3))
-        await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
-                                                           "symbol": "0000"}})
+        await ws.send_json({"event": "subscribe", "data": {"channel": "quotes", "symbol": "2317"}})
+        out["bad_channel"] = await drain(ws, 0.3)
+        await ws.send_json({"event": "subscribe", "data": {"channel": "trades", "symbol": "0000"}})
         out["bad_symbol"] = await drain(ws, 0.3)
         await ws.send_json({"event": "subscriptions"})
         msgs = await drain(ws, 0.3)
@@ -135,13 +136,14 @@ def test_subscriptions_lifecycle_and_errors(sb) -> None:
     out = run(session(sb, script))
     assert [d["symbol"] for d in out["many"]["data"]] == ["2330", "2454"]
     assert out["one"]["data"]["channel"] == "candles" and out["one"]["data"]["symbol"] == "2317"
-    assert any(m["event"] == "error" and "trades, candles, books, aggregates, indices" in
-               m["data"]["message"] for m in out["bad_channel"])
-    assert any(m["event"] == "error" and "0000" in m["data"]["message"]
-               for m in out["bad_symbol"])
+    assert any(
+        m["event"] == "error"
+        and "trades, candles, books, aggregates, indices" in m["data"]["message"]
+        for m in out["bad_channel"]
+    )
+    assert any(m["event"] == "error" and "0000" in m["data"]["message"] for m in out["bad_symbol"])
     assert len(out["list"]["data"]) == 3
-    assert out["unsub"][0]["data"] == [{"id": i} for i in
-                                       [d["id"] for d in out["many"]["data"]]]
+    assert out["unsub"][0]["data"] == [{"id": i} for i in [d["id"] for d in out["many"]["data"]]]
     assert out["unsub"][1]["data"] == {"id": out["one"]["data"]["id"]}
     assert out["after"]["data"] == []
 
@@ -151,8 +153,9 @@ def expected_events(sb, channel: str, symbol: str, oddlot: bool = False) -> int:
     a trade, a candle update and a book per trade; a quote per distinct trade or trial time."""
     extra = {"type": "oddlot"} if oddlot else {}
     regular = rest(sb, f"stock/intraday/trades/{symbol}", limit=100000, **extra)["data"]
-    trials = rest(sb, f"stock/intraday/trades/{symbol}", isTrial="true", limit=100000,
-                  **extra)["data"]
+    trials = rest(sb, f"stock/intraday/trades/{symbol}", isTrial="true", limit=100000, **extra)[
+        "data"
+    ]
     fixed = [t for t in regular if t["serial"] == 99999999]  # not a candle, book or quote
     if channel == "trades":
         return len(regular) + len(trials)
@@ -188,12 +191,14 @@ def test_streamed_trades_are_the_rest_trades(sb) -> None:
     streamed = [e["data"] for e in events if not e["data"].get("isTrial")]
     rest_rows = rest(sb, "stock/intraday/trades/2330", sort="asc", limit=100000)["data"]
     keys = ("price", "size", "time", "serial")
-    assert [tuple(r.get(k) for k in keys) for r in streamed] == \
-        [tuple(r.get(k) for k in keys) for r in rest_rows]
+    assert [tuple(r.get(k) for k in keys) for r in streamed] == [
+        tuple(r.get(k) for k in keys) for r in rest_rows
+    ]
     assert [r.get("volume") for r in streamed] == [r.get("volume") for r in rest_rows]
     trials = [e["data"] for e in events if e["data"].get("isTrial")]
-    rest_trials = rest(sb, "stock/intraday/trades/2330", isTrial="true", sort="asc",
-                       limit=1000)["data"]
+    rest_trials = rest(sb, "stock/intraday/trades/2330", isTrial="true", sort="asc", limit=1000)[
+        "data"
+    ]
     assert [t["serial"] for t in trials] == [t["serial"] for t in rest_trials]
     assert [e["data"]["time"] for e in events] == sorted(e["data"]["time"] for e in events)
     assert streamed[0].get("isOpen") and streamed[-2].get("isClose")
@@ -205,29 +210,40 @@ def test_candles_books_aggregates_and_indices_agree_with_rest(sb) -> None:
     for e in candles:
         last_per_minute[e["data"]["date"]] = e["data"]
     rest_c = rest(sb, "stock/intraday/candles/2454")["data"]
-    assert [last_per_minute[c["date"]][k] for c in rest_c for k in
-            ("open", "high", "low", "close", "volume", "average")] == \
-        [c[k] for c in rest_c for k in ("open", "high", "low", "close", "volume", "average")]
+    assert [
+        last_per_minute[c["date"]][k]
+        for c in rest_c
+        for k in ("open", "high", "low", "close", "volume", "average")
+    ] == [c[k] for c in rest_c for k in ("open", "high", "low", "close", "volume", "average")]
     books = collect(sb, "books", "2454")
     assert books and all(1 <= len(b["data"]["bids"]) <= 5 for b in books)
     aggs = collect(sb, "aggregates", "0050")
     q = rest(sb, "stock/intraday/quote/0050")
     assert aggs[-1]["data"] == q
     idx = collect(sb, "indices", "IX0001", want=3240)
-    assert len(idx) == 3240 and set(idx[0]["data"]) == {"symbol", "type", "exchange", "index",
-                                                        "time"}
+    assert len(idx) == 3240 and set(idx[0]["data"]) == {
+        "symbol",
+        "type",
+        "exchange",
+        "index",
+        "time",
+    }
     assert idx[-1]["data"]["index"] == rest(sb, "stock/intraday/quote/IX0001")["closePrice"]
     odd = [e["data"] for e in collect(sb, "trades", "2330", oddlot=True)]
-    assert sum(r["size"] for r in odd) == \
-        rest(sb, "stock/intraday/quote/2330", type="oddlot")["total"]["tradeVolume"]
+    assert (
+        sum(r["size"] for r in odd)
+        == rest(sb, "stock/intraday/quote/2330", type="oddlot")["total"]["tradeVolume"]
+    )
 
 
 def test_drop_after_and_max_connections() -> None:
     with Sandbox(seed=7, now=NOW, drop_after=25) as sb:
+
         async def script(ws):
             await auth(ws)
-            await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
-                                                               "symbol": "2330"}})
+            await ws.send_json(
+                {"event": "subscribe", "data": {"channel": "trades", "symbol": "2330"}}
+            )
             # until the server's close (a busy machine may pause the replay for seconds)
             msgs = await drain(ws, idle=30.0, total=60.0)
             return msgs, ws.close_code
@@ -235,6 +251,7 @@ def test_drop_after_and_max_connections() -> None:
         msgs, code = run(session(sb, script))
         assert sum(m["event"] == "data" for m in msgs) == 25 and code == 1011
     with Sandbox(seed=7, now=NOW, max_connections=1) as sb:
+
         async def two():
             async with aiohttp.ClientSession() as s:
                 async with s.ws_connect(sb.ws_url) as first:
@@ -243,17 +260,20 @@ def test_drop_after_and_max_connections() -> None:
                         return await second.receive_json(timeout=5)
 
         refused = run(two())
-        assert refused == {"event": "error", "data": {
-            "code": 1001, "message": "Maximum number of connections reached"}}
+        assert refused == {
+            "event": "error",
+            "data": {"code": 1001, "message": "Maximum number of connections reached"},
+        }
 
 
 def test_a_shared_market_clock_leaves_a_gap_after_a_reconnect() -> None:
-    with Sandbox(seed=7, now=NOW, stream_speed=600.0, stream_from="09:00",
-                 drop_after=40) as sb:
+    with Sandbox(seed=7, now=NOW, stream_speed=600.0, stream_from="09:00", drop_after=40) as sb:
+
         async def once(ws):
             await auth(ws)
-            await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
-                                                               "symbol": "2330"}})
+            await ws.send_json(
+                {"event": "subscribe", "data": {"channel": "trades", "symbol": "2330"}}
+            )
             msgs = await drain(ws, idle=2.0)
             return [m["data"]["serial"] for m in msgs if m["event"] == "data"]
 
@@ -264,7 +284,7 @@ def test_a_shared_market_clock_leaves_a_gap_after_a_reconnect() -> None:
         serials = [t["serial"] for t in trades]
         assert len(first) == len(second) == 40
         assert serials.index(second[0]) > serials.index(first[-1]) + 1  # trades were missed
-        assert first == serials[serials.index(first[0]):serials.index(first[0]) + 40]
+        assert first == serials[serials.index(first[0]) : serials.index(first[0]) + 40]
 
 
 def test_the_stream_never_runs_ahead_of_the_sandbox_clock() -> None:
@@ -274,13 +294,17 @@ def test_the_stream_never_runs_ahead_of_the_sandbox_clock() -> None:
 
         async def script(ws):
             await auth(ws)
-            await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
-                                                               "symbol": "2330"}})
+            await ws.send_json(
+                {"event": "subscribe", "data": {"channel": "trades", "symbol": "2330"}}
+            )
             # every trade up to the clock (however long a busy machine takes to build and
             # send them; 60 s only bounds a hang), then anything that would come after it
             msgs = [await ws.receive_json(timeout=60)]
-            while not (msgs[-1]["event"] == "data" and msgs[-1]["data"]["serial"] == last
-                       and not msgs[-1]["data"].get("isTrial")):
+            while not (
+                msgs[-1]["event"] == "data"
+                and msgs[-1]["data"]["serial"] == last
+                and not msgs[-1]["data"].get("isTrial")
+            ):
                 msgs.append(await ws.receive_json(timeout=60))
             msgs += await drain(ws, idle=1.5)
             return [m["data"] for m in msgs if m["event"] == "data"]
@@ -330,8 +354,7 @@ def test_unreadable_requests_get_an_error_event_and_the_connection_stays(sb, cap
         answers, pong = run(session(sb, script))
     assert [a["event"] for a in answers] == ["error"] * len(BAD_REQUESTS)
     assert all(isinstance(a["data"]["message"], str) for a in answers)
-    assert pong == {"event": "pong", "data": {"time": pong["data"]["time"],
-                                              "state": "still here"}}
+    assert pong == {"event": "pong", "data": {"time": pong["data"]["time"], "state": "still here"}}
     assert not [r for r in caplog.records if r.exc_info], caplog.text
 
 
@@ -341,12 +364,18 @@ def test_a_drop_while_a_request_is_answered_leaves_no_traceback(caplog) -> None:
     # the sandbox drops the connection (drop_after) while it builds the events of a second
     # subscribe; its reply then meets a closing transport (the notebook's traceback)
     with Sandbox(seed=7, now=NOW, drop_after=5) as box, caplog.at_level(logging.ERROR):
+
         async def script(ws):
             await auth(ws)
-            await ws.send_json({"event": "subscribe", "data": {"channel": "trades",
-                                                               "symbol": "2330"}})
-            await ws.send_json({"event": "subscribe", "data": {
-                "channel": "books", "symbols": ["2454", "2317", "0050", "2603"]}})
+            await ws.send_json(
+                {"event": "subscribe", "data": {"channel": "trades", "symbol": "2330"}}
+            )
+            await ws.send_json(
+                {
+                    "event": "subscribe",
+                    "data": {"channel": "books", "symbols": ["2454", "2317", "0050", "2603"]},
+                }
+            )
             return await drain(ws, idle=10.0)
 
         run(session(box, script))
@@ -366,12 +395,14 @@ def test_subscribers_arriving_together_share_one_build_per_channel_and_symbol() 
     symbols = ["2330", "2317", "2454", "0050", "2603"]
     channels = ("trades", "books", "candles", "aggregates")
     with Sandbox(seed=3, now=NOW, rate_limit=None) as box:
+
         async def one(s: aiohttp.ClientSession) -> set[str]:
             async with s.ws_connect(box.ws_url) as ws:
                 await auth(ws)
                 for ch in channels:
-                    await ws.send_json({"event": "subscribe",
-                                        "data": {"channel": ch, "symbols": symbols}})
+                    await ws.send_json(
+                        {"event": "subscribe", "data": {"channel": ch, "symbols": symbols}}
+                    )
                 ids = set()
                 while len(ids) < len(channels) * len(symbols):
                     body = await until(ws, "subscribed")

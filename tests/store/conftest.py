@@ -69,16 +69,21 @@ class Place:
             found = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
             return [f for f in found if part in f]
         out = []
-        for page in self.server.client().get_paginator("list_objects_v2").paginate(
-                Bucket=self.bucket, Prefix=f"{name}/"):
-            out += [o["Key"][len(name) + 1:] for o in page.get("Contents", [])
-                    if part in o["Key"][len(name) + 1:]]
+        for page in (
+            self.server.client()
+            .get_paginator("list_objects_v2")
+            .paginate(Bucket=self.bucket, Prefix=f"{name}/")
+        ):
+            out += [
+                o["Key"][len(name) + 1 :]
+                for o in page.get("Contents", [])
+                if part in o["Key"][len(name) + 1 :]
+            ]
         return out
 
 
 @pytest.fixture(params=["local", "s3"])
-def place(request: pytest.FixtureRequest, tmp_path: Path,
-          monkeypatch: pytest.MonkeyPatch) -> Place:
+def place(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Place:
     """Each test using it runs against a local store and against an S3 store."""
     if request.param == "local":
         return Place("local", tmp_path)

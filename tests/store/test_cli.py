@@ -23,10 +23,23 @@ def env(sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return ["--base-url", sb.base_url, "--no-progress"]
 
 
-def test_sync_inline_symbols_then_nothing_left(env: list[str], tmp_path: Path, sb: Sandbox,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["sync", "stock.historical.candles", "--store", str(tmp_path / "s"),
-            "--symbols", "2330", "0050", "--start", "2023-01-01", "--end", "2024-12-31", *env]
+def test_sync_inline_symbols_then_nothing_left(
+    env: list[str], tmp_path: Path, sb: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [
+        "sync",
+        "stock.historical.candles",
+        "--store",
+        str(tmp_path / "s"),
+        "--symbols",
+        "2330",
+        "0050",
+        "--start",
+        "2023-01-01",
+        "--end",
+        "2024-12-31",
+        *env,
+    ]
     assert main(args) == 0
     served = sb.requests_served
     assert main([*args, "--json"]) == 0
@@ -39,46 +52,115 @@ def test_sync_inline_symbols_then_nothing_left(env: list[str], tmp_path: Path, s
 def test_symbols_file_and_params(env: list[str], tmp_path: Path) -> None:
     f = tmp_path / "symbols.txt"
     f.write_text("# my list\n2330\n2454  # MediaTek\n\n", encoding="utf-8")
-    assert main(["sync", "stock.technical.sma", "--store", str(tmp_path / "s"),
-                 "--symbols-file", str(f), "--start", "2024-01-01", "--end", "2024-06-30",
-                 "--param", "period=10", "--today", "2026-11-20", *env]) == 0
+    assert (
+        main(
+            [
+                "sync",
+                "stock.technical.sma",
+                "--store",
+                str(tmp_path / "s"),
+                "--symbols-file",
+                str(f),
+                "--start",
+                "2024-01-01",
+                "--end",
+                "2024-06-30",
+                "--param",
+                "period=10",
+                "--today",
+                "2026-11-20",
+                *env,
+            ]
+        )
+        == 0
+    )
     df = Store(tmp_path / "s").read("stock.technical.sma", period=10)
     assert set(df.symbol) == {"2330", "2454"} and set(df.period) == {10}
 
 
-def test_whole_board_from_the_tickers_endpoint(env: list[str], tmp_path: Path,
-                                               sb: Sandbox) -> None:
+def test_whole_board_from_the_tickers_endpoint(env: list[str], tmp_path: Path, sb: Sandbox) -> None:
     out = tmp_path / "otc.parquet"
-    assert main(["export", "stock.historical.candles", "--board", "OTC", "--start",
-                 "2024-01-01", "--end", "2024-01-31", "--out", str(out), *env]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "stock.historical.candles",
+                "--board",
+                "OTC",
+                "--start",
+                "2024-01-01",
+                "--end",
+                "2024-01-31",
+                "--out",
+                str(out),
+                *env,
+            ]
+        )
+        == 0
+    )
     from marketframe.client import Client
 
     with Client(sb.api_key, base_url=sb.base_url, backend="arrow", cache=False) as c:
-        board = set(c.fetch_table("stock.intraday.tickers", type="EQUITY",
-                                  market="OTC").column("symbol").to_pylist())
+        board = set(
+            c.fetch_table("stock.intraday.tickers", type="EQUITY", market="OTC")
+            .column("symbol")
+            .to_pylist()
+        )
     table = pq.read_table(out)
     assert set(table.column("symbol").to_pylist()) == board and len(board) >= 4
     assert table.schema.metadata[b"marketframe.endpoint"] == b"stock.historical.candles"
 
 
-def test_failures_give_a_nonzero_status_and_are_listed(env: list[str], tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]
-                                                       ) -> None:
+def test_failures_give_a_nonzero_status_and_are_listed(
+    env: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "x.parquet"
-    status = main(["export", "stock.historical.candles", "--symbols", "2330", "9999",
-                   "--start", "2024-01-01", "--end", "2024-03-31", "--out", str(out),
-                   "--store", str(tmp_path / "s"), *env])
+    status = main(
+        [
+            "export",
+            "stock.historical.candles",
+            "--symbols",
+            "2330",
+            "9999",
+            "--start",
+            "2024-01-01",
+            "--end",
+            "2024-03-31",
+            "--out",
+            str(out),
+            "--store",
+            str(tmp_path / "s"),
+            *env,
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 1
     assert "FAILED 9999 2024-01-01..2024-03-31: SymbolNotFound" in err
     assert set(pq.read_table(out).column("symbol").to_pylist()) == {"2330"}
 
 
-def test_bad_arguments_exit_2_before_any_request(env: list[str], tmp_path: Path, sb: Sandbox,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_arguments_exit_2_before_any_request(
+    env: list[str], tmp_path: Path, sb: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
     served = sb.requests_served
-    assert main(["sync", "stock.technical.sma", "--store", str(tmp_path / "s"), "--symbols",
-                 "2330", "--start", "2024-01-01", "--param", "perod=3", *env]) == 2
+    assert (
+        main(
+            [
+                "sync",
+                "stock.technical.sma",
+                "--store",
+                str(tmp_path / "s"),
+                "--symbols",
+                "2330",
+                "--start",
+                "2024-01-01",
+                "--param",
+                "perod=3",
+                *env,
+            ]
+        )
+        == 2
+    )
     assert "allowed: period" in capsys.readouterr().err
     assert sb.requests_served == served
 
@@ -86,9 +168,29 @@ def test_bad_arguments_exit_2_before_any_request(env: list[str], tmp_path: Path,
 def test_the_installed_command_runs(sb: Sandbox, tmp_path: Path) -> None:
     env = {**subprocess_env(), "MARKETFRAME_API_KEY": sb.api_key}
     proc = subprocess.run(
-        [sys.executable, "-m", "marketframe", "sync", "stock.historical.candles", "--store",
-         str(tmp_path / "s"), "--symbols", "2330", "9999", "--start", "2024-01-01",
-         "--end", "2024-02-01", "--base-url", sb.base_url, "--no-progress"],
-        env=env, capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "marketframe",
+            "sync",
+            "stock.historical.candles",
+            "--store",
+            str(tmp_path / "s"),
+            "--symbols",
+            "2330",
+            "9999",
+            "--start",
+            "2024-01-01",
+            "--end",
+            "2024-02-01",
+            "--base-url",
+            sb.base_url,
+            "--no-progress",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1
     assert "FAILED 9999" in proc.stderr and sb.api_key not in proc.stderr + proc.stdout

@@ -25,20 +25,28 @@ def _fresh(sb: Sandbox, **params: Any) -> Any:
 
 def _fresh_daily(sb: Sandbox) -> float:
     with Client(sb.api_key, base_url=sb.base_url, backend="arrow", cache=False) as c:
-        t = c.fetch_table("futopt.historical.daily", product="TXO", date=TODAY,
-                          contractMonth="202612")
+        t = c.fetch_table(
+            "futopt.historical.daily", product="TXO", date=TODAY, contractMonth="202612"
+        )
     return float(t.column("strike_price")[0].as_py())
 
 
-@pytest.mark.parametrize(("timeframe", "start", "params"), [
-    ("D", "2026-01-05", {"contractMonth": "1!"}),
-    ("W", "2026-03-02", {"contractMonth": "2!", "session": "afterhours"}),
-    ("15", "2026-11-02", {"contractMonth": "202612"}),
-    ("D", "2026-11-02", {"contractMonth": "202612", "callPut": "PUT"}),  # + today's strike
-])
-def test_sync_then_read_equals_the_loader(sb: Sandbox, make_store: Callable[..., Store],
-                                          timeframe: str, start: str,
-                                          params: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("timeframe", "start", "params"),
+    [
+        ("D", "2026-01-05", {"contractMonth": "1!"}),
+        ("W", "2026-03-02", {"contractMonth": "2!", "session": "afterhours"}),
+        ("15", "2026-11-02", {"contractMonth": "202612"}),
+        ("D", "2026-11-02", {"contractMonth": "202612", "callPut": "PUT"}),  # + today's strike
+    ],
+)
+def test_sync_then_read_equals_the_loader(
+    sb: Sandbox,
+    make_store: Callable[..., Store],
+    timeframe: str,
+    start: str,
+    params: dict[str, Any],
+) -> None:
     product = "TXO" if "callPut" in params else "TXF"
     if product == "TXO":  # a strike listed today (strikes follow the index day by day)
         params["strikePrice"] = _fresh_daily(sb)
@@ -56,7 +64,8 @@ def test_sync_then_read_equals_the_loader(sb: Sandbox, make_store: Callable[...,
 
 
 def test_the_contract_month_is_part_of_the_datasets_identity(
-        make_store: Callable[..., Store]) -> None:
+    make_store: Callable[..., Store],
+) -> None:
     st = make_store()
     st.sync(EP, ["TXF", "MXF"], "2026-11-02", TODAY, today=TODAY, contractMonth="1!")
     both = st.read(EP, ["TXF", "MXF"], "2026-11-02", TODAY, backend="arrow", contractMonth="1!")

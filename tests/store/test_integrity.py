@@ -30,8 +30,11 @@ def _file(root: Path, sym: str) -> Path:
 def _flip_close(path: Path) -> None:
     """Change one byte inside the `close` column's data page (same size, still Parquet)."""
     meta = pq.ParquetFile(path).metadata
-    col = next(meta.row_group(0).column(i) for i in range(meta.num_columns)
-               if meta.row_group(0).column(i).path_in_schema == "close")
+    col = next(
+        meta.row_group(0).column(i)
+        for i in range(meta.num_columns)
+        if meta.row_group(0).column(i).path_in_schema == "close"
+    )
     data = bytearray(path.read_bytes())
     at = col.data_page_offset + col.total_compressed_size - 8
     data[at] ^= 0x01
@@ -71,8 +74,9 @@ SCENARIOS: dict[str, Callable[[Path], None]] = {
 
 
 @pytest.mark.parametrize("damage", list(SCENARIOS))
-def test_read_refuses_damage_and_verify_repairs_it(make_store: Callable[..., Store],
-                                                   clean: pa.Table, damage: str) -> None:
+def test_read_refuses_damage_and_verify_repairs_it(
+    make_store: Callable[..., Store], clean: pa.Table, damage: str
+) -> None:
     st = make_store()
     _sync(st)
     SCENARIOS[damage](st.root)
@@ -87,8 +91,9 @@ def test_read_refuses_damage_and_verify_repairs_it(make_store: Callable[..., Sto
     arrow_equal(st.read(CANDLES, SYMS, backend="arrow"), clean)
 
 
-def test_a_restored_older_file_is_found_and_repaired(make_store: Callable[..., Store],
-                                                     clean: pa.Table, tmp_path: Path) -> None:
+def test_a_restored_older_file_is_found_and_repaired(
+    make_store: Callable[..., Store], clean: pa.Table, tmp_path: Path
+) -> None:
     st = make_store()
     st.sync(CANDLES, SYMS, START, "2023-12-31", progress=False)
     older = tmp_path / "older.parquet"
@@ -103,8 +108,9 @@ def test_a_restored_older_file_is_found_and_repaired(make_store: Callable[..., S
 
 
 @pytest.mark.parametrize("damage", list(SCENARIOS))
-def test_sync_repairs_what_its_cheap_check_finds(make_store: Callable[..., Store],
-                                                 clean: pa.Table, damage: str) -> None:
+def test_sync_repairs_what_its_cheap_check_finds(
+    make_store: Callable[..., Store], clean: pa.Table, damage: str
+) -> None:
     st = make_store()
     _sync(st)
     SCENARIOS[damage](st.root)
@@ -123,10 +129,12 @@ def test_files_are_written_with_page_checksums(make_store: Callable[..., Store])
         pq.ParquetFile(path, page_checksum_verification=True).read()
 
 
-@pytest.mark.parametrize("content", [b"", b'{"version": 2, "datas', b"\xff\xfe\x00garbage",
-                                     b"[1, 2]", b"null"])
-def test_a_damaged_manifest_is_typed_and_restored(make_store: Callable[..., Store],
-                                                  clean: pa.Table, content: bytes) -> None:
+@pytest.mark.parametrize(
+    "content", [b"", b'{"version": 2, "datas', b"\xff\xfe\x00garbage", b"[1, 2]", b"null"]
+)
+def test_a_damaged_manifest_is_typed_and_restored(
+    make_store: Callable[..., Store], clean: pa.Table, content: bytes
+) -> None:
     st = make_store()
     _sync(st)
     (st.root / MANIFEST).write_bytes(content)
@@ -158,7 +166,8 @@ def test_a_garbage_parquet_file_names_itself(make_store: Callable[..., Store]) -
 
 
 def test_a_file_renamed_in_but_not_yet_recorded_is_not_corruption(
-        make_store: Callable[..., Store], clean: pa.Table) -> None:
+    make_store: Callable[..., Store], clean: pa.Table
+) -> None:
     """A sync killed between a file's rename and the manifest's save leaves a file the
     manifest lists as pending: it reads, and the next sync adopts it."""
     st = make_store()
@@ -179,7 +188,8 @@ def test_a_file_renamed_in_but_not_yet_recorded_is_not_corruption(
 
 
 def test_a_store_copied_without_its_file_times_is_not_damaged(
-        make_store: Callable[..., Store], sb: Sandbox, tmp_path: Path) -> None:
+    make_store: Callable[..., Store], sb: Sandbox, tmp_path: Path
+) -> None:
     st = make_store()
     _sync(st)
     copy = tmp_path / "copy"
@@ -192,8 +202,9 @@ def test_a_store_copied_without_its_file_times_is_not_damaged(
     assert sb.requests_served == served
 
 
-def test_a_layout_1_store_is_reported_and_migrated(make_store: Callable[..., Store],
-                                                   clean: pa.Table, sb: Sandbox) -> None:
+def test_a_layout_1_store_is_reported_and_migrated(
+    make_store: Callable[..., Store], clean: pa.Table, sb: Sandbox
+) -> None:
     st = make_store()
     _sync(st)
     # the same store as the previous layout wrote it: timeframe=/symbol= directories,

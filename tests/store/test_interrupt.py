@@ -65,16 +65,21 @@ def silent_server() -> Iterator[tuple[str, threading.Semaphore]]:
 
 
 def test_sigint_stops_a_sync_against_a_silent_server(
-        silent_server: tuple[str, threading.Semaphore], tmp_path: Path, sb: Sandbox) -> None:
+    silent_server: tuple[str, threading.Semaphore], tmp_path: Path, sb: Sandbox
+) -> None:
     url, accepted = silent_server
     root = tmp_path / "s"
     # something already held, to check it survives the interrupt
     with Store(root, api_key=sb.api_key, base_url=sb.base_url) as st:
         st.sync("stock.historical.candles", "2330", "2019-01-01", "2019-12-31", progress=False)
         held = st.read("stock.historical.candles", "2330", backend="arrow")
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(root), url],
-                             env=subprocess_env(), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(root), url],
+        env=subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # requests are in flight once the server has accepted connections
         assert accepted.acquire(timeout=120), "the sync never connected"

@@ -28,12 +28,22 @@ def test_the_eta_of_a_burst_is_bounded_by_the_plan() -> None:
 
 
 def test_a_rate_limited_sync_shows_the_plan_and_its_eta(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with Sandbox(seed=11, now=NOW, rate_limit=20, rate_window=1.0) as sb:
-        with Client(sb.api_key, base_url=sb.base_url, backend="arrow", cache=False,
-                    max_workers=4) as client, Store(tmp_path / "s", client) as st:
-            report = st.sync("stock.historical.candles", ["2330", "0050"], "2016-01-01",
-                             "2026-11-19", progress=True)
+        with (
+            Client(
+                sb.api_key, base_url=sb.base_url, backend="arrow", cache=False, max_workers=4
+            ) as client,
+            Store(tmp_path / "s", client) as st,
+        ):
+            report = st.sync(
+                "stock.historical.candles",
+                ["2330", "0050"],
+                "2016-01-01",
+                "2026-11-19",
+                progress=True,
+            )
     assert report.ok and report.windows_fetched == 22
     err = capsys.readouterr().err
     assert "plan: 20 requests / 1 s" in err

@@ -22,23 +22,28 @@ from ._helpers import arrow_equal
 
 CANDLES = "stock.historical.candles"
 #: (endpoint, timeframe, params) of each dataset the store below holds
-DATASETS = [(CANDLES, "D", {}), (CANDLES, "5", {}), ("stock.technical.sma", "D", {"period": 5}),
-            ("stock.corporate_actions.listing_applicants", None, {})]
+DATASETS = [
+    (CANDLES, "D", {}),
+    (CANDLES, "5", {}),
+    ("stock.technical.sma", "D", {"period": 5}),
+    ("stock.corporate_actions.listing_applicants", None, {}),
+]
 
 
 def _duckdb(d: Path) -> pa.Table:
-    got = duckdb.sql(f"SELECT * FROM read_parquet('{d}/**/*.parquet', hive_partitioning = true)"
-                     ).arrow()
+    got = duckdb.sql(
+        f"SELECT * FROM read_parquet('{d}/**/*.parquet', hive_partitioning = true)"
+    ).arrow()
     return got.read_all() if hasattr(got, "read_all") else got
 
 
 READERS: dict[str, Callable[[Path], Any]] = {
     "pyarrow.dataset": lambda d: pds.dataset(d, format="parquet", partitioning="hive").to_table(),
     "pyarrow.parquet.read_table": lambda d: pq.read_table(d),
-    "pandas.read_parquet": lambda d: pa.Table.from_pandas(pd.read_parquet(d),
-                                                          preserve_index=False),
-    "polars.scan_parquet": lambda d: pl.scan_parquet(f"{d}/**/*.parquet",
-                                                     hive_partitioning=True).collect().to_arrow(),
+    "pandas.read_parquet": lambda d: pa.Table.from_pandas(pd.read_parquet(d), preserve_index=False),
+    "polars.scan_parquet": lambda d: (
+        pl.scan_parquet(f"{d}/**/*.parquet", hive_partitioning=True).collect().to_arrow()
+    ),
     "duckdb.read_parquet": _duckdb,
 }
 
@@ -50,10 +55,23 @@ def store(sb: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Store:
     # in another (strings)
     st.sync(CANDLES, ["2330", "0050", "IX0001"], "2024-06-01", "2025-03-31", progress=False)
     st.sync(CANDLES, ["2330", "0050"], timeframe="5", progress=False)
-    st.sync("stock.technical.sma", ["2330", "0050"], "2025-01-01", "2025-03-31", period=5,
-            today="2026-11-20", progress=False)
-    st.sync("stock.corporate_actions.listing_applicants", None, "2023-01-01", "2025-12-31",
-            today="2026-11-20", progress=False)
+    st.sync(
+        "stock.technical.sma",
+        ["2330", "0050"],
+        "2025-01-01",
+        "2025-03-31",
+        period=5,
+        today="2026-11-20",
+        progress=False,
+    )
+    st.sync(
+        "stock.corporate_actions.listing_applicants",
+        None,
+        "2023-01-01",
+        "2025-12-31",
+        today="2026-11-20",
+        progress=False,
+    )
     yield st
     st.close()
 
@@ -67,8 +85,9 @@ def _dataset_dir(st: Store, endpoint: str, tf: str | None, params: dict[str, Any
 
 @pytest.mark.parametrize("reader", list(READERS))
 @pytest.mark.parametrize("dataset", DATASETS, ids=lambda d: f"{d[0]}-{d[1]}")
-def test_reader_reads_every_dataset_as_the_store_does(store: Store, reader: str,
-                                                      dataset: tuple[Any, ...]) -> None:
+def test_reader_reads_every_dataset_as_the_store_does(
+    store: Store, reader: str, dataset: tuple[Any, ...]
+) -> None:
     endpoint, tf, params = dataset
     ours = store.read(endpoint, timeframe=tf, backend="arrow", **params)
     got = READERS[reader](_dataset_dir(store, endpoint, tf, params))
@@ -78,19 +97,28 @@ def test_reader_reads_every_dataset_as_the_store_does(store: Store, reader: str,
     got = got.select(ours.column_names)
     keys = [k for k in ("symbol", "date", "application_date") if k in ours.column_names]
     order = [(k, "ascending") for k in keys]
-    plain = pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f
-                       for f in ours.schema])
+    plain = pa.schema(
+        [
+            f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f
+            for f in ours.schema
+        ]
+    )
     if reader == "pandas.read_parquet":  # pandas makes dates timestamps and strings objects
         got = pa.Table.from_pylist(got.to_pylist(), schema=None)
-        got = pa.table([pa.array([_py(v) for v in got.column(n).to_pylist()])
-                        for n in got.column_names], names=got.column_names)
+        got = pa.table(
+            [pa.array([_py(v) for v in got.column(n).to_pylist()]) for n in got.column_names],
+            names=got.column_names,
+        )
     got = got.cast(plain) if reader != "pandas.read_parquet" else got.cast(plain, safe=False)
     arrow_equal(got.sort_by(order), ours.cast(plain).sort_by(order))
 
 
 def _py(v: Any) -> Any:
-    return v.date() if isinstance(v, pd.Timestamp) and v.tz is None and v == v.normalize() \
+    return (
+        v.date()
+        if isinstance(v, pd.Timestamp) and v.tz is None and v == v.normalize()
         else (v.to_pydatetime() if isinstance(v, pd.Timestamp) else v)
+    )
 
 
 def test_symbols_stay_strings_with_leading_zeros(store: Store) -> None:

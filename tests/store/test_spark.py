@@ -17,28 +17,38 @@ def test_spark_reads_a_local_store(sb: Sandbox, tmp_path: Path) -> None:
     from pyspark.sql import SparkSession
 
     with Store(tmp_path / "data", api_key=sb.api_key, base_url=sb.base_url) as st:
-        st.sync("stock.historical.candles", ["2330", "0050", "IX0001"], "2023-01-01",
-                "2024-12-31", progress=False)
+        st.sync(
+            "stock.historical.candles",
+            ["2330", "0050", "IX0001"],
+            "2023-01-01",
+            "2024-12-31",
+            progress=False,
+        )
         ours = st.read("stock.historical.candles", backend="arrow")
     daily = f"{tmp_path}/data/dataset=stock.historical.candles/params=default/tf=D"
-    spark = (SparkSession.builder.master("local[1]").appName("marketframe-store")
-             .config("spark.ui.enabled", "false")
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.sql.shuffle.partitions", "1")
-             # directory keys stay strings ("sym=0050" is not the integer 50)
-             .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
-             .getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[1]")
+        .appName("marketframe-store")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "1")
+        # directory keys stay strings ("sym=0050" is not the integer 50)
+        .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+        .getOrCreate()
+    )
     try:
         df = spark.read.parquet(daily)
         assert {"sym", "symbol", "date", "close"} <= set(df.columns)
-        rows = (df.where("symbol = '0050'").select("date", "close").orderBy("date")
-                .collect())
+        rows = df.where("symbol = '0050'").select("date", "close").orderBy("date").collect()
         mine = ours.filter(pa.compute.equal(ours.column("symbol"), "0050"))
         assert [r["date"] for r in rows] == mine.column("date").to_pylist()
         assert [r["close"] for r in rows] == mine.column("close").to_pylist()
         assert df.count() == ours.num_rows
         assert {r["sym"] for r in df.select("sym").distinct().collect()} == {
-            "2330", "0050", "IX0001"}
+            "2330",
+            "0050",
+            "IX0001",
+        }
     finally:
         spark.stop()

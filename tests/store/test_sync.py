@@ -31,7 +31,8 @@ def _store(sb: Sandbox, path: Path, **kw: object) -> Store:
 
 
 def test_second_sync_is_free_and_one_trading_day_costs_one_request_per_symbol(
-        own_sb: Sandbox, place: Place) -> None:
+    own_sb: Sandbox, place: Place
+) -> None:
     sb = own_sb
     with place.store("s", api_key=sb.api_key, base_url=sb.base_url) as st:
         first = st.sync("stock.historical.candles", SYMS, "2012-03-01", "2026-11-19")
@@ -51,21 +52,30 @@ def test_second_sync_is_free_and_one_trading_day_costs_one_request_per_symbol(
         sb.stats.record_paths = True
         report = st.sync("stock.historical.candles", SYMS, "2012-03-01", "2026-11-23")
         assert sb.requests_served - served == len(SYMS)
-        assert sorted(p.rsplit("/", 1)[-1].split("?")[0] for p in sb.stats.paths[-3:]) == \
-            sorted(SYMS)
+        assert sorted(p.rsplit("/", 1)[-1].split("?")[0] for p in sb.stats.paths[-3:]) == sorted(
+            SYMS
+        )
         assert report.requests == len(SYMS) and report.windows_fetched == len(SYMS)
         # the store equals a fresh fetch of the last year
         with Client(sb.api_key, base_url=sb.base_url, backend="arrow", cache=False) as c:
-            fresh = c.fetch_table("stock.historical.candles", symbol="2330", from_="2025-11-24",
-                                  to="2026-11-23", timeframe="D", sort="asc")
-        held = st.read("stock.historical.candles", "2330", "2025-11-24", "2026-11-23",
-                       backend="arrow")
+            fresh = c.fetch_table(
+                "stock.historical.candles",
+                symbol="2330",
+                from_="2025-11-24",
+                to="2026-11-23",
+                timeframe="D",
+                sort="asc",
+            )
+        held = st.read(
+            "stock.historical.candles", "2330", "2025-11-24", "2026-11-23", backend="arrow"
+        )
         arrow_equal(held, fresh)
         cov = st.coverage()
         row = cov[(cov.symbol == "2330") & (cov.status == "final")]
         assert list(row.end) == [pd.Timestamp("2026-11-22")]
         assert list(cov[(cov.symbol == "2330") & (cov.status == "open")].start) == [
-            pd.Timestamp("2026-11-23")]
+            pd.Timestamp("2026-11-23")
+        ]
 
 
 def test_confirmed_empty_windows(make_store: Callable[..., Store], sb: Sandbox) -> None:
@@ -84,9 +94,14 @@ def test_confirmed_empty_windows(make_store: Callable[..., Store], sb: Sandbox) 
     empty = cov[cov.status == "empty"].set_index("symbol")
     assert empty.loc["6669", "start"] == pd.Timestamp("2018-01-01")
     assert empty.loc["6669", "end"] == pd.Timestamp("2018-12-31")
-    got = {(s.date().isoformat(), e.date().isoformat()) for s, e in
-           zip(cov[(cov.symbol == "3293") & (cov.status == "empty")].start,
-               cov[(cov.symbol == "3293") & (cov.status == "empty")].end, strict=True)}
+    got = {
+        (s.date().isoformat(), e.date().isoformat())
+        for s, e in zip(
+            cov[(cov.symbol == "3293") & (cov.status == "empty")].start,
+            cov[(cov.symbol == "3293") & (cov.status == "empty")].end,
+            strict=True,
+        )
+    }
     assert got == {("2018-03-05", "2018-03-16"), ("2008-01-01", "2009-12-31")}
     # empty is covered: the next sync asks nothing
     served = sb.requests_served
@@ -98,8 +113,10 @@ def test_confirmed_empty_windows(make_store: Callable[..., Store], sb: Sandbox) 
 
 def test_minute_history_accumulates_beyond_30_days(own_sb: Sandbox, tmp_path: Path) -> None:
     sb = own_sb
-    with _store(sb, tmp_path / "m") as st, Client(sb.api_key, base_url=sb.base_url,
-                                                   backend="arrow", cache=False) as c:
+    with (
+        _store(sb, tmp_path / "m") as st,
+        Client(sb.api_key, base_url=sb.base_url, backend="arrow", cache=False) as c,
+    ):
         day1 = c.fetch_table("stock.historical.candles", symbol="2330", timeframe="60")
         st.sync("stock.historical.candles", "2330", timeframe="60")
         sb.advance(trading_days=3)
@@ -113,13 +130,15 @@ def test_minute_history_accumulates_beyond_30_days(own_sb: Sandbox, tmp_path: Pa
     assert first2 > first1  # the service's 30 days moved on ...
     assert pa.compute.min(held.column("date")).as_py() == first1  # ... the store kept them
     union = {r["date"] for r in day1.select(["date"]).to_pylist()} | {
-        r["date"] for r in day2.select(["date"]).to_pylist()}
+        r["date"] for r in day2.select(["date"]).to_pylist()
+    }
     assert held.num_rows == len(union)  # upserted: nothing duplicated
     assert held.column("date").to_pylist() == sorted(union)
 
 
 def test_weekly_candles_of_an_unfinished_week_are_refetched(
-        make_store: Callable[..., Store], sb: Sandbox) -> None:
+    make_store: Callable[..., Store], sb: Sandbox
+) -> None:
     st = make_store()
     st.sync("stock.historical.candles", "2330", "2026-01-01", "2026-11-18", timeframe="W")
     served = sb.requests_served
@@ -132,12 +151,13 @@ def test_weekly_candles_of_an_unfinished_week_are_refetched(
 
 
 def test_technical_indicators_keep_warmup_bars_and_params_identity(
-        make_store: Callable[..., Store], sb: Sandbox) -> None:
+    make_store: Callable[..., Store], sb: Sandbox
+) -> None:
     st = make_store()
-    st.sync("stock.technical.sma", "2330", "2025-01-01", "2026-06-30", period=20,
-            today="2026-11-20")
-    st.sync("stock.technical.sma", "2330", "2025-01-01", "2025-06-30", period=5,
-            today="2026-11-20")
+    st.sync(
+        "stock.technical.sma", "2330", "2025-01-01", "2026-06-30", period=20, today="2026-11-20"
+    )
+    st.sync("stock.technical.sma", "2330", "2025-01-01", "2025-06-30", period=5, today="2026-11-20")
     df20 = st.read("stock.technical.sma", "2330", period=20)
     df5 = st.read("stock.technical.sma", "2330", period=5)
     assert set(df20.period) == {20} and set(df5.period) == {5}
@@ -149,17 +169,18 @@ def test_technical_indicators_keep_warmup_bars_and_params_identity(
     assert first <= pd.Timestamp("2025-02-05")
     # SMA needs no seed, so the stored values equal a fetch of one range around the boundary
     with Client(sb.api_key, base_url=sb.base_url, backend="pandas", cache=False) as c:
-        one = c.stock.technical.sma(symbol="2330", from_="2025-11-01", to="2026-02-28",
-                                    timeframe="D", period=20)
+        one = c.stock.technical.sma(
+            symbol="2330", from_="2025-11-01", to="2026-02-28", timeframe="D", period=20
+        )
     part = df20[(df20.date >= one.date.min()) & (df20.date <= one.date.max())]
     assert list(part.sma) == pytest.approx(list(one.sma))
 
 
-def test_corporate_actions_have_no_symbol(make_store: Callable[..., Store],
-                                          sb: Sandbox) -> None:
+def test_corporate_actions_have_no_symbol(make_store: Callable[..., Store], sb: Sandbox) -> None:
     st = make_store()
-    r = st.sync("stock.corporate_actions.dividends", None, "2023-01-01", "2024-12-31",
-                today="2026-11-20")
+    r = st.sync(
+        "stock.corporate_actions.dividends", None, "2023-01-01", "2024-12-31", today="2026-11-20"
+    )
     assert r.ok and r.windows_fetched == 2
     df = st.read("stock.corporate_actions.dividends")
     with Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
@@ -167,52 +188,112 @@ def test_corporate_actions_have_no_symbol(make_store: Callable[..., Store],
         b = c.stock.corporate_actions.dividends(start_date="2024-01-01", end_date="2024-12-31")
     assert len(df) == len(a) + len(b)
     assert not df.duplicated(["symbol", "date"]).any()
-    assert len(st.read("stock.corporate_actions.dividends", symbols=["2330"])) == \
-        int((a.symbol == "2330").sum() + (b.symbol == "2330").sum())
+    assert len(st.read("stock.corporate_actions.dividends", symbols=["2330"])) == int(
+        (a.symbol == "2330").sum() + (b.symbol == "2330").sum()
+    )
 
 
-@pytest.mark.parametrize(("name", "column"), [
-    ("stock.corporate_actions.capital_changes", "effective_date"),
-    ("stock.corporate_actions.listing_applicants", "application_date"),
-])
-def test_other_corporate_actions_read_by_their_date(make_store: Callable[..., Store],
-                                                    name: str, column: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "column"),
+    [
+        ("stock.corporate_actions.capital_changes", "effective_date"),
+        ("stock.corporate_actions.listing_applicants", "application_date"),
+    ],
+)
+def test_other_corporate_actions_read_by_their_date(
+    make_store: Callable[..., Store], name: str, column: str
+) -> None:
     st = make_store()
     r = st.sync(name, None, "2015-01-01", "2025-12-31", today="2026-11-20")
     assert r.ok and r.windows_fetched == 11
     everything = st.read(name)
     assert len(everything) > 0
     part = st.read(name, start="2020-01-01", end="2022-12-31")
-    inside = everything[column].notna() & (everything[column] >= "2020-01-01") & (
-        everything[column] <= "2022-12-31")
+    inside = (
+        everything[column].notna()
+        & (everything[column] >= "2020-01-01")
+        & (everything[column] <= "2022-12-31")
+    )
     assert len(part) == int(inside.sum())
 
 
-@pytest.mark.parametrize(("kwargs", "param"), [
-    ({"endpoint": "stock.intraday.quote", "symbols": "2330", "start": "2024-01-01"},
-     "endpoint"),
-    ({"endpoint": "stock.historical.candle", "symbols": "2330", "start": "2024-01-01"},
-     "endpoint"),
-    ({"endpoint": "stock.historical.candles", "symbols": "2330", "start": "2024-01-01",
-      "timeframe": "H"}, "timeframe"),
-    ({"endpoint": "stock.historical.candles", "symbols": "2330", "start": "2024/01/01"},
-     "start"),
-    ({"endpoint": "stock.historical.candles", "symbols": "2330", "start": "2024-05-01",
-      "end": "2024-01-01"}, "start"),
-    ({"endpoint": "stock.historical.candles", "symbols": "2330", "timeframe": "5",
-      "start": "2024-01-01"}, "start"),
-    ({"endpoint": "stock.historical.candles", "symbols": [], "start": "2024-01-01"}, "symbols"),
-    ({"endpoint": "stock.historical.candles", "start": "2024-01-01"}, "symbols"),
-    ({"endpoint": "stock.technical.sma", "symbols": "2330", "start": "2024-01-01"}, "period"),
-    ({"endpoint": "stock.technical.sma", "symbols": "2330", "start": "2024-01-01",
-      "period": 20, "perod": 3}, "perod"),
-    ({"endpoint": "stock.historical.candles", "symbols": "2330", "start": "2024-01-01",
-      "fields": ["open", "vwap"]}, "fields"),
-    ({"endpoint": "stock.corporate_actions.dividends", "symbols": "2330",
-      "start": "2024-01-01"}, "symbols"),
-])
-def test_bad_input_fails_before_any_request(make_store: Callable[..., Store], sb: Sandbox,
-                                            kwargs: dict[str, object], param: str) -> None:
+@pytest.mark.parametrize(
+    ("kwargs", "param"),
+    [
+        (
+            {"endpoint": "stock.intraday.quote", "symbols": "2330", "start": "2024-01-01"},
+            "endpoint",
+        ),
+        (
+            {"endpoint": "stock.historical.candle", "symbols": "2330", "start": "2024-01-01"},
+            "endpoint",
+        ),
+        (
+            {
+                "endpoint": "stock.historical.candles",
+                "symbols": "2330",
+                "start": "2024-01-01",
+                "timeframe": "H",
+            },
+            "timeframe",
+        ),
+        (
+            {"endpoint": "stock.historical.candles", "symbols": "2330", "start": "2024/01/01"},
+            "start",
+        ),
+        (
+            {
+                "endpoint": "stock.historical.candles",
+                "symbols": "2330",
+                "start": "2024-05-01",
+                "end": "2024-01-01",
+            },
+            "start",
+        ),
+        (
+            {
+                "endpoint": "stock.historical.candles",
+                "symbols": "2330",
+                "timeframe": "5",
+                "start": "2024-01-01",
+            },
+            "start",
+        ),
+        ({"endpoint": "stock.historical.candles", "symbols": [], "start": "2024-01-01"}, "symbols"),
+        ({"endpoint": "stock.historical.candles", "start": "2024-01-01"}, "symbols"),
+        ({"endpoint": "stock.technical.sma", "symbols": "2330", "start": "2024-01-01"}, "period"),
+        (
+            {
+                "endpoint": "stock.technical.sma",
+                "symbols": "2330",
+                "start": "2024-01-01",
+                "period": 20,
+                "perod": 3,
+            },
+            "perod",
+        ),
+        (
+            {
+                "endpoint": "stock.historical.candles",
+                "symbols": "2330",
+                "start": "2024-01-01",
+                "fields": ["open", "vwap"],
+            },
+            "fields",
+        ),
+        (
+            {
+                "endpoint": "stock.corporate_actions.dividends",
+                "symbols": "2330",
+                "start": "2024-01-01",
+            },
+            "symbols",
+        ),
+    ],
+)
+def test_bad_input_fails_before_any_request(
+    make_store: Callable[..., Store], sb: Sandbox, kwargs: dict[str, object], param: str
+) -> None:
     st = make_store()
     served = sb.requests_served
     with pytest.raises(InvalidParams) as info:
@@ -222,8 +303,7 @@ def test_bad_input_fails_before_any_request(make_store: Callable[..., Store], sb
     assert sb.requests_served == served
 
 
-def test_failures_are_reported_never_hidden(make_store: Callable[..., Store],
-                                            sb: Sandbox) -> None:
+def test_failures_are_reported_never_hidden(make_store: Callable[..., Store], sb: Sandbox) -> None:
     st = make_store()
     with pytest.raises(SyncError) as info:
         st.sync("stock.historical.candles", ["2330", "9999"], "2024-01-01", "2024-06-30")
@@ -233,13 +313,15 @@ def test_failures_are_reported_never_hidden(make_store: Callable[..., Store],
     assert len(st.read("stock.historical.candles", "2330")) > 100
     cov = st.coverage()
     assert "9999" not in set(cov.symbol)  # a failure is never recorded as covered
-    r = st.sync("stock.historical.candles", ["2330", "9999"], "2024-01-01", "2024-06-30",
-                strict=False)
+    r = st.sync(
+        "stock.historical.candles", ["2330", "9999"], "2024-01-01", "2024-06-30", strict=False
+    )
     assert not r.ok and r.requests == 1
 
 
-def test_api_key_is_in_no_file_of_the_store(make_store: Callable[..., Store], sb: Sandbox,
-                                            tmp_path: Path) -> None:
+def test_api_key_is_in_no_file_of_the_store(
+    make_store: Callable[..., Store], sb: Sandbox, tmp_path: Path
+) -> None:
     st = make_store()
     st.sync("stock.historical.candles", ["2330", "IX0001"], "2024-01-01", "2024-12-31")
     st.sync("stock.technical.rsi", "2330", "2024-01-01", "2024-12-31", period=14)
@@ -249,7 +331,8 @@ def test_api_key_is_in_no_file_of_the_store(make_store: Callable[..., Store], sb
     assert key not in str(info.value).encode()
     files = [p for p in st.root.rglob("*") if p.is_file()]
     assert any(p.suffix == ".parquet" for p in files) and any(
-        p.name == "_manifest.json" for p in files)
+        p.name == "_manifest.json" for p in files
+    )
     for p in files:
         assert key not in p.read_bytes(), p
 
@@ -258,8 +341,9 @@ def test_read_backends_and_schema(make_store: Callable[..., Store]) -> None:
     st = make_store()
     st.sync("stock.historical.candles", ["2330", "0050"], "2023-06-01", "2024-06-30")
     pdf = st.read("stock.historical.candles", ["0050", "2330"], "2024-01-01", "2024-03-31")
-    pldf = st.read("stock.historical.candles", ["0050", "2330"], "2024-01-01", "2024-03-31",
-                   backend="polars")
+    pldf = st.read(
+        "stock.historical.candles", ["0050", "2330"], "2024-01-01", "2024-03-31", backend="polars"
+    )
     assert len(pdf) == pldf.height > 0
     assert set(pdf.symbol) == {"0050", "2330"}  # "0050" stays a string
     assert pdf.attrs["units"]["volume"] == "shares"
@@ -269,14 +353,17 @@ def test_read_backends_and_schema(make_store: Callable[..., Store]) -> None:
         st.read("stock.historical.candles", "2454")
 
 
-def test_fields_are_part_of_the_dataset_identity(make_store: Callable[..., Store],
-                                                 sb: Sandbox) -> None:
+def test_fields_are_part_of_the_dataset_identity(
+    make_store: Callable[..., Store], sb: Sandbox
+) -> None:
     st = make_store()
-    st.sync("stock.historical.candles", "2330", "2024-01-01", "2024-03-31",
-            fields=["volume", "close"])
+    st.sync(
+        "stock.historical.candles", "2330", "2024-01-01", "2024-03-31", fields=["volume", "close"]
+    )
     served = sb.requests_served
-    st.sync("stock.historical.candles", "2330", "2024-01-01", "2024-03-31",
-            fields="close,volume")  # the same dataset, spelled differently: nothing to fetch
+    st.sync(
+        "stock.historical.candles", "2330", "2024-01-01", "2024-03-31", fields="close,volume"
+    )  # the same dataset, spelled differently: nothing to fetch
     assert sb.requests_served == served
     narrow = st.read("stock.historical.candles", "2330", fields=["close", "volume"])
     assert narrow["close"].notna().all() and narrow["open"].isna().all()
@@ -286,14 +373,18 @@ def test_fields_are_part_of_the_dataset_identity(make_store: Callable[..., Store
 
 
 def test_layout_one_file_per_symbol_for_daily_data_years_for_minute_data(
-        own_sb: Sandbox, tmp_path: Path) -> None:
+    own_sb: Sandbox, tmp_path: Path
+) -> None:
     with _store(own_sb, tmp_path / "l") as st:
-        st.sync("stock.historical.candles", ["2330", "0050"], "2016-01-01", "2025-12-31",
-                progress=False)
+        st.sync(
+            "stock.historical.candles", ["2330", "0050"], "2016-01-01", "2025-12-31", progress=False
+        )
         st.sync("stock.historical.candles", "2330", timeframe="5", progress=False)
     daily = tmp_path / "l" / "dataset=stock.historical.candles" / "params=default" / "tf=D"
     assert sorted(p.relative_to(daily).as_posix() for p in daily.rglob("*.parquet")) == [
-        "sym=0050/part-0.parquet", "sym=2330/part-0.parquet"]
+        "sym=0050/part-0.parquet",
+        "sym=2330/part-0.parquet",
+    ]
     minute = daily.parent / "tf=5" / "sym=2330"
     years = sorted(p.parent.name for p in minute.rglob("*.parquet"))
     assert years and all(y.startswith("year=") for y in years)

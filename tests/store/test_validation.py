@@ -17,8 +17,9 @@ from marketframe.store import LOCK, Store, StoreLocked
 CANDLES = "stock.historical.candles"
 
 
-def test_a_tilde_path_is_the_home_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                            ) -> None:
+def test_a_tilde_path_is_the_home_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     st = Store("~/marketdata")
@@ -26,14 +27,19 @@ def test_a_tilde_path_is_the_home_directory(tmp_path: Path, monkeypatch: pytest.
     assert not (tmp_path / "~").exists()
 
 
-@pytest.mark.parametrize("call", [
-    lambda st: st.sync(CANDLES, 2330, "2024-01-01"),
-    lambda st: st.sync(CANDLES, [2330], "2024-01-01"),
-    lambda st: st.read(CANDLES, "A" * 300),
-    lambda st: st.sync(CANDLES, "A" * 300, "2024-01-01"),
-], ids=["int symbol", "int in list", "long symbol read", "long symbol sync"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda st: st.sync(CANDLES, 2330, "2024-01-01"),
+        lambda st: st.sync(CANDLES, [2330], "2024-01-01"),
+        lambda st: st.read(CANDLES, "A" * 300),
+        lambda st: st.sync(CANDLES, "A" * 300, "2024-01-01"),
+    ],
+    ids=["int symbol", "int in list", "long symbol read", "long symbol sync"],
+)
 def test_bad_symbols_are_invalid_params_before_any_request(
-        make_store: Callable[..., Store], sb: Sandbox, call: Callable[[Store], object]) -> None:
+    make_store: Callable[..., Store], sb: Sandbox, call: Callable[[Store], object]
+) -> None:
     st = make_store()
     served = sb.requests_served
     with pytest.raises(InvalidParams, match="symbols") as err:
@@ -71,25 +77,63 @@ def env(sb: Sandbox, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_cli_refuses_a_file_as_store_and_a_non_parquet_out(
-        env: list[str], tmp_path: Path, sb: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    env: list[str], tmp_path: Path, sb: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
     f = tmp_path / "passwd"
     f.write_text("root:x:0:0\n")
     served = sb.requests_served
-    assert main(["sync", CANDLES, "--store", str(f), "--symbols", "2330",
-                 "--start", "2024-01-01", *env]) == 2
+    assert (
+        main(
+            ["sync", CANDLES, "--store", str(f), "--symbols", "2330", "--start", "2024-01-01", *env]
+        )
+        == 2
+    )
     assert "not a directory" in capsys.readouterr().err
     out = tmp_path / "x.xlsx"
-    assert main(["export", CANDLES, "--out", str(out), "--symbols", "2330",
-                 "--start", "2024-01-01", "--end", "2024-02-01", *env]) == 2
+    assert (
+        main(
+            [
+                "export",
+                CANDLES,
+                "--out",
+                str(out),
+                "--symbols",
+                "2330",
+                "--start",
+                "2024-01-01",
+                "--end",
+                "2024-02-01",
+                *env,
+            ]
+        )
+        == 2
+    )
     assert ".parquet" in capsys.readouterr().err and not out.exists()
     assert sb.requests_served == served
 
 
-def test_cli_verify_reports_and_repairs(env: list[str], tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_verify_reports_and_repairs(
+    env: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = tmp_path / "s"
-    assert main(["sync", CANDLES, "--store", str(root), "--symbols", "2330",
-                 "--start", "2024-01-01", "--end", "2024-03-31", *env]) == 0
+    assert (
+        main(
+            [
+                "sync",
+                CANDLES,
+                "--store",
+                str(root),
+                "--symbols",
+                "2330",
+                "--start",
+                "2024-01-01",
+                "--end",
+                "2024-03-31",
+                *env,
+            ]
+        )
+        == 0
+    )
     assert main(["verify", "--store", str(root)]) == 0
     capsys.readouterr()
     next(root.rglob("part-0.parquet")).unlink()
@@ -102,7 +146,8 @@ def test_cli_verify_reports_and_repairs(env: list[str], tmp_path: Path,
 
 
 def test_verify_of_a_missing_store_is_refused_and_creates_nothing(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     missing = tmp_path / "no-such-store"
     assert main(["verify", "--store", str(missing)]) == 2
     assert "does not exist" in capsys.readouterr().err

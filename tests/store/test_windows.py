@@ -52,14 +52,16 @@ def test_split_covers_exactly_without_overlap_and_is_minimal(r: tuple[dt.date, d
 
 def test_leap_day_window() -> None:
     assert split(dt.date(2024, 2, 29), dt.date(2025, 6, 1))[0] == (
-        dt.date(2024, 2, 29), dt.date(2025, 2, 27))
+        dt.date(2024, 2, 29),
+        dt.date(2025, 2, 27),
+    )
 
 
 @settings(deadline=None)  # pure functions: no time limit (the machine is shared)
 @given(ranges, st.lists(ranges, max_size=5), st.sampled_from(["2330", "IX0001", None]))
-def test_plan_fetches_exactly_the_missing_days(want: tuple[dt.date, dt.date],
-                                               held: list[tuple[dt.date, dt.date]],
-                                               symbol: str | None) -> None:
+def test_plan_fetches_exactly_the_missing_days(
+    want: tuple[dt.date, dt.date], held: list[tuple[dt.date, dt.date]], symbol: str | None
+) -> None:
     windows, before = plan(want, held, symbol)
     first = earliest(symbol)
     missing = _days([want]) - _days(held)
@@ -76,8 +78,7 @@ def test_plan_fetches_exactly_the_missing_days(want: tuple[dt.date, dt.date],
 
 @settings(deadline=None)  # pure functions: no time limit (the machine is shared)
 @given(ranges, st.integers(0, 200))
-def test_split_with_warmup_lead_stays_under_one_year(r: tuple[dt.date, dt.date],
-                                                      lead: int) -> None:
+def test_split_with_warmup_lead_stays_under_one_year(r: tuple[dt.date, dt.date], lead: int) -> None:
     lo, hi = r
     ws = split(lo, hi, lead=lead)
     assert _days(ws) == _days([r])
@@ -87,22 +88,26 @@ def test_split_with_warmup_lead_stays_under_one_year(r: tuple[dt.date, dt.date],
 
 @settings(deadline=None)  # pure functions: no time limit (the machine is shared)
 @given(st.lists(ranges, max_size=6), ranges)
-def test_merge_and_subtract(ivs: list[tuple[dt.date, dt.date]],
-                            want: tuple[dt.date, dt.date]) -> None:
+def test_merge_and_subtract(
+    ivs: list[tuple[dt.date, dt.date]], want: tuple[dt.date, dt.date]
+) -> None:
     merged = merge(ivs)
     assert _days(merged) == _days(ivs)
     assert all(b2[0] > b1[1] + DAY for b1, b2 in zip(merged, merged[1:], strict=False))
     assert _days(subtract(want, ivs)) == _days([want]) - _days(ivs)
 
 
-@pytest.mark.parametrize(("tf", "today", "expected"), [
-    ("D", dt.date(2026, 11, 20), dt.date(2026, 11, 19)),
-    (None, dt.date(2026, 11, 20), dt.date(2026, 11, 19)),
-    ("W", dt.date(2026, 11, 20), dt.date(2026, 11, 15)),  # Friday: this week is still open
-    ("W", dt.date(2026, 11, 16), dt.date(2026, 11, 15)),
-    ("M", dt.date(2026, 11, 20), dt.date(2026, 10, 31)),
-    ("5", dt.date(2026, 11, 20), None),  # minute candles are never final
-])
+@pytest.mark.parametrize(
+    ("tf", "today", "expected"),
+    [
+        ("D", dt.date(2026, 11, 20), dt.date(2026, 11, 19)),
+        (None, dt.date(2026, 11, 20), dt.date(2026, 11, 19)),
+        ("W", dt.date(2026, 11, 20), dt.date(2026, 11, 15)),  # Friday: this week is still open
+        ("W", dt.date(2026, 11, 16), dt.date(2026, 11, 15)),
+        ("M", dt.date(2026, 11, 20), dt.date(2026, 10, 31)),
+        ("5", dt.date(2026, 11, 20), None),  # minute candles are never final
+    ],
+)
 def test_final_until(tf: str | None, today: dt.date, expected: dt.date | None) -> None:
     assert final_until(tf, today) == expected
 

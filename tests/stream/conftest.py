@@ -32,8 +32,19 @@ def rest_trades(client: Client, symbol: str, **params: Any) -> list[dict[str, An
     rows = []
     for trial in (False, True):
         extra = {"isTrial": True} if trial else {}
-        body = client.fetch("stock.intraday.trades", symbol=symbol, sort="asc", limit=100000,
-                            refresh=True, **extra, **params).responses[0].body
+        body = (
+            client.fetch(
+                "stock.intraday.trades",
+                symbol=symbol,
+                sort="asc",
+                limit=100000,
+                refresh=True,
+                **extra,
+                **params,
+            )
+            .responses[0]
+            .body
+        )
         rows += orjson.loads(body)["data"]
     return sorted(rows, key=lambda r: r["serial"])
 

@@ -27,8 +27,18 @@ def dumps(event: str, data: Any = None, **extra: Any) -> str:
 
 def trade(symbol: str, serial: int, time_us: int, price: Any = 100.5, **extra: Any) -> str:
     """A ``trades`` data frame."""
-    row = {"symbol": symbol, "type": "EQUITY", "exchange": "TWSE", "market": "TSE",
-           "price": price, "size": 1, "volume": 1, "time": time_us, "serial": serial, **extra}
+    row = {
+        "symbol": symbol,
+        "type": "EQUITY",
+        "exchange": "TWSE",
+        "market": "TSE",
+        "price": price,
+        "size": 1,
+        "volume": 1,
+        "time": time_us,
+        "serial": serial,
+        **extra,
+    }
     return dumps("data", row, id=f"trades:{symbol}", channel="trades")
 
 
@@ -56,7 +66,8 @@ class ScriptedServer:
         self.requests: list[tuple[int, dict[str, Any]]] = []
         self.on_request: Hook | None = None
         self.auth_reply: Callable[[Conn], Frame] = lambda conn: dumps(
-            "authenticated", {"message": "Authenticated successfully"})
+            "authenticated", {"message": "Authenticated successfully"}
+        )
         self.loop: asyncio.AbstractEventLoop | None = None
         self.port = 0
 
@@ -94,8 +105,9 @@ class ScriptedServer:
         if event == "auth":
             await conn.send(self.auth_reply(conn))
         elif event == "ping":
-            await conn.send(dumps("pong", {"time": 1, **({"state": data["state"]}
-                                                         if "state" in data else {})}))
+            await conn.send(
+                dumps("pong", {"time": 1, **({"state": data["state"]} if "state" in data else {})})
+            )
         elif event == "subscribe":
             syms = data.get("symbols") or [data.get("symbol")]
             out = []
@@ -128,6 +140,7 @@ class ScriptedServer:
 
     def after_subscribe(self, frames: Callable[[Conn], list[Frame]]) -> None:
         """Answer every subscribe, then send ``frames(conn)`` on that connection."""
+
         async def hook(conn: Conn, body: dict[str, Any]) -> bool:
             if body.get("event") != "subscribe":
                 return False

@@ -30,12 +30,16 @@ def sb() -> Iterator[Sandbox]:
         yield s
 
 
-def rest(client: Client, endpoint: str, symbol: str, after_hours: bool = False,
-         **params: Any) -> dict[str, Any]:
+def rest(
+    client: Client, endpoint: str, symbol: str, after_hours: bool = False, **params: Any
+) -> dict[str, Any]:
     if after_hours:
         params["session"] = "afterhours"
-    body = client.fetch(f"futopt.intraday.{endpoint}", symbol=symbol, refresh=True,
-                        **params).responses[0].body
+    body = (
+        client.fetch(f"futopt.intraday.{endpoint}", symbol=symbol, refresh=True, **params)
+        .responses[0]
+        .body
+    )
     return orjson.loads(body)
 
 
@@ -44,8 +48,9 @@ def rest_trades(client: Client, symbol: str, after_hours: bool = False) -> list[
     return rest(client, "trades", symbol, after_hours, limit=100_000)["data"][::-1]
 
 
-def one_channel(client: Client, channel: str, symbol: str, version: str,
-                after_hours: bool = False) -> pd.DataFrame:
+def one_channel(
+    client: Client, channel: str, symbol: str, version: str, after_hours: bool = False
+) -> pd.DataFrame:
     """Everything of one subscription (each connection replays the day from its start)."""
     with client.stream(market="futopt", version=version) as s:
         s.subscribe(channel, symbol, after_hours=after_hours)
@@ -80,8 +85,7 @@ def test_the_product_and_version_are_chosen_in_the_call(sb: Sandbox, client: Cli
 
 
 @pytest.mark.parametrize("version", ["v1.0", "v1.1"])
-def test_ping_pong_and_heartbeats_as_for_stocks(sb: Sandbox, client: Client,
-                                                version: str) -> None:
+def test_ping_pong_and_heartbeats_as_for_stocks(sb: Sandbox, client: Client, version: str) -> None:
     sb.configure(heartbeat=0.1)
     try:
         with client.stream(market="futopt", version=version) as s:
@@ -98,7 +102,8 @@ def test_ping_pong_and_heartbeats_as_for_stocks(sb: Sandbox, client: Client,
 
 @pytest.mark.parametrize("version", ["v1.0", "v1.1"])
 def test_streamed_trades_are_the_rest_trades_and_trials_come_only_on_v11(
-        client: Client, version: str) -> None:
+    client: Client, version: str
+) -> None:
     df = one_channel(client, "trades", FRONT, version)
     regular, trial = df[~df["is_trial"]], df[df["is_trial"]]
     want = rest_trades(client, FRONT)
@@ -121,8 +126,9 @@ def test_streamed_trades_are_the_rest_trades_and_trials_come_only_on_v11(
 
 
 @pytest.mark.parametrize("version", ["v1.0", "v1.1"])
-def test_books_have_trial_frames_and_derived_levels_only_on_v11(client: Client,
-                                                                version: str) -> None:
+def test_books_have_trial_frames_and_derived_levels_only_on_v11(
+    client: Client, version: str
+) -> None:
     df = one_channel(client, "books", FRONT, version)
     trial = df[df["is_trial"]]
     assert df["bid_price_1"].notna().all() and (df["bid_price_1"] < df["ask_price_1"]).all()
@@ -136,21 +142,20 @@ def test_books_have_trial_frames_and_derived_levels_only_on_v11(client: Client,
 
 
 @pytest.mark.parametrize("version", ["v1.0", "v1.1"])
-def test_candles_are_the_rest_candles_with_no_trial_candles(client: Client,
-                                                            version: str) -> None:
+def test_candles_are_the_rest_candles_with_no_trial_candles(client: Client, version: str) -> None:
     df = one_channel(client, "candles", FRONT, version)
     assert (df["date"] >= OPEN).all()
     last = df.groupby("date", sort=True).tail(1)  # the candle as its minute ends
     want = rest(client, "candles", FRONT)["data"]
     assert [d.isoformat() for d in last["date"]] == [
-        pd.Timestamp(r["date"]).isoformat() for r in want]
+        pd.Timestamp(r["date"]).isoformat() for r in want
+    ]
     for col in ("open", "high", "low", "close", "volume", "average"):
         assert last[col].tolist() == [r[col] for r in want], col
 
 
 @pytest.mark.parametrize("version", ["v1.0", "v1.1"])
-def test_aggregates_carry_the_trial_price_on_every_version(client: Client,
-                                                           version: str) -> None:
+def test_aggregates_carry_the_trial_price_on_every_version(client: Client, version: str) -> None:
     df = one_channel(client, "aggregates", FRONT, version)
     trial = df[df["is_trial"]]
     assert len(trial) >= 5 and (trial["last_updated"] < OPEN).all()
@@ -236,20 +241,30 @@ def test_polars_frames_of_the_futopt_stream(client: Client) -> None:
     assert df.schema["is_trial"] == pl.Boolean and df.schema["size"] == pl.Int64
 
 
-@pytest.mark.parametrize(("version", "after_hours"), [("v1.0", False), ("v1.1", False),
-                                                      ("v1.1", True)])
+@pytest.mark.parametrize(
+    ("version", "after_hours"), [("v1.0", False), ("v1.1", False), ("v1.1", True)]
+)
 def test_drops_resubscribe_the_alias_and_backfill_the_session_gap_free(
-        version: str, after_hours: bool, tmp_path: Any) -> None:
+    version: str, after_hours: bool, tmp_path: Any
+) -> None:
     # the day session: 07:30-13:45 at 3000x lasts ~7.5 s; the night session (15:00 to 05:00
     # the next morning, across midnight): 12:00-05:00 at 6000x lasts ~10 s. The sandbox drops
     # the connection every 120 events and the market clock runs on while the client
     # reconnects (backoff 0.05 s: 75-150 market seconds by day, about 5 trades; 0.3 s: 15-30
     # market minutes at night, about 5-10 trades): trades are missed, then backfilled
     speed, start, backoff = (6000.0, "12:00", 0.3) if after_hours else (3000.0, "07:30", 0.05)
-    with Sandbox(seed=7, now=NOW, rate_limit=None, stream_speed=speed, drop_after=120) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
-        with c.stream(market="futopt", version=version, backfill=True, backoff=backoff,
-                      max_reconnects=50, backend="arrow") as s:
+    with (
+        Sandbox(seed=7, now=NOW, rate_limit=None, stream_speed=speed, drop_after=120) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+    ):
+        with c.stream(
+            market="futopt",
+            version=version,
+            backfill=True,
+            backoff=backoff,
+            max_reconnects=50,
+            backend="arrow",
+        ) as s:
             # restart the shared market clock well before the session (1.35 s of wall time by
             # day, 1.8 s at night), so the subscription is in place before its first trade
             # even on a busy machine (a subscription never backfills the past)
@@ -265,30 +280,36 @@ def test_drops_resubscribe_the_alias_and_backfill_the_session_gap_free(
         t = read_recorded(tmp_path, "trades", market="futopt", after_hours=after_hours)
         assert stats.reconnects >= 1
         assert gaps and all(g.error is None for g in gaps), [g for g in gaps if g.error]
-        assert all(g.symbol == FRONT and not g.trial and g.after_hours == after_hours
-                   for g in gaps)
+        assert all(g.symbol == FRONT and not g.trial and g.after_hours == after_hours for g in gaps)
         assert stats.backfilled > 0 and sum(g.filled or 0 for g in gaps) == stats.backfilled
         regular = t.filter(pc.invert(t["is_trial"]))
         want = rest_trades(c, FRONT, after_hours)
-        serials = [int(x if x is not None else f)
-                   for x, f in zip(regular["serial"].to_pylist(),
-                                   regular["frame_serial"].to_pylist(), strict=True)]
+        serials = [
+            int(x if x is not None else f)
+            for x, f in zip(
+                regular["serial"].to_pylist(), regular["frame_serial"].to_pylist(), strict=True
+            )
+        ]
         assert sorted(serials) == [int(r["serial"]) for r in want]  # complete, no duplicates
         assert pc.any(regular["backfilled"]).as_py()
         if version == "v1.1":  # backfilled rows carry the REST serial string
             assert all(len(x) == 8 for x in regular["serial"].to_pylist())
 
 
-def test_an_ack_naming_the_resolved_contract_is_still_returned(client: Client,
-                                                               scripted: Any) -> None:
+def test_an_ack_naming_the_resolved_contract_is_still_returned(
+    client: Client, scripted: Any
+) -> None:
     from .scripted import dumps
 
     async def resolve(conn: Any, body: dict[str, Any]) -> bool:
         if body.get("event") != "subscribe":
             return False
         assert body["data"] == {"channel": "trades", "symbol": "TXF1!", "afterHours": True}
-        await conn.send(dumps("subscribed", {"id": "t1", "channel": "trades",
-                                             "symbol": FRONT, "afterHours": True}))
+        await conn.send(
+            dumps(
+                "subscribed", {"id": "t1", "channel": "trades", "symbol": FRONT, "afterHours": True}
+            )
+        )
         return True
 
     scripted.on_request = resolve
@@ -304,8 +325,9 @@ def test_recording_a_futopt_stream(client: Client, tmp_path: Any) -> None:
         for _ in s.batches(idle=1.5):
             pass
     table = read_recorded(tmp_path, "trades", market="futopt", after_hours=True)
-    assert table.num_rows == len(rest_trades(client, FRONT, True)) + pc.sum(
-        table["is_trial"]).as_py()
+    assert (
+        table.num_rows == len(rest_trades(client, FRONT, True)) + pc.sum(table["is_trial"]).as_py()
+    )
     assert set(table["type"].to_pylist()) == {"FUTURE_AH"}
     assert (tmp_path / "futopt_trades_afterhours").is_dir()
     empty = read_recorded(tmp_path, "books", market="futopt")

@@ -25,17 +25,23 @@ def events_of(server: ScriptedServer, conn: int) -> list[str]:
 def drop_on(event: str, channel: str | None = None, conn_no: int = 1) -> Any:
     """A hook that closes connection ``conn_no`` when ``event`` (on ``channel``) arrives,
     without answering it."""
+
     async def hook(conn: Conn, body: dict[str, Any]) -> bool:
-        if conn.number == conn_no and body.get("event") == event and (
-                channel is None or (body.get("data") or {}).get("channel") == channel):
+        if (
+            conn.number == conn_no
+            and body.get("event") == event
+            and (channel is None or (body.get("data") or {}).get("channel") == channel)
+        ):
             await conn.ws.close(code=1011, message=b"dropped mid-request")
             return True
         return False
+
     return hook
 
 
 def test_a_subscribe_in_flight_when_the_connection_drops_completes_after_the_reconnect(
-        client: Client, scripted: ScriptedServer) -> None:
+    client: Client, scripted: ScriptedServer
+) -> None:
     # the notebook's race (issue 11.1), made deterministic: the server drops the connection
     # right when 'subscribe aggregates' arrives, before answering it
     scripted.on_request = drop_on("subscribe", "aggregates")
@@ -44,16 +50,23 @@ def test_a_subscribe_in_flight_when_the_connection_drops_completes_after_the_rec
         subs = s.subscribe("aggregates", "2330")
         assert [(x.channel, x.symbol) for x in subs] == [("aggregates", "2330")]
         assert {(x.channel, x.symbol) for x in s.subscriptions()} == {
-            ("trades", "2330"), ("trades", "2317"), ("aggregates", "2330")}
+            ("trades", "2330"),
+            ("trades", "2317"),
+            ("aggregates", "2330"),
+        }
         assert {(x.channel, x.symbol) for x in s.subscribed} == {
-            ("trades", "2330"), ("trades", "2317"), ("aggregates", "2330")}
+            ("trades", "2330"),
+            ("trades", "2317"),
+            ("aggregates", "2330"),
+        }
         assert s.stats.reconnects == 1
     # second connection: auth, the acknowledged subscription restored, the request replayed
     assert events_of(scripted, 2)[:3] == ["auth", "subscribe", "subscribe"]
 
 
 def test_without_reconnecting_a_request_cut_by_a_drop_raises_stream_closed(
-        client: Client, scripted: ScriptedServer) -> None:
+    client: Client, scripted: ScriptedServer
+) -> None:
     scripted.on_request = drop_on("subscribe")
     with client.stream(url=scripted.url, reconnect=False) as s:
         with pytest.raises(StreamClosed, match="closed before the reply") as info:
@@ -62,7 +75,8 @@ def test_without_reconnecting_a_request_cut_by_a_drop_raises_stream_closed(
 
 
 def test_unsubscribe_and_subscriptions_in_flight_survive_a_drop(
-        client: Client, scripted: ScriptedServer) -> None:
+    client: Client, scripted: ScriptedServer
+) -> None:
     scripted.on_request = drop_on("unsubscribe")
     with client.stream(url=scripted.url, backoff=0.01) as s:
         subs = s.subscribe("trades", ["2330", "2317"])
@@ -75,11 +89,13 @@ def test_unsubscribe_and_subscriptions_in_flight_survive_a_drop(
 
 
 def test_exhausted_reconnects_fail_the_request_with_a_typed_error(
-        client: Client, scripted: ScriptedServer) -> None:
+    client: Client, scripted: ScriptedServer
+) -> None:
     scripted.on_request = drop_on("subscribe", "candles")
     # every later connection answers auth with garbage: each attempt fails, none crashes
-    scripted.auth_reply = lambda conn: (dumps("authenticated", {"message": "ok"})
-                                        if conn.number == 1 else "{garbage")
+    scripted.auth_reply = lambda conn: (
+        dumps("authenticated", {"message": "ok"}) if conn.number == 1 else "{garbage"
+    )
     with client.stream(url=scripted.url, backoff=0.01, max_reconnects=3) as s:
         s.subscribe("trades", "2330")
         with pytest.raises(StreamClosed, match="3 reconnect attempts failed"):
@@ -88,22 +104,28 @@ def test_exhausted_reconnects_fail_the_request_with_a_typed_error(
 
 
 def test_garbage_in_the_auth_reply_during_a_reconnect_is_retried(
-        client: Client, scripted: ScriptedServer) -> None:
+    client: Client, scripted: ScriptedServer
+) -> None:
     day = "2026-11-20T10:00:0"
 
     async def hook(conn: Conn, body: dict[str, Any]) -> bool:
         if body.get("event") != "subscribe":
             return False
         await scripted.reply(conn, body)
-        await conn.send(trade("2330", 10 * conn.number, us(day + str(conn.number))),
-                        trade("2330", 10 * conn.number + 1, us(day + str(conn.number))))
+        await conn.send(
+            trade("2330", 10 * conn.number, us(day + str(conn.number))),
+            trade("2330", 10 * conn.number + 1, us(day + str(conn.number))),
+        )
         if conn.number == 1:
             await conn.ws.close()
         return True
 
     scripted.on_request = hook
-    scripted.auth_reply = lambda conn: ('{"event": "authenticated", "data": ' if conn.number == 2
-                                        else dumps("authenticated", {"message": "ok"}))
+    scripted.auth_reply = lambda conn: (
+        '{"event": "authenticated", "data": '
+        if conn.number == 2
+        else dumps("authenticated", {"message": "ok"})
+    )
     with client.stream(url=scripted.url, backoff=0.01, backend="arrow") as s:
         s.subscribe("trades", "2330")
         t = s.read("trades", idle=1.0)
@@ -114,7 +136,8 @@ def test_garbage_in_the_auth_reply_during_a_reconnect_is_retried(
 
 
 def test_an_unrelated_error_event_during_a_subscribe_is_not_a_refusal(
-        client: Client, scripted: ScriptedServer) -> None:
+    client: Client, scripted: ScriptedServer
+) -> None:
     async def hook(conn: Conn, body: dict[str, Any]) -> bool:
         if body.get("event") == "subscribe":
             await conn.send(dumps("error", {"message": "Too many requests, slow down"}))
@@ -166,17 +189,29 @@ BAD_ROWS: list[tuple[str, dict[str, Any]]] = [
 
 
 def test_malformed_frames_are_counted_and_skipped_never_end_the_stream(
-        client: Client, scripted: ScriptedServer) -> None:
+    client: Client, scripted: ScriptedServer
+) -> None:
     t0 = us("2026-11-20T10:00:00")
     frames: list[str | bytes] = []
     for serial, (_, frame) in enumerate(MALFORMED, start=1001):
         frames += [trade("2330", serial, t0 + serial), frame]
     for i, (_, bad) in enumerate(BAD_ROWS):
-        row = {"symbol": "2330", "type": "EQUITY", "exchange": "TWSE", "price": 1.5,
-               "size": 1, "time": t0 + 5000 + i, "serial": 5000 + i, **bad}
+        row = {
+            "symbol": "2330",
+            "type": "EQUITY",
+            "exchange": "TWSE",
+            "price": 1.5,
+            "size": 1,
+            "time": t0 + 5000 + i,
+            "serial": 5000 + i,
+            **bad,
+        }
         frames.append(dumps("data", row, id="trades:2330", channel="trades"))
-    frames += [dumps("error", "a string"), dumps("heartbeat", {"time": "123"}),
-               trade("2330", 9000, t0 + 9000)]
+    frames += [
+        dumps("error", "a string"),
+        dumps("heartbeat", {"time": "123"}),
+        trade("2330", 9000, t0 + 9000),
+    ]
     scripted.after_subscribe(lambda conn: frames)
     with client.stream(url=scripted.url, backend="arrow") as s:
         s.subscribe("trades", "2330")
@@ -192,10 +227,14 @@ def test_malformed_frames_are_counted_and_skipped_never_end_the_stream(
 
 
 def test_one_bad_row_is_quarantined_and_the_rest_of_its_batch_delivered(
-        client: Client, scripted: ScriptedServer) -> None:
+    client: Client, scripted: ScriptedServer
+) -> None:
     t0 = us("2026-11-20T10:00:00")
-    scripted.after_subscribe(lambda conn: [
-        trade("2330", i, t0 + i, price="abc" if i == 1000 else 10.5) for i in range(2000)])
+    scripted.after_subscribe(
+        lambda conn: [
+            trade("2330", i, t0 + i, price="abc" if i == 1000 else 10.5) for i in range(2000)
+        ]
+    )
     with client.stream(url=scripted.url, backend="arrow", batch_rows=5000) as s:
         s.subscribe("trades", "2330")
         t = s.read("trades", idle=1.0)
@@ -207,15 +246,18 @@ def test_one_bad_row_is_quarantined_and_the_rest_of_its_batch_delivered(
 
 
 def test_serials_restarting_after_the_fixed_price_trade_are_new_trades(
-        client: Client, scripted: ScriptedServer) -> None:
+    client: Client, scripted: ScriptedServer
+) -> None:
     # issue 17.1 on one connection: 500000, 500010, 99999999 (14:30 fixed price), then the
     # next day's 10001, 10005; a replayed 500010 is the only duplicate
-    frames = [trade("2330", 500000, us("2026-11-20T13:20:00")),
-              trade("2330", 500010, us("2026-11-20T13:30:00")),
-              trade("2330", 99999999, us("2026-11-20T14:30:00")),
-              trade("2330", 10001, us("2026-11-23T09:00:00"), isOpen=True),
-              trade("2330", 10005, us("2026-11-23T09:00:02")),
-              trade("2330", 500010, us("2026-11-20T13:30:00"))]
+    frames = [
+        trade("2330", 500000, us("2026-11-20T13:20:00")),
+        trade("2330", 500010, us("2026-11-20T13:30:00")),
+        trade("2330", 99999999, us("2026-11-20T14:30:00")),
+        trade("2330", 10001, us("2026-11-23T09:00:00"), isOpen=True),
+        trade("2330", 10005, us("2026-11-23T09:00:02")),
+        trade("2330", 500010, us("2026-11-20T13:30:00")),
+    ]
 
     scripted.after_subscribe(lambda conn: frames)
     with client.stream(url=scripted.url, backend="arrow") as s:
@@ -237,7 +279,8 @@ def wait_until_paused(s: Any) -> None:
 
 
 def test_an_exception_with_a_full_buffer_closes_and_records_what_was_buffered(
-        client: Client, tmp_path: Any) -> None:
+    client: Client, tmp_path: Any
+) -> None:
     from marketframe.stream import read_recorded
 
     from .conftest import rest_trades
@@ -253,7 +296,7 @@ def test_an_exception_with_a_full_buffer_closes_and_records_what_was_buffered(
     assert rec.files and not list(tmp_path.rglob("*.tmp"))
     got = read_recorded(tmp_path, "trades")["serial"].to_pylist()
     assert len(got) >= 50  # everything that was buffered reached the disk
-    assert got == [r["serial"] for r in rest_trades(client, "2330")][:len(got)]
+    assert got == [r["serial"] for r in rest_trades(client, "2330")][: len(got)]
 
 
 def test_a_request_while_the_buffer_is_full_gets_its_reply(client: Client) -> None:
@@ -274,10 +317,13 @@ def test_a_drop_while_the_buffer_is_full_heals_the_request() -> None:
     # the sandbox (market clock at 60x) closes each connection after 60 events; the reader
     # pauses at 50 buffered rows, so it has not read the close when the subscribe is sent:
     # the request must be answered after the reconnect, not fail with an aiohttp error
-    with Sandbox(seed=7, now=NOW, rate_limit=None, stream_speed=60, stream_from="09:00",
-                 drop_after=60) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False) as c, \
-            c.stream(max_buffer=50, batch_rows=20, backoff=0.01) as s:
+    with (
+        Sandbox(
+            seed=7, now=NOW, rate_limit=None, stream_speed=60, stream_from="09:00", drop_after=60
+        ) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+        c.stream(max_buffer=50, batch_rows=20, backoff=0.01) as s,
+    ):
         s.subscribe("trades", "2330")
         wait_until_paused(s)
         for _ in range(3000):  # until the server has dropped the connection
@@ -288,4 +334,6 @@ def test_a_drop_while_the_buffer_is_full_heals_the_request() -> None:
         assert [x.symbol for x in s.subscribe("candles", "2454")] == ["2454"]
         assert s.stats.reconnects >= 1
         assert {(x.channel, x.symbol) for x in s.subscriptions()} == {
-            ("trades", "2330"), ("candles", "2454")}
+            ("trades", "2330"),
+            ("candles", "2454"),
+        }

@@ -20,8 +20,9 @@ from marketframe.stream import read_recorded
 from .conftest import NOW
 
 #: day 1's replay is over (after-hours fixed-price trading ends at 14:30, Asia/Taipei)
-DAY1_OVER_US = int(dt.datetime(2026, 11, 20, 14, 31, tzinfo=ZoneInfo("Asia/Taipei")).timestamp()
-                   * 1_000_000)
+DAY1_OVER_US = int(
+    dt.datetime(2026, 11, 20, 14, 31, tzinfo=ZoneInfo("Asia/Taipei")).timestamp() * 1_000_000
+)
 
 SYMBOLS = ("2330", "2454")
 NEXT_OPEN = "2026-11-23T09:10:00+08:00"  # the next trading day (a Monday), after its open
@@ -31,8 +32,7 @@ def keys(rows: list[dict[str, Any]]) -> dict[str, list[tuple[bool, int, float]]]
     """symbol -> sorted (trial?, serial, price) of recorded rows."""
     out: dict[str, list[tuple[bool, int, float]]] = defaultdict(list)
     for r in rows:
-        out[str(r["symbol"])].append((bool(r["is_trial"]), int(r["serial"]),
-                                      float(r["price"])))
+        out[str(r["symbol"])].append((bool(r["is_trial"]), int(r["serial"]), float(r["price"])))
     return {k: sorted(v) for k, v in out.items()}
 
 
@@ -41,21 +41,40 @@ def rest_keys(client: Client) -> dict[str, list[tuple[bool, int, float]]]:
     out: dict[str, list[tuple[bool, int, float]]] = {}
     for sym in SYMBOLS:
         out[sym] = sorted(
-            (trial, r["serial"], float(r["price"])) for trial in (False, True)
-            for r in orjson.loads(client.fetch(
-                "stock.intraday.trades", symbol=sym, limit=100000, refresh=True,
-                **({"isTrial": True} if trial else {})).responses[0].body)["data"])
+            (trial, r["serial"], float(r["price"]))
+            for trial in (False, True)
+            for r in orjson.loads(
+                client.fetch(
+                    "stock.intraday.trades",
+                    symbol=sym,
+                    limit=100000,
+                    refresh=True,
+                    **({"isTrial": True} if trial else {}),
+                )
+                .responses[0]
+                .body
+            )["data"]
+        )
     return out
 
 
 def test_two_days_through_drops_garbage_and_a_full_buffer_equal_rest(tmp_path: Path) -> None:
-    with Sandbox(seed=7, now=NOW, rate_limit=None, stream_speed=6000.0, drop_after=150,
-                 garbage_every=37) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
+    with (
+        Sandbox(
+            seed=7, now=NOW, rate_limit=None, stream_speed=6000.0, drop_after=150, garbage_every=37
+        ) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+    ):
         day1 = rest_keys(c)
         seen: dict[str, set[int]] = {s: set() for s in SYMBOLS}
-        with c.stream(backfill=True, backoff=0.01, max_reconnects=100, max_buffer=100,
-                      batch_rows=50, backend="arrow") as s:
+        with c.stream(
+            backfill=True,
+            backoff=0.01,
+            max_reconnects=100,
+            max_buffer=100,
+            batch_rows=50,
+            backend="arrow",
+        ) as s:
             rec = s.record(tmp_path / "rec", rows_per_file=500)
             # the market clock restarts at 07:30 (0.6 s before the first trial match at
             # 6000x), so the subscription is in place before the day's first trade
@@ -74,8 +93,11 @@ def test_two_days_through_drops_garbage_and_a_full_buffer_equal_rest(tmp_path: P
                     # which the equality with REST below checks
                     assert sb.streaming.market_now_us() > DAY1_OVER_US, s.stats
                     break
-                for sym, serial in zip(batch.table["symbol"].to_pylist(),
-                                       batch.table["serial"].to_pylist(), strict=True):
+                for sym, serial in zip(
+                    batch.table["symbol"].to_pylist(),
+                    batch.table["serial"].to_pylist(),
+                    strict=True,
+                ):
                     seen[sym].add(serial)
             s.wait_backfills()
             # the next trading day opens; the connection drops at its first event of the
@@ -117,9 +139,13 @@ def test_a_gap_on_a_day_rest_no_longer_serves_reports_an_error_not_zero() -> Non
     ledger.dropped([Subscription("x", "trades", "2330")])
     keep, gaps = ledger.accept(day2, False)
     assert keep and [(g.date, g.after, g.before) for g in gaps] == [
-        ("2026-11-20", 271626, None), ("2026-11-23", None, 72801)]
-    with Sandbox(seed=7, now=NEXT_OPEN, rate_limit=None) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
+        ("2026-11-20", 271626, None),
+        ("2026-11-23", None, 72801),
+    ]
+    with (
+        Sandbox(seed=7, now=NEXT_OPEN, rate_limit=None) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+    ):
         import asyncio
 
         async def fill() -> None:

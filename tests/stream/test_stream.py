@@ -29,10 +29,14 @@ from .conftest import NOW, rest_trades
 
 
 def test_ws_url_follows_the_client_origin() -> None:
-    assert ws_url("http://127.0.0.1:8000/marketdata/v1.0") == \
-        "ws://127.0.0.1:8000/marketdata/v1.0/stock/streaming"
-    assert ws_url("https://api.fugle.tw/marketdata/v1.0") == \
-        "wss://api.fugle.tw/marketdata/v1.0/stock/streaming"
+    assert (
+        ws_url("http://127.0.0.1:8000/marketdata/v1.0")
+        == "ws://127.0.0.1:8000/marketdata/v1.0/stock/streaming"
+    )
+    assert (
+        ws_url("https://api.fugle.tw/marketdata/v1.0")
+        == "wss://api.fugle.tw/marketdata/v1.0/stock/streaming"
+    )
     with pytest.raises(InvalidParams):
         ws_url("ftp://x")
 
@@ -43,8 +47,11 @@ def test_subscribe_many_list_and_unsubscribe(client: Client) -> None:
         one = s.subscribe("candles", "2317")
         assert [x.symbol for x in subs] == ["2330", "2454"] and one[0].channel == "candles"
         listed = s.subscriptions()
-        assert {(x.channel, x.symbol) for x in listed} == \
-            {("books", "2330"), ("books", "2454"), ("candles", "2317")}
+        assert {(x.channel, x.symbol) for x in listed} == {
+            ("books", "2330"),
+            ("books", "2454"),
+            ("candles", "2317"),
+        }
         s.unsubscribe(subs)
         s.unsubscribe(one[0].id)
         assert s.subscriptions() == [] and s.subscribed == []
@@ -106,8 +113,9 @@ def silent_server() -> Iterator[int]:
     srv.close()
 
 
-def test_a_server_that_never_answers_the_handshake_times_out(client: Client,
-                                                             silent_server: int) -> None:
+def test_a_server_that_never_answers_the_handshake_times_out(
+    client: Client, silent_server: int
+) -> None:
     url = f"ws://127.0.0.1:{silent_server}/marketdata/v1.0/stock/streaming"
     s = client.stream(url=url, connect_timeout=0.5)
     with pytest.raises(StreamTimeout, match="no WebSocket handshake answer .* 0.5 s"):
@@ -134,8 +142,13 @@ def test_every_channel_with_rest_columns(client: Client) -> None:
     # one connection per channel: in the sandbox's fast replay a subscription starts where
     # the connection's replay already is
     got: dict[str, list] = {}
-    for channel, symbol in (("trades", "2330"), ("candles", "2454"), ("books", "2454"),
-                            ("aggregates", "0050"), ("indices", "IX0001")):
+    for channel, symbol in (
+        ("trades", "2330"),
+        ("candles", "2454"),
+        ("books", "2454"),
+        ("aggregates", "0050"),
+        ("indices", "IX0001"),
+    ):
         with client.stream(backend="arrow") as s:
             s.subscribe(channel, symbol)
             for batch in s.batches(idle=1.0):
@@ -147,9 +160,10 @@ def test_every_channel_with_rest_columns(client: Client) -> None:
     for channel, t in tables.items():
         assert t.column_names == STREAM_SCHEMAS[channel].names, channel
     # an aggregates row converts like the REST quote: same columns, same types, same values
-    quote = rest_to_table(client.fetch("stock.intraday.quote", symbol="0050",
-                                       refresh=True).responses[0].body,
-                          "stock.intraday.quote")
+    quote = rest_to_table(
+        client.fetch("stock.intraday.quote", symbol="0050", refresh=True).responses[0].body,
+        "stock.intraday.quote",
+    )
     last = tables["aggregates"].slice(tables["aggregates"].num_rows - 1)
     assert last.column_names == quote.column_names
     assert last.cast(quote.schema).to_pylist() == quote.to_pylist()
@@ -171,8 +185,10 @@ def test_odd_lot_trades_are_in_shares(client: Client) -> None:
         s.subscribe("trades", "2330", odd_lot=True)
         batches = list(s.batches(idle=0.8))
     assert batches and all(b.odd_lot for b in batches)
-    assert all(orjson.loads(b.table.schema.metadata[b"marketframe.units"])["size"] == "shares"
-               for b in batches)
+    assert all(
+        orjson.loads(b.table.schema.metadata[b"marketframe.units"])["size"] == "shares"
+        for b in batches
+    )
     total = sum(pc.sum(b.table["size"]).as_py() for b in batches)
     quote = client.fetch_table("stock.intraday.quote", symbol="2330", type="oddlot")
     assert total == quote["total_trade_volume"][0].as_py()
@@ -222,9 +238,11 @@ def test_a_slow_consumer_gets_back_pressure_not_losses(client: Client) -> None:
 
 
 def test_a_closed_stream_says_why() -> None:
-    with Sandbox(seed=7, now=NOW, rate_limit=None, drop_after=30) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False) as c, \
-            c.stream(reconnect=False) as s:
+    with (
+        Sandbox(seed=7, now=NOW, rate_limit=None, drop_after=30) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+        c.stream(reconnect=False) as s,
+    ):
         s.subscribe("trades", "2330")
         rows = 0
         with pytest.raises(StreamClosed) as info:
@@ -241,22 +259,26 @@ def test_a_closed_stream_says_why() -> None:
 def test_fast_replay_reconnects_drop_duplicates(tmp_path: Path) -> None:
     # stream_speed=0: each connection replays the day from the start (and is dropped after the
     # same 400 events): after every drop the client must drop what it already has
-    with Sandbox(seed=7, now=NOW, rate_limit=None, drop_after=400) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
+    with (
+        Sandbox(seed=7, now=NOW, rate_limit=None, drop_after=400) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+    ):
         with c.stream(backoff=0.01, max_reconnects=20, backend="arrow") as s:
             s.subscribe("trades", ["2330", "2454"])
             t = s.read("trades", idle=1.5)
             assert s.stats.reconnects >= 3 and s.stats.duplicates > 0
         for sym in ("2330", "2454"):
             mine = t.filter(pc.equal(t["symbol"], sym))["serial"].to_pylist()
-            assert mine and mine == [r["serial"] for r in rest_trades(c, sym)][:len(mine)]
+            assert mine and mine == [r["serial"] for r in rest_trades(c, sym)][: len(mine)]
         assert t.num_rows == 400
 
 
 def test_drops_mid_session_backfill_and_record_the_whole_day(tmp_path: Path) -> None:
     symbols = ("2330", "2454")
-    with Sandbox(seed=7, now=NOW, rate_limit=None, stream_speed=3000.0, drop_after=150) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
+    with (
+        Sandbox(seed=7, now=NOW, rate_limit=None, stream_speed=3000.0, drop_after=150) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+    ):
         with c.stream(backfill=True, backoff=0.05, max_reconnects=50) as s:
             rec = s.record(tmp_path / "rec", rows_per_file=500)
             # restart the shared market clock at 07:30, an hour (1.2 s at 3000x) before the
@@ -311,9 +333,14 @@ def test_a_crash_leaves_only_complete_files(sb: Sandbox, tmp_path: Path) -> None
 
     out = tmp_path / "rec"
     root = Path(__file__).resolve().parents[2]
-    proc = subprocess.run([sys.executable, "-c", CRASHING_RECORDER, sb.base_url, sb.api_key,
-                           str(out)], cwd=root, env={"PYTHONPATH": str(root), "PATH": ""},
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", CRASHING_RECORDER, sb.base_url, sb.api_key, str(out)],
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 3, proc.stderr
     assert sb.api_key not in proc.stdout + proc.stderr
     done = sorted((out / "trades").glob("*.parquet"))
@@ -325,8 +352,11 @@ def test_a_crash_leaves_only_complete_files(sb: Sandbox, tmp_path: Path) -> None
 
 
 def test_maximum_connections_is_a_clear_error() -> None:
-    with Sandbox(seed=7, now=NOW, rate_limit=None, max_connections=1) as sb, \
-            Client(sb.api_key, base_url=sb.base_url, cache=False) as c, c.stream():
+    with (
+        Sandbox(seed=7, now=NOW, rate_limit=None, max_connections=1) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+        c.stream(),
+    ):
         with pytest.raises(StreamError, match="Maximum number of connections reached"):
             c.stream().connect()
     with pytest.raises(InvalidParams, match="backfill"):
@@ -376,8 +406,9 @@ def mute_server() -> Iterator[tuple[str, list[int]]]:
     t.join(10)
 
 
-def test_no_heartbeat_and_no_pong_forces_a_reconnect(client: Client,
-                                                    mute_server: tuple[str, list[int]]) -> None:
+def test_no_heartbeat_and_no_pong_forces_a_reconnect(
+    client: Client, mute_server: tuple[str, list[int]]
+) -> None:
     url, connections = mute_server
     with client.stream(url=url, heartbeat_timeout=0.3, reply_timeout=0.3, backoff=0.01) as s:
         for _ in range(150):  # a bound, not a timing assertion: the watchdog needs ~1 s
