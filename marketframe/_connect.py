@@ -30,7 +30,7 @@ def connect(
     already running) or an embedded one. ``notice`` is where to say which (default stderr,
     which keeps a command's data output clean); ``quiet`` says nothing.
     """
-    from marketframe._credential import from_environment
+    from marketframe._http.credential import from_environment
     from marketframe.client import ENV_KEY, Client
 
     notice = None if quiet else (notice or sys.stderr)

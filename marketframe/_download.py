@@ -104,7 +104,8 @@ def check(
 ) -> dict[str, Any]:
     """Every argument checked and normalised (InvalidParams before any request)."""
     from marketframe import adjust as adjusting
-    from marketframe.store._sync import check_range, check_symbols, resolve, taipei_today
+    from marketframe._time import taipei_today
+    from marketframe.store._sync import check_range, check_symbols, resolve
 
     check_backend("download", backend)
     mode = adjusting.check("download", adjust, {"timeframe": timeframe})

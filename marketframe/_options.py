@@ -2,7 +2,7 @@
 
 A bad option raises :class:`InvalidParams` at construction, naming the fix, instead of failing
 later inside ``requests``. The credential (API key, bearer token or SDK token) is checked the
-same way in :mod:`marketframe._credential`, and no message ever contains it.
+same way in :mod:`marketframe._http.credential`, and no message ever contains it.
 """
 
 from __future__ import annotations

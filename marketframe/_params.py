@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from marketframe.endpoints import EARLIEST, MINUTE_TIMEFRAMES, TAIPEI, Endpoint
+from marketframe._time import TAIPEI, one_year_after
+from marketframe.endpoints import EARLIEST, MINUTE_TIMEFRAMES, Endpoint
 from marketframe.exceptions import InvalidParams, did_you_mean
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -85,32 +86,6 @@ def to_date(endpoint: str, name: str, value: object) -> dt.date:
             f"dates from {DATE_SPAN[0]} to {DATE_SPAN[1]}",
         )
     return day
-
-
-def one_year_after(day: dt.date) -> dt.date:
-    """Same month and day next year; Feb 29 -> Feb 28 (``date.max`` past the last year)."""
-    if day.year >= dt.MAXYEAR:
-        return dt.date.max
-    try:
-        return day.replace(year=day.year + 1)
-    except ValueError:
-        return day.replace(year=day.year + 1, day=28)
-
-
-def one_year_before(day: dt.date) -> dt.date:
-    """The earliest start of a range under one year that ends on ``day`` (the inverse of
-    :func:`one_year_after`: ``day`` < ``one_year_after(one_year_before(day))``)."""
-    if day.year <= dt.MINYEAR:
-        return dt.date.min
-    try:
-        start = day.replace(year=day.year - 1)
-    except ValueError:  # 29 February
-        start = day.replace(year=day.year - 1, day=28)
-    # one_year_after(start) <= day here; a day or two later it is not (2000-02-29 + 1 year
-    # is 2001-02-28, so a range ending 2001-02-28 starts 2000-03-01 at the earliest)
-    while one_year_after(start) <= day:
-        start += dt.timedelta(days=1)
-    return start
 
 
 def _allowed(p_allowed: tuple[str, ...] | None) -> str:

@@ -315,7 +315,7 @@ def adjust_table(
     """Historical candles ``table`` adjusted (``mode`` "splits" or "all") with the corporate
     actions fetched through ``client`` from the day after its first bar up to ``today``
     (default: today in Asia/Taipei, or the last bar's day if that is later)."""
-    from marketframe.store._sync import taipei_today
+    from marketframe._time import taipei_today
 
     if table.num_rows == 0:
         return table
@@ -336,10 +336,9 @@ def load(
     """``client.load(name, adjust=..., **params)``: raw candles, adjusted locally. The
     factors run up to the service's today (the candles' envelope date) or this machine's
     Asia/Taipei date, whichever is later."""
-    from marketframe._rows import session_date
+    from marketframe._time import session_date, taipei_today
     from marketframe.convert import to_frame
     from marketframe.endpoints import get
-    from marketframe.store._sync import taipei_today
 
     if not get(name).adjustable:
         raise InvalidParams(

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import pyarrow as pa
 
-from marketframe import _credential, _options, _params, adjust
+from marketframe import _options, _params, adjust
 from marketframe._calls import Call, Node
-from marketframe._timeorder import oldest_first
-from marketframe._transport import DEFAULT_DEADLINE, Response, Transport
+from marketframe._http import credential as _credential
+from marketframe._http.transport import DEFAULT_DEADLINE, Response, Transport
 from marketframe._typing import Backend, ClientOptions, FrameT
 from marketframe.convert import BACKENDS, build, check_backend, concat, parse, to_frame
+from marketframe.convert._timeorder import oldest_first
 from marketframe.endpoints import ENDPOINTS, Endpoint, get
 from marketframe.exceptions import (
     BatchError,

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from marketframe._contracts import CONTRACT_MONTH_FORMS, CONTRACT_MONTH_RE, PRODUCT_RE, product_fix
+from marketframe._time import TAIPEI as TAIPEI
 from marketframe.exceptions import DefinitionError
 from marketframe.schemas import Schema
 from marketframe.schemas import _actions as actions_s
@@ -32,8 +33,6 @@ HISTORICAL_FIELDS = ("open", "high", "low", "close", "volume", "turnover", "chan
 FUTOPT_FIELDS = ("open", "high", "low", "close", "volume", "average", "transaction", "change")
 
 #: Earliest data: stocks from 2010, indices (symbols starting with IX) from 2015.
-#: the service's time zone: Asia/Taipei, UTC+8 all year (no daylight saving)
-TAIPEI = dt.timezone(dt.timedelta(hours=8))
 
 EARLIEST = MappingProxyType({"stock": dt.date(2010, 1, 1), "index": dt.date(2015, 1, 1)})
 

@@ -18,8 +18,9 @@ import pyarrow.compute as pc
 
 from marketframe import adjust as _adjust
 from marketframe._params import to_date
-from marketframe._timeorder import oldest_first
+from marketframe._time import taipei_today
 from marketframe.convert import check_backend, to_frame
+from marketframe.convert._timeorder import oldest_first
 from marketframe.exceptions import InvalidParams
 from marketframe.store import _held, _io
 from marketframe.store._manifest import NO_SYMBOL, Manifest
@@ -33,7 +34,7 @@ from marketframe.store._report import (
     SyncReport,
     VerifyReport,
 )
-from marketframe.store._sync import check_range, check_symbols, resolve, taipei_today
+from marketframe.store._sync import check_range, check_symbols, resolve
 
 if TYPE_CHECKING:
     import pandas as pd

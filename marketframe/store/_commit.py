@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from marketframe._timeorder import order_keys
 from marketframe.convert import concat
+from marketframe.convert._timeorder import order_keys
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
 from marketframe.store._report import StoreCorrupted, SyncReport

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from marketframe import _params
-from marketframe._rows import session_date
-from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, TAIPEI, Endpoint, get
+from marketframe._time import session_date, taipei_today
+from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, Endpoint, get
 from marketframe.exceptions import InvalidParams, MarketframeError, redact
 from marketframe.store._commit import commit_symbol, forget_damaged
 from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
@@ -204,10 +204,6 @@ def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
         if s not in out:
             out.append(s)
     return out
-
-
-def taipei_today() -> dt.date:
-    return dt.datetime.now(TAIPEI).date()
 
 
 def check_range(spec: Spec, start: Any, end: Any, today: dt.date) -> Interval | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Sequence
 
-from marketframe._params import one_year_after
+from marketframe._time import one_year_after
 from marketframe.endpoints import EARLIEST, ENDPOINTS, MINUTE_TIMEFRAMES
 from marketframe.exceptions import InvalidParams
 

@@ -7,13 +7,14 @@ streams futures and options (v1.1 by default, ``version="v1.0"``).
 
 from __future__ import annotations
 
+from marketframe.stream._blocking import Stream
+
 from ._client import AsyncStream, StreamStats
 from ._frames import CHANNELS, FUTOPT_CHANNELS, FUTOPT_STREAM_SCHEMAS, STREAM_SCHEMAS, Batch
 from ._ledger import Gap
 from ._options import StreamOptions
 from ._protocol import Subscription, ws_url
 from ._recorder import Recorder, read_recorded
-from ._sync import Stream
 
 __all__ = [
     "CHANNELS",

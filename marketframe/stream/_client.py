@@ -34,7 +34,7 @@ from typing import Any
 
 import aiohttp
 
-from marketframe._credential import Credential, resolve
+from marketframe._http.credential import Credential, resolve
 from marketframe.exceptions import InvalidParams, redact
 
 from . import _protocol as proto

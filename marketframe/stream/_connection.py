@@ -13,7 +13,7 @@ from typing import Any
 
 import aiohttp
 
-from marketframe._credential import Credential
+from marketframe._http.credential import Credential
 from marketframe.exceptions import (
     StreamAuthError,
     StreamClosed,

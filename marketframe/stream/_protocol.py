@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from marketframe._credential import Credential
+from marketframe._http.credential import Credential
 from marketframe.exceptions import InvalidParams
 
 from ._frames import CHANNELS, FUTOPT_CHANNELS

@@ -9,7 +9,8 @@ import stat
 
 import pytest
 
-from marketframe.academy import TokenStore, _cli
+from marketframe.academy import TokenStore
+from marketframe.cli import _academy as _cli
 
 
 def _run(*argv: str) -> int:

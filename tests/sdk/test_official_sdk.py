@@ -105,8 +105,8 @@ def _call(root: Any, name: str, params: dict[str, Any]) -> Any:
 
 def _check_frame(client: Client, name: str, params: dict[str, Any], answer: dict) -> None:
     """marketframe's frame of the same call: the documented columns and types (Arrow), the
-    same time dtypes on pandas and polars (tests/test_frame_conventions.py), and as many rows
-    as the SDK's answer has (items of its nested lists, where the frame is long)."""
+    same time dtypes on pandas and polars (tests/convert/test_frame_conventions.py), and as
+    many rows as the SDK's answer has (items of its nested lists, where the frame is long)."""
     ep = get(name)
     table = client.fetch_table(name, **params)
     minute = params.get("timeframe") in MINUTE_TIMEFRAMES

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from marketframe._params import one_year_after
+from marketframe._time import one_year_after
 from marketframe.store._windows import (
     earliest,
     final_until,

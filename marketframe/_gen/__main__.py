@@ -1,0 +1,3 @@
+from marketframe._gen.docs import main
+
+raise SystemExit(main())

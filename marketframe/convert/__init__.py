@@ -1,0 +1,288 @@
+"""JSON bytes -> ``pyarrow.Table`` with the endpoint's schema -> pandas / polars.
+
+The one conversion path, in four stages (:func:`to_table` runs them in order):
+
+1. :func:`._rows.parse` reads the body once (orjson, or Arrow's JSON reader for large row
+   payloads) into an envelope and a rows reader (:class:`._rows.Rows`);
+2. the rows reader is the row source's :class:`._rows.RowSource` view of the body: REST
+   endpoints, the store (through the client) and streamed channels share it;
+3. :func:`build` types each column of the schema (:mod:`._columns`: a value of the wrong JSON
+   type raises :class:`~marketframe.exceptions.SchemaError` naming the source and field) and
+   keeps fields the schema does not know as extra columns with an inferred type;
+4. the columns become one typed table, with units and the source's name in its metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import numpy as np
+import orjson
+import pyarrow as pa
+
+from marketframe._typing import Backend
+from marketframe.codes import CODE_TABLES
+from marketframe.convert._columns import column
+from marketframe.convert._extras import extra_array, extras
+from marketframe.convert._rows import Channel, Parsed, RowSource, parse, py_rows, walk
+from marketframe.endpoints import MINUTE_TIMEFRAMES, get
+from marketframe.exceptions import InvalidParams, InvalidParamType, SchemaError
+from marketframe.schemas import Col, Schema, resolve_unit
+
+__all__ = [
+    "BACKENDS",
+    "Channel",
+    "Parsed",
+    "RowSource",
+    "build",
+    "check_backend",
+    "concat",
+    "parse",
+    "rows_to_table",
+    "table_units",
+    "to_frame",
+    "to_pandas",
+    "to_polars",
+    "to_table",
+    "units",
+]
+
+#: the kinds of frame every loader returns (Client, Store, streams): declared here only
+BACKENDS = ("pandas", "polars", "arrow")
+META_ENDPOINT = b"marketframe.endpoint"
+META_UNITS = b"marketframe.units"
+
+
+def to_table(
+    payload: bytes | str | Mapping[str, Any],
+    endpoint: str | RowSource,
+    params: Mapping[str, Any] | None = None,
+    *,
+    decode: bool = False,
+    engine: str = "auto",
+) -> pa.Table:
+    """Convert one response body of ``endpoint`` into a typed ``pyarrow.Table``.
+
+    ``params`` are the request's parameters (used for ``timeframe``-dependent date columns,
+    unit resolution and envelope values the payload omits). ``decode=True`` replaces
+    ``industry`` and ``security_type`` codes by their English names. ``engine``: ``"auto"``
+    reads large row payloads with Arrow's JSON reader (see ``_fastjson``), ``"python"``
+    always uses orjson, ``"arrow"`` tries Arrow's reader whatever the size.
+    """
+    source = get(endpoint) if isinstance(endpoint, str) else endpoint
+    return build(parse(payload, source, engine), source, params, decode=decode)
+
+
+class _Table:
+    """Stage 4: typed columns gathered into one table with units in the metadata."""
+
+    def __init__(
+        self,
+        source: RowSource,
+        envelope: Mapping[str, Any],
+        params: Mapping[str, Any],
+        decode: bool,
+    ) -> None:
+        self.source, self.envelope, self.params, self.decode = source, envelope, params, decode
+        self.arrays: list[pa.Array] = []
+        self.fields: list[pa.Field] = []
+        self.units: dict[str, str] = {}
+
+    def add(self, col: Col, arr: pa.Array) -> None:
+        if col.required and arr.null_count:
+            raise SchemaError(self.source.name, col.wire_name, "is required but missing or null")
+        if self.decode and col.name in CODE_TABLES and len(arr):
+            table = CODE_TABLES[col.name]
+            words = [table.get(v, v) for v in arr.dictionary.to_pylist()]
+            arr = pa.DictionaryArray.from_arrays(arr.indices, pa.array(words, pa.string()))
+        meta = None
+        if col.unit:
+            env = self.envelope
+            unit = resolve_unit(
+                col.unit, env.get("type"), env.get("market"), self.params.get("type") == "oddlot"
+            )
+            self.units[col.name] = unit
+            meta = {"unit": unit}
+        if col.kind == "bool":  # true/false/null: a nullable boolean in pandas too
+            meta = {**(meta or {}), "pandas": "boolean"}
+        self.arrays.append(arr)
+        self.fields.append(pa.field(col.name, arr.type, nullable=not col.required, metadata=meta))
+
+    def extra(self, name: str, arr: pa.Array) -> None:
+        self.arrays.append(arr)
+        self.fields.append(pa.field(name, arr.type))
+
+    def table(self) -> pa.Table:
+        meta = {META_ENDPOINT: self.source.name.encode(), META_UNITS: orjson.dumps(self.units)}
+        return pa.Table.from_arrays(self.arrays, schema=pa.schema(self.fields, metadata=meta))
+
+
+def build(
+    parsed: Parsed,
+    source: RowSource,
+    params: Mapping[str, Any] | None = None,
+    *,
+    decode: bool = False,
+) -> pa.Table:
+    """Stages 3 and 4: the typed columns of a parsed body, then its unknown fields, as one
+    table (see :func:`to_table`)."""
+    params = params or {}
+    schema: Schema = source.schema
+    name, env, rows = source.name, parsed.envelope, parsed.rows
+    # the request's timeframe, else the envelope's echo (a default the server chose)
+    minute = str(params.get("timeframe", env.get("timeframe", ""))) in MINUTE_TIMEFRAMES
+    out = _Table(source, env, params, decode)
+    repeat = pa.array(np.zeros(len(rows), dtype=np.int32)) if schema.rows else None
+    for col in schema.columns:
+        kind = "iso_time" if col.kind == "date_or_time" and minute else col.kind
+        if kind == "date_or_time":
+            kind = "date"
+        if not col.envelope:
+            out.add(col, rows.column(name, col, kind))
+            continue
+        value = walk(env, col.path)
+        if value is None and col.param and params.get(col.param) is not None:
+            value = str(params[col.param]) if col.kind in ("cat", "str") else params[col.param]
+        one = column(name, col, kind, [value], env.get("date"))
+        out.add(col, one if repeat is None else one.take(repeat))
+    taken = {f.name for f in out.fields}
+    env_cols = [c for c in schema.columns if c.envelope]
+    for col_name, vals in extras([env], env_cols, schema.ignore, taken):
+        arr = extra_array(vals)
+        out.extra(col_name, arr if repeat is None else arr.take(repeat))
+    if schema.rows:
+        for col_name, arr in rows.extras([c for c in schema.columns if not c.envelope], taken):
+            out.extra(col_name, arr)
+    return out.table()
+
+
+def rows_to_table(
+    rows: list[dict[str, Any]], source: RowSource, params: Mapping[str, Any] | None = None
+) -> pa.Table:
+    """Many JSON objects (one row each, e.g. the ``data`` of streamed messages) -> a table.
+
+    The same stages as :func:`to_table` after parsing (same checks, same types, unknown
+    fields kept), for a ``rows=True`` schema whose columns are all read from each row."""
+    return build(Parsed({}, py_rows(source, rows)), source, params)
+
+
+def concat(tables: Sequence[pa.Table]) -> pa.Table:
+    """Concatenate tables of one endpoint (extra columns are unioned; units are merged)."""
+    if len(tables) == 1:
+        return tables[0]
+    out = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
+    seen: dict[str, dict[str, str]] = {}  # column -> {symbol: unit}
+    for i, t in enumerate(tables):
+        label = str(t.column("symbol")[0]) if "symbol" in t.column_names and t.num_rows else str(i)
+        for k, v in table_units(t).items():
+            seen.setdefault(k, {})[label] = v
+    units: dict[str, str] = {}
+    for k, by_symbol in seen.items():
+        kinds = set(by_symbol.values())
+        units[k] = (
+            kinds.pop()
+            if len(kinds) == 1
+            else "mixed (" + ", ".join(f"{sym}: {u}" for sym, u in by_symbol.items()) + ")"
+        )
+    fields = [
+        f.with_metadata({"unit": units[f.name]}) if f.name in units else f for f in out.schema
+    ]
+    meta = dict(tables[0].schema.metadata or {})
+    meta[META_UNITS] = orjson.dumps(units)
+    return out.cast(pa.schema(fields, metadata=meta))
+
+
+def table_units(table: pa.Table) -> dict[str, str]:
+    meta = table.schema.metadata or {}
+    return orjson.loads(meta[META_UNITS]) if META_UNITS in meta else {}
+
+
+def _pandas_types(t: pa.DataType) -> Any:
+    import pandas as pd
+
+    if pa.types.is_integer(t):
+        return pd.Int64Dtype()
+    return None
+
+
+#: pandas dtype of calendar dates (daily/weekly/monthly ``date`` and every other date column):
+#: tz-naive, in microseconds like the intraday timestamps and like pandas 3's own parsing of
+#: date strings, so ``merge_asof`` with ``pd.to_datetime(...)`` keys needs no cast.
+PANDAS_DATE = "datetime64[us]"
+
+
+def _dates_as_datetimes(table: pa.Table) -> pa.Table:
+    """Arrow ``date32`` columns -> tz-naive ``timestamp[us]`` (a date is its midnight), so
+    pandas gets a datetime64 column that takes string comparisons, ``.loc`` slices and
+    ``resample``."""
+    dates = [i for i, f in enumerate(table.schema) if pa.types.is_date32(f.type)]
+    for i in dates:
+        f = table.schema.field(i)
+        table = table.set_column(
+            i, f.with_type(pa.timestamp("us")), table.column(i).cast(pa.timestamp("us"))
+        )
+    return table
+
+
+def to_pandas(table: pa.Table) -> Any:
+    """pandas: tz-aware ``datetime64[us, Asia/Taipei]`` timestamps, tz-naive
+    ``datetime64[us]`` calendar dates, ``Int64``, ``category``, ``bool``; units in
+    ``df.attrs["units"]``."""
+    df = _dates_as_datetimes(table).to_pandas(types_mapper=_pandas_types)
+    for f in table.schema:  # nullable booleans ("bool" columns): pandas' "boolean" dtype
+        if f.metadata and f.metadata.get(b"pandas") == b"boolean":
+            df[f.name] = df[f.name].astype("boolean")
+    df.attrs["units"] = table_units(table)
+    meta = table.schema.metadata or {}
+    if META_ENDPOINT in meta:
+        df.attrs["endpoint"] = meta[META_ENDPOINT].decode()
+    return df
+
+
+def to_polars(table: pa.Table) -> Any:
+    """polars: ``Datetime("us", "Asia/Taipei")``, ``Int64``, ``Categorical``, ``Date``.
+
+    polars frames carry no metadata: read units with :func:`marketframe.units`."""
+    import polars as pl
+
+    return pl.from_arrow(table)
+
+
+def to_frame(table: pa.Table, backend: str) -> Any:
+    """``table`` as a frame of ``backend`` (one of :data:`BACKENDS`)."""
+    if check_backend("to_frame", backend) == "pandas":
+        return to_pandas(table)
+    if backend == "polars":
+        return to_polars(table)
+    return table
+
+
+def check_backend(where: str, backend: Any) -> Backend:
+    """``backend`` if it is one of :data:`BACKENDS`, else :class:`InvalidParams` naming them."""
+    if backend not in BACKENDS:
+        raise InvalidParams(where, "backend", f"has value {backend!r}", ", ".join(BACKENDS))
+    return cast(Backend, backend)
+
+
+def units(obj: Any) -> dict[str, str]:
+    """Units of the volume-like columns (lots, shares, TWD, contracts, ...).
+
+    ``obj`` is an endpoint name (documented units), a ``pyarrow.Table`` or a pandas frame from
+    marketframe (units resolved for that response, e.g. shares for odd-lot). polars frames carry
+    no metadata: pass the endpoint name, or load with ``backend="arrow"`` for resolved units.
+    """
+    if isinstance(obj, str):
+        return get(obj).schema.units
+    if isinstance(obj, pa.Table):
+        return table_units(obj)
+    attrs = getattr(obj, "attrs", None)
+    if isinstance(attrs, dict) and "units" in attrs:
+        return dict(attrs["units"])
+    raise InvalidParamType(
+        "units",
+        "obj",
+        f"is a {type(obj).__name__}, which has no units",
+        "the endpoint name (marketframe.units('stock.intraday.trades')), a pyarrow.Table or "
+        "a pandas frame",
+    )

@@ -1,0 +1,117 @@
+"""One column: JSON values -> a typed Arrow array, or a :class:`SchemaError` naming the field.
+
+The third stage of :func:`marketframe.convert.to_table`. Each kind of :class:`Col` accepts
+some JSON types (:data:`EXPECTED`); values are checked with ``set(map(type, values))`` and
+handed to ``pa.array`` with the kind's JSON-level type, then :func:`finish` gives the
+column's final Arrow type (the Arrow reader of :mod:`marketframe.convert._fastjson` enters here).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from marketframe._time import TAIPEI
+from marketframe.exceptions import SchemaError
+from marketframe.schemas import ARROW_TYPES, JSON_TYPES, TZ, Col
+
+_NONE = type(None)
+_TYPE_NAMES = {
+    int: "number",
+    float: "number",
+    str: "string",
+    bool: "boolean",
+    dict: "object",
+    list: "array",
+}
+#: kind -> (JSON types it accepts, how an error message names them)
+EXPECTED: dict[str, tuple[set[type], str]] = {
+    "float": ({int, float}, "a number"),
+    "int": ({int}, "an integer"),
+    "int_str": ({int, str}, "an integer or a string of digits"),
+    "time_us": ({int}, "epoch microseconds (an integer)"),
+    "iso_time": ({str}, "an ISO 8601 time string with offset"),
+    "hhmmss": ({str}, "an HHmmss string"),
+    "date": ({str}, "a YYYY-MM-DD string"),
+    "date_or_time": ({str}, "a date or time string"),
+    "month": ({str}, "a YYYY-MM (or YYYY-MM-DD) string"),
+    "str": ({str}, "a string"),
+    "cat": ({str}, "a string code"),
+    "flag": ({bool}, "a boolean"),
+    "bool": ({bool}, "a boolean"),
+}
+
+
+def _fail(source: str, field: str, types: set[type], kind: str) -> SchemaError:
+    got = ", ".join(sorted({_TYPE_NAMES.get(t, t.__name__) for t in types}))
+    return SchemaError(source, field, f"has JSON {got} where {EXPECTED[kind][1]} is expected")
+
+
+def _unreadable(source: str, col: Col, kind: str, exc: Exception) -> SchemaError:
+    return SchemaError(
+        source,
+        col.wire_name,
+        f"cannot be read as {EXPECTED[kind][1]} ({type(exc).__name__}: {str(exc)[:120]})",
+    )
+
+
+def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) -> pa.Array:
+    """Typed Arrow array of one column of ``source``; ``date`` is the envelope's session date
+    (``hhmmss`` times are combined with it). SchemaError when a value has the wrong JSON
+    type."""
+    types = set(map(type, vals))
+    types.discard(_NONE)
+    if not types <= EXPECTED[kind][0]:
+        if not (kind in ("int", "time_us") and types <= {int, float}):
+            raise _fail(source, col.wire_name, types, kind)
+        # integral floats (1.0) are accepted for integer columns; 1.5 is not
+        if any(v is not None and v != int(v) for v in vals if type(v) is float):
+            raise SchemaError(
+                source, col.wire_name, "has a fractional number where an integer is expected"
+            )
+    try:
+        if kind == "hhmmss":
+            day = dt.date.fromisoformat(date) if isinstance(date, str) else None
+            return pa.array([_hhmmss(day, v) for v in vals], type=ARROW_TYPES["hhmmss"])
+        if kind == "int_str" and str in types:
+            vals = [int(v) if type(v) is str else v for v in vals]
+        raw = pa.array(vals, type=JSON_TYPES[kind])
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError, OverflowError) as exc:
+        raise _unreadable(source, col, kind, exc) from None
+    return finish(source, col, kind, raw)
+
+
+def finish(source: str, col: Col, kind: str, raw: pa.Array) -> pa.Array:
+    """JSON-level array (float64/int64/bool/string) -> the column's final Arrow type."""
+    try:
+        if kind in ("float", "int", "int_str", "str", "bool"):
+            return raw
+        if kind == "time_us":
+            return raw.cast(ARROW_TYPES["time_us"])
+        if kind == "flag":
+            return pc.fill_null(raw, False)
+        if kind == "cat":
+            return raw.dictionary_encode()
+        if kind == "date":
+            return raw.cast(pa.date32())
+        if kind == "month":  # "2026-01" -> 2026-01-01; a full date is taken as it is
+            monthly = pc.equal(pc.utf8_length(raw), 7)
+            full = pc.if_else(monthly, pc.binary_join_element_wise(raw, "-01", ""), raw)
+            return full.cast(pa.date32())
+        if kind == "iso_time":
+            return raw.cast(pa.timestamp("us", tz=TZ))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
+        raise _unreadable(source, col, kind, exc) from None
+    raise AssertionError(kind)  # pragma: no cover
+
+
+def _hhmmss(day: dt.date | None, text: str | None) -> dt.datetime | None:
+    if text is None or day is None:
+        return None
+    if len(text) != 6 or not text.isdigit():
+        raise ValueError(f"not HHmmss: {text!r}")
+    t = dt.time(int(text[:2]), int(text[2:4]), int(text[4:]))
+    return dt.datetime.combine(day, t, TAIPEI)

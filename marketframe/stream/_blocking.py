@@ -1,0 +1,281 @@
+"""``Stream``: the async client run on a background event loop, for scripts and notebooks.
+
+Every method blocks until the async one finishes on the loop thread. Rows are converted to
+Arrow in the calling thread (the loop thread only reads the socket), so reading and converting
+overlap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+
+import pyarrow as pa
+
+from marketframe._http.credential import Credential
+from marketframe._typing import Backend, FrameT
+from marketframe.convert import to_frame
+from marketframe.stream._client import AsyncStream, StreamStats
+from marketframe.stream._frames import Batch
+from marketframe.stream._ledger import Gap
+from marketframe.stream._protocol import Subscription
+from marketframe.stream._reading import Collector
+from marketframe.stream._recorder import Recorder
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
+T = TypeVar("T")
+
+
+class Stream(Generic[FrameT]):
+    """A blocking stream (``with client.stream() as s:``); see docs/streaming.md.
+
+    Generic in the frame type of its ``backend`` (``Stream[pandas.DataFrame]`` by default)."""
+
+    @overload
+    def __init__(
+        self: Stream[pd.DataFrame],
+        api_key: str | Credential | None,
+        url: str,
+        *,
+        backend: Literal["pandas"] = "pandas",
+        **options: Any,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Stream[pl.DataFrame],
+        api_key: str | Credential | None,
+        url: str,
+        *,
+        backend: Literal["polars"],
+        **options: Any,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: Stream[pa.Table],
+        api_key: str | Credential | None,
+        url: str,
+        *,
+        backend: Literal["arrow"],
+        **options: Any,
+    ) -> None: ...
+
+    def __init__(self, api_key: str | Credential | None, url: str, **options: Any) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="marketframe-stream", daemon=True
+        )
+        self._thread.start()
+        try:
+            self._async: AsyncStream = self._call(_make(api_key, url, options))
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        fut: Future[T] = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return fut.result(timeout)
+        except BaseException:
+            fut.cancel()
+            raise
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def connect(self) -> Stream[FrameT]:
+        try:
+            self._call(self._async.connect())
+        except BaseException:
+            self._stop_loop()
+            raise
+        return self
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            try:
+                self._call(self._async.close())
+            finally:
+                self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    def __enter__(self) -> Stream[FrameT]:
+        return self.connect()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return repr(self._async).replace("AsyncStream", "Stream", 1)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def subscribe(
+        self,
+        channel: str,
+        symbols: str | Sequence[str],
+        *,
+        odd_lot: bool = False,
+        after_hours: bool = False,
+    ) -> list[Subscription]:
+        return self._call(
+            self._async.subscribe(channel, symbols, odd_lot=odd_lot, after_hours=after_hours)
+        )
+
+    @property
+    def market(self) -> str:
+        """The product streamed: ``stock`` or ``futopt``."""
+        return self._async.market
+
+    def unsubscribe(self, subs: Subscription | str | Iterable[Subscription | str]) -> None:
+        self._call(self._async.unsubscribe(subs))
+
+    def subscriptions(self) -> list[Subscription]:
+        return self._call(self._async.subscriptions())
+
+    @property
+    def subscribed(self) -> list[Subscription]:
+        return self._async.subscribed
+
+    def ping(self, state: str | None = None) -> dict[str, Any]:
+        return self._call(self._async.ping(state))
+
+    def wait_backfills(self) -> None:
+        self._call(self._async.wait_backfills())
+
+    @property
+    def stats(self) -> StreamStats:
+        stats: StreamStats = self._async.stats
+        return stats
+
+    @property
+    def gaps(self) -> list[Gap]:
+        return self._async.gaps
+
+    @property
+    def malformed(self) -> list[str]:
+        """The latest frames skipped because they could not be read (reason: text)."""
+        return self._snapshot(self._async.malformed)
+
+    @property
+    def quarantine(self) -> list[tuple[str, dict[str, Any], str]]:
+        """The latest rows set aside because they could not be converted:
+        (channel, raw row, why)."""
+        return self._snapshot(self._async.quarantine)
+
+    def _snapshot(self, items: Iterable[T]) -> list[T]:
+        """A copy made on the loop thread (which appends to ``items``) while it runs."""
+        if not self._thread.is_alive():
+            return list(items)
+
+        async def copy() -> list[T]:
+            return list(items)
+
+        return self._call(copy())
+
+    @property
+    def last_heartbeat(self) -> int | None:
+        return self._async.last_heartbeat
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def record(
+        self,
+        directory: str | Path,
+        *,
+        rows_per_file: int = 100_000,
+        seconds_per_file: float | None = None,
+    ) -> Recorder:
+        return self._async.record(
+            directory, rows_per_file=rows_per_file, seconds_per_file=seconds_per_file
+        )
+
+    def next_batch(self, timeout: float | None = None) -> Batch | None:
+        """The next batch, or ``None`` after ``timeout`` s without data / once closed."""
+        taken = self._call(self._async._take(timeout))
+        return None if taken is None else self._async._deliver(*taken)
+
+    def batches(self, *, idle: float | None = None) -> Iterator[Batch]:
+        """Batches as they come; ends after ``idle`` seconds without data (``None``: only
+        when the stream ends)."""
+        while True:
+            batch = self.next_batch(idle)
+            if batch is None:
+                return
+            yield batch
+
+    __iter__ = batches
+
+    def frames(
+        self, *, backend: str | None = None, idle: float | None = None
+    ) -> Iterator[tuple[str, Any]]:
+        """``(channel, frame)`` per batch, in ``backend`` (pandas, polars or arrow)."""
+        for batch in self.batches(idle=idle):
+            yield batch.channel, to_frame(batch.table, backend or self._async.backend)
+
+    @overload
+    def read(
+        self, channel: str, *, idle: float = 1.0, timeout: float | None = None, backend: None = None
+    ) -> FrameT: ...
+
+    @overload
+    def read(
+        self,
+        channel: str,
+        *,
+        idle: float = 1.0,
+        timeout: float | None = None,
+        backend: Literal["pandas"],
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def read(
+        self,
+        channel: str,
+        *,
+        idle: float = 1.0,
+        timeout: float | None = None,
+        backend: Literal["polars"],
+    ) -> pl.DataFrame: ...
+
+    @overload
+    def read(
+        self,
+        channel: str,
+        *,
+        idle: float = 1.0,
+        timeout: float | None = None,
+        backend: Literal["arrow"],
+    ) -> pa.Table: ...
+
+    def read(
+        self,
+        channel: str,
+        *,
+        idle: float = 1.0,
+        timeout: float | None = None,
+        backend: Backend | None = None,
+    ) -> Any:
+        """Everything of ``channel`` until ``idle`` s pass without data (or ``timeout`` in
+        all), as one frame. Batches of other channels are recorded (if recording) and
+        discarded."""
+        c = Collector(channel, idle, timeout, self._async.market)
+        while c.keep(self.next_batch(c.wait())):
+            pass
+        return c.frame(backend or self._async.backend)
+
+
+async def _make(api_key: str | Credential | None, url: str, options: dict[str, Any]) -> AsyncStream:
+    return AsyncStream(api_key, url, **options)  # created on the loop that will run it

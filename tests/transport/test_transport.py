@@ -1,0 +1,309 @@
+"""Transport against real sockets: retries, Retry-After, pacing, the cache, and the key's secrecy.
+
+Tests that change faults or limits start their own Sandbox so parallel tests are not disturbed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import http.server
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from marketframe import (
+    AuthenticationError,
+    BatchError,
+    Client,
+    PlanError,
+    RateLimited,
+    ServerError,
+    SymbolNotFound,
+    TransportError,
+)
+from marketframe._http.transport import NEVER_EXPIRE, Pacer, expire_after
+from marketframe.endpoints import ENDPOINTS
+from marketframe.sandbox import Sandbox
+
+NOW = "2026-11-20T14:00:00+08:00"
+WRONG_KEY = "wrong-key-that-must-stay-secret-4f2a"
+
+
+def _sandbox(**kw: Any) -> Sandbox:
+    settings = {
+        "seed": 7,
+        "now": NOW,
+        "rate_limit": 1_000_000,
+        "latency": 0.0,
+        "fault_rate": 0.0,
+        **kw,
+    }
+    return Sandbox(**settings)
+
+
+def test_5xx_are_retried_until_success() -> None:
+    with (
+        _sandbox(fault_rate=0.4) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False, backoff=0.01, retries=12) as c,
+    ):
+        symbols = ["2330", "2317", "2454", "0050", "0056", "2412", "2881", "2882"] * 2
+        df = c.stock.intraday.quote(symbol=symbols)
+        assert len(df) == len(symbols)
+        stats = c.stats()
+        assert stats.retries > 0
+        assert sum(v for k, v in stats.statuses.items() if k >= 500) == stats.retries
+        assert stats.requests == len(symbols) + stats.retries
+
+
+def test_dropped_connections_are_retried() -> None:
+    with (
+        _sandbox(reset_rate=0.3) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False, backoff=0.01, retries=12) as c,
+    ):
+        df = c.stock.intraday.volumes(symbol=["2330", "2317", "2454", "0050", "0056", "2412"])
+        assert df["symbol"].nunique() == 6
+        assert c.stats().retries > 0
+
+
+def test_persistent_5xx_raise_server_error_after_retries() -> None:
+    with (
+        _sandbox(fault_rate=1.0) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False, backoff=0.01, retries=2) as c,
+    ):
+        with pytest.raises(ServerError, match="retry later") as info:
+            c.stock.intraday.quote(symbol="2330")
+        assert info.value.status in (500, 502, 503)
+        assert c.stats().requests == 3 and sb.requests_served == 3
+
+
+def test_429_beyond_max_retry_after_raises_rate_limited_with_retry_after() -> None:
+    with (
+        _sandbox(rate_limit=3) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False, max_retry_after=0.5, pace=False) as c,
+    ):
+        for _ in range(3):
+            c.stock.intraday.quote(symbol="2330")
+        with pytest.raises(RateLimited) as info:
+            c.stock.intraday.quote(symbol="2330")
+        err = info.value
+        assert err.status == 429 and 1 <= err.retry_after <= 60
+        assert f"retry in {err.retry_after:g} s" in str(err)
+        assert sb.requests_served == 4  # the refused request was not hammered
+
+
+class _RetryAfterOnce(http.server.BaseHTTPRequestHandler):
+    """A minimal server answering 429 + Retry-After: 1 once, then the sandbox's payload.
+
+    The sandbox's rate window is a fixed 60 s, so its Retry-After is ~60 s: too long to honour in
+    a test. This server only stands in for that one header; the body is a real sandbox payload.
+    """
+
+    times: list[float] = []
+    body = b""
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.times.append(time.monotonic())
+        if len(self.times) == 1:
+            self.send_response(429)
+            self.send_header("Retry-After", "1")
+            payload = b'{"statusCode":429,"message":"Rate limit exceeded"}'
+        else:
+            self.send_response(200)
+            payload = self.body
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def retry_after_once(sandbox: Any, api_key: str) -> Iterator[tuple[str, type[_RetryAfterOnce]]]:
+    """(base_url, handler class) of a server answering 429 + Retry-After: 1 once."""
+    import requests
+
+    body = requests.get(
+        f"{sandbox.base_url}/stock/intraday/quote/2330", headers={"X-API-KEY": api_key}, timeout=10
+    ).content
+    handler = type("H", (_RetryAfterOnce,), {"times": [], "body": body})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/marketdata/v1.0", handler
+    server.shutdown()
+    server.server_close()
+
+
+def test_retry_after_is_honoured(retry_after_once: tuple[str, Any], api_key: str) -> None:
+    base, handler = retry_after_once
+    with Client(api_key, base_url=base, cache=False, backoff=0.01) as c:
+        df = c.stock.intraday.quote(symbol="2330")
+        assert df["symbol"][0] == "2330"
+        assert c.stats().retries == 1 and c.stats().statuses == {429: 1, 200: 1}
+    first, second = handler.times
+    assert second - first >= 1.0  # waited for Retry-After, not the 10 ms backoff
+
+
+def test_a_retry_after_past_the_deadline_raises_rate_limited_at_once(
+    retry_after_once: tuple[str, Any], api_key: str
+) -> None:
+    base, handler = retry_after_once
+    with Client(api_key, base_url=base, cache=False, deadline=0.5) as c:
+        with pytest.raises(RateLimited) as info:
+            c.stock.intraday.quote(symbol="2330")
+    assert info.value.retry_after == 1
+    assert len(handler.times) == 1  # the 1 s wait would end past the 0.5 s deadline
+
+
+def test_pacer_slows_down_before_the_limit(sandbox: Any, api_key: str) -> None:
+    import requests
+
+    with _sandbox(rate_limit=20) as sb:
+        pacer = Pacer(reserve=0.1)
+        url = f"{sb.base_url}/stock/intraday/quote/2330"
+        delays = []
+        for _ in range(19):
+            resp = requests.get(url, headers={"X-API-KEY": sb.api_key}, timeout=10)
+            pacer.update(resp.headers)
+            delays.append(pacer.delay())
+        assert delays[0] == 0.0  # plenty left: no pacing
+        assert 0 < delays[-2] < delays[-1] <= 60  # 2 left, then 1 left: spread over the window
+        resp = requests.get(url, headers={"X-API-KEY": sb.api_key}, timeout=10)
+        pacer.update(resp.headers)  # Remaining: 0 -> wait for the reset
+        reset = int(resp.headers["X-RateLimit-Reset"]) / 1000
+        assert pacer.delay() == pytest.approx(reset - time.time(), abs=1.0)
+
+
+def test_freshness_per_endpoint() -> None:
+    now = dt.datetime(2026, 11, 20, 14, 0, tzinfo=dt.timezone(dt.timedelta(hours=8)))
+    d = dt.date
+    assert expire_after(ENDPOINTS["stock.snapshot.quotes"], {}, now) == 5
+    assert expire_after(ENDPOINTS["stock.intraday.quote"], {}, now) == 2
+    past = {"from_": d(2024, 1, 1), "to": d(2024, 6, 30), "timeframe": "D"}
+    assert expire_after(ENDPOINTS["stock.historical.candles"], past, now) == NEVER_EXPIRE
+    today = {"from_": d(2026, 6, 1), "to": d(2026, 11, 20), "timeframe": "D"}
+    assert expire_after(ENDPOINTS["stock.historical.candles"], today, now) == 60
+    # reference data: until 08:00 of the next day
+    assert expire_after(ENDPOINTS["stock.intraday.ticker"], {}, now) == 18 * 3600
+
+
+def _cache_bytes(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+
+
+def test_cache_serves_repeats_and_never_stores_the_key(
+    tmp_path: Path, sandbox: Any, api_key: str
+) -> None:
+    path = tmp_path / "http_cache.sqlite"
+    with Client(api_key, base_url=sandbox.base_url, cache=path) as c:
+        args = {"symbol": "0050", "from_": "2024-01-01", "to": "2024-06-30", "timeframe": "D"}
+        before = sandbox.requests_served
+        a = c.stock.historical.candles(**args)
+        b = c.stock.historical.candles(**args)
+        assert a.equals(b)
+        assert sandbox.requests_served == before + 1
+        assert c.stats().cache_hits == 1
+        c.stock.historical.candles(**args, refresh=True)  # bypasses the stored answer
+        assert sandbox.requests_served == before + 2
+        c.stock.snapshot.quotes(market="TSE")
+        c.stock.intraday.ticker(symbol="2330")
+        expires = {
+            r.url.split("/v1.0")[1].split("?")[0]: r.expires
+            for r in c._transport.session.cache.responses.values()
+        }  # type: ignore[attr-defined]
+        for r in c._transport.session.cache.responses.values():  # type: ignore[attr-defined]
+            assert r.request.headers.get("X-API-KEY") in (None, "REDACTED")
+            assert api_key not in str(r.request.headers)
+    assert expires["/stock/historical/candles/0050"] is None  # past days: permanent
+    snap = expires["/stock/snapshot/quotes/TSE"]
+    assert snap is not None and snap - dt.datetime.now(dt.UTC) <= dt.timedelta(seconds=5)
+    data = _cache_bytes(path)
+    assert len(data) > 10_000 and b"0050" in data
+    assert api_key.encode() not in data
+
+
+def test_the_key_is_absent_from_logs_and_errors(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with _sandbox(fault_rate=0.3) as sb:
+        texts: list[str] = []
+        with Client(
+            WRONG_KEY, base_url=sb.base_url, cache=tmp_path / "c.sqlite", backoff=0.01, retries=10
+        ) as c:
+            with pytest.raises(AuthenticationError) as auth:
+                c.stock.intraday.quote(symbol="2330")
+            assert "MARKETFRAME_API_KEY" in str(auth.value)
+            texts += [str(auth.value), repr(auth.value), repr(auth.value.args)]
+        with Client(
+            sb.keys["basic"], base_url=sb.base_url, cache=False, backoff=0.01, retries=10
+        ) as c:
+            with pytest.raises(PlanError, match="developer or advanced plan") as plan:
+                c.stock.snapshot.quotes(market="TSE")
+            with pytest.raises(SymbolNotFound, match="'NOPE' is unknown") as missing:
+                c.stock.intraday.quote(symbol="NOPE")
+            texts += [str(plan.value), str(missing.value)]
+            secrets = [sb.keys["basic"], WRONG_KEY]
+        with Client(
+            WRONG_KEY,
+            base_url="http://127.0.0.1:9/marketdata/v1.0",
+            cache=False,
+            retries=1,
+            backoff=0.01,
+            timeout=1,
+        ) as c:
+            with pytest.raises(TransportError, match="check base_url") as down:
+                c.stock.intraday.quote(symbol="2330")
+            texts += [str(down.value), repr(down.value)]
+    assert len(caplog.records) > 3 and "GET http://" in caplog.text
+    for secret in secrets:
+        assert secret not in caplog.text
+        assert all(secret not in t for t in texts)
+    assert WRONG_KEY.encode() not in _cache_bytes(tmp_path / "c.sqlite")
+
+
+@pytest.fixture
+def many_symbols_sandbox() -> Iterator[Sandbox]:
+    with _sandbox(latency=0.02) as sb:
+        yield sb
+
+
+def test_symbol_lists_run_concurrently_on_one_pool(many_symbols_sandbox: Sandbox) -> None:
+    sb = many_symbols_sandbox
+    with Client(sb.api_key, base_url=sb.base_url, cache=False, max_workers=8) as c:
+        symbols = ["2330", "2317", "2454", "0050", "0056", "2412", "2881", "2882"] * 3
+        df = c.stock.intraday.quote(symbol=symbols)
+        assert list(df["symbol"]) == symbols  # order of the request is kept
+        pool = c._transport.session.adapters["http://"].poolmanager  # type: ignore[attr-defined]
+        conns = sum(p.num_connections for p in pool.pools._container.values())
+        assert 1 < conns <= 8  # concurrent, and connections are reused, not one per request
+
+
+def test_bulk_work_is_paced_below_the_limit_instead_of_refused() -> None:
+    """End to end: 8 workers against a limit of 10 requests a half-second window. Paced by
+    the X-RateLimit headers, nothing is refused; unpaced, the same work is (the control, with
+    a window long enough that a busy machine cannot spread 30 requests over two windows)."""
+    symbols = ["2330", "2317", "2454", "0050", "0056", "2412", "2881", "2882", "1301", "2002"] * 3
+    with (
+        Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=10, rate_window=0.5) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False, pace=True, max_retry_after=5) as c,
+    ):
+        df = c.stock.intraday.ticker(symbol=symbols)
+        assert len(df) == len(symbols)
+        assert sb.stats.by_status.get(429, 0) == 0, sb.stats.by_status
+        assert c.stats().paced_seconds > 0
+    with (
+        Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=10, rate_window=600) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False, pace=False, max_retry_after=5) as c,
+    ):
+        with pytest.raises(BatchError) as refusal:  # refusals that outlast max_retry_after
+            c.stock.intraday.ticker(symbol=symbols)
+        assert all(isinstance(e, RateLimited) for e in refusal.value.errors.values())
+        assert sb.stats.by_status.get(429, 0) > 0, sb.stats.by_status
