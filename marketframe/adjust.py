@@ -303,7 +303,9 @@ def fetch_actions(
     except PlanError as exc:
         for fut in futures:
             fut.cancel()
-        raise AdjustmentUnavailable(exc.service_message, endpoint=exc.endpoint) from None
+        raise AdjustmentUnavailable(
+            exc.service_message, endpoint=exc.endpoint, plan=exc.plan
+        ) from None
     tables = {n: concat(ts) for n, ts in got.items()}
     empty = get(DIVIDENDS).schema.arrow().empty_table()
     return tables[CAPITAL], tables.get(DIVIDENDS, empty)

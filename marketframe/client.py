@@ -24,8 +24,15 @@ from marketframe._calls import Call, Node
 from marketframe._http import credential as _credential
 from marketframe._http.transport import DEFAULT_DEADLINE, Response, Transport
 from marketframe._typing import Backend, ClientOptions, FrameT
-from marketframe.convert import BACKENDS, build, check_backend, concat, parse, to_frame
-from marketframe.convert._timeorder import oldest_first
+from marketframe.convert import (
+    BACKENDS,
+    build,
+    check_backend,
+    concat,
+    oldest_first,
+    parse,
+    to_frame,
+)
 from marketframe.endpoints import ENDPOINTS, Endpoint, get
 from marketframe.exceptions import (
     BatchError,

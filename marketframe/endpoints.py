@@ -19,11 +19,11 @@ from marketframe._contracts import CONTRACT_MONTH_FORMS, CONTRACT_MONTH_RE, PROD
 from marketframe._time import TAIPEI as TAIPEI
 from marketframe.exceptions import DefinitionError
 from marketframe.schemas import Schema
-from marketframe.schemas import _actions as actions_s
-from marketframe.schemas import _futopt as futopt_s
-from marketframe.schemas import _ownership as own_s
-from marketframe.schemas import _stock as stock_s
-from marketframe.schemas import _technical as tech_s
+from marketframe.schemas import actions as actions_s
+from marketframe.schemas import futopt as futopt_s
+from marketframe.schemas import ownership as own_s
+from marketframe.schemas import stock as stock_s
+from marketframe.schemas import technical as tech_s
 
 #: Timeframes of historical and technical endpoints; the first seven are minutes.
 MINUTE_TIMEFRAMES = ("1", "3", "5", "10", "15", "30", "60")

@@ -116,6 +116,10 @@ class DefinitionError(MarketframeError, TypeError):
     hint = "fix the row or schema named in the message (docs/contributing.md)"
 
 
+class MissingColumnsError(MarketframeError, ValueError):
+    """A frame lacks a column an indicator needs; the message lists those available."""
+
+
 class ConfigurationError(MarketframeError):
     """A local setting is missing or unusable (no credential, or several): nothing was sent."""
 
@@ -162,8 +166,11 @@ class ServiceError(MarketframeError):
         endpoint: str | None = None,
         params: Mapping[str, Any] | None = None,
         retry_after: float | None = None,
+        plan: str | None = None,
     ):
         self.status = status if status is not None else type(self).status
+        #: the plan the endpoint needs ("basic", "developer", "advanced"), when the raiser knew it
+        self.plan = plan
         self.endpoint = endpoint
         self.params = dict(params or {})
         self.service_message = message
@@ -211,17 +218,8 @@ class PlanError(APIError):
     hint = "your plan does not include this endpoint"
 
     def next_step(self) -> str:
-        plan = "the developer or advanced plan"
-        if self.endpoint:
-            from marketframe.endpoints import ENDPOINTS
-
-            ep = ENDPOINTS.get(self.endpoint)
-            if ep is not None and ep.plan != "basic":
-                plans = {
-                    "developer": "the developer or advanced plan",
-                    "advanced": "the advanced plan",
-                }
-                plan = plans[ep.plan]
+        plans = {"developer": "the developer or advanced plan", "advanced": "the advanced plan"}
+        plan = plans.get(self.plan or "", plans["developer"])
         return f"Your plan does not include this endpoint: it needs {plan}; upgrade the key's plan."
 
 

@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from marketframe.exceptions import InvalidParams
-from marketframe.frames._core import MissingColumnsError
+from marketframe.exceptions import InvalidParams, MissingColumnsError
 
 #: Column-name prefixes drawn in their own panel below the price, by panel.
 PANELS: dict[str, tuple[str, ...]] = {

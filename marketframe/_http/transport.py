@@ -422,6 +422,7 @@ class Transport:
             endpoint=ep.name,
             params=_shown_params(values, self._key),
             retry_after=retry_after,
+            plan=ep.plan,
         )
 
 

@@ -25,7 +25,7 @@ _read_line: Callable[[str], str] = input
 
 
 def _client(args: argparse.Namespace, **kwargs: Any) -> Any:
-    from marketframe.academy._errors import AcademyError
+    from marketframe.academy import AcademyError
     from marketframe.academy.client import AcademyClient
 
     # --url / --home may come before or after the subcommand (SUPPRESS keeps either)
@@ -41,7 +41,7 @@ def _err(msg: str) -> None:
 
 def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from marketframe.academy._errors import AcademyError
+        from marketframe.academy import AcademyError
 
         try:
             return fn(args)
@@ -127,7 +127,7 @@ def _logout(args: argparse.Namespace) -> int:
 
 @_guard
 def _call(args: argparse.Namespace) -> int:
-    from marketframe.academy._errors import AcademyError
+    from marketframe.academy import AcademyError
 
     params: dict[str, str] = {}
     for item in args.param or []:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from marketframe.crosscheck import INDICATOR_NAMES
-from marketframe.sandbox._cli import iso_time
+from marketframe.sandbox import iso_time
 
 DEFAULT_SYMBOLS = ("2330", "2317", "2454", "0050", "6488")
 

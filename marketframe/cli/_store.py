@@ -291,10 +291,10 @@ def _read_synced(store: Any, a: argparse.Namespace, ctx: dict[str, Any], failed:
         keep = [s for s in ctx["symbols"] or () if s not in gone]
         if keep:
             return store.read(a.endpoint, keep, *args[2:], backend="arrow", **ctx["params"])
-        from marketframe.store._sync import resolve
+        from marketframe.endpoints import MINUTE_TIMEFRAMES, get
 
-        spec = resolve(a.endpoint, a.timeframe, ctx["params"])
-        return spec.ep.schema.arrow(minute=spec.minute).empty_table()
+        minute = a.timeframe in MINUTE_TIMEFRAMES
+        return get(a.endpoint).schema.arrow(minute=minute).empty_table()
 
 
 def run_export(a: argparse.Namespace) -> int:

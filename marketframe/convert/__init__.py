@@ -26,6 +26,7 @@ from marketframe.codes import CODE_TABLES
 from marketframe.convert._columns import column
 from marketframe.convert._extras import extra_array, extras
 from marketframe.convert._rows import Channel, Parsed, RowSource, parse, py_rows, walk
+from marketframe.convert._timeorder import by_time, oldest_first, order_keys
 from marketframe.endpoints import MINUTE_TIMEFRAMES, get
 from marketframe.exceptions import InvalidParams, InvalidParamType, SchemaError
 from marketframe.schemas import Col, Schema, resolve_unit
@@ -36,8 +37,11 @@ __all__ = [
     "Parsed",
     "RowSource",
     "build",
+    "by_time",
     "check_backend",
     "concat",
+    "oldest_first",
+    "order_keys",
     "parse",
     "rows_to_table",
     "table_units",

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
+from marketframe.exceptions import MissingColumnsError
+
 from .._lazy import when_imported
 from ..exceptions import InvalidParamType
 from ..indicators import (
@@ -29,7 +31,6 @@ from ..indicators import (
     RsiConvention,
 )
 from . import _pandas
-from ._core import MissingColumnsError
 from ._methods import IndicatorMethods
 
 

@@ -17,20 +17,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from marketframe.exceptions import MarketframeError
+from marketframe.exceptions import MissingColumnsError
 
 from .. import indicators as ind
 from ..exceptions import InvalidParams, did_you_mean
-from ..indicators import _segmented as seg_kernels
-from ..indicators._kernels import _period
-from ..indicators.conventions import resolve
+from ..indicators import check_period as _period
+from ..indicators import segmented as seg_kernels
+from ..indicators.options import resolve
 from ._order import Layout
 
 Array = NDArray[np.float64]
-
-
-class MissingColumnsError(MarketframeError, ValueError):
-    """A frame lacks a column an indicator needs; the message lists those available."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ the missing-value policy and performance figures.
 
 from __future__ import annotations
 
+from . import _segmented as segmented  # the kernels over many series laid end to end
 from ._kernels import (
     BBandsResult,
     KdjResult,
@@ -19,6 +20,7 @@ from ._kernels import (
     rsv,
     sma,
 )
+from ._kernels import _period as check_period
 from .conventions import (
     INDICATORS,
     BBandsConvention,
@@ -44,11 +46,13 @@ __all__ = [
     "RsiConvention",
     "SmaConvention",
     "bbands",
+    "check_period",
     "ema",
     "kdj",
     "macd",
     "rsi",
     "rsv",
+    "segmented",
     "sma",
     "variants",
 ]

@@ -30,8 +30,8 @@ from .conventions import (
     MacdConvention,
     RsiConvention,
     SmaConvention,
-    resolve,
 )
+from .options import resolve
 
 Array = NDArray[np.float64]
 

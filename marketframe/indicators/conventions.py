@@ -133,14 +133,12 @@ def variants(indicator: str) -> dict[str, Convention]:
         ) from None
 
 
-def resolve(indicator: str, convention: object, expected: type) -> Convention:
-    """A convention dataclass from None (``marketframe.options.conventions``, else
-    TA-Lib's), a variant name, or an instance."""
+def named(indicator: str, convention: object, expected: type) -> Convention:
+    """A convention dataclass from None (the indicator's built-in default), a variant name,
+    or an instance. :func:`marketframe.indicators.options.resolve` puts the process-wide
+    default (``marketframe.options.conventions``) in front of this."""
     if convention is None:
-        from .options import options  # the process-wide default, else TA-Lib's
-
-        default = options.conventions.get(indicator)
-        return default if default is not None else _VARIANTS[indicator]["talib"]
+        return _VARIANTS[indicator]["talib"]
     if isinstance(convention, str):
         known = _VARIANTS[indicator]
         if convention not in known:

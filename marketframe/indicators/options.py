@@ -51,7 +51,7 @@ class Conventions(MutableMapping[str, Any]):
         if value is None:
             self._values.pop(indicator, None)
             return
-        self._values[indicator] = conv.resolve(indicator, value, self._TYPES[indicator])
+        self._values[indicator] = conv.named(indicator, value, self._TYPES[indicator])
 
     def __getitem__(self, indicator: str) -> conv.Convention:
         return self._values[indicator]
@@ -101,3 +101,13 @@ class Options:
 
 
 options = Options()
+
+
+def resolve(indicator: str, convention: object, expected: type) -> conv.Convention:
+    """A convention dataclass from None (``marketframe.options.conventions``, else the
+    indicator's built-in default), a variant name, or an instance."""
+    if convention is None:
+        default = options.conventions.get(indicator)
+        if default is not None:
+            return default
+    return conv.named(indicator, convention, expected)

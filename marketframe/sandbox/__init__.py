@@ -30,7 +30,16 @@ from ._server import PREFIX, RestApp, Settings
 from ._service import Route, Service
 from ._streaming import Streaming, StreamSettings
 
-__all__ = ["DEMO_CREDENTIALS", "DEMO_KEYS", "Query", "Route", "Sandbox", "Service", "ServiceError"]
+__all__ = [
+    "DEMO_CREDENTIALS",
+    "DEMO_KEYS",
+    "Query",
+    "Route",
+    "Sandbox",
+    "Service",
+    "ServiceError",
+    "iso_time",
+]
 
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
@@ -58,6 +67,20 @@ def _parse_now(now: str | datetime | None) -> datetime | None:
     if now.tzinfo is None:
         now = now.replace(tzinfo=cal.TAIPEI)
     return now
+
+
+def iso_time(text: str) -> str:
+    """argparse type of ``--now``: an ISO time, refused as a usage error otherwise."""
+    import argparse
+
+    try:
+        _parse_now(text)
+    except ValueError:
+        example = datetime(2026, 11, 20, 10, 30).isoformat() + "+08:00"
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO time; write e.g. {example} or 2026-11-20"
+        ) from None
+    return text
 
 
 class Sandbox:

@@ -5,23 +5,9 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
-from datetime import datetime
 
+from . import iso_time
 from ._auth import DEMO_CREDENTIALS, DEMO_KEYS
-
-
-def iso_time(text: str) -> str:
-    """argparse type of ``--now``: an ISO time, refused as a usage error otherwise."""
-    from . import _parse_now
-
-    try:
-        _parse_now(text)
-    except ValueError:
-        example = datetime(2026, 11, 20, 10, 30).isoformat() + "+08:00"
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not an ISO time; write e.g. {example} or 2026-11-20"
-        ) from None
-    return text
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -21,8 +21,23 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import _actions, _futopt, _ownership, _stock, _technical
-from ._core import ARROW_TYPES, JSON_TYPES, TZ, Col, Schema, resolve_unit, snake
+from marketframe.schemas import actions, futopt, ownership, stock, technical
+
+from ._core import (
+    ARROW_TYPES,
+    JSON_TYPES,
+    TZ,
+    Col,
+    Schema,
+    book,
+    col,
+    env,
+    many,
+    resolve_unit,
+    schema,
+    snake,
+    trade_obj,
+)
 
 __all__ = [
     "ARROW_TYPES",
@@ -32,12 +47,18 @@ __all__ = [
     "TZ",
     "Col",
     "Schema",
+    "book",
+    "col",
+    "env",
+    "many",
     "resolve_unit",
+    "schema",
     "snake",
+    "trade_obj",
 ]
 
 #: the group modules; every upper-case Schema constant of theirs is a schema
-GROUPS: tuple[ModuleType, ...] = (_stock, _technical, _actions, _futopt, _ownership)
+GROUPS: tuple[ModuleType, ...] = (stock, technical, actions, futopt, ownership)
 
 #: every schema by its lower-case constant name (``"stock_quote"``), for code that derives
 #: further schemas from them (the streaming channels)

@@ -19,8 +19,7 @@ import pyarrow.compute as pc
 from marketframe import adjust as _adjust
 from marketframe._params import to_date
 from marketframe._time import taipei_today
-from marketframe.convert import check_backend, to_frame
-from marketframe.convert._timeorder import oldest_first
+from marketframe.convert import check_backend, oldest_first, to_frame
 from marketframe.exceptions import InvalidParams
 from marketframe.store import _held, _io
 from marketframe.store._manifest import NO_SYMBOL, Manifest

@@ -17,16 +17,15 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from marketframe.convert import concat
-from marketframe.convert._timeorder import order_keys
+from marketframe.convert import concat, order_keys
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
 from marketframe.store._report import StoreCorrupted, SyncReport
+from marketframe.store._spec import Spec, Task
 from marketframe.store._windows import Interval, final_until
 
 if TYPE_CHECKING:
     from marketframe.store._fs import LocalStorage, ObjectStorage
-    from marketframe.store._sync import Spec, _Task
 
     Storage = LocalStorage | ObjectStorage
 
@@ -61,7 +60,7 @@ def commit_symbol(
     manifest: Manifest,
     spec: Spec,
     symbol: str,
-    results: list[tuple[_Task, pa.Table, dt.date]],
+    results: list[tuple[Task, pa.Table, dt.date]],
     report: SyncReport,
     lock: threading.Lock,
 ) -> None:
@@ -82,7 +81,7 @@ def _write(
     manifest: Manifest,
     spec: Spec,
     symbol: str,
-    results: list[tuple[_Task, pa.Table, dt.date]],
+    results: list[tuple[Task, pa.Table, dt.date]],
     report: SyncReport,
 ) -> None:
     results = sorted(results, key=lambda r: r[0].window[0] if r[0].window else dt.date.min)

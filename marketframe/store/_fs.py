@@ -29,11 +29,8 @@ import pyarrow as pa
 
 from marketframe.exceptions import InvalidParams
 from marketframe.store import _io
+from marketframe.store._base import _PreconditionFailed
 from marketframe.store._report import StoreCorrupted
-
-
-class _PreconditionFailed(Exception):
-    """A conditional write lost: the object exists, or changed since it was read."""
 
 
 class LocalStorage:
@@ -295,7 +292,7 @@ def _precondition(exc: BaseException) -> bool:
         if any(
             s in text
             for s in (
-                "PreconditionFailed",
+                "_PreconditionFailed",
                 "412",
                 "ConditionalRequestConflict",
                 "At least one of the pre-conditions",

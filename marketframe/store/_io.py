@@ -41,7 +41,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint
-from marketframe.store._manifest import DatasetId, fsync_dir
+from marketframe.store._base import fsync_dir
+from marketframe.store._manifest import DatasetId
 from marketframe.store._report import StoreCorrupted
 
 PART = "part-0.parquet"

@@ -32,7 +32,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from marketframe.exceptions import MarketframeError
-from marketframe.store._fs import ObjectStorage, _PreconditionFailed
+from marketframe.store._base import _PreconditionFailed
+from marketframe.store._fs import ObjectStorage
 from marketframe.store._manifest import NO_SYMBOL, DatasetId
 from marketframe.store._report import StoreLocked
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from marketframe.store._base import _PreconditionFailed, fsync_dir
 from marketframe.store._report import StoreCorrupted
 from marketframe.store._windows import Interval, intersect, merge, subtract
 
@@ -160,7 +161,6 @@ class Manifest:
         the latest, merge in what this writer changed and try again. Writers hold leases on
         disjoint symbols, so their changes never overlap. The generation replaced is kept as
         ``_manifest.prev.json`` by a server-side copy."""
-        from marketframe.store._fs import _PreconditionFailed
 
         if not self._dirty and self._stamp is not None:
             return
@@ -360,17 +360,3 @@ def parse_bytes(raw: bytes) -> tuple[dict[str, Any], str | None]:
         if not isinstance(d, dict) or not {"endpoint", "params", "symbols"} <= set(d):
             return _fresh(), "is damaged (a dataset entry is incomplete)"
     return data, None
-
-
-def fsync_dir(path: Path) -> None:
-    """Make a rename inside ``path`` durable (no-op where directories cannot be opened)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -24,14 +24,14 @@ import pyarrow as pa
 
 from marketframe import _params
 from marketframe._time import session_date, taipei_today
-from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, Endpoint, get
+from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, get
 from marketframe.exceptions import InvalidParams, MarketframeError, redact
 from marketframe.store._commit import commit_symbol, forget_damaged
 from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
 from marketframe.store._pool import DaemonPool
 from marketframe.store._report import Failure, SyncReport
+from marketframe.store._spec import Spec, Task
 from marketframe.store._windows import (
-    MAX_LEAD,
     Interval,
     earliest,
     fetch_start,
@@ -48,52 +48,6 @@ _NOT_IDENTITY = {"symbol", "timeframe", "sort"}
 
 def date_ranged() -> list[str]:
     return [name for name, ep in ENDPOINTS.items() if ep.date_range]
-
-
-@dataclass(frozen=True)
-class Spec:
-    """A dataset, resolved and validated."""
-
-    ep: Endpoint
-    ds: DatasetId
-    params: dict[str, Any]  # canonical identity parameters (no symbol, range, timeframe)
-
-    @property
-    def has_symbol(self) -> bool:
-        """The dataset is one per value of the row's path parameter (a stock's ``symbol``, a
-        futures ``product``); without one (corporate actions) it is a single dataset."""
-        return self.ep.multi_param is not None
-
-    @property
-    def minute(self) -> bool:
-        return self.ds.timeframe in MINUTE_TIMEFRAMES
-
-    @property
-    def latest(self) -> bool:
-        """Minute data the service answers for its latest 30 days only (no date range): a
-        row whose minute timeframes take a checked range syncs windows like daily data."""
-        return self.minute and self.ep.minute_range != "checked"
-
-    def lead_days(self) -> int:
-        """Calendar days to request before each window so warm-up bars are not lost."""
-        tech = self.ep.technical  # the row's warm-up: bars the service omits at the start
-        if tech is None or self.minute:
-            return 0
-        bars = int(tech.warmup(self.params)) + 1
-        if self.ds.timeframe == "W":
-            days = bars * 7 + 7
-        elif self.ds.timeframe == "M":
-            days = bars * 31 + 31
-        else:
-            days = bars * 7 // 5 + bars // 10 + 10  # weekends and holidays
-        if days > MAX_LEAD:
-            raise InvalidParams(
-                self.ep.name,
-                "period",
-                f"needs {days} days of warm-up",
-                f"warm-up under {MAX_LEAD} days (smaller periods)",
-            )
-        return days
 
 
 def fingerprint(params: Mapping[str, Any]) -> str:
@@ -240,21 +194,14 @@ class _Run:
     writers: ThreadPoolExecutor
     bar: Any
     pending: dict[str, int]  # symbol -> windows not yet fetched
-    done: dict[str, list[tuple[_Task, pa.Table, dt.date]]] = field(
+    done: dict[str, list[tuple[Task, pa.Table, dt.date]]] = field(
         default_factory=lambda: defaultdict(list)
     )  # symbol -> its fetched windows
     commits: list[Future[None]] = field(default_factory=list)
     commit_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-@dataclass
-class _Task:
-    symbol: str
-    window: Interval | None  # None: minute timeframe, the latest 30 days
-    fetch_from: dt.date | None
-
-
-def _request(spec: Spec, task: _Task, today: dt.date) -> dict[str, Any]:
+def _request(spec: Spec, task: Task, today: dt.date) -> dict[str, Any]:
     p: dict[str, Any] = dict(spec.params)
     if spec.ds.timeframe is not None:
         p["timeframe"] = spec.ds.timeframe
@@ -289,10 +236,10 @@ def run(
     clock_today = today or taipei_today()
     lead = spec.lead_days()
     forget_damaged(root, manifest, spec.ds, symbols, report)
-    tasks: list[_Task] = []
+    tasks: list[Task] = []
     for sym in symbols:
         if want is None:
-            tasks.append(_Task(sym, None, None))
+            tasks.append(Task(sym, None, None))
             continue
         held = manifest.final(spec.ds, sym)
         kind_symbol = sym if spec.has_symbol else None
@@ -304,7 +251,7 @@ def run(
         report.windows_skipped += (
             max(0, len(split(lo, want[1], lead, floor)) - len(windows)) if lo <= want[1] else 0
         )
-        tasks += [_Task(sym, w, fetch_start(w[0], lead, floor)) for w in windows]
+        tasks += [Task(sym, w, fetch_start(w[0], lead, floor)) for w in windows]
     # every request's parameters are checked before the first one is sent
     requests = [_params.validate(spec.ep, _request(spec, t, clock_today)) for t in tasks]
 
@@ -319,7 +266,7 @@ def run(
             # in, on a writer thread (different symbols never share a partition file)
             pool = DaemonPool(max_workers, "marketframe-store")
             with ThreadPoolExecutor(2, thread_name_prefix="marketframe-write") as writers:
-                futures: dict[Future[Any], _Task] = {
+                futures: dict[Future[Any], Task] = {
                     pool.submit(_fetch, client, spec, req): t
                     for t, req in zip(tasks, requests, strict=True)
                 }
@@ -347,7 +294,7 @@ def run(
     return report
 
 
-def _collect(futures: dict[Future[Any], _Task], state: _Run) -> None:
+def _collect(futures: dict[Future[Any], Task], state: _Run) -> None:
     """Take fetched windows as they complete; hand each finished symbol to a writer."""
     spec = state.spec
     for fut in _completed(futures):
@@ -383,7 +330,7 @@ def _collect(futures: dict[Future[Any], _Task], state: _Run) -> None:
             )
 
 
-def _completed(futures: dict[Future[Any], _Task]) -> Iterator[Future[Any]]:
+def _completed(futures: dict[Future[Any], Task]) -> Iterator[Future[Any]]:
     """Futures as they complete. The wait wakes up every quarter second: a process-directed
     SIGINT may be delivered to a fetch thread, and the main thread only raises
     ``KeyboardInterrupt`` once it runs Python code again (a wait without a timeout would

@@ -17,8 +17,7 @@ import pyarrow as pa
 
 from marketframe.convert import Channel, rows_to_table, to_pandas, to_polars
 from marketframe.exceptions import MarketframeError
-from marketframe.schemas import SCHEMAS, Col, Schema, snake
-from marketframe.schemas._core import book, col, many, trade_obj
+from marketframe.schemas import SCHEMAS, Col, Schema, book, col, many, snake, trade_obj
 
 _FLAGS = (
     "isLimitDownPrice isLimitUpPrice isLimitDownBid isLimitUpBid isLimitDownAsk "

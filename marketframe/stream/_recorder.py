@@ -20,7 +20,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from marketframe.convert._timeorder import by_time
+from marketframe.convert import by_time
 from marketframe.exceptions import InvalidParams
 
 from ._frames import Batch

@@ -10,7 +10,7 @@ import pytest
 from marketframe import schemas
 from marketframe.endpoints import ENDPOINTS, SYMBOL, Endpoint
 from marketframe.schemas import Col
-from marketframe.schemas._stock import STOCK_QUOTE as QUOTE
+from marketframe.schemas.stock import STOCK_QUOTE as QUOTE
 
 _OK: dict[str, Any] = {
     "name": "stock.x.y",

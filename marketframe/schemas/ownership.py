@@ -10,11 +10,11 @@ an empty frame.
 
 from __future__ import annotations
 
-from ._core import Col, snake
-from ._core import col as _col
-from ._core import env as _env
-from ._core import many as _many
-from ._core import schema as _schema
+from marketframe.schemas._core import Col, snake
+from marketframe.schemas._core import col as _col
+from marketframe.schemas._core import env as _env
+from marketframe.schemas._core import many as _many
+from marketframe.schemas._core import schema as _schema
 
 #: every SDK makes type/exchange/market optional; the symbol is the request's when absent
 _HEADER = [

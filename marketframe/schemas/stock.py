@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ._core import book as _book
-from ._core import col as _c
-from ._core import env as _env
-from ._core import many as _many
-from ._core import schema as _schema
-from ._core import trade_obj as _trade_obj
+from marketframe.schemas._core import book as _book
+from marketframe.schemas._core import col as _c
+from marketframe.schemas._core import env as _env
+from marketframe.schemas._core import many as _many
+from marketframe.schemas._core import schema as _schema
+from marketframe.schemas._core import trade_obj as _trade_obj
 
 _HEADER = [
     _env("date", "date", req=True),

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ._core import Schema
-from ._core import col as _c
-from ._core import env as _env
-from ._core import many as _many
-from ._core import schema as _schema
+from marketframe.schemas._core import Schema
+from marketframe.schemas._core import col as _c
+from marketframe.schemas._core import env as _env
+from marketframe.schemas._core import many as _many
+from marketframe.schemas._core import schema as _schema
 
 _TECH_ENV = [_env("symbol", "str", req=True), _env("timeframe", "cat", param="timeframe")]
 _TECH_IGNORE = "from to"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ._core import col as _c
-from ._core import many as _many
-from ._core import schema as _schema
+from marketframe.schemas._core import col as _c
+from marketframe.schemas._core import many as _many
+from marketframe.schemas._core import schema as _schema
 
 CAPITAL_CHANGES = _schema(
     [

@@ -1,0 +1,25 @@
+"""What the store's modules share at the bottom of their imports: the conditional-write
+failure of object storage and a durable rename."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+class _PreconditionFailed(Exception):
+    """A conditional write lost: the object exists, or changed since it was read."""
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename inside ``path`` durable (no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
