@@ -194,6 +194,9 @@ class LiveIndicators:
     def _trade(self, sym: str, t_us: int, price: float, size: float, out: list[Any]) -> None:
         start = float(t_us - t_us % self.width_us)
         bars = self.bars[sym]
+        warm = self.warm_bars[sym]
+        if warm and start <= bars[warm - 1][0]:
+            return  # the history (warm-up) already holds this bar
         cur = self.forming[sym]
         if cur is not None and start > cur[0]:
             self.forming[sym] = None
@@ -265,6 +268,9 @@ class LiveIndicators:
         cols = ["symbol", "time", "open", "high", "low", "close", "volume"]
         cols += self.columns + ["is_final", "revised"]
         df = pd.DataFrame(rows, columns=cols)
+        # the same dtypes whether or not the frame has rows (frames concatenate)
+        df = df.astype({"symbol": str, "is_final": bool, "revised": bool})
+        df = df.astype({c: np.float64 for c in cols[2:-2]})
         df["time"] = pd.to_datetime(df["time"].astype("int64"), unit="us", utc=True).dt.tz_convert(
             _TZ
         )
