@@ -12,6 +12,7 @@ from marketframe.stream._blocking import Stream
 from ._client import AsyncStream, StreamStats
 from ._frames import CHANNELS, FUTOPT_CHANNELS, FUTOPT_STREAM_SCHEMAS, STREAM_SCHEMAS, Batch
 from ._ledger import Gap
+from ._live import LiveIndicators
 from ._options import StreamOptions
 from ._protocol import Subscription, ws_url
 from ._recorder import Recorder, read_recorded
@@ -24,6 +25,7 @@ __all__ = [
     "AsyncStream",
     "Batch",
     "Gap",
+    "LiveIndicators",
     "Recorder",
     "Stream",
     "StreamOptions",

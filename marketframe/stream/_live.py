@@ -1,0 +1,365 @@
+"""Live indicators: bars built from streamed trades, indicators carried in their state.
+
+``LiveIndicators`` is the engine (no network): feed it trade frames (the ``trades``
+channel), it closes bars and steps the state-carrying indicators
+(``marketframe.indicators.stateful``) for the symbols whose bar closed, all of them at once.
+Rows out: ``symbol, time`` (bar start), OHLCV, one column per indicator output,
+``is_final`` and ``revised``.
+
+* Bars come from trades, not from the ``candles`` channel: a trade is the unit the stream's
+  gap detection and REST backfill work in, so a backfilled trade can be placed in its bar
+  and the bar corrected; a streamed candle carries no serials to tell what it missed. Bars
+  are start-labelled buckets of ``timeframe`` minutes, as the service's intraday candles
+  (``09:00`` holds 09:00:00-09:00:59); trial matches are not bars.
+* A bar is final when the symbol's next trade falls in a later bucket, or at ``flush()``
+  (the session's end). Closing bars by the clock needs the session calendar: that is where
+  ``marketframe.calendar`` plugs in (not there yet; the bar times are the service's).
+* The forming bar is a peek: its row (``is_final=False``) is computed from a copy of the
+  state and commits nothing.
+* A backfilled trade in a closed bar rewinds that symbol to the last checkpoint before the
+  bar, replays its bars with the corrected one and emits them again with ``revised=True``.
+* ``save(path)``/``LiveIndicators.load(path)``: the states, the day's closed bars, the forming
+  bars and the trade serials seen, so a restarted process resumes equal to one that never
+  stopped (trades already seen are skipped when they come again).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from marketframe.indicators import stateful as sf
+
+_VERSION = 1
+_TZ = "Asia/Taipei"
+_AFTER_HOURS = 13 * 3600 + 35 * 60  # seconds after midnight, Taipei (UTC+8, no DST)
+
+
+def _specs(spec: Iterable[sf.IndicatorSpec | str]) -> list[sf.IndicatorSpec]:
+    return [s if isinstance(s, sf.IndicatorSpec) else sf.spec(s) for s in spec]
+
+
+class LiveIndicators:
+    """Bars and indicators for ``symbols`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        symbols: Sequence[str],
+        spec: Iterable[sf.IndicatorSpec | str],
+        *,
+        timeframe: int = 1,
+        checkpoint_every: int = 30,
+    ) -> None:
+        self.symbols = list(symbols)
+        self.index = {s: i for i, s in enumerate(self.symbols)}
+        self.specs = _specs(spec)
+        self.width_us = int(timeframe) * 60_000_000
+        self.timeframe = int(timeframe)
+        self.checkpoint_every = checkpoint_every
+        n = len(self.symbols)
+        self.states = [sf.State.new(sp, n) for sp in self.specs]
+        # per symbol: closed bars [time_us, o, h, l, c, v], the forming bar, serials seen
+        self.bars: dict[str, list[list[float]]] = {s: [] for s in self.symbols}
+        self.forming: dict[str, list[float] | None] = {s: None for s in self.symbols}
+        self.seen: dict[str, set[int]] = {s: set() for s in self.symbols}
+        self.warm_bars: dict[str, int] = {s: 0 for s in self.symbols}
+        # checkpoints: (state copies, bars per symbol at that point)
+        self.checkpoints: list[tuple[list[sf.State], dict[str, int]]] = []
+        self._closes = 0
+        self._checkpoint()
+
+    # -- state
+
+    def _checkpoint(self) -> None:
+        self.checkpoints.append(
+            ([s.copy() for s in self.states], {k: len(v) for k, v in self.bars.items()})
+        )
+        del self.checkpoints[:-8]  # a day's revisions reach back minutes, not hours
+
+    @property
+    def columns(self) -> list[str]:
+        return [name for sp in self.specs for name in sp.names]
+
+    def warm(self, candles: pd.DataFrame) -> None:
+        """Warm up from history: a long frame of candles (``symbol``, ``date``, ``open``,
+        ``high``, ``low``, ``close``, ``volume``), oldest first per symbol; the bars count
+        as closed (a later trade in one of them is a revision)."""
+        for sym, g in candles.groupby("symbol", sort=False, observed=True):
+            if sym not in self.index:
+                continue
+            times = _epoch_us(g["date"])
+            vals = g[["open", "high", "low", "close", "volume"]].to_numpy(dtype=np.float64)
+            for t, row in zip(times.tolist(), vals.tolist(), strict=True):
+                self._close(str(sym), [float(t), *row], emit=None)
+            self.warm_bars[str(sym)] = len(self.bars[str(sym)])
+        self.checkpoints.clear()
+        self._checkpoint()
+
+    def _inputs(self, rows: np.ndarray, spec: sf.IndicatorSpec) -> Any:
+        # rows: (bars, symbols, 6) of time, o, h, l, c, v
+        if spec.indicator == "kdj":
+            return rows[..., 2], rows[..., 3], rows[..., 4]
+        return rows[..., 4]
+
+    def _step(
+        self, cols: list[int], rows: np.ndarray, *, commit: bool, states: list[sf.State] | None
+    ) -> list[Any]:
+        """Step ``rows`` (bars, len(cols), 6) for symbols ``cols`` of ``states``."""
+        outs = []
+        for k, state in enumerate(states if states is not None else self.states):
+            sub = _take(state, cols)
+            res, sub = sf.apply(self._inputs(rows, state.spec), state.spec, sub, inplace=True)
+            outs.append(res)
+            if commit:
+                _put(state, cols, sub)
+                if states is None:
+                    self.states[k] = state
+        return outs
+
+    def _close(self, sym: str, bar: list[float], emit: list[dict[str, Any]] | None) -> None:
+        self.bars[sym].append(bar)
+        res = self._step([self.index[sym]], np.array([[bar]]), commit=True, states=None)
+        if emit is not None:
+            emit.append(self._row(sym, bar, res, 0, 0, final=True, revised=False))
+        self._closes += 1
+        if self._closes % self.checkpoint_every == 0:
+            self._checkpoint()
+
+    def _row(
+        self, sym: str, bar: list[float], res: list[Any], t: int, col: int, *, final: bool,
+        revised: bool,
+    ) -> dict[str, Any]:  # fmt: skip
+        row: dict[str, Any] = {
+            "symbol": sym,
+            "time": int(bar[0]),
+            "open": bar[1],
+            "high": bar[2],
+            "low": bar[3],
+            "close": bar[4],
+            "volume": bar[5],
+        }
+        for sp, r in zip(self.specs, res, strict=True):
+            parts = r if isinstance(r, tuple) else (r,)
+            for name, p in zip(sp.names, parts, strict=True):
+                row[name] = float(p[t, col])
+        row["is_final"] = final
+        row["revised"] = revised
+        return row
+
+    # -- trades
+
+    def feed(self, trades: pd.DataFrame, *, peek: bool = True) -> pd.DataFrame:
+        """Take a frame of trades (``symbol``, ``time``, ``price``, ``size``, ``serial``,
+        optional ``is_trial``/``backfilled``); return the rows it produced: closed bars,
+        revisions, and (``peek``) one forming-bar row per symbol it touched."""
+        out: list[dict[str, Any]] = []
+        if len(trades):
+            df = trades
+            if "is_trial" in df:
+                df = df[~df["is_trial"].astype(bool)]
+            times = _epoch_us(df["time"]).to_numpy()
+            # the after-hours session (the 14:30 fixed-price trade) makes no intraday candle;
+            # a fixed cut until marketframe.calendar gives each day's sessions
+            local = (times // 1_000_000 + 8 * 3600) % 86400
+            regular = local < _AFTER_HOURS
+            df, times = df[regular], times[regular]
+            touched: set[str] = set()
+            for sym, t, p, v, serial in zip(
+                df["symbol"].astype(str).tolist(),
+                times.tolist(),
+                df["price"].astype(float).tolist(),
+                df["size"].astype(float).tolist(),
+                df["serial"].astype("int64").tolist(),
+                strict=True,
+            ):
+                if sym not in self.index or serial in self.seen[sym]:
+                    continue
+                self.seen[sym].add(serial)
+                self._trade(sym, t, p, v, out)
+                touched.add(sym)
+            if peek:
+                for sym in sorted(touched):
+                    row = self.peek(sym)
+                    if row is not None:
+                        out.append(row)
+        return self._frame(out)
+
+    def _trade(self, sym: str, t_us: int, price: float, size: float, out: list[Any]) -> None:
+        start = float(t_us - t_us % self.width_us)
+        bars = self.bars[sym]
+        warm = self.warm_bars[sym]
+        if warm and start <= bars[warm - 1][0]:
+            return  # the history (warm-up) already holds this bar
+        cur = self.forming[sym]
+        if cur is not None and start > cur[0]:
+            self.forming[sym] = None
+            self._close(sym, cur, out)
+            cur = None
+        if cur is None and (not bars or start > bars[-1][0]):
+            self.forming[sym] = [start, price, price, price, price, size]
+            return
+        if cur is not None and start == cur[0]:
+            _add(cur, price, size)
+            return
+        # a trade in a closed bar: a backfilled (late) trade; correct it and replay
+        j = next((i for i in range(len(bars) - 1, -1, -1) if bars[i][0] <= start), None)
+        if j is None or bars[j][0] != start:
+            bars.insert(0 if j is None else j + 1, [start, price, price, price, price, size])
+            j = 0 if j is None else j + 1
+        else:
+            _add(bars[j], price, size)
+        self._replay(sym, j, out)
+
+    def _replay(self, sym: str, j: int, out: list[Any]) -> None:
+        """Rewind ``sym`` to the last checkpoint before its bar ``j``; replay; emit revised."""
+        cp = next(
+            (c for c in reversed(self.checkpoints) if c[1][sym] <= j),
+            None,
+        )
+        col = self.index[sym]
+        if cp is None:  # older than every checkpoint: from the start of the day's bars
+            base = [sf.State.new(s.spec, len(self.symbols)) for s in self.states]
+            done = 0
+        else:
+            base, done = cp[0], cp[1][sym]
+        rows = np.array(self.bars[sym][done:])[:, None, :]
+        subs = []
+        outs = []
+        for k, st in enumerate(self.states):
+            sub = _take(base[k], [col])
+            res, sub = sf.apply(self._inputs(rows, st.spec), st.spec, sub, inplace=True)
+            subs.append(sub)
+            outs.append(res)
+        for st, sub in zip(self.states, subs, strict=True):
+            _put(st, [col], sub)
+        for t in range(j - done, rows.shape[0]):
+            bar = self.bars[sym][done + t]
+            out.append(self._row(sym, bar, outs, t, 0, final=True, revised=True))
+        # later checkpoints hold the old bars for this symbol: start again from here
+        self.checkpoints = [c for c in self.checkpoints if c[1][sym] <= j]
+        self._checkpoint()
+
+    def peek(self, sym: str) -> dict[str, Any] | None:
+        """The forming bar's row (``is_final=False``); the state is not changed."""
+        cur = self.forming[sym]
+        if cur is None:
+            return None
+        res = self._step([self.index[sym]], np.array([[cur]]), commit=False, states=None)
+        return self._row(sym, cur, res, 0, 0, final=False, revised=False)
+
+    def flush(self) -> pd.DataFrame:
+        """Close every forming bar (the session ended): their final rows."""
+        out: list[dict[str, Any]] = []
+        for sym in self.symbols:
+            cur = self.forming[sym]
+            if cur is not None:
+                self.forming[sym] = None
+                self._close(sym, cur, out)
+        return self._frame(out)
+
+    def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+        cols = ["symbol", "time", "open", "high", "low", "close", "volume"]
+        cols += self.columns + ["is_final", "revised"]
+        df = pd.DataFrame(rows, columns=cols)
+        # the same dtypes whether or not the frame has rows (frames concatenate)
+        df = df.astype({"symbol": str, "is_final": bool, "revised": bool})
+        df = df.astype({c: np.float64 for c in cols[2:-2]})
+        df["time"] = pd.to_datetime(df["time"].astype("int64"), unit="us", utc=True).dt.tz_convert(
+            _TZ
+        )
+        return df
+
+    # -- persistence
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write everything needed to resume to ``path`` (atomically: a temporary file
+        renamed over it). An ``.npz`` of arrays with a JSON header; no pickle."""
+        meta = {
+            "version": _VERSION,
+            "symbols": self.symbols,
+            "timeframe": self.timeframe,
+            "checkpoint_every": self.checkpoint_every,
+            "specs": [sp.to_json() for sp in self.specs],
+            "forming": {s: f for s, f in self.forming.items()},
+            "warm_bars": self.warm_bars,
+            "closes": self._closes,
+        }
+        arrays: dict[str, np.ndarray] = {
+            "__meta__": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        }
+        for k, st in enumerate(self.states):
+            arrays[f"state_{k}"] = np.frombuffer(st.to_bytes(), dtype=np.uint8)
+        for i, s in enumerate(self.symbols):
+            arrays[f"bars_{i}"] = np.array(self.bars[s], dtype=np.float64).reshape(-1, 6)
+            arrays[f"seen_{i}"] = np.array(sorted(self.seen[s]), dtype=np.int64)
+        target = Path(path)
+        tmp = target.with_name(target.name + ".tmp")
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)  # type: ignore[arg-type]
+        tmp.write_bytes(buf.getvalue())
+        os.replace(tmp, target)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> LiveIndicators:
+        """The engine ``save`` wrote."""
+        with np.load(Path(path), allow_pickle=False) as npz:
+            meta = json.loads(npz["__meta__"].tobytes().decode())
+            if meta.get("version") != _VERSION:
+                raise ValueError(f"{path}: not a version-{_VERSION} live-indicator checkpoint")
+            specs = [sf.IndicatorSpec.from_json(j) for j in meta["specs"]]
+            self = cls(
+                meta["symbols"],
+                specs,
+                timeframe=meta["timeframe"],
+                checkpoint_every=meta["checkpoint_every"],
+            )
+            self.states = [
+                sf.State.from_bytes(npz[f"state_{k}"].tobytes()) for k in range(len(specs))
+            ]
+            for i, s in enumerate(self.symbols):
+                self.bars[s] = npz[f"bars_{i}"].tolist()
+                self.seen[s] = set(npz[f"seen_{i}"].tolist())
+        self.forming = {s: meta["forming"].get(s) for s in self.symbols}
+        self.warm_bars = meta["warm_bars"]
+        self._closes = meta["closes"]
+        self.checkpoints.clear()
+        self._checkpoint()
+        return self
+
+
+def _epoch_us(col: pd.Series[Any]) -> pd.Series[Any]:
+    t = pd.to_datetime(col)
+    if t.dt.tz is None:
+        t = t.dt.tz_localize(_TZ)
+    return t.dt.as_unit("us").astype("int64")
+
+
+def _add(bar: list[float], price: float, size: float) -> None:
+    bar[2] = max(bar[2], price)
+    bar[3] = min(bar[3], price)
+    bar[4] = price
+    bar[5] += size
+
+
+def _take(state: sf.State, cols: list[int]) -> sf.State:
+    """The state of symbols ``cols`` alone (rings put oldest first: its clock restarts)."""
+    meta, arrays = state.to_parts()
+    sub = {k: np.ascontiguousarray(v[..., cols]) for k, v in arrays.items()}
+    return sf.State.from_parts({**meta, "symbols": len(cols), "bars": 0}, sub)
+
+
+def _put(state: sf.State, cols: list[int], sub: sf.State) -> None:
+    """Write ``sub`` (from ``_take``, stepped) back into symbols ``cols`` of ``state``."""
+    _, arrays = sub.to_parts()  # oldest first
+    for name, a in arrays.items():
+        target = state.arrays[name]
+        if target.ndim == 2 and target.shape[0]:
+            a = np.roll(a, state.bars % target.shape[0], axis=0)  # into state's ring clock
+        target[..., cols] = a

@@ -1,0 +1,133 @@
+"""Live indicators over the stream: bars from trades, state-carrying indicators.
+
+Over real sockets against the sandbox (a day after its close: the stream replays the day's
+trades and REST holds its 1-minute candles); revisions and resuming on scripted trades.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import marketframe  # noqa: F401  (registers df.md)
+from marketframe import Client
+from marketframe.sandbox import Sandbox
+from marketframe.stream import LiveIndicators
+
+NOW = "2026-11-20T14:45:00+08:00"
+SPECS = ["sma", "rsi", "kdj", "macd", "bbands"]
+SYMBOLS = ["2330", "2454"]
+
+
+@pytest.fixture(scope="module")
+def day() -> Iterator[tuple[pd.DataFrame, list[pd.DataFrame]]]:
+    """The REST 1-minute candles of SYMBOLS and the streamed trade frames, as they came."""
+    with (
+        Sandbox(seed=7, now=NOW, rate_limit=None) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+    ):
+        candles = pd.concat(
+            [c.stock.intraday.candles(symbol=s, timeframe="1") for s in SYMBOLS],
+            ignore_index=True,
+        )
+        with c.stream() as s:
+            s.subscribe("trades", SYMBOLS)
+            batches = [b.to_pandas() for b in s.batches(idle=1.5)]
+    candles["symbol"] = candles["symbol"].astype(str)
+    yield candles.sort_values(["symbol", "date"], ignore_index=True), batches
+
+
+def expected(candles: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    ref = candles.md.sma(20).md.rsi(14).md.kdj().md.macd().md.bbands()
+    return ref[["symbol", "date", *columns]].rename(columns={"date": "time"})
+
+
+def check(rows: pd.DataFrame, ref: pd.DataFrame, columns: list[str]) -> None:
+    got = rows.set_index(["symbol", "time"]).sort_index()
+    want = ref.set_index(["symbol", "time"]).loc[got.index]
+    for col in columns:
+        a, b = got[col].to_numpy(float), want[col].to_numpy(float)
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b), err_msg=col)
+        scale = 100.0 if col.startswith(("rsi", "kdj")) else 1000.0
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * scale, err_msg=col)
+
+
+def test_final_bars_from_the_stream_equal_md_over_the_candles(day) -> None:  # type: ignore[no-untyped-def]
+    candles, batches = day
+    eng = LiveIndicators(SYMBOLS, SPECS)
+    warm = candles.groupby("symbol").head(40)  # history: the first 40 minutes
+    eng.warm(warm)
+    rows = pd.concat([eng.feed(b) for b in batches] + [eng.flush()], ignore_index=True)
+    final = rows[rows["is_final"]]
+    assert not final["revised"].any()
+    ref = expected(candles, eng.columns)
+    assert len(final) == len(candles) - len(warm)  # every later bar, once
+    check(final, ref, eng.columns)
+    # bars equal the service's candles
+    got = final.set_index(["symbol", "time"]).sort_index()
+    want = candles.rename(columns={"date": "time"}).set_index(["symbol", "time"]).loc[got.index]
+    for col in ("open", "high", "low", "close", "volume"):
+        np.testing.assert_array_equal(got[col].to_numpy(float), want[col].to_numpy(float))
+    assert (~rows["is_final"]).any()  # forming-bar peeks were emitted
+
+
+def test_a_peek_commits_nothing(day) -> None:  # type: ignore[no-untyped-def]
+    candles, batches = day
+    eng = LiveIndicators(SYMBOLS, SPECS)
+    eng.feed(batches[0], peek=False)
+    before = [s.copy() for s in eng.states]
+    for sym in SYMBOLS:
+        eng.peek(sym)
+        eng.peek(sym)
+    assert all(a == b for a, b in zip(before, eng.states, strict=True))
+
+
+def _trades(day_batches: list[pd.DataFrame]) -> pd.DataFrame:
+    t = pd.concat(day_batches, ignore_index=True)
+    return t[~t["is_trial"]].reset_index(drop=True)
+
+
+def test_backfilled_trade_in_a_closed_bar_rewinds_and_replays(day) -> None:  # type: ignore[no-untyped-def]
+    candles, batches = day
+    trades = _trades(batches)
+    minute = trades["time"].dt.floor("min")
+    late = (trades["symbol"] == "2330") & (
+        minute == minute[trades["symbol"] == "2330"].iloc[0] + pd.Timedelta(minutes=30)
+    )
+    assert late.any()
+    eng = LiveIndicators(SYMBOLS, SPECS, checkpoint_every=7)
+    first = eng.feed(trades[~late], peek=False)
+    back = trades[late].assign(backfilled=True)
+    revised = eng.feed(back, peek=False)
+    rest = eng.flush()
+    assert len(revised) and revised["revised"].all() and revised["is_final"].all()
+    assert set(revised["symbol"]) == {"2330"}
+    # the last word on each bar equals md over the service's candles
+    rows = pd.concat([first, revised, rest], ignore_index=True)
+    last = rows.drop_duplicates(["symbol", "time"], keep="last")
+    check(last, expected(candles, eng.columns), eng.columns)
+    assert len(last) == len(candles)
+
+
+def test_a_restarted_process_resumes_equal_to_an_uninterrupted_run(day, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    candles, batches = day
+    whole = LiveIndicators(SYMBOLS, SPECS, checkpoint_every=5)
+    full = pd.concat([whole.feed(b) for b in batches] + [whole.flush()], ignore_index=True)
+    half = len(batches) // 2
+    a = LiveIndicators(SYMBOLS, SPECS, checkpoint_every=5)
+    for b in batches[:half]:
+        a.feed(b)
+    a.save(tmp_path / "live.npz")
+    del a
+    b_eng = LiveIndicators.load(tmp_path / "live.npz")
+    # the restarted stream replays the day from the start: what was seen is skipped
+    resumed = pd.concat([b_eng.feed(b) for b in batches] + [b_eng.flush()], ignore_index=True)
+    fin_full = full[full["is_final"]].set_index(["symbol", "time"])
+    fin_res = resumed[resumed["is_final"]].set_index(["symbol", "time"])
+    assert len(fin_res) and fin_res.index.isin(fin_full.index).all()
+    pd.testing.assert_frame_equal(fin_res, fin_full.loc[fin_res.index])
+    assert all(x == y for x, y in zip(whole.states, b_eng.states, strict=True))
