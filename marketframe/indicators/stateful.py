@@ -42,8 +42,8 @@ from .conventions import (
     MacdConvention,
     RsiConvention,
     SmaConvention,
-    resolve,
 )
+from .options import resolve
 
 __all__ = [
     "FORMAT_VERSION",
