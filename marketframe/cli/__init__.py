@@ -42,6 +42,16 @@ _OS_FIXES = {
     errno.ENOENT: "check the path",
 }
 
+#: optional packages -> the extra of pyproject.toml that installs them
+EXTRAS = {
+    "polars": "polars",
+    "authlib": "academy",
+    "matplotlib": "plot",
+    "s3fs": "s3",
+    "fsspec": "s3",
+    "ipywidgets": "notebook",
+}
+
 DEBUG_ENV = "MARKETFRAME_DEBUG"
 USAGE, FAILURE, INTERRUPTED = 2, 1, 130
 
@@ -152,6 +162,18 @@ def _os_fix(exc: BaseException | None) -> str:
     return ""
 
 
+def missing_extra(exc: BaseException | None) -> tuple[str, str] | None:
+    """``(package, extra)`` when ``exc`` (or a cause) is an optional package not installed."""
+    seen = 0
+    while exc is not None and seen < 5:
+        if isinstance(exc, ModuleNotFoundError) and exc.name:
+            root = exc.name.split(".")[0]
+            if root in EXTRAS:
+                return root, EXTRAS[root]
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
 def exit_status(exc: BaseException) -> int:
     """2 for a usage error (nothing was requested), 1 for a failure."""
     from marketframe.exceptions import InvalidParams
@@ -172,6 +194,14 @@ def run_command(args: argparse.Namespace, *, debug: bool = False) -> int:
     except Exception as exc:  # noqa: BLE001 - every error ends as one line (or a traceback)
         if debug:
             traceback.print_exc()
+        if (needed := missing_extra(exc)) is not None:
+            package, extra = needed
+            print(
+                f"{where}: this needs the optional package {package!r}: "
+                f"pip install 'marketframe[{extra}]'",
+                file=sys.stderr,
+            )
+            return USAGE
         print(f"{where}: error: {describe(exc)}", file=sys.stderr)
         if not debug and not isinstance(exc, MarketframeError):
             print(f"{where}: run with --debug for the traceback", file=sys.stderr)

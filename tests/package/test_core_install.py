@@ -1,0 +1,103 @@
+"""`pip install marketframe` without extras: every command runs, or exits 2 naming the extra.
+
+Each command runs in a subprocess where the optional packages cannot be imported (a finder
+in front of ``sys.meta_path`` refuses them, as a missing install would)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+OPTIONAL = ("polars", "authlib", "matplotlib", "ipywidgets", "s3fs", "fsspec", "duckdb")
+
+_RUN = f"""
+import importlib.abc, sys
+BLOCKED = {OPTIONAL!r}
+class NotInstalled(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, NotInstalled())
+from marketframe.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _core(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MARKETFRAME_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-c", _RUN, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def _commands() -> list[str]:
+    from marketframe.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return sorted(sub.choices)  # type: ignore[union-attr]
+
+
+def test_the_blocker_really_hides_the_optional_packages() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUN.replace("from marketframe.cli import main", "import polars")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode != 0 and "No module named 'polars'" in proc.stderr
+
+
+@pytest.mark.parametrize("args", [["--help"], *([c, "--help"] for c in _commands())])
+def test_help_always_works(args: list[str]) -> None:
+    proc = _core(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert "usage:" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "extra"),
+    [
+        (["academy", "whoami", "--url", "http://127.0.0.1:9"], "academy"),
+        (["crosscheck", "2330", "--chart", "CHART.png"], "plot"),
+        (
+            ["sync", "stock.historical.candles", "--store", "s3://bucket/x", "--symbols", "2330"],
+            "s3",
+        ),
+    ],
+)
+def test_a_command_that_needs_an_extra_exits_2_naming_it(
+    args: list[str], extra: str, tmp_path: Path
+) -> None:
+    proc = _core(*[a.replace("CHART.png", str(tmp_path / "c.png")) for a in args])
+    assert proc.returncode == 2, proc.stderr
+    assert f"pip install 'marketframe[{extra}]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_core_commands_run(tmp_path: Path) -> None:
+    """load, download and a local store sync and read with the core install alone."""
+    quote = _core("load", "stock.intraday.quote", "--symbol", "2330")
+    assert quote.returncode == 0, quote.stderr
+    out = tmp_path / "p.parquet"
+    got = _core("download", "2330", "--start", "2024-01-01", "--end", "2024-03-31", "-o", str(out))
+    assert got.returncode == 0, got.stderr
+    assert out.stat().st_size > 0
+    store = tmp_path / "store"
+    synced = _core(
+        "sync", "stock.historical.candles", "--store", str(store), "--symbols", "2330",
+        "--start", "2024-01-01", "--end", "2024-02-29",
+    )  # fmt: skip
+    assert synced.returncode == 0, synced.stderr
+    assert (store / "_manifest.json").exists()
