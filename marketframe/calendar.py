@@ -368,9 +368,14 @@ def _backend(backend: str, where: str) -> None:
 def _base() -> np.ndarray:
     """XTAI's sessions over the coverage, as ``datetime64[D]`` (loaded once, on first use:
     importing exchange_calendars and building XTAI take about a second)."""
+    import warnings
+
     import exchange_calendars as xcals
 
-    xtai = xcals.get_calendar("XTAI", start=FIRST_DAY.isoformat(), end=LAST_DAY.isoformat())
+    with warnings.catch_warnings():  # its own pandas deprecations are not the user's to see
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        xtai = xcals.get_calendar("XTAI", start=FIRST_DAY.isoformat(), end=LAST_DAY.isoformat())
     return np.asarray(xtai.sessions.values.astype("datetime64[D]"))
 
 
@@ -537,7 +542,10 @@ def sessions(
     if backend == "polars":
         import polars as pl
 
-        return pl.from_pandas(frame).with_columns(pl.col("session").cast(pl.Date))
+        stamp = pl.Datetime("us", "Asia/Taipei")
+        return pl.from_pandas(frame).with_columns(
+            pl.col("session").cast(pl.Date), pl.col("open", "close").cast(stamp)
+        )
     return frame
 
 
@@ -588,7 +596,7 @@ def minutes(
     if backend == "polars":
         import polars as pl
 
-        return pl.Series("minute", index)
+        return pl.Series("minute", index).cast(pl.Datetime("us", "Asia/Taipei"))
     return index
 
 
