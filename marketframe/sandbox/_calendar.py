@@ -13,10 +13,28 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
+from . import _sessions
+
 TAIPEI = ZoneInfo("Asia/Taipei")
 
-#: Fixed-date market holidays of the synthetic calendar (month, day). Weekends are closed too.
+#: The fallback rule for years the real table does not cover (before ``_sessions.FIRST_YEAR``,
+#: after ``_sessions.LAST_YEAR``, i.e. not yet announced): weekdays minus these fixed-date
+#: national holidays (month, day). The lunar holidays are left out: they move every year.
 HOLIDAYS: frozenset[tuple[int, int]] = frozenset({(1, 1), (2, 28), (4, 4), (5, 1), (10, 10)})
+
+
+def _table(text: str) -> frozenset[date]:
+    """The dates of a ``_sessions`` table (lines of a year and its MMDD days)."""
+    out = set()
+    for line in text.strip().splitlines():
+        year, *days = line.split()
+        out.update(date(int(year), int(d[:2]), int(d[2:])) for d in days)
+    return frozenset(out)
+
+
+#: The real calendar (``marketframe.calendar``, copied into ``_sessions.py`` by its generator).
+_CLOSED_WEEKDAYS = _table(_sessions.CLOSED_WEEKDAYS)
+_OPEN_WEEKEND_DAYS = _table(_sessions.OPEN_WEEKEND_DAYS)
 
 CALENDAR_START = date(2009, 1, 1)
 CALENDAR_END = date(2035, 12, 31)
@@ -34,7 +52,30 @@ FUT_AH_CLOSE = time(5, 0)
 
 
 def is_trading_day(d: date) -> bool:
+    """Whether the stock market trades on ``d``: the real Taiwan calendar from
+    ``_sessions.FIRST_YEAR`` to ``_sessions.LAST_YEAR``, the fallback rule outside."""
+    if _sessions.FIRST_YEAR <= d.year <= _sessions.LAST_YEAR:
+        if d.weekday() < 5:
+            return d not in _CLOSED_WEEKDAYS
+        return d in _OPEN_WEEKEND_DAYS
     return d.weekday() < 5 and (d.month, d.day) not in HOLIDAYS
+
+
+def has_night_session(d: date) -> bool:
+    """Whether TAIFEX holds an after-hours session on the evening of ``d`` (15:00 to 05:00).
+
+    Only on a trading day, and not on an evening before a closed weekday: the session belongs
+    to the next trading day, and is not held across a closure (so a Friday's evening belongs
+    to Monday, and there is none on the Friday before a Monday holiday).
+    """
+    if not is_trading_day(d):
+        return False
+    nxt = d + timedelta(days=1)
+    while not is_trading_day(nxt):
+        if nxt.weekday() < 5:
+            return False
+        nxt += timedelta(days=1)
+    return True
 
 
 @lru_cache(maxsize=1)

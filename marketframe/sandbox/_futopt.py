@@ -235,6 +235,8 @@ class FutOpt:
         return rng, [int(round((p + basis) / 100)) * 100 for p in und]
 
     def _make(self, c: Contract, d: date, afterhours: bool) -> Day | None:
+        if afterhours and not cal.has_night_session(d):  # none before a closed weekday
+            return None
         ix = self.market.daily("IX0001")
         i = ix.index_of(d)
         if i is None:

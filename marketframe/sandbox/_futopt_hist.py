@@ -68,6 +68,8 @@ class History:
         futures follow the index, whose history starts in 2015)."""
         if not cal.is_trading_day(d) or self.market.daily("IX0001").index_of(d) is None:
             return False
+        if afterhours and not cal.has_night_session(d):
+            return False
         return t_us >= cal.epoch_us(cal.at(d, cal.FUT_AH_OPEN if afterhours else cal.FUT_OPEN))
 
     def outrights(self, product: str, d: date) -> list[Contract]:

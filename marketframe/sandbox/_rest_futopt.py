@@ -22,7 +22,10 @@ def _futopt_date(svc: Service, afterhours: bool) -> date:
     d = now.date()
     if now.time() < cal.FUT_AH_OPEN:
         d = d - timedelta(days=1)
-    return d if cal.is_trading_day(d) else cal.previous_trading_day(d)
+    d = d if cal.is_trading_day(d) else cal.previous_trading_day(d)
+    while not cal.has_night_session(d):  # the last evening that had one
+        d = cal.previous_trading_day(d)
+    return d
 
 
 def _session(svc: Service, q: Query) -> bool:

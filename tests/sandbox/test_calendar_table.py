@@ -1,0 +1,130 @@
+"""The sandbox trades on the real Taiwan calendar: its generated table (``_sessions.py``) is
+``marketframe.calendar``'s, and its market has no trading on a closure, night session too."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from marketframe import calendar
+from marketframe.sandbox import _calendar as cal
+from marketframe.sandbox import _sessions
+from marketframe.sandbox._market import Market
+from marketframe.sandbox._query import Query
+from marketframe.sandbox._routes import ROUTES
+from marketframe.sandbox._service import Service
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def test_the_table_is_current() -> None:
+    """Regenerate with ``python -m marketframe.calendar --write-sandbox-table``."""
+    current = (ROOT / calendar.SANDBOX_TABLE).read_text(encoding="utf-8")
+    assert current == calendar.render_sandbox_table()
+
+
+def _days(first: dt.date, last: dt.date) -> list[dt.date]:
+    return [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
+
+
+def test_the_sandbox_trades_on_the_calendar_s_days() -> None:
+    every = {d.date() for d in calendar.sessions_in_range(calendar.FIRST_DAY, calendar.LAST_DAY)}
+    days = _days(calendar.FIRST_DAY, calendar.LAST_DAY)
+    assert [d for d in days if cal.is_trading_day(d)] == sorted(every)
+    assert (_sessions.FIRST_YEAR, _sessions.LAST_YEAR) == (
+        calendar.FIRST_DAY.year,
+        calendar.LAST_DAY.year,
+    )
+    got = cal.trading_days(calendar.FIRST_DAY, calendar.LAST_DAY)
+    assert [d.astype(object) for d in got] == sorted(every)
+
+
+def test_the_night_sessions_agree() -> None:
+    """The sandbox keys a night session by the evening it opens on; the calendar by the trading
+    day it belongs to (the next one)."""
+    first = dt.date(2017, 5, 15)  # TAIFEX's first night session
+    belongs = calendar.sessions_in_range(first, calendar.LAST_DAY, "futopt", "afterhours")
+    evenings = [d for d in _days(first, dt.date(2026, 12, 30)) if cal.has_night_session(d)]
+    assert [cal.next_trading_day(d) for d in evenings] == [d.date() for d in belongs]
+
+
+@pytest.mark.parametrize("day", [dt.date(2009, 3, 2), dt.date(2027, 2, 16), dt.date(2035, 6, 1)])
+def test_outside_the_table_the_fallback_rule_holds(day: dt.date) -> None:
+    """Years the real calendar does not cover: weekdays minus the fixed national holidays."""
+    assert cal.is_trading_day(day) == (
+        day.weekday() < 5 and (day.month, day.day) not in cal.HOLIDAYS
+    )
+    assert not cal.is_trading_day(dt.date(day.year, 1, 1))
+    assert not cal.is_trading_day(dt.date(day.year, 10, 10))
+
+
+def _get(svc: Service, path: str, query: dict[str, str] | None = None, **match: str) -> Any:
+    route = next(r for r in ROUTES if r.path == path)
+    return route.handler(svc, match, Query(query or {}))
+
+
+@pytest.fixture(scope="module")
+def market() -> Market:
+    return Market(0)
+
+
+def _service(market: Market, now: str) -> Service:
+    moment = dt.datetime.fromisoformat(now)
+    return Service(market, lambda: moment)
+
+
+def test_no_trading_on_a_holiday(market: Market) -> None:
+    """Dragon Boat, Friday 2026-06-19: history skips it, and on the day itself the intraday
+    and snapshot routes still show Thursday's session."""
+    svc = _service(market, "2026-06-19T11:00:00+08:00")
+    candles = _get(
+        svc,
+        "/stock/historical/candles/{symbol}",
+        {"from": "2026-06-15", "to": "2026-06-26"},
+        symbol="2330",
+    )
+    dates = sorted(row["date"] for row in candles["data"])
+    assert dates == ["2026-06-15", "2026-06-16", "2026-06-17", "2026-06-18"]
+    assert _get(svc, "/stock/intraday/quote/{symbol}", symbol="2330")["date"] == "2026-06-18"
+    assert _get(svc, "/stock/snapshot/quotes/{market}", market="TSE")["date"] == "2026-06-18"
+    later = _service(market, "2026-06-22T14:00:00+08:00")
+    candles = _get(
+        later,
+        "/stock/historical/candles/{symbol}",
+        {"from": "2026-06-15", "to": "2026-06-26"},
+        symbol="2330",
+    )
+    assert "2026-06-19" not in {row["date"] for row in candles["data"]}
+    assert max(row["date"] for row in candles["data"]) == "2026-06-22"
+
+
+def test_lunar_new_year_2026_has_no_sessions(market: Market) -> None:
+    svc = _service(market, "2026-02-24T14:00:00+08:00")
+    candles = _get(
+        svc,
+        "/stock/historical/candles/{symbol}",
+        {"from": "2026-02-09", "to": "2026-02-24"},
+        symbol="2330",
+    )
+    dates = sorted(row["date"] for row in candles["data"])
+    assert dates == ["2026-02-09", "2026-02-10", "2026-02-11", "2026-02-23", "2026-02-24"]
+
+
+def test_no_night_session_on_the_evening_before_a_closure(market: Market) -> None:
+    """Thursday 2026-06-18's evening would run into the closed Friday: no session; at 20:00
+    that evening the after-hours routes show Wednesday evening's, the last one held."""
+    assert cal.has_night_session(dt.date(2026, 6, 17))
+    assert not cal.has_night_session(dt.date(2026, 6, 18))
+    assert cal.has_night_session(dt.date(2026, 6, 22))
+    svc = _service(market, "2026-06-18T20:00:00+08:00")
+    front = svc.futopt.nth_future("TXF", dt.date(2026, 6, 18), 1)
+    assert front is not None
+    assert svc.futopt.day(front, dt.date(2026, 6, 18), True) is None
+    assert svc.futopt.day(front, dt.date(2026, 6, 18), False) is not None
+    quote = _get(
+        svc, "/futopt/intraday/quote/{symbol}", {"session": "afterhours"}, symbol=front.symbol
+    )
+    assert quote["date"] == "2026-06-17"
