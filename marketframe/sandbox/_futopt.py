@@ -14,10 +14,12 @@ not listed by ``tickers``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import date, timedelta
+from datetime import date, time, timedelta
 
 import numpy as np
 
@@ -140,6 +142,40 @@ def _black(forward: float, strike: float, years: float, call: bool, sigma: float
     if call:
         return forward * n(d1) - strike * n(d2)
     return strike * n(-d2) - forward * n(-d1)
+
+
+#: the trial-matching windows before each session opens (TAIFEX: 08:30 and 14:50)
+TRIAL_REGULAR = (time(8, 30), cal.FUT_OPEN)
+TRIAL_AFTER_HOURS = (time(14, 50), cal.FUT_AH_OPEN)
+
+
+def with_trials(day: Day, rng: Callable[..., np.random.Generator]) -> Day:
+    """``day`` with the trial matches of its pre-open window: prices wander from the
+    reference to the opening price (the last trial match is the open), indicative volumes
+    grow, serials are their own sequence."""
+    ah = day.inst.type.endswith("_AH")
+    start, end = TRIAL_AFTER_HOURS if ah else TRIAL_REGULAR
+    g = rng("futopt-trial", day.inst.symbol, day.date.toordinal(), int(ah))
+    t0, t1 = cal.epoch_us(cal.at(day.date, start)), cal.epoch_us(cal.at(day.date, end))
+    k = 8 if ah else 15
+    times = np.sort(g.choice(np.arange(t0, t1, 1_000_000), k, replace=False)).astype(np.int64)
+    ref, open_ = int(day.reference), int(day.price[0])
+    option = day.inst.type.startswith("OPTION")
+    raw = ref + (open_ - ref) * np.linspace(0.0, 1.0, k) + g.normal(0, abs(open_ - ref) / 4 + 1, k)
+    raw[-1] = open_
+    ticks = [_otick(p) if option else 100 for p in raw.tolist()]
+    price = np.array(
+        [
+            max(t, int(round(p / t)) * t) if option else int(round(p / t)) * t
+            for p, t in zip(raw.tolist(), ticks, strict=True)
+        ],
+        dtype=np.int64,
+    )
+    size = np.cumsum(g.integers(1, 40, k)).astype(np.int64)
+    serial = np.cumsum(g.integers(1, 4, k)).astype(np.int64)
+    return dataclasses.replace(
+        day, trial_time=times, trial_price=price, trial_size=size, trial_serial=serial
+    )
 
 
 class FutOpt:

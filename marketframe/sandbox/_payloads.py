@@ -22,12 +22,20 @@ def px(cents: int | float | None) -> int | float | None:
     return c // 100 if c % 100 == 0 else c / 100
 
 
+def num(x: float | int | None) -> float | int | None:
+    """A number as the service writes it: an integral float as an integer (``22530``, not
+    ``22530.0``; orjson writes every float with a decimal point)."""
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    return x
+
+
 def pxs(arr: np.ndarray) -> list[int | float]:
     return [c // 100 if c % 100 == 0 else c / 100 for c in arr.tolist()]
 
 
-def ratio(num: float, den: float, digits: int = 2) -> float:
-    return round(num / den, digits) if den else 0.0
+def ratio(num_: float, den: float, digits: int = 2) -> float | int:
+    return num(round(num_ / den, digits)) if den else 0
 
 
 def iso_minute(t_us: int) -> str:
@@ -141,7 +149,7 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
             out["avgPrice"] = px(round(float(prices.mean())))
         else:
             unit = day.unit_value / 100
-            out["avgPrice"] = round(value / (volume * unit) / 100, 2) if volume else None
+            out["avgPrice"] = num(round(value / (volume * unit) / 100, 2)) if volume else None
         out["change"] = px(close - day.reference)
         out["changePercent"] = ratio((close - day.reference) * 100, day.reference)
         out["amplitude"] = ratio((hi - lo) * 100, day.reference)
@@ -243,7 +251,7 @@ def candles(day: Day, t_us: int, timeframe: int) -> list[dict]:
                 "low": px(lows[k]),
                 "close": px(closes[k]),
                 "volume": int(vols[k]),
-                "average": round(float(cum_avg[k]) / 100, 2),
+                "average": num(round(float(cum_avg[k]) / 100, 2)),
             }
         )
     return out
