@@ -106,12 +106,12 @@ def futopt_tickers(svc: Service, m: dict, q: Query) -> dict:
             continue
         if ctype and ctype != "I":
             continue
-        day = svc.futopt.day(c, d, session == "AFTERHOURS")
+        ref = svc.futopt.reference(c, d, session == "AFTERHOURS")
         row = {
             "type": type_,
             "symbol": c.symbol,
             "name": c.name,
-            "referencePrice": wire.px(day.reference) if day else None,
+            "referencePrice": wire.px(ref),
             "contractType": "I",
             "startDate": c.start.isoformat(),
             "endDate": c.settlement.isoformat(),

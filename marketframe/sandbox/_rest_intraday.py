@@ -106,7 +106,9 @@ def ticker(svc: Service, m: dict, q: Query) -> dict:
             {
                 "isUnusuallyRecommended": False,
                 "isSpecificAbnormally": False,
-                "matchingInterval": 60 if oddlot else 0,
+                # seconds between call auctions: odd lots every minute, a disposition
+                # stock on its own interval, 0 for continuous trading
+                "matchingInterval": 60 if oddlot else inst.matching_interval,
             }
         )
     out.update(
