@@ -14,10 +14,12 @@ not listed by ``tickers``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import date, timedelta
+from datetime import date, time, timedelta
 
 import numpy as np
 
@@ -90,6 +92,30 @@ def _months(d: date, n: int) -> list[tuple[int, int]]:
     return out
 
 
+def _listed_months(d: date) -> list[tuple[int, int]]:
+    """TAIFEX's listed months on ``d``: the three nearest consecutive months and the next
+    two quarterly months (March, June, September, December) after them (TAIFEX contract
+    specifications of TX/MTX/TXO; TXO lists a third quarterly month the sandbox leaves out)."""
+    near = _months(d, 3)
+    y, m = near[-1]
+    out = list(near)
+    while len(out) < 5:
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+        if m % 3 == 0:
+            out.append((y, m))
+    return out
+
+
+#: TXO strikes per month each side of the money (about 100 strikes per month)
+STRIKES_EACH_SIDE = 50
+
+
+def _strike_step(rank: int) -> int:
+    """TXO strike interval in points: 50 for the three nearest months, 100 for the
+    quarterly months beyond them (TAIFEX TXO specifications)."""
+    return 50 if rank < 3 else 100
+
+
 def _spreads(listed: list[Contract]) -> list[Contract]:
     """The calendar spreads of the listed futures: each product's nearest month against each
     later month (``TXFL6/A7``)."""
@@ -142,6 +168,40 @@ def _black(forward: float, strike: float, years: float, call: bool, sigma: float
     return strike * n(-d2) - forward * n(-d1)
 
 
+#: the trial-matching windows before each session opens (TAIFEX: 08:30 and 14:50)
+TRIAL_REGULAR = (time(8, 30), cal.FUT_OPEN)
+TRIAL_AFTER_HOURS = (time(14, 50), cal.FUT_AH_OPEN)
+
+
+def with_trials(day: Day, rng: Callable[..., np.random.Generator]) -> Day:
+    """``day`` with the trial matches of its pre-open window: prices wander from the
+    reference to the opening price (the last trial match is the open), indicative volumes
+    grow, serials are their own sequence."""
+    ah = day.inst.type.endswith("_AH")
+    start, end = TRIAL_AFTER_HOURS if ah else TRIAL_REGULAR
+    g = rng("futopt-trial", day.inst.symbol, day.date.toordinal(), int(ah))
+    t0, t1 = cal.epoch_us(cal.at(day.date, start)), cal.epoch_us(cal.at(day.date, end))
+    k = 8 if ah else 15
+    times = np.sort(g.choice(np.arange(t0, t1, 1_000_000), k, replace=False)).astype(np.int64)
+    ref, open_ = int(day.reference), int(day.price[0])
+    option = day.inst.type.startswith("OPTION")
+    raw = ref + (open_ - ref) * np.linspace(0.0, 1.0, k) + g.normal(0, abs(open_ - ref) / 4 + 1, k)
+    raw[-1] = open_
+    ticks = [_otick(p) if option else 100 for p in raw.tolist()]
+    price = np.array(
+        [
+            max(t, int(round(p / t)) * t) if option else int(round(p / t)) * t
+            for p, t in zip(raw.tolist(), ticks, strict=True)
+        ],
+        dtype=np.int64,
+    )
+    size = np.cumsum(g.integers(1, 40, k)).astype(np.int64)
+    serial = np.cumsum(g.integers(1, 4, k)).astype(np.int64)
+    return dataclasses.replace(
+        day, trial_time=times, trial_price=price, trial_size=size, trial_serial=serial
+    )
+
+
 class FutOpt:
     def __init__(self, market: Market) -> None:
         self.market = market
@@ -177,13 +237,16 @@ class FutOpt:
         ix = self.market.daily("IX0001")
         i = ix.index_of(d)
         atm = int(round(ix.ref[i] / 100 / 100)) * 100 if i is not None else 20000
+        months = _listed_months(d)
         for code in ("TXF", "MXF"):
-            for y, m in _months(d, 3):
+            for y, m in months:
                 sym = f"{code}{MONTH_CODES[m - 1]}{y % 10}"
                 out.append(Contract(sym, PRODUCTS[code], y, m, settlement_date(y, m)))
-        for y, m in _months(d, 2):
-            for k in range(-3, 4):
-                strike = atm + 100 * k
+        for rank, (y, m) in enumerate(months):
+            step = _strike_step(rank)
+            centre = int(round(atm / step)) * step
+            for k in range(-STRIKES_EACH_SIDE, STRIKES_EACH_SIDE + 1):
+                strike = centre + step * k
                 for call in (True, False):
                     letter = (MONTH_CODES if call else PUT_CODES)[m - 1]
                     out.append(
@@ -212,9 +275,27 @@ class FutOpt:
         made = self._make(contract, d, afterhours)
         with self._lock:
             self._cache[key] = made
-            while len(self._cache) > 256:
+            while len(self._cache) > 2048:
                 self._cache.pop(next(iter(self._cache)))
         return made
+
+    def reference(self, c: Contract, d: date, afterhours: bool) -> int | None:
+        """The reference price of ``c`` on ``d`` (cents of a point), the one of
+        :meth:`day`, without drawing the day's trades (the lists show a thousand options)."""
+        ix = self.market.daily("IX0001")
+        i = ix.index_of(d)
+        if i is None:
+            return None
+        if c.far is not None:
+            near = self._levels(
+                replace(c, symbol=c.symbol.split("/")[0], far=None), d, i, afterhours
+            )
+            return self._levels(c.far, d, i, afterhours)[1][0] - near[1][0]
+        fut = self._levels(c, d, i, afterhours)[1]
+        if c.strike is None:
+            return fut[0]
+        years = max((c.settlement - d).days, 1) / 365
+        return _oround(_black(fut[0], c.strike * 100, years, bool(c.call)))
 
     def _levels(
         self, c: Contract, d: date, i: int, afterhours: bool

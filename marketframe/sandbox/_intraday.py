@@ -8,8 +8,8 @@ the high and the low and ends at the close, with sizes that sum to the day's vol
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from datetime import date
+from dataclasses import dataclass, field
+from datetime import date, time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,7 +20,12 @@ from ._universe import Instrument
 if TYPE_CHECKING:
     from ._market import Daily
 
-KIND_OPEN, KIND_CONT, KIND_CLOSE = 0, 1, 2
+KIND_OPEN, KIND_CONT, KIND_CLOSE, KIND_CALL = 0, 1, 2, 3
+#: odd-lot intraday trading: the first call auction at 09:10, then one a minute to 13:30
+#: (TWSE's intraday odd-lot rules: orders from 09:00, first match 09:10, matched every
+#: minute since 2022-12-19; the spec says nothing of the schedule)
+ODDLOT_FIRST = time(9, 10)
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 @dataclass
@@ -49,6 +54,13 @@ class Day:
     fixed: tuple[int, int, int] | None = None  # after-hours fixed-price trade (time, price, size)
     etf: bool = False
     session: str = "REGULAR"
+    #: quote-only updates (the books move between trades): times and serials, one counter
+    #: with the trades', so the quote's ``serial``/``lastUpdated`` move ahead of the last trade
+    book_time: np.ndarray = field(default_factory=lambda: _EMPTY)
+    book_serial: np.ndarray = field(default_factory=lambda: _EMPTY)
+
+    def visible_books(self, t_us: int) -> int:
+        return int(np.searchsorted(self.book_time, t_us, side="right"))
 
     def visible(self, t_us: int) -> int:
         """How many trades have happened at ``t_us``."""
@@ -134,9 +146,17 @@ def make_day(rng: np.random.Generator, daily: Daily, i: int) -> Day:
     lad = cal.ladder(lo, h, etf, step=1 if index else None)
     t_open = cal.epoch_us(cal.at(d, cal.SESSION_OPEN))
     t_close = cal.epoch_us(cal.at(d, cal.SESSION_CLOSE))
+    interval = inst.matching_interval
     if index:
         times = t_open + np.arange(1, n + 1, dtype=np.int64) * 5_000_000
         kinds = np.full(n, KIND_CONT, dtype=np.int8)
+    elif interval:
+        # periodic call auctions (a disposition stock): one match every ``interval`` seconds
+        # from the open to the close, no continuous trading
+        times = np.arange(t_open, t_close + 1, interval * 1_000_000, dtype=np.int64)
+        n = len(times)
+        kinds = np.full(n, KIND_CALL, dtype=np.int8)
+        kinds[0], kinds[-1] = KIND_OPEN, KIND_CLOSE
     else:
         first = t_open + int(rng.integers(50_000, 8_000_000))
         last_cont = cal.epoch_us(cal.at(d, cal.CLOSING_TRIAL_START)) - 1
@@ -145,12 +165,22 @@ def make_day(rng: np.random.Generator, daily: Daily, i: int) -> Day:
         times = np.concatenate(([first], mid, [t_close])).astype(np.int64)
         kinds = np.full(n, KIND_CONT, dtype=np.int8)
         kinds[0], kinds[-1] = KIND_OPEN, KIND_CLOSE
-    price = _path(rng, lad, o, h, lo, c, n)
-    size = _split_sizes(rng, volume, n, auction_share=not index)
+    locked = (
+        not index and daily.limit_up[i] and c in (int(daily.limit_up[i]), int(daily.limit_down[i]))
+    )
+    if locked and n >= 10:
+        # a day that closes at its limit: it gets there, then trades only at the limit with
+        # the book locked (the limit side queued, nothing on the other side)
+        lock = int(n * rng.uniform(0.55, 0.9))
+        price = np.concatenate((_path(rng, lad, o, h, lo, c, lock), np.full(n - lock, c)))
+    else:
+        price = _path(rng, lad, o, h, lo, c, n)
+    size = _split_sizes(rng, max(volume, n), n, auction_share=not index)
     if index:
         bid = ask = np.full(n, -1, dtype=np.int64)
         side = np.zeros(n, dtype=np.int8)
         serial = np.arange(1, n + 1, dtype=np.int64)
+        book_time = book_serial = _EMPTY
     else:
         side = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
         side[0] = 0
@@ -160,8 +190,22 @@ def make_day(rng: np.random.Generator, daily: Daily, i: int) -> Day:
         bid = np.where(side >= 0, below[pos], price)
         ask = np.where(side >= 0, price, above[pos])
         bid[0], ask[0] = price[0], above[pos[0]]
+        if daily.limit_up[i]:  # at a limit the book is locked on that side
+            up, down = int(daily.limit_up[i]), int(daily.limit_down[i])
+            bid = np.where(price == up, up, bid)
+            ask = np.where(price == up, up, ask)
+            bid = np.where(price == down, down, bid)
+            ask = np.where(price == down, down, ask)
         base = 10_000 + int(rng.integers(0, 400_000))
-        serial = base + np.cumsum(rng.integers(1, 60, n))
+        # one market-wide counter: the books of this stock move between its trades (quote
+        # updates), and other stocks' messages take serials in between
+        nb = 2 * n
+        book_time = np.sort(rng.integers(times[0] + 1, times[-2] if n > 2 else times[-1], nb))
+        stamps = np.concatenate((times, book_time))
+        order = np.argsort(stamps, kind="stable")
+        seq = np.empty(n + nb, dtype=np.int64)
+        seq[order] = base + np.cumsum(rng.integers(1, 30, n + nb))
+        serial, book_serial = seq[:n], seq[n:]
     # trial matches: 08:30-09:00 converging to the open, 13:25-13:30 to the close
     tn = 12
     pre = np.sort(rng.integers(cal.epoch_us(cal.at(d, cal.TRIAL_START)), t_open - 1, tn))
@@ -173,7 +217,8 @@ def make_day(rng: np.random.Generator, daily: Daily, i: int) -> Day:
         : len(trial_time)
     ]
     trial_size = (size[0] * rng.uniform(0.3, 1.1, len(trial_time))).astype(np.int64) + 1
-    trial_serial = np.concatenate((np.arange(1, tn + 1), int(serial[-2]) + np.arange(1, tn + 1)))[
+    before_close = max(int(serial[-2]), int(book_serial.max()) if len(book_serial) else 0)
+    trial_serial = np.concatenate((np.arange(1, tn + 1), before_close + np.arange(1, tn + 1)))[
         : len(trial_time)
     ]
     if len(trial_serial) and not index:
@@ -207,6 +252,8 @@ def make_day(rng: np.random.Generator, daily: Daily, i: int) -> Day:
         trial_serial.astype(np.int64),
         fixed,
         etf,
+        book_time=book_time.astype(np.int64),
+        book_serial=book_serial.astype(np.int64),
     )
 
 
@@ -218,12 +265,16 @@ def _converge(rng: np.random.Generator, lad: np.ndarray, target: int, n: int) ->
 
 def make_oddlot(rng: np.random.Generator, lot: Day) -> Day:
     """Odd-lot trading beside the whole-lot day ``lot``: call auctions every minute from
-    09:01, sizes in shares, drawn from ``rng``."""
+    09:10 to 13:30 (:data:`ODDLOT_FIRST`), sizes in shares, drawn from ``rng``; a minute
+    without crossing orders has no match."""
     inst = lot.inst
     d = lot.date
-    t_open = cal.epoch_us(cal.at(d, cal.SESSION_OPEN))
-    grid = t_open + np.arange(1, 271, dtype=np.int64) * 60_000_000
-    grid = grid[rng.random(len(grid)) < 0.75]
+    first = cal.epoch_us(cal.at(d, ODDLOT_FIRST))
+    t_close = cal.epoch_us(cal.at(d, cal.SESSION_CLOSE))
+    grid = np.arange(first, t_close + 1, 60_000_000, dtype=np.int64)
+    keep = rng.random(len(grid)) < 0.75
+    keep[-1] = True  # the closing auction
+    grid = grid[keep]
     n = len(grid)
     pos = np.clip(np.searchsorted(lot.time, grid, side="right") - 1, 0, len(lot.time) - 1)
     price = lot.price[pos]
@@ -235,8 +286,8 @@ def make_oddlot(rng: np.random.Generator, lot: Day) -> Day:
     below = np.array([cal.price_below(int(p), etf) for p in price], dtype=np.int64)
     bid = np.where(side >= 0, below, price)
     ask = np.where(side >= 0, price, above)
-    kinds = np.full(n, KIND_CONT, dtype=np.int8)
-    kinds[0], kinds[-1] = KIND_OPEN, KIND_CLOSE
+    kinds = np.full(n, KIND_CALL, dtype=np.int8)  # call auctions: never continuous
+    kinds[-1] = KIND_CLOSE
     serial = 1 + np.cumsum(rng.integers(1, 30, n))
     empty = np.zeros(0, dtype=np.int64)
     return Day(

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _calendar as cal
 from ._intraday import Day, make_day, make_oddlot
-from ._universe import Instrument, Universe
+from ._universe import INDUSTRY_SHARE, Instrument, Universe
 
 HORIZON = date(2030, 12, 31)
 
@@ -136,6 +136,7 @@ class Market:
         self.seed = int(seed)
         self.universe = Universe(extra_equities)
         self._daily: dict[str, Daily] = {}
+        self._factors: dict[str, np.ndarray] = {}
         self._days: OrderedDict[tuple, Day] = OrderedDict()
         self._turnover: dict[tuple[str, date], int] = {}
         self._lock = Lock()
@@ -172,6 +173,9 @@ class Market:
         vol = inst.vol
         drift = math.log1p(inst.growth) / 250.0
         events = self._events(inst, days)
+        shock = self._shocks(inst, days, z[:, 0]).tolist()
+        jumps = self._jumps(inst, n).tolist() if inst.has_limits and inst.type == "EQUITY" else None
+        warrant = self._warrant_moves(inst, days) if inst.type == "WARRANT" else None
         cap = {c.effective: c for c in CAPITAL_CHANGES if c.symbol == inst.symbol}
         cols = np.zeros((11, n), dtype=np.int64)
         dividends: list[Dividend] = []
@@ -196,8 +200,12 @@ class Market:
                 log_target += math.log(ref / prev)
             log_target += drift
             pull = 0.004 * (log_target - math.log(ref))
-            up, down = cal.limits(ref, etf) if limited else (0, 0)
-            close = self._round(ref * math.exp(vol * z[i, 0] + pull), etf, step)
+            if warrant is not None:
+                up, down = self._warrant_limits(ref, warrant[0][i], warrant[1][i])
+            else:
+                up, down = cal.limits(ref, etf) if limited else (0, 0)
+            jump = 0.0 if jumps is None else jumps[i]
+            close = self._round(ref * math.exp(vol * shock[i] + pull + jump), etf, step)
             opn = self._round(ref * math.exp(vol * 0.35 * z[i, 1]), etf, step)
             if limited:
                 close = min(max(close, down), up)
@@ -240,6 +248,51 @@ class Market:
             dividends=dividends,
             capital_changes=capital,
         )
+
+    def _factor(self, name: str) -> np.ndarray:
+        """A standard normal draw per trading day of the calendar (cached)."""
+        got = self._factors.get(name)
+        if got is None:
+            got = self.rng("factor", name).standard_normal(len(cal.all_trading_days()))
+            self._factors[name] = got
+        return got
+
+    def _shocks(self, inst: Instrument, days: np.ndarray, own: np.ndarray) -> np.ndarray:
+        """Daily standard normal shocks: a market factor (share ``inst.beta`` of the
+        variance), the industry's factor (:data:`INDUSTRY_SHARE`, equities of an industry)
+        and the instrument's own draw, so that returns are correlated as on a real market."""
+        at = np.searchsorted(cal.all_trading_days(), days)
+        beta = inst.beta
+        industry = INDUSTRY_SHARE if inst.industry != "00" and inst.type == "EQUITY" else 0.0
+        out = math.sqrt(beta) * self._factor("market")[at]
+        if industry:
+            out = out + math.sqrt(industry) * self._factor(f"industry:{inst.industry}")[at]
+        return out + math.sqrt(max(0.0, 1.0 - beta - industry)) * own
+
+    def _jumps(self, inst: Instrument, n: int) -> np.ndarray:
+        """News days: about one day in 70 a log-return jump of 8.5-15% either way, which the
+        +/-10% limit clamps, so such a day closes at (or near) the limit."""
+        rng = self.rng("jumps", inst.symbol)
+        hit = rng.random(n) < 1 / 70
+        size = rng.uniform(0.085, 0.15, n) * np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        return np.where(hit, size, 0.0)
+
+    def _warrant_moves(self, inst: Instrument, days: np.ndarray) -> tuple[list, list]:
+        """(up, down) limit moves of the warrant per day, in cents of the warrant: its
+        underlying's limit moves that day times the exercise ratio (TWSE: a warrant's price
+        limits follow its underlying's, scaled by the exercise ratio)."""
+        under = self.daily(inst.underlying or "")
+        ratio = float(inst.extra.get("exerciseRatio", 1.0))
+        at = np.clip(np.searchsorted(under.dates, days), 0, len(under.dates) - 1)
+        up = ((under.limit_up[at] - under.ref[at]) * ratio).tolist()
+        down = ((under.ref[at] - under.limit_down[at]) * ratio).tolist()
+        return up, down
+
+    @staticmethod
+    def _warrant_limits(ref: int, up_move: float, down_move: float) -> tuple[int, int]:
+        up = cal.round_tick(ref + up_move, False, "down")
+        down = cal.round_tick(max(ref - down_move, 1), False, "up")
+        return up, down
 
     @staticmethod
     def _round(price: float, etf: bool, step: int | None, mode: str = "nearest") -> int:

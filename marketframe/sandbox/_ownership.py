@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _calendar as cal
 from ._market import Market
+from ._payloads import num, px
 from ._universe import EQUITIES, Instrument
 
 #: (who, share of the day's volume each side may reach)
@@ -276,18 +277,18 @@ def rows_etf(s: Series, sl: slice) -> list[dict[str, Any]]:
                 "symbol": members[j].symbol,
                 "name": members[j].name,
                 "quantity": int(qty[i, j]),
-                "weight": int(weight[i, j]) / 100,
+                "weight": px(int(weight[i, j])),
             }
             if i > 0 and not np.isnan(qty[i - 1, j]):  # no previous disclosure: omitted
                 c["quantityChange"] = int(qty[i, j] - qty[i - 1, j])
-                c["weightChange"] = int(weight[i, j] - weight[i - 1, j]) / 100
+                c["weightChange"] = px(int(weight[i, j] - weight[i - 1, j]))
             comps.append(c)
         out.append({"date": str(s.dates[i]), "components": comps})
     return out
 
 
 def _ratio(part: int, whole: int) -> float | None:
-    return round(part / whole * 100, 2) if whole else None
+    return num(round(part / whole * 100, 2)) if whole else None
 
 
 def rows_directors(s: Series, sl: slice) -> list[dict[str, Any]]:
@@ -326,7 +327,7 @@ def rows_tdcc(s: Series, sl: slice) -> list[dict[str, Any]]:
                     "range": label,
                     "holders": int(c["holders"][i, b]),
                     "shares": int(c["shares"][i, b]),
-                    "proportion": int(c["proportion"][i, b]) / 100,
+                    "proportion": px(int(c["proportion"][i, b])),
                 }
                 for b, (label, _, _) in enumerate(TDCC_BRACKETS)
             ],

@@ -22,12 +22,20 @@ def px(cents: int | float | None) -> int | float | None:
     return c // 100 if c % 100 == 0 else c / 100
 
 
+def num(x: float | int | None) -> float | int | None:
+    """A number as the service writes it: an integral float as an integer (``22530``, not
+    ``22530.0``; orjson writes every float with a decimal point)."""
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    return x
+
+
 def pxs(arr: np.ndarray) -> list[int | float]:
     return [c // 100 if c % 100 == 0 else c / 100 for c in arr.tolist()]
 
 
-def ratio(num: float, den: float, digits: int = 2) -> float:
-    return round(num / den, digits) if den else 0.0
+def ratio(num_: float, den: float, digits: int = 2) -> float | int:
+    return num(round(num_ / den, digits)) if den else 0
 
 
 def iso_minute(t_us: int) -> str:
@@ -79,26 +87,44 @@ def trade_flags(day: Day, i: int) -> dict[str, bool]:
     return flags
 
 
-def book(day: Day, n: int, seed_rng) -> tuple[list[dict], list[dict]]:
-    """Best five bid and ask levels after the ``n``-th trade."""
+def last_update(day: Day, n: int, t_us: int) -> tuple[int, int] | None:
+    """(serial, time) of the latest update of the instrument at ``t_us``, ``n`` trades seen:
+    its last trade or a later book update (the books move between trades)."""
+    if not n:
+        return None
+    serial, time_ = int(day.serial[n - 1]), int(day.time[n - 1])
+    nb = day.visible_books(t_us) if len(day.book_time) else 0
+    if nb and int(day.book_serial[nb - 1]) > serial:
+        serial, time_ = int(day.book_serial[nb - 1]), int(day.book_time[nb - 1])
+    return serial, time_
+
+
+def book(day: Day, n: int, seed_rng, serial: int | None = None) -> tuple[list[dict], list[dict]]:
+    """Best five bid and ask levels after the ``n``-th trade (as of the update ``serial``,
+    the last trade's by default: the sizes move at every update)."""
     if day.inst.type == "INDEX" or n == 0:
         return [], []
     last = n - 1
     bid, ask = int(day.bid[last]), int(day.ask[last])
-    rng = seed_rng(day.inst.symbol, day.date.toordinal(), int(day.serial[last]))
+    if serial is None:
+        serial = int(day.serial[last])
+    rng = seed_rng(day.inst.symbol, day.date.toordinal(), serial)
     sizes = rng.integers(1, max(2, int(day.size.mean() * 4)), 10).tolist()
     bids, asks = [], []
+    # locked at a limit: orders queue on the limit side, nothing is offered beyond it
+    locked_up = day.limit_up and bid == ask == day.limit_up
+    locked_down = day.limit_down and bid == ask == day.limit_down
     p = bid
-    for k in range(5):
+    for k in range(0 if locked_down else 5):
         if day.limit_down and p < day.limit_down:
             break
-        bids.append({"price": px(p), "size": sizes[k]})
+        bids.append({"price": px(p), "size": sizes[k] * (20 if locked_up and k == 0 else 1)})
         p = cal.price_below(p, day.etf)
     p = ask
-    for k in range(5):
+    for k in range(0 if locked_up else 5):
         if day.limit_up and p > day.limit_up:
             break
-        asks.append({"price": px(p), "size": sizes[5 + k]})
+        asks.append({"price": px(p), "size": sizes[5 + k] * (20 if locked_down and k == 0 else 1)})
         p = cal.price_above(p, day.etf)
     return bids, asks
 
@@ -141,7 +167,7 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
             out["avgPrice"] = px(round(float(prices.mean())))
         else:
             unit = day.unit_value / 100
-            out["avgPrice"] = round(value / (volume * unit) / 100, 2) if volume else None
+            out["avgPrice"] = num(round(value / (volume * unit) / 100, 2)) if volume else None
         out["change"] = px(close - day.reference)
         out["changePercent"] = ratio((close - day.reference) * 100, day.reference)
         out["amplitude"] = ratio((hi - lo) * 100, day.reference)
@@ -155,8 +181,9 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
         out["lastPrice"] = px(day.price[n - 1])
         if inst.type != "INDEX":
             out["lastSize"] = int(day.size[n - 1])
+    update = last_update(day, n, t_us) if inst.type != "INDEX" else None
     if inst.type != "INDEX":
-        bids, asks = book(day, n, seed_rng)
+        bids, asks = book(day, n, seed_rng, update[0] if update else None)
         out["bids"], out["asks"] = bids, asks
     if n:
         split = day.side[:n]
@@ -197,19 +224,23 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
         a = int(round(asks[0]["price"] * 100)) if asks else None
         flags.update(limit_flags(day, int(day.price[n - 1]), b, a))
     closed = n == len(day.time) and n > 0
+    # the flags describe the last trade (the real mid-session quote has isContinuous alone,
+    # samples/stock_intraday_quote_20260916.json; after the close isClose alone)
     if last_is_trial:
         flags["isTrial"] = True
     elif n and not closed and day.kind[n - 1] == KIND_CONT:
         flags["isContinuous"] = True
-    if n and not closed:
+    elif n and not closed and day.kind[n - 1] == KIND_OPEN:
         flags["isOpen"] = True
     if closed:
         flags["isClose"] = True
     out.update(flags)
+    if update is not None and not last_is_trial:
+        out["serial"], last_time = update
+    elif n and inst.type != "INDEX":
+        out["serial"] = int(day.serial[n - 1])
     if last_time is not None:
         out["lastUpdated"] = last_time
-    if n and inst.type != "INDEX":
-        out["serial"] = int(day.serial[n - 1])
     return out
 
 
@@ -243,7 +274,7 @@ def candles(day: Day, t_us: int, timeframe: int) -> list[dict]:
                 "low": px(lows[k]),
                 "close": px(closes[k]),
                 "volume": int(vols[k]),
-                "average": round(float(cum_avg[k]) / 100, 2),
+                "average": num(round(float(cum_avg[k]) / 100, 2)),
             }
         )
     return out

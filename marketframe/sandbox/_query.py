@@ -29,6 +29,13 @@ class Query:
     def __init__(self, items: dict[str, str]) -> None:
         self.items = items
 
+    def only(self, keys: tuple[str, ...]) -> None:
+        """Refuse keys outside ``keys``, as a service whose DTO is a whitelist does (NestJS's
+        ``forbidNonWhitelisted``: 400 ``property <key> should not exist``)."""
+        extra = sorted(k for k in self.items if k not in keys)
+        if extra:
+            raise bad(f"property {extra[0]} should not exist")
+
     def get(self, name: str) -> str | None:
         return self.items.get(name)
 

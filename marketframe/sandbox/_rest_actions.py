@@ -12,8 +12,17 @@ from . import _payloads as wire
 from ._query import Query, bad
 from ._service import Route, Service
 
+#: the query keys of each route's DTO, a whitelist (sdk-parity.md section 7: "unknown keys
+#: -> 400 on capital-changes/listing-applicants"; `exchange` on dividends and applicants)
+KEYS = {
+    "capital-changes": ("start_date", "end_date", "sort"),
+    "listing-applicants": ("start_date", "end_date", "sort", "exchange"),
+}
 
-def _action_range(svc: Service, q: Query) -> tuple[date, date, str]:
+
+def _action_range(svc: Service, q: Query, route: str | None = None) -> tuple[date, date, str]:
+    if route is not None:
+        q.only(KEYS[route])
     start, end = q.day("start_date"), q.day("end_date")
     today = svc.now().date()
     end = end or today + timedelta(days=60)
@@ -25,7 +34,7 @@ def _action_range(svc: Service, q: Query) -> tuple[date, date, str]:
 
 
 def capital_changes(svc: Service, m: dict, q: Query) -> dict:
-    start, end, sort = _action_range(svc, q)
+    start, end, sort = _action_range(svc, q, "capital-changes")
     rows = []
     for sym in svc.market.universe.instruments:
         inst = svc.market.universe[sym]
@@ -67,11 +76,12 @@ def capital_changes(svc: Service, m: dict, q: Query) -> dict:
 
 def dividends(svc: Service, m: dict, q: Query) -> dict:
     start, end, sort = _action_range(svc, q)
+    exchange = q.choice("exchange", ("TWSE", "TPEx"))
     today = svc.now().date()
     announced_until = today + timedelta(days=60)
     rows = []
     for sym, inst in svc.market.universe.instruments.items():
-        if inst.type != "EQUITY":
+        if inst.type != "EQUITY" or (exchange and inst.exchange != exchange):
             continue
         for dv in svc.market.daily(sym).dividends:
             if not (start <= dv.ex_date <= end) or dv.ex_date > announced_until:
@@ -94,7 +104,7 @@ def dividends(svc: Service, m: dict, q: Query) -> dict:
                 "openingReferencePrice": wire.px(dv.reference) if happened else None,
                 "exdividendReferencePrice": wire.px(dv.reference) if happened else None,
                 "cashDividend": wire.px(dv.cash),
-                "stockDividendShares": dv.stock,
+                "stockDividendShares": wire.num(dv.stock),
             }
             rows.append(row)
     rows.sort(key=lambda r: (r["date"], r["symbol"]), reverse=sort == "desc")
@@ -102,13 +112,15 @@ def dividends(svc: Service, m: dict, q: Query) -> dict:
 
 
 def listing_applicants(svc: Service, m: dict, q: Query) -> dict:
-    start, end, sort = _action_range(svc, q)
+    start, end, sort = _action_range(svc, q, "listing-applicants")
+    exchange = q.choice("exchange", ("TWSE", "TPEx"))
     today = svc.now().date()
     rows = [
         row
         for year in range(max(start.year, 2010), end.year + 1)
         for row in _applicants(svc, year, today)
         if start <= date.fromisoformat(row["applicationDate"]) <= end
+        and (exchange is None or row["exchange"] == exchange)
     ]
     rows.sort(key=lambda r: (r["applicationDate"], r["symbol"]), reverse=sort == "desc")
     return {"start_date": str(start), "end_date": str(end), "sort": sort, "data": rows}
@@ -126,7 +138,7 @@ def _applicants(svc: Service, year: int, today: date) -> list[dict]:
         twse = k % 2 == 0
         steps = np.cumsum(rng.integers(20, 60, 4)).tolist()
         capital = int(rng.integers(300_000, 5_000_000))
-        price = float(rng.integers(30, 400))
+        price = int(rng.integers(30, 400))
         dates = [applied + timedelta(days=s) for s in steps]
         known = [d.isoformat() if d <= today else None for d in dates]
         rows.append(

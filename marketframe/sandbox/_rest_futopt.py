@@ -7,7 +7,7 @@ from typing import Any
 
 from . import _calendar as cal
 from . import _payloads as wire
-from ._futopt import PRODUCTS
+from ._futopt import PRODUCTS, with_trials
 from ._futopt_hist import minute_bars
 from ._query import Query, ServiceError, bad
 from ._service import Route, Service
@@ -77,7 +77,9 @@ def products(svc: Service, m: dict, q: Query) -> dict:
                 "expiryType": "S",
                 "underlyingType": "E",
                 "marketCloseGroup": 1,
-                "endSession": 0,
+                # the service sends a string, "1" after hours (sdk-parity.md section 7:
+                # "prod sends endSession as string \"1\"")
+                "endSession": "1" if session == "AFTERHOURS" else "0",
             }
         )
     return _futopt_envelope(type_, rows, session=session, contractType=ctype, status=status)
@@ -97,29 +99,36 @@ def futopt_tickers(svc: Service, m: dict, q: Query) -> dict:
     session, spelt = _list_session(q)
     product = q.get("product")
     ctype = q.choice("contractType", ("I", "R", "B", "C", "S", "E"))
+    spread = q.flag("isSpread")
     d = _futopt_date(svc, session == "AFTERHOURS")
     rows = []
-    for c in svc.futopt.contracts(d) if spelt else ():
+    # isSpread=true lists the calendar spreads (options have none), otherwise the outrights
+    listed = svc.futopt.spreads(d) if spread else svc.futopt.contracts(d)
+    for c in listed if spelt else ():
         if c.product.type != type_ or (product and c.product.code != product):
             continue
         if ctype and ctype != "I":
             continue
-        day = svc.futopt.day(c, d, session == "AFTERHOURS")
-        rows.append(
-            {
-                "type": type_,
-                "symbol": c.symbol,
-                "name": c.name,
-                "referencePrice": wire.px(day.reference) if day else None,
-                "contractType": "I",
-                "startDate": c.start.isoformat(),
-                "endDate": c.settlement.isoformat(),
-                "flowGroup": 1,
-                "settlementDate": c.settlement.isoformat(),
-                "isDynamicBanding": True,
-            }
-        )
-    return _futopt_envelope(type_, rows, session=session, product=product, contractType=ctype)
+        ref = svc.futopt.reference(c, d, session == "AFTERHOURS")
+        row = {
+            "type": type_,
+            "symbol": c.symbol,
+            "name": c.name,
+            "referencePrice": wire.px(ref),
+            "contractType": "I",
+            "startDate": c.start.isoformat(),
+            "endDate": c.settlement.isoformat(),
+            "flowGroup": 1,
+            "settlementDate": c.settlement.isoformat(),
+            "isDynamicBanding": True,
+        }
+        if spread:  # sdk-parity.md section 7: "response items gain isSpread"
+            row["isSpread"] = True
+        rows.append(row)
+    out = _futopt_envelope(type_, rows, session=session, product=product, contractType=ctype)
+    if spread is not None:
+        out = {**{k: v for k, v in out.items() if k != "data"}, "isSpread": spread, "data": rows}
+    return out
 
 
 def _contract_day(svc: Service, m: dict, q: Query):
@@ -244,7 +253,7 @@ def _fo_candles(svc: Service, day, tf: int) -> list[dict]:
             "low": wire.px(b["low"]),
             "close": wire.px(b["close"]),
             "volume": b["volume"],
-            "average": round(b["average"] / 100, 2),
+            "average": wire.num(round(b["average"] / 100, 2)),
         }
         for b in minute_bars(day, day.visible(_fo_t(svc, day)), tf)
     ]
@@ -254,7 +263,23 @@ def futopt_trades(svc: Service, m: dict, q: Query) -> dict:
     c, d, day = _contract_day(svc, m, q)
     offset = q.whole("offset", 0)
     limit = q.whole("limit", 50, minimum=1)
-    rows = wire.trade_rows(day, _fo_t(svc, day), futopt=True)
+    if q.flag("isTrial"):
+        # the trial matches before the session opens (the ones the v1.1 stream sends), with
+        # their own serials; no bid, ask or volume (as the stock trial rows)
+        trial = with_trials(day, svc.market.rng)
+        n = trial.visible_trials(cal.epoch_us(svc.now()))
+        rows = [
+            {"price": p, "size": s, "time": t, "serial": f"{sr:08d}"}
+            for p, s, t, sr in zip(
+                wire.pxs(trial.trial_price[:n]),
+                trial.trial_size[:n].tolist(),
+                trial.trial_time[:n].tolist(),
+                trial.trial_serial[:n].tolist(),
+                strict=True,
+            )
+        ]
+    else:
+        rows = wire.trade_rows(day, _fo_t(svc, day), futopt=True)
     rows.reverse()
     out = _fo_header(svc, day, d)
     out["data"] = rows[offset : offset + limit]

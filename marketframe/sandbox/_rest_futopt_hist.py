@@ -205,7 +205,7 @@ def _values(bar: dict[str, Any], ref: int, fields: tuple[str, ...]) -> dict[str,
         volume=bar["volume"],
         transaction=bar.get("transaction"),
         change=wire.px(bar["close"] - ref) if ref else None,
-        average=round(bar["average"] / 100, 2) if "average" in bar else None,
+        average=wire.num(round(bar["average"] / 100, 2)) if "average" in bar else None,
     )
     return {f: values[f] for f in fields}
 

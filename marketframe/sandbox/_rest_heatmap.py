@@ -142,7 +142,7 @@ def snapshot_heatmap(svc: Service, m: dict, q: Query) -> dict:
         rows.append(
             {
                 **row,
-                "tradeValueWeight": row["tradeValue"] / total_value * 100 if total_value else 0.0,
+                "tradeValueWeight": row["tradeValue"] / total_value * 100 if total_value else 0,
                 "marketValueWeight": round(value / total_cap * 100, 4),
                 "industry": industry,
                 "lastUpdated": row.pop("lastUpdated"),

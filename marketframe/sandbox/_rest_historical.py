@@ -187,10 +187,8 @@ def historical_candles(svc: Service, m: dict, q: Query) -> dict:
     adjusted = bool(q.flag("adjusted"))
     if minute and adjusted:
         raise bad("adjusted is only available for timeframes D, W and M")
-    if minute and (q.get("from") or q.get("to")):
-        raise bad(
-            "from and to cannot be set for minute timeframes (the latest 30 days are returned)"
-        )
+    # minute timeframes ignore from/to and return the latest 30 days (wire-facts.md,
+    # "Errors and limits"; rest-api.md, technical indicators)
     fields = _fields(svc, q, minute)
     if minute:
         rows = _minute_rows(svc, inst, int(tf), fields)
@@ -199,8 +197,16 @@ def historical_candles(svc: Service, m: dict, q: Query) -> dict:
         rows = _daily_rows(svc, inst, start, end, tf, fields, adjusted)
     if sort == "desc":
         rows.reverse()
-    out = wire.header(inst, svc.today())
-    out["timeframe"] = tf
+    # the real envelope (samples/stock_historical_candles.json): symbol, type, exchange,
+    # market, data; no date; timeframe echoed only when requested (a guess, docs/sandbox.md)
+    out: dict[str, Any] = {
+        "symbol": inst.symbol,
+        "type": inst.type,
+        "exchange": inst.exchange,
+        "market": inst.market,
+    }
+    if q.get("timeframe") is not None:
+        out["timeframe"] = tf
     if adjusted:
         out["adjusted"] = True
     out["data"] = rows

@@ -41,9 +41,15 @@ def tickers(svc: Service, m: dict, q: Query) -> dict:
         if flags["isHalted"] and svc.market.daily(inst.symbol).index_of(d) is not None:
             continue
         rows.append({"symbol": inst.symbol, "name": inst.name})
-    if exchange is None:  # the envelope names the exchange of the selection
-        exchange = "TPEx" if market in ("OTC", "ESB", "TIB", "PSB") else "TWSE"
-    out: dict[str, Any] = {"date": d.isoformat(), "type": type_, "exchange": exchange}
+    if exchange is None:  # the envelope names the exchange of the selection, when it has one
+        if market:
+            exchange = "TPEx" if market in ("OTC", "ESB", "TIB", "PSB") else "TWSE"
+        else:
+            seen = {svc.market.universe[r["symbol"]].exchange for r in rows}
+            exchange = seen.pop() if len(seen) == 1 else None
+    out: dict[str, Any] = {"date": d.isoformat(), "type": type_}
+    if exchange:
+        out["exchange"] = exchange
     if market:
         out["market"] = market
     if industry:
@@ -74,7 +80,6 @@ def ticker(svc: Service, m: dict, q: Query) -> dict:
     out.update(
         {
             "name": inst.name,
-            "nameEn": inst.name_en,
             "industry": inst.industry,
             "securityType": inst.security_type,
             "previousClose": wire.px(prev),
@@ -82,7 +87,6 @@ def ticker(svc: Service, m: dict, q: Query) -> dict:
         }
     )
     if inst.type == "INDEX":
-        out.pop("nameEn")
         out.update({"openTime": "09:00:00", "closeTime": "13:30:00"})
         return out
     if inst.has_limits:
@@ -102,7 +106,9 @@ def ticker(svc: Service, m: dict, q: Query) -> dict:
             {
                 "isUnusuallyRecommended": False,
                 "isSpecificAbnormally": False,
-                "matchingInterval": 60 if oddlot else 0,
+                # seconds between call auctions: odd lots every minute, a disposition
+                # stock on its own interval, 0 for continuous trading
+                "matchingInterval": 60 if oddlot else inst.matching_interval,
             }
         )
     out.update(
@@ -119,7 +125,7 @@ def ticker(svc: Service, m: dict, q: Query) -> dict:
         ref_u = int(under.ref[j]) if j is not None else int(under.close[-1])
         out.update(
             {
-                "exercisePrice": extra["exercisePrice"],
+                "exercisePrice": wire.num(extra["exercisePrice"]),
                 "exercisedVolume": 0,
                 "cancelledVolume": 0,
                 "remainingVolume": 5000,
@@ -151,7 +157,8 @@ def candles(svc: Service, m: dict, q: Query) -> dict:
     if sort == "desc":
         rows.reverse()
     out = wire.header(inst, d)
-    out["timeframe"] = tf
+    if q.get("timeframe") is not None:  # echoed when requested (docs/sandbox.md, guesses)
+        out["timeframe"] = tf
     out["data"] = rows
     return out
 

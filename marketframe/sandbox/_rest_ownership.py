@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _ownership as own
-from ._query import Query, bad
+from ._query import Query
 from ._rest_historical import _range
 from ._service import Route, Service
 from ._universe import Instrument
@@ -43,9 +43,7 @@ def _published_month(now: datetime, first: date) -> bool:
 
 def _query(q: Query, months: bool) -> tuple[Query, str]:
     """Unknown keys refused; director holdings also take ``YYYY-MM`` (its first day)."""
-    extra = sorted(k for k in q.items if k not in KEYS)
-    if extra:
-        raise bad(f"property {extra[0]} should not exist")
+    q.only(KEYS)
     items = dict(q.items)
     if months:
         items.update(

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from . import _technical as tech
+from ._payloads import num
 from ._query import Query
 from ._rest_historical import _daily_rows, _minute_rows, _range
 from ._service import MINUTE_FRAMES, TIMEFRAMES, Route, Service
@@ -46,7 +47,7 @@ def technical(name: str, params: tuple[str, ...], svc: Service, m: dict, q: Quer
             if v != v:  # warm-up
                 ok = False
                 break
-            item[out_name] = float(v)
+            item[out_name] = num(float(v))
         if ok:
             data.append(item)
     out: dict[str, Any] = {

@@ -40,6 +40,11 @@ MESSAGES = {
 }
 
 
+EXPOSE_HEADERS = (
+    "content-length,fr-aa,Retry-After,X-RateLimit-Limit,X-RateLimit-Remaining,X-RateLimit-Reset"
+)
+
+
 @dataclass
 class Settings:
     """What can be changed while the sandbox runs (``Sandbox.configure``)."""
@@ -102,7 +107,12 @@ class RestApp:
             count, reset_at = w.count, w.start + window
         shown = limit if limit is not None else 1_000_000_000
         allowed = limit is None or count <= limit
+        # as the real capture of a 200 (samples/SOURCES.md, stock_intraday_volumes): the
+        # three limit headers, Retry-After (the window's length; on a 429 the seconds left)
+        # and the CORS list exposing them
         headers = {
+            "Access-Control-Expose-Headers": EXPOSE_HEADERS,
+            "Retry-After": str(max(1, math.ceil(window))),
             "X-RateLimit-Limit": str(shown),
             "X-RateLimit-Remaining": str(max(shown - count, 0)),
             "X-RateLimit-Reset": str(int(reset_at * 1000)),
@@ -150,7 +160,9 @@ class RestApp:
                 return self._error(429, headers)
             if s.fault_rate and self._faults.random() < s.fault_rate:
                 return self._error(self._faults.choice((500, 502, 503)), headers)
-            if not route.allows(plan, who.split(":", 1)[0]):
+            if not route.allows(plan, who.split(":", 1)[0]) and not route.on_trial(
+                plan, lambda: self.service.now().date()
+            ):
                 above = " or ".join(PLANS[PLANS.index(route.plan) :])
                 return self._error(
                     403,

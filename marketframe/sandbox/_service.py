@@ -42,6 +42,11 @@ PLAN_OF_GROUP = {
 #: SDK token)
 BROKER_GROUPS = ("/stock/ownership/etf-holdings/",)
 
+#: groups a cheaper plan may call on trial until a date (included): corporate actions on the
+#: basic plan until 2026-02-12 (rest-api.md, "Corporate actions": "basic plan has trial
+#: access until 2026-02-12")
+TRIALS = {"/stock/corporate-actions/": ("basic", date(2026, 2, 12))}
+
 Handler = Callable[["Service", dict[str, str], Query], dict[str, Any]]
 
 
@@ -59,10 +64,17 @@ class Route:
 
     def allows(self, plan: str, kind: str = "api_key") -> bool:
         """Whether a credential of ``kind`` (``api_key``, ``bearer_token``, ``sdk_token``) on
-        ``plan`` may call it."""
+        ``plan`` may call it (trials aside: :meth:`on_trial`)."""
         if kind == "sdk_token" and self.path.startswith(BROKER_GROUPS):
             return True
         return PLANS.index(plan) >= PLANS.index(self.plan)
+
+    def on_trial(self, plan: str, today: Callable[[], date]) -> bool:
+        """Whether ``plan`` may call it on trial (:data:`TRIALS`) on the day ``today()``."""
+        for group, (trial_plan, until) in TRIALS.items():
+            if self.path.startswith(group) and plan == trial_plan:
+                return today() <= until
+        return False
 
 
 class Service:

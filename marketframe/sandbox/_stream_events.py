@@ -137,7 +137,7 @@ def event_rows(channel: str, day: Day, rng: Rng) -> list[tuple[int, dict]]:
                     "low": wire.px(lo),
                     "close": wire.px(p),
                     "volume": v,
-                    "average": round(float(value[i]) / float(volume[i]) / 100, 2),
+                    "average": wire.num(round(float(value[i]) / float(volume[i]) / 100, 2)),
                 }
             )
             rows.append((int(day.time[i]), row))

@@ -21,25 +21,19 @@ and ``isReplaced`` are added, and some book frames of futures carry ``derivedBid
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from datetime import date
-from datetime import time as dtime
 
 import numpy as np
 
-from . import _calendar as cal
 from . import _payloads as wire
-from ._futopt import FutOpt, _otick
+from ._futopt import FutOpt, _otick, with_trials
 from ._intraday import Day
 from ._rest_futopt import quote_at
 from ._stream_events import Events, Rng, event_rows, pack
 
 CHANNELS = ("trades", "candles", "books", "aggregates")
 VERSIONS = ("v1.0", "v1.1")
-#: the trial-matching windows before each session opens (TAIFEX: 08:30 and 14:50)
-TRIAL_REGULAR = (dtime(8, 30), cal.FUT_OPEN)
-TRIAL_AFTER_HOURS = (dtime(14, 50), cal.FUT_AH_OPEN)
 
 _ALIAS = re.compile(r"^([A-Z]{3})([1-3])!$")
 
@@ -60,35 +54,6 @@ def day_of(futopt: FutOpt, symbol: str, d: date, after_hours: bool) -> Day | Non
     """The session of a resolved ``symbol`` (see :func:`resolve`) on ``d``."""
     c = futopt.contract(symbol, d)
     return futopt.day(c, d, after_hours) if c is not None else None
-
-
-def with_trials(day: Day, rng: Rng) -> Day:
-    """``day`` with the trial matches of its pre-open window: prices wander from the
-    reference to the opening price (the last trial match is the open), indicative volumes
-    grow, serials are their own sequence."""
-    ah = day.inst.type.endswith("_AH")
-    start, end = TRIAL_AFTER_HOURS if ah else TRIAL_REGULAR
-    g = rng("futopt-trial", day.inst.symbol, day.date.toordinal(), int(ah))
-    t0, t1 = cal.epoch_us(cal.at(day.date, start)), cal.epoch_us(cal.at(day.date, end))
-    k = 8 if ah else 15
-    times = np.sort(g.choice(np.arange(t0, t1, 1_000_000), k, replace=False)).astype(np.int64)
-    ref, open_ = int(day.reference), int(day.price[0])
-    option = day.inst.type.startswith("OPTION")
-    raw = ref + (open_ - ref) * np.linspace(0.0, 1.0, k) + g.normal(0, abs(open_ - ref) / 4 + 1, k)
-    raw[-1] = open_
-    ticks = [_otick(p) if option else 100 for p in raw.tolist()]
-    price = np.array(
-        [
-            max(t, int(round(p / t)) * t) if option else int(round(p / t)) * t
-            for p, t in zip(raw.tolist(), ticks, strict=True)
-        ],
-        dtype=np.int64,
-    )
-    size = np.cumsum(g.integers(1, 40, k)).astype(np.int64)
-    serial = np.cumsum(g.integers(1, 4, k)).astype(np.int64)
-    return dataclasses.replace(
-        day, trial_time=times, trial_price=price, trial_size=size, trial_serial=serial
-    )
 
 
 def _head(day: Day) -> dict:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from datetime import date
 
 STOCK_HISTORY_START = date(2010, 1, 4)
+#: share of a stock's daily variance that is its industry's factor (same industry code)
+INDUSTRY_SHARE = 0.15
 INDEX_HISTORY_START = date(2015, 1, 5)
 
 
@@ -36,6 +38,12 @@ class Instrument:
     disposition: bool = False
     day_trade: bool = True
     underlying: str | None = None
+    #: loading on the market factor (share of the daily variance; the rest of the variance is
+    #: the industry factor's, :data:`INDUSTRY_SHARE`, and the stock's own)
+    beta: float = 0.32
+    #: seconds between call auctions: 0 continuous trading; disposition stocks are matched
+    #: every 5 minutes (TPEx/TWSE disposition measures, "分盤交易": one match every 5 minutes)
+    matching_interval: int = 0
     extra: dict[str, object] = field(default_factory=dict, hash=False, compare=False)
 
     @property
@@ -87,12 +95,12 @@ EQUITIES: tuple[Instrument, ...] = (
         "24",
         64.5,
         38000,
-        1800,
+        7000,
         dividend_months=(3, 6, 9, 12),
         growth=0.21,
     ),
-    _eq("2317", "鴻海", "Hon Hai", "TWSE", "TSE", "31", 115.0, 42000, 1500),
-    _eq("2454", "聯發科", "MediaTek", "TWSE", "TSE", "24", 320.0, 6000, 900),
+    _eq("2317", "鴻海", "Hon Hai", "TWSE", "TSE", "31", 115.0, 42000, 5000),
+    _eq("2454", "聯發科", "MediaTek", "TWSE", "TSE", "24", 320.0, 6000, 3500),
     _eq(
         "0050",
         "元大台灣50",
@@ -102,10 +110,11 @@ EQUITIES: tuple[Instrument, ...] = (
         "00",
         56.0,
         12000,
-        1000,
+        3000,
         security_type="24",
         etf=True,
         vol=0.011,
+        beta=0.8,
         suspensions=((date(2025, 6, 11), date(2025, 6, 17)),),
     ),
     _eq(
@@ -117,16 +126,29 @@ EQUITIES: tuple[Instrument, ...] = (
         "00",
         23.0,
         20000,
-        900,
+        2500,
         security_type="24",
         etf=True,
         vol=0.009,
+        beta=0.7,
     ),
-    _eq("2412", "中華電", "Chunghwa Telecom", "TWSE", "TSE", "27", 62.0, 9000, 600, vol=0.007),
-    _eq("2881", "富邦金", "Fubon Financial", "TWSE", "TSE", "17", 48.0, 15000, 800),
-    _eq("2882", "國泰金", "Cathay Financial", "TWSE", "TSE", "17", 45.0, 16000, 800),
-    _eq("1301", "台塑", "Formosa Plastics", "TWSE", "TSE", "03", 78.0, 8000, 600),
-    _eq("2002", "中鋼", "China Steel", "TWSE", "TSE", "10", 28.0, 25000, 700, vol=0.012),
+    _eq(
+        "2412",
+        "中華電",
+        "Chunghwa Telecom",
+        "TWSE",
+        "TSE",
+        "27",
+        62.0,
+        9000,
+        1200,
+        vol=0.007,
+        beta=0.2,
+    ),
+    _eq("2881", "富邦金", "Fubon Financial", "TWSE", "TSE", "17", 48.0, 15000, 2500),
+    _eq("2882", "國泰金", "Cathay Financial", "TWSE", "TSE", "17", 45.0, 16000, 2500),
+    _eq("1301", "台塑", "Formosa Plastics", "TWSE", "TSE", "03", 78.0, 8000, 1500),
+    _eq("2002", "中鋼", "China Steel", "TWSE", "TSE", "10", 28.0, 25000, 2000, vol=0.012),
     _eq(
         "2603",
         "長榮",
@@ -136,13 +158,13 @@ EQUITIES: tuple[Instrument, ...] = (
         "15",
         21.0,
         30000,
-        1200,
+        4000,
         vol=0.028,
         attention=True,
     ),
-    _eq("2308", "台達電", "Delta Electronics", "TWSE", "TSE", "28", 120.0, 5000, 600),
-    _eq("3008", "大立光", "Largan", "TWSE", "TSE", "26", 900.0, 800, 400, vol=0.024),
-    _eq("1101", "台泥", "Taiwan Cement", "TWSE", "TSE", "01", 35.0, 9000, 500, vol=0.012),
+    _eq("2308", "台達電", "Delta Electronics", "TWSE", "TSE", "28", 120.0, 5000, 1800),
+    _eq("3008", "大立光", "Largan", "TWSE", "TSE", "26", 900.0, 800, 1200, vol=0.024),
+    _eq("1101", "台泥", "Taiwan Cement", "TWSE", "TSE", "01", 35.0, 9000, 1400, vol=0.012),
     _eq(
         "6669",
         "緯穎",
@@ -152,13 +174,15 @@ EQUITIES: tuple[Instrument, ...] = (
         "25",
         420.0,
         1200,
-        500,
+        2000,
         vol=0.026,
         listed=date(2019, 3, 27),
     ),
-    _eq("6488", "環球晶", "GlobalWafers", "TPEx", "OTC", "24", 95.0, 2500, 500, vol=0.025),
-    _eq("5483", "中美晶", "Sino-American Silicon", "TPEx", "OTC", "24", 40.0, 6000, 500, vol=0.025),
-    _eq("8069", "元太", "E Ink", "TPEx", "OTC", "26", 30.0, 7000, 600, vol=0.024),
+    _eq("6488", "環球晶", "GlobalWafers", "TPEx", "OTC", "24", 95.0, 2500, 1500, vol=0.025),
+    _eq(
+        "5483", "中美晶", "Sino-American Silicon", "TPEx", "OTC", "24", 40.0, 6000, 1600, vol=0.025
+    ),
+    _eq("8069", "元太", "E Ink", "TPEx", "OTC", "26", 30.0, 7000, 1600, vol=0.024),
     _eq(
         "3293",
         "鈊象",
@@ -173,6 +197,7 @@ EQUITIES: tuple[Instrument, ...] = (
         suspensions=((date(2018, 3, 1), date(2018, 3, 20)),),
         disposition=True,
         day_trade=False,
+        matching_interval=300,
     ),
     _eq(
         "6446",
@@ -183,7 +208,7 @@ EQUITIES: tuple[Instrument, ...] = (
         "22",
         50.0,
         1500,
-        400,
+        1000,
         vol=0.03,
         listed=date(2016, 7, 11),
         suspensions=((date(2023, 11, 6), date(2023, 11, 10)),),
@@ -219,6 +244,7 @@ INDICES: tuple[Instrument, ...] = (
         210_000_000_000,
         3240,
         vol=0.009,
+        beta=0.9,
         growth=0.1,
     ),
     Instrument(
@@ -234,6 +260,7 @@ INDICES: tuple[Instrument, ...] = (
         45_000_000_000,
         3240,
         vol=0.011,
+        beta=0.75,
     ),
 )
 

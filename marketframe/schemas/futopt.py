@@ -32,7 +32,9 @@ FUTOPT_PRODUCTS = _schema(
         _c("startDate", "date"),
         _c("canBlockTrade", "flag"),
         *_many("cat", "expiryType underlyingType"),
-        *_many("int", "marketCloseGroup endSession"),
+        _c("marketCloseGroup", "int"),
+        # prod sends a string ("1" after hours), the spec a number (sdk-parity.md section 7)
+        _c("endSession", "int_str"),
     ],
     rows=True,
     ignore="type contractType status",

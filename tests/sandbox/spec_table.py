@@ -252,7 +252,10 @@ ENDPOINTS: dict[str, tuple[str, dict, tuple, dict, tuple]] = {
             "timeframe": "s",
             "data": "a",
         },
-        ("date", "type", "exchange", "market", "symbol", "timeframe", "data"),
+        # the spec marks date and timeframe `*`; the real payload
+        # (samples/stock_historical_candles.json) has neither: wire-facts.md, "where the spec
+        # and a real payload disagree, code must accept both"
+        ("type", "exchange", "market", "symbol", "data"),
         HIST_ROW,
         tuple(HIST_ROW),
     ),
@@ -431,7 +434,9 @@ ENDPOINTS: dict[str, tuple[str, dict, tuple, dict, tuple]] = {
             "expiryType": "s",
             "underlyingType": "s",
             "marketCloseGroup": "n",
-            "endSession": "n",
+            # the spec gives "0 regular, 1 after-hours"; prod sends a string
+            # (sdk-parity.md section 7)
+            "endSession": "s",
         },
         ("symbol", "type", "name"),
     ),

@@ -79,7 +79,6 @@ def test_404_for_unknown_symbols_and_paths(sandbox, path) -> None:
         ("stock/historical/candles/2330", {"timeframe": "2"}, "1, 3, 5, 10, 15, 30, 60, D, W, M"),
         ("stock/historical/candles/2330", {"from": "2024/01/01"}, "yyyy-MM-dd"),
         ("stock/historical/candles/2330", {"from": "2024-02-30"}, "calendar"),
-        ("stock/historical/candles/2330", {"timeframe": "5", "from": "2026-11-01"}, "minute"),
         ("stock/historical/candles/2330", {"fields": "open,vwap"}, "allowed values"),
         (
             "stock/historical/candles/2330",

@@ -112,7 +112,7 @@ def test_subscriptions_lifecycle_and_errors(sb) -> None:
         await auth(ws)
         out = {}
         await ws.send_json(
-            {"event": "subscribe", "data": {"channel": "books", "symbols": ["2330", "2454"]}}
+            {"event": "subscribe", "data": {"channel": "books", "symbols": ["3293", "6446"]}}
         )
         out["many"] = await until(ws, "subscribed")
         await ws.send_json({"event": "subscribe", "data": {"channel": "candles", "symbol": "2317"}})
@@ -134,7 +134,7 @@ def test_subscriptions_lifecycle_and_errors(sb) -> None:
         return out
 
     out = run(session(sb, script))
-    assert [d["symbol"] for d in out["many"]["data"]] == ["2330", "2454"]
+    assert [d["symbol"] for d in out["many"]["data"]] == ["3293", "6446"]
     assert out["one"]["data"]["channel"] == "candles" and out["one"]["data"]["symbol"] == "2317"
     assert any(
         m["event"] == "error"

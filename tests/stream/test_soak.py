@@ -132,15 +132,17 @@ def test_a_gap_on_a_day_rest_no_longer_serves_reports_an_error_not_zero() -> Non
     from marketframe.stream._ledger import TradeLedger
     from marketframe.stream._protocol import Subscription
 
-    day1 = {"symbol": "2330", "time": 1795136407155213, "serial": 271626}  # 2026-11-20 09:00
-    day2 = {"symbol": "2330", "time": 1795136407155213 + 3 * 86_400_000_000, "serial": 72801}
+    # the opening trades of 2330 on 2026-11-20 and 2026-11-23 (seed 7); day2's is its 6th
+    # trade, so the gap before it holds five
+    day1 = {"symbol": "2330", "time": 1795136401249688, "serial": 98575}  # 2026-11-20 09:00
+    day2 = {"symbol": "2330", "time": 1795395601695105, "serial": 328247}
     ledger = TradeLedger()
     assert ledger.accept(day1, False) == (True, [])
     ledger.dropped([Subscription("x", "trades", "2330")])
     keep, gaps = ledger.accept(day2, False)
     assert keep and [(g.date, g.after, g.before) for g in gaps] == [
-        ("2026-11-20", 271626, None),
-        ("2026-11-23", None, 72801),
+        ("2026-11-20", 98575, None),
+        ("2026-11-23", None, 328247),
     ]
     with (
         Sandbox(seed=7, now=NEXT_OPEN, rate_limit=None) as sb,
