@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from marketframe.exceptions import InvalidParams
 from marketframe.indicators import stateful as sf
 
 _VERSION = 1
@@ -312,7 +313,12 @@ class LiveIndicators:
         with np.load(Path(path), allow_pickle=False) as npz:
             meta = json.loads(npz["__meta__"].tobytes().decode())
             if meta.get("version") != _VERSION:
-                raise ValueError(f"{path}: not a version-{_VERSION} live-indicator checkpoint")
+                raise InvalidParams(
+                    "LiveIndicators.load",
+                    "path",
+                    f"({path}) is not a version-{_VERSION} live-indicator checkpoint",
+                    "a file LiveIndicators.save wrote",
+                )
             specs = [sf.IndicatorSpec.from_json(j) for j in meta["specs"]]
             self = cls(
                 meta["symbols"],
