@@ -232,12 +232,12 @@ def render_errors() -> str:
 
 
 def main() -> int:
-    from marketframe._gen import stubs as _stubgen
+    from marketframe._gen import sessions, stubs
 
     DOC_PATH.parent.mkdir(exist_ok=True)
     DOC_PATH.write_text(render(), encoding="utf-8")
     ERRORS_PATH.write_text(render_errors(), encoding="utf-8")
-    print(f"wrote {DOC_PATH}, {ERRORS_PATH} and {_stubgen.write()}")
+    print(f"wrote {DOC_PATH}, {ERRORS_PATH}, {stubs.write()} and {sessions.write()}")
     return 0
 
 

@@ -1,6 +1,6 @@
 """The real Taiwan stock calendar for the sandbox: GENERATED, do not edit.
 
-Written by ``python -m marketframe.calendar --write-sandbox-table`` from
+Written by ``python -m marketframe._gen`` from
 ``marketframe.calendar`` (XTAI plus the project's corrections); the sandbox imports
 nothing from the rest of the package, so it keeps this copy, and
 tests/sandbox/test_calendar_table.py fails when the two disagree. Years outside

@@ -21,9 +21,11 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def test_the_table_is_current() -> None:
-    """Regenerate with ``python -m marketframe.calendar --write-sandbox-table``."""
-    current = (ROOT / calendar.SANDBOX_TABLE).read_text(encoding="utf-8")
-    assert current == calendar.render_sandbox_table()
+    """Regenerate with ``python -m marketframe._gen``."""
+    from marketframe._gen import sessions
+
+    current = (ROOT / sessions.SANDBOX_TABLE).read_text(encoding="utf-8")
+    assert current == sessions.render_sandbox_table()
 
 
 def _days(first: dt.date, last: dt.date) -> list[dt.date]:
