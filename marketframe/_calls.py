@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any
 
+from marketframe._params import aliases
 from marketframe.endpoints import Endpoint
 from marketframe.exceptions import InvalidParams, did_you_mean
 
@@ -76,17 +77,24 @@ class Node:
 
 
 def signature(ep: Endpoint) -> inspect.Signature:
+    """The first required parameter by position or name, every other one by name; a
+    parameter that a glossary word (``symbols``, ``start``, ``end``, ``odd_lot``) can stand for
+    has a default of None (one of the two spellings is required), and the words follow."""
     ordered = sorted(ep.params, key=lambda p: not p.required)
+    words = aliases(ep)
     params = [
         inspect.Parameter(
             p.name,
             inspect.Parameter.POSITIONAL_OR_KEYWORD
             if i == 0 and p.required
             else inspect.Parameter.KEYWORD_ONLY,
-            default=inspect.Parameter.empty if p.required else None,
+            default=inspect.Parameter.empty
+            if p.required and p.name not in words.values()
+            else None,
         )
         for i, p in enumerate(ordered)
     ]
+    params += [inspect.Parameter(w, inspect.Parameter.KEYWORD_ONLY, default=None) for w in words]
     if ep.adjustable:  # prices adjusted locally (docs/adjusted.md)
         params.append(inspect.Parameter("adjust", inspect.Parameter.KEYWORD_ONLY, default=None))
     return inspect.Signature(params)

@@ -310,6 +310,19 @@ def encode(ep: Endpoint, values: Mapping[str, Any]) -> tuple[str, dict[str, str]
 VOCABULARY = ("start", "end", "symbols", "odd_lot")
 
 
+def aliases(ep: Endpoint) -> dict[str, str]:
+    """The glossary's words ``ep`` accepts, each -> the endpoint's own parameter name."""
+    names: dict[str, str] = {}
+    if ep.date_range:
+        names.update(zip(("start", "end"), ep.date_range, strict=True))
+    if ep.multi_param == "symbol":
+        names["symbols"] = "symbol"
+    oddlot = ep.param_map.get("type")
+    if oddlot is not None and oddlot.allowed == ("oddlot",):
+        names["odd_lot"] = "type"
+    return names
+
+
 def vocabulary(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
     """``params`` with the glossary's words turned into ``ep``'s parameter names: ``start`` /
     ``end`` -> its date range (``from_``/``to``, or ``start_date``/``end_date``), ``symbols``
@@ -318,13 +331,9 @@ def vocabulary(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(params)
     if not any(w in out for w in VOCABULARY):
         return out
-    names: dict[str, str] = {}
-    if ep.date_range:
-        names.update(zip(("start", "end"), ep.date_range, strict=True))
-    if ep.multi_param == "symbol":
-        names["symbols"] = "symbol"
-    oddlot = ep.param_map.get("type")
-    if oddlot is not None and oddlot.allowed == ("oddlot",):
+    names = aliases(ep)
+    if "odd_lot" in names:
+        del names["odd_lot"]
         odd = out.pop("odd_lot", None)
         if odd is not None and not isinstance(odd, bool):
             raise InvalidParams(

@@ -35,64 +35,64 @@ class StockIntraday(Generic[FrameT]):
     def tickers(self, type: Literal["EQUITY", "INDEX", "WARRANT", "ODDLOT"], *, exchange: Literal["TWSE", "TPEx"] | None = None, market: Literal["TSE", "OTC", "ESB", "TIB", "PSB"] | None = None, industry: str | None = None, isNormal: bool | None = None, isAttention: bool | None = None, isDisposition: bool | None = None, isHalted: bool | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def ticker(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def ticker(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """ticker reference data: GET /stock/intraday/ticker/{symbol} (plan: basic)."""
     @overload
-    def ticker(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def ticker(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def ticker(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def ticker(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def ticker(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def ticker(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def quote(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def quote(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """real-time quote: GET /stock/intraday/quote/{symbol} (plan: basic)."""
     @overload
-    def quote(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def quote(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def quote(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def quote(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def quote(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def quote(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def candles(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60"] | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def candles(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60"] | None = None, sort: Literal["asc", "desc"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """minute candles: GET /stock/intraday/candles/{symbol} (plan: basic)."""
     @overload
-    def candles(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60"] | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def candles(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60"] | None = None, sort: Literal["asc", "desc"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def candles(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60"] | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def candles(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60"] | None = None, sort: Literal["asc", "desc"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def candles(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60"] | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def candles(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60"] | None = None, sort: Literal["asc", "desc"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def trades(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, offset: int | None = None, limit: int | None = None, sort: Literal["asc", "desc"] | None = None, isTrial: bool | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def trades(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, offset: int | None = None, limit: int | None = None, sort: Literal["asc", "desc"] | None = None, isTrial: bool | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """trade detail (the latest 50 by default; frames oldest first): GET /stock/intraday/trades/{symbol} (plan: basic)."""
     @overload
-    def trades(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, offset: int | None = None, limit: int | None = None, sort: Literal["asc", "desc"] | None = None, isTrial: bool | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def trades(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, offset: int | None = None, limit: int | None = None, sort: Literal["asc", "desc"] | None = None, isTrial: bool | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def trades(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, offset: int | None = None, limit: int | None = None, sort: Literal["asc", "desc"] | None = None, isTrial: bool | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def trades(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, offset: int | None = None, limit: int | None = None, sort: Literal["asc", "desc"] | None = None, isTrial: bool | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def trades(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, offset: int | None = None, limit: int | None = None, sort: Literal["asc", "desc"] | None = None, isTrial: bool | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def trades(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, offset: int | None = None, limit: int | None = None, sort: Literal["asc", "desc"] | None = None, isTrial: bool | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def volumes(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def volumes(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """price-volume distribution: GET /stock/intraday/volumes/{symbol} (plan: basic)."""
     @overload
-    def volumes(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def volumes(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def volumes(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def volumes(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def volumes(self, symbol: _Many, *, type: Literal["oddlot"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def volumes(self, symbol: _Many | None = None, *, type: Literal["oddlot"] | None = None, symbols: _Many | None = None, odd_lot: bool | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
 
 class StockSnapshot(Generic[FrameT]):
@@ -135,200 +135,200 @@ class StockSnapshot(Generic[FrameT]):
     def actives(self, market: Literal["TSE", "OTC", "ESB", "TIB", "PSB"] | list[Literal["TSE", "OTC", "ESB", "TIB", "PSB"]] | tuple[Literal["TSE", "OTC", "ESB", "TIB", "PSB"], ...], *, trade: Literal["volume", "value"], type: Literal["ALLBUT0999", "COMMONSTOCK"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def heatmap(self, symbol: _Many, *, time: str | None = None, period: Literal["1w", "1m", "3m", "6m", "1y", "ytd"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def heatmap(self, symbol: _Many | None = None, *, time: str | None = None, period: Literal["1w", "1m", "3m", "6m", "1y", "ytd"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """an index and its constituents (internal: not in the official SDKs, may change): GET /stock/snapshot/heatmap/{symbol} (plan: developer)."""
     @overload
-    def heatmap(self, symbol: _Many, *, time: str | None = None, period: Literal["1w", "1m", "3m", "6m", "1y", "ytd"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def heatmap(self, symbol: _Many | None = None, *, time: str | None = None, period: Literal["1w", "1m", "3m", "6m", "1y", "ytd"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def heatmap(self, symbol: _Many, *, time: str | None = None, period: Literal["1w", "1m", "3m", "6m", "1y", "ytd"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def heatmap(self, symbol: _Many | None = None, *, time: str | None = None, period: Literal["1w", "1m", "3m", "6m", "1y", "ytd"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def heatmap(self, symbol: _Many, *, time: str | None = None, period: Literal["1w", "1m", "3m", "6m", "1y", "ytd"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def heatmap(self, symbol: _Many | None = None, *, time: str | None = None, period: Literal["1w", "1m", "3m", "6m", "1y", "ytd"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
 
 class StockHistorical(Generic[FrameT]):
     """``client.stock.historical``."""
 
     @overload
-    def candles(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, adjusted: bool | None = None, adjust: Literal['splits', 'all'] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def candles(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, adjusted: bool | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, adjust: Literal['splits', 'all'] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """daily/weekly/monthly candles (minute: latest 30 days, no from/to): GET /stock/historical/candles/{symbol} (plan: basic)."""
     @overload
-    def candles(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, adjusted: bool | None = None, adjust: Literal['splits', 'all'] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def candles(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, adjusted: bool | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, adjust: Literal['splits', 'all'] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def candles(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, adjusted: bool | None = None, adjust: Literal['splits', 'all'] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def candles(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, adjusted: bool | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, adjust: Literal['splits', 'all'] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def candles(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, adjusted: bool | None = None, adjust: Literal['splits', 'all'] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def candles(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "turnover", "change"]] | None = None, sort: Literal["asc", "desc"] | None = None, adjusted: bool | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, adjust: Literal['splits', 'all'] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def stats(self, symbol: _Many, *, refresh: bool = False, backend: None = None) -> FrameT:
+    def stats(self, symbol: _Many | None = None, *, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """last day and 52-week statistics: GET /stock/historical/stats/{symbol} (plan: basic)."""
     @overload
-    def stats(self, symbol: _Many, *, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def stats(self, symbol: _Many | None = None, *, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def stats(self, symbol: _Many, *, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def stats(self, symbol: _Many | None = None, *, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def stats(self, symbol: _Many, *, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def stats(self, symbol: _Many | None = None, *, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
 
 class StockTechnical(Generic[FrameT]):
     """``client.stock.technical``."""
 
     @overload
-    def sma(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, refresh: bool = False, backend: None = None) -> FrameT:
+    def sma(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """SMA (beta): GET /stock/technical/sma/{symbol} (plan: basic)."""
     @overload
-    def sma(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def sma(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def sma(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def sma(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def sma(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def sma(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def rsi(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, refresh: bool = False, backend: None = None) -> FrameT:
+    def rsi(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """RSI (beta): GET /stock/technical/rsi/{symbol} (plan: basic)."""
     @overload
-    def rsi(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def rsi(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def rsi(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def rsi(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def rsi(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def rsi(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def kdj(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], rPeriod: int, kPeriod: int, dPeriod: int, refresh: bool = False, backend: None = None) -> FrameT:
+    def kdj(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], rPeriod: int, kPeriod: int, dPeriod: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """KDJ (beta): GET /stock/technical/kdj/{symbol} (plan: basic)."""
     @overload
-    def kdj(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], rPeriod: int, kPeriod: int, dPeriod: int, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def kdj(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], rPeriod: int, kPeriod: int, dPeriod: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def kdj(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], rPeriod: int, kPeriod: int, dPeriod: int, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def kdj(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], rPeriod: int, kPeriod: int, dPeriod: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def kdj(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], rPeriod: int, kPeriod: int, dPeriod: int, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def kdj(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], rPeriod: int, kPeriod: int, dPeriod: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def macd(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], fast: int, slow: int, signal: int, refresh: bool = False, backend: None = None) -> FrameT:
+    def macd(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], fast: int, slow: int, signal: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """MACD (beta): GET /stock/technical/macd/{symbol} (plan: basic)."""
     @overload
-    def macd(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], fast: int, slow: int, signal: int, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def macd(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], fast: int, slow: int, signal: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def macd(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], fast: int, slow: int, signal: int, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def macd(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], fast: int, slow: int, signal: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def macd(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], fast: int, slow: int, signal: int, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def macd(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], fast: int, slow: int, signal: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def bb(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, refresh: bool = False, backend: None = None) -> FrameT:
+    def bb(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """BB (beta): GET /stock/technical/bb/{symbol} (plan: basic)."""
     @overload
-    def bb(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def bb(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def bb(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def bb(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def bb(self, symbol: _Many, *, from_: _Date, to: _Date, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def bb(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, timeframe: Literal["1", "3", "5", "10", "15", "30", "60", "D", "W", "M"], period: int, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
 
 class StockCorporateActions(Generic[FrameT]):
     """``client.stock.corporate_actions``."""
 
     @overload
-    def capital_changes(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def capital_changes(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """capital changes (splits, par value, reductions): GET /stock/corporate-actions/capital-changes (plan: developer)."""
     @overload
-    def capital_changes(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def capital_changes(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def capital_changes(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def capital_changes(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def capital_changes(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def capital_changes(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def dividends(self, *, start_date: _Date | None = None, end_date: _Date | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def dividends(self, *, start_date: _Date | None = None, end_date: _Date | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """ex-rights / ex-dividend events: GET /stock/corporate-actions/dividends (plan: developer)."""
     @overload
-    def dividends(self, *, start_date: _Date | None = None, end_date: _Date | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def dividends(self, *, start_date: _Date | None = None, end_date: _Date | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def dividends(self, *, start_date: _Date | None = None, end_date: _Date | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def dividends(self, *, start_date: _Date | None = None, end_date: _Date | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def dividends(self, *, start_date: _Date | None = None, end_date: _Date | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def dividends(self, *, start_date: _Date | None = None, end_date: _Date | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def listing_applicants(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def listing_applicants(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """listing applicants: GET /stock/corporate-actions/listing-applicants (plan: developer)."""
     @overload
-    def listing_applicants(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def listing_applicants(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def listing_applicants(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def listing_applicants(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def listing_applicants(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def listing_applicants(self, *, start_date: _Date | None = None, end_date: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
 
 class StockOwnership(Generic[FrameT]):
     """``client.stock.ownership``."""
 
     @overload
-    def etf_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def etf_holdings(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """ETF constituents per disclosure date: GET /stock/ownership/etf-holdings/{symbol} (plan: advanced)."""
     @overload
-    def etf_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def etf_holdings(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def etf_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def etf_holdings(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def etf_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def etf_holdings(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def institutional_trades(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def institutional_trades(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """foreign / trust / dealer buys, sells and nets per day: GET /stock/ownership/institutional-trades/{symbol} (plan: basic)."""
     @overload
-    def institutional_trades(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def institutional_trades(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def institutional_trades(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def institutional_trades(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def institutional_trades(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def institutional_trades(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def director_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def director_holdings(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """directors' and supervisors' holdings per month: GET /stock/ownership/director-holdings/{symbol} (plan: basic)."""
     @overload
-    def director_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def director_holdings(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def director_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def director_holdings(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def director_holdings(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def director_holdings(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def tdcc_distribution(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def tdcc_distribution(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """TDCC shareholding distribution per week and bracket: GET /stock/ownership/tdcc-distribution/{symbol} (plan: basic)."""
     @overload
-    def tdcc_distribution(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def tdcc_distribution(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def tdcc_distribution(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def tdcc_distribution(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def tdcc_distribution(self, symbol: _Many, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def tdcc_distribution(self, symbol: _Many | None = None, *, from_: _Date | None = None, to: _Date | None = None, sort: Literal["asc", "desc"] | None = None, start: _Date | None = None, end: _Date | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
 
 class FutoptIntraday(Generic[FrameT]):
@@ -359,64 +359,64 @@ class FutoptIntraday(Generic[FrameT]):
     def tickers(self, type: Literal["FUTURE", "OPTION"], *, exchange: Literal["TAIFEX"] | None = None, session: Literal["REGULAR", "AFTERHOURS"] | None = None, product: str | None = None, contractType: Literal["I", "R", "B", "C", "S", "E"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def ticker(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def ticker(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """contract reference (beta): GET /futopt/intraday/ticker/{symbol} (plan: basic)."""
     @overload
-    def ticker(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def ticker(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def ticker(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def ticker(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def ticker(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def ticker(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def quote(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def quote(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """real-time quote (beta): GET /futopt/intraday/quote/{symbol} (plan: basic)."""
     @overload
-    def quote(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def quote(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def quote(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def quote(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def quote(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def quote(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def candles(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def candles(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """minute candles (beta): GET /futopt/intraday/candles/{symbol} (plan: basic)."""
     @overload
-    def candles(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def candles(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def candles(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def candles(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def candles(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def candles(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def trades(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, offset: int | None = None, limit: int | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def trades(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, offset: int | None = None, limit: int | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """trade detail (beta): GET /futopt/intraday/trades/{symbol} (plan: basic)."""
     @overload
-    def trades(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, offset: int | None = None, limit: int | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def trades(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, offset: int | None = None, limit: int | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def trades(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, offset: int | None = None, limit: int | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def trades(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, offset: int | None = None, limit: int | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def trades(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, offset: int | None = None, limit: int | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def trades(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, offset: int | None = None, limit: int | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def volumes(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def volumes(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """price-volume distribution (beta): GET /futopt/intraday/volumes/{symbol} (plan: basic)."""
     @overload
-    def volumes(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def volumes(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def volumes(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def volumes(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def volumes(self, symbol: _Many, *, session: Literal["afterhours"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def volumes(self, symbol: _Many | None = None, *, session: Literal["afterhours"] | None = None, symbols: _Many | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
 
 class FutoptHistorical(Generic[FrameT]):
@@ -435,16 +435,16 @@ class FutoptHistorical(Generic[FrameT]):
     def daily(self, product: _Many, *, date: _Date | None = None, contractMonth: str | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
     @overload
-    def candles(self, product: _Many, *, from_: _Date | None = None, to: _Date | None = None, contractMonth: str | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "average", "transaction", "change"]] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, sort: Literal["asc", "desc"] | None = None, strikePrice: float | None = None, callPut: Literal["CALL", "PUT"] | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: None = None) -> FrameT:
+    def candles(self, product: _Many, *, from_: _Date | None = None, to: _Date | None = None, contractMonth: str | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "average", "transaction", "change"]] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, sort: Literal["asc", "desc"] | None = None, strikePrice: float | None = None, callPut: Literal["CALL", "PUT"] | None = None, session: Literal["afterhours", "regular"] | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: None = None) -> FrameT:
         """candles of a product's contract month or continuous 1! (beta): GET /futopt/historical/candles/{product} (plan: basic)."""
     @overload
-    def candles(self, product: _Many, *, from_: _Date | None = None, to: _Date | None = None, contractMonth: str | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "average", "transaction", "change"]] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, sort: Literal["asc", "desc"] | None = None, strikePrice: float | None = None, callPut: Literal["CALL", "PUT"] | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
+    def candles(self, product: _Many, *, from_: _Date | None = None, to: _Date | None = None, contractMonth: str | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "average", "transaction", "change"]] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, sort: Literal["asc", "desc"] | None = None, strikePrice: float | None = None, callPut: Literal["CALL", "PUT"] | None = None, session: Literal["afterhours", "regular"] | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: Literal["pandas"]) -> pd.DataFrame:
         ...
     @overload
-    def candles(self, product: _Many, *, from_: _Date | None = None, to: _Date | None = None, contractMonth: str | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "average", "transaction", "change"]] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, sort: Literal["asc", "desc"] | None = None, strikePrice: float | None = None, callPut: Literal["CALL", "PUT"] | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
+    def candles(self, product: _Many, *, from_: _Date | None = None, to: _Date | None = None, contractMonth: str | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "average", "transaction", "change"]] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, sort: Literal["asc", "desc"] | None = None, strikePrice: float | None = None, callPut: Literal["CALL", "PUT"] | None = None, session: Literal["afterhours", "regular"] | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: Literal["polars"]) -> pl.DataFrame:
         ...
     @overload
-    def candles(self, product: _Many, *, from_: _Date | None = None, to: _Date | None = None, contractMonth: str | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "average", "transaction", "change"]] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, sort: Literal["asc", "desc"] | None = None, strikePrice: float | None = None, callPut: Literal["CALL", "PUT"] | None = None, session: Literal["afterhours", "regular"] | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
+    def candles(self, product: _Many, *, from_: _Date | None = None, to: _Date | None = None, contractMonth: str | None = None, fields: str | Sequence[Literal["open", "high", "low", "close", "volume", "average", "transaction", "change"]] | None = None, timeframe: Literal["1", "5", "10", "15", "30", "60", "D", "W", "M"] | None = None, sort: Literal["asc", "desc"] | None = None, strikePrice: float | None = None, callPut: Literal["CALL", "PUT"] | None = None, session: Literal["afterhours", "regular"] | None = None, start: _Date | None = None, end: _Date | None = None, refresh: bool = False, backend: Literal["arrow"]) -> pa.Table:
         ...
 
 class Stock(Generic[FrameT]):

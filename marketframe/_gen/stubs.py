@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from marketframe import adjust
+from marketframe._params import aliases
 from marketframe.endpoints import ENDPOINTS, Endpoint, Param
 
 STUB_PATH = Path(__file__).resolve().parents[1] / "_tree.pyi"
@@ -60,7 +61,7 @@ def _class_name(path: str) -> str:
     return "".join(part.title().replace("_", "") for part in path.split("."))
 
 
-def _annotation(p: Param) -> str:
+def _annotation(p: Param, *, optional: bool = False) -> str:
     if p.allowed:
         kind = "Literal[" + ", ".join(f'"{a}"' for a in p.allowed) + "]"
         if p.type == "fields":  # a list of them, or one comma-separated string
@@ -69,17 +70,26 @@ def _annotation(p: Param) -> str:
         kind = _TYPES[p.type]
     if p.in_path:  # one value, or a list run concurrently
         kind = "_Many" if kind == "str" else f"{kind} | list[{kind}] | tuple[{kind}, ...]"
-    return kind if p.required else f"{kind} | None = None"
+    return kind if p.required and not optional else f"{kind} | None = None"
 
 
 def _params(ep: Endpoint) -> str:
     """As the run-time signature (``_calls.signature``): the first parameter, when required,
-    by position or name; every other one by name."""
+    by position or name; every other one by name; the glossary's words (``symbols=``,
+    ``start=``, ``end=``, ``odd_lot=``) beside the parameters they stand for, which are then
+    optional in the signature (one of the two spellings is required)."""
+    words = aliases(ep)
     ordered = sorted(ep.params, key=lambda p: not p.required)
-    first = (
-        [f"{ordered[0].name}: {_annotation(ordered[0])}"] if ordered and ordered[0].required else []
-    )
-    rest = [f"{p.name}: {_annotation(p)}" for p in ordered[len(first) :]]
+
+    def one(p: Param) -> str:
+        return f"{p.name}: {_annotation(p, optional=p.name in words.values())}"
+
+    first = [one(ordered[0])] if ordered and ordered[0].required else []
+    rest = [one(p) for p in ordered[len(first) :]]
+    by_name = ep.param_map
+    for word, name in words.items():
+        kind = "bool" if word == "odd_lot" else _annotation(by_name[name], optional=True)
+        rest.append(f"{word}: {kind.removesuffix(' | None = None')} | None = None")
     if ep.adjustable:  # local adjustment (docs/adjusted.md), as _calls.signature
         modes = ", ".join(repr(m) for m in adjust.MODES)
         rest.append(f"adjust: Literal[{modes}] | None = None")

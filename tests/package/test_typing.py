@@ -163,3 +163,34 @@ def test_the_typed_backends_are_what_the_calls_return(backend: str) -> None:
     with Client.sandbox(backend=backend) as c:  # type: ignore[call-overload]
         assert type(c.stock.intraday.quote("2330")) is expected
         assert type(c.load("stock.intraday.quote", symbol="2330")) is expected
+
+
+def test_the_readme_calls_type_check_as_written(tmp_path: Path) -> None:
+    """Every Python block of the README passes ``mypy --strict``, with the glossary's words
+    (``symbols=``, ``start=``, ``end=``) where the service's names would also do, and the
+    README's tree call is typed as a pandas frame (not Any)."""
+    from mypy import api
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert blocks and any("symbols=" in b for b in blocks)
+    snippet = tmp_path / "readme_blocks.py"
+    code = "\n".join(blocks)
+    code += (
+        "\nfrom typing import assert_type\nimport pandas as pd\nassert_type(daily, pd.DataFrame)\n"
+    )
+    snippet.write_text(code, encoding="utf-8")
+    out, err, status = api.run(
+        [
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--strict",
+            "--no-error-summary",
+            "--show-error-codes",
+            str(ROOT / "marketframe" / "__init__.py"),
+            str(snippet),
+        ]
+    )
+    assert (status, err) == (0, ""), out
