@@ -4,7 +4,6 @@ the sandbox's own ``adjusted=true`` candles (sdk-parity section 4)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,12 +13,6 @@ from marketframe import Client, Store
 from marketframe.exceptions import AdjustmentUnavailable, BatchError, InvalidParams, PlanError
 
 CANDLES = "stock.historical.candles"
-
-
-@pytest.fixture(scope="module")
-def client(sandbox, api_key) -> Iterator[Client]:  # type: ignore[no-untyped-def]
-    with Client(api_key, base_url=sandbox.base_url, cache=False) as c:
-        yield c
 
 
 @pytest.fixture

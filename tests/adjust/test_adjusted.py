@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,12 +24,6 @@ CANDLES = "stock.historical.candles"
 START, END = dt.date(2010, 1, 1), dt.date(2026, 11, 20)  # END: the session sandbox's today
 SYMBOLS = [e.symbol for e in EQUITIES]
 LIMIT = 0.10  # the +/-10% daily price limit
-
-
-@pytest.fixture(scope="module")
-def client(sandbox, api_key) -> Iterator[Client]:  # type: ignore[no-untyped-def]
-    with Client(api_key, base_url=sandbox.base_url, cache=False) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ way a yfinance user works, with pandas and with polars, against the sandbox."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +16,6 @@ import marketframe
 from marketframe import BatchError, Client, InvalidParams, Store
 
 FIVE = ["2330", "0050", "2317", "2454", "6669"]  # 6669 lists in 2018: earlier windows are empty
-
-
-@pytest.fixture(scope="module")
-def client(sandbox: Any, api_key: str) -> Iterator[Client]:
-    with Client(api_key, base_url=sandbox.base_url, cache=False) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

@@ -187,9 +187,8 @@ def test_other_parameters_name_their_allowed_values(
 
 
 @pytest.fixture(scope="module", params=["pandas", "polars"])
-def client(request: pytest.FixtureRequest, sandbox: Any, api_key: str) -> Iterator[Client]:
-    with Client(api_key, base_url=sandbox.base_url, backend=request.param, cache=False) as c:
-        yield c
+def client_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 def _rows(df: Any) -> list[dict[str, Any]]:
@@ -231,15 +230,19 @@ def test_daily_frames_have_the_documented_columns_and_dtypes(client: Client) -> 
         "202612",
         "202701",
         "202702",
+        "202703",
+        "202706",
         "202612/202701",
         "202612/202702",
-    ]  # nearest vs each later
+        "202612/202703",
+        "202612/202706",
+    ]  # the 3 nearest months and the next 2 quarterly ones; spreads: nearest vs each later
     if client.backend == "pandas":
         assert {c: str(df[c].dtype) for c in df.columns} == DAILY_DTYPES
     else:
         assert df.schema["date"] == pl.Date and df.schema["volume_spread"] == pl.Int64
         assert df.schema["close_price"] == pl.Float64 and df.schema["call_put"] == pl.Categorical
-    outright, spread = rows[0], rows[3]
+    outright, spread = rows[0], rows[5]
     assert outright["volume_spread"] in (None, pd.NA) and spread["volume_spread"] > 0
     assert spread["close_price"] == rows[1]["close_price"] - rows[0]["close_price"]
     assert spread["settlement_price"] is None or np.isnan(spread["settlement_price"])
@@ -252,7 +255,7 @@ def test_weekly_options_and_untraded_strikes(client: Client) -> None:
     df = client.futopt.historical.daily(product="TXO", date="2026-11-19")
     rows = _rows(df)
     months = sorted({r["contract_month"] for r in rows})
-    assert months == ["202611W4", "202612", "202612W1", "202701"]
+    assert months == ["202611W4", "202612", "202612W1", "202701", "202702", "202703", "202706"]
     weekly = [r for r in rows if r["contract_month"] == "202611W4"]
     strikes = sorted({r["strike_price"] for r in weekly})
     untraded = [r for r in weekly if r["strike_price"] in (strikes[0], strikes[-1])]

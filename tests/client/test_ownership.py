@@ -5,7 +5,6 @@ official SDKs allow (no recorded payload of the real service exists)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -18,12 +17,6 @@ from marketframe import Client, InvalidParams
 from marketframe.convert import to_pandas, to_polars, to_table
 from marketframe.endpoints import ENDPOINTS
 from marketframe.exceptions import SchemaError
-
-
-@pytest.fixture(scope="module")
-def client(sandbox: Any, api_key: str) -> Iterator[Client]:
-    with Client(api_key, base_url=sandbox.base_url, cache=False) as c:
-        yield c
 
 
 def test_etf_holdings_one_row_per_date_and_component(client: Client) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,12 +11,6 @@ from marketframe import Client, ConfigurationError, InvalidParams
 from marketframe._time import one_year_after
 
 KDJ = {"symbol": "2330", "timeframe": "D", "rPeriod": 9, "kPeriod": 3, "dPeriod": 3}
-
-
-@pytest.fixture(scope="module")
-def client(sandbox: Any, api_key: str) -> Iterator[Client]:
-    with Client(api_key, base_url=sandbox.base_url, cache=False) as c:
-        yield c
 
 
 CASES = [

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import fields
 from typing import Any
 
@@ -19,9 +18,8 @@ NOW_RANGE = {"start": "2026-11-02", "end": "2026-11-06"}
 
 
 @pytest.fixture(scope="module")
-def client(sandbox: Any, api_key: str) -> Iterator[Client]:
-    with Client(api_key, base_url=sandbox.base_url, cache=False, backend="arrow") as c:
-        yield c
+def client_backend() -> str:
+    return "arrow"
 
 
 def test_start_end_are_the_sdk_from_to_on_client(client: Client) -> None:

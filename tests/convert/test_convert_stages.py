@@ -4,9 +4,7 @@ streaming, and both row readers giving the same table."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pyarrow as pa
@@ -23,9 +21,8 @@ SAMPLES = Path(__file__).parents[1] / "data" / "samples"
 
 
 @pytest.fixture(scope="module")
-def client(sandbox: Any, api_key: str) -> Iterator[Client]:
-    with Client(api_key, base_url=sandbox.base_url, cache=False, backend="arrow") as c:
-        yield c
+def client_backend() -> str:
+    return "arrow"
 
 
 def _sources() -> list[RowSource]:

@@ -3,7 +3,6 @@ reads, ``download`` and the stream recorder agree, checked against one table."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +28,6 @@ CANDLES = "stock.historical.candles"
 
 def _dtype(frame: Any, column: str) -> Any:
     return frame.schema[column] if isinstance(frame, pl.DataFrame) else str(frame[column].dtype)
-
-
-@pytest.fixture(scope="module")
-def client(sandbox: Any, api_key: str) -> Iterator[Client]:
-    with Client(api_key, base_url=sandbox.base_url, cache=False) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ matplotlib.use("agg")
 import pytest  # noqa: E402
 
 import marketframe  # noqa: E402
-from marketframe import Client, InvalidParams  # noqa: E402
+from marketframe import InvalidParams  # noqa: E402
 from marketframe.cli import main  # noqa: E402
 from marketframe.crosscheck import NotCheckable  # noqa: E402
 from marketframe.exceptions import MarketframeError  # noqa: E402
@@ -22,11 +22,6 @@ SANDBOX = {
     "macd": "ema_seed=first",
     "bb": "bb_ddof=1",
 }
-
-
-@pytest.fixture(scope="module")
-def client(sandbox) -> Client:
-    return Client(sandbox.api_key, base_url=sandbox.base_url, cache=False)
 
 
 @pytest.mark.parametrize("indicator", list(SANDBOX))

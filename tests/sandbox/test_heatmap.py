@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
@@ -10,12 +9,6 @@ import pytest
 import requests
 
 from marketframe import Client, InvalidParams, SymbolNotFound
-
-
-@pytest.fixture(scope="module")
-def client(sandbox: Any, api_key: str) -> Iterator[Client]:
-    with Client(api_key, base_url=sandbox.base_url, cache=False) as c:
-        yield c
 
 
 @pytest.mark.parametrize("index,board", [("IX0001", "TSE"), ("IX0043", "OTC")])
