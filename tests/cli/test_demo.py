@@ -11,6 +11,9 @@ from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
+import pytest
+
+pytestmark = pytest.mark.slow  # end to end: `pytest -m 'not slow'` skips it
 
 ROOT = Path(__file__).resolve().parents[2]
 

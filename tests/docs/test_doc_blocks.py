@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow  # end to end: `pytest -m 'not slow'` skips it
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 NOT_RUN = re.compile(r"^<!-- not run: (?P<why>\S.*?) -->$")

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # subprocesses end to end: `pytest -m 'not slow'` skips them
+
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONAL = ("polars", "authlib", "matplotlib", "ipywidgets", "s3fs", "fsspec", "duckdb")
 

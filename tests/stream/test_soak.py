@@ -12,12 +12,15 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import orjson
+import pytest
 
 from marketframe import Client
 from marketframe.sandbox import Sandbox
 from marketframe.stream import read_recorded
 
 from .conftest import NOW
+
+pytestmark = pytest.mark.slow  # end to end: `pytest -m 'not slow'` skips it
 
 #: day 1's replay is over (after-hours fixed-price trading ends at 14:30, Asia/Taipei)
 DAY1_OVER_US = int(
