@@ -130,3 +130,53 @@ def test_no_night_session_on_the_evening_before_a_closure(market: Market) -> Non
         svc, "/futopt/intraday/quote/{symbol}", {"session": "afterhours"}, symbol=front.symbol
     )
     assert quote["date"] == "2026-06-17"
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("stock.historical.candles", {"symbol": "2330"}),
+        ("stock.historical.candles", {"symbol": "IX0001"}),
+        ("stock.historical.candles", {"symbol": "6488"}),  # a TPEx stock
+    ],
+)
+def test_over_http_history_of_2024_to_2026_trades_on_sessions_only(
+    client: Any, name: str, params: dict[str, Any]
+) -> None:
+    """From the outside, as a user sees it: the daily history of 2024..today has a row on
+    every session of the calendar and on nothing else (no typhoon day, no holiday)."""
+    today = dt.date(2026, 11, 20)  # the session sandbox's clock
+    got: list[dt.date] = []
+    for first, last in [(dt.date(2024, 1, 1), dt.date(2024, 12, 31)),
+                        (dt.date(2025, 1, 1), dt.date(2025, 12, 31)),
+                        (dt.date(2026, 1, 1), today)]:  # fmt: skip
+        df = client.load(name, **params, start=first, end=last, backend="arrow")
+        got += [d for d in df.column("date").to_pylist()]
+    want = [d.date() for d in calendar.sessions_in_range(dt.date(2024, 1, 1), today)]
+    closures = {dt.date(2024, 10, 31), dt.date(2024, 7, 25), dt.date(2026, 6, 19)}
+    assert not closures & set(got)
+    assert sorted(got) == want
+
+
+def test_over_http_futures_history_has_no_day_or_night_session_on_a_closure(client: Any) -> None:
+    df = client.futopt.historical.candles(
+        product="TXF", contractMonth="1!", start="2026-01-01", end="2026-11-20", backend="arrow"
+    )
+    days = set(df.column("date").to_pylist())
+    days = {d.date() if isinstance(d, dt.datetime) else d for d in days}
+    want = {
+        d.date() for d in calendar.sessions_in_range(dt.date(2026, 1, 1), dt.date(2026, 11, 20))
+    }
+    assert days == want
+    night = client.futopt.historical.candles(
+        product="TXF",
+        contractMonth="1!",
+        session="afterhours",
+        start="2026-01-01",
+        end="2026-11-20",
+        backend="arrow",
+    )
+    nights = {
+        d.date() if isinstance(d, dt.datetime) else d for d in night.column("date").to_pylist()
+    }
+    assert nights and nights <= want
