@@ -464,6 +464,8 @@ def _root(path: str | os.PathLike[str]) -> Path:
     """The store directory: ``~`` expanded, created if missing, refused if not a directory."""
     if not isinstance(path, str | os.PathLike):
         raise InvalidParams("Store", "path", f"has value {path!r}", "a directory path")
+    if not os.fspath(path).strip():  # Path("") is the current directory: never a store by typo
+        raise InvalidParams("Store", "path", "is empty", "a directory path")
     root = Path(path).expanduser()
     try:
         root.mkdir(parents=True, exist_ok=True)
