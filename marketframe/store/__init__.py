@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from marketframe.client import Client
 
+from marketframe.store._fs import StoreUnavailable  # noqa: E402 - after the report's classes
 from marketframe.store._lease import LeaseLost  # noqa: E402 - after the report's classes
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "Store",
     "StoreCorrupted",
     "StoreLocked",
+    "StoreUnavailable",
     "SyncError",
     "SyncReport",
     "VerifyReport",
@@ -62,6 +64,7 @@ for _cls in (
     PartlySynced,
     StoreCorrupted,
     StoreLocked,
+    StoreUnavailable,
     SyncError,
     SyncReport,
     VerifyReport,
@@ -85,7 +88,10 @@ class Store:
     server; credentials come from the standard AWS environment variables or profile unless
     given here, and are never stored or shown). Syncs into an object store hold a lease per
     symbol instead of a lock on the whole store (``lease_ttl`` seconds, renewed while the sync
-    runs): see docs/store.md, "Object storage".
+    runs): see docs/store.md, "Object storage". ``timeout`` bounds each object-store
+    operation (one GET, PUT, HEAD or listing with its retries; default 60 s, also
+    ``storage_options={"timeout": ...}``): an endpoint that does not answer raises
+    :class:`StoreUnavailable` naming the operation instead of blocking.
     """
 
     def __init__(
@@ -99,10 +105,17 @@ class Store:
         lock_timeout: float = -1,
         storage_options: dict[str, Any] | None = None,
         lease_ttl: float = 60.0,
+        timeout: float | None = None,
     ):
         from marketframe.store._fs import LocalStorage, storage_for
 
-        self._storage = storage_for(path, storage_options, _root)
+        if timeout is not None and not (
+            isinstance(timeout, int | float)
+            and not isinstance(timeout, bool)
+            and 0 < timeout < float("inf")
+        ):
+            raise InvalidParams("Store", "timeout", f"has value {timeout!r}", "seconds > 0")
+        self._storage = storage_for(path, storage_options, _root, timeout)
         self.root: Any = (
             self._storage.root if isinstance(self._storage, LocalStorage) else self._storage.url
         )

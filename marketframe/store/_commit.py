@@ -133,6 +133,7 @@ def write_rows(
     keys = list(spec.ep.keys)
     constant = (spec.ep.multi_param, "timeframe") if spec.has_symbol else ()
     parts = _io.split_partitions(spec.ds, table) if spec.has_symbol else {None: table}
+    _under_lease(root, manifest, spec.ds, symbol)
     staged = []
     try:
         for year, part in parts.items():
@@ -153,6 +154,26 @@ def write_rows(
     finally:
         for tmp, *_ in staged:
             root.discard(tmp)
+
+
+def _under_lease(root: Storage, manifest: Manifest, ds: DatasetId, symbol: str) -> None:
+    """Object stores: before a partition is built from this writer's view, its lease must
+    still be this writer's (read back from the store) and the latest manifest must record
+    the symbol as this writer last saw it; otherwise another writer wrote it meanwhile and
+    building on this view would publish over its rows: :class:`LeaseLost`."""
+    leases = getattr(root, "leases", None)
+    if leases is None:
+        return
+    leases.confirm(ds, symbol)
+    if manifest.refresh(ds, symbol):
+        from marketframe.store._lease import LeaseLost
+
+        raise LeaseLost(
+            root.url,
+            leases.ttl,
+            f"the manifest's records of {ds.endpoint} {symbol} changed under this writer's "
+            "lease (another writer synced it); nothing more is written, rerun the sync",
+        )
 
 
 def _current(
