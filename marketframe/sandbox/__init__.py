@@ -126,8 +126,9 @@ class Sandbox:
     **stream:
         Streaming settings: ``stream_speed`` (0: as fast as possible; 1: real time),
         ``stream_from`` ("08:30"), ``heartbeat`` (30 s), ``drop_after`` (close each connection
-        after N data events), ``max_connections``, ``auth_timeout``, ``garbage_every`` (send a
-        malformed frame after every N data events).
+        after N data events), ``max_connections``, ``max_subscriptions`` (per connection,
+        200 by default; a subscribe past it gets an ``error`` event and the connection stays),
+        ``auth_timeout``, ``garbage_every`` (send a malformed frame after every N data events).
     """
 
     def __init__(

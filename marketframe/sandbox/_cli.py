@@ -8,7 +8,25 @@ import threading
 
 from . import iso_time
 from ._auth import DEMO_CREDENTIALS, DEMO_KEYS
-from ._server import SandboxOptionError, check_option
+from ._server import SandboxOptionError, check_option, check_stream_option
+from ._streaming import MAX_SUBSCRIPTIONS
+
+
+def _stream_option(name: str):  # type: ignore[no-untyped-def]
+    """argparse type of an integer streaming setting (0: no cap)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+            if value != 0:
+                check_stream_option(name, value)
+        except ValueError as exc:
+            said = exc.allowed if isinstance(exc, SandboxOptionError) else "an integer"
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range; allowed: {said}") from None
+        return value
+
+    parse.__name__ = name
+    return parse
 
 
 def _option(name: str, kind: type, scale: float = 1.0, allowed: str | None = None):  # type: ignore[no-untyped-def]
@@ -104,6 +122,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=60.0,
         help="seconds a connection may go without a complete request",
     )
+    p.add_argument(
+        "--max-subscriptions",
+        type=_stream_option("max_subscriptions"),
+        default=MAX_SUBSCRIPTIONS,
+        help="subscriptions one WebSocket connection may hold (0: no cap)",
+    )
     p.set_defaults(func=run)
 
 
@@ -126,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
         extra_equities=args.extra_equities,
         http_connections=args.http_connections or None,
         idle_timeout=args.idle_timeout,
+        max_subscriptions=args.max_subscriptions or None,
     )
     try:
         with sb:

@@ -29,6 +29,7 @@ from marketframe.store._report import (
     PartlySynced,
     StoreCorrupted,
     StoreLocked,
+    StoreReadOnly,
     SyncError,
     SyncReport,
     VerifyReport,
@@ -52,6 +53,7 @@ __all__ = [
     "Store",
     "StoreCorrupted",
     "StoreLocked",
+    "StoreReadOnly",
     "StoreUnavailable",
     "SyncError",
     "SyncReport",
@@ -64,6 +66,7 @@ for _cls in (
     PartlySynced,
     StoreCorrupted,
     StoreLocked,
+    StoreReadOnly,
     StoreUnavailable,
     SyncError,
     SyncReport,
@@ -203,8 +206,40 @@ class Store:
         Bad arguments raise :class:`~marketframe.InvalidParams` before any request.
         """
         args = self._check_sync(endpoint, symbols, start, end, timeframe, today, params)
-        with self._locked(args[0].ds, args[1]):
+        held = self._already_held(*args)
+        if held is not None:  # nothing to fetch or fix: no lock, nothing written
+            return held
+        with self._locked(args[0].ds, args[1], writing=f"sync {endpoint}"):
             return self._run_sync(*args, progress=progress, strict=strict)
+
+    def _already_held(
+        self, spec: Any, syms: list[str], day: dt.date | None, want: Any
+    ) -> SyncReport | None:
+        """The report of a sync with nothing to do (every window held as final, every
+        recorded file of these symbols unchanged by its cheap check), or None: such a sync
+        takes no lock and writes nothing, so it also works on a read-only store."""
+        from marketframe.store._windows import earliest, plan, split
+
+        if want is None:  # minute timeframes: always refetched
+            return None
+        self._manifest.reload()
+        self._manifest.check()
+        report = SyncReport(spec.ds.key, symbols=len(syms) if spec.has_symbol else 0)
+        for sym in syms:
+            kind_symbol = sym if spec.has_symbol else None
+            held = self._manifest.final(spec.ds, sym)
+            windows, before = plan(want, held, kind_symbol, spec.lead_days())
+            if windows or (before is not None and plan(before, held, None)[0]):
+                return None
+            floor = earliest(kind_symbol)
+            lo = max(want[0], floor) if floor else want[0]
+            if lo <= want[1]:
+                report.windows_skipped += len(split(lo, want[1], spec.lead_days(), floor))
+        for rel, rec in self._manifest.files(spec.ds).items():
+            sym = _io.where(rel)[0] or NO_SYMBOL
+            if sym in syms and not self._storage.unchanged(rel, rec):
+                return None  # the sync's cheap check has something to fix
+        return report
 
     def _check_sync(
         self,
@@ -381,17 +416,21 @@ class Store:
             f"run `marketframe verify --store {self.root} --repair` (or store.verify(repair=True))"
         )
 
-    def _locked(self, ds: Any = None, symbols: Sequence[str] | None = None) -> Any:
+    def _locked(
+        self, ds: Any = None, symbols: Sequence[str] | None = None, *, writing: str | None = None
+    ) -> Any:
         """The inter-process lock of syncs and repairs (a typed error when it times out): a
         file lock on a local store; on an object store, the leases of ``symbols`` of ``ds``
-        (nothing for a check of the whole store)."""
+        (nothing for a check of the whole store). ``writing`` names what will write: on a
+        read-only store it is refused with :class:`StoreReadOnly`; a check (``writing``
+        None) of a read-only store runs without the lock (nobody can write it)."""
         import contextlib
 
         from marketframe.store._fs import LocalStorage
         from marketframe.store._verify import locked
 
         if isinstance(self._storage, LocalStorage):
-            return locked(self.root / LOCK, self.lock_timeout)
+            return locked(self.root / LOCK, self.lock_timeout, writing)
         if ds is None or not symbols:
             return contextlib.nullcontext()
         from marketframe.store._lease import leased
@@ -420,7 +459,7 @@ class Store:
                 "the directory of an existing store",
             )
         day = to_date("Store.verify", "today", today) if today is not None else None
-        with self._locked():
+        with self._locked(writing="verify(repair=True)" if repair else None):
             return _verify.run(self, repair, today=day, progress=progress)
 
     # -- coverage ---------------------------------------------------------------------------
