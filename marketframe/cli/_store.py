@@ -216,7 +216,7 @@ def _where(text: str) -> Path | str:
     path = Path(text.removeprefix("file://"))
     if path.expanduser().exists() and not path.expanduser().is_dir():
         raise argparse.ArgumentTypeError(
-            f"{text!r} is a file, not a store directory; give a directory (new or holding a store)"
+            f"{text!r} is a file, not a directory; give a store directory (new or holding a store)"
         )
     return path
 

@@ -234,7 +234,7 @@ def test_an_empty_or_file_store_path_is_refused_before_anything_is_made(
         ],
         "verify": [],
     }[command]
-    for where, said in (("", "is empty"), (str(a_file), "is a file, not a store directory")):
+    for where, said in (("", "is empty"), (str(a_file), "is a file, not a directory")):
         assert main([command, "--store", where, *rest]) == 2
         assert said in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]  # nothing created
