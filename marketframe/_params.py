@@ -67,7 +67,9 @@ def to_date(endpoint: str, name: str, value: object) -> dt.date:
     A tz-aware ``datetime`` is first converted to Asia/Taipei (the service's calendar), so
     ``2025-01-06 20:00 UTC`` is 2025-01-07; a naive one is taken as Taipei time."""
     day: dt.date | None = None
-    if isinstance(value, dt.datetime):
+    if isinstance(value, dt.date) and value != value:  # noqa: PLR0124 - pandas' NaT
+        pass  # NaT is a datetime that equals nothing: "not a date", never a TypeError later
+    elif isinstance(value, dt.datetime):
         day = (value.astimezone(TAIPEI) if value.tzinfo is not None else value).date()
     elif isinstance(value, dt.date):
         day = value

@@ -29,6 +29,7 @@ from marketframe.exceptions import (
     AdjustmentUnavailable,
     BatchError,
     InvalidParams,
+    MarketframeWarning,
     PlanError,
     SchemaError,
 )
@@ -55,6 +56,11 @@ class Tolerance:
 #: ``adjust="all"`` against the service's ``adjusted=true`` prices: half a cent (the service
 #: rounds adjusted prices to the cent; we do not round), plus float noise of the two products.
 TOLERANCE = Tolerance(abs=0.005, rel=1e-9)
+
+
+class ActionNotApplied(MarketframeWarning):
+    """A past corporate action lacks the data its ratio needs (a dividend without the
+    previous close): the adjustment leaves it out and names it."""
 
 
 @dataclass(frozen=True)
@@ -172,9 +178,15 @@ def events_of(
 ) -> dict[str, list[Event]]:
     """The events of ``mode`` per symbol, from the frames of the two corporate-actions
     endpoints. Events after ``today`` and announced dividends (no previous close yet) have
-    not happened and are left out; a row given twice counts once."""
+    not happened and are left out; a row given twice counts once, while different actions
+    of one symbol on one day (two capital changes, a cash and a stock dividend row) all
+    count: their ratios multiply (docs/adjusted.md). A past dividend without the previous
+    close its ratio needs cannot be applied: it is left out with an
+    :class:`ActionNotApplied` warning naming it, never silently."""
     wanted = None if symbols is None else set(symbols)
-    found: dict[tuple[str, dt.date, str], Event] = {}
+    # keyed by the whole action, not (symbol, day, kind): same-day actions are distinct
+    found: dict[tuple[Any, ...], Event] = {}
+    skipped: list[str] = []
 
     def keep(sym: str, day: dt.date | None) -> bool:
         return day is not None and day <= today and (wanted is None or sym in wanted)
@@ -198,11 +210,15 @@ def events_of(
                 f"of {sym} on {day} is missing and "
                 "cannot be derived from the reference and last close prices",
             )
-        found[(sym, day, "capital")] = Event(sym, day, ratio, ratio)
+        found[(sym, day, "capital", ratio)] = Event(sym, day, ratio, ratio)
     if mode == "all":
         cols = ("symbol", "date", "previous_close", "cash_dividend", "stock_dividend_shares")
         for sym, day, prev, cash, stock in zip(*_columns(dividends, cols), strict=True):
-            if not keep(sym, day) or prev is None:
+            if not keep(sym, day):
+                continue
+            if prev is None or not np.isfinite(prev):
+                if _num(cash) or _num(stock):  # past, with a dividend, but no price to use
+                    skipped.append(f"{sym} {day} (cash {_num(cash):g}, stock {_num(stock):g})")
                 continue
             ratio = dividend_ratio(prev, cash, stock) if prev > 0 else float("nan")
             if not 0 < ratio <= 1:
@@ -212,9 +228,19 @@ def events_of(
                     f"and dividend of {sym} on {day} "
                     f"give a price ratio of {ratio:.4g} (not in 0..1)",
                 )
-            found[(sym, day, "dividend")] = Event(
+            found[(sym, day, "dividend", _num(cash), _num(stock), prev)] = Event(
                 sym, day, ratio, 1.0 / (1.0 + _num(stock) / 1000.0)
             )
+    if skipped:
+        import warnings
+
+        warnings.warn(
+            f"{len(skipped)} past dividend(s) not applied, the service gave no previous close "
+            f"for them: {', '.join(skipped[:10])}{' ...' if len(skipped) > 10 else ''}; "
+            "prices before them are not adjusted for them",
+            ActionNotApplied,
+            stacklevel=2,
+        )
     out: dict[str, list[Event]] = {}
     for event in found.values():
         out.setdefault(event.symbol, []).append(event)

@@ -252,6 +252,24 @@ def _key(values: Iterable[Any]) -> list[str]:
     return [str(v) for v in values]
 
 
+def check_tolerance(tolerance: Any) -> float:
+    """``tolerance`` as a float, or :class:`~marketframe.InvalidParams`: a finite number > 0
+    (NaN compares false, so every difference would "agree"; a negative one agrees with none)."""
+    ok = (
+        isinstance(tolerance, int | float)
+        and not isinstance(tolerance, bool)
+        and math.isfinite(tolerance)
+        and tolerance > 0
+    )
+    if not ok:
+        from marketframe.exceptions import InvalidParams
+
+        raise InvalidParams(
+            "crosscheck", "tolerance", f"has value {tolerance!r}", "a finite number > 0"
+        )
+    return float(tolerance)
+
+
 def crosscheck(
     client: Client[Any],
     symbol: str,
@@ -290,6 +308,7 @@ def crosscheck(
             f"is not a parameter of {name}",
             ", ".join(spec.params),
         )
+    check_tolerance(tolerance)
     values = {**spec.params, **params}
     end_d = to_date("crosscheck", "end", end) if end is not None else dt.date.today()
     start_d = (

@@ -10,6 +10,17 @@ from marketframe.crosscheck import INDICATOR_NAMES, TOLERANCE, NotCheckable, cro
 from marketframe.endpoints import TIMEFRAMES
 
 
+def _tolerance(text: str) -> float:
+    """``--tolerance``: a finite number > 0 (a usage error, exit 2, otherwise)."""
+    from marketframe.crosscheck import check_tolerance
+    from marketframe.exceptions import InvalidParams
+
+    try:
+        return check_tolerance(float(text))
+    except (ValueError, InvalidParams):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number > 0") from None
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "crosscheck",
@@ -42,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--tolerance",
-        type=float,
+        type=_tolerance,
         default=TOLERANCE,
         help="largest relative difference counted as agreement",
     )

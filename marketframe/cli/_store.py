@@ -177,6 +177,13 @@ def _symbols(args: argparse.Namespace, client: Any) -> list[str] | None:
                 f"cannot be read: {exc.strerror}",
                 "a readable file of symbols, one a line",
             ) from None
+        except UnicodeDecodeError as exc:
+            raise InvalidParams(
+                "sync",
+                "symbols-file",
+                f"{str(f)!r} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})",
+                "a UTF-8 text file of symbols, one a line",
+            ) from None
         syms += [t for line in lines for t in line.split("#", 1)[0].split()]
     for board in args.board:
         table = client.fetch_table("stock.intraday.tickers", type=args.type, market=board)
@@ -197,8 +204,21 @@ def _session(stack: ExitStack, args: argparse.Namespace) -> Any:
 
 
 def _where(text: str) -> Path | str:
-    """``--store``: an object-store URL stays text, anything else is a local path."""
-    return text if "://" in text and not text.startswith("file://") else Path(text)
+    """``--store``: an object-store URL stays text, anything else is a local path. An empty
+    path (it would make the current directory a store) or an existing file is refused here,
+    as a usage error (exit 2) before anything is created."""
+    if "://" in text and not text.startswith("file://"):
+        return text
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "is empty; give the store's directory (it is created if missing)"
+        )
+    path = Path(text.removeprefix("file://"))
+    if path.expanduser().exists() and not path.expanduser().is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a file, not a directory; give a store directory (new or holding a store)"
+        )
+    return path
 
 
 def _sync(

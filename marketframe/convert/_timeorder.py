@@ -29,8 +29,8 @@ def item_keys(ep: Endpoint) -> frozenset[str]:
     constituent, a TDCC bracket): they identify a row but keep the service's order."""
     explode = ep.schema.explode
     if explode is None:
-        return frozenset()
-    return frozenset(
+        return frozenset(ep.distinct)
+    return frozenset(ep.distinct) | frozenset(
         c.name
         for c in ep.schema.columns
         if c.name in ep.keys and not c.envelope and c.path[0] == explode

@@ -101,6 +101,9 @@ class Endpoint:
     refresh_days: int | None = None
     technical: Technical | None = field(default=None, compare=False)  # (holds a dict)
     keys: tuple[str, ...] = ()  # columns identifying a row in a dataset
+    # key columns that only tell apart rows of one date (two actions of a symbol on one day):
+    # they identify a row but never order one (ties keep the service's order)
+    distinct: tuple[str, ...] = ()
     #: one call that answers with rows (docs and the every-endpoint test use it)
     example: Mapping[str, Any] = field(default_factory=dict, compare=False)
     doc: str = ""

@@ -247,7 +247,10 @@ _ROWS: tuple[Endpoint, ...] = (
         actions_s.CAPITAL_CHANGES,
         "capital changes (splits, par value, reductions)",
         sort=True,
-        keys=("symbol", "effective_date"),
+        # two actions of one symbol can share a day (a reduction and a split): the factor
+        # and the type tell them apart (a refetched window replaces the rows it covers)
+        keys=("symbol", "effective_date", "action_type", "adjustment_factor"),
+        distinct=("action_type", "adjustment_factor"),
         year=2023,
     ),
     # The reference spells this path "diviends"; the official SDK requests "dividends" and the
@@ -257,7 +260,9 @@ _ROWS: tuple[Endpoint, ...] = (
         actions_s.DIVIDENDS,
         "ex-rights / ex-dividend events",
         sort=False,
-        keys=("symbol", "date"),
+        # a cash and a stock row on one ex-date are two rows (see capital_changes)
+        keys=("symbol", "date", "dividend_type", "cash_dividend", "stock_dividend_shares"),
+        distinct=("dividend_type", "cash_dividend", "stock_dividend_shares"),
     ),
     # a company can apply again under the same symbol: the symbol alone is no key. Its review,
     # approval and listing dates and its underwriting price fill in over the months after its

@@ -26,7 +26,14 @@ from ._limits import Runner, quiet_accept_errors, rest_pool
 from ._market import Market
 from ._query import Query, ServiceError
 from ._routes import ROUTES, with_aliases
-from ._server import PREFIX, RestApp, Settings
+from ._server import (
+    PREFIX,
+    RestApp,
+    SandboxOptionError,
+    Settings,
+    check_option,
+    check_stream_option,
+)
 from ._service import Route, Service
 from ._streaming import Streaming, StreamSettings
 
@@ -36,6 +43,7 @@ __all__ = [
     "Query",
     "Route",
     "Sandbox",
+    "SandboxOptionError",
     "Service",
     "ServiceError",
     "iso_time",
@@ -95,7 +103,7 @@ class Sandbox:
         wall clock. Change it later with :meth:`set_now` or :meth:`advance`.
     rate_limit, rate_window:
         Requests per key per window of ``rate_window`` seconds (60, as the real service;
-        ``rate_limit=None``: unlimited, headers still sent).
+        ``rate_limit=None`` or ``0``: unlimited, headers still sent).
     latency:
         Seconds added to every response.
     fault_rate, reset_rate:
@@ -104,7 +112,11 @@ class Sandbox:
         Generic synthetic equities (symbols 9001, 9002, ...) added to the universe for bulk jobs.
     http_connections:
         Connections open at once (REST and WebSocket); further ones are closed on accept.
-        ``None``: no cap.
+        ``None`` or ``0``: no cap.
+
+    Every option is checked before anything starts: one outside its range (a negative seed
+    or rate, a share above 1, an infinite latency, ...) raises :class:`SandboxOptionError`
+    (a ``ValueError``) naming the allowed range.
     idle_timeout:
         Seconds a connection may go without sending a complete request (silent, trickling
         headers, or idle between requests) before the server closes it.
@@ -114,8 +126,9 @@ class Sandbox:
     **stream:
         Streaming settings: ``stream_speed`` (0: as fast as possible; 1: real time),
         ``stream_from`` ("08:30"), ``heartbeat`` (30 s), ``drop_after`` (close each connection
-        after N data events), ``max_connections``, ``auth_timeout``, ``garbage_every`` (send a
-        malformed frame after every N data events).
+        after N data events), ``max_connections``, ``max_subscriptions`` (per connection,
+        200 by default; a subscribe past it gets an ``error`` event and the connection stays),
+        ``auth_timeout``, ``garbage_every`` (send a malformed frame after every N data events).
     """
 
     def __init__(
@@ -136,6 +149,23 @@ class Sandbox:
         extra_routes: tuple[Route, ...] = (),
         **stream: Any,
     ) -> None:
+        checked = {
+            k: check_option(k, v)
+            for k, v in {
+                "seed": seed,
+                "rate_limit": rate_limit,
+                "rate_window": rate_window,
+                "latency": latency,
+                "fault_rate": fault_rate,
+                "reset_rate": reset_rate,
+                "port": port,
+                "extra_equities": extra_equities,
+                "http_connections": http_connections,
+                "idle_timeout": idle_timeout,
+            }.items()
+        }
+        rate_limit, http_connections = checked["rate_limit"], checked["http_connections"]
+        stream = {k: check_stream_option(k, v) for k, v in stream.items()}
         self.seed = seed
         self.host = host
         self.port = port
@@ -182,6 +212,12 @@ class Sandbox:
         ``stream_from``, ``heartbeat``, ``drop_after``, ``max_connections``, ``auth_timeout``,
         ``garbage_every``) while running. Changing the stream speed or start restarts the shared
         replay clock."""
+        changes = {
+            k: check_stream_option(k, v)
+            if k in StreamSettings.__dataclass_fields__
+            else check_option(k, v)
+            for k, v in changes.items()
+        }
         for k, v in changes.items():
             for target in (self.settings, self.stream_settings):
                 if hasattr(target, k):

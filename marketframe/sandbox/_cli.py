@@ -8,6 +8,45 @@ import threading
 
 from . import iso_time
 from ._auth import DEMO_CREDENTIALS, DEMO_KEYS
+from ._server import SandboxOptionError, check_option, check_stream_option
+from ._streaming import MAX_SUBSCRIPTIONS
+
+
+def _stream_option(name: str):  # type: ignore[no-untyped-def]
+    """argparse type of an integer streaming setting (0: no cap)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+            if value != 0:
+                check_stream_option(name, value)
+        except ValueError as exc:
+            said = exc.allowed if isinstance(exc, SandboxOptionError) else "an integer"
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range; allowed: {said}") from None
+        return value
+
+    parse.__name__ = name
+    return parse
+
+
+def _option(name: str, kind: type, scale: float = 1.0, allowed: str | None = None):  # type: ignore[no-untyped-def]
+    """argparse type of the server option ``name``: its range is checked when the command
+    line is read (exit 2 naming the range), never by a server that then fails every request.
+    ``scale`` converts the flag's unit to the option's (milliseconds to seconds)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+            check_option(name, value * scale if scale != 1.0 else value)
+        except ValueError as exc:  # not a number, or SandboxOptionError
+            said = exc.allowed if isinstance(exc, SandboxOptionError) else None
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is out of range; allowed: {allowed or said or kind.__name__}"
+            ) from None
+        return value
+
+    parse.__name__ = name  # argparse names the type in its own messages
+    return parse
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,8 +61,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    p.add_argument("--port", type=int, default=8000, help="port (0 picks a free one)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic market")
+    p.add_argument(
+        "--port", type=_option("port", int), default=8000, help="port (0 picks a free one)"
+    )
+    p.add_argument(
+        "--seed", type=_option("seed", int), default=0, help="seed of the synthetic market"
+    )
     p.add_argument(
         "--now",
         default=None,
@@ -32,38 +75,58 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "default: follow the wall clock",
     )
     p.add_argument(
-        "--rate-limit", type=int, default=600, help="requests per key per minute (0: unlimited)"
+        "--rate-limit",
+        type=_option("rate_limit", int),
+        default=600,
+        help="requests per key per minute (0: unlimited)",
     )
     p.add_argument(
-        "--rate-window", type=float, default=60.0, help="seconds of one rate-limit window"
+        "--rate-window",
+        type=_option("rate_window", float),
+        default=60.0,
+        help="seconds of one rate-limit window",
     )
-    p.add_argument("--latency-ms", type=float, default=0.0, help="delay added to each response")
     p.add_argument(
-        "--fault-rate", type=float, default=0.0, help="share of requests answered with a random 5xx"
+        "--latency-ms",
+        type=_option("latency", float, 1e-3, "milliseconds from 0 to 60000"),
+        default=0.0,
+        help="delay added to each response",
+    )
+    p.add_argument(
+        "--fault-rate",
+        type=_option("fault_rate", float),
+        default=0.0,
+        help="share of requests answered with a random 5xx",
     )
     p.add_argument(
         "--reset-rate",
-        type=float,
+        type=_option("reset_rate", float),
         default=0.0,
         help="share of requests whose connection is dropped unanswered",
     )
     p.add_argument(
         "--extra-equities",
-        type=int,
+        type=_option("extra_equities", int),
         default=0,
         help="add N generic synthetic equities (9001, 9002, ...) for bulk jobs",
     )
     p.add_argument(
         "--http-connections",
-        type=int,
+        type=_option("http_connections", int),
         default=512,
         help="connections open at once; more are closed on accept (0: no cap)",
     )
     p.add_argument(
         "--idle-timeout",
-        type=float,
+        type=_option("idle_timeout", float),
         default=60.0,
         help="seconds a connection may go without a complete request",
+    )
+    p.add_argument(
+        "--max-subscriptions",
+        type=_stream_option("max_subscriptions"),
+        default=MAX_SUBSCRIPTIONS,
+        help="subscriptions one WebSocket connection may hold (0: no cap)",
     )
     p.set_defaults(func=run)
 
@@ -87,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
         extra_equities=args.extra_equities,
         http_connections=args.http_connections or None,
         idle_timeout=args.idle_timeout,
+        max_subscriptions=args.max_subscriptions or None,
     )
     try:
         with sb:

@@ -58,6 +58,93 @@ class Settings:
     http_connections: int | None = 512  # open connections at once; None: no cap
 
 
+class SandboxOptionError(ValueError):
+    """A sandbox option outside its range, refused before the server starts (or, through
+    ``Sandbox.configure``, before the running server takes it). ``name`` is the option,
+    ``allowed`` its range in words."""
+
+    def __init__(self, name: str, value: Any, allowed: str) -> None:
+        self.name, self.value, self.allowed = name, value, allowed
+        super().__init__(f"sandbox option {name}={value!r} is out of range; allowed: {allowed}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+#: every server option: (check, allowed in words). Numbers are finite (an infinite latency
+#: or window hangs every request); 0 for rate_limit / http_connections means "no limit".
+OPTION_RULES: dict[str, tuple[Any, str]] = {
+    "seed": (lambda v: _is_int(v) and 0 <= v < 2**64, "an integer from 0 to 2**64-1"),
+    "fault_seed": (lambda v: _is_int(v) and 0 <= v < 2**64, "an integer from 0 to 2**64-1"),
+    "rate_limit": (
+        lambda v: v is None or (_is_int(v) and 0 <= v <= 10**9),
+        "an integer from 1 to 10**9 requests, or 0 / None: unlimited",
+    ),
+    "rate_window": (lambda v: _is_num(v) and 0 < v <= 86400, "seconds, > 0 and <= 86400"),
+    "latency": (lambda v: _is_num(v) and 0 <= v <= 60, "seconds from 0 to 60"),
+    "fault_rate": (lambda v: _is_num(v) and 0 <= v <= 1, "a share from 0 to 1"),
+    "reset_rate": (lambda v: _is_num(v) and 0 <= v <= 1, "a share from 0 to 1"),
+    "http_connections": (
+        lambda v: v is None or (_is_int(v) and 0 <= v <= 1_000_000),
+        "an integer from 1 to 1000000, or 0 / None: no cap",
+    ),
+    "extra_equities": (lambda v: _is_int(v) and 0 <= v <= 100_000, "an integer from 0 to 100000"),
+    "idle_timeout": (lambda v: _is_num(v) and 0 < v <= 86400, "seconds, > 0 and <= 86400"),
+    "port": (lambda v: _is_int(v) and 0 <= v <= 65535, "a port from 0 (any free one) to 65535"),
+}
+
+
+#: the streaming settings (``StreamSettings``), checked the same way
+STREAM_RULES: dict[str, tuple[Any, str]] = {
+    "stream_speed": (lambda v: _is_num(v) and 0 <= v <= 1e6, "0 (as fast as possible) to 1e6"),
+    "stream_from": (
+        lambda v: isinstance(v, str) and _hhmm(v),
+        "a time of day 'HH:MM' (00:00 to 23:59)",
+    ),
+    "heartbeat": (lambda v: _is_num(v) and 0 < v <= 86400, "seconds, > 0 and <= 86400"),
+    "drop_after": (lambda v: v is None or (_is_int(v) and v >= 1), "an integer >= 1, or None"),
+    "max_connections": (
+        lambda v: v is None or (_is_int(v) and v >= 1),
+        "an integer >= 1, or None: no cap",
+    ),
+    "max_subscriptions": (
+        lambda v: v is None or (_is_int(v) and v >= 1),
+        "an integer >= 1, or None: no cap",
+    ),
+    "auth_timeout": (lambda v: _is_num(v) and 0 < v <= 86400, "seconds, > 0 and <= 86400"),
+    "garbage_every": (lambda v: v is None or (_is_int(v) and v >= 1), "an integer >= 1, or None"),
+}
+
+
+def _hhmm(text: str) -> bool:
+    h, _, m = text.partition(":")
+    return h.isdigit() and m[:2].isdigit() and int(h) < 24 and int(m[:2]) < 60
+
+
+def check_stream_option(name: str, value: Any) -> Any:
+    """A streaming setting checked (an unknown name is left to ``StreamSettings``)."""
+    rule = STREAM_RULES.get(name)
+    if rule is not None and not rule[0](value):
+        raise SandboxOptionError(name, value, rule[1])
+    return value
+
+
+def check_option(name: str, value: Any) -> Any:
+    """``value`` of server option ``name``, normalized (0 -> None where 0 means "no limit"),
+    or :class:`SandboxOptionError`."""
+    rule = OPTION_RULES.get(name)
+    if rule is not None and not rule[0](value):
+        raise SandboxOptionError(name, value, rule[1])
+    if name in ("rate_limit", "http_connections") and value == 0:
+        return None
+    return value
+
+
 @dataclass
 class _Window:
     start: float

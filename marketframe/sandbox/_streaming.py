@@ -34,6 +34,7 @@ import contextlib
 import hashlib
 import heapq
 import time
+import weakref
 from dataclasses import dataclass
 from datetime import datetime
 from datetime import time as dtime
@@ -54,6 +55,14 @@ CHANNELS = ("trades", "candles", "books", "aggregates", "indices")
 _FAIR_SHARE = 32
 
 
+#: the default cap of subscriptions per connection (the service documents none)
+MAX_SUBSCRIPTIONS = 200
+#: the error of a subscribe past the cap: the shape of the service's documented limit error
+#: (ws_error_max_connections: ``data`` with ``code`` and ``message``); code and text are the
+#: sandbox's guess (docs/sandbox.md)
+SUBSCRIPTIONS_CODE = 1001
+
+
 @dataclass
 class StreamSettings:
     stream_speed: float = 0.0  # 0: as fast as possible; 1: real time; N: N x real time
@@ -63,6 +72,9 @@ class StreamSettings:
     max_connections: int | None = None
     auth_timeout: float = 30.0  # seconds allowed to authenticate before the server closes
     garbage_every: int | None = None  # send a malformed frame after every N data events
+    # subscriptions one connection may hold (each holds a day's replay of one channel and
+    # symbol: without a cap one connection subscribing to everything took ~5 GiB)
+    max_subscriptions: int | None = MAX_SUBSCRIPTIONS
 
 
 class Streaming:
@@ -73,6 +85,9 @@ class Streaming:
         self.connections = 0
         self.garbage_sent = 0
         self._cache: dict[tuple, Events] = {}
+        # every replay a subscription still holds, whether or not the LRU above still does:
+        # a connection past the LRU's size shares them instead of building its own copies
+        self._shared: weakref.WeakValueDictionary[tuple, Events] = weakref.WeakValueDictionary()
         self._building: dict[tuple, asyncio.Future[Events]] = {}
         self.builds = 0  # event lists built (each (channel, symbol, day) once while cached)
         self.restart()
@@ -104,6 +119,10 @@ class Streaming:
         key = (channel, symbol, oddlot, d, market, version)
         got = self._cache.get(key)
         if got is None:
+            got = self._shared.get(key)
+            if got is not None:
+                self._cache[key] = got
+        if got is None:
             self.builds += 1
             rng = self.market.rng
             if market == "futopt":
@@ -114,6 +133,7 @@ class Streaming:
                 got = build_events(channel, day, rng) if day is not None else None
             got = got or Events(np.zeros(0, dtype=np.int64), [])
             self._cache[key] = got
+            self._shared[key] = got
             if len(self._cache) > 512:
                 self._cache.pop(next(iter(self._cache)))
         return got
@@ -125,7 +145,7 @@ class Streaming:
         (channel, symbol, day) while it is being built wait for that one build (100 clients
         subscribing at once must not build it 100 times over)."""
         key = (channel, symbol, oddlot, self.replay_date(), market, version)
-        got = self._cache.get(key)
+        got = self._cache.get(key) or self._shared.get(key)
         if got is not None:
             return got
         pending = self._building.get(key)
@@ -286,15 +306,10 @@ class Streaming:
         # every symbol of it: the time the sandbox takes to build the events (longer on a busy
         # machine) must not make a subscriber miss what happened meanwhile
         start = conn.cursor if self.settings.stream_speed == 0 else self.market_now_us()
-        replies = []
+        day = self.replay_date()
+        wanted = []
         for symbol in symbols:
-            day = self.replay_date()
             resolved = self._resolve(conn, channel, symbol, day)
-            if resolved is None:
-                await self._error(
-                    conn, f"Subscription failed: symbol '{symbol}' not available on {channel}"
-                )
-                continue
             # an alias and its contract are one subscription (one id)
             sid = hashlib.sha1(
                 (
@@ -303,6 +318,31 @@ class Streaming:
                     else f"futopt:{conn.version}:{channel}:{resolved}:{oddlot}"
                 ).encode()
             ).hexdigest()[:20]
+            wanted.append((symbol, resolved, sid))
+        cap = self.settings.max_subscriptions
+        new = {sid for _, resolved, sid in wanted if resolved is not None} - set(conn.subs)
+        if cap is not None and len(conn.subs) + len(new) > cap:
+            # all or nothing, before anything is built; the connection stays open
+            await conn.ws.send_str(
+                orjson.dumps(
+                    {
+                        "event": "error",
+                        "data": {
+                            "code": SUBSCRIPTIONS_CODE,
+                            "message": f"Maximum number of subscriptions reached ({cap} per "
+                            f"connection; {len(conn.subs)} held, {len(new)} more asked)",
+                        },
+                    }
+                ).decode()
+            )
+            return
+        replies = []
+        for symbol, resolved, sid in wanted:
+            if resolved is None:
+                await self._error(
+                    conn, f"Subscription failed: symbol '{symbol}' not available on {channel}"
+                )
+                continue
             events = await self.events_async(channel, resolved, oddlot, conn.market, conn.version)
             pos = int(np.searchsorted(events.times, start, side="left"))
             sub = _Sub(

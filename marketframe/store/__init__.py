@@ -29,6 +29,7 @@ from marketframe.store._report import (
     PartlySynced,
     StoreCorrupted,
     StoreLocked,
+    StoreReadOnly,
     SyncError,
     SyncReport,
     VerifyReport,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
     from marketframe.client import Client
 
+from marketframe.store._fs import StoreUnavailable  # noqa: E402 - after the report's classes
 from marketframe.store._lease import LeaseLost  # noqa: E402 - after the report's classes
 
 __all__ = [
@@ -51,6 +53,8 @@ __all__ = [
     "Store",
     "StoreCorrupted",
     "StoreLocked",
+    "StoreReadOnly",
+    "StoreUnavailable",
     "SyncError",
     "SyncReport",
     "VerifyReport",
@@ -62,6 +66,8 @@ for _cls in (
     PartlySynced,
     StoreCorrupted,
     StoreLocked,
+    StoreReadOnly,
+    StoreUnavailable,
     SyncError,
     SyncReport,
     VerifyReport,
@@ -85,7 +91,10 @@ class Store:
     server; credentials come from the standard AWS environment variables or profile unless
     given here, and are never stored or shown). Syncs into an object store hold a lease per
     symbol instead of a lock on the whole store (``lease_ttl`` seconds, renewed while the sync
-    runs): see docs/store.md, "Object storage".
+    runs): see docs/store.md, "Object storage". ``timeout`` bounds each object-store
+    operation (one GET, PUT, HEAD or listing with its retries; default 60 s, also
+    ``storage_options={"timeout": ...}``): an endpoint that does not answer raises
+    :class:`StoreUnavailable` naming the operation instead of blocking.
     """
 
     def __init__(
@@ -99,10 +108,17 @@ class Store:
         lock_timeout: float = -1,
         storage_options: dict[str, Any] | None = None,
         lease_ttl: float = 60.0,
+        timeout: float | None = None,
     ):
         from marketframe.store._fs import LocalStorage, storage_for
 
-        self._storage = storage_for(path, storage_options, _root)
+        if timeout is not None and not (
+            isinstance(timeout, int | float)
+            and not isinstance(timeout, bool)
+            and 0 < timeout < float("inf")
+        ):
+            raise InvalidParams("Store", "timeout", f"has value {timeout!r}", "seconds > 0")
+        self._storage = storage_for(path, storage_options, _root, timeout)
         self.root: Any = (
             self._storage.root if isinstance(self._storage, LocalStorage) else self._storage.url
         )
@@ -190,8 +206,40 @@ class Store:
         Bad arguments raise :class:`~marketframe.InvalidParams` before any request.
         """
         args = self._check_sync(endpoint, symbols, start, end, timeframe, today, params)
-        with self._locked(args[0].ds, args[1]):
+        held = self._already_held(*args)
+        if held is not None:  # nothing to fetch or fix: no lock, nothing written
+            return held
+        with self._locked(args[0].ds, args[1], writing=f"sync {endpoint}"):
             return self._run_sync(*args, progress=progress, strict=strict)
+
+    def _already_held(
+        self, spec: Any, syms: list[str], day: dt.date | None, want: Any
+    ) -> SyncReport | None:
+        """The report of a sync with nothing to do (every window held as final, every
+        recorded file of these symbols unchanged by its cheap check), or None: such a sync
+        takes no lock and writes nothing, so it also works on a read-only store."""
+        from marketframe.store._windows import earliest, plan, split
+
+        if want is None:  # minute timeframes: always refetched
+            return None
+        self._manifest.reload()
+        self._manifest.check()
+        report = SyncReport(spec.ds.key, symbols=len(syms) if spec.has_symbol else 0)
+        for sym in syms:
+            kind_symbol = sym if spec.has_symbol else None
+            held = self._manifest.final(spec.ds, sym)
+            windows, before = plan(want, held, kind_symbol, spec.lead_days())
+            if windows or (before is not None and plan(before, held, None)[0]):
+                return None
+            floor = earliest(kind_symbol)
+            lo = max(want[0], floor) if floor else want[0]
+            if lo <= want[1]:
+                report.windows_skipped += len(split(lo, want[1], spec.lead_days(), floor))
+        for rel, rec in self._manifest.files(spec.ds).items():
+            sym = _io.where(rel)[0] or NO_SYMBOL
+            if sym in syms and not self._storage.unchanged(rel, rec):
+                return None  # the sync's cheap check has something to fix
+        return report
 
     def _check_sync(
         self,
@@ -368,17 +416,21 @@ class Store:
             f"run `marketframe verify --store {self.root} --repair` (or store.verify(repair=True))"
         )
 
-    def _locked(self, ds: Any = None, symbols: Sequence[str] | None = None) -> Any:
+    def _locked(
+        self, ds: Any = None, symbols: Sequence[str] | None = None, *, writing: str | None = None
+    ) -> Any:
         """The inter-process lock of syncs and repairs (a typed error when it times out): a
         file lock on a local store; on an object store, the leases of ``symbols`` of ``ds``
-        (nothing for a check of the whole store)."""
+        (nothing for a check of the whole store). ``writing`` names what will write: on a
+        read-only store it is refused with :class:`StoreReadOnly`; a check (``writing``
+        None) of a read-only store runs without the lock (nobody can write it)."""
         import contextlib
 
         from marketframe.store._fs import LocalStorage
         from marketframe.store._verify import locked
 
         if isinstance(self._storage, LocalStorage):
-            return locked(self.root / LOCK, self.lock_timeout)
+            return locked(self.root / LOCK, self.lock_timeout, writing)
         if ds is None or not symbols:
             return contextlib.nullcontext()
         from marketframe.store._lease import leased
@@ -407,7 +459,7 @@ class Store:
                 "the directory of an existing store",
             )
         day = to_date("Store.verify", "today", today) if today is not None else None
-        with self._locked():
+        with self._locked(writing="verify(repair=True)" if repair else None):
             return _verify.run(self, repair, today=day, progress=progress)
 
     # -- coverage ---------------------------------------------------------------------------
@@ -464,6 +516,8 @@ def _root(path: str | os.PathLike[str]) -> Path:
     """The store directory: ``~`` expanded, created if missing, refused if not a directory."""
     if not isinstance(path, str | os.PathLike):
         raise InvalidParams("Store", "path", f"has value {path!r}", "a directory path")
+    if not os.fspath(path).strip():  # Path("") is the current directory: never a store by typo
+        raise InvalidParams("Store", "path", "is empty", "a directory path")
     root = Path(path).expanduser()
     try:
         root.mkdir(parents=True, exist_ok=True)

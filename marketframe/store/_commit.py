@@ -92,8 +92,14 @@ def _write(
             table = _in_window(table, task.window)  # drop the warm-up lead
         if table.num_rows:
             kept.append(table)
-    if kept:
-        write_rows(root, manifest, spec, symbol, concat(kept), report)
+    # symbol-less datasets (corporate actions): a fetched window is the service's whole
+    # answer for it, so it replaces the rows stored for it (their key holds values that a
+    # correction may change: an upsert would keep the old row beside the new one)
+    windows = [t.window for t, _, _ in results if t.window is not None]
+    replace = windows if not spec.has_symbol else None
+    if kept or replace:
+        table = concat(kept) if kept else None
+        write_rows(root, manifest, spec, symbol, table, report, replace=replace)
     for task, table, today in results:
         report.windows_fetched += 1
         if task.window is None:  # minute timeframe: what came back, never final
@@ -121,7 +127,14 @@ def _write(
 
 
 def write_rows(
-    root: Storage, manifest: Manifest, spec: Spec, symbol: str, table: pa.Table, report: SyncReport
+    root: Storage,
+    manifest: Manifest,
+    spec: Spec,
+    symbol: str,
+    table: pa.Table | None,
+    report: SyncReport,
+    *,
+    replace: list[Interval] | None = None,
 ) -> None:
     """Upsert one symbol's rows into its partition files. Each new file is staged (fsynced),
     recorded as pending in the manifest, then renamed into place and recorded as current:
@@ -132,7 +145,10 @@ def write_rows(
     }
     keys = list(spec.ep.keys)
     constant = (spec.ep.multi_param, "timeframe") if spec.has_symbol else ()
+    if table is None:
+        table = spec.ep.schema.arrow(minute=spec.minute).empty_table()
     parts = _io.split_partitions(spec.ds, table) if spec.has_symbol else {None: table}
+    _under_lease(root, manifest, spec.ds, symbol)
     staged = []
     try:
         for year, part in parts.items():
@@ -140,6 +156,10 @@ def write_rows(
                 Path(), spec.ds, symbol if spec.has_symbol else None, year
             ).as_posix()
             old = _current(root, manifest, spec, symbol, rel, report)
+            if old is not None and replace:
+                old = _outside(old, _io.date_column(spec.ep), replace)
+            if old is None and not part.num_rows:
+                continue
             data, rec, delta = _io.prepare(part, keys, meta, constant, old, order_keys(spec.ep))
             tmp, stamp = root.stage(rel, data)
             staged.append((tmp, rel, {**rec.as_dict(), **stamp}))
@@ -153,6 +173,43 @@ def write_rows(
     finally:
         for tmp, *_ in staged:
             root.discard(tmp)
+
+
+def _outside(table: pa.Table, column: str, windows: list[Interval]) -> pa.Table:
+    """The rows of ``table`` whose ``column`` date is in none of ``windows`` (or null)."""
+    col = table.column(column)
+    if pa.types.is_timestamp(col.type):
+        col = pc.cast(pc.local_timestamp(col), pa.date32())
+    inside = None
+    for lo, hi in windows:
+        m = pc.and_(
+            pc.greater_equal(col, pa.scalar(lo, pa.date32())),
+            pc.less_equal(col, pa.scalar(hi, pa.date32())),
+        )
+        inside = m if inside is None else pc.or_(inside, m)
+    if inside is None:
+        return table
+    return table.filter(pc.invert(pc.fill_null(inside, False)))
+
+
+def _under_lease(root: Storage, manifest: Manifest, ds: DatasetId, symbol: str) -> None:
+    """Object stores: before a partition is built from this writer's view, its lease must
+    still be this writer's (read back from the store) and the latest manifest must record
+    the symbol as this writer last saw it; otherwise another writer wrote it meanwhile and
+    building on this view would publish over its rows: :class:`LeaseLost`."""
+    leases = getattr(root, "leases", None)
+    if leases is None:
+        return
+    leases.confirm(ds, symbol)
+    if manifest.refresh(ds, symbol):
+        from marketframe.store._lease import LeaseLost
+
+        raise LeaseLost(
+            root.url,
+            leases.ttl,
+            f"the manifest's records of {ds.endpoint} {symbol} changed under this writer's "
+            "lease (another writer synced it); nothing more is written, rerun the sync",
+        )
 
 
 def _current(

@@ -27,7 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from marketframe.exceptions import InvalidParams
+from marketframe.exceptions import InvalidParams, MarketframeError
 from marketframe.store import _io
 from marketframe.store._base import _PreconditionFailed
 from marketframe.store._report import StoreCorrupted
@@ -84,22 +84,126 @@ def md5(data: bytes) -> str:
     return hashlib.md5(data, usedforsecurity=False).hexdigest()
 
 
+#: the default deadline of one object-store operation (one GET, PUT, HEAD or listing, its
+#: retries included), in seconds: ``Store(timeout=...)`` or ``storage_options={"timeout": ...}``
+DEFAULT_TIMEOUT = 60.0
+#: connect and read timeouts of one HTTP attempt (botocore's defaults are 60 s each, with up
+#: to 5 attempts: a silent endpoint held a read for ~7 minutes)
+CONNECT_TIMEOUT, READ_TIMEOUT, ATTEMPTS = 5.0, 20.0, 3
+S3FS_RETRIES = 2  # s3fs's retry loop around botocore's (its default: 5)
+
+
+class StoreUnavailable(MarketframeError, OSError):
+    """The object store could not be reached or did not answer in time (``.what`` names the
+    operation tried, never credentials). Nothing after it was written; rerun when the store
+    answers again (a sync resumes where it stopped)."""
+
+    hint = "check the network and the endpoint URL, then rerun (a sync resumes)"
+
+    def __init__(self, what: str, problem: str):
+        self.what = what
+        MarketframeError.__init__(self, f"{what}: {problem}")
+
+
+def shown_url(url: str) -> str:
+    """``url`` as errors, reprs and logs show it: no ``user:password@``, no query."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url.split("?", 1)[0]
+    rest = rest.split("?", 1)[0].split("#", 1)[0]
+    netloc, slash, path = rest.partition("/")
+    netloc = netloc.rpartition("@")[2]
+    return f"{scheme}://{netloc}{slash}{path}"
+
+
+def split_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """``url`` without inline ``user:password@``, and the user and password it held."""
+    scheme, sep, rest = url.partition("://")
+    netloc, slash, path = rest.partition("/")
+    if not sep or "@" not in netloc:
+        return url, None, None
+    userinfo, _, host = netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return f"{scheme}://{host}{slash}{path}", user or None, password or None
+
+
+def _network_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the network or the store failing (not an answer the caller
+    handles: a missing object, access refused, a failed condition)."""
+    if isinstance(exc, FileNotFoundError | PermissionError) or _precondition(exc):
+        return False
+    if isinstance(exc, OSError | TimeoutError):  # ConnectionError, s3fs's translated 5xx
+        return True
+    names = {t.__name__ for t in type(exc).__mro__}
+    return bool(
+        names
+        & {
+            "BotoCoreError",  # EndpointConnectionError, ConnectionClosedError, ReadTimeout...
+            "ClientError",  # aiohttp's base error (botocore's answers arrive as OSError)
+            "FSTimeoutError",
+            "IncompleteRead",
+        }
+    )
+
+
 class ObjectStorage:
-    """A store under ``url`` on an fsspec filesystem (S3 and S3-compatible servers first)."""
+    """A store under ``url`` on an fsspec filesystem (S3 and S3-compatible servers first).
+
+    Every operation on an object store has a deadline (``timeout`` seconds, retries
+    included) and connect / read timeouts per attempt; a network failure or a deadline
+    raises :class:`StoreUnavailable` naming the operation. A wait can always be interrupted
+    (Ctrl-C): the calling thread never blocks for longer than a quarter second at a time.
+    """
 
     remote = True
 
-    def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        url: str,
+        storage_options: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ):
         import fsspec
 
         opts = dict(storage_options or {})
+        self.url = shown_url(url)  # refined below; never holds credentials
+        url, user, password = split_credentials(url)
         protocol = url.split("://", 1)[0]
+        if user is not None or password is not None:
+            import warnings
+
+            from marketframe.exceptions import MarketframeWarning
+
+            warnings.warn(
+                f"{self.url}: the store URL holds credentials; they are used but never "
+                "shown. Give them through the environment (AWS_ACCESS_KEY_ID / "
+                "AWS_SECRET_ACCESS_KEY, AWS_PROFILE) or storage_options instead: a URL "
+                "ends up in shell history, logs and notebooks",
+                MarketframeWarning,
+                stacklevel=4,
+            )
+            if protocol in ("s3", "s3a"):
+                opts.setdefault("key", user)
+                opts.setdefault("secret", password)
+            else:
+                opts.setdefault("username", user)
+                opts.setdefault("password", password)
+        self.timeout = float(opts.pop("timeout", timeout or DEFAULT_TIMEOUT))
+        if not (self.timeout > 0 and self.timeout != float("inf")):
+            raise InvalidParams(
+                "Store", "timeout", f"has value {self.timeout!r}", "seconds > 0 (finite)"
+            )
         self.s3 = protocol in ("s3", "s3a")
         if self.s3:
             # every HEAD must see the latest object (leases, manifest): no listing cache
             opts.setdefault("use_listings_cache", False)
             opts.setdefault("skip_instance_cache", True)
-        shown = url.split("?", 1)[0]
+            config = dict(opts.get("config_kwargs") or {})
+            config.setdefault("connect_timeout", min(CONNECT_TIMEOUT, self.timeout))
+            config.setdefault("read_timeout", min(READ_TIMEOUT, self.timeout))
+            config.setdefault("retries", {"max_attempts": ATTEMPTS, "mode": "standard"})
+            opts["config_kwargs"] = config
+        shown = self.url
         try:
             self.fs, base = fsspec.core.url_to_fs(url, **opts)
         except ImportError as exc:
@@ -117,14 +221,22 @@ class ObjectStorage:
                 "a directory, or an fsspec URL such as s3://bucket/prefix "
                 "(storage_options for its settings)",
             ) from None
+        if self.s3:
+            self.fs.retries = S3FS_RETRIES  # s3fs's own retries, on top of botocore's
         self.base = base.rstrip("/")
-        self.url = f"{protocol}://{self.base}"
+        self.url = shown_url(f"{protocol}://{self.base}")
         self.guard: Callable[[], None] | None = None  # raises if this writer lost its leases
+        self.leases: Any = None  # the Leases of the sync under way (object stores)
         self._mem_lock = threading.Lock()  # emulated conditional writes (not S3)
         if self.s3:
             bucket = self._bucket()
-            try:
-                there = self.fs.exists(bucket)
+            try:  # not fs.exists: it answers False for every failure (no credentials too)
+                self._do(
+                    f"HEAD {protocol}://{bucket}", self.fs._call_s3, "head_bucket", Bucket=bucket
+                )
+                there = True
+            except FileNotFoundError:
+                there = False
             except PermissionError:
                 there = True  # listing buckets may be refused where the prefix is allowed
             if not there:  # a typo must not become a new bucket
@@ -135,7 +247,58 @@ class ObjectStorage:
                     "an existing bucket; credentials from the AWS environment variables or profile",
                 )
         else:
-            self.fs.makedirs(self.base, exist_ok=True)
+            self._do(f"MKDIR {self.url}", self.fs.makedirs, self.base, exist_ok=True)
+
+    # -- every call: a deadline, typed errors ------------------------------------------------
+
+    def _do(self, what: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        """``fn(*args, **kw)`` within the deadline: a coroutine function of an async
+        filesystem runs on its loop while this thread waits in short slices (Ctrl-C is
+        seen at once); a network failure or the deadline raise :class:`StoreUnavailable`."""
+        import asyncio
+        import concurrent.futures
+        import time
+
+        deadline = kw.pop("_deadline", None) or self.timeout
+        try:
+            if not asyncio.iscoroutinefunction(fn):
+                return fn(*args, **kw)
+            fut = asyncio.run_coroutine_threadsafe(fn(*args, **kw), self.fs.loop)
+            end = time.monotonic() + deadline
+            try:
+                while True:
+                    left = end - time.monotonic()
+                    if left <= 0:
+                        fut.cancel()
+                        raise StoreUnavailable(
+                            what, f"no answer within {deadline:g} s (the store's timeout)"
+                        )
+                    try:
+                        return fut.result(timeout=min(0.25, left))
+                    except concurrent.futures.TimeoutError:
+                        if fut.done():
+                            raise
+                        continue
+            except BaseException:
+                fut.cancel()
+                raise
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            if _no_credentials(exc):
+                from marketframe.exceptions import ConfigurationError
+
+                raise ConfigurationError(
+                    f"{self.url}: no credentials for the object store were found",
+                    hint="set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), "
+                    "or pass storage_options={'key': ..., 'secret': ...}",
+                ) from None
+            if _network_error(exc):
+                raise StoreUnavailable(what, _describe(exc)) from None
+            raise
+
+    def _op(self, verb: str, rel: str) -> str:
+        return f"{verb} {self.path(rel)}"
 
     def key(self, rel: str) -> str:
         return f"{self.base}/{rel}"
@@ -144,10 +307,16 @@ class ObjectStorage:
         """The object's URL, as errors show it (never credentials)."""
         return f"{self.url}/{rel}"
 
+    def _async(self, name: str) -> Callable[..., Any]:
+        """The filesystem's coroutine method ``_name`` when it has one, else the plain one."""
+        if getattr(self.fs, "async_impl", False) and hasattr(self.fs, f"_{name}"):
+            return getattr(self.fs, f"_{name}")  # type: ignore[no-any-return]
+        return getattr(self.fs, name)  # type: ignore[no-any-return]
+
     # -- plain objects ----------------------------------------------------------------------
 
     def read(self, rel: str) -> bytes:
-        return bytes(self.fs.cat_file(self.key(rel)))
+        return bytes(self._do(self._op("GET", rel), self._async("cat_file"), self.key(rel)))
 
     def read_file(self, rel: str, rec: Mapping[str, Any] | None, hint: str = "") -> pa.Table:
         try:
@@ -164,14 +333,14 @@ class ObjectStorage:
     def publish(self, staged: Any, rel: str) -> None:
         if self.guard is not None:
             self.guard()
-        self.fs.pipe_file(self.key(rel), staged)
+        self._do(self._op("PUT", rel), self._async("pipe_file"), self.key(rel), staged)
 
     def discard(self, staged: Any) -> None:
         pass
 
     def info(self, rel: str) -> dict[str, Any] | None:
         try:
-            return dict(self.fs.info(self.key(rel)))
+            return dict(self._do(self._op("HEAD", rel), self._async("info"), self.key(rel)))
         except FileNotFoundError:
             return None
 
@@ -192,7 +361,7 @@ class ObjectStorage:
 
     def delete(self, rel: str) -> None:
         try:
-            self.fs.rm_file(self.key(rel))
+            self._do(self._op("DELETE", rel), self._async("rm_file"), self.key(rel))
         except FileNotFoundError:
             pass
 
@@ -201,9 +370,10 @@ class ObjectStorage:
 
     def is_empty(self) -> bool:
         try:
-            return not self.fs.ls(self.base, detail=False)
+            found = self._do(self._op("LIST", ""), self._async("ls"), self.base, detail=False)
         except FileNotFoundError:
             return True
+        return not found
 
     # -- conditional writes (leases, the manifest) ------------------------------------------
 
@@ -216,17 +386,25 @@ class ObjectStorage:
                 except FileNotFoundError:
                     return None
                 return data, md5(data)
+
+        async def get() -> tuple[bytes, str]:
+            resp = await self.fs._call_s3("get_object", Bucket=self._bucket(), Key=self._obj(rel))
+            async with resp["Body"] as b:
+                data = bytes(await b.read())
+            return data, str(resp["ETag"]).strip('"')
+
         try:
-            resp = self.fs.call_s3("get_object", Bucket=self._bucket(), Key=self._obj(rel))
+            return self._do(self._op("GET", rel), get)  # type: ignore[no-any-return]
         except FileNotFoundError:
             return None
-        body = resp["Body"]
-        data = _read_body(self.fs, body)
-        return data, str(resp["ETag"]).strip('"')
 
-    def put_if(self, rel: str, data: bytes, token: str | None) -> str:
+    def put_if(
+        self, rel: str, data: bytes, token: str | None, deadline: float | None = None
+    ) -> str:
         """Write ``data`` if the object is absent (``token`` None) or still has ``token``;
-        returns the new token, raises :class:`_PreconditionFailed` when the condition fails."""
+        returns the new token, raises :class:`_PreconditionFailed` when the condition fails.
+        A reply lost on the way may turn into a failed condition on the retry (the write
+        landed): callers that can tell their own write (leases: the owner id) check."""
         if not self.s3:  # emulated: atomic within one process only (memory://, tests)
             with self._mem_lock:
                 try:
@@ -239,8 +417,15 @@ class ObjectStorage:
                 return md5(data)
         cond = {"IfNoneMatch": "*"} if token is None else {"IfMatch": f'"{token}"'}
         try:
-            resp = self.fs.call_s3(
-                "put_object", Bucket=self._bucket(), Key=self._obj(rel), Body=data, **cond
+            resp = self._do(
+                self._op("PUT", rel),
+                self.fs._call_s3,
+                "put_object",
+                Bucket=self._bucket(),
+                Key=self._obj(rel),
+                Body=data,
+                _deadline=deadline,
+                **cond,
             )
         except (OSError, ValueError) as exc:
             if _precondition(exc):
@@ -251,14 +436,14 @@ class ObjectStorage:
     def copy(self, src: str, dst: str) -> None:
         """A server-side copy (S3 CopyObject: no bytes through this machine)."""
         try:
-            self.fs.copy(self.key(src), self.key(dst))
+            self._do(self._op("COPY", src), self._async("copy"), self.key(src), self.key(dst))
         except FileNotFoundError:
             pass
 
     def list(self, rel: str) -> list[str]:
         """Relative paths of the objects under the folder ``rel`` (recursively)."""
         try:
-            found = self.fs.find(self.key(rel))
+            found = self._do(self._op("LIST", rel), self._async("find"), self.key(rel))
         except FileNotFoundError:
             return []
         n = len(self.base) + 1
@@ -272,15 +457,19 @@ class ObjectStorage:
         return f"{rest}/{rel}" if rest else rel
 
 
-def _read_body(fs: Any, body: Any) -> bytes:
-    """Read an aiobotocore streaming body on fsspec's event loop."""
-    from fsspec.asyn import sync
+def _no_credentials(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__name__ in ("NoCredentialsError", "PartialCredentialsError"):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
-    async def read() -> bytes:
-        async with body as b:
-            return bytes(await b.read())
 
-    return bytes(sync(fs.loop, read))
+def _describe(exc: BaseException) -> str:
+    """A network error in one line, never a credential (botocore messages hold URLs only)."""
+    text = " ".join(str(exc).split()) or "no detail"
+    return f"{type(exc).__name__}: {shown_url(text) if '://' in text else text}"[:300]
 
 
 def _precondition(exc: BaseException) -> bool:
@@ -307,11 +496,12 @@ def storage_for(
     path: str | os.PathLike[str],
     storage_options: Mapping[str, Any] | None,
     local_root: Callable[[Any], Path],
+    timeout: float | None = None,
 ) -> LocalStorage | ObjectStorage:
     """The storage of ``Store(path)``: a URL with a scheme (other than ``file``) is an object
     store; anything else is a local directory."""
     if isinstance(path, str) and "://" in path and not path.startswith("file://"):
-        return ObjectStorage(path, storage_options)
+        return ObjectStorage(path, storage_options, timeout)
     if isinstance(path, str) and path.startswith("file://"):
         path = path[len("file://") :]
     return LocalStorage(local_root(path))

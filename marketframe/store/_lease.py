@@ -12,8 +12,13 @@ owner's clock. A thread renews every held lease each ``ttl / 3`` seconds with a 
 (``If-Match`` on the lease's ETag). A lease is stale when it expired, or at once when its
 owner is a process of this host that no longer runs (``kill -9``). A stale lease is taken
 over with ``If-Match`` on the ETag that was read, so of two writers taking it over one wins.
-A writer that could not renew (it stalled longer than the ttl, or lost the network) stops
-before its next write: every PUT of a partition and of the manifest checks the leases first.
+Any failure to renew marks the lease lost, and so does a lease not renewed for 2/3 of its
+ttl; a writer with a lost lease stops before its next write (every PUT of a partition and of
+the manifest checks the leases first). Before building a symbol's partition the writer reads
+its lease back (still its own ETag) and the latest manifest (its symbol's records unchanged
+by anyone else): nothing is published from a stale view. A reply lost after a conditional
+PUT reached the server (the retry then fails its condition on the writer's own write) is
+recognised by the owner id in the lease's body. Taking several leases is all or nothing.
 
 Guarantees and assumptions: writers' clocks agree to within a small fraction of ``ttl``
 (NTP); the object store implements conditional PUTs (AWS S3 since 2024, SeaweedFS, MinIO).
@@ -33,7 +38,7 @@ from typing import Any
 
 from marketframe.exceptions import MarketframeError
 from marketframe.store._base import _PreconditionFailed
-from marketframe.store._fs import ObjectStorage
+from marketframe.store._fs import ObjectStorage, StoreUnavailable
 from marketframe.store._manifest import NO_SYMBOL, DatasetId
 from marketframe.store._report import StoreLocked
 
@@ -73,16 +78,29 @@ def stale(lease: dict[str, Any], now: float) -> bool:
     return lease.get("host") == socket.gethostname() and not _alive(int(lease.get("pid", 0)))
 
 
+#: a lease not renewed for this share of its ttl is no longer written under: the rest of the
+#: ttl is the margin in which a PUT already sent still lands before anyone may take it over
+FRESH = 2 / 3
+
+
 class Leases:
-    """The leases one sync holds; renewed on a daemon thread until released."""
+    """The leases one sync holds; renewed on a daemon thread until released.
+
+    Any failure to renew a lease (the network, a deadline, a refusal) marks it lost, and so
+    does a lease not renewed for ``FRESH`` of its ttl: :meth:`check` (called before every PUT
+    of a partition and of the manifest) then raises :class:`LeaseLost`. Before a symbol's
+    partition is built, :meth:`confirm` reads its lease back from the store: the writer
+    builds only on a view it still holds the lease over.
+    """
 
     def __init__(self, storage: ObjectStorage, ttl: float = DEFAULT_TTL):
         self.storage = storage
         self.ttl = ttl
         self.owner = uuid.uuid4().hex
         self.held: dict[str, str] = {}  # key -> ETag of our last write
-        self.lost: list[str] = []
-        self._lock = threading.Lock()
+        self.renewed: dict[str, float] = {}  # key -> monotonic time our last write was sent
+        self.lost: dict[str, str] = {}  # key -> why
+        self._lock = threading.RLock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -97,13 +115,41 @@ class Leases:
             }
         ).encode()
 
+    def _put(self, key: str, tag: str | None, deadline: float | None = None) -> None:
+        sent = time.monotonic()
+        new = self.storage.put_if(key, self._body(), tag, deadline=deadline)
+        with self._lock:
+            self.held[key], self.renewed[key] = new, sent
+
+    def _adopt(self, key: str, sent: float) -> bool:
+        """After an ambiguous reply (a lost answer, then 412 on the retry): whether the lease
+        is ours after all (it holds this writer's owner id); if so it is held from ``sent``."""
+        found = self.storage.read_versioned(key)
+        if found is None:
+            return False
+        try:
+            owner = json.loads(found[0]).get("owner")
+        except (ValueError, AttributeError):
+            return False
+        if owner != self.owner:
+            return False
+        with self._lock:
+            self.held[key], self.renewed[key] = found[1], sent
+        return True
+
     def _try(self, key: str) -> dict[str, Any] | None:
         """Take ``key``; None when taken, else the live lease that holds it."""
+        sent = time.monotonic()
         try:
-            self.held[key] = self.storage.put_if(key, self._body(), None)
+            self._put(key, None)
             return None
         except _PreconditionFailed:
             pass
+        except StoreUnavailable:
+            # the PUT may have landed and only its reply been lost: ours if it holds our id
+            if self._ours(key, sent):
+                return None
+            raise  # the PUT's error, naming it (not the read-back's)
         found = self.storage.read_versioned(key)
         if found is None:
             return self._try(key)  # released in between
@@ -112,69 +158,117 @@ class Leases:
             lease = json.loads(data)
         except ValueError:
             lease = {}
+        if not isinstance(lease, dict):
+            lease = {}
+        if lease.get("owner") == self.owner:  # our own write, its reply lost: the retry saw it
+            with self._lock:
+                self.held[key], self.renewed[key] = tag, sent
+            return None
         if not stale(lease, time.time()):
             return lease
         try:
-            self.held[key] = self.storage.put_if(key, self._body(), tag)
+            self._put(key, tag)
             return None
-        except _PreconditionFailed:  # another writer took it over first
+        except _PreconditionFailed:  # another writer took it over first (or our reply lost)
             return self._try(key)
 
     def acquire(self, ds: DatasetId, symbols: Sequence[str], timeout: float) -> None:
-        """Take the lease of every symbol (in sorted order: no deadlock between writers)."""
+        """Take the lease of every symbol (in sorted order: no deadlock between writers), or
+        none: whatever goes wrong on the way (another writer past ``timeout``, the network,
+        Ctrl-C) releases the leases already taken before the error is raised. Leases taken
+        are renewed from the first one on (a long wait for a later symbol keeps them)."""
         deadline = None if timeout < 0 else time.monotonic() + timeout
         pause = 0.05
-        for sym in sorted(symbols):
-            key = lease_key(ds, sym)
-            while (holder := self._try(key)) is not None:
-                if deadline is not None and time.monotonic() >= deadline:
-                    self.release()
-                    raise StoreLocked(self.storage.url, timeout, _who(ds, sym, holder))
-                # waiting for another writer's lease: an event wait, bounded by the deadline
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                self._stop.wait(min(pause, left) if left is not None else pause)
-                pause = min(pause * 2, max(0.05, self.ttl / 6))
-        self.storage.guard = self.check
         self._thread = threading.Thread(target=self._renew, name="marketframe-lease", daemon=True)
         self._thread.start()
+        try:
+            for sym in sorted(symbols):
+                key = lease_key(ds, sym)
+                while (holder := self._try(key)) is not None:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise StoreLocked(self.storage.url, timeout, _who(ds, sym, holder))
+                    # another writer's lease: an event wait, bounded by the deadline
+                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    time.sleep(min(pause, left) if left is not None else pause)
+                    pause = min(pause * 2, max(0.05, self.ttl / 6))
+                self.check()  # a lease taken earlier could not be renewed meanwhile
+        except BaseException:
+            self.release()
+            raise
+        self.storage.guard = self.check
+        self.storage.leases = self
 
     def _renew(self) -> None:
         while not self._stop.wait(self.ttl / 3):
             self.renew()
+            if self.lost:
+                return  # the writer stops at its next check; nothing more to keep
 
     def renew(self) -> None:
-        """Push every held lease's expiry ``ttl`` ahead; a lease changed by someone else
-        (taken over after it expired) is lost, and :meth:`check` then refuses to write."""
+        """Push every held lease's expiry ``ttl`` ahead. A lease that cannot be renewed, for
+        any reason, is lost: :meth:`check` then refuses to write."""
         with self._lock:
             for key, tag in list(self.held.items()):
+                if key in self.lost:
+                    continue
+                sent = time.monotonic()
                 try:
-                    self.held[key] = self.storage.put_if(key, self._body(), tag)
+                    self._put(key, tag, deadline=min(self.storage.timeout, self.ttl / 3))
                 except _PreconditionFailed:
-                    self.held.pop(key)
-                    self.lost.append(key)
-                except OSError:
-                    pass  # a network error: retried at the next renewal
+                    if not self._ours(key, sent):
+                        self.lost[key] = "was taken over by another writer after it expired"
+                except Exception as exc:  # noqa: BLE001 - any failure: the lease may lapse
+                    self.lost[key] = f"could not be renewed ({type(exc).__name__}: {exc})"
+
+    def _ours(self, key: str, sent: float) -> bool:
+        try:
+            return self._adopt(key, sent)
+        except Exception:  # noqa: BLE001 - cannot tell: not ours
+            return False
 
     def check(self) -> None:
-        """Raise :class:`LeaseLost` if any lease could not be renewed."""
-        if self.lost:
-            raise LeaseLost(
-                self.storage.url,
-                self.ttl,
-                f"this writer's lease of {', '.join(self.lost)} expired or was "
-                "taken over; nothing more is written, rerun the sync",
-            )
+        """Raise :class:`LeaseLost` if any lease was lost or is no longer fresh."""
+        now = time.monotonic()
+        with self._lock:
+            for key in self.held:
+                age = now - self.renewed.get(key, now)
+                if key not in self.lost and age > self.ttl * FRESH:
+                    self.lost[key] = f"was not renewed for {age:.0f} s"
+            if self.lost:
+                raise LeaseLost(
+                    self.storage.url,
+                    self.ttl,
+                    "this writer's lease of "
+                    + "; ".join(f"{k} {why}" for k, why in sorted(self.lost.items()))
+                    + "; nothing more is written, rerun the sync",
+                )
+
+    def confirm(self, ds: DatasetId, symbol: str) -> None:
+        """Read ``symbol``'s lease back from the store: still this writer's, else
+        :class:`LeaseLost` (before anything is built from this writer's view)."""
+        key = lease_key(ds, symbol)
+        with self._lock:  # not while a renewal of it is in flight
+            self.check()
+            found = self.storage.read_versioned(key)
+            if found is None or found[1] != self.held.get(key):
+                self.lost[key] = "is no longer this writer's (another writer holds it)"
+            self.check()
 
     def release(self) -> None:
         self._stop.set()
-        if self._thread is not None:
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
         if self.storage.guard == self.check:
             self.storage.guard = None
+        if self.storage.leases is self:
+            self.storage.leases = None
         for key in list(self.held):
-            found = self.storage.read_versioned(key)
-            if found is not None and found[1] == self.held[key]:
-                self.storage.delete(key)
+            try:
+                found = self.storage.read_versioned(key)
+                if found is not None and found[1] == self.held[key]:
+                    self.storage.delete(key)
+            except Exception:  # noqa: BLE001 - best effort: an unreleased lease expires
+                pass
             self.held.pop(key)
 
 
@@ -195,7 +289,7 @@ def leased(
     ttl: float = DEFAULT_TTL,
 ) -> Iterator[Leases]:
     leases = Leases(storage, ttl)
-    leases.acquire(ds, symbols, timeout)
+    leases.acquire(ds, symbols, timeout)  # all or nothing: it releases what it took on error
     try:
         yield leases
     finally:

@@ -73,6 +73,7 @@ class Manifest:
         # object stores: what this writer changed, merged into the latest manifest on save
         self._touched: set[tuple[str, str, str]] = set()
         self._data: dict[str, Any] = _fresh()
+        self._seen: dict[str, Any] = _fresh()  # object stores: the generation last read/saved
         self._stamp: tuple[int, int, int] | None = None
         self.damage: str | None = None
         self._dirty = False  # changed since it was read or saved
@@ -145,7 +146,7 @@ class Manifest:
             return
         found = self.storage.read_versioned(MANIFEST)
         if found is None:
-            self._data, self._stamp, self.damage = _fresh(), None, None
+            self._data, self._stamp, self.damage, self._seen = _fresh(), None, None, _fresh()
             return
         raw, tag = found
         if tag == self._stamp:
@@ -153,7 +154,28 @@ class Manifest:
         data, problem = parse_bytes(raw)
         self._stamp, self._dirty, self._touched = tag, False, set()
         self._data, self.damage = (data, None) if problem is None else (_fresh(), problem)
+        self._seen = json.loads(json.dumps(self._data))
         self._keep_current = problem is None
+
+    def refresh(self, ds: DatasetId, symbol: str) -> bool:
+        """Object stores: adopt the latest manifest under this writer's unsaved changes, and
+        say whether ``symbol``'s records (its intervals, its files) in it differ from this
+        writer's view: someone else wrote them, so the view is stale. (A local store is
+        under one lock: never stale.)"""
+        with self._lock:
+            if self.storage is None:
+                return False
+            found = self.storage.read_versioned(MANIFEST)
+            if found is None or found[1] == self._stamp:
+                return False
+            raw, tag = found
+            base, problem = parse_bytes(raw)
+            if problem is not None:
+                return False  # the next save reports it (or a repair replaces it)
+            stale = _symbol_view(base, ds, symbol) != _symbol_view(self._seen, ds, symbol)
+            self._data = _merge(base, self._data, self._touched)
+            self._stamp, self._keep_current, self._seen = tag, True, base
+            return stale
 
     def _save_remote(self) -> None:
         """Write the manifest only if nobody wrote it since this writer last read or wrote it
@@ -188,6 +210,7 @@ class Manifest:
             merged = _merge(base, self._data, self._touched)
         self._data, self._stamp, self._dirty = merged, new_tag, False
         self._touched, self.damage, self._keep_current = set(), None, True
+        self._seen = json.loads(json.dumps(merged))
 
     # -- queries ----------------------------------------------------------------------------
 
@@ -303,6 +326,17 @@ class Manifest:
                 empties = [p for iv in empties for p in subtract(iv, [window])]
             e["final"], e["open"], e["empty"] = _out(final), _out(merge(open_)), _out(empties)
             e["updated"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def _symbol_view(data: dict[str, Any], ds: DatasetId, symbol: str) -> Any:
+    """What ``data`` records of one symbol: its intervals and its files."""
+    d = data["datasets"].get(ds.key, {})
+    part = f"sym={symbol}/"
+    files = {
+        rel: rec for rel, rec in d.get("files", {}).items() if symbol == NO_SYMBOL or part in rel
+    }
+    entry = {k: v for k, v in d.get("symbols", {}).get(symbol, {}).items() if k != "updated"}
+    return json.dumps([entry, files], sort_keys=True)
 
 
 def _fresh() -> dict[str, Any]:

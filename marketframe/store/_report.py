@@ -115,6 +115,20 @@ class StoreCorrupted(MarketframeError):
         super().__init__(f"{self.path} {problem}; to repair it, {fix}")
 
 
+class StoreReadOnly(MarketframeError, PermissionError):
+    """The store is on a read-only file system (or not writable by this user) and the call
+    needs to write: a sync with windows to fetch, a repair. Reading, ``coverage()``,
+    ``verify()`` and a sync of what is already held work without writing."""
+
+    hint = "sync into a writable copy of the store, or remount it read-write"
+
+    def __init__(self, path: str | os.PathLike[str], what: str, why: str):
+        self.path = str(path)
+        MarketframeError.__init__(
+            self, f"{self.path} is read-only ({why}): {what} needs to write to it"
+        )
+
+
 class StoreLocked(MarketframeError):
     """Another process is syncing this store (on an object store: these symbols) and
     ``lock_timeout`` ran out before it finished; ``.held`` says who holds what."""

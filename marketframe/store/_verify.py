@@ -29,7 +29,13 @@ from marketframe.store._manifest import (
     DatasetId,
     parse_bytes,
 )
-from marketframe.store._report import StoreCorrupted, StoreLocked, SyncError, VerifyReport
+from marketframe.store._report import (
+    StoreCorrupted,
+    StoreLocked,
+    StoreReadOnly,
+    SyncError,
+    VerifyReport,
+)
 from marketframe.store._windows import merge
 
 if TYPE_CHECKING:
@@ -37,8 +43,12 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def locked(path: Path, timeout: float) -> Iterator[None]:
-    """The store's inter-process lock; :class:`StoreLocked` when ``timeout`` runs out."""
+def locked(path: Path, timeout: float, writing: str | None = None) -> Iterator[None]:
+    """The store's inter-process lock; :class:`StoreLocked` when ``timeout`` runs out. On a
+    read-only directory the lock file cannot be made: what would write (``writing``) is
+    refused with :class:`StoreReadOnly`; a check runs without it (nothing can write there)."""
+    import errno
+
     from filelock import FileLock, Timeout
 
     lock = FileLock(str(path), timeout=timeout)
@@ -46,6 +56,13 @@ def locked(path: Path, timeout: float) -> Iterator[None]:
         lock.acquire()
     except Timeout:
         raise StoreLocked(path.parent, timeout) from None
+    except OSError as exc:
+        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        if writing is not None:
+            raise StoreReadOnly(path.parent, writing, exc.strerror or "not writable") from None
+        yield
+        return
     try:
         yield
     finally:

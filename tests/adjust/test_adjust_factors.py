@@ -134,7 +134,9 @@ def _actions(capital: list[dict], dividends: list[dict]) -> tuple[pa.Table, pa.T
 
 
 def test_events_count_a_repeated_row_once_and_skip_announced_and_future_ones():
-    from marketframe.adjust import events_of
+    import pytest
+
+    from marketframe.adjust import ActionNotApplied, events_of
 
     split = {"symbol": "0050", "effective_date": dt.date(2025, 6, 18), "adjustment_factor": 0.25}
     paid = {
@@ -152,7 +154,9 @@ def test_events_count_a_repeated_row_once_and_skip_announced_and_future_ones():
     }
     later = {**split, "effective_date": dt.date(2027, 1, 4)}
     capital, dividends = _actions([split, split, later], [paid, paid, announced])
-    got = events_of(capital, dividends, "all", dt.date(2026, 11, 20))["0050"]
+    # a past dividend without its previous close cannot be applied: said, not silent
+    with pytest.warns(ActionNotApplied, match=r"0050 2026-07-17 \(cash 0.5"):
+        got = events_of(capital, dividends, "all", dt.date(2026, 11, 20))["0050"]
     assert sorted((e.day, e.price, e.shares) for e in got) == [
         (dt.date(2025, 6, 18), 0.25, 0.25),
         (dt.date(2025, 7, 17), (13.75 - 0.48) / 13.75, 1.0),
@@ -177,3 +181,25 @@ def test_an_impossible_dividend_is_a_schema_error_not_a_number():
     capital, dividends = _actions([], [bad])
     with pytest.raises(SchemaError, match="price ratio"):
         events_of(capital, dividends, "all", dt.date(2026, 1, 1))
+
+
+def test_actions_of_one_symbol_on_one_day_all_count():
+    import pytest
+
+    from marketframe.adjust import apply, dividend_ratio, events_of
+
+    day = dt.date(2025, 6, 18)
+    reduction = {"symbol": "2330", "effective_date": day, "adjustment_factor": 1.25}
+    split = {"symbol": "2330", "effective_date": day, "adjustment_factor": 0.25}
+    cash = {"symbol": "2330", "date": dt.date(2025, 7, 17), "previous_close": 40.0}
+    cash_row = {**cash, "cash_dividend": 2.0, "stock_dividend_shares": None}
+    stock_row = {**cash, "cash_dividend": None, "stock_dividend_shares": 100.0}
+    capital, dividends = _actions([reduction, split], [cash_row, stock_row])
+    got = events_of(capital, dividends, "all", dt.date(2026, 11, 20))["2330"]
+    assert sorted(e.price for e in got if e.day == day) == [0.25, 1.25]
+    on_ex = [e for e in got if e.day == dt.date(2025, 7, 17)]
+    assert len(on_ex) == 2
+    # the two rows of one ex-date give the ratio of one row holding both
+    product = on_ex[0].price * on_ex[1].price
+    assert product == pytest.approx(dividend_ratio(40.0, 2.0, 100.0))
+    assert apply  # the factors multiply every event's ratio (order-free)

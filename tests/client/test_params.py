@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from marketframe import Client, ConfigurationError, InvalidParams
@@ -324,3 +326,24 @@ def test_mistyped_names_get_a_suggestion(client: Client) -> None:
         client.stock.intraday.quote(symbl="2330")
     with pytest.raises(InvalidParams, match="did you mean 'stock.intraday.quote'"):
         client.load("stock.intraday.qoute", symbol="2330")
+
+
+@pytest.mark.parametrize("missing", [pd.NaT, float("nan"), np.datetime64("NaT")])
+@pytest.mark.parametrize("where", ["from_", "to"])
+def test_a_missing_date_is_invalid_params_not_a_type_error(
+    client: Client, missing: Any, where: str
+) -> None:
+    # pandas' NaT is a datetime (it passed the isinstance check and failed the first compare)
+    args = {"from_": "2024-01-01", "to": "2024-01-31", where: missing}
+    with pytest.raises(InvalidParams, match=f"'{where}' is not a date"):
+        client.stock.historical.candles("2330", **args)
+
+
+@pytest.mark.parametrize("missing", [pd.NaT, float("nan")])
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_download_refuses_a_missing_date(client: Client, missing: Any, where: str) -> None:
+    from marketframe import download
+
+    args = {"start": "2024-01-01", "end": "2024-01-31", where: missing}
+    with pytest.raises(InvalidParams, match=f"'{where}' is not a date"):
+        download("2330", client=client, **args)

@@ -155,3 +155,19 @@ def test_the_default_weekly_range_after_a_leap_day_is_one_the_service_accepts(cl
     )
     report = marketframe.crosscheck(client, "0050", "sma", end="2025-02-28", timeframe="W")
     assert report.convention == SANDBOX["sma"], report.summary()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1, 0, "0.01", True])
+def test_the_tolerance_is_a_finite_positive_number(client, sandbox, bad) -> None:
+    before = sandbox.requests_served
+    with pytest.raises(InvalidParams, match="tolerance"):
+        marketframe.crosscheck(client, "2330", "macd", tolerance=bad)
+    assert sandbox.requests_served == before
+
+
+@pytest.mark.parametrize("bad", ["nan", "-1", "inf", "0", "x"])
+def test_cli_refuses_a_tolerance_that_would_give_a_wrong_verdict(on_sandbox, capsys, bad) -> None:
+    assert main(["crosscheck", "2330", "--only", "macd", f"--tolerance={bad}"]) == 2
+    captured = capsys.readouterr()
+    assert "--tolerance" in captured.err and "finite number > 0" in captured.err
+    assert "<= nan" not in captured.out

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from marketframe.cli import main
+from marketframe.exceptions import InvalidParams
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
 
@@ -194,3 +195,48 @@ def test_the_installed_command_runs(sb: Sandbox, tmp_path: Path) -> None:
     )
     assert proc.returncode == 1
     assert "FAILED 9999" in proc.stderr and sb.api_key not in proc.stderr + proc.stdout
+
+
+def test_a_symbols_file_that_is_not_utf8_is_a_usage_error(
+    env: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "symbols.txt"
+    f.write_bytes(b"2330\n\xff\xfe2454\n")
+    args = ["sync", "stock.historical.candles", "--store", str(tmp_path / "s")]
+    code = main([*args, "--symbols-file", str(f), "--start", "2024-01-01", *env])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "is not UTF-8 text" in err and "Traceback" not in err and "--debug" not in err
+
+
+@pytest.mark.parametrize("command", ["sync", "verify", "export"])
+def test_an_empty_or_file_store_path_is_refused_before_anything_is_made(
+    env: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a store")
+    rest = {
+        "sync": ["stock.historical.candles", "--symbols", "2330", "--start", "2024-01-01", *env],
+        "export": [
+            "stock.historical.candles",
+            "--symbols",
+            "2330",
+            "--start",
+            "2024-01-01",
+            "--out",
+            str(tmp_path / "o.parquet"),
+            *env,
+        ],
+        "verify": [],
+    }[command]
+    for where, said in (("", "is empty"), (str(a_file), "is a file, not a directory")):
+        assert main([command, "--store", where, *rest]) == 2
+        assert said in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]  # nothing created
+    with pytest.raises(InvalidParams, match="is empty"):
+        Store("")
