@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -40,10 +41,13 @@ if TYPE_CHECKING:
     import polars as pl
 
     from marketframe.client import Client
+    from marketframe.indicators.stateful import IndicatorSpec
 
+from marketframe.store._compute import ComputeReport  # noqa: E402
 from marketframe.store._lease import LeaseLost  # noqa: E402 - after the report's classes
 
 __all__ = [
+    "ComputeReport",
     "Failure",
     "LeaseLost",
     "NotSynced",
@@ -56,6 +60,7 @@ __all__ = [
     "VerifyReport",
 ]
 for _cls in (
+    ComputeReport,
     Failure,
     LeaseLost,
     NotSynced,
@@ -103,6 +108,7 @@ class Store:
         from marketframe.store._fs import LocalStorage, storage_for
 
         self._storage = storage_for(path, storage_options, _root)
+        self._storage_options = dict(storage_options) if storage_options else None
         self.root: Any = (
             self._storage.root if isinstance(self._storage, LocalStorage) else self._storage.url
         )
@@ -359,6 +365,103 @@ class Store:
         if mode is not None:
             table = _adjust.adjust_table(self.client, table, mode)
         return to_frame(table.replace_schema_metadata(meta), backend)
+
+    # -- derived datasets -------------------------------------------------------------------
+
+    def compute(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str | Sequence[IndicatorSpec | str],
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        executor: Executor | None = None,
+        max_workers: int | None = None,
+        adjust: str | None = None,
+        **params: Any,
+    ) -> ComputeReport:
+        """Compute indicators over a stored dataset into derived datasets of this store.
+
+        ``spec``: one or more :func:`marketframe.indicators.stateful.spec` (or names, with
+        the ``df.md`` defaults); each is written to
+        ``dataset=derived.<indicator>/params=<fingerprint>/tf=<tf>/sym=<symbol>/...``,
+        readable as any dataset (pyarrow, polars, DuckDB, Spark) and by
+        :meth:`read_derived`. ``symbols``: None for every stored symbol of ``dataset``.
+        One task per symbol reads its partitions in time order carrying the indicators'
+        state (memory: one partition at a time); tasks run on ``executor``, any
+        ``concurrent.futures.Executor`` (a process pool of ``max_workers`` by default;
+        ``dask.distributed``'s ``client.get_executor()``; Ray's); ``max_workers=1`` runs
+        them in this process. A rerun computes only new bars from each symbol's saved state
+        and recomputes what a changed input (a repaired file, a new corporate action under
+        ``adjust=``) invalidated; files a killed run left are removed first. Holds the
+        store's lock (object stores: the derived symbols' leases) while it runs.
+        See docs/compute.md.
+        """
+        from marketframe.store import _compute
+
+        return _compute.compute(
+            self, dataset, spec, symbols, timeframe, executor, max_workers, adjust, params
+        )
+
+    @overload
+    def read_derived(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str,
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        adjust: str | None = None,
+        backend: Literal["pandas"] = "pandas",
+        **params: Any,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def read_derived(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str,
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        adjust: str | None = None,
+        backend: Literal["polars"],
+        **params: Any,
+    ) -> pl.DataFrame: ...
+
+    @overload
+    def read_derived(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str,
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        adjust: str | None = None,
+        backend: Literal["arrow"],
+        **params: Any,
+    ) -> pa.Table: ...
+
+    def read_derived(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str,
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        adjust: str | None = None,
+        backend: str = "pandas",
+        **params: Any,
+    ) -> Any:
+        """The rows :meth:`compute` wrote for ``spec`` over ``dataset`` (``symbol``,
+        ``date``, one column per output), sorted by symbol and date, every file checked
+        against the manifest."""
+        from marketframe.store import _compute
+
+        check_backend("Store.read_derived", backend)
+        return to_frame(
+            _compute.read(self, dataset, spec, symbols, timeframe, adjust, params), backend
+        )
 
     # -- integrity --------------------------------------------------------------------------
 
