@@ -48,6 +48,7 @@ from marketframe.store._lease import LeaseLost  # noqa: E402 - after the report'
 
 __all__ = [
     "ComputeReport",
+    "spark_compute",
     "Failure",
     "LeaseLost",
     "NotSynced",
@@ -561,6 +562,30 @@ class Store:
             }
         )
         return to_frame(table, backend)
+
+
+def spark_compute(
+    spark: Any,
+    store: Store | str | os.PathLike[str],
+    dataset: str,
+    spec: IndicatorSpec | str | Sequence[IndicatorSpec | str],
+    symbols: str | Sequence[str] | None = None,
+    timeframe: str | None = None,
+    *,
+    adjust: str | None = None,
+    partitions: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    **params: Any,
+) -> ComputeReport:
+    """:meth:`Store.compute` on Spark: the symbol list mapped with ``mapInArrow`` (no
+    shuffle), each executor reading and writing the store on S3 or a shared path; the
+    driver records the results in the manifest. See docs/compute.md."""
+    from marketframe.store._spark import spark_compute as run
+
+    st = store if isinstance(store, Store) else Store(store, storage_options=storage_options)
+    return run(
+        spark, st, dataset, spec, symbols, timeframe, adjust=adjust, partitions=partitions, **params
+    )
 
 
 def _root(path: str | os.PathLike[str]) -> Path:

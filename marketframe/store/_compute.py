@@ -35,7 +35,7 @@ import hashlib
 import io
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -621,7 +621,10 @@ def compute(
     max_workers: int | None,
     adjust: str | None,
     params: dict[str, Any],
+    runner: Callable[[list[Task]], Iterable[Result]] | None = None,
 ) -> ComputeReport:
+    """``Store.compute``; ``runner``: maps the tasks to their results some other way
+    (Spark's ``mapInArrow``, :mod:`._spark`) instead of an executor."""
     import contextlib
     import os
     import time
@@ -667,7 +670,7 @@ def compute(
         tasks = build_tasks(store, src, specs, syms, mode, events, store._storage_options)
         pool = executor
         own = None
-        inline = pool is None and (max_workers == 1 or len(tasks) <= 1)
+        inline = pool is None and (max_workers == 1 or len(tasks) <= 1 or runner is not None)
         if pool is None and not inline:
             import multiprocessing as mp
 
@@ -695,7 +698,10 @@ def compute(
             gone.clear()
 
         try:
-            if inline:
+            if runner is not None:
+                for res in runner(tasks):
+                    done(res)
+            elif inline:
                 for t in tasks:
                     done(run_task(t))
             else:
