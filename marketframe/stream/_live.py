@@ -102,12 +102,22 @@ class LiveIndicators:
             vals = g[["open", "high", "low", "close", "volume"]].to_numpy(dtype=np.float64)
             per[str(sym)] = np.column_stack([times, vals]).tolist()
         # bar t of every symbol in one step: symbols advance together, not one by one
-        longest = max((len(v) for v in per.values()), default=0)
-        for t in range(longest):
+        if per:
+            longest = max(len(v) for v in per.values())
+            panel = np.full((longest, len(self.symbols), 6), np.nan)
+            lengths = np.zeros(len(self.symbols), dtype=np.intp)
             for sym, rows in per.items():
-                if t < len(rows):
-                    self._close(sym, rows[t], emit=None)
-        self._flush_pending(None)
+                j = self.index[sym]
+                panel[: len(rows), j] = rows
+                lengths[j] = len(rows)
+                self.bars[sym].extend(rows)
+            if bool((lengths == longest).all()):  # the usual case: one pass over the panel
+                self._step(list(range(len(self.symbols))), panel, commit=True, states=None)
+            else:
+                for t in range(longest):
+                    cols = np.flatnonzero(lengths > t).tolist()
+                    self._step(cols, panel[t : t + 1, cols], commit=True, states=None)
+            self._closes += int(lengths.sum())
         for sym in per:
             self.warm_bars[sym] = len(self.bars[sym])
         self.checkpoints.clear()
@@ -149,14 +159,13 @@ class LiveIndicators:
         """Step every pending close, a round of symbols at a time (one vectorised step
         per indicator per round); emit their final rows into ``out``."""
         before = self._closes
-        while self._pending:
-            seen: set[str] = set()
-            now: list[tuple[str, list[float], bool]] = []
-            rest: list[tuple[str, list[float], bool]] = []
-            for item in self._pending:
-                (rest if item[0] in seen else now).append(item)
-                seen.add(item[0])
-            self._pending = rest
+        by: dict[str, list[tuple[str, list[float], bool]]] = {}
+        for item in self._pending:
+            by.setdefault(item[0], []).append(item)
+        self._pending = []
+        lists = list(by.values())
+        for r in range(max((len(v) for v in lists), default=0)):
+            now = [v[r] for v in lists if r < len(v)]
             if len(now) == len(self.symbols):
                 now.sort(key=lambda it: self.index[it[0]])
             cols = [self.index[sym] for sym, _, _ in now]
@@ -341,14 +350,17 @@ class LiveIndicators:
         for c in cols:
             parts = [np.asarray(ch[c]) for ch in chunks]
             data[c] = np.concatenate(parts) if parts else np.empty(0)
-        df = pd.DataFrame(data, columns=cols)
-        # the same dtypes whether or not the frame has rows (frames concatenate)
-        df = df.astype({"symbol": str, "is_final": bool, "revised": bool})
-        df = df.astype({c: np.float64 for c in cols[2:-2]})
-        df["time"] = pd.to_datetime(df["time"].astype("int64"), unit="us", utc=True).dt.tz_convert(
-            _TZ
-        )
-        return df
+        # built with their dtypes (the same whether or not the frame has rows)
+        data["symbol"] = pd.Series(data["symbol"].astype(object), dtype=object).astype(str)
+        for c in cols[2:-2]:
+            data[c] = data[c].astype(np.float64, copy=False)
+        for c in cols[-2:]:
+            data[c] = data[c].astype(bool, copy=False)
+        t = pd.DatetimeIndex(data["time"].astype("int64").astype("datetime64[us]"), tz="UTC")
+        data["time"] = t.tz_convert(_TZ)
+        data["symbol"] = data["symbol"].to_numpy()
+        df = pd.DataFrame(data, columns=cols, copy=False)
+        return df.astype({"symbol": str})
 
     # -- persistence
 
