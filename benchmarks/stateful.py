@@ -13,6 +13,13 @@ every symbol:
 * TA-Lib 0.8: its streaming handles (``talib.stream.SMA(history, ...)`` opened on the same
   history), ``update`` called per symbol per indicator: 5 x 2,000 calls a step.
 
+``--live``: the live engine instead (``marketframe.stream.LiveIndicators``, what
+``stream.indicators(...)`` runs): 2,000 symbols warmed on 300 one-minute bars, then each step
+is one trades frame with one trade per symbol in the next minute, which closes every
+symbol's bar: bars built, all five indicators stepped for every symbol whose bar closed (one
+vectorised step), the output frame of final rows built; with forming-bar peeks (the
+default) and without. Target: <= 5 us per symbol-update.
+
 Reported: microseconds per symbol-update (one symbol's bar through all five indicators)
 for each side, and the ratio ours/TA-Lib as the median of ``--pairs`` interleaved pairs
 (ours first in even pairs, TA-Lib first in odd ones, each on the same fresh bars), with
@@ -97,6 +104,72 @@ def run_ours(
     return out
 
 
+def live(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from marketframe.stream import LiveIndicators
+
+    n, history = args.symbols, 300
+    steps = args.steps * args.pairs
+    h, lo, c = market(n, history + steps + 1)
+    syms = [f"S{j:04d}" for j in range(n)]
+    t0 = pd.Timestamp("2026-11-20 03:00", tz="Asia/Taipei")  # all before the 13:35 cut
+    minutes = pd.date_range(t0, periods=history + steps + 1, freq="min")
+    warm = pd.DataFrame(
+        {
+            "symbol": np.repeat(syms, history),
+            "date": np.tile(minutes[:history], n),
+            "open": c[:history].T.ravel(),
+            "high": h[:history].T.ravel(),
+            "low": lo[:history].T.ravel(),
+            "close": c[:history].T.ravel(),
+            "volume": 1000.0,
+        }
+    )
+    serial = 0
+
+    def trades(t: int) -> pd.DataFrame:
+        nonlocal serial
+        serial += n
+        return pd.DataFrame(
+            {
+                "symbol": syms,
+                "time": minutes[t] + pd.Timedelta(seconds=1),
+                "price": c[t],
+                "size": 1.0,
+                "serial": np.arange(serial - n, serial),
+            }
+        )
+
+    load = os.getloadavg()
+    print(f"live engine: {n} symbols x 5 indicators, {steps} closing steps per form;"
+          f" load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")  # fmt: skip
+    results = []
+    for label, peek in (("final rows only", False), ("with peeks", True)):
+        eng = LiveIndicators(syms, [sf.spec(x, convention="talib") for x in NAMES])
+        t = time.perf_counter()
+        eng.warm(warm)
+        print(f"  warm-up of {n} x {history} bars: {time.perf_counter() - t:.2f} s")
+        frames = [trades(history + k) for k in range(steps + 1)]
+        eng.feed(frames[0], peek=peek)  # opens the first forming bars
+        per = []
+        for k in range(args.pairs):
+            gc.collect()
+            t = time.perf_counter()
+            for f in frames[1 + k * args.steps : 1 + (k + 1) * args.steps]:
+                out = eng.feed(f, peek=peek)
+            per.append((time.perf_counter() - t) / (args.steps * n) * 1e6)
+            assert int(out["is_final"].sum()) == n
+        us = statistics.median(per)
+        print(f"  {label}: {us:.2f} us/symbol-update (spread {min(per):.2f}-{max(per):.2f})")
+        verdict = "" if args.quick else ("met" if us <= TARGET_US else "MISSED")
+        results.append(
+            (f"live, {label}: us per symbol-update (target <= {TARGET_US})", us, verdict)
+        )
+    print_ratios(results)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="200 symbols, 3 pairs, no targets")
@@ -104,9 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=20, help="bars per timed run")
     p.add_argument("--pairs", type=int, default=7, help="interleaved pairs (>= 5)")
     p.add_argument("--copying", action="store_true", help="also time the value (copying) form")
+    p.add_argument("--live", action="store_true", help="time the live engine (LiveIndicators)")
     args = p.parse_args(argv)
     if args.quick:
         args.symbols, args.pairs = 200, 3
+    if args.live:
+        return live(args)
     history = 300
     total = history + args.steps * (2 * args.pairs + 4)
     h, lo, c = market(args.symbols, total)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -41,11 +42,15 @@ if TYPE_CHECKING:
     import polars as pl
 
     from marketframe.client import Client
+    from marketframe.indicators.stateful import IndicatorSpec
 
+from marketframe.store._compute import ComputeReport  # noqa: E402
 from marketframe.store._fs import StoreUnavailable  # noqa: E402 - after the report's classes
 from marketframe.store._lease import LeaseLost  # noqa: E402 - after the report's classes
 
 __all__ = [
+    "ComputeReport",
+    "spark_compute",
     "Failure",
     "LeaseLost",
     "NotSynced",
@@ -60,6 +65,7 @@ __all__ = [
     "VerifyReport",
 ]
 for _cls in (
+    ComputeReport,
     Failure,
     LeaseLost,
     NotSynced,
@@ -119,6 +125,7 @@ class Store:
         ):
             raise InvalidParams("Store", "timeout", f"has value {timeout!r}", "seconds > 0")
         self._storage = storage_for(path, storage_options, _root, timeout)
+        self._storage_options = dict(storage_options) if storage_options else None
         self.root: Any = (
             self._storage.root if isinstance(self._storage, LocalStorage) else self._storage.url
         )
@@ -408,6 +415,103 @@ class Store:
             table = _adjust.adjust_table(self.client, table, mode)
         return to_frame(table.replace_schema_metadata(meta), backend)
 
+    # -- derived datasets -------------------------------------------------------------------
+
+    def compute(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str | Sequence[IndicatorSpec | str],
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        executor: Executor | None = None,
+        max_workers: int | None = None,
+        adjust: str | None = None,
+        **params: Any,
+    ) -> ComputeReport:
+        """Compute indicators over a stored dataset into derived datasets of this store.
+
+        ``spec``: one or more :func:`marketframe.indicators.stateful.spec` (or names, with
+        the ``df.md`` defaults); each is written to
+        ``dataset=derived.<indicator>/params=<fingerprint>/tf=<tf>/sym=<symbol>/...``,
+        readable as any dataset (pyarrow, polars, DuckDB, Spark) and by
+        :meth:`read_derived`. ``symbols``: None for every stored symbol of ``dataset``.
+        One task per symbol reads its partitions in time order carrying the indicators'
+        state (memory: one partition at a time); tasks run on ``executor``, any
+        ``concurrent.futures.Executor`` (a process pool of ``max_workers`` by default;
+        ``dask.distributed``'s ``client.get_executor()``; Ray's); ``max_workers=1`` runs
+        them in this process. A rerun computes only new bars from each symbol's saved state
+        and recomputes what a changed input (a repaired file, a new corporate action under
+        ``adjust=``) invalidated; files a killed run left are removed first. Holds the
+        store's lock (object stores: the derived symbols' leases) while it runs.
+        See docs/compute.md.
+        """
+        from marketframe.store import _compute
+
+        return _compute.compute(
+            self, dataset, spec, symbols, timeframe, executor, max_workers, adjust, params
+        )
+
+    @overload
+    def read_derived(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str,
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        adjust: str | None = None,
+        backend: Literal["pandas"] = "pandas",
+        **params: Any,
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def read_derived(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str,
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        adjust: str | None = None,
+        backend: Literal["polars"],
+        **params: Any,
+    ) -> pl.DataFrame: ...
+
+    @overload
+    def read_derived(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str,
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        adjust: str | None = None,
+        backend: Literal["arrow"],
+        **params: Any,
+    ) -> pa.Table: ...
+
+    def read_derived(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str,
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        adjust: str | None = None,
+        backend: str = "pandas",
+        **params: Any,
+    ) -> Any:
+        """The rows :meth:`compute` wrote for ``spec`` over ``dataset`` (``symbol``,
+        ``date``, one column per output), sorted by symbol and date, every file checked
+        against the manifest."""
+        from marketframe.store import _compute
+
+        check_backend("Store.read_derived", backend)
+        return to_frame(
+            _compute.read(self, dataset, spec, symbols, timeframe, adjust, params), backend
+        )
+
     # -- integrity --------------------------------------------------------------------------
 
     @property
@@ -510,6 +614,30 @@ class Store:
             }
         )
         return to_frame(table, backend)
+
+
+def spark_compute(
+    spark: Any,
+    store: Store | str | os.PathLike[str],
+    dataset: str,
+    spec: IndicatorSpec | str | Sequence[IndicatorSpec | str],
+    symbols: str | Sequence[str] | None = None,
+    timeframe: str | None = None,
+    *,
+    adjust: str | None = None,
+    partitions: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    **params: Any,
+) -> ComputeReport:
+    """:meth:`Store.compute` on Spark: the symbol list mapped with ``mapInArrow`` (no
+    shuffle), each executor reading and writing the store on S3 or a shared path; the
+    driver records the results in the manifest. See docs/compute.md."""
+    from marketframe.store._spark import spark_compute as run
+
+    st = store if isinstance(store, Store) else Store(store, storage_options=storage_options)
+    return run(
+        spark, st, dataset, spec, symbols, timeframe, adjust=adjust, partitions=partitions, **params
+    )
 
 
 def _root(path: str | os.PathLike[str]) -> Path:

@@ -298,6 +298,23 @@ class Manifest:
             self._dataset(ds, None)["symbols"].pop(symbol, None)
             self._touched.add(("sym", ds.key, symbol))
 
+    def note(self, ds: DatasetId, symbol: str, key: str, value: Any) -> None:
+        """Keep ``value`` (JSON) under ``key`` in the symbol's entry (a derived dataset's
+        state file); None removes it. Merged on object stores like the symbol's intervals."""
+        with self._lock:
+            d = self._dataset(ds, None)
+            self._touched.add(("sym", ds.key, symbol))
+            e = d["symbols"].setdefault(symbol, {"final": [], "open": [], "empty": []})
+            if value is None:
+                e.pop(key, None)
+            else:
+                e[key] = value
+
+    def noted(self, ds: DatasetId, symbol: str, key: str) -> Any:
+        """What :meth:`note` kept, or None."""
+        with self._lock:
+            return self._entry(ds, symbol).get(key)
+
     def record(
         self,
         ds: DatasetId,

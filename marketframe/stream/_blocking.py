@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
 
+    from marketframe.indicators.stateful import IndicatorSpec
+
 T = TypeVar("T")
 
 
@@ -189,6 +191,59 @@ class Stream(Generic[FrameT]):
     def last_heartbeat(self) -> int | None:
         return self._async.last_heartbeat
 
+    # -- live indicators ---------------------------------------------------------------------
+
+    def indicators(
+        self,
+        symbols: str | Sequence[str],
+        timeframe: str = "1",
+        spec: Sequence[IndicatorSpec | str] = ("sma", "rsi", "kdj", "macd", "bbands"),
+        *,
+        warmup: Any = None,
+        warmup_bars: int = 300,
+        checkpoint: str | Path | None = None,
+        peek: bool = True,
+        idle: float | None = None,
+        backend: Backend | None = None,
+    ) -> Iterator[Any]:
+        """Live indicators: subscribe to ``symbols``' trades, build ``timeframe``-minute bars
+        and yield, per batch of trades, a frame (``backend``: the stream's; ``"arrow"``: a
+        ``pyarrow.Table``) of ``symbol, time`` (bar start), OHLCV, one column per output of
+        each ``spec``, ``is_final`` and ``revised`` (see
+        :class:`marketframe.stream.LiveIndicators`). ``warmup``: a ``Store`` (its stored
+        candles) or a ``Client`` (today's intraday candles), the last ``warmup_bars`` bars
+        per symbol. ``checkpoint``: a file the engine is saved to after every batch and
+        resumed from when it exists (a restarted process continues equal to one that never
+        stopped; trades seen again are skipped). Ends after ``idle`` seconds without data
+        (``None``: when the stream ends), closing the forming bars."""
+        from marketframe.stream._live import LiveIndicators
+
+        syms = [symbols] if isinstance(symbols, str) else list(symbols)
+        path = Path(checkpoint) if checkpoint is not None else None
+        if path is not None and path.exists():
+            eng = LiveIndicators.load(path)
+        else:
+            eng = LiveIndicators(syms, spec, timeframe=int(timeframe))
+            if warmup is not None:
+                candles = _warm_candles(warmup, syms, timeframe, warmup_bars)
+                if len(candles):
+                    eng.warm(candles)
+        self.subscribe("trades", syms)
+        out = backend or self._async.backend
+        for batch in self.batches(idle=idle):
+            if batch.channel != "trades" or batch.odd_lot:
+                continue
+            rows = eng.feed(batch.to_pandas(), peek=peek)
+            if path is not None:
+                eng.save(path)
+            if len(rows):
+                yield _convert(rows, out)
+        rows = eng.flush()
+        if path is not None:
+            eng.save(path)
+        if len(rows):
+            yield _convert(rows, out)
+
     # -- reading ----------------------------------------------------------------------------
 
     def record(
@@ -275,6 +330,36 @@ class Stream(Generic[FrameT]):
         while c.keep(self.next_batch(c.wait())):
             pass
         return c.frame(backend or self._async.backend)
+
+
+def _warm_candles(source: Any, symbols: Sequence[str], timeframe: str, bars: int) -> Any:
+    """The last ``bars`` candles of each symbol from a ``Store`` (its stored
+    ``stock.historical.candles`` of ``timeframe``) or a ``Client`` (today's intraday candles)."""
+    import pandas as pd
+
+    frames = []
+    if hasattr(source, "read_derived"):  # a Store
+        df = source.read("stock.historical.candles", list(symbols), timeframe=timeframe)
+        frames.append(df)
+    else:
+        for sym in symbols:
+            frames.append(
+                source.stock.intraday.candles(symbol=sym, timeframe=timeframe, backend="pandas")
+            )
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if not len(df):
+        return df
+    df["symbol"] = df["symbol"].astype(str)
+    df = df.sort_values(["symbol", "date"], kind="stable")
+    return df.groupby("symbol", sort=False).tail(bars)
+
+
+def _convert(rows: Any, backend: str) -> Any:
+    """The engine's pandas rows in ``backend``."""
+    if backend == "pandas":
+        return rows
+    table = pa.Table.from_pandas(rows, preserve_index=False)
+    return table if backend == "arrow" else to_frame(table, backend)
 
 
 async def _make(api_key: str | Credential | None, url: str, options: dict[str, Any]) -> AsyncStream:

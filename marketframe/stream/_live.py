@@ -74,6 +74,9 @@ class LiveIndicators:
         # checkpoints: (state copies, bars per symbol at that point)
         self.checkpoints: list[tuple[list[sf.State], dict[str, int]]] = []
         self._closes = 0
+        # closed bars not yet stepped: (symbol, bar, emit); stepped together, a round at a
+        # time (round r: the r-th pending close of each symbol), before anything reads state
+        self._pending: list[tuple[str, list[float], bool]] = []
         self._checkpoint()
 
     # -- state
@@ -92,14 +95,32 @@ class LiveIndicators:
         """Warm up from history: a long frame of candles (``symbol``, ``date``, ``open``,
         ``high``, ``low``, ``close``, ``volume``), oldest first per symbol; the bars count
         as closed (a later trade in one of them is a revision)."""
+        per: dict[str, list[list[float]]] = {}
         for sym, g in candles.groupby("symbol", sort=False, observed=True):
             if sym not in self.index:
                 continue
-            times = _epoch_us(g["date"])
+            times = _epoch_us(g["date"]).to_numpy(dtype=np.float64)
             vals = g[["open", "high", "low", "close", "volume"]].to_numpy(dtype=np.float64)
-            for t, row in zip(times.tolist(), vals.tolist(), strict=True):
-                self._close(str(sym), [float(t), *row], emit=None)
-            self.warm_bars[str(sym)] = len(self.bars[str(sym)])
+            per[str(sym)] = np.column_stack([times, vals]).tolist()
+        # bar t of every symbol in one step: symbols advance together, not one by one
+        if per:
+            longest = max(len(v) for v in per.values())
+            panel = np.full((longest, len(self.symbols), 6), np.nan)
+            lengths = np.zeros(len(self.symbols), dtype=np.intp)
+            for sym, rows in per.items():
+                j = self.index[sym]
+                panel[: len(rows), j] = rows
+                lengths[j] = len(rows)
+                self.bars[sym].extend(rows)
+            if bool((lengths == longest).all()):  # the usual case: one pass over the panel
+                self._step(list(range(len(self.symbols))), panel, commit=True, states=None)
+            else:
+                for t in range(longest):
+                    cols = np.flatnonzero(lengths > t).tolist()
+                    self._step(cols, panel[t : t + 1, cols], commit=True, states=None)
+            self._closes += int(lengths.sum())
+        for sym in per:
+            self.warm_bars[sym] = len(self.bars[sym])
         self.checkpoints.clear()
         self._checkpoint()
 
@@ -114,7 +135,13 @@ class LiveIndicators:
     ) -> list[Any]:
         """Step ``rows`` (bars, len(cols), 6) for symbols ``cols`` of ``states``."""
         outs = []
+        whole = len(cols) == len(self.symbols) and cols == list(range(len(cols)))
         for k, state in enumerate(states if states is not None else self.states):
+            if whole:  # every symbol, in order: step the state itself (or a copy of it)
+                target = state if commit else state.copy()
+                res, _ = sf.apply(self._inputs(rows, state.spec), state.spec, target, inplace=True)
+                outs.append(res)
+                continue
             sub = _take(state, cols)
             res, sub = sf.apply(self._inputs(rows, state.spec), state.spec, sub, inplace=True)
             outs.append(res)
@@ -124,14 +151,56 @@ class LiveIndicators:
                     self.states[k] = state
         return outs
 
-    def _close(self, sym: str, bar: list[float], emit: list[dict[str, Any]] | None) -> None:
+    def _close(self, sym: str, bar: list[float], emit: list[Any] | None) -> None:
+        """A bar closed: kept now, stepped with the others by :meth:`_flush_pending`."""
         self.bars[sym].append(bar)
-        res = self._step([self.index[sym]], np.array([[bar]]), commit=True, states=None)
-        if emit is not None:
-            emit.append(self._row(sym, bar, res, 0, 0, final=True, revised=False))
-        self._closes += 1
-        if self._closes % self.checkpoint_every == 0:
+        self._pending.append((sym, bar, emit is not None))
+
+    def _flush_pending(self, out: list[Any] | None) -> None:
+        """Step every pending close, a round of symbols at a time (one vectorised step
+        per indicator per round); emit their final rows into ``out``."""
+        before = self._closes
+        by: dict[str, list[tuple[str, list[float], bool]]] = {}
+        for item in self._pending:
+            by.setdefault(item[0], []).append(item)
+        self._pending = []
+        lists = list(by.values())
+        for r in range(max((len(v) for v in lists), default=0)):
+            now = [v[r] for v in lists if r < len(v)]
+            if len(now) == len(self.symbols):
+                now.sort(key=lambda it: self.index[it[0]])
+            cols = [self.index[sym] for sym, _, _ in now]
+            rows = np.array([bar for _, bar, _ in now], dtype=np.float64)[None]
+            res = self._step(cols, rows, commit=True, states=None)
+            emit = [i for i, it in enumerate(now) if it[2]]
+            if out is not None and emit:
+                out.append(self._chunk([now[i][0] for i in emit], rows[0], res, emit, False))
+            self._closes += len(now)
+        if before // self.checkpoint_every != self._closes // self.checkpoint_every:
             self._checkpoint()
+
+    def _chunk(
+        self,
+        syms: list[str],
+        rows: np.ndarray,
+        res: list[Any],
+        which: list[int],
+        peek: bool,
+        revised: bool = False,
+    ) -> dict[str, Any]:
+        """Rows ``which`` of a step as columns (no per-row Python objects)."""
+        idx = np.asarray(which, dtype=np.intp)
+        sel = rows[idx]
+        cols: dict[str, Any] = {"symbol": syms, "time": sel[:, 0].astype(np.int64)}
+        for j, name in enumerate(("open", "high", "low", "close", "volume"), 1):
+            cols[name] = sel[:, j]
+        for sp, r in zip(self.specs, res, strict=True):
+            parts = r if isinstance(r, tuple) else (r,)
+            for name, p in zip(sp.names, parts, strict=True):
+                cols[name] = np.asarray(p)[0, idx]
+        cols["is_final"] = np.full(len(idx), not peek)
+        cols["revised"] = np.full(len(idx), revised)
+        return cols
 
     def _row(
         self, sym: str, bar: list[float], res: list[Any], t: int, col: int, *, final: bool,
@@ -185,11 +254,11 @@ class LiveIndicators:
                 self.seen[sym].add(serial)
                 self._trade(sym, t, p, v, out)
                 touched.add(sym)
+            self._flush_pending(out)
             if peek:
-                for sym in sorted(touched):
-                    row = self.peek(sym)
-                    if row is not None:
-                        out.append(row)
+                forming = [s for s in sorted(touched) if self.forming[s] is not None]
+                if forming:
+                    out.append(self._peeks(forming))
         return self._frame(out)
 
     def _trade(self, sym: str, t_us: int, price: float, size: float, out: list[Any]) -> None:
@@ -210,6 +279,7 @@ class LiveIndicators:
             _add(cur, price, size)
             return
         # a trade in a closed bar: a backfilled (late) trade; correct it and replay
+        self._flush_pending(out)  # the closes before it are stepped first
         j = next((i for i in range(len(bars) - 1, -1, -1) if bars[i][0] <= start), None)
         if j is None or bars[j][0] != start:
             bars.insert(0 if j is None else j + 1, [start, price, price, price, price, size])
@@ -242,7 +312,7 @@ class LiveIndicators:
             _put(st, [col], sub)
         for t in range(j - done, rows.shape[0]):
             bar = self.bars[sym][done + t]
-            out.append(self._row(sym, bar, outs, t, 0, final=True, revised=True))
+            out.append(_one(self._row(sym, bar, outs, t, 0, final=True, revised=True)))
         # later checkpoints hold the old bars for this symbol: start again from here
         self.checkpoints = [c for c in self.checkpoints if c[1][sym] <= j]
         self._checkpoint()
@@ -255,6 +325,13 @@ class LiveIndicators:
         res = self._step([self.index[sym]], np.array([[cur]]), commit=False, states=None)
         return self._row(sym, cur, res, 0, 0, final=False, revised=False)
 
+    def _peeks(self, syms: list[str]) -> dict[str, Any]:
+        """The forming bars of ``syms`` in one step on a copy of the state."""
+        cols = [self.index[s] for s in syms]
+        rows = np.array([self.forming[s] for s in syms], dtype=np.float64)[None]
+        res = self._step(cols, rows, commit=False, states=None)
+        return self._chunk(syms, rows[0], res, list(range(len(syms))), True)
+
     def flush(self) -> pd.DataFrame:
         """Close every forming bar (the session ended): their final rows."""
         out: list[dict[str, Any]] = []
@@ -263,25 +340,35 @@ class LiveIndicators:
             if cur is not None:
                 self.forming[sym] = None
                 self._close(sym, cur, out)
+        self._flush_pending(out)
         return self._frame(out)
 
-    def _frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    def _frame(self, chunks: list[dict[str, Any]]) -> pd.DataFrame:
+        """Chunks of columns (a step's rows, or one row) as one frame, in their order."""
         cols = ["symbol", "time", "open", "high", "low", "close", "volume"]
         cols += self.columns + ["is_final", "revised"]
-        df = pd.DataFrame(rows, columns=cols)
-        # the same dtypes whether or not the frame has rows (frames concatenate)
-        df = df.astype({"symbol": str, "is_final": bool, "revised": bool})
-        df = df.astype({c: np.float64 for c in cols[2:-2]})
-        df["time"] = pd.to_datetime(df["time"].astype("int64"), unit="us", utc=True).dt.tz_convert(
-            _TZ
-        )
-        return df
+        data: dict[str, Any] = {}
+        for c in cols:
+            parts = [np.asarray(ch[c]) for ch in chunks]
+            data[c] = np.concatenate(parts) if parts else np.empty(0)
+        # built with their dtypes (the same whether or not the frame has rows)
+        data["symbol"] = pd.Series(data["symbol"].astype(object), dtype=object).astype(str)
+        for c in cols[2:-2]:
+            data[c] = data[c].astype(np.float64, copy=False)
+        for c in cols[-2:]:
+            data[c] = data[c].astype(bool, copy=False)
+        t = pd.DatetimeIndex(data["time"].astype("int64").astype("datetime64[us]"), tz="UTC")
+        data["time"] = t.tz_convert(_TZ)
+        data["symbol"] = data["symbol"].to_numpy()
+        df = pd.DataFrame(data, columns=cols, copy=False)
+        return df.astype({"symbol": str})
 
     # -- persistence
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write everything needed to resume to ``path`` (atomically: a temporary file
         renamed over it). An ``.npz`` of arrays with a JSON header; no pickle."""
+        self._flush_pending(None)
         meta = {
             "version": _VERSION,
             "symbols": self.symbols,
@@ -338,6 +425,11 @@ class LiveIndicators:
         self.checkpoints.clear()
         self._checkpoint()
         return self
+
+
+def _one(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as a chunk of one."""
+    return {k: [v] for k, v in row.items()}
 
 
 def _epoch_us(col: pd.Series[Any]) -> pd.Series[Any]:

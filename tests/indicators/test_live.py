@@ -131,3 +131,83 @@ def test_a_restarted_process_resumes_equal_to_an_uninterrupted_run(day, tmp_path
     assert len(fin_res) and fin_res.index.isin(fin_full.index).all()
     pd.testing.assert_frame_equal(fin_res, fin_full.loc[fin_res.index])
     assert all(x == y for x, y in zip(whole.states, b_eng.states, strict=True))
+
+
+# -- the stream method: s.indicators(...) over real sockets ---------------------------------
+
+YESTERDAY = "2026-11-19T14:45:00+08:00"
+
+
+def _last_word(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    rows = pd.concat(frames, ignore_index=True)
+    final = rows[rows["is_final"]]
+    return final.drop_duplicates(["symbol", "time"], keep="last")
+
+
+@pytest.mark.parametrize("backend", ["pandas", "polars"])
+def test_stream_indicators_warm_from_a_store(tmp_path: Path, backend: str) -> None:
+    """Warmed from yesterday's stored minute candles, the last word on each of today's
+    streamed bars equals ``df.md`` over yesterday's candles followed by today's REST ones."""
+    from marketframe.store import Store
+
+    with Sandbox(seed=7, now=YESTERDAY, rate_limit=None) as sb:
+        with Store(tmp_path / "st", api_key=sb.api_key, base_url=sb.base_url) as st:
+            st.sync("stock.historical.candles", SYMBOLS, timeframe="1", progress=False)
+            sb.set_now(NOW)
+            with Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
+                today = pd.concat(
+                    [c.stock.intraday.candles(symbol=s, timeframe="1") for s in SYMBOLS],
+                    ignore_index=True,
+                )
+                with c.stream(
+                    backfill=True, backoff=0.01, max_reconnects=100, backend=backend
+                ) as s:  # type: ignore[call-overload]
+                    frames = list(
+                        s.indicators(SYMBOLS, "1", SPECS, warmup=st, warmup_bars=10**6, idle=3.0)
+                    )
+            history = st.read("stock.historical.candles", SYMBOLS, timeframe="1")
+    if backend == "polars":
+        frames = [f.to_pandas() for f in frames]
+        for f in frames:
+            f["time"] = f["time"].dt.tz_convert("Asia/Taipei")
+    fixed = {"symbol", "time", "open", "high", "low", "close", "volume", "is_final", "revised"}
+    cols = [c for c in frames[0].columns if c not in fixed]
+    today["symbol"] = today["symbol"].astype(str)
+    history["symbol"] = history["symbol"].astype(str)
+    allc = pd.concat([history, today], ignore_index=True).drop_duplicates(
+        ["symbol", "date"], keep="last"
+    )
+    allc = allc.sort_values(["symbol", "date"], ignore_index=True)
+    last = _last_word(frames)
+    t0 = today["date"].min()
+    assert len(last) == len(today) and (last["time"] >= t0).all()
+    check(last, expected(allc, cols), cols)
+
+
+def test_stream_indicators_resume_from_a_checkpoint(tmp_path: Path) -> None:
+    """A process that stops mid-day and restarts with the same checkpoint file yields, in
+    all, the final rows of an uninterrupted run."""
+    ck = tmp_path / "live.npz"
+    with (
+        Sandbox(seed=7, now=NOW, rate_limit=None) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+    ):
+        with c.stream(batch_rows=500) as s:
+            whole = _last_word(list(s.indicators(SYMBOLS, spec=SPECS, idle=1.5, peek=False)))
+        with c.stream(batch_rows=500) as s:
+            first = []
+            frames = s.indicators(SYMBOLS, spec=SPECS, checkpoint=ck, idle=1.5, peek=False)
+            for k, f in enumerate(frames):
+                first.append(f)
+                if k == 2:
+                    break  # the process stops; the checkpoint holds where it was
+        assert ck.exists()
+        with c.stream(
+            batch_rows=500
+        ) as s:  # a new process: the day replays, what was seen is skipped
+            rest = list(s.indicators(SYMBOLS, spec=SPECS, checkpoint=ck, idle=1.5, peek=False))
+    resumed = _last_word(first + rest)
+    pd.testing.assert_frame_equal(
+        resumed.set_index(["symbol", "time"]).sort_index(),
+        whole.set_index(["symbol", "time"]).sort_index(),
+    )

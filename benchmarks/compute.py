@@ -1,0 +1,123 @@
+"""``Store.compute`` over a synthetic store of one-minute bars (not in CI).
+
+    python3 benchmarks/compute.py                # 2e8 bars: 300 symbols x ~10 years
+    python3 benchmarks/compute.py --rows 2e7     # the reduced run of this 2-core machine
+
+The store is written straight in the store layout (one Parquet file per symbol and year,
+recorded in the manifest as a sync records them). Measured, for all five indicators:
+peak RSS of the computing process (target <= 1.5 GB), throughput in bars per second per core
+against ``df.md`` over the same rows in memory (>= 0.7x), two worker processes against one
+(>= 1.7x), and an appended day recomputed against the full run (<= 2%).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import marketframe  # noqa: E402,F401
+from marketframe.store import Store  # noqa: E402
+from marketframe.store._sync import resolve  # noqa: E402
+
+SPECS = ["sma", "rsi", "kdj", "macd", "bbands"]
+PER_DAY = 270
+YEAR_DAYS = 245
+
+
+def write_store(
+    root: Path, symbols: int, days: int, first: int = 0, store: Store | None = None
+) -> Store:
+    """Days ``first .. first+days-1`` of every symbol, one file per (symbol, year)."""
+    st = store or Store(root)
+    spec = resolve("stock.historical.candles", "1", {})
+    rng = np.random.default_rng(first + 1)
+    for j in range(symbols):
+        sym = f"{1000 + j}"
+        n = days * PER_DAY
+        close = np.round(100 * np.exp(np.cumsum(rng.normal(0, 1e-3, n))), 2)
+        spread = np.round(np.abs(rng.normal(0, 5e-4, n)) * close, 2)
+        day = np.repeat(np.arange(first, first + days), PER_DAY)
+        minute = np.tile(np.arange(PER_DAY), days)
+        t0 = np.datetime64("2010-01-04T01:00", "us")  # 09:00 Taipei
+        ts = (
+            t0 + (day // 5 * 7 + day % 5).astype("timedelta64[D]") + minute.astype("timedelta64[m]")
+        )
+        year = ts.astype("datetime64[Y]").astype(int) + 1970
+        for y in np.unique(year):
+            m = year == y
+            tab = pa.table(
+                {
+                    "symbol": pa.array([sym] * int(m.sum())),
+                    "timeframe": pa.array(["1"] * int(m.sum())),
+                    "date": pa.array(ts[m], pa.timestamp("us", "Asia/Taipei")),
+                    "open": close[m],
+                    "high": close[m] + spread[m],
+                    "low": close[m] - spread[m],
+                    "close": close[m],
+                    "volume": pa.array(np.full(int(m.sum()), 1000), pa.int64()),
+                }
+            )
+            from marketframe.store import _commit
+            from marketframe.store._report import SyncReport
+
+            _commit.write_rows(st._storage, st._manifest, spec, sym, tab, SyncReport(spec.ds))
+        span = ts[[0, -1]].astype("datetime64[D]").tolist()
+        st._manifest.record(spec.ds, sym, (span[0], span[1]), None, empty=False, params=spec.params)
+        st._manifest.save()
+    return st
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--rows", type=float, default=2e8)
+    p.add_argument("--symbols", type=int, default=0)
+    p.add_argument("--keep", action="store_true")
+    a = p.parse_args()
+    syms = a.symbols or max(2, int(round(a.rows / (PER_DAY * YEAR_DAYS * 10))))
+    days = int(a.rows / syms / PER_DAY)
+    root = Path(tempfile.mkdtemp(prefix="mf-compute-"))
+    try:
+        t = time.perf_counter()
+        st = write_store(root / "s", syms, days)
+        rows = syms * days * PER_DAY
+        print(f"store: {syms} symbols x {days} days = {rows:.3g} bars, written in"
+              f" {time.perf_counter() - t:.1f} s")  # fmt: skip
+        t = time.perf_counter()
+        st.compute("stock.historical.candles", SPECS, timeframe="1", max_workers=1)
+        one = time.perf_counter() - t
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        # df.md on one symbol's rows in memory (per core), scaled to the store
+        df = st.read("stock.historical.candles", "1000", timeframe="1")
+        t = time.perf_counter()
+        df.md.sma(20).md.rsi(14).md.kdj().md.macd().md.bbands()
+        md = (time.perf_counter() - t) * syms
+        st2 = write_store(root / "s2", syms, days)
+        t = time.perf_counter()
+        st2.compute("stock.historical.candles", SPECS, timeframe="1", max_workers=2)
+        two = time.perf_counter() - t
+        write_store(root / "s", syms, 1, first=days, store=st)
+        t = time.perf_counter()
+        st.compute("stock.historical.candles", SPECS, timeframe="1", max_workers=1)
+        inc = time.perf_counter() - t
+        print(f"one worker: {one:.1f} s ({rows / one / 1e6:.2f} M bars/s); peak RSS {rss:.0f} MB"
+              " (target <= 1500)")  # fmt: skip
+        print(f"throughput vs df.md in memory: {md / one:.2f}x (target >= 0.7)")
+        print(f"two workers: {two:.1f} s, {one / two:.2f}x one (target >= 1.7)")
+        print(f"appended day: {inc:.2f} s, {inc / one * 100:.2f}% of the full run (target <= 2%)")
+    finally:
+        if not a.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,274 @@
+"""Derived datasets: ``Store.compute`` over a store, against ``df.md`` over what it holds.
+
+Incremental reruns equal a full recompute; a changed input is recomputed; a run killed with
+SIGKILL and rerun equals a clean run; the derived data reads as it is in pyarrow, polars and
+DuckDB; ``dask.distributed`` and Spark give the in-process result row for row.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import marketframe  # noqa: F401  (registers df.md)
+from marketframe.indicators import stateful as sf
+from marketframe.sandbox import Sandbox
+from marketframe.store import Store
+
+from ._helpers import NOW, subprocess_env
+
+DAILY = "stock.historical.candles"
+SPECS = ["sma", "rsi", "kdj", "macd", "bbands"]
+SYMS = ["2330", "2454", "0050"]
+
+
+@pytest.fixture(scope="module")
+def sb() -> object:
+    with Sandbox(seed=11, now=NOW, rate_limit=None) as s:
+        yield s
+
+
+def store(sb: Sandbox, path: Path) -> Store:
+    return Store(path, api_key=sb.api_key, base_url=sb.base_url)
+
+
+def reference(raw: pd.DataFrame) -> pd.DataFrame:
+    return raw.md.sma(20).md.rsi(14).md.kdj().md.macd().md.bbands().set_index(["symbol", "date"])
+
+
+def check(st: Store, ref: pd.DataFrame, dataset: str = DAILY, **kw: object) -> int:
+    """Every derived dataset equals ``df.md`` over the source (NaNs where md has them)."""
+    n = 0
+    for name in SPECS:
+        got = st.read_derived(dataset, name, **kw)  # type: ignore[call-overload]
+        want = ref.loc[list(zip(got["symbol"], got["date"], strict=True))]
+        assert len(got) == len(ref)
+        for col in sf.spec(name).names:
+            a, b = got[col].to_numpy(float), want[col].to_numpy(float)
+            np.testing.assert_array_equal(np.isnan(a), np.isnan(b), err_msg=col)
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-9, err_msg=col)
+        n += len(got)
+    return n
+
+
+def same(a: Store, b: Store, dataset: str = DAILY) -> None:
+    """Two stores hold the same derived rows (values to 1e-12 relative)."""
+    for name in SPECS:
+        x, y = (s.read_derived(dataset, name) for s in (a, b))
+        pd.testing.assert_frame_equal(x, y, check_exact=False, rtol=1e-12, atol=1e-9)
+
+
+def identical(a: Store, b: Store) -> None:
+    """Row for row, value for value (NaN where NaN): what another engine wrote."""
+    for name in SPECS:
+        x, y = (s.read_derived(DAILY, name) for s in (a, b))
+        pd.testing.assert_frame_equal(x, y, check_exact=True)
+
+
+def test_derived_datasets_equal_md_and_read_in_pyarrow_polars_duckdb(
+    sb: Sandbox, tmp_path: Path
+) -> None:
+    import duckdb
+    import polars as pl
+    import pyarrow.dataset as pads
+
+    with store(sb, tmp_path / "s") as st:
+        st.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
+        rep = st.compute(DAILY, SPECS, max_workers=1)
+        assert all(m == {"full": sorted(SYMS)} for m in rep.modes.values())
+        check(st, reference(st.read(DAILY)))
+        again = st.compute(DAILY, SPECS, max_workers=1)
+        assert all(m == {"unchanged": sorted(SYMS)} for m in again.modes.values())
+        rsi = st.read_derived(DAILY, "rsi")
+        path = tmp_path / "s" / rep.paths()[1]
+    assert path.parent.name.startswith("params=stock_historical_candles.14.")
+    t = pads.dataset(path, format="parquet", partitioning="hive").to_table()
+    assert t.num_rows == len(rsi) and {"sym", "symbol", "date", "rsi_14"} <= set(t.column_names)
+    p = pl.scan_parquet(f"{path}/**/*.parquet", hive_partitioning=True).collect()
+    assert p.height == len(rsi)
+    d = duckdb.sql(
+        f"select symbol, date, rsi_14 from read_parquet('{path}/**/*.parquet', hive_partitioning=1)"
+        " order by symbol, date"
+    ).df()
+    np.testing.assert_array_equal(d["rsi_14"].to_numpy(), rsi["rsi_14"].to_numpy())
+
+
+def test_a_rerun_after_a_sync_computes_only_the_new_bars(sb: Sandbox, tmp_path: Path) -> None:
+    with store(sb, tmp_path / "inc") as st, store(sb, tmp_path / "full") as full:
+        st.sync(DAILY, SYMS, "2023-01-01", "2026-10-31", progress=False)
+        st.compute(DAILY, SPECS, max_workers=1)
+        st.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
+        rep = st.compute(DAILY, SPECS, max_workers=1)
+        assert all(m == {"appended": sorted(SYMS)} for m in rep.modes.values())
+        new = len(st.read(DAILY, SYMS, "2026-11-01"))
+        assert set(rep.rows.values()) == {new}  # only the new bars were computed
+        full.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
+        full.compute(DAILY, SPECS, max_workers=1)
+        same(st, full)
+        check(st, reference(st.read(DAILY)))
+
+
+def test_minute_data_across_years_and_appends(sb: Sandbox, tmp_path: Path) -> None:
+    sb.set_now("2027-01-08T14:00:00+08:00")  # the latest 30 days span two year partitions
+    try:
+        with store(sb, tmp_path / "m") as st:
+            st.sync(DAILY, ["2330", "2454"], timeframe="1", progress=False)
+            st.compute(DAILY, SPECS, timeframe="1", max_workers=1)
+            sb.advance(trading_days=2)
+            st.sync(DAILY, ["2330", "2454"], timeframe="1", progress=False)
+            rep = st.compute(DAILY, SPECS, timeframe="1", max_workers=1)
+            assert all(set(m) == {"appended"} for m in rep.modes.values())
+            raw = st.read(DAILY, timeframe="1")
+            years = {p.name for p in (tmp_path / "m").glob("dataset=derived.rsi/*/*/*/year=*")}
+            assert years == {"year=2026", "year=2027"}
+            check(st, reference(raw), timeframe="1")
+    finally:
+        sb.set_now(NOW)
+
+
+def test_a_changed_input_file_is_recomputed(sb: Sandbox, tmp_path: Path) -> None:
+    from marketframe.store import _commit
+    from marketframe.store._report import SyncReport
+    from marketframe.store._sync import resolve
+
+    with store(sb, tmp_path / "c") as st:
+        st.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
+        st.compute(DAILY, SPECS, max_workers=1)
+        # a repaired file: one old bar's prices differ (written as a sync writes)
+        spec = resolve(DAILY, None, {})
+        row = st.read(DAILY, "2454", "2024-03-04", "2024-03-04", backend="arrow")
+        close = row.column("close").to_pylist()[0] * 1.01
+        row = row.set_column(row.schema.get_field_index("close"), "close", pa.array([close]))
+        _commit.write_rows(st._storage, st._manifest, spec, "2454", row, SyncReport(spec.ds))
+        st._manifest.save()
+        rep = st.compute(DAILY, SPECS, max_workers=1)
+        assert all(m == {"recomputed": ["2454"], "unchanged": ["0050", "2330"]}
+                   for m in rep.modes.values())  # fmt: skip
+        check(st, reference(st.read(DAILY)))
+
+
+def test_adjusted_prices_feed_their_own_dataset(sb: Sandbox, tmp_path: Path) -> None:
+    with store(sb, tmp_path / "a") as st:
+        st.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
+        rep = st.compute(DAILY, "rsi", max_workers=1, adjust="all")
+        assert ".all." in rep.datasets[0].params
+        got = st.read_derived(DAILY, "rsi", adjust="all")
+        ref = st.read(DAILY, adjust="all").md.rsi(14).set_index(["symbol", "date"])
+        want = ref.loc[list(zip(got["symbol"], got["date"], strict=True))]["rsi_14"]
+        np.testing.assert_allclose(got["rsi_14"], want, rtol=1e-12, atol=1e-9)
+        raw = st.read_derived(DAILY, "rsi")  # the unadjusted one is another dataset
+        assert len(raw) == 0
+
+
+CHILD = """
+import sys, time
+from marketframe.store import Store, _compute
+real = _compute.run_task
+calls = 0
+def slow(task):
+    global calls
+    res = real(task)  # its files are published; the driver has not recorded them
+    calls += 1
+    if calls == 4:
+        print("ready", flush=True)
+        time.sleep(120)
+    return res
+_compute.run_task = slow
+with Store(sys.argv[1]) as st:
+    st.compute("stock.historical.candles", {specs!r}, max_workers=1)
+"""
+
+
+def test_kill_9_mid_compute_then_rerun_equals_a_clean_run(sb: Sandbox, tmp_path: Path) -> None:
+    syms = SYMS + ["2317", "2412", "1301"]
+    with store(sb, tmp_path / "k") as st, store(sb, tmp_path / "clean") as clean:
+        for s in (st, clean):
+            s.sync(DAILY, syms, "2023-01-01", "2026-11-20", progress=False)
+        st.compute(DAILY, SPECS[:2], max_workers=1)  # an earlier run: states to resume from
+        st.sync(DAILY, syms, "2026-11-20", "2026-11-20", progress=False)
+        child = subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(CHILD.format(specs=SPECS)), str(st.root)],
+            env=subprocess_env(),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert child.stdout is not None
+            assert child.stdout.readline().strip() == "ready"
+            os.kill(child.pid, signal.SIGKILL)
+        finally:
+            child.wait(30)
+        assert child.returncode == -signal.SIGKILL
+        rep = st.compute(DAILY, SPECS, max_workers=1)
+        assert rep.removed > 0  # the killed run's unrecorded files
+        clean.compute(DAILY, SPECS, max_workers=1)
+        same(st, clean)
+        for name in SPECS:  # on disk, only what the manifest records
+            base = tmp_path / "k" / f"dataset=derived.{name}"
+            on_disk = sorted(p.name for p in base.rglob("part-*.parquet"))
+            assert len(on_disk) == len(st.read_derived(DAILY, name)["symbol"].unique())
+
+
+@pytest.mark.slow
+def test_dask_distributed_and_a_process_pool_equal_in_process(sb: Sandbox, tmp_path: Path) -> None:
+    from distributed import Client, LocalCluster
+
+    with store(sb, tmp_path / "one") as one, store(sb, tmp_path / "dask") as dk:
+        for s in (one, dk):
+            s.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
+        one.compute(DAILY, SPECS, max_workers=1)
+        t0 = time.monotonic()
+        with (
+            LocalCluster(
+                n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+            ) as cl,
+            Client(cl) as client,
+        ):
+            rep = dk.compute(DAILY, SPECS, executor=client.get_executor())
+        assert time.monotonic() - t0 < 120
+        assert all(m == {"full": sorted(SYMS)} for m in rep.modes.values())
+        identical(one, dk)
+
+
+@pytest.mark.slow
+def test_spark_map_in_arrow_equals_in_process(sb: Sandbox, tmp_path: Path) -> None:
+    from pyspark.sql import SparkSession
+
+    from marketframe.store import spark_compute
+
+    with store(sb, tmp_path / "one") as one, store(sb, tmp_path / "spark") as sp:
+        for s in (one, sp):
+            s.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
+        one.compute(DAILY, SPECS, max_workers=1)
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("marketframe-compute")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+        .config("spark.executorEnv.PYTHONPATH", subprocess_env()["PYTHONPATH"])
+        .getOrCreate()
+    )
+    try:
+        rep = spark_compute(spark, str(tmp_path / "spark"), DAILY, SPECS, partitions=2)
+        assert all(m == {"full": sorted(SYMS)} for m in rep.modes.values())
+        # and Spark reads the derived dataset as any other
+        rsi_dir = f"{tmp_path}/spark/{rep.paths()[1]}"
+        df = spark.read.parquet(rsi_dir)
+        assert df.count() == len(Store(tmp_path / "one").read_derived(DAILY, "rsi"))
+    finally:
+        spark.stop()
+    with Store(tmp_path / "one") as one, Store(tmp_path / "spark") as sp:
+        identical(one, sp)
