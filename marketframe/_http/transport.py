@@ -351,7 +351,9 @@ class Transport:
                     resp.content,
                 )
             tried.append(f"HTTP {resp.status_code}")
-            retry_after = _retry_after(resp.headers)
+            # the service sends Retry-After on every answer (the rate window's length, 60 s):
+            # it is an instruction only on a 429; other statuses back off as configured
+            retry_after = _retry_after(resp.headers) if resp.status_code == 429 else None
             if resp.status_code in RETRY_STATUSES and attempt < self.retries:
                 wait = retry_after if retry_after is not None else self._backoff(attempt + 1)
                 # a wait past the deadline is not started: the service's answer is the error

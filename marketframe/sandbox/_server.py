@@ -13,6 +13,8 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC
+from email.utils import format_datetime
 from typing import Any
 
 import orjson
@@ -214,6 +216,12 @@ class RestApp:
         self.stats.served += 1
         self.stats.by_status[status] = self.stats.by_status.get(status, 0) + 1
         raw = body if isinstance(body, bytes) else orjson.dumps(body)
+        # the Date header is the service's clock (a frozen or advanced sandbox clock too): a
+        # client learns the service's day from it, since history envelopes carry no date
+        headers = {
+            **headers,
+            "Date": format_datetime(self.service.now().astimezone(UTC), usegmt=True),
+        }
         return web.Response(
             body=raw,
             status=status,
