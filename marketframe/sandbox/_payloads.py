@@ -109,7 +109,7 @@ def book(day: Day, n: int, seed_rng, serial: int | None = None) -> tuple[list[di
     if serial is None:
         serial = int(day.serial[last])
     rng = seed_rng(day.inst.symbol, day.date.toordinal(), serial)
-    sizes = rng.integers(1, max(2, int(day.size.mean() * 4)), 10).tolist()
+    sizes = rng.integers(1, max(2, int(day.mean_size * 4)), 10).tolist()
     bids, asks = [], []
     # locked at a limit: orders queue on the limit side, nothing is offered beyond it
     locked_up = day.limit_up and bid == ask == day.limit_up
