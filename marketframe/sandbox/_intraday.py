@@ -59,6 +59,8 @@ class Day:
     #: with the trades', so the quote's ``serial``/``lastUpdated`` move ahead of the last trade
     book_time: np.ndarray = field(default_factory=lambda: _EMPTY)
     book_serial: np.ndarray = field(default_factory=lambda: _EMPTY)
+    #: the day's REST trade rows, built once per kind (``_payloads.trade_rows`` pages them)
+    rows: dict[str, list[dict]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def mean_size(self) -> float:
