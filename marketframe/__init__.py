@@ -21,6 +21,7 @@ from .crosscheck import crosscheck as crosscheck  # noqa: E402
 from .indicators.options import options as options  # noqa: E402
 
 if TYPE_CHECKING:
+    from marketframe import calendar as calendar
     from marketframe._download import download as download
     from marketframe.client import Client as Client
     from marketframe.convert import units as units
@@ -88,6 +89,7 @@ __all__ = [
     "SymbolNotFound",
     "TransportError",
     "__version__",
+    "calendar",
     "crosscheck",
     "download",
     "frames",
@@ -130,6 +132,7 @@ _LAZY = {
     "StreamTimeout": "marketframe.exceptions",
     "SymbolNotFound": "marketframe.exceptions",
     "TransportError": "marketframe.exceptions",
+    "calendar": "marketframe",  # a submodule (pandas and exchange_calendars: on first use)
     "download": "marketframe._download",
     "units": "marketframe.convert",
 }
@@ -141,7 +144,10 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'marketframe' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
+    if module == __name__:  # a submodule of the package
+        value: Any = importlib.import_module(f"{__name__}.{name}")
+    else:
+        value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -186,10 +186,26 @@ def expire_after(ep: Endpoint, values: Mapping[str, Any], now: dt.datetime | Non
             return NEVER_EXPIRE  # a range of past days never changes
         return 60
     # reference data: until the next trading day's 08:00 in Taipei
-    nxt = (now + dt.timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
-    if now.hour < 8:
-        nxt -= dt.timedelta(days=1)
+    nxt = _next_trading_8am(now)
     return max(1, int((nxt - now).total_seconds()))
+
+
+def _next_trading_8am(now: dt.datetime) -> dt.datetime:
+    """08:00 (Taipei) of the first trading day whose 08:00 is after ``now``: across weekends
+    and holidays by :mod:`marketframe.calendar`; outside its coverage, the next day's 08:00."""
+    from marketframe import calendar  # pandas: only when reference data is cached
+    from marketframe.exceptions import InvalidParams
+
+    now = now.astimezone(TAIPEI)
+    try:
+        opens = calendar.next_open(now)
+        nxt = dt.datetime.combine(opens.date(), dt.time(8), TAIPEI)
+        if nxt <= now:  # 08:00-09:00 of a trading day: that day's 08:00 has passed
+            nxt = dt.datetime.combine(calendar.next_open(opens).date(), dt.time(8), TAIPEI)
+        return nxt
+    except InvalidParams:
+        nxt = (now + dt.timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
+        return nxt - dt.timedelta(days=1) if now.hour < 8 else nxt
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import date, time
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -58,6 +59,13 @@ class Day:
     #: with the trades', so the quote's ``serial``/``lastUpdated`` move ahead of the last trade
     book_time: np.ndarray = field(default_factory=lambda: _EMPTY)
     book_serial: np.ndarray = field(default_factory=lambda: _EMPTY)
+    #: the day's REST trade rows, built once per kind (``_payloads.trade_rows`` pages them)
+    rows: dict[str, list[dict]] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @cached_property
+    def mean_size(self) -> float:
+        """The day's mean trade size (a book's sizes scale with it; read once per update)."""
+        return float(self.size.mean())
 
     def visible_books(self, t_us: int) -> int:
         return int(np.searchsorted(self.book_time, t_us, side="right"))

@@ -109,7 +109,7 @@ def book(day: Day, n: int, seed_rng, serial: int | None = None) -> tuple[list[di
     if serial is None:
         serial = int(day.serial[last])
     rng = seed_rng(day.inst.symbol, day.date.toordinal(), serial)
-    sizes = rng.integers(1, max(2, int(day.size.mean() * 4)), 10).tolist()
+    sizes = rng.integers(1, max(2, int(day.mean_size * 4)), 10).tolist()
     bids, asks = [], []
     # locked at a limit: orders queue on the limit side, nothing is offered beyond it
     locked_up = day.limit_up and bid == ask == day.limit_up
@@ -281,32 +281,46 @@ def candles(day: Day, t_us: int, timeframe: int) -> list[dict]:
 
 
 def trade_rows(day: Day, t_us: int, *, trial: bool = False, futopt: bool = False) -> list[dict]:
-    """Trades seen by ``t_us``, oldest first (the caller sorts and pages)."""
+    """Trades seen by ``t_us``, oldest first (the caller sorts and pages; the rows are shared
+    with later calls: never change them). The day's rows are built once per kind, so a page
+    of 50 costs a slice, not the ~7,000 rows of a busy stock."""
+    if day.inst.type == "INDEX" and not trial:
+        return []
+    kind = "trial" if trial else "futopt" if futopt else "stock"
+    built = day.rows.get(kind)
+    if built is None:
+        built = day.rows[kind] = _all_trade_rows(day, trial=trial, futopt=futopt)
     if trial:
-        n = day.visible_trials(t_us)
+        return built[: day.visible_trials(t_us)]
+    rows = built[: day.visible(t_us)]
+    if day.fixed is not None and t_us >= day.fixed[0]:
+        ft, fp, fs = day.fixed
+        rows.append({"price": px(fp), "size": fs, "time": ft, "serial": 99999999})
+    return rows
+
+
+def _all_trade_rows(day: Day, *, trial: bool, futopt: bool) -> list[dict]:
+    if trial:
         return [
             {"price": p, "size": s, "time": t, "serial": sr}
             for p, s, t, sr in zip(
-                pxs(day.trial_price[:n]),
-                day.trial_size[:n].tolist(),
-                day.trial_time[:n].tolist(),
-                day.trial_serial[:n].tolist(),
+                pxs(day.trial_price),
+                day.trial_size.tolist(),
+                day.trial_time.tolist(),
+                day.trial_serial.tolist(),
                 strict=True,
             )
         ]
-    if day.inst.type == "INDEX":
-        return []
-    n = day.visible(t_us)
-    cum = np.cumsum(day.size[:n]).tolist()
+    cum = np.cumsum(day.size).tolist()
     rows = []
     for b, a, p, s, v, t, sr in zip(
-        pxs(day.bid[:n]),
-        pxs(day.ask[:n]),
-        pxs(day.price[:n]),
-        day.size[:n].tolist(),
+        pxs(day.bid),
+        pxs(day.ask),
+        pxs(day.price),
+        day.size.tolist(),
         cum,
-        day.time[:n].tolist(),
-        day.serial[:n].tolist(),
+        day.time.tolist(),
+        day.serial.tolist(),
         strict=True,
     ):
         if futopt:
@@ -317,9 +331,6 @@ def trade_rows(day: Day, t_us: int, *, trial: bool = False, futopt: bool = False
             rows.append(
                 {"bid": b, "ask": a, "price": p, "size": s, "volume": v, "time": t, "serial": sr}
             )
-    if day.fixed is not None and t_us >= day.fixed[0]:
-        ft, fp, fs = day.fixed
-        rows.append({"price": px(fp), "size": fs, "time": ft, "serial": 99999999})
     return rows
 
 

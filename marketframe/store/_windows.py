@@ -122,8 +122,10 @@ def final_until(
 
     Daily rows (and date-keyed endpoints with no timeframe) are final before today. Weekly and
     monthly candles are labelled by the first trading day of their period and aggregate the
-    whole period, so a label is final only when its period ended before today: labels before
-    the start of today's week (Monday) or month. Minute rows are never final (None). Rows of
+    whole period, so a label is final only when its period's sessions are over: labels before
+    the start of today's week (Monday) or month, and the current period's too when
+    :mod:`marketframe.calendar` has no session from today to the period's end (a Saturday, or
+    the holidays closing a month). Minute rows are never final (None). Rows of
     an endpoint whose row has ``refresh_days`` (they keep changing after their date) are final
     only that long after their date: refetched by every sync until then.
     """
@@ -135,7 +137,21 @@ def final_until(
     ):
         return None  # the latest 30 days: rows that age out, never final
     if timeframe == "W":
-        return today - dt.timedelta(days=today.weekday()) - _DAY
+        start = today - dt.timedelta(days=today.weekday())
+        return today - _DAY if _over(today, start + 6 * _DAY) else start - _DAY
     if timeframe == "M":
-        return today.replace(day=1) - _DAY
+        start = today.replace(day=1)
+        end = (start + 31 * _DAY).replace(day=1) - _DAY
+        return today - _DAY if _over(today, end) else start - _DAY
     return today - _DAY
+
+
+def _over(today: dt.date, end: dt.date) -> bool:
+    """No stock session from ``today`` to ``end`` (False outside the calendar's coverage:
+    the period may still trade)."""
+    from marketframe import calendar  # pandas and exchange_calendars: on first use
+
+    try:
+        return len(calendar.sessions_in_range(today, end)) == 0
+    except InvalidParams:
+        return False

@@ -9,6 +9,12 @@ trade), so each kind has its own gap; both are read with ``sort=asc`` and ``offs
 paging. Rows come back in the
 streamed ``trades`` shape (the envelope's ``symbol``/``type``/... copied into each row) with
 ``backfilled: true``; flags the REST rows do not carry (``isOpen``, ...) are false.
+
+A gap open up to now (no trade closed it) may be filled after the endpoint has moved on to a
+later trading day: its rows of that day are the gap's too (the drop spanned the day change),
+so the gap is split like a gap closed by the new day's first trade (:func:`split_day`): the
+rest of its own day (known empty after the fixed-price trade, else no longer fetchable) and
+the served day's gap, which the rows fill.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import orjson
 
 from marketframe.exceptions import StreamError
 
-from ._ledger import FIXED_PRICE_SERIAL, Gap, position
+from ._ledger import FIXED_PRICE_SERIAL, REGULAR, Gap, position
 
 ENDPOINT = "stock.intraday.trades"
 FUTOPT_ENDPOINT = "futopt.intraday.trades"
@@ -27,11 +33,13 @@ FUTOPT_ENDPOINT = "futopt.intraday.trades"
 
 def fetch_gap(
     client: Any, gap: Gap, page: int = 500, market: str = "stock"
-) -> list[dict[str, Any]]:
-    """The regular trades (or trial matches) of ``gap``, sorted by position. ``client`` is a
-    :class:`marketframe.Client`. The intraday endpoint serves one trading day (the current
-    one): a gap on another day cannot be filled and raises :class:`GapUnavailable`, unless
-    it is known to be empty (it follows the day's fixed-price trade, the day's last).
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The regular trades (or trial matches) of ``gap``, sorted by position, and the trading
+    day the endpoint served. ``client`` is a :class:`marketframe.Client`. The intraday
+    endpoint serves one trading day (the current one): a gap on another day cannot be filled
+    and raises :class:`GapUnavailable`, unless it is known to be empty (it follows the day's
+    fixed-price trade, the day's last) or it is open up to now and the endpoint serves a
+    later day (the rows are that day's: see :func:`split_day`).
 
     ``market="futopt"``: from ``/futopt/intraday/trades`` (newest first, ``session=afterhours``
     for an after-hours gap); it serves no trial matches, so a trial gap raises
@@ -81,13 +89,45 @@ def fetch_gap(
             break
         offset += len(data)
     if gap.date is not None and served is not None and served != gap.date:
-        if gap.after != FIXED_PRICE_SERIAL:  # else nothing of that day came after it
-            raise GapUnavailable(
-                f"the intraday endpoint now serves {served}; trades of "
-                f"{gap.date} in this gap can no longer be fetched"
-            )
+        later = gap.hi is None and gap.lo is not None and served > gap.date
+        if not later and gap.after != FIXED_PRICE_SERIAL:  # else nothing of that day came after it
+            raise unavailable(gap, served)
     rows.sort(key=lambda r: position(r) or (0, 0, 0))
-    return rows
+    return rows, served
+
+
+def unavailable(gap: Gap, served: str) -> GapUnavailable:
+    return GapUnavailable(
+        f"the intraday endpoint now serves {served}; trades of "
+        f"{gap.date} in this gap can no longer be fetched"
+    )
+
+
+def split_day(gap: Gap, served: str | None) -> Gap | None:
+    """When ``gap`` is open up to now and was filled while the endpoint served a later day:
+    ``gap`` becomes the rest of its own day (``filled=0`` after the fixed-price trade, else
+    an ``error``) and the served day's gap (from that day's start) is returned, for the
+    rows. ``None`` when the gap needs no split."""
+    if gap.hi is not None or gap.lo is None or served is None or gap.date is None:
+        return None
+    if served <= gap.date:
+        return None
+    later = Gap(
+        gap.symbol,
+        gap.odd_lot,
+        gap.trial,
+        None,
+        None,
+        date=served,
+        after_hours=gap.after_hours,
+    )
+    gap.hi = (gap.lo[0] + 1, REGULAR, -1)  # before any trade of the next day
+    if gap.after == FIXED_PRICE_SERIAL:
+        gap.filled = 0
+    else:
+        exc = unavailable(gap, served)
+        gap.error = f"{type(exc).__name__}: {exc}"
+    return later
 
 
 class GapUnavailable(StreamError):

@@ -23,10 +23,14 @@ from marketframe.exceptions import (
 )
 
 from . import _protocol as proto
-from ._backfill import fetch_gap
+from ._backfill import fetch_gap, split_day
 from ._inbox import Inbox, _reason
 from ._ledger import Gap
 from ._requests import Requests, _Dropped
+
+#: seconds a reconnected stream waits for a trade to close each gap before filling it up to
+#: now (the rest of the day may have passed during the drop: nothing would close it)
+QUIET_GAP_S = 1.0
 
 
 class Connection(Requests, Inbox):
@@ -112,6 +116,9 @@ class Connection(Requests, Inbox):
                     return
                 else:
                     self._set_online(True)
+                    if self.backfill:
+                        for gap in self._ledger.quiet():
+                            self._track(self._fill_quiet(gap))
             try:
                 await reader
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer
@@ -187,18 +194,47 @@ class Connection(Requests, Inbox):
         self._set_online(False)
 
     def _start_backfill(self, gap: Gap) -> None:
-        task = asyncio.create_task(self._backfill(gap))
+        self._track(self._backfill(gap))
+
+    def _track(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
         self._backfills.add(task)
         task.add_done_callback(self._backfills.discard)
 
     async def _backfill(self, gap: Gap) -> None:
         try:
-            rows = await asyncio.get_running_loop().run_in_executor(
-                None, fetch_gap, self.rest, gap, 500, self.market
-            )
+            rows, served = await self._fetch(gap)
         except Exception as exc:  # noqa: BLE001 - recorded on the gap, never swallowed silently
             gap.error = redact(f"{type(exc).__name__}: {exc}", self._key)
             return
+        self._fill(gap, rows, served)
+
+    async def _fill_quiet(self, gap: Gap) -> None:
+        """A provisional gap up to now (``TradeLedger.quiet``): filled if no trade has
+        closed it after ``QUIET_GAP_S`` and once its rows are in; left open on an error (a
+        later trade or ``close()`` closes it and its backfill reports the error)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), QUIET_GAP_S)
+            return  # closing: close() fills what is still open
+        if not self._ledger.still_open(gap):
+            return  # closed by a trade meanwhile
+        try:
+            rows, served = await self._fetch(gap)
+        except Exception:  # noqa: BLE001 - the gap stays open, see above
+            return
+        if self._ledger.settle(gap):
+            self._fill(gap, rows, served)
+
+    async def _fetch(self, gap: Gap) -> tuple[list[dict[str, Any]], str | None]:
+        return await asyncio.get_running_loop().run_in_executor(
+            None, fetch_gap, self.rest, gap, 500, self.market
+        )
+
+    def _fill(self, gap: Gap, rows: list[dict[str, Any]], served: str | None) -> None:
+        later = split_day(gap, served)
+        if later is not None:  # a gap up to now filled on a later day: the rows are its
+            self._ledger.add(later, gap)
+            gap = later
         self._ledger.filled(gap, rows)
         self.stats.backfilled += len(rows)
         self._buf.extend("trades", gap.odd_lot or gap.after_hours, rows)

@@ -11,6 +11,14 @@ may carry a higher serial than the closing trade), so the ledger keeps the last 
 start after a reconnect). At a drop every (symbol, kind) of a ``trades`` subscription opens a
 :class:`Gap` after its last position; the first new trade of that kind closes it (one gap per
 trading day when the drop spans a day change), and the gap is handed to the backfill.
+
+A gap that no trade closes (the drop came after the kind's last trade of the day, or the
+symbol is quiet) would otherwise wait for the next trading day's first trade, when the
+intraday endpoint no longer serves its day. So after a reconnect the stream asks
+:meth:`TradeLedger.quiet` for provisional gaps up to now and, if no trade has closed one by
+the time its rows are fetched, :meth:`TradeLedger.settle` closes it with them: the last
+position moves to the last fetched row, so the stream's later copies of those trades are
+duplicates.
 """
 
 from __future__ import annotations
@@ -189,6 +197,36 @@ class TradeLedger:
                 key = (self.names.get(sub.symbol, sub.symbol), sub.flag, trial)
                 if key not in self.open:
                     self.open[key] = self.last.get(key)
+
+    def quiet(self) -> list[Gap]:
+        """Provisional gaps up to now of every open (symbol, kind), to fill while no trade
+        closes them (see :meth:`settle`); none for futures' trial matches (the endpoint
+        serves none)."""
+        return [
+            _gap(key, lo, None, futopt=self.futopt)
+            for key, lo in self.open.items()
+            if not (self.futopt and key[2])
+        ]
+
+    def settle(self, gap: Gap) -> bool:
+        """Close the provisional ``gap`` (from :meth:`quiet`) if its (symbol, kind) is still
+        open where it was: no trade closed it while its rows were fetched. False: a trade
+        did (its own gap is filled instead) or another settle did."""
+        if not self.still_open(gap):
+            return False
+        del self.open[(gap.symbol, gap.odd_lot or gap.after_hours, gap.trial)]
+        self.gaps.append(gap)
+        return True
+
+    def still_open(self, gap: Gap) -> bool:
+        """Whether the provisional ``gap``'s (symbol, kind) is open where it was."""
+        key = (gap.symbol, gap.odd_lot or gap.after_hours, gap.trial)
+        return key in self.open and self.open[key] == gap.lo
+
+    def add(self, gap: Gap, after: Gap) -> None:
+        """Record ``gap`` just after ``after`` (a day split of a gap up to now)."""
+        i = next((n for n, g in enumerate(self.gaps) if g is after), len(self.gaps) - 1)
+        self.gaps.insert(i + 1, gap)
 
     def close_open(self) -> list[Gap]:
         """End of stream: the gaps no trade closed become gaps up to now."""

@@ -59,3 +59,15 @@ def test_heavy_parts_load_on_first_use() -> None:
         print(','.join(m for m in ('polars', 'aiohttp', 'requests') if m in sys.modules))
     """)
     assert out == "polars,aiohttp,requests"
+
+
+def test_the_calendar_is_an_attribute_loaded_on_first_use() -> None:
+    out = run("""
+        import sys
+        import marketframe
+        before = 'marketframe.calendar' in sys.modules or 'exchange_calendars' in sys.modules
+        cal = marketframe.calendar
+        ok = cal.is_session('2026-11-20') and not cal.is_session('2026-11-21')
+        print(before, ok, marketframe.calendar is sys.modules['marketframe.calendar'])
+    """)
+    assert out == "False True True"

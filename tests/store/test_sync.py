@@ -388,3 +388,28 @@ def test_layout_one_file_per_symbol_for_daily_data_years_for_minute_data(
     minute = daily.parent / "tf=5" / "sym=2330"
     years = sorted(p.parent.name for p in minute.rglob("*.parquet"))
     assert years and all(y.startswith("year=") for y in years)
+
+
+def test_a_holiday_only_window_is_held_empty_not_a_problem(
+    make_store: Callable[..., Store], sb: Sandbox
+) -> None:
+    from marketframe import calendar
+
+    st = make_store()
+    # the Lunar New Year closure of 2026: no session from Thursday 12 to Sunday 22 February
+    assert len(calendar.sessions_in_range("2026-02-12", "2026-02-22")) == 0
+    r = st.sync("stock.historical.candles", "2330", "2026-02-12", "2026-02-22")
+    assert r.ok and r.empty_windows == 1
+    cov = st.coverage()
+    mine = cov[cov.symbol == "2330"]
+    assert set(mine.status) == {"final", "empty"}
+    assert all(
+        (s, e) == (pd.Timestamp("2026-02-12"), pd.Timestamp("2026-02-22"))
+        for s, e in zip(mine.start, mine.end, strict=True)
+    )
+    held = st.read("stock.historical.candles", "2330", "2026-02-12", "2026-02-22")
+    assert len(held) == 0
+    assert st.verify().ok  # nothing missing, nothing damaged
+    served = sb.requests_served
+    again = st.sync("stock.historical.candles", "2330", "2026-02-12", "2026-02-22")
+    assert again.ok and again.requests == 0 and sb.requests_served == served

@@ -337,3 +337,101 @@ def test_a_drop_while_the_buffer_is_full_heals_the_request() -> None:
             ("trades", "2330"),
             ("candles", "2454"),
         }
+
+
+def rest_kinds(client: Client, symbol: str) -> list[tuple[bool, int]]:
+    """(trial?, serial) of every REST trade of the day, regular and trial matches, sorted."""
+    import orjson
+
+    return sorted(
+        (trial, r["serial"])
+        for trial in (False, True)
+        for r in orjson.loads(
+            client.fetch(
+                "stock.intraday.trades",
+                symbol=symbol,
+                limit=100000,
+                refresh=True,
+                **({"isTrial": True} if trial else {}),
+            )
+            .responses[0]
+            .body
+        )["data"]
+    )
+
+
+def test_a_drop_after_the_days_last_streamed_trade_is_filled_while_rest_serves_the_day(
+    client: Client, scripted: ScriptedServer
+) -> None:
+    # connection 1 sends the day's first regular trade and drops; connection 2 stays quiet
+    # (the rest of the day passed during the drop): no trade will close the gap before the
+    # next day's open, when REST no longer serves this day, so the reconnected stream fills
+    # it up to now after a quiet second
+    from .conftest import rest_trades
+
+    want = rest_kinds(client, "2330")
+    regular = rest_trades(client, "2330")  # without isTrial: the regular trades
+    regular = [r for r in regular if (False, r["serial"]) in set(want)]
+    first = regular[0]
+
+    async def hook(conn: Conn, body: dict[str, Any]) -> bool:
+        if body.get("event") != "subscribe":
+            return False
+        await scripted.reply(conn, body)
+        if conn.number == 1:
+            keep = ("price", "size", "volume", "bid", "ask")
+            extra = {k: v for k, v in first.items() if k in keep}
+            await conn.send(trade("2330", first["serial"], first["time"], **extra))
+            await conn.ws.close(code=1011, message=b"dropped")
+        return True
+
+    scripted.on_request = hook
+    with client.stream(url=scripted.url, backfill=True, backoff=0.01, backend="arrow") as s:
+        s.subscribe("trades", "2330")
+        got: list[tuple[bool, int]] = []
+        for b in s.batches(idle=3.0):  # before close(): filled by the reconnected stream
+            got += zip(b.table["is_trial"].to_pylist(), b.table["serial"].to_pylist(), strict=True)
+        gaps = list(s.gaps)
+    assert sorted(got) == want
+    by_kind = {g.trial: g for g in gaps}
+    assert len(gaps) == 2 and all(g.error is None and g.before is None for g in gaps)
+    assert by_kind[False].after == first["serial"] and by_kind[False].date == "2026-11-20"
+    assert by_kind[False].filled == len(regular) - 1
+
+
+def test_a_gap_open_across_the_day_change_keeps_the_new_days_trades() -> None:
+    # the drop came after day 1's last trade (the fixed-price trade, or an earlier one) and
+    # no trade of day 2 closed it: REST now serves day 2, whose trades belong to the gap too
+    import asyncio
+
+    from marketframe.sandbox import Sandbox
+    from marketframe.stream import AsyncStream
+    from marketframe.stream._ledger import TradeLedger
+    from marketframe.stream._protocol import Subscription
+
+    day1_fixed = {"symbol": "2330", "time": us("2026-11-20T14:30:00"), "serial": 99999999}
+    day1_mid = {"symbol": "2330", "time": us("2026-11-20T12:00:00"), "serial": 400000}
+    with (
+        Sandbox(seed=7, now="2026-11-23T09:10:00+08:00", rate_limit=None) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+    ):
+        day2 = [serial for trial, serial in rest_kinds(c, "2330") if not trial]
+        for last, old_error in ((day1_fixed, False), (day1_mid, True)):
+            ledger = TradeLedger()
+            ledger.accept(last, False)
+            ledger.dropped([Subscription("x", "trades", "2330")])
+            (gap,) = ledger.close_open()[:1]
+            s = AsyncStream(sb.api_key, sb.ws_url, rest=c, backfill=True)
+            s._ledger = ledger
+
+            async def fill(s: AsyncStream = s, gap: Any = gap) -> None:
+                await s._backfill(gap)
+
+            asyncio.run(fill())
+            old, new = [g for g in ledger.gaps if not g.trial]
+            assert (old.date, old.after, old.before) == ("2026-11-20", last["serial"], None)
+            assert (old.error is not None) == old_error and old.filled == (None if old_error else 0)
+            assert (new.date, new.after, new.before, new.error) == ("2026-11-23", None, None, None)
+            assert new.filled == len(day2)
+            taken = s._buf.take()
+            assert taken is not None and [r["serial"] for r in taken[2]] == day2

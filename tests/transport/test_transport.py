@@ -190,8 +190,27 @@ def test_freshness_per_endpoint() -> None:
     assert expire_after(ENDPOINTS["stock.historical.candles"], past, now) == NEVER_EXPIRE
     today = {"from_": d(2026, 6, 1), "to": d(2026, 11, 20), "timeframe": "D"}
     assert expire_after(ENDPOINTS["stock.historical.candles"], today, now) == 60
-    # reference data: until 08:00 of the next day
-    assert expire_after(ENDPOINTS["stock.intraday.ticker"], {}, now) == 18 * 3600
+    # reference data: until 08:00 of the next trading day (a Friday: Monday's)
+    assert expire_after(ENDPOINTS["stock.intraday.ticker"], {}, now) == 66 * 3600
+
+
+@pytest.mark.parametrize(
+    ("now", "until"),
+    [
+        ("2026-11-19T14:00", "2026-11-20T08:00"),  # a Thursday: Friday's 08:00
+        ("2026-11-20T07:00", "2026-11-20T08:00"),  # before a trading day's 08:00: that one
+        ("2026-11-20T08:30", "2026-11-23T08:00"),  # after it, before the open: Monday's
+        ("2026-11-21T12:00", "2026-11-23T08:00"),  # a Saturday
+        ("2026-10-08T14:00", "2026-10-12T08:00"),  # before National Day's long weekend
+        ("2027-06-01T14:00", "2027-06-02T08:00"),  # past the calendar's coverage: next day
+    ],
+)
+def test_reference_data_lives_until_the_next_trading_days_8am(now: str, until: str) -> None:
+    tz = dt.timezone(dt.timedelta(hours=8))
+    at = dt.datetime.fromisoformat(now).replace(tzinfo=tz)
+    end = dt.datetime.fromisoformat(until).replace(tzinfo=tz)
+    got = expire_after(ENDPOINTS["stock.intraday.ticker"], {}, at)
+    assert got == int((end - at).total_seconds())
 
 
 def _cache_bytes(path: Path) -> bytes:
