@@ -52,10 +52,20 @@ def connect(
         with Client(DEMO_KEYS["advanced"], **client_options) as client:
             yield client
         return
-    with Client.sandbox(seed=seed, now=now, rate_limit=None, **client_options) as client:
-        if notice:
-            print(
-                f"{ENV_KEY} is not set: using the built-in sandbox at {client.base_url}",
-                file=notice,
-            )
+    with sandbox_client(notice, seed=seed, now=now, **client_options) as client:
         yield client
+
+
+def sandbox_client(notice: TextIO | None = None, **options: Any) -> Any:
+    """The embedded sandbox the commands, ``download`` and ``Store.sync`` fall back to
+    without a credential (unlimited plan), announced on ``notice`` (one line, as
+    :func:`connect` says it)."""
+    from marketframe.client import ENV_KEY, Client
+
+    client = Client.sandbox(rate_limit=None, **options)
+    if notice:
+        print(
+            f"{ENV_KEY} is not set: using the built-in sandbox at {client.base_url}",
+            file=notice,
+        )
+    return client
