@@ -80,7 +80,8 @@ class Store:
     ``api_key`` / ``base_url`` (or ``MARKETFRAME_API_KEY``) without an HTTP cache, because the
     store is the cache. With neither given and no credential variable set, it is the
     embedded sandbox, as for :func:`marketframe.download` and the commands (announced on
-    stderr; ``Store(path, client=Client.sandbox())`` says so explicitly). ``max_workers`` bounds concurrent requests (default: the client's).
+    stderr; ``Store(path, client=Client.sandbox())`` says so explicitly). ``max_workers``
+    bounds concurrent requests (default: the client's).
     ``lock_timeout`` is how long a sync waits for another process's sync (-1: forever).
 
     ``path`` may also be an object-store URL (``"s3://bucket/prefix"``, or any fsspec URL):
