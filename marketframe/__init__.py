@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from marketframe.store import Store as Store
     from marketframe.stream import AsyncStream as AsyncStream
     from marketframe.stream import Stream as Stream
+    from marketframe.ticker import Ticker as Ticker
 
 __all__ = [
     "APIError",
@@ -86,6 +87,7 @@ __all__ = [
     "StreamSubscribeError",
     "StreamTimeout",
     "SymbolNotFound",
+    "Ticker",
     "TransportError",
     "__version__",
     "crosscheck",
@@ -129,6 +131,7 @@ _LAZY = {
     "StreamSubscribeError": "marketframe.exceptions",
     "StreamTimeout": "marketframe.exceptions",
     "SymbolNotFound": "marketframe.exceptions",
+    "Ticker": "marketframe.ticker",
     "TransportError": "marketframe.exceptions",
     "download": "marketframe._download",
     "units": "marketframe.convert",
