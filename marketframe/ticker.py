@@ -27,16 +27,10 @@ def shared_client() -> Any:
     """The client of every ``Ticker`` made without one (created on first use)."""
     global _shared
     with _lock:
-        if _shared is None:
-            from marketframe._http.credential import from_environment
-            from marketframe.client import Client
+        if _shared is None:  # the rule of download() and the commands
+            from marketframe._connect import make_client
 
-            if from_environment():
-                _shared = Client()
-            else:
-                from marketframe._connect import sandbox_client
-
-                _shared = sandbox_client(sys.stderr)
+            _shared = make_client(notice=sys.stderr)
         return _shared
 
 
