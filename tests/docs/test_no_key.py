@@ -38,3 +38,26 @@ def test_no_runnable_block_needs_a_key() -> None:
             if block.lang == "python":
                 found = bare.search(block.code)
                 assert not found, f"{block.page}:{block.line}: {found and found.group(0)}"
+
+
+def test_the_growth_chart_of_notebook_02_uses_adjusted_prices(
+    sandbox: object, api_key: str, tmp_path: Path
+) -> None:
+    """Raw closes show 0050's 4-for-1 split in 2025 as a 75% crash; the chart reads them
+    adjusted, and adjusted they have no such day."""
+    import json
+
+    from marketframe import Client, Store
+
+    nb = json.loads((ROOT / "notebooks" / "02_store_and_export.ipynb").read_text())
+    cell = next("".join(c["source"]) for c in nb["cells"] if "Growth of 1" in "".join(c["source"]))
+    assert 'adjust="all"' in cell
+    with Client(api_key, base_url=sandbox.base_url, cache=False) as client:  # type: ignore[attr-defined]
+        store = Store(tmp_path / "s", client)
+        store.sync("stock.historical.candles", ["0050"], start="2024-06-01", end="2025-12-31")
+        raw = store.read("stock.historical.candles", "0050", start="2024-06-01", end="2025-12-31")
+        adj = store.read(
+            "stock.historical.candles", "0050", start="2024-06-01", end="2025-12-31", adjust="all"
+        )
+    assert raw["close"].pct_change().min() < -0.7
+    assert adj["close"].pct_change().min() > -0.15
