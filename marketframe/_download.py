@@ -59,8 +59,10 @@ def download(
     ``end``; days before the service's first date (2010-01-01; indices 2015-01-01) hold no
     rows. ``timeframe``: ``D``, ``W``, ``M`` or a minute timeframe (minute candles cover
     only the latest 30 days: leave ``start``/``end`` unset). ``fields``: the price fields to
-    ask for (default all). ``adjust``: ``None`` (prices as traded), ``"splits"`` or ``"all"``
-    (also dividends), computed locally from the corporate actions (``docs/adjusted.md``).
+    ask for (default: all but ``turnover``, which the service sends only when ``fields``
+    names it: without it the column is null). ``adjust``: ``None`` (prices as traded),
+    ``"splits"`` or ``"all"`` (also dividends; ``True`` means ``"all"``), computed locally
+    from the corporate actions (``docs/adjusted.md``).
     ``backend``: ``pandas``, ``polars`` or ``arrow``.
 
     ``store``: a :class:`~marketframe.Store` or a directory; what it lacks is synced into it,
