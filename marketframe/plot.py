@@ -198,18 +198,20 @@ def candles(
         "hspace": 0.12,
     }
     targets = [fig] if len(parts) == 1 else list(fig.subfigures(len(parts), 1))
-    for i, (target, (sym, part)) in enumerate(zip(targets, parts.items(), strict=True)):
-        _draw(
-            target,
-            part,
-            grid,
-            show_volume,
-            overlays,
-            panels,
-            last,
-            title if len(parts) == 1 else (f"{title}: {sym}" if title else None),
-            legend=i == 0,  # every block has the same lines in the same colours
-        )
+    # tick label sizes as the axes are made (tick_params afterwards rebuilds every tick)
+    with plt.rc_context({"xtick.labelsize": 8, "ytick.labelsize": 8}):
+        for i, (target, (sym, part)) in enumerate(zip(targets, parts.items(), strict=True)):
+            _draw(
+                target,
+                part,
+                grid,
+                show_volume,
+                overlays,
+                panels,
+                last,
+                title if len(parts) == 1 else (f"{title}: {sym}" if title else None),
+                legend=i == 0,  # every block has the same lines in the same colours
+            )
     return fig
 
 
@@ -369,7 +371,6 @@ def _draw(
     axes = target.subplots(len(grid["height_ratios"]), 1, gridspec_kw=grid, squeeze=False)[:, 0]
     for i, a in enumerate(axes):  # few y ticks: each label is text to lay out on every save
         a.yaxis.set_major_locator(MaxNLocator(nbins=5 if i == 0 else 2))
-        a.tick_params(labelsize=8)
         # fixed places for titles and axis labels: placing them automatically measures
         # every tick label of every panel on each save
         a.set_title("", y=1.0)
