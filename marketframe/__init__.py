@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from marketframe.store import Store as Store
     from marketframe.stream import AsyncStream as AsyncStream
     from marketframe.stream import Stream as Stream
+    from marketframe.ticker import Ticker as Ticker
 
 __all__ = [
     "APIError",
@@ -87,6 +88,7 @@ __all__ = [
     "StreamSubscribeError",
     "StreamTimeout",
     "SymbolNotFound",
+    "Ticker",
     "TransportError",
     "__version__",
     "calendar",
@@ -131,6 +133,7 @@ _LAZY = {
     "StreamSubscribeError": "marketframe.exceptions",
     "StreamTimeout": "marketframe.exceptions",
     "SymbolNotFound": "marketframe.exceptions",
+    "Ticker": "marketframe.ticker",
     "TransportError": "marketframe.exceptions",
     "calendar": "marketframe",  # a submodule (pandas and exchange_calendars: on first use)
     "download": "marketframe._download",

@@ -30,6 +30,23 @@ def connect(
     already running) or an embedded one. ``notice`` is where to say which (default stderr,
     which keeps a command's data output clean); ``quiet`` says nothing.
     """
+    with make_client(
+        base_url=base_url, seed=seed, now=now, notice=notice, quiet=quiet, **client_options
+    ) as client:
+        yield client
+
+
+def make_client(
+    *,
+    base_url: str | None = None,
+    seed: int = 0,
+    now: str | None = None,
+    notice: TextIO | None = None,
+    quiet: bool = False,
+    **client_options: Any,
+) -> Any:
+    """The client :func:`connect` yields, by the same rule, for a caller that keeps it
+    (``marketframe.Ticker``'s shared client); the caller closes it."""
     from marketframe._http.credential import from_environment
     from marketframe.client import ENV_KEY, Client
 
@@ -38,24 +55,30 @@ def connect(
     if base_url:
         client_options["base_url"] = base_url
     if from_environment():
-        with Client(**client_options) as client:
-            if notice:
-                print(f"Using the service at {client.base_url}", file=notice)
-            yield client
-        return
+        client = Client(**client_options)
+        if notice:
+            print(f"Using the service at {client.base_url}", file=notice)
+        return client
     client_options.setdefault("cache", False)  # a sandbox: nothing worth keeping
     if base_url:
         from marketframe.sandbox import DEMO_KEYS
 
         if notice:
             print(f"{ENV_KEY} is not set: using the sandbox at {base_url}", file=notice)
-        with Client(DEMO_KEYS["advanced"], **client_options) as client:
-            yield client
-        return
-    with Client.sandbox(seed=seed, now=now, rate_limit=None, **client_options) as client:
-        if notice:
-            print(
-                f"{ENV_KEY} is not set: using the built-in sandbox at {client.base_url}",
-                file=notice,
-            )
-        yield client
+        return Client(DEMO_KEYS["advanced"], **client_options)
+    return sandbox_client(notice, seed=seed, now=now, **client_options)
+
+
+def sandbox_client(notice: TextIO | None = None, **options: Any) -> Any:
+    """The embedded sandbox the commands, ``download`` and ``Store.sync`` fall back to
+    without a credential (unlimited plan), announced on ``notice`` (one line, as
+    :func:`connect` says it)."""
+    from marketframe.client import ENV_KEY, Client
+
+    client = Client.sandbox(rate_limit=None, **options)
+    if notice:
+        print(
+            f"{ENV_KEY} is not set: using the built-in sandbox at {client.base_url}",
+            file=notice,
+        )
+    return client

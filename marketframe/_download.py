@@ -38,10 +38,14 @@ def download(
     start: Any = None,
     end: Any = None,
     *,
-    timeframe: str = "D",
-    adjust: str | None = None,
+    period: str | None = None,
+    interval: str | None = None,
+    timeframe: str | None = None,
+    adjust: str | bool | None = None,
     fields: str | Sequence[str] | None = None,
     backend: str = "pandas",
+    layout: str = "long",
+    group_by: str | None = None,
     store: Store | str | os.PathLike[str] | None = None,
     client: Client | None = None,
     progress: bool | None = None,
@@ -55,8 +59,10 @@ def download(
     ``end``; days before the service's first date (2010-01-01; indices 2015-01-01) hold no
     rows. ``timeframe``: ``D``, ``W``, ``M`` or a minute timeframe (minute candles cover
     only the latest 30 days: leave ``start``/``end`` unset). ``fields``: the price fields to
-    ask for (default all). ``adjust``: ``None`` (prices as traded), ``"splits"`` or ``"all"``
-    (also dividends), computed locally from the corporate actions (``docs/adjusted.md``).
+    ask for (default: all but ``turnover``, which the service sends only when ``fields``
+    names it: without it the column is null). ``adjust``: ``None`` (prices as traded),
+    ``"splits"`` or ``"all"`` (also dividends; ``True`` means ``"all"``), computed locally
+    from the corporate actions (``docs/adjusted.md``).
     ``backend``: ``pandas``, ``polars`` or ``arrow``.
 
     ``store``: a :class:`~marketframe.Store` or a directory; what it lacks is synced into it,
@@ -66,27 +72,59 @@ def download(
     ``progress``: a bar over the windows (None: on long work, 20 windows or more, when
     stderr is a terminal or a notebook).
 
+    yfinance's words (docs/migration.md, "Coming from yfinance"): ``period`` (``1d``,
+    ``5d``: the last sessions; ``1mo`` ... ``10y``, ``ytd``, ``max``; ends today, not with
+    ``start``/``end``), ``interval`` (``1m`` ... ``60m``/``1h``, ``1d``, ``1wk``, ``1mo``;
+    not with ``timeframe``), ``adjust=True`` (``"all"``), symbols with ``.TW``/``.TWO``
+    (dropped; the board is checked against the ticker's market), and ``layout="wide"`` or
+    ``group_by="column"``/``"ticker"``: one row per date, a column per (field, symbol).
+
     Rows are sorted by symbol, then time (oldest first); pandas dates are ``datetime64[us]``.
     Bad arguments raise :class:`~marketframe.InvalidParams` before any request. If some
     symbols fail, :class:`~marketframe.BatchError` carries the frame of the others
-    (``.frame``) and each failure (``.errors``); a failed symbol never appears in part.
+    (``.frame``) and each failure (``.errors``); a failed symbol never appears in part, and
+    an unknown one's error names the closest symbol of the ticker list.
     """
+    from marketframe import _yf
+    from marketframe._time import taipei_today
+
+    yf = _yf.resolve(start, end, timeframe, period, interval, adjust, taipei_today())
+    start, end, timeframe, adjust = yf["start"], yf["end"], yf["timeframe"], yf["adjust"]
+    symbols, suffixed = _yf.split_suffixes(symbols)
+    layout = _yf.check_layout(layout, group_by, backend)
     args = check(symbols, start, end, timeframe, adjust, fields, backend, store)
     with _session(client, store) as (session, st):
+        if suffixed:
+            _yf.check_boards(session, suffixed)
         syms = _expand(session, args["symbols"])
         if st is not None:
             table, errors = _via_store(st, syms, args, progress)
         else:
             table, errors = _fetch(session, syms, args, progress)
+        table = _yf.keep_recent(table, yf["sessions"], yf["since"])
         if args["adjust"] is not None and table is not None:  # once, on every symbol's rows
             from marketframe.adjust import adjust_table
 
             table = adjust_table(session, table, args["adjust"])
-    if errors:
-        raise BatchError(
-            "download", to_frame(table, backend) if table is not None else None, errors, len(syms)
-        )
-    return to_frame(table, backend)
+        if errors:
+            exc = BatchError(
+                "download",
+                _shaped(table, backend, layout, group_by) if table is not None else None,
+                errors,
+                len(syms),
+            )
+            raise _yf.with_suggestions(session, exc)
+    return _shaped(table, backend, layout, group_by)
+
+
+def _shaped(table: pa.Table, backend: str, layout: str, group_by: str | None) -> Any:
+    """The frame in ``backend``, long or wide (``_yf.wide``)."""
+    frame = to_frame(table, backend)
+    if layout == "wide":
+        from marketframe._yf import wide
+
+        return wide(frame, backend, group_by)
+    return frame
 
 
 # -- arguments ------------------------------------------------------------------------------

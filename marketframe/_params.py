@@ -266,7 +266,12 @@ def _check_range(ep: Endpoint, out: dict[str, Any]) -> None:
                 hi_name,
                 f"({hi}) makes a range of a year or more from {lo}",
                 f"ranges under one year: {hi_name} <= {one_year_after(lo) - dt.timedelta(days=1)}; "
-                "split longer ranges into windows (the Parquet store does this for you)",
+                + (
+                    "for any range use marketframe.download() or `marketframe download`, "
+                    "which split it into windows"
+                    if ep.name == "stock.historical.candles"
+                    else "split longer ranges into windows (the Parquet store does this for you)"
+                ),
             )
     if lo is not None and "symbol" in out:
         kind = "index" if str(out["symbol"]).startswith("IX") else "stock"

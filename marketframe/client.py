@@ -52,6 +52,11 @@ else:
     _TreeBase = Generic  # at run time the tree is built from ENDPOINTS in Client.__init__
 
 DEFAULT_BASE_URL = "https://api.fugle.tw/marketdata/v1.0"
+#: endpoints whose rows come in pages (``offset``/``limit``; the service's default page is
+#: the latest 50 rows): without ``limit=`` or ``offset=`` every page of the day is fetched
+PAGED = frozenset({"stock.intraday.trades", "futopt.intraday.trades"})
+#: rows asked for per page (a service that sends fewer is followed by its own count)
+PAGE = 1000
 ENV_KEY = _credential.ENV["api_key"]
 __all__ = ["BACKENDS", "Client", "ClientStats", "Fetched"]
 
@@ -445,11 +450,37 @@ class Client(_TreeBase[FrameT]):
     def _fetch_one(
         self, ep: Endpoint, values: Mapping[str, Any], refresh: bool
     ) -> tuple[pa.Table, Response, Mapping[str, Any]]:
+        if ep.name in PAGED and values.get("limit") is None and values.get("offset") is None:
+            return self._fetch_pages(ep, values, refresh)
         path, query = _params.encode(ep, values)
         resp = self._transport.get(ep, path, query, values, refresh=refresh)
         parsed = parse(resp.body, ep)
         table = build(parsed, ep, values, decode=self.decode)
         return oldest_first(ep, values, table), resp, parsed.envelope
+
+    def _fetch_pages(
+        self, ep: Endpoint, values: Mapping[str, Any], refresh: bool
+    ) -> tuple[pa.Table, Response, Mapping[str, Any]]:
+        """Every row of a paged endpoint (the whole day's trades), page after page through
+        the same request path, oldest first (``offset`` counts from the oldest row, so trades
+        arriving meanwhile only add rows at the end); until a page comes back empty. The
+        response and envelope returned are the first page's."""
+        tables: list[pa.Table] = []
+        first: tuple[Response, Mapping[str, Any]] | None = None
+        offset = 0
+        while True:
+            page = {**values, "limit": PAGE, "offset": offset, "sort": "asc"}
+            table, resp, envelope = self._fetch_one(ep, page, refresh)
+            first = first or (resp, envelope)
+            if table.num_rows == 0:
+                break
+            tables.append(table)
+            offset += table.num_rows
+        assert first is not None  # the loop ran at least once
+        table = concat(tables) if tables else table
+        if values.get("sort") == "desc":  # as asked: newest first
+            table = table.take(pa.array(range(table.num_rows - 1, -1, -1)))
+        return table, first[0], first[1]
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:

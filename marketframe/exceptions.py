@@ -242,15 +242,25 @@ class SymbolNotFound(APIError):
 
     status = 404
     hint = "the symbol or resource does not exist"
+    #: "; did you mean '2330'?" when the closest symbol of the ticker list is known
+    suggestion = ""
 
     def next_step(self) -> str:
         sym = self.params.get("symbol") or self.params.get("market")
-        if sym:
+        base, dot, suffix = str(sym or "").rpartition(".")
+        if dot and base and suffix.upper() in ("TW", "TWO"):
             return (
-                f"Symbol {sym!r} is unknown to the service: check it with "
-                "client.stock.intraday.tickers(type=...) or "
-                "client.futopt.intraday.tickers(type=...)."
+                f"Symbol {sym!r} carries Yahoo's suffix: the service names it {base!r} "
+                f"(marketframe.download and marketframe.Ticker accept {sym!r} and drop it)."
             )
+        if sym:
+            where = (
+                "client.stock.intraday.tickers(type=...) or "
+                "client.futopt.intraday.tickers(type=...)"
+            )
+            if self.suggestion:  # "; did you mean '2330'?"
+                return f"Symbol {sym!r} is unknown to the service{self.suggestion} ({where})"
+            return f"Symbol {sym!r} is unknown to the service: check it with {where}."
         return "The resource does not exist; check the path parameters."
 
 

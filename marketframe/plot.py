@@ -4,6 +4,10 @@
 price as candlesticks, volume bars below, overlay columns on the price (moving averages,
 Bollinger bands) and oscillators in their own panels (RSI, KDJ, MACD). ``df.md.plot(...)``
 calls it.
+
+Every candle, wick and volume bar of a panel is one matplotlib collection (a
+``PolyCollection`` of bodies, a ``LineCollection`` of wicks), not one artist per bar: a
+chart of thousands of bars draws and saves in a fraction of a second.
 """
 
 from __future__ import annotations
@@ -26,6 +30,16 @@ PANELS: dict[str, tuple[str, ...]] = {
 OVERLAYS: tuple[str, ...] = ("sma", "ema", "bb_", "bbands")
 
 UP, DOWN = "#d62728", "#2ca02c"  # Taiwan convention: red up, green down
+_RGBA = {UP: (0.839, 0.153, 0.157, 1.0), DOWN: (0.173, 0.627, 0.173, 1.0)}
+BAND = "#8c6bb1"  # Bollinger bands: apart from the moving averages' colours
+#: bars drawn by default (of each symbol): about six months of daily candles
+LAST = 120
+#: body width, in bars
+WIDTH = 0.7
+#: room above the highest high and below the lowest low, as a share of the range
+PAD = 0.05
+#: the price columns, as the frame may spell them (``Open``, ``CLOSE``: any case)
+PRICE = ("open", "high", "low", "close")
 
 
 def _require_matplotlib() -> Any:
@@ -45,6 +59,25 @@ def _to_pandas(df: Any) -> Any:
     if hasattr(df, "collect"):  # a polars LazyFrame: the chart needs the rows
         df = df.collect()
     return df.to_pandas()  # polars DataFrame or Arrow table
+
+
+def _normalised(pdf: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its base columns spelled as the chart reads them: ``Open``/``CLOSE``
+    (any case, as the indicators accept them) as ``open``/``close``, and a time index
+    (``Date``, as yfinance returns it) as a ``date`` column."""
+    cols = [str(c) for c in pdf.columns]
+    rename = {}
+    for name in (*PRICE, "volume", "symbol", "date", "time"):
+        if name in cols:
+            continue
+        hits = [c for c in cols if c.lower() == name]
+        if len(hits) == 1:
+            rename[hits[0]] = name
+    if rename:
+        pdf = pdf.rename(columns=rename)
+    if not {"date", "time"} & set(pdf.columns) and isinstance(pdf.index, pd.DatetimeIndex):
+        pdf = pdf.rename_axis("date").reset_index()
+    return pdf
 
 
 def _classify(columns: Sequence[str], skip: set[str]) -> tuple[list[str], dict[str, list[str]]]:
@@ -102,7 +135,7 @@ def candles(
     title: str | None = None,
     volume: bool = True,
     columns: Sequence[str] | None = None,
-    last: int | None = None,
+    last: int | None = LAST,
     symbol: str | None = None,
     figsize: tuple[float, float] | None = None,
 ) -> Any:
@@ -110,16 +143,21 @@ def candles(
 
     ``columns`` picks the indicator columns to draw (default: every column whose name starts
     like an indicator's: ``sma``/``ema``/``bb_`` over the price, ``rsi``, ``kdj_*``, ``macd*``
-    in panels). ``last`` keeps only the last N bars (of each symbol). A frame holding several
-    symbols is drawn as one block of panels per symbol, stacked; ``symbol=`` draws only that
-    one.
+    in panels). ``last`` keeps the last N bars of each symbol (default 120, about six months
+    of daily candles; the title says so when bars were left out); ``last=None`` draws every
+    bar. Indicators are computed before, on the whole frame, so the window never shortens
+    their warm-up. A frame holding several symbols is drawn as one block of panels per
+    symbol, stacked; ``symbol=`` draws only that one. ``open``/``high``/``low``/``close``
+    may be spelled in any case (``Close``), as for the indicators.
     """
     plt = _require_matplotlib()
-    pdf = _to_pandas(df)
-    missing = [c for c in ("open", "high", "low", "close") if c not in pdf.columns]
+    if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
+        raise InvalidParams("plot", "last", f"has value {last!r}", "an integer >= 1, or None")
+    pdf = _normalised(_to_pandas(df))
+    missing = [c for c in PRICE if c not in pdf.columns]
     if missing:
         raise MissingColumnsError(
-            f"a candles frame needs open, high, low and close; missing {missing}; "
+            f"a candles frame needs open, high, low and close (any case); missing {missing}; "
             f"columns available: {list(pdf.columns)}"
         )
     has_symbol = "symbol" in pdf.columns
@@ -135,85 +173,264 @@ def candles(
                 "plot", "symbol", f"{symbol!r} is not in the frame", ", ".join(present)
             )
         pdf = pdf[pdf["symbol"].astype(str) == str(symbol)]
-    symbols = list(dict.fromkeys(map(str, pdf["symbol"]))) if has_symbol else [""]
     chosen = list(columns) if columns is not None else [c for c in pdf.columns if c not in _BASE]
     overlays, panels = _classify(chosen, _BASE)
     show_volume = volume and "volume" in pdf.columns
     heights = [4.0] + ([1.2] if show_volume else []) + [1.5] * len(panels)
+    if has_symbol:
+        keys = pdf["symbol"].astype(str)
+        parts = {str(k): g for k, g in pdf.groupby(keys, sort=False, observed=True)}
+    else:
+        parts = {"": pdf}
     if figsize is None:
-        figsize = (10.0, 6.0 * len(symbols) if len(symbols) > 1 else 6.0)
-    fig = plt.figure(figsize=figsize, layout="constrained")
-    targets = [fig] if len(symbols) == 1 else list(fig.subfigures(len(symbols), 1))
-    for target, sym in zip(targets, symbols, strict=True):
-        part = pdf if len(symbols) == 1 else pdf[pdf["symbol"].astype(str) == sym]
-        _draw(
-            target,
-            part,
-            heights,
-            show_volume,
-            overlays,
-            panels,
-            last,
-            title if len(symbols) == 1 else (f"{title}: {sym}" if title else None),
-        )
+        figsize = (11.0, 5.0 * len(parts) if len(parts) > 1 else 6.0)
+    # fixed margins in inches, not a layout engine: constrained layout measured every tick
+    # label of every panel on each save (most of the time of a 10-symbol chart)
+    fig = plt.figure(figsize=figsize)
+    width, height = figsize
+    block = height / len(parts)
+    grid = {
+        "height_ratios": heights,
+        "left": 0.75 / width,
+        "right": 1 - 2.0 / width,  # room for the legends, outside the data
+        "top": 1 - 0.4 / block,
+        "bottom": 0.65 / block,
+        "hspace": 0.12,
+    }
+    targets = [fig] if len(parts) == 1 else list(fig.subfigures(len(parts), 1))
+    # tick label sizes as the axes are made (tick_params afterwards rebuilds every tick)
+    with plt.rc_context({"xtick.labelsize": 8, "ytick.labelsize": 8}):
+        for i, (target, (sym, part)) in enumerate(zip(targets, parts.items(), strict=True)):
+            _draw(
+                target,
+                part,
+                grid,
+                show_volume,
+                overlays,
+                panels,
+                last,
+                title if len(parts) == 1 else (f"{title}: {sym}" if title else None),
+                legend=i == 0,  # every block has the same lines in the same colours
+            )
     return fig
+
+
+def _column(pdf: Any, name: str) -> np.ndarray:
+    """A column as float64, missing values (pandas NA, nulls) as NaN."""
+    return np.asarray(pd.to_numeric(pdf[name], errors="coerce"), dtype="float64")
+
+
+def _rectangles(x: np.ndarray, bottom: np.ndarray, top: np.ndarray) -> Any:
+    """Vertices of one rectangle per bar, ``(n, 4, 2)``, ``WIDTH`` wide, centred on ``x``."""
+    w = WIDTH / 2
+    verts = np.empty((len(x), 4, 2))
+    verts[:, 0, 0] = verts[:, 1, 0] = x - w
+    verts[:, 2, 0] = verts[:, 3, 0] = x + w
+    verts[:, 0, 1] = verts[:, 3, 1] = bottom
+    verts[:, 1, 1] = verts[:, 2, 1] = top
+    return verts
+
+
+def _candles(
+    ax: Any, x: np.ndarray, o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Wicks, bodies and doji ticks as three collections; returns each bar's colour."""
+    from matplotlib.collections import LineCollection, PolyCollection
+
+    ok = ~(np.isnan(o) | np.isnan(h) | np.isnan(lo) | np.isnan(c))
+    # RGBA rows, not colour names: matplotlib parses each name of an array of them
+    colors = np.where((c >= o)[:, None], _RGBA[UP], _RGBA[DOWN])
+    xs, cs = x[ok], colors[ok]
+    wicks: Any = np.stack([np.column_stack([xs, lo[ok]]), np.column_stack([xs, h[ok]])], axis=1)
+    ax.add_collection(LineCollection(wicks, colors=cs, linewidths=0.8, zorder=2), autolim=False)
+    body = ok & (o != c)
+    ax.add_collection(
+        PolyCollection(
+            _rectangles(x[body], np.minimum(o, c)[body], np.maximum(o, c)[body]),
+            facecolors=colors[body],
+            edgecolors=colors[body],
+            linewidths=0.5,
+            zorder=3,
+        ),
+        autolim=False,
+    )
+    doji = ok & (o == c)  # no body: a tick across the wick, so the bar is not lost
+    if doji.any():
+        w = WIDTH / 2
+        ticks: Any = np.stack(
+            [np.column_stack([x[doji] - w, c[doji]]), np.column_stack([x[doji] + w, c[doji]])],
+            axis=1,
+        )
+        ax.add_collection(
+            LineCollection(ticks, colors=colors[doji], linewidths=1.2, zorder=3), autolim=False
+        )
+    return colors, ok
+
+
+def _bars(ax: Any, x: np.ndarray, values: np.ndarray, colors: Any, label: str | None = None) -> Any:
+    """Bars from 0 to ``values`` as one PolyCollection (volume, MACD histogram); the y
+    limits take them in, with the lines already drawn on the axes."""
+    from matplotlib.collections import PolyCollection
+
+    ok = ~np.isnan(values)
+    if isinstance(colors, np.ndarray):
+        colors = colors[ok]
+    bars = PolyCollection(
+        _rectangles(x[ok], np.zeros(ok.sum()), values[ok]),
+        facecolors=colors,
+        edgecolors="none",
+        label=label,
+    )
+    ax.add_collection(bars, autolim=False)
+    lows, highs = [0.0], [0.0]
+    if ok.any():
+        lows.append(float(values[ok].min()))
+        highs.append(float(values[ok].max()))
+    for line in ax.get_lines():
+        y = np.asarray(line.get_ydata(), dtype="float64")
+        if np.isfinite(y).any():
+            lows.append(float(np.nanmin(y)))
+            highs.append(float(np.nanmax(y)))
+    top, bottom = max(highs), min(lows)
+    span = (top - bottom) or 1.0
+    ax.set_ylim(bottom - (PAD * span if bottom < 0 else 0.0), top + PAD * span)
+    return bars
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two lines would be drawn on top of each other (equal where both exist)."""
+    both = ~(np.isnan(a) | np.isnan(b))
+    return bool(both.any()) and bool(np.allclose(a[both], b[both], rtol=1e-9, atol=0.0))
+
+
+def _overlays(ax: Any, x: np.ndarray, pdf: Any, overlays: list[str]) -> None:
+    """Moving averages and bands over the price. A line equal to one already drawn (the
+    Bollinger middle is the SMA of the same period) is dashed and labelled ``(= other)``,
+    so neither hides the other; the bands are shaded between upper and lower."""
+    drawn: dict[str, np.ndarray] = {}
+    bands = {c.lower().split("_")[1]: c for c in overlays if c.lower().startswith("bb_")}
+    if "upper" in bands and "lower" in bands:
+        ax.fill_between(
+            x,
+            _column(pdf, bands["lower"]),
+            _column(pdf, bands["upper"]),
+            color=BAND,
+            alpha=0.07,
+            linewidth=0,
+            zorder=1,
+        )
+    for col in overlays:
+        values = _column(pdf, col)
+        twin = next((name for name, v in drawn.items() if _same(values, v)), None)
+        style: dict[str, Any] = {"linewidth": 1.0, "zorder": 4}
+        if col.lower().startswith("bb_"):
+            style.update(color=BAND, linewidth=0.8)
+            if "middle" in col.lower():
+                style.update(linestyle=(0, (4, 2)))
+        if twin is not None:
+            style.update(linestyle=(0, (2, 3)), linewidth=1.6)
+        ax.plot(x, values, label=col if twin is None else f"{col} (= {twin})", **style)
+        drawn[col] = values
+
+
+def _legend(ax: Any, fontsize: int) -> None:
+    """A legend outside the plot, to its right: it never covers a bar."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.005, 1.0),
+            fontsize=fontsize,
+            frameon=False,
+            borderaxespad=0.0,
+        )
 
 
 def _draw(
     target: Any,
     pdf: Any,
-    heights: list[float],
+    grid: dict[str, Any],
     show_volume: bool,
     overlays: list[str],
     panels: dict[str, list[str]],
     last: int | None,
     title: str | None,
+    legend: bool = True,
 ) -> None:
     """One symbol's price, volume and indicator panels on a figure or subfigure."""
     time_col = next((c for c in ("date", "time") if c in pdf.columns), None)
     if time_col is not None:
         pdf = pdf.sort_values(time_col, kind="stable")
-    if last:
+    total = len(pdf)
+    if last is not None:
         pdf = pdf.tail(last)
     pdf = pdf.reset_index(drop=True)
-    axes = target.subplots(
-        len(heights), 1, sharex=True, gridspec_kw={"height_ratios": heights}, squeeze=False
-    )[:, 0]
+    from matplotlib.ticker import FixedLocator, MaxNLocator
+
+    # not sharex: shared axes each build the ticks of the bottom one; here only the bottom
+    # panel has x ticks, and every panel the same x limits (set below)
+    axes = target.subplots(len(grid["height_ratios"]), 1, gridspec_kw=grid, squeeze=False)[:, 0]
+    for i, a in enumerate(axes):  # few y ticks: each label is text to lay out on every save
+        a.yaxis.set_major_locator(MaxNLocator(nbins=5 if i == 0 else 2))
+        # fixed places for titles and axis labels: placing them automatically measures
+        # every tick label of every panel on each save
+        a.set_title("", y=1.0)
+        a.yaxis.set_label_coords(-0.055, 0.5)
+        if i < len(axes) - 1:
+            a.set_xticks([])
     ax = axes[0]
-    x = np.arange(len(pdf))
-    o, h, lo, c = (pdf[k].to_numpy(dtype=float) for k in ("open", "high", "low", "close"))
-    colors = np.where(c >= o, UP, DOWN)
-    ax.vlines(x, lo, h, colors=colors, linewidth=0.8)
-    ax.bar(x, np.abs(c - o) + 1e-12, bottom=np.minimum(o, c), color=colors, width=0.7)
-    for col in overlays:
-        ax.plot(x, pdf[col].to_numpy(dtype=float), linewidth=1.0, label=col)
-    if overlays:
-        ax.legend(loc="upper left", fontsize=8)
-    symbol = str(pdf["symbol"].iloc[0]) if "symbol" in pdf.columns and len(pdf) else ""
-    ax.set_title(title or (f"{symbol} candles" if symbol else "candles"))
+    n = len(pdf)
+    x = np.arange(n, dtype="float64")
+    o, h, lo, c = (_column(pdf, k) for k in PRICE)
+    colors, ok = _candles(ax, x, o, h, lo, c)
+    _overlays(ax, x, pdf, overlays)
+    if ok.any():  # the candles and the lines over them, with room above and below
+        top, bottom = float(np.nanmax(h[ok])), float(np.nanmin(lo[ok]))
+        for line in ax.get_lines():
+            y = np.asarray(line.get_ydata(), dtype="float64")
+            if np.isfinite(y).any():
+                top, bottom = max(top, float(np.nanmax(y))), min(bottom, float(np.nanmin(y)))
+        span = (top - bottom) or abs(top) or 1.0
+        ax.set_ylim(bottom - PAD * span, top + PAD * span)
+    for a in axes:
+        a.set_xlim(-1.0, max(n, 1))
+    if legend:
+        _legend(ax, 8)
+    symbol = str(pdf["symbol"].iloc[0]) if "symbol" in pdf.columns and n else ""
+    head = title or (f"{symbol} candles" if symbol else "candles")
+    if n < total:
+        head += f" (last {n:,} of {total:,} bars; last=None for all)"
+    ax.set_title(head, y=1.0, pad=6.0)
     row = 1
     if show_volume:
-        axes[row].bar(x, pdf["volume"].to_numpy(dtype=float), color=colors, width=0.7)
+        from matplotlib.ticker import EngFormatter
+
+        _bars(axes[row], x, _column(pdf, "volume"), colors)
+        axes[row].yaxis.set_major_formatter(EngFormatter(sep=""))  # 60M, not a 1e8 offset
         axes[row].set_ylabel("volume", fontsize=8)
         row += 1
     for panel, cols in panels.items():
         pax = axes[row]
-        for col in cols:
-            values = pdf[col].to_numpy(dtype=float)
-            if "hist" in col:
-                pax.bar(x, values, width=0.7, color="0.6", label=col)
-            else:
-                pax.plot(x, values, linewidth=1.0, label=col)
+        hist = [col for col in cols if "hist" in col]
+        for col in cols:  # lines first: the histogram's limits take them in
+            if col not in hist:
+                pax.plot(x, _column(pdf, col), linewidth=1.0, label=col)
+        for col in hist:
+            _bars(pax, x, _column(pdf, col), "0.6", label=col)
         if panel == "rsi":
             for level in (30, 70):
                 pax.axhline(level, color="0.7", linewidth=0.6, linestyle="--")
+            pax.set_yticks([30, 70])
+        elif panel == "kdj":
+            pax.set_yticks([20, 80])
         pax.set_ylabel(panel, fontsize=8)
-        pax.legend(loc="upper left", fontsize=7)
+        if legend:
+            _legend(pax, 7)
         row += 1
-    if time_col is not None and len(pdf):
-        ticks = np.linspace(0, len(pdf) - 1, num=min(8, len(pdf))).astype(int)
+    if time_col is not None and n:
+        ticks = np.linspace(0, n - 1, num=min(8, n)).astype(int)
         labels = _tick_labels(pdf[time_col].iloc[ticks])
-        axes[-1].set_xticks(ticks, labels, rotation=30, fontsize=8)
+        axes[-1].xaxis.set_major_locator(FixedLocator(ticks.tolist()))
+        axes[-1].set_xticks(ticks, labels, rotation=30, fontsize=8, ha="right")
 
 
 def save(fig: Any, path: Any, dpi: int = 110) -> None:

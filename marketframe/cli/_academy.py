@@ -25,14 +25,22 @@ _read_line: Callable[[str], str] = input
 
 
 def _client(args: argparse.Namespace, **kwargs: Any) -> Any:
-    from marketframe.academy import AcademyError
     from marketframe.academy.client import AcademyClient
 
     # --url / --home may come before or after the subcommand (SUPPRESS keeps either)
     url = getattr(args, "url", None) or os.environ.get(URL_ENV)
-    if not url:
-        raise AcademyError("no platform URL given", hint=f"pass --url URL or set {URL_ENV}")
+    if not url:  # a usage error: exit status 2, as for any missing argument
+        raise _no_url("no platform URL given", hint=f"pass --url URL or set {URL_ENV}")
     return AcademyClient(url, home=getattr(args, "home", None), **kwargs)
+
+
+def _no_url(message: str, hint: str) -> Exception:
+    """The AcademyError of a missing ``--url``, marked as a usage error (exit status 2)."""
+    from marketframe.academy import AcademyError
+
+    exc = AcademyError(message, hint=hint)
+    exc.usage = True  # type: ignore[attr-defined]
+    return exc
 
 
 def _err(msg: str) -> None:
@@ -47,7 +55,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
             return fn(args)
         except AcademyError as exc:
             _err(f"{type(exc).__name__}: {exc}")
-            return 1
+            return 2 if getattr(exc, "usage", False) else 1
 
     run.__name__ = fn.__name__
     run.__doc__ = fn.__doc__

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from marketframe.crosscheck import INDICATOR_NAMES, TOLERANCE, NotCheckable, crosscheck
@@ -72,7 +71,7 @@ def _run(args: argparse.Namespace) -> int:
     from marketframe._connect import connect
 
     failures = checked = 0
-    with connect(notice=sys.stdout) as client:
+    with connect() as client:  # the sandbox notice on stderr, as every command
         for name in args.indicator or INDICATOR_NAMES:
             try:
                 report = crosscheck(

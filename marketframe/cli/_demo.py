@@ -13,6 +13,7 @@ import datetime as dt
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from marketframe.crosscheck import INDICATOR_NAMES
 from marketframe.sandbox import iso_time
@@ -100,37 +101,34 @@ def run(args: argparse.Namespace) -> int:
             "window holding the latest session is fetched again until it is final)"
         )
         candles = store.read("stock.historical.candles", symbols, timeframe="D")
-        last_day = candles["date"].max()
+        last_day = pd.Timestamp(candles["date"].max()).date()
 
-        _step(
-            2,
-            "Computing SMA(20), RSI(14), KDJ(9,3,3), MACD(12,26,9) and Bollinger(20,2) per symbol",
-        )
-        with_ind = candles.md.sma(20).md.rsi(14).md.kdj().md.macd().md.bbands()
-        latest = with_ind.groupby("symbol", observed=True).tail(1).set_index("symbol")
-        print(
-            latest[
-                [
-                    "date",
-                    "close",
-                    "sma_20",
-                    "rsi_14",
-                    "kdj_k_9_3_3",
-                    "macd_12_26_9",
-                    "bb_upper_20_2",
-                ]
-            ]
-            .round(2)
-            .to_string()
-        )
-
-        _step(3, f"Cross-checking the service's technical endpoints for {symbols[0]}")
-        end = last_day if isinstance(last_day, dt.date) else dt.date.fromisoformat(str(last_day))
-        start = end - dt.timedelta(days=240)
+        _step(2, f"Cross-checking the service's technical endpoints for {symbols[0]}")
+        start = last_day - dt.timedelta(days=240)
         reports = {}
         for name in INDICATOR_NAMES:
-            reports[name] = marketframe.crosscheck(client, symbols[0], name, start, end)
+            reports[name] = marketframe.crosscheck(client, symbols[0], name, start, last_day)
             print(f"      {reports[name].summary()}")
+        found: dict[str, str] = {}
+        for r in reports.values():
+            found.update(r.conventions)
+
+        _step(
+            3,
+            "Computing SMA(20), RSI(14), KDJ(9,3,3), MACD(12,26,9) and Bollinger(20,2) per "
+            "symbol, with the conventions the cross-check found",
+        )
+        print(f"      {_named(found)}")
+        with_ind = indicators(candles, found)
+        # the service computes over the requested range only (the cross-check's alignment
+        # 'range'), so the latest values are compared over the range it checked
+        ranged = all(r.best.alignment == "range" for r in reports.values())
+        since = start if ranged else None
+        print(
+            "      latest values"
+            + (f", computed like the service over {start}..{last_day}:" if ranged else ":")
+        )
+        print(table(indicators(candles, found, since) if ranged else with_ind).to_string())
 
         _step(4, "Writing a batch Parquet export and charts")
         export = out / "export"
@@ -151,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         path = out / f"crosscheck-{symbols[0]}-macd.png"
         reports["macd"].plot().savefig(path, dpi=110)
         written.append(("cross-check chart (MACD)", path))
-        written.append(("Parquet store (hive-partitioned; DuckDB/polars read it)", out / "store"))
+        written.append(("Parquet store (hive-partitioned; polars/DuckDB read it)", out / "store"))
 
         _step(5, "Done")
         matched = sum(r.convention is not None for r in reports.values())
@@ -169,8 +167,9 @@ def run(args: argparse.Namespace) -> int:
         "--board TSE --start 2020-01-01"
     )
     print(
-        f'  python -c "import duckdb; print(duckdb.sql(\\"SELECT symbol, count(*) FROM '
-        f"read_parquet('{out / 'store'}/**/*.parquet', hive_partitioning=1) GROUP BY 1\\\"))\""
+        '  python -c "import polars as pl; print(pl.scan_parquet('
+        f"'{out / 'store'}/**/*.parquet', hive_partitioning=True)"
+        ".group_by('symbol').len().collect())\""
     )
     print("  marketframe crosscheck 2454 --timeframe W")
     print("  marketframe sandbox --port 8000     # the emulator for any client")
@@ -179,3 +178,33 @@ def run(args: argparse.Namespace) -> int:
         " docs/index.md"
     )
     return 0
+
+
+#: the indicator columns of the demo's table
+COLUMNS = ("sma_20", "rsi_14", "kdj_k_9_3_3", "macd_12_26_9", "bb_upper_20_2")
+
+
+def _named(found: dict[str, str]) -> str:
+    if not found:
+        return "conventions: the defaults (the cross-check matched none)"
+    return "conventions: " + ", ".join(f"{k}={v!r}" for k, v in sorted(found.items()))
+
+
+def indicators(candles: Any, found: dict[str, str], since: dt.date | None = None) -> Any:
+    """The five indicators of every symbol, under the conventions ``found`` by the
+    cross-check (so the table shows the numbers the service shows); from ``since`` on only
+    when given (the recursive ones, RSI, KDJ and MACD, depend on where the series starts)."""
+    from marketframe.indicators.options import options
+
+    if since is not None:
+        candles = candles[candles["date"] >= str(since)]
+    with options.context(conventions=found):
+        return candles.md.sma(20).md.rsi(14).md.kdj().md.macd().md.bbands()
+
+
+def table(with_ind: Any) -> Any:
+    """The latest row of each symbol: date (a date), close and the indicators, 2 decimals."""
+    latest = with_ind.groupby("symbol", observed=True).tail(1).set_index("symbol")
+    shown = latest[["close", *COLUMNS]].astype("float64").round(2)
+    shown.insert(0, "date", latest["date"].dt.date)
+    return shown

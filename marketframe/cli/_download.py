@@ -8,10 +8,21 @@ embedded sandbox (or the one at ``--base-url``), like every other command.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from marketframe.cli import emit, out_path
-from marketframe.endpoints import HISTORICAL_FIELDS, MARKETS, TIMEFRAMES
+from marketframe.endpoints import (
+    EARLIEST,
+    HISTORICAL_FIELDS,
+    MARKETS,
+    MINUTE_TIMEFRAMES,
+    TIMEFRAMES,
+)
+from marketframe.exceptions import BatchError
+
+#: the service's first date of daily history (stocks; indices)
+FIRST_DATE, FIRST_INDEX_DATE = EARLIEST["stock"], EARLIEST["index"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -89,18 +100,47 @@ def run(args: argparse.Namespace) -> int:
     check(
         args.symbols, args.start, args.end, args.timeframe, args.adjust, fields, "arrow", args.store
     )
+    failed: dict[str, BaseException] = {}
     with connect(base_url=args.base_url, backend="arrow", cache=False) as client:
-        table = download(
-            args.symbols,
-            args.start,
-            args.end,
-            timeframe=args.timeframe,
-            adjust=args.adjust,
-            fields=fields,
-            backend="arrow",
-            store=args.store,
-            client=client,
-            progress=args.progress,
-        )
+        try:
+            table = download(
+                args.symbols,
+                args.start,
+                args.end,
+                timeframe=args.timeframe,
+                adjust=args.adjust,
+                fields=fields,
+                backend="arrow",
+                store=args.store,
+                client=client,
+                progress=args.progress,
+            )
+        except BatchError as exc:  # the others are written; the failed ones named below
+            if exc.frame is None:
+                raise _failed_all(exc) from None
+            table, failed = exc.frame, exc.errors
     emit(table, args.out)
-    return 0
+    if table.num_rows == 0 and args.timeframe not in MINUTE_TIMEFRAMES:
+        print(
+            f"no rows in {args.start or '(one year ago)'}..{args.end or '(today)'}: the "
+            f"service's history starts on {FIRST_DATE} (indices {FIRST_INDEX_DATE}); "
+            f"choose --start {FIRST_DATE} or later",
+            file=sys.stderr,
+        )
+    for sym, err in failed.items():
+        print(f"marketframe download: {sym} FAILED: {_one_line(err)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _one_line(err: BaseException) -> str:
+    from marketframe.cli import describe
+
+    return describe(err)
+
+
+def _failed_all(exc: Any) -> Exception:
+    """Every symbol failed: one error naming each (the first symbol's fix last)."""
+    from marketframe.exceptions import MarketframeError
+
+    parts = [f"{sym}: {_one_line(err)}" for sym, err in exc.errors.items()]
+    return MarketframeError("every symbol failed; nothing written: " + "; ".join(parts))

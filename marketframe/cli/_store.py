@@ -70,7 +70,12 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "(technical, corporate actions); default: today in Taipei",
     )
     p.add_argument("--workers", type=int, default=8, help="concurrent requests")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar (default: when stderr is a terminal), as for download",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument(
         "--base-url",
@@ -237,7 +242,7 @@ def _sync(
         args.end,
         args.timeframe,
         today=args.today,
-        progress=False if args.no_progress else None,
+        progress=args.progress,
         strict=False,
         **params,
     )
@@ -261,10 +266,38 @@ def _finish(args: argparse.Namespace, report: Any, extra: dict[str, Any] | None 
 
 
 def run_sync(a: argparse.Namespace) -> int:
-    """Errors go to the common handler of marketframe.cli."""
+    """Errors go to the common handler of marketframe.cli; Ctrl-C says what was saved."""
     with ExitStack() as stack:
-        _, report, _ = _sync(a, a.store, stack)
+        try:
+            _, report, _ = _sync(a, a.store, stack)
+        except KeyboardInterrupt:
+            _saved(a)
+            raise
     return _finish(a, report)
+
+
+def _saved(a: argparse.Namespace) -> None:
+    """After Ctrl-C: what the store holds of the endpoint (every window is committed as it
+    arrives, so nothing fetched is lost) and that the same command resumes."""
+    held = ""
+    try:
+        from marketframe.store import Store
+
+        with Store(a.store, client=None) as st:
+            cov = st.coverage()
+        cov = cov[(cov["dataset"] == a.endpoint) & (cov["status"] != "empty")]
+        if len(cov):
+            held = (
+                f"; it holds {a.endpoint} for {cov['symbol'].nunique()} symbol(s), "
+                f"{cov['start'].min()} to {cov['end'].max()} at most"
+            )
+    except Exception:  # noqa: BLE001 - a summary only: the interrupt is what matters
+        held = ""
+    print(
+        f"marketframe sync: every window fetched before the interrupt is saved in "
+        f"{a.store}{held}; rerun the same command to fetch only the rest",
+        file=sys.stderr,
+    )
 
 
 def run_verify(a: argparse.Namespace) -> int:

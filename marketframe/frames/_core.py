@@ -191,6 +191,7 @@ def check_columns(
             missing.append(col)
     if missing:
         hints = "".join(did_you_mean(c, [str(a) for a in available]) for c in missing)
+        hints += _wide_hint(missing, available)
         raise MissingColumnsError(
             f"{request.indicator} needs column(s) {', '.join(repr(c) for c in missing)}, "
             f"not in the frame{hints}; available columns: {', '.join(map(str, available))}"
@@ -199,6 +200,21 @@ def check_columns(
     sym = lookup(symbol, available) if symbol is not None else None
     when = date if date is None else (lookup(date, available) or date)
     return replace(request, inputs=inputs), sym, when
+
+
+def _wide_hint(missing: Sequence[str], available: Sequence[Any]) -> str:
+    """The fix for a pivot of several fields (columns like ``('close', '2330')``, of dtype
+    object when the fields' dtypes differ): one field's date x symbol frame, or the long
+    frame."""
+    fields = {str(c[0]).lower() for c in available if isinstance(c, tuple) and c}
+    wanted = [m for m in missing if m.lower() in fields]
+    if not wanted:
+        return ""
+    return (
+        f"; the frame is a pivot of several fields (columns ({wanted[0]!r}, symbol)): take "
+        f"one field, df[{wanted[0]!r}].md... (a date x symbol frame), or call .md on the "
+        "long frame before pivoting"
+    )
 
 
 def _run(request: Request, arrays: list[Array]) -> list[Array]:

@@ -88,7 +88,7 @@ def apply(
     """``df`` with the request's output columns appended (rows untouched, in their order);
     on a wide frame (date x symbol), the indicator of every column."""
     if _wide.pandas_is_wide(df, request, symbol):
-        return _wide.pandas_apply(df, request)
+        return _wide.pandas_apply(_wide.numeric(df), request)
     request, sym, date = _core.check_columns(request, _available(df), symbol, date, DEFAULTS)
     arrays = [
         np.asarray(_get(df, c).to_numpy(dtype=np.float64, na_value=np.nan)) for c in request.inputs

@@ -47,8 +47,36 @@ def pandas_is_wide(df: pd.DataFrame, request: _core.Request, symbol: str | None)
         and (symbol is None or _core.lookup(symbol, cols) is None)
         and len(cols) > 0
         and _fieldless(cols)
-        and all(pd.api.types.is_numeric_dtype(t) for t in df.dtypes)
+        and all(_numeric(df[c]) for c in cols)
     )
+
+
+def _numeric(col: Any) -> bool:
+    """A numeric column, or an object one holding only numbers and missing values (one field
+    of a pivot of several fields of different dtypes, e.g. ``close`` beside an Int64
+    ``volume``: pandas makes every column object)."""
+    if isinstance(col, pd.DataFrame):  # a duplicated name: not a panel column
+        return False
+    if pd.api.types.is_numeric_dtype(col.dtype):
+        return True
+    return col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) in (
+        "integer",
+        "floating",
+        "mixed-integer-float",
+        "decimal",
+        "empty",
+    )
+
+
+def numeric(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its object columns of numbers as float64 (missing values as NaN)."""
+    objects = [c for c in df.columns if df[c].dtype == object]
+    if not objects:
+        return df
+    out = df.copy(deep=False)
+    for c in objects:  # by label: tuples of a pivot's columns stay tuples
+        out[c] = pd.to_numeric(df[c]).astype("float64")
+    return out
 
 
 def pandas_wide(df: pd.DataFrame, column: str, symbol: str, date: str) -> pd.DataFrame:

@@ -1,4 +1,7 @@
-"""Indicator conventions as small frozen dataclasses, TA-Lib's as the defaults.
+"""Indicator conventions as small frozen dataclasses: TA-Lib's as the defaults, but for KDJ.
+
+KDJ defaults to the recursion Taiwanese brokers (and the service) show, seeded at 50
+(``"kdj=recursive50"``); TA-Lib's ``STOCH`` smoothing is ``convention="talib"``.
 
 The service publishes no conventions for its beta technical endpoints, so a cross-check
 must try several. ``variants(indicator)`` lists the known convention sets of one indicator,
@@ -122,6 +125,10 @@ _VARIANTS: dict[str, dict[str, Convention]] = {
 
 INDICATORS: tuple[str, ...] = tuple(sorted(_VARIANTS))
 
+#: the convention of ``convention=None``, by indicator: TA-Lib's, but KDJ as Taiwanese
+#: brokers and the service show it (``K = 2/3 K' + RSV/3`` seeded at 50)
+DEFAULTS: dict[str, str] = {name: "talib" for name in INDICATORS} | {"kdj": "kdj=recursive50"}
+
 
 def variants(indicator: str) -> dict[str, Convention]:
     """Known convention sets of ``indicator`` by short name; ``"talib"`` is always first."""
@@ -138,7 +145,7 @@ def named(indicator: str, convention: object, expected: type) -> Convention:
     or an instance. :func:`marketframe.indicators.options.resolve` puts the process-wide
     default (``marketframe.options.conventions``) in front of this."""
     if convention is None:
-        return _VARIANTS[indicator]["talib"]
+        return _VARIANTS[indicator][DEFAULTS[indicator]]
     if isinstance(convention, str):
         known = _VARIANTS[indicator]
         if convention not in known:

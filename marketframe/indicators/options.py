@@ -1,6 +1,6 @@
 """Process-wide defaults of the indicators: ``marketframe.options``.
 
-A user who wants the service's numbers (or any convention other than TA-Lib's) sets it
+A user who wants the service's numbers (or any convention other than the built-in ones) sets it
 once rather than passing ``convention=`` to every call::
 
     import marketframe
@@ -77,7 +77,7 @@ class Options:
 
     @property
     def conventions(self) -> Conventions:
-        """Default convention per indicator (missing: TA-Lib's)."""
+        """Default convention per indicator (missing: the built-in one, TA-Lib's but for KDJ)."""
         return self._conventions
 
     @conventions.setter

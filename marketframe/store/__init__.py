@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import sys
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from pathlib import Path
@@ -89,7 +90,10 @@ class Store:
     ``client`` is the :class:`~marketframe.Client` used by :meth:`sync` (its pooled session,
     retries and rate-limit pacing are shared by every window); by default one is made from
     ``api_key`` / ``base_url`` (or ``MARKETFRAME_API_KEY``) without an HTTP cache, because the
-    store is the cache. ``max_workers`` bounds concurrent requests (default: the client's).
+    store is the cache. With neither given and no credential variable set, it is the
+    embedded sandbox, as for :func:`marketframe.download` and the commands (announced on
+    stderr; ``Store(path, client=Client.sandbox())`` says so explicitly). ``max_workers``
+    bounds concurrent requests (default: the client's).
     ``lock_timeout`` is how long a sync waits for another process's sync (-1: forever).
 
     ``path`` may also be an object-store URL (``"s3://bucket/prefix"``, or any fsspec URL):
@@ -161,8 +165,17 @@ class Store:
     @property
     def client(self) -> Client[Any]:
         if self._client is None:
+            from marketframe._http.credential import from_environment
             from marketframe.client import DEFAULT_BASE_URL, Client
 
+            if not (self._client_args["api_key"] or self._client_args["base_url"]):
+                if not from_environment():  # download()'s and the commands' fallback
+                    from marketframe._connect import sandbox_client
+
+                    self._client = sandbox_client(
+                        sys.stderr, backend="arrow", max_workers=self.max_workers or 16
+                    )
+                    return self._client
             self._client = Client(
                 self._client_args["api_key"],
                 base_url=self._client_args["base_url"] or DEFAULT_BASE_URL,

@@ -14,6 +14,10 @@ import sys
 import time
 from typing import Any
 
+#: requests a second above which a plan is shown as no limit at all (the sandbox's default
+#: plan allows a billion a minute: naming it would only puzzle)
+UNLIMITED = 10_000
+
 
 def honest_eta(
     remaining: int,
@@ -56,9 +60,10 @@ class SyncBar:
             leave=False,
             file=sys.stderr,
             disable=None if progress is None else False,
-            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {postfix}]",
+            # tqdm puts ", " in front of a postfix itself
+            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]",
+            postfix="ETA ?",
         )
-        self.bar.set_postfix_str("ETA ?", refresh=False)
 
     def plan(self) -> tuple[int | None, float | None, float | None]:
         """The plan's limit, window length and budget left, as the client's pacer saw them."""
@@ -78,7 +83,7 @@ class SyncBar:
         eta = self.eta()
         limit, span, _ = self.plan()
         text = "ETA ?" if eta is None else f"ETA {_clock(eta)}"
-        if limit and span:
+        if limit and span and limit / span <= UNLIMITED:
             text += f" (plan: {limit} requests / {span:.0f} s)"
         self.bar.set_postfix_str(text, refresh=False)
 

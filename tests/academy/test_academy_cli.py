@@ -107,7 +107,7 @@ def test_refused_login_exits_1_with_a_hint(cli_env, browser, capsys) -> None:
 
 def test_missing_url_says_what_to_do(home, monkeypatch, capsys) -> None:
     monkeypatch.delenv(_cli.URL_ENV, raising=False)
-    assert _run("academy", "token") == 1
+    assert _run("academy", "token") == 2  # a usage error, as for any missing argument
     assert "--url" in capsys.readouterr().err
 
 

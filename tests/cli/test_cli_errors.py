@@ -136,7 +136,7 @@ CASES: dict[str, tuple[list[str], int, tuple[str, ...]]] = {
         1,
         ("FAILED", "ZZZZ"),
     ),
-    "academy without a URL": (["academy", "whoami"], 1, ("--url", "MARKETFRAME_ACADEMY_URL")),
+    "academy without a URL": (["academy", "whoami"], 2, ("--url", "MARKETFRAME_ACADEMY_URL")),
 }
 
 

@@ -87,3 +87,45 @@ def _run_suggestions(text: str, cwd: Path) -> None:
         assert ran.returncode == 0 and "Traceback" not in ran.stderr, (command, ran.stderr)
         if command.startswith("marketframe crosscheck"):
             assert ran.stdout.count("matches convention") == 5, ran.stdout
+
+
+def test_the_demo_table_shows_the_services_numbers_for_the_conventions_it_names() -> None:
+    """Step 3 computes the indicators under the conventions step 2 discovered, so each number
+    of its table is the one the service's technical endpoint gives for that symbol and day."""
+    import datetime as dt
+
+    import marketframe
+    from marketframe.cli._demo import indicators, table
+    from marketframe.crosscheck import INDICATOR_NAMES
+
+    with marketframe.Client.sandbox(now="2026-11-20T14:00:00+08:00") as client:
+        candles = marketframe.download(["2330", "2454"], start="2016-01-01", client=client)
+        last = candles["date"].max().date()
+        start = last - dt.timedelta(days=240)  # the demo's cross-check range
+        found: dict[str, str] = {}
+        for name in INDICATOR_NAMES:
+            report = marketframe.crosscheck(client, "2330", name, start, last)
+            assert report.best.alignment == "range"
+            found.update(report.conventions)
+        assert found["kdj"].startswith("kdj=recursive50") and found["bbands"] == "bb_ddof=1"
+        shown = table(indicators(candles, found, start))
+        window = {"start": start, "end": last, "timeframe": "D"}
+        for sym in ("2330", "2454"):
+            row = shown.loc[sym]
+            assert row["date"] == last
+            tech = {
+                n: client.load(f"stock.technical.{n}", symbol=sym, **window, **kw).iloc[-1]
+                for n, kw in (
+                    ("sma", {"period": 20}),
+                    ("rsi", {"period": 14}),
+                    ("kdj", {"rPeriod": 9, "kPeriod": 3, "dPeriod": 3}),
+                    ("macd", {"fast": 12, "slow": 26, "signal": 9}),
+                    ("bb", {"period": 20}),
+                )
+            }
+            assert all(t["date"].date() == last for t in tech.values())
+            assert row["sma_20"] == round(tech["sma"]["sma"], 2)
+            assert row["rsi_14"] == round(tech["rsi"]["rsi"], 2)
+            assert row["kdj_k_9_3_3"] == round(tech["kdj"]["k"], 2)
+            assert row["macd_12_26_9"] == round(tech["macd"]["macd_line"], 2)
+            assert row["bb_upper_20_2"] == round(tech["bb"]["upper"], 2)

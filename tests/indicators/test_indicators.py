@@ -266,7 +266,7 @@ def test_bbands_match_talib(c: dict[str, np.ndarray], n: int, mult: float) -> No
 @given(candles(), st.sampled_from([(9, 3, 3), (5, 1, 2), (14, 3, 5), (2, 2, 1)]))
 def test_kdj_matches_talib_stoch(c: dict[str, np.ndarray], p: tuple[int, int, int]) -> None:
     h, lo, x = c["high"], c["low"], c["close"]
-    ours = ind.kdj(h, lo, x, *p)
+    ours = ind.kdj(h, lo, x, *p, convention="talib")  # the default is the Taiwanese one
 
     def check(r: slice) -> None:
         k, d = talib.STOCH(h[r].copy(), lo[r].copy(), x[r].copy(), p[0], p[1], SMA, p[2], SMA)
@@ -415,7 +415,7 @@ def test_long_series_match_talib(long_candles: dict[str, np.ndarray]) -> None:
     for a, b in zip(ind.bbands(x, 20), talib.BBANDS(x, 20, 2, 2, SMA), strict=True):
         after_warmup(a, b, lv)
     k, d = talib.STOCH(h, lo, x, 9, 3, SMA, 3, SMA)
-    ours = ind.kdj(h, lo, x)
+    ours = ind.kdj(h, lo, x, convention="talib")
     after_warmup(ours.k, k, 100.0)
     after_warmup(ours.d, d, 100.0)
 
@@ -451,16 +451,17 @@ def test_warmup_lengths_follow_the_conventions() -> None:
     assert (first(m.line), first(m.signal)) == (25, 33)
     assert first(ind.macd(x, convention="macd_align=own").line) == 25
     assert first(ind.bbands(x).upper) == 19
-    kd = ind.kdj(x + 1, x - 1, x)
+    kd = ind.kdj(x + 1, x - 1, x, convention="talib")
     assert (first(kd.k), first(kd.d)) == (10, 12)
     assert first(ind.kdj(x + 1, x - 1, x, convention="kdj=recursive50").d) == 8
+    assert first(ind.kdj(x + 1, x - 1, x).d) == 8  # the default: the recursion seeded at 50
 
 
 def test_flat_window_conventions() -> None:
     x = np.full(30, 100.0)
     assert (ind.rsi(x, 14)[14:] == 0.0).all()
     assert (ind.rsi(x, 14, convention="rsi_flat=50")[14:] == 50.0).all()
-    assert (ind.kdj(x, x, x).k[10:] == 0.0).all()
+    assert (ind.kdj(x, x, x, convention="talib").k[10:] == 0.0).all()
     np.testing.assert_allclose(ind.kdj(x, x, x, convention="rsv_flat=50").k[10:], 50.0, rtol=1e-14)
     up, mid, lo = ind.bbands(x, 20)
     assert (up[19:] == 100.0).all() and (lo[19:] == 100.0).all() and (mid[19:] == 100.0).all()
@@ -601,7 +602,7 @@ def test_fast_path_panel_tiles_and_chunks(
     for j in range(width):
         xs, hs, ls = x[:, j].copy(), h[:, j].copy(), lo[:, j].copy()
         k, d = talib.STOCH(hs, ls, xs, 9, 3, SMA, 3, SMA)
-        after_warmup(ind.kdj(h, lo, x).k[:, j], k, 100.0)
+        after_warmup(ind.kdj(h, lo, x, convention="talib").k[:, j], k, 100.0)
         after_warmup(panel[2][:, j], talib.RSI(xs, 14), 100.0)
         single = [
             ind.sma(xs, 20),
@@ -634,8 +635,8 @@ def test_ragged_panel_equals_truncated_columns(
         ind.rsi(x, 14),
         *ind.macd(x),
         *ind.bbands(x),
+        *ind.kdj(h, lo, x, convention="talib"),
         *ind.kdj(h, lo, x),
-        *ind.kdj(h, lo, x, convention="kdj=recursive50"),
     ]
     for j, n in enumerate(lengths):
         xs, hs, ls = x[:n, j].copy(), h[:n, j].copy(), lo[:n, j].copy()
@@ -645,8 +646,8 @@ def test_ragged_panel_equals_truncated_columns(
             ind.rsi(xs, 14),
             *ind.macd(xs),
             *ind.bbands(xs),
+            *ind.kdj(hs, ls, xs, convention="talib"),
             *ind.kdj(hs, ls, xs),
-            *ind.kdj(hs, ls, xs, convention="kdj=recursive50"),
         ]
         for a, b in zip(panel, single, strict=True):
             close_to(a[:n, j], b, 1e3)

@@ -60,10 +60,15 @@ def test_readme_snippet_on_two_symbols_draws_one_block_per_symbol(sandbox) -> No
     )
     assert daily["symbol"].nunique() == 2
     fig = daily.md.sma(20).md.rsi(14).md.kdj().md.plot()
-    assert [sf.axes[0].get_title() for sf in fig.subfigs] == ["2330 candles", "0050 candles"]
+    # the default window (the last 120 bars) is stated in the title when it leaves bars out
+    sizes = daily.groupby("symbol", observed=True).size()
+    assert [sf.axes[0].get_title() for sf in fig.subfigs] == [
+        f"{s} candles" + (f" (last 120 of {n} bars; last=None for all)" if n > 120 else "")
+        for s, n in (("2330", sizes["2330"]), ("0050", sizes["0050"]))
+    ]
     for sf in fig.subfigs:  # price, volume, rsi, kdj for each symbol
         assert [ax.get_ylabel() for ax in sf.axes] == ["", "volume", "rsi", "kdj"]
-    one = daily.md.sma(20).md.plot(symbol="0050")
+    one = daily.md.sma(20).md.plot(symbol="0050", last=None)
     assert not one.subfigs and one.axes[0].get_title() == "0050 candles"
     assert len(pl.from_pandas(daily).lazy().md.rsi(14).md.plot().subfigs) == 2
 
@@ -90,6 +95,49 @@ def test_the_md_accessor_plots_its_indicators(frame) -> None:
     names = [ax.get_ylabel() for ax in fig.axes]
     assert names == ["", "volume", "rsi", "kdj", "macd"]
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert legend == ["sma_20", "bb_upper_20_2", "bb_middle_20_2", "bb_lower_20_2"]
+    # the Bollinger middle is the SMA(20): drawn dashed, and the legend says they coincide
+    assert legend == ["sma_20", "bb_upper_20_2", "bb_middle_20_2 (= sma_20)", "bb_lower_20_2"]
     lazy = pl.from_pandas(base).lazy().md.rsi(14)
     assert len(lazy.md.plot().axes) == 3
+
+
+def test_capitalised_price_columns_and_a_date_index_as_yfinance_returns_them(frame) -> None:
+    # the indicators accept Open/High/Low/Close; so does the chart, and a DatetimeIndex
+    yf = frame[["date", "open", "high", "low", "close", "volume"]].rename(columns=str.title)
+    yf = yf.set_index("Date")
+    fig = yf.md.sma(20).md.plot()
+    assert [ax.get_ylabel() for ax in fig.axes] == ["", "volume"]
+    labels = [t.get_text() for t in fig.axes[-1].get_xticklabels()]
+    assert labels[-1] == frame["date"].max().strftime("%Y-%m-%d")
+
+
+def test_candles_are_collections_with_doji_ticks_padding_and_an_outside_legend(frame) -> None:
+    from matplotlib.collections import LineCollection, PolyCollection
+
+    df = frame.copy()
+    df.loc[df.index[-5], "close"] = df.loc[df.index[-5], "open"]  # a doji
+    fig = plot.candles(df.assign(sma_20=df["close"].rolling(20).mean()), columns=["sma_20"])
+    ax = fig.axes[0]
+    drawn = df.tail(plot.LAST)
+    bodies = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    lines = [c for c in ax.collections if isinstance(c, LineCollection)]
+    # one collection of bodies, one of wicks, one of doji ticks: not an artist per bar
+    assert len(bodies) == 1 and len(lines) == 2 and len(ax.patches) == 0
+    assert len(bodies[0].get_paths()) == int((drawn["open"] != drawn["close"]).sum())
+    assert len(lines[0].get_segments()) == len(drawn) and len(lines[1].get_segments()) >= 1
+    lo, hi = ax.get_ylim()
+    assert lo < drawn["low"].min() and hi > drawn["high"].max()  # room below and above
+    assert ax.get_xlim() == (-1.0, float(len(drawn)))
+    legend = ax.get_legend()  # outside the axes, to its right: it covers no bar
+    fig.canvas.draw()
+    assert legend.get_window_extent().x0 >= ax.get_window_extent().x1
+    volume = fig.axes[1]
+    assert len(volume.collections) == 1 and len(volume.patches) == 0
+
+
+def test_last_none_draws_every_bar_and_a_bad_last_is_refused(frame) -> None:
+    fig = plot.candles(frame, last=None, volume=False, columns=[])
+    assert fig.axes[0].get_title() == "2454 candles"
+    assert fig.axes[0].get_xlim() == (-1.0, float(len(frame)))
+    with pytest.raises(InvalidParams, match="last"):
+        plot.candles(frame, last=0)

@@ -1,0 +1,234 @@
+"""``marketframe.Ticker``: one symbol, the way yfinance users reach for it.
+
+``Ticker("2330")`` (or ``"2330.TW"``) gathers what the endpoints say about one symbol:
+``history()`` (candles through :func:`marketframe.download`, with ``period``/``interval``),
+``dividends``, ``splits`` and ``actions`` (the corporate-actions endpoints), ``info`` (the
+ticker and stats endpoints), ``quote`` and ``trades`` (intraday). Everything goes through
+one :class:`~marketframe.Client`: the one given, else one shared by every ``Ticker`` of the
+process (the real service with ``MARKETFRAME_API_KEY``, else the embedded sandbox,
+announced on stderr, as ``download()`` and the commands do). No second client, no cache of
+its own: the client's HTTP cache answers repeated calls.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+import threading
+from typing import Any
+
+from marketframe.exceptions import InvalidParams
+
+_shared: Any = None
+_lock = threading.Lock()
+
+
+def shared_client() -> Any:
+    """The client of every ``Ticker`` made without one (created on first use)."""
+    global _shared
+    with _lock:
+        if _shared is None:  # the rule of download() and the commands
+            from marketframe._connect import make_client
+
+            _shared = make_client(notice=sys.stderr)
+        return _shared
+
+
+class Ticker:
+    """One symbol's candles, corporate actions, facts and intraday data (see the module).
+
+    ``symbol``: ``"2330"``, or with Yahoo's suffix (``"2330.TW"``, ``"6488.TWO"``: dropped,
+    the board checked against the ticker's market on the first call). ``client``: the
+    :class:`~marketframe.Client` to use (default: one shared by every Ticker). ``backend``:
+    ``"pandas"`` or ``"polars"`` for the frames returned.
+    """
+
+    def __init__(self, symbol: str, *, client: Any = None, backend: str = "pandas"):
+        from marketframe import _yf
+        from marketframe.convert import check_backend
+
+        if not isinstance(symbol, str) or not symbol.strip():
+            raise InvalidParams("Ticker", "symbol", f"has value {symbol!r}", "a symbol like '2330'")
+        bare, found = _yf.split_suffixes(symbol.strip())
+        self.symbol: str = bare
+        self._suffix = found
+        self._client = client
+        self.backend = check_backend("Ticker", backend)
+
+    def __repr__(self) -> str:
+        return f"marketframe.Ticker({self.symbol!r})"
+
+    @property
+    def client(self) -> Any:
+        return self._client if self._client is not None else shared_client()
+
+    def _checked(self) -> Any:
+        client = self.client
+        if self._suffix:
+            from marketframe import _yf
+
+            _yf.check_boards(client, self._suffix)
+            self._suffix = {}
+        return client
+
+    # -- candles --------------------------------------------------------------------------
+
+    def history(
+        self,
+        period: str | None = "1mo",
+        interval: str = "1d",
+        start: Any = None,
+        end: Any = None,
+        *,
+        adjust: str | bool | None = None,
+        **options: Any,
+    ) -> Any:
+        """Candles as :func:`marketframe.download` returns them, for this symbol:
+        ``period`` (default ``"1mo"``; ignored when ``start`` or ``end`` is given),
+        ``interval`` (default ``"1d"``), ``start``/``end`` (``end`` inclusive),
+        ``adjust`` (``True``/``"all"``, ``"splits"``; default prices as traded) and any
+        other option of ``download`` (``fields``, ``layout``, ``store`` ...)."""
+        from marketframe._download import download
+
+        if start is not None or end is not None:
+            period = None
+        options.setdefault("backend", self.backend)
+        return download(
+            [self.symbol],
+            start,
+            end,
+            period=period,
+            interval=interval,
+            adjust=adjust,
+            client=self._checked(),
+            **options,
+        )
+
+    # -- corporate actions ------------------------------------------------------------------
+
+    def _actions(self, start: Any, end: Any) -> tuple[Any, Any]:
+        from marketframe import adjust
+        from marketframe._params import to_date
+        from marketframe._time import taipei_today
+
+        hi = to_date("Ticker", "end", end) if end is not None else taipei_today()
+        lo = to_date("Ticker", "start", start) if start is not None else dt.date(2010, 1, 1)
+        capital, dividends = adjust.fetch_actions(self._checked(), lo, hi, "all")
+        return _mine(capital, self.symbol), _mine(dividends, self.symbol)
+
+    def get_dividends(self, start: Any = None, end: Any = None) -> Any:
+        """The dividend rows of this symbol (cash and stock), oldest first; since 2010 by
+        default (one request a year, cached by the client)."""
+        return self._frame(self._actions(start, end)[1], "date")
+
+    def get_splits(self, start: Any = None, end: Any = None) -> Any:
+        """The capital changes of this symbol (splits, reductions, par value changes) with
+        their price adjustment factors, oldest first."""
+        return self._frame(self._actions(start, end)[0], "effective_date")
+
+    def get_actions(self, start: Any = None, end: Any = None) -> Any:
+        """Dividends and capital changes in one frame: ``date``, ``action``
+        (``dividend`` or the capital change's type), ``cash_dividend``,
+        ``stock_dividend_shares``, ``adjustment_factor``."""
+        import pandas as pd
+
+        capital, dividends = self._actions(start, end)
+        cap = capital.to_pandas()
+        div = dividends.to_pandas()
+        rows = pd.concat(
+            [
+                pd.DataFrame(
+                    {
+                        "date": pd.to_datetime(div["date"]),
+                        "action": "dividend",
+                        "cash_dividend": div["cash_dividend"].astype("float64"),
+                        "stock_dividend_shares": div["stock_dividend_shares"].astype("float64"),
+                        "adjustment_factor": float("nan"),
+                    }
+                ),
+                pd.DataFrame(
+                    {
+                        "date": pd.to_datetime(cap["effective_date"]),
+                        "action": cap["action_type"].astype(str),
+                        "cash_dividend": float("nan"),
+                        "stock_dividend_shares": float("nan"),
+                        "adjustment_factor": cap["adjustment_factor"].astype("float64"),
+                    }
+                ),
+            ],
+            ignore_index=True,
+        )
+        rows = rows.sort_values("date", kind="stable").reset_index(drop=True)
+        return _backend(rows, self.backend)
+
+    @property
+    def dividends(self) -> Any:
+        """:meth:`get_dividends` since 2010."""
+        return self.get_dividends()
+
+    @property
+    def splits(self) -> Any:
+        """:meth:`get_splits` since 2010."""
+        return self.get_splits()
+
+    @property
+    def actions(self) -> Any:
+        """:meth:`get_actions` since 2010."""
+        return self.get_actions()
+
+    # -- facts and intraday -------------------------------------------------------------------
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """The ticker endpoint's row (name, market, industry, prices of the day's limits ...)
+        and the stats endpoint's (latest close, change, volume ...), as one dict."""
+        client = self._checked()
+        out: dict[str, Any] = {}
+        for name in ("stock.intraday.ticker", "stock.historical.stats"):
+            table = client.fetch_table(name, symbol=self.symbol)
+            if table.num_rows:
+                for key, value in table.slice(0, 1).to_pylist()[0].items():
+                    out.setdefault(key, value)
+        return out
+
+    @property
+    def quote(self) -> Any:
+        """The intraday quote (one row)."""
+        return self._checked().load(
+            "stock.intraday.quote", symbol=self.symbol, backend=self.backend
+        )
+
+    def get_trades(self, **params: Any) -> Any:
+        """The day's trades (``limit=``, ``offset=``, ``odd_lot=True`` as the endpoint)."""
+        return self._checked().load(
+            "stock.intraday.trades", symbol=self.symbol, backend=self.backend, **params
+        )
+
+    @property
+    def trades(self) -> Any:
+        """:meth:`get_trades` with the endpoint's defaults."""
+        return self.get_trades()
+
+    def _frame(self, table: Any, when: str) -> Any:
+        import pyarrow.compute as pc
+
+        if table.num_rows:
+            table = table.take(pc.sort_indices(table, [(when, "ascending")]))
+        from marketframe.convert import to_frame
+
+        return to_frame(table, self.backend)
+
+
+def _mine(table: Any, symbol: str) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return table.filter(pc.equal(table.column("symbol"), pa.scalar(symbol)))
+
+
+def _backend(frame: Any, backend: str) -> Any:
+    if backend == "polars":
+        import polars as pl
+
+        return pl.from_pandas(frame)
+    return frame
