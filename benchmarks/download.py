@@ -39,9 +39,9 @@ import pandas as pd  # noqa: E402
 from _common import print_ratios, start_sandbox  # noqa: E402
 
 import marketframe  # noqa: E402
+from marketframe._windows import split  # noqa: E402
 from marketframe.client import Client  # noqa: E402
 from marketframe.store import Store  # noqa: E402
-from marketframe.store._windows import split  # noqa: E402
 
 KEY = "sandbox-advanced"
 NOW = "2026-01-05T14:00:00+08:00"

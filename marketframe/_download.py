@@ -196,7 +196,7 @@ def _expand(client: Any, items: list[str]) -> list[str]:
 
 def _requests(args: dict[str, Any], symbol: str) -> list[dict[str, Any]]:
     """The under-one-year windows of one symbol as request parameters."""
-    from marketframe.store._windows import plan
+    from marketframe._windows import plan
 
     spec = args["spec"]
     base: dict[str, Any] = {"symbol": symbol, "timeframe": spec.ds.timeframe, "sort": "asc"}

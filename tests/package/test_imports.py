@@ -100,7 +100,7 @@ NOT_YET = {
     "marketframe._download imports marketframe.store._sync.check_range",
     "marketframe._download imports marketframe.store._sync.check_symbols",
     "marketframe._download imports marketframe.store._sync.resolve",
-    "marketframe._download imports marketframe.store._windows.plan",
+    "marketframe._download imports marketframe._windows.plan",
 }
 
 
