@@ -271,7 +271,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         params = _params.vocabulary(ep, params)  # start/end, symbols, odd_lot (glossary)
         multi = ep.multi_param
         value = params.get(multi) if multi else None
-        if not isinstance(value, list | tuple):
+        if multi is None or not isinstance(value, list | tuple):
             return self.send(self.prepare(name, refresh=refresh, **params))
         if not value:
             raise InvalidParams(ep.name, multi, "is an empty list", "one value or a non-empty list")
