@@ -24,12 +24,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from _common import ROOT, start_sandbox, write_held
 
+from marketframe._windows import split
 from marketframe.client import Client
 from marketframe.store import Store
 from marketframe.store._fs import ObjectStorage
 from marketframe.store._manifest import Manifest
 from marketframe.store._sync import resolve
-from marketframe.store._windows import split
 
 KEY = "sandbox-advanced"
 NOW = "2026-01-05T14:00:00+08:00"

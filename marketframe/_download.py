@@ -12,25 +12,96 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
+from marketframe._params import to_date
+from marketframe._progress import progress_bar
+from marketframe._selection import check_dataset, check_range, check_symbols, latest_only
+from marketframe._time import taipei_today
+from marketframe._windows import plan
 from marketframe.convert import check_backend, concat, to_frame
 from marketframe.endpoints import MARKETS, get
-from marketframe.exceptions import BatchError, InvalidParams, MarketframeError
+from marketframe.exceptions import BatchError, InvalidParams
 
 if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
+    from marketframe._fetch import Fetched
+    from marketframe._http.fanout import Outcome
+    from marketframe._http.request import Prepared
     from marketframe.client import Client
     from marketframe.store import Store
 
 ENDPOINT = "stock.historical.candles"
 #: windows from which ``progress=None`` shows a bar (on a terminal or in a notebook)
 LONG_WORK = 20
-#: the ticker type a board name expands to
+#: the endpoint listing a board's symbols, and the ticker type a board name expands to
+BOARD_ENDPOINT = "stock.intraday.tickers"
 BOARD_TYPE = "EQUITY"
+
+
+@overload
+def download(
+    symbols: str | Sequence[str],
+    start: Any = None,
+    end: Any = None,
+    *,
+    period: str | None = None,
+    interval: str | None = None,
+    timeframe: str | None = None,
+    adjust: str | bool | None = None,
+    fields: str | Sequence[str] | None = None,
+    backend: Literal["pandas"] = "pandas",
+    layout: str = "long",
+    group_by: str | None = None,
+    store: Store | str | os.PathLike[str] | None = None,
+    client: Client[Any] | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame: ...
+
+
+@overload
+def download(
+    symbols: str | Sequence[str],
+    start: Any = None,
+    end: Any = None,
+    *,
+    period: str | None = None,
+    interval: str | None = None,
+    timeframe: str | None = None,
+    adjust: str | bool | None = None,
+    fields: str | Sequence[str] | None = None,
+    backend: Literal["polars"],
+    layout: str = "long",
+    group_by: str | None = None,
+    store: Store | str | os.PathLike[str] | None = None,
+    client: Client[Any] | None = None,
+    progress: bool | None = None,
+) -> pl.DataFrame: ...
+
+
+@overload
+def download(
+    symbols: str | Sequence[str],
+    start: Any = None,
+    end: Any = None,
+    *,
+    period: str | None = None,
+    interval: str | None = None,
+    timeframe: str | None = None,
+    adjust: str | bool | None = None,
+    fields: str | Sequence[str] | None = None,
+    backend: Literal["arrow"],
+    layout: str = "long",
+    group_by: str | None = None,
+    store: Store | str | os.PathLike[str] | None = None,
+    client: Client[Any] | None = None,
+    progress: bool | None = None,
+) -> pa.Table: ...
 
 
 def download(
@@ -47,7 +118,7 @@ def download(
     layout: str = "long",
     group_by: str | None = None,
     store: Store | str | os.PathLike[str] | None = None,
-    client: Client | None = None,
+    client: Client[Any] | None = None,
     progress: bool | None = None,
 ) -> Any:
     """Historical candles of ``symbols`` from ``start`` to ``end`` as one long frame.
@@ -72,18 +143,18 @@ def download(
     ``progress``: a bar over the windows (None: on long work, 20 windows or more, when
     stderr is a terminal or a notebook).
 
+    Rows are sorted by symbol, then time (oldest first); pandas dates are ``datetime64[us]``.
+    Bad arguments raise :class:`~marketframe.InvalidParams` before any request. If some
+    symbols fail, :class:`~marketframe.BatchError` carries the frame of the others
+    (``.frame``) and each failure (``.errors``); a failed symbol never appears in part, and
+    an unknown one's error names the closest symbol of the ticker list.
+
     yfinance's words (docs/migration.md, "Coming from yfinance"): ``period`` (``1d``,
     ``5d``: the last sessions; ``1mo`` ... ``10y``, ``ytd``, ``max``; ends today, not with
     ``start``/``end``), ``interval`` (``1m`` ... ``60m``/``1h``, ``1d``, ``1wk``, ``1mo``;
     not with ``timeframe``), ``adjust=True`` (``"all"``), symbols with ``.TW``/``.TWO``
     (dropped; the board is checked against the ticker's market), and ``layout="wide"`` or
     ``group_by="column"``/``"ticker"``: one row per date, a column per (field, symbol).
-
-    Rows are sorted by symbol, then time (oldest first); pandas dates are ``datetime64[us]``.
-    Bad arguments raise :class:`~marketframe.InvalidParams` before any request. If some
-    symbols fail, :class:`~marketframe.BatchError` carries the frame of the others
-    (``.frame``) and each failure (``.errors``); a failed symbol never appears in part, and
-    an unknown one's error names the closest symbol of the ticker list.
     """
     from marketframe import _yf
     from marketframe._time import taipei_today
@@ -103,9 +174,7 @@ def download(
             table, errors = _fetch(session, syms, args, progress)
         table = _yf.keep_recent(table, yf["sessions"], yf["since"])
         if args["adjust"] is not None and table is not None:  # once, on every symbol's rows
-            from marketframe.adjust import adjust_table
-
-            table = adjust_table(session, table, args["adjust"])
+            table = session.adjust_prices(table, args["adjust"])
         if errors:
             exc = BatchError(
                 "download",
@@ -140,10 +209,9 @@ def check(
     backend: Any,
     store: Any,
 ) -> dict[str, Any]:
-    """Every argument checked and normalised (InvalidParams before any request)."""
+    """Every argument checked and normalised (InvalidParams before any request), by the
+    checks the store uses too (:mod:`marketframe._selection`), each naming ``download``."""
     from marketframe import adjust as adjusting
-    from marketframe._time import taipei_today
-    from marketframe.store._sync import check_range, check_symbols, resolve
 
     check_backend("download", backend)
     mode = adjusting.check("download", adjust, {"timeframe": timeframe})
@@ -154,44 +222,26 @@ def check(
             f"has value {store!r}",
             "a marketframe.Store, a directory path, or None",
         )
+    ep = get(ENDPOINT)
     params = {"fields": fields} if fields is not None else {}
-    try:
-        spec = resolve(ENDPOINT, str(timeframe), params)
-        items = check_symbols(spec, symbols)
-        lo = hi = None
-        if not spec.minute:
-            today = taipei_today()
-            hi_default = _date("end", end) if end is not None else today
-            if start is None:
-                start = hi_default - dt.timedelta(days=364)
-            lo, hi = check_range(spec, start, hi_default, today)  # type: ignore[misc]
-        else:
-            check_range(spec, start, end, taipei_today())
-    except InvalidParams as exc:  # the store's checks, named after this call
-        raise _renamed(exc) from None
+    tf, canon = check_dataset(ep, str(timeframe), params, where="download")
+    items = check_symbols(ep, symbols, where="download") or []
+    today = taipei_today()
+    if latest_only(ep, tf):
+        span = check_range(ep, tf, start, end, today, where="download")
+    else:
+        hi = to_date("download", "end", end) if end is not None else today
+        lo = start if start is not None else hi - dt.timedelta(days=364)
+        span = check_range(ep, tf, lo, hi, today, where="download")
     return {
-        "spec": spec,
+        "timeframe": tf,
+        "minute": latest_only(ep, tf),
         "symbols": items,
-        "start": lo,
-        "end": hi,
-        "fields": fields,
+        "start": span[0] if span else None,
+        "end": span[1] if span else None,
+        "fields": canon.get("fields"),
         "adjust": mode,
     }
-
-
-def _renamed(exc: InvalidParams) -> InvalidParams:
-    """``exc`` as raised by ``download`` (its message names the call the user made)."""
-    head = f"{exc.endpoint}: parameter {exc.param!r} "
-    problem = str(exc).removeprefix(head)
-    if exc.allowed:
-        problem = problem.removesuffix(f"; allowed: {exc.allowed}")
-    return InvalidParams("download", exc.param, problem, exc.allowed)
-
-
-def _date(name: str, value: Any) -> dt.date:
-    from marketframe._params import to_date
-
-    return to_date("download", name, value)
 
 
 def _is_store(obj: Any) -> bool:
@@ -201,7 +251,7 @@ def _is_store(obj: Any) -> bool:
 
 
 @contextmanager
-def _session(client: Client | None, store: Any) -> Iterator[tuple[Any, Store | None]]:
+def _session(client: Client[Any] | None, store: Any) -> Iterator[tuple[Any, Store | None]]:
     """The client (the given one, the store's, or the commands' rule) and the store."""
     from marketframe.store import Store
 
@@ -217,78 +267,69 @@ def _session(client: Client | None, store: Any) -> Iterator[tuple[Any, Store | N
         yield session, (Store(store, session) if store is not None else None)
 
 
-def _expand(client: Any, items: list[str]) -> list[str]:
-    """Board names -> the equities listed on them (the tickers endpoint); duplicates dropped."""
+def _expand(client: Client[Any], items: list[str]) -> list[str]:
+    """Board names -> the equities listed on them (the tickers endpoint, every board in one
+    fan-out); duplicates dropped."""
+    boards = list(dict.fromkeys(item for item in items if item in MARKETS))
+    jobs = [client.prepare(BOARD_ENDPOINT, type=BOARD_TYPE, market=b) for b in boards]
+    listed: dict[str, list[str]] = {}
+    for board, got in zip(boards, client.send_all(jobs), strict=True):
+        if got.error is not None:
+            raise got.error
+        assert got.result is not None
+        listed[board] = got.result.table.column("symbol").to_pylist()
     out: list[str] = []
     for item in items:
-        if item in MARKETS:
-            table = client.fetch_table("stock.intraday.tickers", type=BOARD_TYPE, market=item)
-            out += table.column("symbol").to_pylist()
-        else:
-            out.append(item)
+        out += listed.get(item, [item])
     return list(dict.fromkeys(out))
 
 
 # -- fetching -------------------------------------------------------------------------------
 
 
-def _requests(args: dict[str, Any], symbol: str) -> list[dict[str, Any]]:
-    """The under-one-year windows of one symbol as request parameters."""
-    from marketframe.store._windows import plan
-
-    spec = args["spec"]
-    base: dict[str, Any] = {"symbol": symbol, "timeframe": spec.ds.timeframe, "sort": "asc"}
+def _requests(client: Client[Any], args: dict[str, Any], symbol: str) -> list[Prepared]:
+    """The under-one-year windows of one symbol, prepared (checked once, encoded)."""
+    base: dict[str, Any] = {"symbol": symbol, "timeframe": args["timeframe"], "sort": "asc"}
     if args["fields"] is not None:
         base["fields"] = args["fields"]
-    if spec.minute:
-        return [base]
+    if args["minute"]:
+        return [client.prepare(ENDPOINT, **base)]
     windows, _ = plan((args["start"], args["end"]), [], symbol)
-    return [{**base, "from_": lo, "to": hi} for lo, hi in windows]
+    return [client.prepare(ENDPOINT, **base, from_=lo, to=hi) for lo, hi in windows]
 
 
 def _fetch(
-    client: Any, symbols: list[str], args: dict[str, Any], progress: bool | None
+    client: Client[Any], symbols: list[str], args: dict[str, Any], progress: bool | None
 ) -> tuple[pa.Table | None, dict[str, BaseException]]:
-    from marketframe import _params
-    from marketframe.store._sync import _completed, _progress
-
-    ep = get(ENDPOINT)
-    jobs = [
-        (s, i, _params.validate(ep, req))
-        for s in symbols
-        for i, req in enumerate(_requests(args, s))
-    ]
-    parts: dict[str, dict[int, pa.Table]] = {s: {} for s in symbols}
+    jobs = [(s, p) for s in symbols for p in _requests(client, args, s)]
     errors: dict[str, BaseException] = {}
     # None: a bar on long work only, where stderr is a terminal or a notebook
     shown = progress if progress is not None or len(jobs) >= LONG_WORK else False
-    bar = _progress(len(jobs), "download", shown)
-    workers = int(getattr(client, "max_workers", 8) or 8)
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="marketframe-download")
+    bar = progress_bar(len(jobs), "download", shown, client)
+
+    def ended(i: int, outcome: Outcome[Fetched]) -> None:
+        if outcome.error is not None:
+            errors.setdefault(jobs[i][0], outcome.error)
+        if bar is not None:
+            bar.update(1)
+
     try:
-        futures: dict[Future[Any], Any] = {
-            pool.submit(client.fetch_table, ENDPOINT, **req): (s, i) for s, i, req in jobs
-        }
-        for fut in _completed(futures):  # type: ignore[arg-type]
-            sym, i = futures[fut]
-            try:
-                parts[sym][i] = fut.result()
-            except MarketframeError as exc:
-                errors.setdefault(sym, exc)
-            if bar is not None:
-                bar.update(1)
+        outcomes = client.send_all([p for _, p in jobs], progress=ended)
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
         if bar is not None:
             bar.close()
-    tables = [parts[s][i] for s in sorted(symbols) if s not in errors for i in sorted(parts[s])]
+    parts: dict[str, list[pa.Table]] = {s: [] for s in symbols}
+    for (sym, _), out in zip(jobs, outcomes, strict=True):
+        if sym not in errors and out.result is not None:
+            parts[sym].append(out.result.table)
+    tables = [t for s in sorted(symbols) if s not in errors for t in parts[s]]
     if not tables:
         return (None if errors else _empty(args)), errors
     return concat(tables), errors
 
 
 def _empty(args: dict[str, Any]) -> pa.Table:
-    return get(ENDPOINT).schema.arrow(minute=args["spec"].minute).empty_table()
+    return get(ENDPOINT).schema.arrow(minute=args["minute"]).empty_table()
 
 
 def _via_store(
@@ -296,7 +337,6 @@ def _via_store(
 ) -> tuple[pa.Table | None, dict[str, BaseException]]:
     from marketframe.store import SyncError
 
-    spec = args["spec"]
     params = {"fields": args["fields"]} if args["fields"] is not None else {}
     errors: dict[str, BaseException] = {}
     try:
@@ -305,7 +345,7 @@ def _via_store(
             symbols,
             args["start"],
             args["end"],
-            spec.ds.timeframe,
+            args["timeframe"],
             progress=progress,
             **params,
         )
@@ -317,6 +357,6 @@ def _via_store(
     if not ok:
         return None, errors
     table = st.read(
-        ENDPOINT, ok, args["start"], args["end"], spec.ds.timeframe, backend="arrow", **params
+        ENDPOINT, ok, args["start"], args["end"], args["timeframe"], backend="arrow", **params
     )
     return table, errors

@@ -128,7 +128,7 @@ def _fields(ep: Endpoint, name: str, value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))  # the order given, each field once
 
 
-def _check_value(ep: Endpoint, name: str, value: Any) -> Any:
+def check_value(ep: Endpoint, name: str, value: Any) -> Any:
     """Validate one parameter value and return its canonical Python form."""
     p = ep.param_map[name]
     if p.type == "enum":
@@ -205,7 +205,7 @@ def validate(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
             "is not a parameter of this endpoint" + did_you_mean(unknown[0], ep.param_map),
             ", ".join(ep.param_map),
         )
-    out = {k: _check_value(ep, k, v) for k, v in params.items() if v is not None}
+    out = {k: check_value(ep, k, v) for k, v in params.items() if v is not None}
     missing = [p.name for p in ep.params if p.required and p.name not in out]
     if missing:
         raise InvalidParams(

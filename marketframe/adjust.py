@@ -12,6 +12,9 @@ divided by the share-count part of ``F`` (capital changes, and stock dividends u
 ``"all"``; never cash), rounded to whole shares; turnover (TWD) is left as traded. Nothing
 adjusted is ever stored: a :class:`~marketframe.store.Store` keeps raw prices and adjusts on
 read, so a new corporate action never invalidates it. See ``docs/adjusted.md``.
+
+Everything here takes tables and returns tables; the client fetches the corporate actions
+(:meth:`marketframe.Client.adjust_prices`) through its fan-out.
 """
 
 from __future__ import annotations
@@ -19,23 +22,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from marketframe.exceptions import (
-    AdjustmentUnavailable,
-    BatchError,
-    InvalidParams,
-    MarketframeWarning,
-    PlanError,
-    SchemaError,
-)
-
-if TYPE_CHECKING:
-    from marketframe.client import Client
+from marketframe.exceptions import InvalidParams, MarketframeWarning, SchemaError
 
 CAPITAL = "stock.corporate_actions.capital_changes"
 DIVIDENDS = "stock.corporate_actions.dividends"
@@ -301,71 +294,55 @@ def apply(table: pa.Table, events: Mapping[str, Sequence[Event]]) -> pa.Table:
     return table
 
 
-# --- fetching the actions ----------------------------------------------------------------------
+# --- the whole adjustment, as table functions (the client fetches the actions) ---------------
 
 
-def fetch_actions(
-    client: Client, start: dt.date, end: dt.date, mode: str
-) -> tuple[pa.Table, pa.Table]:
-    """The capital changes (and, for ``"all"``, dividends) of the calendar years from
-    ``start`` to ``end``: one request per endpoint and year (a calendar year is under the
-    service's one-year limit, and the same windows on every call let the client's HTTP cache
-    answer again), concurrently through ``client``. A plan without corporate actions raises
-    :class:`AdjustmentUnavailable` naming the alternatives."""
-    from marketframe.convert import concat
-    from marketframe.endpoints import get
+def action_span(table: pa.Table, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The days whose corporate actions can move ``table``'s prices: from the day after its
+    first bar up to ``today`` (or its last bar's day if that is later); None if none can."""
+    if table.num_rows == 0:
+        return None
+    days = bar_days(table)
+    start = days.min().astype(dt.date) + dt.timedelta(days=1)
+    end = max(today, days.max().astype(dt.date))
+    return (start, end) if start <= end else None
 
+
+def action_windows(start: dt.date, end: dt.date, mode: str) -> list[tuple[str, dt.date, dt.date]]:
+    """The requests for the actions of ``mode`` from ``start`` to ``end``: one per endpoint
+    and calendar year (a calendar year is under the service's one-year limit, and the same
+    windows on every call let the client's HTTP cache answer again)."""
     names = (CAPITAL, DIVIDENDS) if mode == "all" else (CAPITAL,)
-    jobs = [(n, y) for n in names for y in range(start.year, end.year + 1)]
-    pool = client._executor()
-    futures = [
-        pool.submit(client.fetch_table, n, start_date=dt.date(y, 1, 1), end_date=dt.date(y, 12, 31))
-        for n, y in jobs
+    return [
+        (n, dt.date(y, 1, 1), dt.date(y, 12, 31))
+        for n in names
+        for y in range(start.year, end.year + 1)
     ]
-    got: dict[str, list[pa.Table]] = {n: [] for n in names}
-    try:
-        for (name, _year), fut in zip(jobs, futures, strict=True):
-            got[name].append(fut.result())
-    except PlanError as exc:
-        for fut in futures:
-            fut.cancel()
-        raise AdjustmentUnavailable(
-            exc.service_message, endpoint=exc.endpoint, plan=exc.plan
-        ) from None
-    tables = {n: concat(ts) for n, ts in got.items()}
-    empty = get(DIVIDENDS).schema.arrow().empty_table()
-    return tables[CAPITAL], tables.get(DIVIDENDS, empty)
 
 
 def adjust_table(
-    client: Client, table: pa.Table, mode: str, today: dt.date | None = None
+    table: pa.Table,
+    capital: pa.Table,
+    dividends: pa.Table | None,
+    mode: str,
+    end: dt.date,
 ) -> pa.Table:
     """Historical candles ``table`` adjusted (``mode`` "splits" or "all") with the corporate
-    actions fetched through ``client`` from the day after its first bar up to ``today``
-    (default: today in Asia/Taipei, or the last bar's day if that is later)."""
-    from marketframe._time import taipei_today
-
+    actions in ``capital`` and ``dividends`` (the two endpoints' tables, ``dividends`` None
+    for "splits") that happened up to ``end``."""
     if table.num_rows == 0:
         return table
-    days = bar_days(table)
-    first = days.min().astype(dt.date)
-    end = max(today or taipei_today(), days.max().astype(dt.date))
-    start = first + dt.timedelta(days=1)
-    if start > end:
-        return table
-    capital, dividends = fetch_actions(client, start, end, mode)
+    if dividends is None:
+        from marketframe.endpoints import get
+
+        dividends = get(DIVIDENDS).schema.arrow().empty_table()
     symbols = pc.unique(table.column("symbol")).to_pylist()
     return apply(table, events_of(capital, dividends, mode, end, symbols))
 
 
-def load(
-    client: Client, name: str, backend: str, refresh: bool, adjust: Any, params: dict[str, Any]
-) -> Any:
-    """``client.load(name, adjust=..., **params)``: raw candles, adjusted locally. The
-    factors run up to the service's today (the candles' envelope date) or this machine's
-    Asia/Taipei date, whichever is later."""
-    from marketframe._time import session_date, taipei_today
-    from marketframe.convert import to_frame
+def check_load(name: str, adjust: Any, params: Mapping[str, Any]) -> str | None:
+    """``client.load(name, adjust=..., **params)`` checked: the endpoint takes ``adjust=``
+    and ``adjust`` fits the other parameters."""
     from marketframe.endpoints import get
 
     if not get(name).adjustable:
@@ -375,16 +352,4 @@ def load(
             "is only a parameter of " + _adjustable(),
             "omit it, or load " + _adjustable(),
         )
-    mode = check(name, adjust, params)
-    try:  # fetch checks every symbol's parameters (glossary names included) before a request
-        fetched = client.fetch(name, refresh=refresh, **params)
-    except BatchError as exc:
-        if exc.frame is not None:
-            frame = exc.frame if mode is None else adjust_table(client, exc.frame, mode)
-            exc.frame = to_frame(frame, backend)
-        raise
-    table = fetched.table
-    if mode is not None:
-        dates = [d for e in fetched.envelopes if (d := session_date(e)) is not None]
-        table = adjust_table(client, table, mode, max([taipei_today(), *dates]))
-    return to_frame(table, backend)
+    return check(name, adjust, params)

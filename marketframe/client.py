@@ -6,39 +6,29 @@ The tree (``client.stock.intraday.quote``) is built from :data:`ENDPOINTS`; ever
 
 from __future__ import annotations
 
+import datetime as dt
 import inspect
 import os
-import threading
-import warnings
 import weakref
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import pyarrow as pa
 
-from marketframe import _options, _params, adjust
+from marketframe import _fetch, _options, _params, adjust
 from marketframe._calls import Call, Node
+from marketframe._fetch import ClientStats, Fetched
 from marketframe._http import credential as _credential
-from marketframe._http.transport import DEFAULT_DEADLINE, Response, Transport
+from marketframe._http.fanout import Budget, Fanout, Outcome
+from marketframe._http.request import Prepared, prepare
+from marketframe._http.transport import DEFAULT_DEADLINE, Transport
+from marketframe._streams import Streams
+from marketframe._time import session_date, taipei_today
 from marketframe._typing import Backend, ClientOptions, FrameT
-from marketframe.convert import (
-    BACKENDS,
-    build,
-    check_backend,
-    concat,
-    oldest_first,
-    parse,
-    to_frame,
-)
-from marketframe.endpoints import ENDPOINTS, Endpoint, get
-from marketframe.exceptions import (
-    BatchError,
-    InvalidParams,
-    MarketframeError,
-)
+from marketframe.convert import BACKENDS, check_backend, concat, to_frame
+from marketframe.endpoints import ENDPOINTS, get
+from marketframe.exceptions import BatchError, InvalidParams
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -47,7 +37,6 @@ if TYPE_CHECKING:
     import polars as pl
 
     from marketframe._tree import Tree as _TreeBase  # the typed endpoint tree (generated)
-    from marketframe.stream import AsyncStream, Stream
 else:
     _TreeBase = Generic  # at run time the tree is built from ENDPOINTS in Client.__init__
 
@@ -55,46 +44,13 @@ DEFAULT_BASE_URL = "https://api.fugle.tw/marketdata/v1.0"
 #: endpoints whose rows come in pages (``offset``/``limit``; the service's default page is
 #: the latest 50 rows): without ``limit=`` or ``offset=`` every page of the day is fetched
 PAGED = frozenset({"stock.intraday.trades", "futopt.intraday.trades"})
-#: rows asked for per page (a service that sends fewer is followed by its own count)
+#: rows asked for per page
 PAGE = 1000
 ENV_KEY = _credential.ENV["api_key"]
-__all__ = ["BACKENDS", "Client", "ClientStats", "Fetched"]
+__all__ = ["BACKENDS", "Client", "ClientStats", "Fetched", "Prepared"]
 
 
-@dataclass
-class Fetched:
-    """A table, the metadata of the responses it came from (one per symbol) and their
-    envelopes (each body's fields other than its ``data`` rows, parsed once)."""
-
-    table: pa.Table
-    responses: list[Response]
-    envelopes: list[Mapping[str, Any]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class ClientStats:
-    """A snapshot of a client's counters (``client.stats()``)."""
-
-    requests: int = 0  # requests sent over the network (retries included)
-    cache_hits: int = 0
-    retries: int = 0
-    paced_seconds: float = 0.0
-    statuses: Mapping[int, int] = field(default_factory=dict)  # responses by HTTP status
-
-    def as_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    def __getitem__(self, key: str) -> Any:
-        """``stats()["requests"]`` (the dict of earlier versions): use ``.requests``."""
-        warnings.warn(
-            f'client.stats()["{key}"] is deprecated: use client.stats().{key}',
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.as_dict()[key]
-
-
-class Client(_TreeBase[FrameT]):
+class Client(Streams[FrameT], _TreeBase[FrameT]):
     """Typed frames from the market data service.
 
     The credential is exactly one of ``api_key`` (sent as ``X-API-KEY``), ``bearer_token``
@@ -109,9 +65,10 @@ class Client(_TreeBase[FrameT]):
     exponential ``backoff`` (seconds), or after ``Retry-After`` when it is at most
     ``max_retry_after`` seconds (otherwise :class:`RateLimited` is raised at once).
     ``decode=True`` turns ``industry``/``security_type`` codes into names. ``deadline``
-    (seconds, default 60) bounds each request in total, retries and their waits included;
-    past it :class:`DeadlineExceeded` says what was tried. Every option is checked here:
-    a bad one raises :class:`InvalidParams` before anything is sent.
+    (seconds, default 60) bounds each call while the service is silent: a call of one
+    request or of many (a list of symbols) fails with :class:`DeadlineExceeded` once that
+    long has passed without an answer, retries and their waits included (docs/loaders.md).
+    Every option is checked here: a bad one raises :class:`InvalidParams` before anything is sent.
 
     Without a credential, use :meth:`Client.sandbox`:
     a client bound to a local emulator of the service.
@@ -184,8 +141,7 @@ class Client(_TreeBase[FrameT]):
         self._transport = Transport(
             credential=credential, pool_size=max(self.max_workers, 10), **options
         )
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
+        self._fanout = Fanout(self.max_workers, options["retries"], options["deadline"])
         for ep in ENDPOINTS.values():
             node: Any = self
             parts = ep.name.split(".")
@@ -294,14 +250,21 @@ class Client(_TreeBase[FrameT]):
         corporate actions (docs/adjusted.md).
         """
         backend = check_backend(name, backend or self.backend)
+        mode = None
         if "adjust" in params:  # historical candles adjusted locally (docs/adjusted.md)
-            return adjust.load(self, name, backend, refresh, params.pop("adjust"), params)
+            mode = adjust.check_load(name, params.pop("adjust"), params)
         try:
-            return to_frame(self.fetch(name, refresh=refresh, **params).table, backend)
+            fetched = self.fetch(name, refresh=refresh, **params)
         except BatchError as exc:
             if exc.frame is not None:
-                exc.frame = to_frame(exc.frame, backend)
+                frame = exc.frame if mode is None else self.adjust_prices(exc.frame, mode)
+                exc.frame = to_frame(frame, backend)
             raise
+        table = fetched.table
+        if mode is not None:  # up to the service's today (the envelopes') or ours if later
+            dates = [d for e in fetched.envelopes if (d := session_date(e)) is not None]
+            table = self.adjust_prices(table, mode, max([taipei_today(), *dates]))
+        return to_frame(table, backend)
 
     def fetch_table(self, name: str, **params: Any) -> pa.Table:
         """Like :meth:`load` but returns the ``pyarrow.Table`` (schema metadata has units)."""
@@ -313,115 +276,94 @@ class Client(_TreeBase[FrameT]):
         params = _params.vocabulary(ep, params)  # start/end, symbols, odd_lot (glossary)
         multi = ep.multi_param
         value = params.get(multi) if multi else None
-        if isinstance(value, list | tuple):
-            return self._fetch_many(ep, multi, list(value), params, refresh)  # type: ignore[arg-type]
-        values = _params.validate(ep, params)
-        table, resp, envelope = self._fetch_one(ep, values, refresh)
-        return Fetched(table, [resp], [envelope])
+        if multi is None or not isinstance(value, list | tuple):
+            return self.send(self.prepare(name, refresh=refresh, **params))
+        if not value:
+            raise InvalidParams(ep.name, multi, "is an empty list", "one value or a non-empty list")
+        # every symbol's request is checked before the first one is sent
+        jobs = [self.prepare(name, refresh=refresh, **{**params, multi: v}) for v in value]
+        return _fetch.gather(ep.name, jobs, self.send_all(jobs))
 
-    @overload
-    def stream(
+    # -- the one request path (download, the store and adjusted prices use it too) -----------
+
+    def prepare(self, name: str, *, refresh: bool = False, **params: Any) -> Prepared:
+        """One request of endpoint ``name``, checked and encoded once (a frozen
+        :class:`Prepared`): :class:`InvalidParams` here, before anything is sent. ``params``
+        take the glossary's words too; the path parameter takes one value."""
+        ep = get(name)
+        kind = self._transport.credential.kind
+        return prepare(ep, _params.vocabulary(ep, params), credential=kind, refresh=refresh)
+
+    def send(self, prepared: Prepared, budget: Budget | None = None) -> Fetched:
+        """Send one prepared request and convert its answer (``budget``: the deadline and
+        retries it shares with a fan-out, else its own). A paged endpoint (a day's trades)
+        without ``limit=``/``offset=`` is fetched page after page: the whole day."""
+        values = prepared.values
+        if (
+            prepared.ep.name in PAGED
+            and values.get("limit") is None
+            and values.get("offset") is None
+        ):
+            return self._send_pages(prepared, budget)
+        resp = self._transport.send(prepared, budget)
+        return _fetch.convert(prepared, resp, self.decode)
+
+    def _send_pages(self, prepared: Prepared, budget: Budget | None) -> Fetched:
+        """Every row of a paged endpoint, page after page through the same request path,
+        oldest first (``offset`` counts from the oldest row, so trades arriving meanwhile only
+        add rows at the end), until a page comes back empty; newest first if asked."""
+        ep, kind = prepared.ep, prepared.credential
+        pages: list[Fetched] = []
+        offset = 0
+        while True:
+            values = {**prepared.values, "limit": PAGE, "offset": offset, "sort": "asc"}
+            page = prepare(ep, values, credential=kind, refresh=prepared.refresh)
+            got = _fetch.convert(page, self._transport.send(page, budget), self.decode)
+            pages.append(got)
+            if got.table.num_rows == 0:
+                break
+            offset += got.table.num_rows
+        table = concat([f.table for f in pages])
+        if prepared.values.get("sort") == "desc":  # as asked: newest first
+            table = table.take(pa.array(range(table.num_rows - 1, -1, -1)))
+        return Fetched(table, pages[0].responses, pages[0].envelopes)
+
+    def send_all(
         self,
+        prepared: Sequence[Prepared],
         *,
-        async_: Literal[False] = False,
-        url: str | None = None,
-        backfill: bool = False,
-        market: str | None = None,
-        version: str | None = None,
-        backend: None = None,
-        **options: Any,
-    ) -> Stream[FrameT]: ...
+        progress: Callable[[int, Outcome[Fetched]], None] | None = None,
+        workers: int | None = None,
+    ) -> list[Outcome[Fetched]]:
+        """Many prepared requests through the client's one fan-out: ``max_workers`` at a
+        time, one pacer, one deadline and one retry budget for the call, Ctrl-C within a
+        second. Each outcome (in order) holds a :class:`Fetched` or the request's error;
+        ``progress(index, outcome)`` runs in the calling thread as each ends; ``workers``
+        overrides ``max_workers`` for this call."""
+        return self._fanout.run(prepared, self.send, progress=progress, workers=workers)
 
-    @overload
-    def stream(
-        self,
-        *,
-        async_: Literal[False] = False,
-        url: str | None = None,
-        backfill: bool = False,
-        market: str | None = None,
-        version: str | None = None,
-        backend: Literal["pandas"],
-        **options: Any,
-    ) -> Stream[pd.DataFrame]: ...
+    def adjust_prices(self, table: pa.Table, mode: str, today: dt.date | None = None) -> pa.Table:
+        """Historical candles ``table`` adjusted (``mode`` "splits" or "all",
+        docs/adjusted.md) with the corporate actions fetched through this client from the
+        day after its first bar up to ``today`` (default: today in Asia/Taipei, or the last
+        bar's day if later)."""
+        day = today or taipei_today()
+        return _fetch.adjust_prices(self.prepare, self.send_all, table, mode, day)
 
-    @overload
-    def stream(
-        self,
-        *,
-        async_: Literal[False] = False,
-        url: str | None = None,
-        backfill: bool = False,
-        market: str | None = None,
-        version: str | None = None,
-        backend: Literal["polars"],
-        **options: Any,
-    ) -> Stream[pl.DataFrame]: ...
-
-    @overload
-    def stream(
-        self,
-        *,
-        async_: Literal[False] = False,
-        url: str | None = None,
-        backfill: bool = False,
-        market: str | None = None,
-        version: str | None = None,
-        backend: Literal["arrow"],
-        **options: Any,
-    ) -> Stream[pa.Table]: ...
-
-    @overload
-    def stream(
-        self,
-        *,
-        async_: Literal[True],
-        url: str | None = None,
-        backfill: bool = False,
-        market: str | None = None,
-        version: str | None = None,
-        **options: Any,
-    ) -> AsyncStream: ...
-
-    def stream(
-        self,
-        *,
-        async_: bool = False,
-        url: str | None = None,
-        backfill: bool = False,
-        market: str | None = None,
-        version: str | None = None,
-        **options: Any,
-    ) -> Stream[Any] | AsyncStream:
-        """A WebSocket stream with this client's credential (docs/streaming.md).
-
-        ``with client.stream() as s:`` (blocking, for scripts and notebooks) or
-        ``async with client.stream(async_=True) as s:``. ``url`` defaults to this client's
-        origin + ``/marketdata/v1.0/stock/streaming``; ``market="futopt"`` streams futures
-        and options from ``/marketdata/{version}/futopt/streaming`` (``version`` ``"v1.1"``
-        by default as in the official SDKs, or ``"v1.0"``; a ``url`` ending in
-        ``/futopt/streaming`` is a futures/options stream too). ``backfill=True`` refills
-        trades missed during a reconnect from the REST trades endpoint through this client."""
-        from marketframe.stream import AsyncStream, Stream, ws_url
-
-        if options.get("options") is None:  # a StreamOptions object carries its own backend
-            options.setdefault("backend", self.backend)
-        kind = AsyncStream if async_ else Stream
-        address = ws_url(self.base_url, market or "stock", version)  # checks both
-        # market None: the product of ``url`` (``.../futopt/streaming``), else stock
-        return kind(
-            self._transport.credential,
-            url or address,
-            rest=self,
-            backfill=backfill,
-            market=market,
-            **options,
-        )
+    def _stream_credential(self) -> _credential.Credential:
+        return self._transport.credential
 
     def stats(self) -> ClientStats:
         """Requests sent, cache hits, retries, time spent pacing, and responses by status
         (a snapshot; ``stream.stats`` has the same shape: a dataclass with ``as_dict()``)."""
-        return ClientStats(**self._transport.stats.as_dict())
+        pacer = self._transport.pacer
+        limit, window, remaining = pacer.plan() if pacer is not None else (None, None, None)
+        return ClientStats(
+            **self._transport.stats.as_dict(),
+            rate_limit=limit,
+            rate_window=window,
+            rate_remaining=remaining,
+        )
 
     def units(self, name: str) -> dict[str, str]:
         """Documented units of the volume-like columns of endpoint ``name``."""
@@ -429,9 +371,6 @@ class Client(_TreeBase[FrameT]):
 
     def close(self) -> None:
         """Release the connections and threads (and stop the sandbox of Client.sandbox())."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
         self._transport.close()
         if self._sandbox is not None:
             self._sandbox.stop()
@@ -444,71 +383,3 @@ class Client(_TreeBase[FrameT]):
 
     def __repr__(self) -> str:
         return f"Client(base_url={self.base_url!r}, backend={self.backend!r})"
-
-    # -- internals -------------------------------------------------------------------------
-
-    def _fetch_one(
-        self, ep: Endpoint, values: Mapping[str, Any], refresh: bool
-    ) -> tuple[pa.Table, Response, Mapping[str, Any]]:
-        if ep.name in PAGED and values.get("limit") is None and values.get("offset") is None:
-            return self._fetch_pages(ep, values, refresh)
-        path, query = _params.encode(ep, values)
-        resp = self._transport.get(ep, path, query, values, refresh=refresh)
-        parsed = parse(resp.body, ep)
-        table = build(parsed, ep, values, decode=self.decode)
-        return oldest_first(ep, values, table), resp, parsed.envelope
-
-    def _fetch_pages(
-        self, ep: Endpoint, values: Mapping[str, Any], refresh: bool
-    ) -> tuple[pa.Table, Response, Mapping[str, Any]]:
-        """Every row of a paged endpoint (the whole day's trades), page after page through
-        the same request path, oldest first (``offset`` counts from the oldest row, so trades
-        arriving meanwhile only add rows at the end); until a page comes back empty. The
-        response and envelope returned are the first page's."""
-        tables: list[pa.Table] = []
-        first: tuple[Response, Mapping[str, Any]] | None = None
-        offset = 0
-        while True:
-            page = {**values, "limit": PAGE, "offset": offset, "sort": "asc"}
-            table, resp, envelope = self._fetch_one(ep, page, refresh)
-            first = first or (resp, envelope)
-            if table.num_rows == 0:
-                break
-            tables.append(table)
-            offset += table.num_rows
-        assert first is not None  # the loop ran at least once
-        table = concat(tables) if tables else table
-        if values.get("sort") == "desc":  # as asked: newest first
-            table = table.take(pa.array(range(table.num_rows - 1, -1, -1)))
-        return table, first[0], first[1]
-
-    def _executor(self) -> ThreadPoolExecutor:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="marketframe")
-            return self._pool
-
-    def _fetch_many(
-        self, ep: Endpoint, multi: str, symbols: list[Any], params: dict[str, Any], refresh: bool
-    ) -> Fetched:
-        if not symbols:
-            raise InvalidParams(ep.name, multi, "is an empty list", "one value or a non-empty list")
-        # validate every symbol's parameters before the first request
-        batches = [_params.validate(ep, {**params, multi: s}) for s in symbols]
-        futures = [self._executor().submit(self._fetch_one, ep, v, refresh) for v in batches]
-        tables: list[pa.Table] = []
-        responses: list[Response] = []
-        envelopes: list[Mapping[str, Any]] = []
-        errors: dict[str, BaseException] = {}
-        for sym, fut in zip(symbols, futures, strict=True):
-            try:
-                table, resp, envelope = fut.result()
-            except MarketframeError as exc:
-                errors[str(sym)] = exc
-                continue
-            tables.append(table)
-            responses.append(resp)
-            envelopes.append(envelope)
-        if errors:
-            raise BatchError(ep.name, concat(tables) if tables else None, errors, len(symbols))
-        return Fetched(concat(tables), responses, envelopes)

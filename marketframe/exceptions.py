@@ -98,11 +98,17 @@ class InvalidParams(MarketframeError, ValueError):
     def __init__(self, endpoint: str, param: str, problem: str, allowed: str | None = None):
         self.endpoint = endpoint
         self.param = param
+        self.problem = problem
         self.allowed = allowed
         text = f"{endpoint}: parameter {param!r} {problem}"
         if allowed:
             text += f"; allowed: {allowed}"
         super().__init__(text)
+
+    def raised_by(self, where: str) -> InvalidParams:
+        """The same error (same class, parameter, problem and fix) as raised by the call
+        ``where`` that the user made (``download`` checking through an endpoint's rules)."""
+        return type(self)(where, self.param, self.problem, self.allowed)
 
 
 class InvalidParamType(InvalidParams, TypeError):

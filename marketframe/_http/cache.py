@@ -13,15 +13,19 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hmac
 import os
 import secrets
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import requests
+
+from marketframe._time import TAIPEI
+from marketframe.endpoints import FRESHNESS, MINUTE_TIMEFRAMES, Endpoint
 
 KEY_HEADER = "X-API-KEY"
 #: every header that can carry a credential (:data:`marketframe._http.credential.HEADERS`)
@@ -140,3 +144,42 @@ def cached_session(cache: bool | Path) -> tuple[requests.Session, Path | None]:
         key_fn=credential_key_fn(_secret(path)),
     )
     return session, path
+
+
+#: ``expire_after`` of an answer that never changes
+NEVER_EXPIRE = -1
+
+
+def expire_after(ep: Endpoint, values: Mapping[str, Any], now: dt.datetime | None = None) -> int:
+    """Cache lifetime (seconds, or -1 for never) of one request, from the endpoint's class."""
+    now = now or dt.datetime.now(TAIPEI)
+    fixed = FRESHNESS[ep.freshness]
+    if fixed is not None:
+        return fixed
+    if ep.freshness == "historical":
+        end = values.get(ep.date_range[1]) if ep.date_range else None
+        minute = values.get("timeframe") in MINUTE_TIMEFRAMES
+        if end is not None and not minute and end < now.date():
+            return NEVER_EXPIRE  # a range of past days never changes
+        return 60
+    # reference data: until the next trading day's 08:00 in Taipei
+    nxt = _next_trading_8am(now)
+    return max(1, int((nxt - now).total_seconds()))
+
+
+def _next_trading_8am(now: dt.datetime) -> dt.datetime:
+    """08:00 (Taipei) of the first trading day whose 08:00 is after ``now``: across weekends
+    and holidays by :mod:`marketframe.calendar`; outside its coverage, the next day's 08:00."""
+    from marketframe import calendar  # pandas: only when reference data is cached
+    from marketframe.exceptions import InvalidParams
+
+    now = now.astimezone(TAIPEI)
+    try:
+        opens = calendar.next_open(now)
+        nxt = dt.datetime.combine(opens.date(), dt.time(8), TAIPEI)
+        if nxt <= now:  # 08:00-09:00 of a trading day: that day's 08:00 has passed
+            nxt = dt.datetime.combine(calendar.next_open(opens).date(), dt.time(8), TAIPEI)
+        return nxt
+    except InvalidParams:
+        nxt = (now + dt.timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
+        return nxt - dt.timedelta(days=1) if now.hour < 8 else nxt

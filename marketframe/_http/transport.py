@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import random
 import threading
 import time
@@ -26,10 +27,18 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from marketframe._http.body import read_within
-from marketframe._http.cache import KEY_HEADER, cached_session, default_cache_path
+from marketframe._http.cache import (
+    KEY_HEADER,
+    NEVER_EXPIRE,
+    cached_session,
+    default_cache_path,
+    expire_after,
+)
 from marketframe._http.credential import Credential
-from marketframe._time import TAIPEI
-from marketframe.endpoints import FRESHNESS, MINUTE_TIMEFRAMES, Endpoint
+from marketframe._http.fanout import Budget
+from marketframe._http.pacer import Pacer
+from marketframe._http.request import Prepared
+from marketframe.endpoints import Endpoint
 from marketframe.exceptions import (
     APIError,
     DeadlineExceeded,
@@ -53,7 +62,6 @@ __all__ = [
 #: Seconds one call may take, all retries and their waits included (``Client(deadline=...)``).
 DEFAULT_DEADLINE = 60.0
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-NEVER_EXPIRE = -1
 BACKOFF_MAX = 8.0  # seconds, before jitter
 
 
@@ -85,127 +93,6 @@ class Stats:
                 "paced_seconds": round(self.paced_seconds, 3),
                 "statuses": dict(self.statuses),
             }
-
-
-class Pacer:
-    """Slows requests down from the ``X-RateLimit-*`` headers before the service refuses them.
-
-    While ``Remaining`` is above ``reserve`` requests go out at once. Below it, each request
-    waits ``(reset - now) / remaining`` so the rest of the window is spread out; at zero it
-    waits for the reset. Requests are counted down locally as they go out, and an answer can
-    only lower that count within a window (answers lag the requests in flight), so threads
-    share one budget. When a window ends, the next starts with the whole limit and an end
-    estimated from the window length seen so far, until its own headers arrive; answers from
-    a window that has ended are ignored.
-    """
-
-    def __init__(self, reserve: float = 0.1):
-        self.reserve = reserve
-        self._lock = threading.Lock()
-        self._remaining: float | None = None
-        self._limit: int | None = None
-        self._reset: float | None = None  # epoch seconds
-        self._estimated = False  # _reset is our guess for a window with no answer yet
-        self._span = 0.0  # the longest window seen (seconds)
-        self._queued = 0  # requests told to wait for the next window
-        self._blind = 0  # requests sent before any headers were seen
-        self._inflight = 0  # requests counted by delay() and not answered yet
-
-    def update(self, headers: Mapping[str, str]) -> None:
-        try:
-            limit = int(headers["X-RateLimit-Limit"])
-            remaining = int(headers["X-RateLimit-Remaining"])
-            reset = int(headers["X-RateLimit-Reset"]) / 1000.0  # epoch milliseconds
-        except (KeyError, ValueError):
-            return
-        now = time.time()
-        with self._lock:
-            self._inflight = max(self._inflight - 1, 0)
-            if reset <= now or (
-                self._reset is not None and not self._estimated and reset < self._reset - 0.5
-            ):
-                return  # an answer from a window that has ended
-            self._span = max(self._span, reset - now)
-            self._limit = limit
-            if self._remaining is None:  # the first answer: the others sent blind are in flight
-                remaining -= max(self._blind - 1, 0)
-                self._blind = 0
-            elif not self._estimated and self._reset is not None and reset > self._reset + 0.5:
-                self._roll(reset)  # a window began that delay() has not seen yet
-            remaining = (
-                min(remaining, int(self._remaining)) if self._remaining is not None else remaining
-            )
-            self._remaining, self._reset, self._estimated = remaining, reset, False
-
-    def _roll(self, reset: float) -> None:
-        """Start a window: the whole limit, less every request still in flight (those that
-        waited for this window, and any sent at the end of the last that may land in it)."""
-        assert self._limit is not None
-        self._remaining = self._limit - self._inflight
-        self._queued = 0
-        self._reset = reset
-
-    def abandon(self) -> None:
-        """A counted request got no answer at all (connection error, timeout)."""
-        with self._lock:
-            self._inflight = max(self._inflight - 1, 0)
-
-    def delay(self) -> float:
-        """Seconds to wait before the next request (and count it against the budget)."""
-        with self._lock:
-            self._inflight += 1
-            if self._remaining is None or self._limit is None or self._reset is None:
-                self._blind += 1
-                return 0.0
-            now = time.time()
-            if now >= self._reset:  # a new window, its end estimated until it answers
-                self._roll(now + self._span)
-                self._estimated = True
-            window = self._reset - now
-            remaining = self._remaining
-            if remaining <= 0:  # spent: go out in a later window, and count there
-                later, slot = divmod(self._queued, max(1, int(self._limit * (1 - self.reserve))))
-                self._queued += 1
-                return window + later * self._span + slot * 1e-3
-            self._remaining = remaining - 1
-            if remaining > self.reserve * self._limit:
-                return 0.0
-            return window / remaining
-
-
-def expire_after(ep: Endpoint, values: Mapping[str, Any], now: dt.datetime | None = None) -> int:
-    """Cache lifetime (seconds, or -1 for never) of one request, from the endpoint's class."""
-    now = now or dt.datetime.now(TAIPEI)
-    fixed = FRESHNESS[ep.freshness]
-    if fixed is not None:
-        return fixed
-    if ep.freshness == "historical":
-        end = values.get(ep.date_range[1]) if ep.date_range else None
-        minute = values.get("timeframe") in MINUTE_TIMEFRAMES
-        if end is not None and not minute and end < now.date():
-            return NEVER_EXPIRE  # a range of past days never changes
-        return 60
-    # reference data: until the next trading day's 08:00 in Taipei
-    nxt = _next_trading_8am(now)
-    return max(1, int((nxt - now).total_seconds()))
-
-
-def _next_trading_8am(now: dt.datetime) -> dt.datetime:
-    """08:00 (Taipei) of the first trading day whose 08:00 is after ``now``: across weekends
-    and holidays by :mod:`marketframe.calendar`; outside its coverage, the next day's 08:00."""
-    from marketframe import calendar  # pandas: only when reference data is cached
-    from marketframe.exceptions import InvalidParams
-
-    now = now.astimezone(TAIPEI)
-    try:
-        opens = calendar.next_open(now)
-        nxt = dt.datetime.combine(opens.date(), dt.time(8), TAIPEI)
-        if nxt <= now:  # 08:00-09:00 of a trading day: that day's 08:00 has passed
-            nxt = dt.datetime.combine(calendar.next_open(opens).date(), dt.time(8), TAIPEI)
-        return nxt
-    except InvalidParams:
-        nxt = (now + dt.timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
-        return nxt - dt.timedelta(days=1) if now.hour < 8 else nxt
 
 
 @dataclass
@@ -254,6 +141,7 @@ class Transport:
         adapter = HTTPAdapter(pool_connections=4, pool_maxsize=pool_size, max_retries=0)
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
+        _environment_once(self.session, self.base_url)
         header, value = credential.header
         self.session.headers[header] = value
         self.session.headers["Accept"] = "application/json"
@@ -261,31 +149,30 @@ class Transport:
     def close(self) -> None:
         self.session.close()
 
-    def get(
-        self,
-        ep: Endpoint,
-        path: str,
-        query: Mapping[str, str],
-        values: Mapping[str, Any],
-        *,
-        refresh: bool = False,
-    ) -> Response:
-        """GET ``path`` with retries; raises the mapped :class:`APIError` on a final error.
+    def budget(self) -> Budget:
+        """The budget of one request sent alone: the deadline from its first attempt, and
+        the client's retries."""
+        return Budget(self.deadline, self.retries)
 
-        The whole call, retries and their waits included, ends within ``deadline`` seconds of
-        its first attempt: each attempt's timeouts are cut to the time left, the body is read
-        within it (``_body``), and a wait that would end past it is not started."""
-        url = self.base_url + path
-        shown = redact(
-            url + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else ""), self._key
-        )  # for logs and errors
-        kwargs: dict[str, Any] = {"params": dict(query)}
+    def send(self, prep: Prepared, budget: Budget | None = None) -> Response:
+        """GET ``prep`` with retries; raises the mapped :class:`APIError` on a final error.
+
+        The request ends within its ``budget``'s deadline (by default this request's own:
+        ``deadline`` seconds from its first attempt, retries and their waits included): each
+        attempt's timeouts are cut to the time left, the body is read within it (``_body``),
+        and a wait that would end past it is not started. Retries after a connection error
+        or a 5xx come out of the budget too (a fan-out shares one among its requests)."""
+        budget = budget or self.budget()
+        ep, values = prep.ep, prep.values
+        url = self.base_url + prep.path
+        shown = redact(self.base_url + prep.shown(), self._key)  # for logs and errors
+        kwargs: dict[str, Any] = {"params": prep.query}
         if hasattr(self.session, "cache"):
             kwargs["expire_after"] = expire_after(ep, values)
-            if refresh:
+            if prep.refresh:
                 kwargs["force_refresh"] = True
         start = time.perf_counter()
-        if "expire_after" in kwargs and not refresh:
+        if "expire_after" in kwargs and not prep.refresh:
             # a stored answer costs no request: serve it before the pacer counts one
             hit = self._send(ep, values, url, kwargs, only_if_cached=True)
             if hit.status_code == 200 and getattr(hit, "from_cache", False):
@@ -301,22 +188,24 @@ class Transport:
                     hit.content,
                 )
         tried: list[str] = []
-        ends: float | None = None  # monotonic end of the deadline, from the first attempt
         attempt = 0
         while True:
             if self.pacer is not None:
                 wait = self.pacer.delay()
                 if wait > 0:
-                    if ends is not None and time.monotonic() + wait > ends:
+                    if tried and time.monotonic() + wait > budget.ends():
                         self.pacer.abandon()
                         raise self._late(ep, values, shown, tried, f"pacing {wait:.1f} s")
+                    if not tried:  # the deadline counts from the end of the first wait
+                        budget.paced(wait)
                     self.stats.add(paced_seconds=wait)
                     log.debug("pacing %.3f s before %s", wait, shown)
-                    time.sleep(wait)
-            now = time.monotonic()
-            ends = ends if ends is not None else now + self.deadline
-            left = ends - now
-            if left <= 0:
+                    if budget.cancelled.wait(wait):
+                        self.pacer.abandon()
+                        raise self._late(ep, values, shown, tried, "")
+            ends = budget.ends()
+            left = ends - time.monotonic()
+            if left <= 0 or budget.cancelled.is_set():
                 if self.pacer is not None:
                     self.pacer.abandon()
                 raise self._late(ep, values, shown, tried, "")
@@ -333,18 +222,20 @@ class Transport:
                 tried.append(type(exc).__name__)
                 if self.pacer is not None:
                     self.pacer.abandon()
-                if attempt >= self.retries:
+                if attempt >= self.retries or not budget.take_retry():
+                    if time.monotonic() >= budget.ends():
+                        raise self._late(ep, values, shown, tried, "") from None
                     raise TransportError(
                         f"no answer to GET {shown}: {_tally(tried)}",
                         endpoint=ep.name,
                         params=_shown_params(values, self._key),
                     ) from None
                 wait = self._backoff(attempt + 1)
-                if time.monotonic() + wait >= ends:
+                if time.monotonic() + wait >= budget.ends():
                     raise self._late(ep, values, shown, tried, "") from None
                 attempt += 1
                 self.stats.add(retries=1)
-                self._sleep(wait, shown, f"{type(exc).__name__}")
+                self._sleep(wait, shown, f"{type(exc).__name__}", budget)
                 continue
             cached = bool(getattr(resp, "from_cache", False))
             if cached:
@@ -357,6 +248,7 @@ class Transport:
                     self.pacer.update(resp.headers)
             log.debug("GET %s -> %s%s", shown, resp.status_code, " (cache)" if cached else "")
             if resp.status_code == 200:
+                budget.heard()
                 return Response(
                     shown,
                     200,
@@ -373,11 +265,16 @@ class Transport:
             if resp.status_code in RETRY_STATUSES and attempt < self.retries:
                 wait = retry_after if retry_after is not None else self._backoff(attempt + 1)
                 # a wait past the deadline is not started: the service's answer is the error
-                if wait <= self.max_retry_after and time.monotonic() + wait < ends:
+                if (
+                    wait <= self.max_retry_after
+                    and time.monotonic() + wait < budget.ends()
+                    and (resp.status_code == 429 or budget.take_retry())
+                ):
                     attempt += 1
                     self.stats.add(retries=1)
-                    self._sleep(wait, shown, f"HTTP {resp.status_code}")
+                    self._sleep(wait, shown, f"HTTP {resp.status_code}", budget)
                     continue
+            budget.heard()  # an answer, if not the one wanted
             raise self._error(ep, resp, values, retry_after)
 
     def _send(
@@ -417,9 +314,9 @@ class Transport:
         return min(BACKOFF_MAX, self.backoff * 2.0 ** (attempt - 1)) * (0.5 + random.random())
 
     @staticmethod
-    def _sleep(seconds: float, shown: str, why: str) -> None:
+    def _sleep(seconds: float, shown: str, why: str, budget: Budget) -> None:
         log.debug("retrying %s after %s in %.3f s", shown, why, seconds)
-        time.sleep(seconds)
+        budget.cancelled.wait(seconds)  # a cancelled call stops waiting (then fails late)
 
     def _error(
         self,
@@ -442,6 +339,19 @@ class Transport:
             retry_after=retry_after,
             plan=ep.plan,
         )
+
+
+def _environment_once(session: requests.Session, base_url: str) -> None:
+    """Read the environment's proxy and CA settings once, for the one host a client talks to,
+    instead of on every request (``requests`` re-reads them per call when ``trust_env`` is
+    on: a quarter of a small call's CPU). ``NO_PROXY`` is applied to ``base_url`` as
+    ``requests`` would; a ``.netrc`` is not read (the credential is always a header)."""
+    proxies = requests.utils.get_environ_proxies(base_url)
+    session.proxies.update({k: v for k, v in proxies.items() if k != "no"})
+    ca_bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+    if ca_bundle and session.verify is True:
+        session.verify = ca_bundle
+    session.trust_env = False
 
 
 def _tally(tried: list[str]) -> str:

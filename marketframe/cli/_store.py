@@ -190,9 +190,13 @@ def _symbols(args: argparse.Namespace, client: Any) -> list[str] | None:
                 "a UTF-8 text file of symbols, one a line",
             ) from None
         syms += [t for line in lines for t in line.split("#", 1)[0].split()]
-    for board in args.board:
-        table = client.fetch_table("stock.intraday.tickers", type=args.type, market=board)
-        syms += table.column("symbol").to_pylist()
+    boards = [
+        client.prepare("stock.intraday.tickers", type=args.type, market=b) for b in args.board
+    ]
+    for got in client.send_all(boards):  # every board in one fan-out
+        if got.error is not None:
+            raise got.error
+        syms += got.result.table.column("symbol").to_pylist()
     if not syms:
         return None
     return list(dict.fromkeys(syms))

@@ -45,6 +45,21 @@ def _known_tree(cols: Sequence[Col]) -> dict[tuple[Any, ...], set[str]]:
     return tree
 
 
+#: the known tree of each schema's columns (schemas are built once and live as long as the
+#: process): a small call no longer rebuilds it
+_TREES: dict[tuple[int, ...], tuple[Sequence[Col], dict[tuple[Any, ...], set[str]]]] = {}
+
+
+def _known_tree_of(cols: Sequence[Col]) -> dict[tuple[Any, ...], set[str]]:
+    key = tuple(map(id, cols))
+    hit = _TREES.get(key)
+    if hit is None or len(_TREES) > 1024:
+        if len(_TREES) > 1024:
+            _TREES.clear()
+        hit = _TREES[key] = (list(cols), _known_tree(cols))  # the columns kept alive with it
+    return hit[1]
+
+
 def extra_name(path: Sequence[str], taken: set[str]) -> str:
     """snake_case column name of an unknown field's path, made unique among ``taken``."""
     name = "_".join(snake(p) for p in path)
@@ -59,7 +74,7 @@ def extras(
 ) -> list[tuple[str, list[Any]]]:
     """Unknown fields of ``items`` (rows, or one envelope; all dicts), flattened."""
     out: list[tuple[str, list[Any]]] = []
-    tree = _known_tree(cols)
+    tree = _known_tree_of(cols)
 
     def values(objs: list[Any], key: str) -> list[Any]:
         return [o.get(key) if type(o) is dict else None for o in objs]

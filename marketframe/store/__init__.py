@@ -425,7 +425,7 @@ class Store:
             if not k.startswith(b"marketframe.store.")
         }
         if mode is not None:
-            table = _adjust.adjust_table(self.client, table, mode)
+            table = self.client.adjust_prices(table, mode)
         return to_frame(table.replace_schema_metadata(meta), backend)
 
     # -- derived datasets -------------------------------------------------------------------

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from marketframe._windows import Interval, final_until
 from marketframe.convert import concat, order_keys
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
 from marketframe.store._report import StoreCorrupted, SyncReport
 from marketframe.store._spec import Spec, Task
-from marketframe.store._windows import Interval, final_until
 
 if TYPE_CHECKING:
     from marketframe.store._fs import LocalStorage, ObjectStorage

@@ -7,9 +7,9 @@ import datetime as dt
 import warnings
 from typing import Any
 
+from marketframe._windows import Interval, merge, subtract
 from marketframe.store._manifest import NO_SYMBOL, Manifest
 from marketframe.store._report import NotSynced, PartlySynced
-from marketframe.store._windows import Interval, merge, subtract
 
 
 def check(

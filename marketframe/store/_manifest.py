@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from marketframe._windows import Interval, intersect, merge, subtract
 from marketframe.store._base import _PreconditionFailed, fsync_dir
 from marketframe.store._report import StoreCorrupted
-from marketframe.store._windows import Interval, intersect, merge, subtract
 
 MANIFEST = "_manifest.json"
 PREVIOUS = "_manifest.prev.json"  # the generation before the last save, kept for repair

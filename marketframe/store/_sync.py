@@ -14,36 +14,36 @@ import re
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from marketframe import _params
+from marketframe import _selection
+from marketframe._progress import progress_bar
+from marketframe._selection import check_dataset
 from marketframe._time import session_date, taipei_today
-from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, get
-from marketframe.exceptions import InvalidParams, MarketframeError, redact
-from marketframe.store._commit import commit_symbol, forget_damaged
-from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
-from marketframe.store._pool import DaemonPool
-from marketframe.store._report import Failure, SyncReport
-from marketframe.store._spec import Spec, Task
-from marketframe.store._windows import (
+from marketframe._windows import (
     Interval,
     earliest,
     fetch_start,
     plan,
     split,
 )
+from marketframe.endpoints import ENDPOINTS, get
+from marketframe.exceptions import InvalidParams
+from marketframe.store._commit import commit_symbol, forget_damaged
+from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
+from marketframe.store._report import Failure, SyncReport
+from marketframe.store._spec import Spec, Task
 
 if TYPE_CHECKING:
+    from marketframe._fetch import Fetched
+    from marketframe._http.fanout import Outcome
     from marketframe.client import Client
-
-#: parameters that only order or bound the answer, never change a row
-_NOT_IDENTITY = {"symbol", "timeframe", "sort"}
 
 
 def date_ranged() -> list[str]:
@@ -72,113 +72,18 @@ def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> 
             f"{endpoint!r} has no date range to store",
             ", ".join(date_ranged()),
         )
-    bad = [k for k in params if k in (*ep.date_range, ep.multi_param) or k not in ep.param_map]
-    if bad:
-        allowed = [
-            p.name
-            for p in ep.params
-            if p.name not in (*ep.date_range, ep.multi_param, "timeframe", "sort")
-        ]
-        raise InvalidParams(
-            ep.name,
-            bad[0],
-            "is not a dataset parameter here (symbols and dates are sync/read arguments)",
-            ", ".join(allowed) or "none",
-        )
-    if "timeframe" in ep.param_map:
-        timeframe = str(timeframe) if timeframe is not None else "D"
-        tf = ep.param_map["timeframe"]
-        if timeframe not in (tf.allowed or ()):
-            raise InvalidParams(
-                ep.name, "timeframe", f"has value {timeframe!r}", ", ".join(tf.allowed or ())
-            )
-    elif timeframe is not None:
-        raise InvalidParams(ep.name, "timeframe", "is not a parameter of this endpoint", "None")
-    canon: dict[str, Any] = {}
-    for k, v in params.items():
-        if v is None or k in _NOT_IDENTITY:
-            continue
-        canon[k] = _params._check_value(ep, k, v)
-    missing = [
-        p.name
-        for p in ep.params
-        if p.required
-        and p.name not in canon
-        and p.name not in (*ep.date_range, ep.multi_param, "timeframe")
-    ]
-    if missing:
-        raise InvalidParams(ep.name, missing[0], "is required", None)
-    if canon.get("adjusted"):  # adjusted history changes with every new corporate action
-        raise InvalidParams(
-            ep.name,
-            "adjusted",
-            "would store prices that the next corporate action makes stale",
-            "sync raw candles and read(..., adjust='all')",
-        )
-    if timeframe in MINUTE_TIMEFRAMES:
-        _params.check_minute(ep, canon)  # the row's minute rules (e.g. fields allowed)
-    return Spec(ep, DatasetId(ep.name, fingerprint(canon), timeframe), canon)
+    tf, canon = check_dataset(ep, timeframe, params)
+    return Spec(ep, DatasetId(ep.name, fingerprint(canon), tf), canon)
 
 
 def check_symbols(spec: Spec, symbols: str | Sequence[str] | None) -> list[str]:
-    if not spec.has_symbol:
-        if symbols is not None:
-            raise InvalidParams(
-                spec.ep.name,
-                "symbols",
-                "is not accepted: this endpoint answers for every symbol at once",
-                "None",
-            )
-        return [NO_SYMBOL]
-    if symbols is None:
-        raise InvalidParams(spec.ep.name, "symbols", "is required", "a symbol or a list")
-    if isinstance(symbols, str):
-        items = [symbols]
-    elif isinstance(symbols, Iterable) and not isinstance(symbols, bytes | Mapping):
-        items = list(symbols)
-    else:
-        raise InvalidParams(
-            spec.ep.name,
-            "symbols",
-            f"has value {symbols!r} of type {type(symbols).__name__}",
-            "a symbol string like '2330', or a list of them",
-        )
-    if not items:
-        raise InvalidParams(spec.ep.name, "symbols", "is an empty list", "one or more symbols")
-    out: list[str] = []
-    for s in items:
-        if not _params.is_path_value(s):  # the service's rule: a symbol is also a directory
-            shown = repr(s) if len(repr(s)) <= 40 else repr(s)[:37] + "..."
-            raise InvalidParams(
-                spec.ep.name,
-                "symbols",
-                f"has value {shown}",
-                "symbol strings of " + _params.PATH_VALUE_RULE,
-            )
-        if s not in out:
-            out.append(s)
-    return out
+    """The symbols of a sync or read (:func:`marketframe._selection.check_symbols`); a
+    dataset without symbols is held under :data:`NO_SYMBOL`."""
+    return _selection.check_symbols(spec.ep, symbols) or [NO_SYMBOL]
 
 
 def check_range(spec: Spec, start: Any, end: Any, today: dt.date) -> Interval | None:
-    name = spec.ep.name
-    if spec.latest:
-        if start is not None or end is not None:
-            raise InvalidParams(
-                name,
-                "start",
-                "cannot be set with a minute timeframe (the "
-                "service returns the latest 30 days; each sync keeps them)",
-                "start=None, end=None",
-            )
-        return None
-    if start is None:
-        raise InvalidParams(name, "start", "is required", "a 'YYYY-MM-DD' string or a date")
-    lo = _params.to_date(name, "start", start)
-    hi = _params.to_date(name, "end", end) if end is not None else today
-    if lo > hi:
-        raise InvalidParams(name, "start", f"({lo}) is after end ({hi})", "start <= end")
-    return lo, hi
+    return _selection.check_range(spec.ep, spec.ds.timeframe, start, end, today)
 
 
 @dataclass
@@ -252,33 +157,30 @@ def run(
             max(0, len(split(lo, want[1], lead, floor)) - len(windows)) if lo <= want[1] else 0
         )
         tasks += [Task(sym, w, fetch_start(w[0], lead, floor)) for w in windows]
-    # every request's parameters are checked before the first one is sent
-    requests = [_params.validate(spec.ep, _request(spec, t, clock_today)) for t in tasks]
-
+    # every request is prepared (checked, encoded) once, before the first one is sent
+    requests = [
+        client.prepare(spec.ep.name, refresh=True, **_request(spec, t, clock_today)) for t in tasks
+    ]
     before_stats = client.stats()
     pending: dict[str, int] = defaultdict(int)
     for t in tasks:
         pending[t.symbol] += 1
-    bar = _progress(len(tasks), spec.ds.key, progress, client)
+    bar = progress_bar(len(tasks), spec.ds.key, progress, client)
     try:
         if tasks:
-            # fetches on max_workers threads; each symbol's writes, once all its windows are
-            # in, on a writer thread (different symbols never share a partition file)
-            pool = DaemonPool(max_workers, "marketframe-store")
+            # fetches through the client's fan-out; each symbol's writes, once all its
+            # windows are in, on a writer thread (different symbols never share a file).
+            # Ctrl-C, a write error: the fan-out stops sending and does not wait for requests
+            # in flight; the symbols already handed to the writers are still written
             with ThreadPoolExecutor(2, thread_name_prefix="marketframe-write") as writers:
-                futures: dict[Future[Any], Task] = {
-                    pool.submit(_fetch, client, spec, req): t
-                    for t, req in zip(tasks, requests, strict=True)
-                }
                 state = _Run(
                     spec, client, root, manifest, report, clock_today, writers, bar, pending
                 )
-                try:
-                    _collect(futures, state)
-                finally:
-                    # Ctrl-C, a write error: stop sending and do not wait for requests in
-                    # flight; the symbols already handed to the writers are still written
-                    pool.shutdown(cancel=True)
+                client.send_all(
+                    requests,
+                    progress=lambda i, outcome: _collect(tasks[i], outcome, state),
+                    workers=max_workers,
+                )
                 for c in state.commits:
                     c.result()  # a write error (disk full, ...) is raised, never swallowed
         manifest.save()
@@ -294,68 +196,36 @@ def run(
     return report
 
 
-def _collect(futures: dict[Future[Any], Task], state: _Run) -> None:
-    """Take fetched windows as they complete; hand each finished symbol to a writer."""
+def _collect(task: Task, outcome: Outcome[Fetched], state: _Run) -> None:
+    """Take a fetched window as it ends; hand each finished symbol to a writer."""
     spec = state.spec
-    for fut in _completed(futures):
-        task = futures[fut]
-        try:
-            table, env_today = fut.result()
-        except MarketframeError as exc:
-            state.report.failures.append(
-                Failure(
-                    task.symbol if spec.has_symbol else None,
-                    task.window[0] if task.window else None,
-                    task.window[1] if task.window else None,
-                    redact(f"{type(exc).__name__}: {exc}", _key_of(state.client)),
-                )
+    if outcome.error is not None:
+        exc = outcome.error  # the transport's errors carry no credential
+        state.report.failures.append(
+            Failure(
+                task.symbol if spec.has_symbol else None,
+                task.window[0] if task.window else None,
+                task.window[1] if task.window else None,
+                f"{type(exc).__name__}: {exc}",
             )
-        else:
-            state.done[task.symbol].append((task, table, env_today or state.clock_today))
-        state.pending[task.symbol] -= 1
-        if state.bar is not None:
-            state.bar.update(1)
-        if state.pending[task.symbol] == 0:
-            state.commits.append(
-                state.writers.submit(
-                    commit_symbol,
-                    state.root,
-                    state.manifest,
-                    spec,
-                    task.symbol,
-                    state.done.pop(task.symbol, []),
-                    state.report,
-                    state.commit_lock,
-                )
+        )
+    elif outcome.result is not None:
+        # the session date from the envelope the client parsed (the body is read once)
+        env_today = session_date(outcome.result.envelopes[0])
+        state.done[task.symbol].append((task, outcome.result.table, env_today or state.clock_today))
+    state.pending[task.symbol] -= 1
+    if state.bar is not None:
+        state.bar.update(1)
+    if state.pending[task.symbol] == 0:
+        state.commits.append(
+            state.writers.submit(
+                commit_symbol,
+                state.root,
+                state.manifest,
+                spec,
+                task.symbol,
+                state.done.pop(task.symbol, []),
+                state.report,
+                state.commit_lock,
             )
-
-
-def _completed(futures: dict[Future[Any], Task]) -> Iterator[Future[Any]]:
-    """Futures as they complete. The wait wakes up every quarter second: a process-directed
-    SIGINT may be delivered to a fetch thread, and the main thread only raises
-    ``KeyboardInterrupt`` once it runs Python code again (a wait without a timeout would
-    sleep through Ctrl-C until a request finished)."""
-    left = set(futures)
-    while left:
-        done, left = wait(left, timeout=0.25, return_when=FIRST_COMPLETED)
-        yield from done
-
-
-def _key_of(client: Client) -> str | None:
-    return getattr(getattr(client, "_transport", None), "_key", None)
-
-
-def _fetch(client: Client, spec: Spec, req: dict[str, Any]) -> tuple[pa.Table, dt.date | None]:
-    fetched = client.fetch(spec.ep.name, refresh=True, **req)
-    # the session date from the envelope the client parsed (the body is read once)
-    return fetched.table, session_date(fetched.envelopes[0])
-
-
-def _progress(total: int, label: str, progress: bool | None, client: Any = None) -> Any:
-    """The sync's bar (None when hidden or empty): its ETA is bounded below by the plan's
-    rate limit (:mod:`marketframe.store._progress`)."""
-    if progress is False or total == 0:
-        return None
-    from marketframe.store._progress import SyncBar
-
-    return SyncBar(total, label, progress, client)
+        )

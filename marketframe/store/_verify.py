@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
+from marketframe._windows import merge
 from marketframe.endpoints import ENDPOINTS
 from marketframe.store import _io
 from marketframe.store._manifest import (
@@ -36,7 +37,6 @@ from marketframe.store._report import (
     SyncError,
     VerifyReport,
 )
-from marketframe.store._windows import merge
 
 if TYPE_CHECKING:
     from marketframe.store import Store

@@ -93,17 +93,6 @@ def _owner(module: str, name: str | None) -> str | None:
     return None
 
 
-#: crossings that the request path is still to remove (download validates through the store)
-NOT_YET = {
-    "marketframe._download imports marketframe.store._sync._completed",
-    "marketframe._download imports marketframe.store._sync._progress",
-    "marketframe._download imports marketframe.store._sync.check_range",
-    "marketframe._download imports marketframe.store._sync.check_symbols",
-    "marketframe._download imports marketframe.store._sync.resolve",
-    "marketframe._download imports marketframe.store._windows.plan",
-}
-
-
 def test_no_private_name_is_imported_from_another_package() -> None:
     crossings = {
         f"{importer} imports {module}{'.' + name if name else ''}"
@@ -112,8 +101,7 @@ def test_no_private_name_is_imported_from_another_package() -> None:
         and importer != owner
         and not importer.startswith(owner + ".")
     }
-    assert sorted(crossings - NOT_YET) == []
-    assert sorted(NOT_YET - crossings) == [], "gone: drop it from NOT_YET"
+    assert sorted(crossings) == []
 
 
 def cycles() -> list[list[str]]:

@@ -54,6 +54,9 @@ report = mf.crosscheck(c, "2330", "rsi")
 c.stock.intraday.qoute("2330")  # line 27: a misspelt endpoint
 c.stock.intraday.quote("2330", type="odd")  # line 28: not an allowed value
 mf.Client("key", backend="spark")  # line 29: not a backend
+assert_type(mf.download(["2330", "2317"]), pd.DataFrame)
+assert_type(mf.download("2330", "2024-01-01", backend="polars"), pl.DataFrame)
+assert_type(mf.download("TSE", backend="arrow", progress=False), pa.Table)
 """
 
 

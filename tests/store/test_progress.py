@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from marketframe._progress import honest_eta
 from marketframe.client import Client
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
-from marketframe.store._progress import honest_eta
 
 from ._helpers import NOW
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from marketframe._time import one_year_after
-from marketframe.store._windows import (
+from marketframe._windows import (
     earliest,
     final_until,
     merge,

@@ -26,7 +26,8 @@ from marketframe import (
     SymbolNotFound,
     TransportError,
 )
-from marketframe._http.transport import NEVER_EXPIRE, Pacer, expire_after
+from marketframe._http.pacer import Pacer
+from marketframe._http.transport import NEVER_EXPIRE, expire_after
 from marketframe.endpoints import ENDPOINTS
 from marketframe.sandbox import Sandbox
 

@@ -49,8 +49,7 @@ class SyncBar:
     def __init__(self, total: int, label: str, progress: bool | None, client: Any):
         from tqdm.auto import tqdm
 
-        transport = getattr(client, "_transport", None)
-        self._pacer = getattr(transport, "pacer", None)
+        self._client = client
         self._t0 = time.monotonic()
         # None: shown on a terminal or in a notebook, hidden when stderr is not a TTY (CI)
         self.bar = tqdm(
@@ -67,11 +66,10 @@ class SyncBar:
 
     def plan(self) -> tuple[int | None, float | None, float | None]:
         """The plan's limit, window length and budget left, as the client's pacer saw them."""
-        p = self._pacer
-        if p is None:
+        if self._client is None:
             return None, None, None
-        limit, span = getattr(p, "_limit", None), getattr(p, "_span", None)
-        return limit, (span or None), getattr(p, "_remaining", None)
+        stats = self._client.stats()
+        return stats.rate_limit, stats.rate_window, stats.rate_remaining
 
     def eta(self) -> float | None:
         done, total = self.bar.n, self.bar.total or 0
@@ -89,3 +87,11 @@ class SyncBar:
 
     def close(self) -> None:
         self.bar.close()
+
+
+def progress_bar(total: int, label: str, progress: bool | None, client: Any = None) -> Any:
+    """A bar over ``total`` requests (None when hidden or empty), its ETA bounded below by
+    the plan's rate limit as ``client.stats()`` shows it."""
+    if progress is False or total == 0:
+        return None
+    return SyncBar(total, label, progress, client)

@@ -1,4 +1,5 @@
-"""Date arithmetic of the store: intervals, under-one-year windows, earliest dates, finality.
+"""Date arithmetic of the store and ``download``: intervals, under-one-year windows, earliest
+dates, finality.
 
 Everything here is pure and works on closed ``datetime.date`` intervals ``(lo, hi)``.
 """

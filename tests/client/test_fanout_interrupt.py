@@ -1,0 +1,148 @@
+"""Every multi-request call goes through the client's one fan-out: against a silent server
+(a socket on 127.0.0.1 that accepts and never answers) Ctrl-C returns within a second, and the
+client's ``deadline`` bounds the whole call, not each request.
+
+Each call runs in a child process that gets a real SIGINT once the server has accepted its
+connections; the child measures, from the moment the parent sent the signal (wall clock,
+handed over on stdin), how long it took to be back in its ``except KeyboardInterrupt``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import marketframe
+from marketframe import BatchError, Client, DeadlineExceeded
+
+ROOT = Path(__file__).resolve().parents[2]
+SYMBOLS = [str(2300 + i) for i in range(20)]
+
+CHILD = """
+import datetime as dt, signal, sys, time
+import pyarrow as pa
+import marketframe
+from marketframe import Client, Store
+# as at a terminal (a child of a background job inherits SIGINT ignored)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+url, which, root = sys.argv[1:4]
+symbols = [str(2300 + i) for i in range(20)]
+client = Client("k" * 20, base_url=url, cache=False, max_workers=4)
+try:
+    if which == "load":
+        client.stock.historical.candles(symbol=symbols, from_="2024-01-01", to="2024-06-30")
+    elif which == "download":
+        marketframe.download(symbols, "2015-01-01", "2024-12-31", client=client, progress=False)
+    elif which == "adjusted":
+        candles = pa.table({"symbol": ["2330"], "date": [dt.date(2018, 1, 2)], "close": [1.0]})
+        client.adjust_prices(candles, "all")
+    elif which == "sync":
+        Store(root, client).sync(
+            "stock.historical.candles", symbols, "2020-01-01", "2024-12-31", progress=False
+        )
+except KeyboardInterrupt:
+    sent = float(sys.stdin.readline())
+    print(f"interrupted after {time.time() - sent:.3f}", flush=True)
+    raise SystemExit(130)
+print("finished", flush=True)
+"""
+
+
+@pytest.fixture
+def silent_server() -> Iterator[tuple[str, threading.Semaphore]]:
+    """A TCP server on 127.0.0.1 that accepts connections and never answers."""
+    srv = socket.create_server(("127.0.0.1", 0), backlog=64)
+    accepted = threading.Semaphore(0)
+    conns: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        srv.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                c, _ = srv.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            conns.append(c)
+            accepted.release()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{srv.getsockname()[1]}/marketdata/v1.0", accepted
+    stop.set()
+    t.join()
+    for c in conns:
+        c.close()
+    srv.close()
+
+
+@pytest.mark.parametrize("which", ["load", "download", "adjusted", "sync"])
+def test_sigint_returns_within_a_second(
+    silent_server: tuple[str, threading.Semaphore], tmp_path: Path, which: str
+) -> None:
+    url, accepted = silent_server
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, url, which, str(tmp_path / "store")],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # the fan-out is under way once the server has accepted its 4 workers' connections
+        for _ in range(4):
+            assert accepted.acquire(timeout=120), "the call never connected"
+        assert child.stdin is not None
+        child.stdin.write(f"{time.time()!r}\n")
+        child.stdin.flush()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 130, err
+    elapsed = float(out.split("interrupted after ")[1].split()[0])
+    print(which, out.strip())
+    assert elapsed < 1.0, out  # the issue's bound; the fan-out wakes up every 0.25 s
+
+
+def test_the_deadline_bounds_a_twenty_symbol_call(
+    silent_server: tuple[str, threading.Semaphore],
+) -> None:
+    url, _ = silent_server
+    with Client("k" * 20, base_url=url, cache=False, deadline=2) as client:
+        t = time.monotonic()
+        with pytest.raises(BatchError) as info:
+            client.stock.historical.candles(symbol=SYMBOLS, from_="2024-01-01", to="2024-06-30")
+        elapsed = time.monotonic() - t
+    print(f"20 symbols, deadline=2: {elapsed:.2f} s")
+    assert elapsed < 4.0  # one deadline for the call (was one per symbol: 20 x 2 s / 8 workers)
+    assert set(info.value.errors) == set(SYMBOLS)
+    assert all(isinstance(e, DeadlineExceeded) for e in info.value.errors.values())
+    assert info.value.frame is None
+
+
+def test_the_deadline_bounds_a_download(silent_server: tuple[str, threading.Semaphore]) -> None:
+    url, _ = silent_server
+    with Client("k" * 20, base_url=url, cache=False, deadline=2) as client:
+        t = time.monotonic()
+        with pytest.raises(BatchError) as info:
+            marketframe.download(SYMBOLS, "2015-01-01", "2024-12-31", client=client)
+        elapsed = time.monotonic() - t
+    print(f"download of 200 windows, deadline=2: {elapsed:.2f} s")
+    assert elapsed < 4.0  # 200 windows, one deadline
+    assert set(info.value.errors) == set(SYMBOLS)
