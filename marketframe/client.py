@@ -316,7 +316,9 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         pages: list[Fetched] = []
         offset = 0
         while True:
-            values = {**prepared.values, "limit": PAGE, "offset": offset, "sort": "asc"}
+            values = {**prepared.values, "limit": PAGE, "offset": offset}
+            if "sort" in ep.param_map:
+                values["sort"] = "asc"
             page = prepare(ep, values, credential=kind, refresh=prepared.refresh)
             got = _fetch.convert(page, self._transport.send(page, budget), self.decode)
             pages.append(got)

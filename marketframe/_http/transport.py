@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from marketframe._http.credential import Credential
 from marketframe._http.fanout import Budget
 from marketframe._http.pacer import Pacer
 from marketframe._http.request import Prepared
+from marketframe._time import TAIPEI
 from marketframe.endpoints import Endpoint
 from marketframe.exceptions import (
     APIError,
@@ -106,6 +108,8 @@ class Response:
     retries: int
     rate_limit: dict[str, str]
     body: bytes = field(repr=False, default=b"")
+    #: the service's day when it answered (its ``Date`` header, in Taipei), None if absent
+    served: dt.date | None = None
 
 
 class Transport:
@@ -186,6 +190,7 @@ class Transport:
                     0,
                     _rate_headers(hit.headers),
                     hit.content,
+                    _served_day(hit.headers),
                 )
         tried: list[str] = []
         attempt = 0
@@ -257,6 +262,7 @@ class Transport:
                     attempt,
                     _rate_headers(resp.headers),
                     resp.content,
+                    _served_day(resp.headers),
                 )
             tried.append(f"HTTP {resp.status_code}")
             # the service sends Retry-After on every answer (the rate window's length, 60 s):
@@ -377,6 +383,17 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
+        return None
+
+
+def _served_day(headers: Mapping[str, str]) -> dt.date | None:
+    """The day in Taipei of an answer's ``Date`` header (the service's clock)."""
+    value = headers.get("Date")
+    if not value:
+        return None
+    try:
+        return parsedate_to_datetime(value).astimezone(TAIPEI).date()
+    except (TypeError, ValueError):
         return None
 
 

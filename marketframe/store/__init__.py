@@ -238,7 +238,7 @@ class Store:
         """The report of a sync with nothing to do (every window held as final, every
         recorded file of these symbols unchanged by its cheap check), or None: such a sync
         takes no lock and writes nothing, so it also works on a read-only store."""
-        from marketframe.store._windows import earliest, plan, split
+        from marketframe._windows import earliest, plan, split
 
         if want is None:  # minute timeframes: always refetched
             return None

@@ -211,8 +211,10 @@ def _collect(task: Task, outcome: Outcome[Fetched], state: _Run) -> None:
         )
     elif outcome.result is not None:
         # the session date from the envelope the client parsed (the body is read once)
-        env_today = session_date(outcome.result.envelopes[0])
-        state.done[task.symbol].append((task, outcome.result.table, env_today or state.clock_today))
+        # the service's day: its envelope's date, else its Date header, else this machine's
+        result = outcome.result
+        served = session_date(result.envelopes[0]) or result.responses[0].served
+        state.done[task.symbol].append((task, result.table, served or state.clock_today))
     state.pending[task.symbol] -= 1
     if state.bar is not None:
         state.bar.update(1)
