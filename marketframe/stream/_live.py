@@ -81,9 +81,16 @@ class LiveIndicators:
         self._last = np.full(n, -np.inf)
         self._maxser = np.full(n, -1, dtype=np.int64)
         self.warm_bars: dict[str, int] = {s: 0 for s in self.symbols}
-        # checkpoints: (state copies, bars per symbol at that point)
-        self.checkpoints: list[tuple[list[sf.State], dict[str, int]]] = []
+        # checkpoints: (state copies, closed bars per symbol at that point), one every
+        # ``checkpoint_every`` rounds of closes (a round: the closes stepped together)
+        self.checkpoints: list[tuple[list[sf.State], np.ndarray]] = []
+        self._nbars = np.zeros(n, dtype=np.int64)
         self._closes = 0
+        self._rounds = 0
+        # the batch path logs closed bars and serials as arrays; ``_fold`` moves them into
+        # ``bars`` and ``seen`` when something reads those (a revision, save)
+        self._bars_log: list[tuple[np.ndarray, np.ndarray]] = []
+        self._seen_log: list[tuple[np.ndarray, np.ndarray]] = []
         # closed bars not yet stepped: chunks of (symbol indices, bars, emit); stepped
         # together, a round at a time (round r: the r-th pending close of each symbol),
         # before anything reads state
@@ -93,10 +100,27 @@ class LiveIndicators:
     # -- state
 
     def _checkpoint(self) -> None:
-        self.checkpoints.append(
-            ([s.copy() for s in self.states], {k: len(v) for k, v in self.bars.items()})
-        )
+        self.checkpoints.append(([s.copy() for s in self.states], self._nbars.copy()))
         del self.checkpoints[:-8]  # a day's revisions reach back minutes, not hours
+
+    def _fold(self) -> None:
+        """The logged closed bars and serials into ``bars`` and ``seen``, in order."""
+        for log, add in ((self._bars_log, False), (self._seen_log, True)):
+            if not log:
+                continue
+            codes = np.concatenate([c for c, _ in log])
+            vals = np.concatenate([v for _, v in log])
+            log.clear()
+            order = np.argsort(codes, kind="stable")
+            codes, vals = codes[order], vals[order]
+            cut = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+            heads = np.append(0, cut)
+            for col, part in zip(codes[heads].tolist(), np.split(vals, cut), strict=True):
+                sym = self.symbols[col]
+                if add:
+                    self.seen[sym].update(part.tolist())
+                else:
+                    self.bars[sym].extend(part.tolist())
 
     @property
     def columns(self) -> list[str]:
@@ -106,6 +130,7 @@ class LiveIndicators:
         """Warm up from history: a long frame of candles (``symbol``, ``date``, ``open``,
         ``high``, ``low``, ``close``, ``volume``), oldest first per symbol; the bars count
         as closed (a later trade in one of them is a revision)."""
+        self._fold()
         per: dict[str, list[list[float]]] = {}
         for sym, g in candles.groupby("symbol", sort=False, observed=True):
             if sym not in self.index:
@@ -133,6 +158,7 @@ class LiveIndicators:
         for sym in per:
             self.warm_bars[sym] = len(self.bars[sym])
             self._last[self.index[sym]] = self.bars[sym][-1][0]
+            self._nbars[self.index[sym]] = len(self.bars[sym])
         self.checkpoints.clear()
         self._checkpoint()
 
@@ -165,17 +191,19 @@ class LiveIndicators:
 
     def _close(self, sym: str, bar: list[float], emit: list[Any] | None) -> None:
         """A bar closed: kept now, stepped with the others by :meth:`_flush_pending`."""
-        self.bars[sym].append(bar)
         col = self.index[sym]
+        row = np.array([bar], dtype=np.float64)
+        self._bars_log.append((np.array([col]), row))
+        self._nbars[col] += 1
         self._last[col] = max(self._last[col], bar[0])
-        self._pending.append((np.array([col]), np.array([bar], dtype=np.float64), emit is not None))
+        self._pending.append((np.array([col]), row, emit is not None))
 
     def _flush_pending(self, out: list[Any] | None) -> None:
         """Step every pending close, a round of symbols at a time (one vectorised step
         per indicator per round); emit their final rows into ``out``."""
         if not self._pending:
             return
-        before = self._closes
+        before = self._rounds
         chunks, self._pending = self._pending, []
         if len(chunks) == 1:
             codes, rows, flag = chunks[0]
@@ -198,7 +226,8 @@ class LiveIndicators:
             if out is not None and len(which):
                 out.append(self._chunk(self._names[cols], now, res, which, False))
             self._closes += len(sel)
-        if before // self.checkpoint_every != self._closes // self.checkpoint_every:
+            self._rounds += 1
+        if before // self.checkpoint_every != self._rounds // self.checkpoint_every:
             self._checkpoint()
 
     def _chunk(
@@ -309,6 +338,7 @@ class LiveIndicators:
         if fast.any():
             self._fast(c[fast], start[fast], p[fast], v[fast], ser[fast])
         if not fast_sym.all():  # the exact path, in the batch's order
+            self._fold()
             slow = ~fast_sym[np.searchsorted(syms, codes)]
             for col, t, pr, sz, sn in zip(
                 codes[slow].tolist(),
@@ -363,23 +393,15 @@ class LiveIndicators:
         done_c = np.concatenate([sc[closes_held], sc[~last]])
         done = np.concatenate([held[closes_held], bars[~last]])
         if len(done_c):
-            names = self._names
-            for sym, row in zip(names[done_c].tolist(), done.tolist(), strict=True):
-                self.bars[sym].append(row)
+            self._bars_log.append((done_c, done))
+            # done_c: each symbol's held close (if any) first, then its segments in order
+            self._nbars += np.bincount(done_c, minlength=len(self.symbols))
             np.maximum.at(self._last, done_c, done[:, 0])
             self._pending.append((done_c, done, True))
         self._form[sc[last]] = bars[last]
         ends_sym = np.append(np.flatnonzero(c[1:] != c[:-1]), len(c) - 1)
         self._maxser[c[ends_sym]] = ser[ends_sym]
-        heads = np.append(0, ends_sym[:-1] + 1)
-        serials = ser.tolist()
-        for sym, a, b in zip(
-            self._names[c[ends_sym]].tolist(), heads.tolist(), ends_sym.tolist(), strict=True
-        ):
-            if a == b:
-                self.seen[sym].add(serials[a])
-            else:
-                self.seen[sym].update(serials[a : b + 1])
+        self._seen_log.append((c, ser))
 
     def _get_forming(self, col: int) -> list[float] | None:
         row = self._form[col]
@@ -390,6 +412,7 @@ class LiveIndicators:
 
     def _trade(self, sym: str, t_us: int, price: float, size: float, out: list[Any]) -> None:
         start = float(t_us - t_us % self.width_us)
+        self._fold()
         bars = self.bars[sym]
         warm = self.warm_bars[sym]
         if warm and start <= bars[warm - 1][0]:
@@ -413,6 +436,7 @@ class LiveIndicators:
         if j is None or bars[j][0] != start:
             bars.insert(0 if j is None else j + 1, [start, price, price, price, price, size])
             j = 0 if j is None else j + 1
+            self._nbars[col] += 1
         else:
             _add(bars[j], price, size)
         self._last[col] = bars[-1][0]
@@ -420,16 +444,16 @@ class LiveIndicators:
 
     def _replay(self, sym: str, j: int, out: list[Any]) -> None:
         """Rewind ``sym`` to the last checkpoint before its bar ``j``; replay; emit revised."""
+        col = self.index[sym]
         cp = next(
-            (c for c in reversed(self.checkpoints) if c[1][sym] <= j),
+            (c for c in reversed(self.checkpoints) if c[1][col] <= j),
             None,
         )
-        col = self.index[sym]
         if cp is None:  # older than every checkpoint: from the start of the day's bars
             base = [sf.State.new(s.spec, len(self.symbols)) for s in self.states]
             done = 0
         else:
-            base, done = cp[0], cp[1][sym]
+            base, done = cp[0], int(cp[1][col])
         rows = np.array(self.bars[sym][done:])[:, None, :]
         subs = []
         outs = []
@@ -444,7 +468,7 @@ class LiveIndicators:
             bar = self.bars[sym][done + t]
             out.append(_one(self._row(sym, bar, outs, t, 0, final=True, revised=True)))
         # later checkpoints hold the old bars for this symbol: start again from here
-        self.checkpoints = [c for c in self.checkpoints if c[1][sym] <= j]
+        self.checkpoints = [c for c in self.checkpoints if c[1][col] <= j]
         self._checkpoint()
 
     def peek(self, sym: str) -> dict[str, Any] | None:
@@ -481,16 +505,15 @@ class LiveIndicators:
             parts = [np.asarray(ch[c]) for ch in chunks]
             data[c] = np.concatenate(parts) if parts else np.empty(0)
         # built with their dtypes (the same whether or not the frame has rows)
-        data["symbol"] = pd.Series(data["symbol"].astype(object), dtype=object).astype(str)
+        # the symbol column converted once (str dtype), not per chunk or twice
+        data["symbol"] = pd.array(data["symbol"].astype(object), dtype=str)
         for c in cols[2:-2]:
             data[c] = data[c].astype(np.float64, copy=False)
         for c in cols[-2:]:
             data[c] = data[c].astype(bool, copy=False)
         t = pd.DatetimeIndex(data["time"].astype("int64").astype("datetime64[us]"), tz="UTC")
         data["time"] = t.tz_convert(_TZ)
-        data["symbol"] = data["symbol"].to_numpy()
-        df = pd.DataFrame(data, columns=cols, copy=False)
-        return df.astype({"symbol": str})
+        return pd.DataFrame(data, columns=cols, copy=False)
 
     # -- persistence
 
@@ -498,6 +521,7 @@ class LiveIndicators:
         """Write everything needed to resume to ``path`` (atomically: a temporary file
         renamed over it). An ``.npz`` of arrays with a JSON header; no pickle."""
         self._flush_pending(None)
+        self._fold()
         meta = {
             "version": _VERSION,
             "symbols": self.symbols,
@@ -550,6 +574,7 @@ class LiveIndicators:
                 self.seen[s] = set(npz[f"seen_{i}"].tolist())
         for i, s in enumerate(self.symbols):
             self._set_forming(i, meta["forming"].get(s))
+            self._nbars[i] = len(self.bars[s])
             if self.bars[s]:
                 self._last[i] = self.bars[s][-1][0]
             if self.seen[s]:
