@@ -45,6 +45,9 @@ from marketframe.indicators import stateful as sf
 _VERSION = 1
 _TZ = "Asia/Taipei"
 _AFTER_HOURS = 13 * 3600 + 35 * 60  # seconds after midnight, Taipei (UTC+8, no DST)
+# a bar: time (start, epoch us), open, high, low, close, volume, and the serials of its
+# first and last trades (a late trade opens or closes it only by its serial; NaN: history)
+_W = 8
 
 
 def _specs(spec: Iterable[sf.IndicatorSpec | str]) -> list[sf.IndicatorSpec]:
@@ -77,7 +80,7 @@ class LiveIndicators:
         self._lookup = pd.Index(self.symbols)
         # per symbol, as arrays (the batch path reads them for every symbol at once): the
         # forming bar (time NaN: none), the last closed bar's time, the highest serial seen
-        self._form = np.full((n, 6), np.nan)
+        self._form = np.full((n, _W), np.nan)
         self._last = np.full(n, -np.inf)
         self._maxser = np.full(n, -1, dtype=np.int64)
         self.warm_bars: dict[str, int] = {s: 0 for s in self.symbols}
@@ -137,11 +140,12 @@ class LiveIndicators:
                 continue
             times = _epoch_us(g["date"]).to_numpy(dtype=np.float64)
             vals = g[["open", "high", "low", "close", "volume"]].to_numpy(dtype=np.float64)
-            per[str(sym)] = np.column_stack([times, vals]).tolist()
+            serials = np.full((len(times), 2), np.nan)  # history: its trades' serials unknown
+            per[str(sym)] = np.column_stack([times, vals, serials]).tolist()
         # bar t of every symbol in one step: symbols advance together, not one by one
         if per:
             longest = max(len(v) for v in per.values())
-            panel = np.full((longest, len(self.symbols), 6), np.nan)
+            panel = np.full((longest, len(self.symbols), _W), np.nan)
             lengths = np.zeros(len(self.symbols), dtype=np.intp)
             for sym, rows in per.items():
                 j = self.index[sym]
@@ -163,7 +167,7 @@ class LiveIndicators:
         self._checkpoint()
 
     def _inputs(self, rows: np.ndarray, spec: sf.IndicatorSpec) -> Any:
-        # rows: (bars, symbols, 6) of time, o, h, l, c, v
+        # rows: (bars, symbols, _W) of time, o, h, l, c, v, first and last serial
         if spec.indicator == "kdj":
             return rows[..., 2], rows[..., 3], rows[..., 4]
         return rows[..., 4]
@@ -171,7 +175,7 @@ class LiveIndicators:
     def _step(
         self, cols: Any, rows: np.ndarray, *, commit: bool, states: list[sf.State] | None
     ) -> list[Any]:
-        """Step ``rows`` (bars, len(cols), 6) for symbols ``cols`` of ``states``."""
+        """Step ``rows`` (bars, len(cols), _W) for symbols ``cols`` of ``states``."""
         outs = []
         whole = len(cols) == len(self.symbols) and bool(np.all(np.diff(cols) > 0))
         for k, state in enumerate(states if states is not None else self.states):
@@ -353,7 +357,7 @@ class LiveIndicators:
                     continue
                 self.seen[sym].add(sn)
                 self._maxser[col] = max(self._maxser[col], sn)
-                self._trade(sym, t, pr, sz, out)
+                self._trade(sym, t, pr, sz, float(sn), out)
         return syms
 
     def _fast(
@@ -373,6 +377,8 @@ class LiveIndicators:
                 np.minimum.reduceat(p, at),
                 p[ends],
                 np.add.reduceat(v, at),
+                ser[at],
+                ser[ends],
             ]
         )
         first = np.ones(len(at), dtype=bool)
@@ -384,7 +390,7 @@ class LiveIndicators:
         merge = first & has & (held[:, 0] == bars[:, 0])  # the batch continues the bar
         if merge.any():
             m, h = bars[merge], held[merge]
-            m[:, 1] = h[:, 1]
+            m[:, 1], m[:, 6] = h[:, 1], h[:, 6]
             m[:, 2] = np.maximum(m[:, 2], h[:, 2])
             m[:, 3] = np.minimum(m[:, 3], h[:, 3])
             m[:, 5] += h[:, 5]
@@ -410,7 +416,9 @@ class LiveIndicators:
     def _set_forming(self, col: int, bar: list[float] | None) -> None:
         self._form[col] = np.nan if bar is None else bar
 
-    def _trade(self, sym: str, t_us: int, price: float, size: float, out: list[Any]) -> None:
+    def _trade(
+        self, sym: str, t_us: int, price: float, size: float, serial: float, out: list[Any]
+    ) -> None:
         start = float(t_us - t_us % self.width_us)
         self._fold()
         bars = self.bars[sym]
@@ -424,21 +432,22 @@ class LiveIndicators:
             self._close(sym, cur, out)
             cur = None
         if cur is None and (not bars or start > bars[-1][0]):
-            self._set_forming(col, [start, price, price, price, price, size])
+            self._set_forming(col, [start, price, price, price, price, size, serial, serial])
             return
         if cur is not None and start == cur[0]:
-            _add(cur, price, size)
+            _add(cur, price, size, serial)
             self._set_forming(col, cur)
             return
         # a trade in a closed bar: a backfilled (late) trade; correct it and replay
         self._flush_pending(out)  # the closes before it are stepped first
         j = next((i for i in range(len(bars) - 1, -1, -1) if bars[i][0] <= start), None)
         if j is None or bars[j][0] != start:
-            bars.insert(0 if j is None else j + 1, [start, price, price, price, price, size])
+            new = [start, price, price, price, price, size, serial, serial]
+            bars.insert(0 if j is None else j + 1, new)
             j = 0 if j is None else j + 1
             self._nbars[col] += 1
         else:
-            _add(bars[j], price, size)
+            _add(bars[j], price, size, serial)
         self._last[col] = bars[-1][0]
         self._replay(sym, j, out)
 
@@ -538,7 +547,7 @@ class LiveIndicators:
         for k, st in enumerate(self.states):
             arrays[f"state_{k}"] = np.frombuffer(st.to_bytes(), dtype=np.uint8)
         for i, s in enumerate(self.symbols):
-            arrays[f"bars_{i}"] = np.array(self.bars[s], dtype=np.float64).reshape(-1, 6)
+            arrays[f"bars_{i}"] = np.array(self.bars[s], dtype=np.float64).reshape(-1, _W)
             arrays[f"seen_{i}"] = np.array(sorted(self.seen[s]), dtype=np.int64)
         target = Path(path)
         tmp = target.with_name(target.name + ".tmp")
@@ -570,10 +579,14 @@ class LiveIndicators:
                 sf.State.from_bytes(npz[f"state_{k}"].tobytes()) for k in range(len(specs))
             ]
             for i, s in enumerate(self.symbols):
-                self.bars[s] = npz[f"bars_{i}"].tolist()
+                b = npz[f"bars_{i}"]
+                if b.shape[1] < _W:  # written before bars kept their serials
+                    b = np.hstack([b, np.full((len(b), _W - b.shape[1]), np.nan)])
+                self.bars[s] = b.tolist()
                 self.seen[s] = set(npz[f"seen_{i}"].tolist())
         for i, s in enumerate(self.symbols):
-            self._set_forming(i, meta["forming"].get(s))
+            f = meta["forming"].get(s)
+            self._set_forming(i, f if f is None else f + [np.nan] * (_W - len(f)))
             self._nbars[i] = len(self.bars[s])
             if self.bars[s]:
                 self._last[i] = self.bars[s][-1][0]
@@ -598,11 +611,16 @@ def _epoch_us(col: pd.Series[Any]) -> pd.Series[Any]:
     return t.dt.as_unit("us").astype("int64")
 
 
-def _add(bar: list[float], price: float, size: float) -> None:
+def _add(bar: list[float], price: float, size: float, serial: float) -> None:
+    """A trade into a bar. A late (backfilled) trade is placed by its serial: it opens the
+    bar only if it came before the bar's first trade, closes it only if after its last."""
     bar[2] = max(bar[2], price)
     bar[3] = min(bar[3], price)
-    bar[4] = price
     bar[5] += size
+    if serial < bar[6]:
+        bar[1], bar[6] = price, serial
+    if not serial < bar[7]:
+        bar[4], bar[7] = price, serial
 
 
 def _take(state: sf.State, cols: list[int]) -> sf.State:
