@@ -166,14 +166,15 @@ def record(manifest: Any, result: Result, values: Mapping[str, dict[str, Any]]) 
             manifest.commit_file(o.ds, rel, rec)
         if o.state is not None:
             manifest.note(o.ds, result.symbol, "state", list(o.state))
-        recs = [
-            r
-            for rel, r in manifest.files(o.ds).items()
-            if rel.startswith(_io.symbol_dir(Path(), o.ds, result.symbol).as_posix() + "/")
-        ]
         if o.written or o.dropped:
             # the symbol's entry carries the dataset's values (what it was derived from)
-            manifest.note(o.ds, result.symbol, "rows", sum(int(r.get("rows", 0)) for r in recs))
+            prefix = _io.symbol_dir(Path(), o.ds, result.symbol).as_posix() + "/"
+            rows = sum(
+                int(r.get("rows", 0))
+                for rel, r in manifest.files(o.ds).items()
+                if rel.startswith(prefix)
+            )
+            manifest.note(o.ds, result.symbol, "rows", rows)
     return gone
 
 
