@@ -105,9 +105,7 @@ def build_tasks(
             prefix = _io.symbol_dir(Path(), ds, sym).as_posix() + "/"
             mine = {r: dict(v) for r, v in dfiles[ds.key].items() if r.startswith(prefix)}
             state = man.noted(ds, sym, "state")
-            targets.append(
-                Target(sp.to_json(), ds, tuple(state) if state else None, mine)  # type: ignore[arg-type]
-            )
+            targets.append(Target(sp.to_json(), ds, tuple(state) if state else None, mine))
         evs = list((events or {}).get(sym, []))
         digest = ""
         if adjust:

@@ -174,7 +174,7 @@ def block(table: pa.Table) -> np.ndarray:
         if name in table.column_names:
             c = table.column(name).cast(pa.float64())
             if c.null_count:
-                c = c.fill_null(np.nan)
+                c = c.fill_null(pa.scalar(np.nan, pa.float64()))
             out[:, j] = c.to_numpy()
         else:
             out[:, j] = np.nan
@@ -218,7 +218,7 @@ def serialize(table: pa.Table) -> bytes:
         table.schema,
         compression="none",
         write_page_checksum=True,
-        use_dictionary=["symbol"],
+        use_dictionary=["symbol"],  # type: ignore[arg-type]
     ) as w:
         w.write_table(table)
     return bytes(sink.getvalue().to_pybytes())
@@ -249,7 +249,7 @@ def write_part(
     symbol: str,
     input_rel: str,
     sp: sf.IndicatorSpec,
-    date: pa.ChunkedArray,
+    date: pa.ChunkedArray[Any],
     values: Sequence[np.ndarray],
 ) -> dict[str, dict[str, Any]]:
     """One part file of new bars: the symbol, the bar times and the outputs."""

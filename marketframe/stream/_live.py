@@ -295,7 +295,7 @@ class LiveIndicators:
             # a fixed cut until marketframe.calendar gives each day's sessions
             local = (times // 1_000_000 + 8 * 3600) % 86400
             regular = local < _AFTER_HOURS
-            codes = self._lookup.get_indexer(df["symbol"].astype(str))
+            codes = self._lookup.get_indexer(pd.Index(df["symbol"].astype(str)))
             keep = regular & (codes >= 0)
             codes, times = codes[keep], times[keep]
             price = df["price"].to_numpy(dtype=np.float64)[keep]
