@@ -1,440 +1,57 @@
-"""Derived datasets: indicators computed over a stored dataset, one task per symbol.
+"""Derived datasets: indicators computed over a stored dataset, one task per symbol; the
+driver side (the tasks planned from the manifest, run on an executor, recorded).
 
-A task reads one symbol's partitions of the source dataset in time order and carries the
-indicators' state from one partition to the next, so it holds one partition (plus the state)
-in memory, never the symbol's history. The tasks are plain picklable functions of plain
-data (:func:`run_task`), so any ``concurrent.futures.Executor`` runs them (a process pool,
-``dask.distributed``, Ray) and so does Spark's ``mapInArrow`` (:mod:`._spark`); the driver
-(:func:`compute`) alone touches the manifest.
+The tasks (:mod:`._task`) are plain picklable functions of plain data, so any
+``concurrent.futures.Executor`` runs them (a process pool, ``dask.distributed``, Ray) and so
+does Spark's ``mapInArrow`` (:mod:`._spark`); the driver (:func:`compute`) alone touches the
+manifest. A task reads each of its symbol's partitions once for all the specs and runs the
+batch kernels over the whole partition with each spec's context of the last ``K`` bars in
+front (:mod:`._derive`): it holds one partition, never the symbol's history.
 
-**The state.** A partition's outputs are the batch kernels (the ``df.md`` ones) run over the
-partition with the last ``K`` bars before it in front (:func:`context_rows`): windows need
-their last ``n-1`` bars; a recursion (EMA, Wilder's averages, MACD, the recursive KDJ) run
-from a fresh seed ``K`` bars back differs from the one carried since the first bar by
-``a**K`` times a price difference, and ``K`` is chosen so that this is below ``1e-17`` of the
-price: the carried values equal one pass over the whole history to rounding. That context,
-the last ``K`` bars, is the state kept per symbol (``_state-<hash>.npz``: arrays and a JSON
-header, no pickle) beside the derived files, with what it has consumed: per input file its
-path, content hash, rows and a digest of those rows.
-
-**Incremental.** A rerun compares the source's current files with that record. Unchanged
-files are skipped; a file that only grew (new bars appended: the rows consumed are a prefix
-of it, by their digest) is continued from the saved state and its new bars written as a new
-part file; any other change (a repaired file, values that moved, a new corporate action under
-``adjust=``, a different spec) recomputes the symbol from the first changed file on, the
-state before it rebuilt from the unchanged files. Part files are named by content
-(``part-<first bar>-<hash>.parquet``), so a task never overwrites a recorded file; the driver
-records a task's files in the manifest, then deletes the files they replace. A process killed
-at any point leaves files the manifest does not record; the next run removes them first, so
-a rerun after ``kill -9`` equals a clean run.
+Part files are named by content (``part-<first bar>-<hash>.parquet``), so a task never
+overwrites a recorded file; the driver records a task's files in the manifest, then deletes
+the files they replace. A process killed at any point leaves files the manifest does not
+record; the next run removes them first, so a rerun after ``kill -9`` equals a clean run.
+Imports run one way: this module -> :mod:`._task` -> :mod:`._derive`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from marketframe.indicators import stateful as sf
 from marketframe.store import _io
+from marketframe.store._derive import (
+    Result,
+    Target,
+    Task,
+    context_rows,
+    derived_id,
+    fingerprint,
+)
 from marketframe.store._manifest import DatasetId
+from marketframe.store._task import run_task
 
-FORMAT = "marketframe.store.derived"
-VERSION = 1
-INPUTS = ("open", "high", "low", "close", "volume")
-_TOL = 1e-18  # a**K below this: a carried recursion's start is far below any price's rounding
-COMPACT = 8  # part files in one (symbol, year) directory before they are merged into one
+__all__ = [
+    "ComputeReport",
+    "Result",
+    "Task",
+    "compute",
+    "context_rows",
+    "fingerprint",
+    "read",
+    "run_task",
+]
 
-
-def _decay(a: float) -> int:
-    return 1 if a <= 0.0 else int(math.log(_TOL) / math.log(a)) + 1
-
-
-def context_rows(sp: sf.IndicatorSpec) -> int:
-    """Bars of history in front of new bars that make the batch kernels' outputs on the new
-    bars equal the carried state's (windows: exactly; recursions: to ``1e-18`` of the
-    scale; see the module docstring)."""
-    p = [int(v) for v in sp.params[:3]] if sp.indicator != "bbands" else [int(sp.params[0])]
-    ind = sp.indicator
-    if ind in ("sma", "bbands"):
-        return p[0] - 1
-    if ind == "ema":
-        return 2 * p[0] + _decay(1.0 - 2.0 / (p[0] + 1))
-    if ind == "rsi":
-        return 2 * p[0] + 1 + _decay((p[0] - 1.0) / p[0])
-    if ind == "macd":
-        fast, slow, sig = p
-        return 2 * (slow + sig) + _decay(1.0 - 2.0 / (slow + 1)) + _decay(1.0 - 2.0 / (sig + 1))
-    n, m1, m2 = p  # kdj
-    conv = sp.convention
-    if getattr(conv, "smoothing", "recursive") == "sma":
-        return n + m1 + m2
-    return 2 * (n + m1 + m2) + _decay(1.0 - 1.0 / m1) + _decay(1.0 - 1.0 / m2)
-
-
-def fingerprint(source: DatasetId, sp: sf.IndicatorSpec, adjust: str | None) -> str:
-    """The derived dataset's ``params=`` directory: readable periods plus a hash of
-    everything that shapes it (the source dataset, the spec and its convention, adjust)."""
-    ident = {
-        "source": source.key,
-        "spec": sp.to_json(),
-        "adjust": adjust,
-        "version": VERSION,
-    }
-    h = hashlib.blake2b(json.dumps(ident, sort_keys=True).encode(), digest_size=5).hexdigest()
-    tag = "-".join(f"{v:g}" for v in sp.params)
-    src = source.endpoint.replace(".", "_")
-    return f"{src}.{tag}{'.' + adjust if adjust else ''}.{h}"
-
-
-def derived_id(source: DatasetId, sp: sf.IndicatorSpec, adjust: str | None) -> DatasetId:
-    """Where ``sp`` over ``source`` is stored: ``dataset=derived.<indicator>``."""
-    return DatasetId(f"derived.{sp.indicator}", fingerprint(source, sp, adjust), source.timeframe)
-
-
-# ---------------------------------------------------------------------------------------
-# what a task is given and returns (plain data: it crosses processes and machines)
-
-
-@dataclass
-class Target:
-    """One derived dataset of a task's symbol: the spec, where it lives and what is there."""
-
-    spec: dict[str, Any]  # IndicatorSpec.to_json()
-    ds: DatasetId
-    state: tuple[str, dict[str, Any]] | None  # the recorded state file and its record
-    files: dict[str, dict[str, Any]]  # the symbol's recorded part files
-
-
-@dataclass
-class Task:
-    """One symbol: its source files in time order (checked against their records)."""
-
-    store: str  # a local path or an fsspec URL
-    storage_options: dict[str, Any] | None
-    symbol: str
-    inputs: list[tuple[str, dict[str, Any]]]
-    targets: list[Target]
-    events: list[Any] | None = None  # corporate actions of ``adjust=`` (adjust.Event)
-    events_digest: str = ""
-
-
-@dataclass
-class Outcome:
-    """What a task wrote for one target: the driver records it, then deletes ``dropped``."""
-
-    ds: DatasetId
-    written: dict[str, dict[str, Any]] = field(default_factory=dict)
-    dropped: list[str] = field(default_factory=list)
-    state: tuple[str, dict[str, Any]] | None = None
-    rows: int = 0  # rows computed (new bars)
-    mode: str = "unchanged"  # unchanged | appended | recomputed | full
-
-
-@dataclass
-class Result:
-    symbol: str
-    outcomes: list[Outcome]
-
-
-# ---------------------------------------------------------------------------------------
-# the state file
-
-
-def _state_bytes(meta: dict[str, Any], context: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    header = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
-    np.savez(buf, __meta__=header, context=context)
-    return buf.getvalue()
-
-
-def _read_state(data: bytes) -> tuple[dict[str, Any], np.ndarray]:
-    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-        meta = json.loads(npz["__meta__"].tobytes().decode())
-        return meta, np.array(npz["context"])
-
-
-def rows_digest(block: np.ndarray) -> str:
-    """A digest of input rows (time and the five inputs): whether consumed rows changed."""
-    return hashlib.blake2b(np.ascontiguousarray(block).tobytes(), digest_size=16).hexdigest()
-
-
-# ---------------------------------------------------------------------------------------
-# the task
-
-
-def _storage(task: Task) -> Any:
-    from marketframe.store._fs import storage_for
-
-    return storage_for(task.store, task.storage_options, Path)
-
-
-def _block(table: pa.Table) -> np.ndarray:
-    """(rows, 6): the bar time (epoch microseconds, or days for dates) and the inputs."""
-    col = table.column("date")
-    if pa.types.is_timestamp(col.type):
-        t = pc.cast(col.cast(pa.timestamp("us", col.type.tz)), pa.int64())
-    else:
-        t = pc.cast(col.cast(pa.date32()), pa.int32()).cast(pa.int64())
-    out = np.empty((table.num_rows, 6))
-    out[:, 0] = np.asarray(t.to_numpy(zero_copy_only=False), dtype=np.float64)
-    for j, name in enumerate(INPUTS, 1):
-        if name in table.column_names:
-            c = table.column(name).cast(pa.float64())
-            out[:, j] = c.to_numpy(zero_copy_only=False)
-            nulls = c.is_null().to_numpy(zero_copy_only=False)
-            out[nulls, j] = np.nan
-        else:
-            out[:, j] = np.nan
-    return out
-
-
-def outputs(sp: sf.IndicatorSpec, block: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The batch kernels over ``block`` (rows of time and the inputs), one array per name."""
-    from marketframe import indicators as ind
-
-    c = np.ascontiguousarray(block[:, 4])
-    p = sp.params
-    conv = sp.convention
-    res: Any
-    if sp.indicator == "sma":
-        res = ind.sma(c, int(p[0]), convention=conv)  # type: ignore[arg-type]
-    elif sp.indicator == "ema":
-        res = ind.ema(c, int(p[0]), convention=conv)  # type: ignore[arg-type]
-    elif sp.indicator == "rsi":
-        res = ind.rsi(c, int(p[0]), convention=conv)  # type: ignore[arg-type]
-    elif sp.indicator == "macd":
-        res = ind.macd(c, int(p[0]), int(p[1]), int(p[2]), convention=conv)  # type: ignore[arg-type]
-    elif sp.indicator == "bbands":
-        res = ind.bbands(c, int(p[0]), float(p[1]), convention=conv)  # type: ignore[arg-type]
-    else:
-        h, lo = np.ascontiguousarray(block[:, 2]), np.ascontiguousarray(block[:, 3])
-        res = ind.kdj(h, lo, c, int(p[0]), int(p[1]), int(p[2]), convention=conv)  # type: ignore[arg-type]
-    return tuple(res) if isinstance(res, tuple) else (res,)
-
-
-class _Source:
-    """The symbol's input files, read lazily, one at a time (and adjusted when asked)."""
-
-    def __init__(self, task: Task, storage: Any):
-        self.task, self.storage = task, storage
-
-    def read(self, i: int) -> tuple[pa.Table, np.ndarray]:
-        rel, rec = self.task.inputs[i]
-        table = self.storage.read_file(rel, rec)
-        if self.task.events:
-            from marketframe import adjust as _adjust
-
-            table = _adjust.apply(table, {self.task.symbol: self.task.events})
-        return table, _block(table)
-
-    def context_before(self, i: int, k: int) -> np.ndarray:
-        """The last ``k`` bars of input files ``0..i-1`` (read backwards, newest first)."""
-        parts: list[np.ndarray] = []
-        have = 0
-        for j in range(i - 1, -1, -1):
-            if have >= k:
-                break
-            _, b = self.read(j)
-            parts.insert(0, b)
-            have += len(b)
-        if not parts:
-            return np.empty((0, 6))
-        return np.concatenate(parts)[-k:] if k else np.empty((0, 6))
-
-
-def run_task(task: Task) -> Result:
-    """Bring every target of one symbol up to date (see the module docstring). Runs
-    anywhere the store is reachable; touches no manifest."""
-    storage = _storage(task)
-    source = _Source(task, storage)
-    return Result(task.symbol, [_target(task, storage, source, t) for t in task.targets])
-
-
-def _target(task: Task, storage: Any, source: _Source, target: Target) -> Outcome:
-    sp = sf.IndicatorSpec.from_json(target.spec)
-    k = context_rows(sp)
-    out = Outcome(target.ds)
-    meta: dict[str, Any] | None = None
-    context = np.empty((0, 6))
-    if target.state is not None:
-        rel, rec = target.state
-        try:
-            meta, context = _read_state(storage.read(rel))
-            if not _io.matches(storage.read(rel), rec):
-                meta = None
-        except (OSError, ValueError, KeyError):
-            meta = None
-    if meta is not None and (
-        meta.get("format") != FORMAT
-        or meta.get("version") != VERSION
-        or meta.get("spec") != target.spec
-        or meta.get("events") != task.events_digest
-    ):
-        meta = None
-    consumed: list[dict[str, Any]] = list(meta["consumed"]) if meta else []
-    made: dict[str, list[str]] = dict(meta["made"]) if meta else {}
-    # the first input that differs from what was consumed
-    first = 0
-    while (
-        first < len(consumed)
-        and first < len(task.inputs)
-        and consumed[first]["rel"] == task.inputs[first][0]
-        and consumed[first]["hash"] == task.inputs[first][1].get("hash")
-    ):
-        first += 1
-    if first == len(consumed) == len(task.inputs) and meta is not None:
-        out.state = target.state
-        return out  # nothing new
-    append = None
-    if (
-        meta is not None
-        and first == len(consumed) - 1
-        and first < len(task.inputs)
-        and consumed[first]["rel"] == task.inputs[first][0]
-    ):
-        table, block = source.read(first)
-        n = int(consumed[first]["rows"])
-        if len(block) >= n and rows_digest(block[:n]) == consumed[first]["digest"]:
-            append = (table, block, n)
-    if append is None:
-        if meta is None:
-            first = 0
-            out.mode = "full"
-        else:
-            out.mode = "recomputed"
-        # everything made from input ``first`` on is replaced; the context before it rebuilt
-        keep = {c["rel"] for c in consumed[:first]}
-        for rel in list(target.files):
-            if not any(rel in made.get(c, []) for c in keep):
-                out.dropped.append(rel)
-        made = {c: made.get(c, []) for c in keep}
-        context = source.context_before(first, k) if first else np.empty((0, 6))
-    else:
-        out.mode = "appended"
-    consumed = consumed[:first]
-    start = first
-    for i in range(start, len(task.inputs)):
-        rel, rec = task.inputs[i]
-        if append is not None and i == first:
-            table, block, skip = append
-        else:
-            table, block = source.read(i)
-            skip = 0
-        new = block[skip:]
-        files = made.setdefault(rel, [])
-        if len(new):
-            both = np.concatenate([context, new]) if len(context) else new
-            res = outputs(sp, both)
-            cut = len(both) - len(new)
-            written = _write_part(
-                storage, target.ds, task.symbol, rel, sp, table, skip, [r[cut:] for r in res]
-            )
-            out.written.update(written)
-            files.extend(written)
-            out.rows += len(new)
-            context = both[-k:] if k else np.empty((0, 6))
-            merged = _compact(storage, target.ds, task.symbol, rel, files, target.files, out)
-            if merged is not None:
-                made[rel] = files = merged
-        consumed.append(
-            {"rel": rel, "hash": rec.get("hash"), "rows": len(block), "digest": rows_digest(block)}
-        )
-    meta = {
-        "format": FORMAT,
-        "version": VERSION,
-        "spec": target.spec,
-        "symbol": task.symbol,
-        "events": task.events_digest,
-        "consumed": consumed,
-        "made": made,
-        "context_rows": k,
-    }
-    data = _state_bytes(meta, context)
-    digest = _io.digest(data)
-    rel = (_io.symbol_dir(Path(), target.ds, task.symbol) / f"_state-{digest[:12]}.npz").as_posix()
-    staged, stamp = storage.stage(rel, data)
-    storage.publish(staged, rel)
-    out.state = (rel, {"size": len(data), "hash": digest, **stamp})
-    if target.state is not None and target.state[0] != rel:
-        out.dropped.append(target.state[0])
-    return out
-
-
-def _part_dir(ds: DatasetId, symbol: str, input_rel: str) -> Path:
-    _, year = _io.where(input_rel)
-    d = _io.symbol_dir(Path(), ds, symbol)
-    return d / f"year={year}" if year is not None else d
-
-
-def _write_part(
-    storage: Any,
-    ds: DatasetId,
-    symbol: str,
-    input_rel: str,
-    sp: sf.IndicatorSpec,
-    table: pa.Table,
-    skip: int,
-    values: Sequence[np.ndarray],
-) -> dict[str, dict[str, Any]]:
-    date = table.column("date").slice(skip)
-    sym = pa.array([symbol] * len(date), pa.string())
-    cols = {"symbol": sym, "date": date}
-    for name, v in zip(sp.names, values, strict=True):
-        cols[name] = pa.array(v, pa.float64())
-    part = pa.table(cols)
-    meta = {b"marketframe.store.derived": json.dumps(sp.to_json()).encode()}
-    part = part.replace_schema_metadata(meta)
-    data = _io.serialize(part)
-    digest = _io.digest(data)
-    first = date[0].value if hasattr(date[0], "value") else 0
-    name = f"part-{first}-{digest[:12]}.parquet"
-    rel = (_part_dir(ds, symbol, input_rel) / name).as_posix()
-    staged, stamp = storage.stage(rel, data)
-    storage.publish(staged, rel)
-    return {rel: {"size": len(data), "rows": part.num_rows, "hash": digest, **stamp}}
-
-
-def _compact(
-    storage: Any,
-    ds: DatasetId,
-    symbol: str,
-    input_rel: str,
-    files: list[str],
-    recorded: Mapping[str, dict[str, Any]],
-    out: Outcome,
-) -> list[str] | None:
-    """Merge the part files of one input file into one when there are more than
-    ``COMPACT`` (daily appends would otherwise leave one file a day)."""
-    if len(files) <= COMPACT:
-        return None
-    recs = {**recorded, **out.written}
-    tables = [storage.read_file(rel, recs[rel]) for rel in files]
-    merged = pa.concat_tables(tables)
-    data = _io.serialize(merged)
-    digest = _io.digest(data)
-    first = merged.column("date")[0].value
-    rel = (_part_dir(ds, symbol, input_rel) / f"part-{first}-{digest[:12]}.parquet").as_posix()
-    staged, stamp = storage.stage(rel, data)
-    storage.publish(staged, rel)
-    for old in files:
-        if old in out.written:
-            del out.written[old]
-            storage.delete(old)  # never recorded: nobody reads it
-        else:
-            out.dropped.append(old)
-    out.written[rel] = {"size": len(data), "rows": merged.num_rows, "hash": digest, **stamp}
-    return [rel]
-
+# the modules a worker process needs, imported once in the forkserver (not per worker)
+PRELOAD = ["marketframe.indicators", "marketframe.store._task"]
 
 # ---------------------------------------------------------------------------------------
 # the driver
@@ -488,9 +105,7 @@ def build_tasks(
             prefix = _io.symbol_dir(Path(), ds, sym).as_posix() + "/"
             mine = {r: dict(v) for r, v in dfiles[ds.key].items() if r.startswith(prefix)}
             state = man.noted(ds, sym, "state")
-            targets.append(
-                Target(sp.to_json(), ds, tuple(state) if state else None, mine)  # type: ignore[arg-type]
-            )
+            targets.append(Target(sp.to_json(), ds, tuple(state) if state else None, mine))
         evs = list((events or {}).get(sym, []))
         digest = ""
         if adjust:
@@ -549,14 +164,15 @@ def record(manifest: Any, result: Result, values: Mapping[str, dict[str, Any]]) 
             manifest.commit_file(o.ds, rel, rec)
         if o.state is not None:
             manifest.note(o.ds, result.symbol, "state", list(o.state))
-        recs = [
-            r
-            for rel, r in manifest.files(o.ds).items()
-            if rel.startswith(_io.symbol_dir(Path(), o.ds, result.symbol).as_posix() + "/")
-        ]
         if o.written or o.dropped:
             # the symbol's entry carries the dataset's values (what it was derived from)
-            manifest.note(o.ds, result.symbol, "rows", sum(int(r.get("rows", 0)) for r in recs))
+            prefix = _io.symbol_dir(Path(), o.ds, result.symbol).as_posix() + "/"
+            rows = sum(
+                int(r.get("rows", 0))
+                for rel, r in manifest.files(o.ds).items()
+                if rel.startswith(prefix)
+            )
+            manifest.note(o.ds, result.symbol, "rows", rows)
     return gone
 
 
@@ -674,9 +290,14 @@ def compute(
         if pool is None and not inline:
             import multiprocessing as mp
 
+            ctx = mp.get_context("forkserver")
+            # the workers fork from a server that has imported the kernels and the task
+            # (numpy, pyarrow, pandas): no worker pays the imports (only a first start
+            # of the server reads this)
+            ctx.set_forkserver_preload(PRELOAD)
             own = pool = ProcessPoolExecutor(
                 max_workers=min(max_workers or os.cpu_count() or 1, len(tasks)),
-                mp_context=mp.get_context("forkserver"),
+                mp_context=ctx,
             )
         gone: list[str] = []
         last = time.monotonic()

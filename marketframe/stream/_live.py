@@ -14,6 +14,10 @@ Rows out: ``symbol, time`` (bar start), OHLCV, one column per indicator output,
 * A bar is final when the symbol's next trade falls in a later bucket, or at ``flush()``
   (the session's end). Closing bars by the clock needs the session calendar: that is where
   ``marketframe.calendar`` plugs in (not there yet; the bar times are the service's).
+* Bars are built a trades batch at a time, not a trade at a time: the batch is grouped by
+  symbol and bar with numpy (``reduceat`` over the rows sorted by symbol), and the closed
+  bars of all symbols are stepped together. A symbol whose trades in the batch are not all
+  new and in order (a backfilled or repeated trade) takes the exact per-trade path.
 * The forming bar is a peek: its row (``is_final=False``) is computed from a copy of the
   state and commits nothing.
 * A backfilled trade in a closed bar rewinds that symbol to the last checkpoint before the
@@ -41,6 +45,9 @@ from marketframe.indicators import stateful as sf
 _VERSION = 1
 _TZ = "Asia/Taipei"
 _AFTER_HOURS = 13 * 3600 + 35 * 60  # seconds after midnight, Taipei (UTC+8, no DST)
+# a bar: time (start, epoch us), open, high, low, close, volume, and the serials of its
+# first and last trades (a late trade opens or closes it only by its serial; NaN: history)
+_W = 8
 
 
 def _specs(spec: Iterable[sf.IndicatorSpec | str]) -> list[sf.IndicatorSpec]:
@@ -68,24 +75,55 @@ class LiveIndicators:
         self.states = [sf.State.new(sp, n) for sp in self.specs]
         # per symbol: closed bars [time_us, o, h, l, c, v], the forming bar, serials seen
         self.bars: dict[str, list[list[float]]] = {s: [] for s in self.symbols}
-        self.forming: dict[str, list[float] | None] = {s: None for s in self.symbols}
         self.seen: dict[str, set[int]] = {s: set() for s in self.symbols}
+        self._names = np.array(self.symbols, dtype=object)
+        self._lookup = pd.Index(self.symbols)
+        # per symbol, as arrays (the batch path reads them for every symbol at once): the
+        # forming bar (time NaN: none), the last closed bar's time, the highest serial seen
+        self._form = np.full((n, _W), np.nan)
+        self._last = np.full(n, -np.inf)
+        self._maxser = np.full(n, -1, dtype=np.int64)
         self.warm_bars: dict[str, int] = {s: 0 for s in self.symbols}
-        # checkpoints: (state copies, bars per symbol at that point)
-        self.checkpoints: list[tuple[list[sf.State], dict[str, int]]] = []
+        # checkpoints: (state copies, closed bars per symbol at that point), one every
+        # ``checkpoint_every`` rounds of closes (a round: the closes stepped together)
+        self.checkpoints: list[tuple[list[sf.State], np.ndarray]] = []
+        self._nbars = np.zeros(n, dtype=np.int64)
         self._closes = 0
-        # closed bars not yet stepped: (symbol, bar, emit); stepped together, a round at a
-        # time (round r: the r-th pending close of each symbol), before anything reads state
-        self._pending: list[tuple[str, list[float], bool]] = []
+        self._rounds = 0
+        # the batch path logs closed bars and serials as arrays; ``_fold`` moves them into
+        # ``bars`` and ``seen`` when something reads those (a revision, save)
+        self._bars_log: list[tuple[np.ndarray, np.ndarray]] = []
+        self._seen_log: list[tuple[np.ndarray, np.ndarray]] = []
+        # closed bars not yet stepped: chunks of (symbol indices, bars, emit); stepped
+        # together, a round at a time (round r: the r-th pending close of each symbol),
+        # before anything reads state
+        self._pending: list[tuple[np.ndarray, np.ndarray, bool]] = []
         self._checkpoint()
 
     # -- state
 
     def _checkpoint(self) -> None:
-        self.checkpoints.append(
-            ([s.copy() for s in self.states], {k: len(v) for k, v in self.bars.items()})
-        )
+        self.checkpoints.append(([s.copy() for s in self.states], self._nbars.copy()))
         del self.checkpoints[:-8]  # a day's revisions reach back minutes, not hours
+
+    def _fold(self) -> None:
+        """The logged closed bars and serials into ``bars`` and ``seen``, in order."""
+        for log, add in ((self._bars_log, False), (self._seen_log, True)):
+            if not log:
+                continue
+            codes = np.concatenate([c for c, _ in log])
+            vals = np.concatenate([v for _, v in log])
+            log.clear()
+            order = np.argsort(codes, kind="stable")
+            codes, vals = codes[order], vals[order]
+            cut = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+            heads = np.append(0, cut)
+            for col, part in zip(codes[heads].tolist(), np.split(vals, cut), strict=True):
+                sym = self.symbols[col]
+                if add:
+                    self.seen[sym].update(part.tolist())
+                else:
+                    self.bars[sym].extend(part.tolist())
 
     @property
     def columns(self) -> list[str]:
@@ -95,17 +133,19 @@ class LiveIndicators:
         """Warm up from history: a long frame of candles (``symbol``, ``date``, ``open``,
         ``high``, ``low``, ``close``, ``volume``), oldest first per symbol; the bars count
         as closed (a later trade in one of them is a revision)."""
+        self._fold()
         per: dict[str, list[list[float]]] = {}
         for sym, g in candles.groupby("symbol", sort=False, observed=True):
             if sym not in self.index:
                 continue
             times = _epoch_us(g["date"]).to_numpy(dtype=np.float64)
             vals = g[["open", "high", "low", "close", "volume"]].to_numpy(dtype=np.float64)
-            per[str(sym)] = np.column_stack([times, vals]).tolist()
+            serials = np.full((len(times), 2), np.nan)  # history: its trades' serials unknown
+            per[str(sym)] = np.column_stack([times, vals, serials]).tolist()
         # bar t of every symbol in one step: symbols advance together, not one by one
         if per:
             longest = max(len(v) for v in per.values())
-            panel = np.full((longest, len(self.symbols), 6), np.nan)
+            panel = np.full((longest, len(self.symbols), _W), np.nan)
             lengths = np.zeros(len(self.symbols), dtype=np.intp)
             for sym, rows in per.items():
                 j = self.index[sym]
@@ -121,21 +161,23 @@ class LiveIndicators:
             self._closes += int(lengths.sum())
         for sym in per:
             self.warm_bars[sym] = len(self.bars[sym])
+            self._last[self.index[sym]] = self.bars[sym][-1][0]
+            self._nbars[self.index[sym]] = len(self.bars[sym])
         self.checkpoints.clear()
         self._checkpoint()
 
     def _inputs(self, rows: np.ndarray, spec: sf.IndicatorSpec) -> Any:
-        # rows: (bars, symbols, 6) of time, o, h, l, c, v
+        # rows: (bars, symbols, _W) of time, o, h, l, c, v, first and last serial
         if spec.indicator == "kdj":
             return rows[..., 2], rows[..., 3], rows[..., 4]
         return rows[..., 4]
 
     def _step(
-        self, cols: list[int], rows: np.ndarray, *, commit: bool, states: list[sf.State] | None
+        self, cols: Any, rows: np.ndarray, *, commit: bool, states: list[sf.State] | None
     ) -> list[Any]:
-        """Step ``rows`` (bars, len(cols), 6) for symbols ``cols`` of ``states``."""
+        """Step ``rows`` (bars, len(cols), _W) for symbols ``cols`` of ``states``."""
         outs = []
-        whole = len(cols) == len(self.symbols) and cols == list(range(len(cols)))
+        whole = len(cols) == len(self.symbols) and bool(np.all(np.diff(cols) > 0))
         for k, state in enumerate(states if states is not None else self.states):
             if whole:  # every symbol, in order: step the state itself (or a copy of it)
                 target = state if commit else state.copy()
@@ -153,45 +195,59 @@ class LiveIndicators:
 
     def _close(self, sym: str, bar: list[float], emit: list[Any] | None) -> None:
         """A bar closed: kept now, stepped with the others by :meth:`_flush_pending`."""
-        self.bars[sym].append(bar)
-        self._pending.append((sym, bar, emit is not None))
+        col = self.index[sym]
+        row = np.array([bar], dtype=np.float64)
+        self._bars_log.append((np.array([col]), row))
+        self._nbars[col] += 1
+        self._last[col] = max(self._last[col], bar[0])
+        self._pending.append((np.array([col]), row, emit is not None))
 
     def _flush_pending(self, out: list[Any] | None) -> None:
         """Step every pending close, a round of symbols at a time (one vectorised step
         per indicator per round); emit their final rows into ``out``."""
-        before = self._closes
-        by: dict[str, list[tuple[str, list[float], bool]]] = {}
-        for item in self._pending:
-            by.setdefault(item[0], []).append(item)
-        self._pending = []
-        lists = list(by.values())
-        for r in range(max((len(v) for v in lists), default=0)):
-            now = [v[r] for v in lists if r < len(v)]
-            if len(now) == len(self.symbols):
-                now.sort(key=lambda it: self.index[it[0]])
-            cols = [self.index[sym] for sym, _, _ in now]
-            rows = np.array([bar for _, bar, _ in now], dtype=np.float64)[None]
-            res = self._step(cols, rows, commit=True, states=None)
-            emit = [i for i, it in enumerate(now) if it[2]]
-            if out is not None and emit:
-                out.append(self._chunk([now[i][0] for i in emit], rows[0], res, emit, False))
-            self._closes += len(now)
-        if before // self.checkpoint_every != self._closes // self.checkpoint_every:
+        if not self._pending:
+            return
+        before = self._rounds
+        chunks, self._pending = self._pending, []
+        if len(chunks) == 1:
+            codes, rows, flag = chunks[0]
+            emit = np.full(len(codes), flag)
+        else:
+            codes = np.concatenate([c[0] for c in chunks])
+            rows = np.concatenate([c[1] for c in chunks])
+            emit = np.concatenate([np.full(len(c[0]), c[2]) for c in chunks])
+        order = np.argsort(codes, kind="stable")  # by symbol, each one's closes in order
+        codes, rows, emit = codes[order], rows[order], emit[order]
+        new = np.ones(len(codes), dtype=bool)
+        new[1:] = codes[1:] != codes[:-1]
+        first = np.flatnonzero(new)
+        rank = np.arange(len(codes)) - np.repeat(first, np.diff(np.append(first, len(codes))))
+        for r in range(int(rank.max()) + 1):
+            sel = np.flatnonzero(rank == r)
+            cols, now = codes[sel], rows[sel]
+            res = self._step(cols, now[None], commit=True, states=None)
+            which = np.flatnonzero(emit[sel])
+            if out is not None and len(which):
+                out.append(self._chunk(self._names[cols], now, res, which, False))
+            self._closes += len(sel)
+            self._rounds += 1
+        if before // self.checkpoint_every != self._rounds // self.checkpoint_every:
             self._checkpoint()
 
     def _chunk(
         self,
-        syms: list[str],
+        syms: Any,
         rows: np.ndarray,
         res: list[Any],
-        which: list[int],
+        which: Any,
         peek: bool,
         revised: bool = False,
     ) -> dict[str, Any]:
         """Rows ``which`` of a step as columns (no per-row Python objects)."""
         idx = np.asarray(which, dtype=np.intp)
         sel = rows[idx]
-        cols: dict[str, Any] = {"symbol": syms, "time": sel[:, 0].astype(np.int64)}
+        cols: dict[str, Any] = {"symbol": np.asarray(syms, dtype=object)[idx]}
+        cols["time"] = sel[:, 0].astype(np.int64)
         for j, name in enumerate(("open", "high", "low", "close", "volume"), 1):
             cols[name] = sel[:, j]
         for sp, r in zip(self.specs, res, strict=True):
@@ -239,67 +295,174 @@ class LiveIndicators:
             # a fixed cut until marketframe.calendar gives each day's sessions
             local = (times // 1_000_000 + 8 * 3600) % 86400
             regular = local < _AFTER_HOURS
-            df, times = df[regular], times[regular]
-            touched: set[str] = set()
-            for sym, t, p, v, serial in zip(
-                df["symbol"].astype(str).tolist(),
-                times.tolist(),
-                df["price"].astype(float).tolist(),
-                df["size"].astype(float).tolist(),
-                df["serial"].astype("int64").tolist(),
-                strict=True,
-            ):
-                if sym not in self.index or serial in self.seen[sym]:
-                    continue
-                self.seen[sym].add(serial)
-                self._trade(sym, t, p, v, out)
-                touched.add(sym)
+            codes = self._lookup.get_indexer(pd.Index(df["symbol"].astype(str)))
+            keep = regular & (codes >= 0)
+            codes, times = codes[keep], times[keep]
+            price = df["price"].to_numpy(dtype=np.float64)[keep]
+            size = df["size"].to_numpy(dtype=np.float64)[keep]
+            serial = df["serial"].to_numpy(dtype=np.int64)[keep]
+            touched = self._batch(codes, times, price, size, serial, out)
             self._flush_pending(out)
-            if peek:
-                forming = [s for s in sorted(touched) if self.forming[s] is not None]
-                if forming:
+            if peek and len(touched):
+                forming = touched[~np.isnan(self._form[touched, 0])]
+                if len(forming):
                     out.append(self._peeks(forming))
         return self._frame(out)
 
-    def _trade(self, sym: str, t_us: int, price: float, size: float, out: list[Any]) -> None:
+    def _batch(
+        self,
+        codes: np.ndarray,
+        times: np.ndarray,
+        price: np.ndarray,
+        size: np.ndarray,
+        serial: np.ndarray,
+        out: list[Any],
+    ) -> np.ndarray:
+        """Trades into bars: the symbols whose trades are all new and in order (serials
+        above every one seen, bars not before the forming one) grouped with numpy; the
+        others trade by trade. Returns the symbols touched (sorted indices)."""
+        if not len(codes):
+            return np.empty(0, dtype=np.intp)
+        order = np.argsort(codes, kind="stable")
+        c, start = codes[order], times[order] - times[order] % self.width_us
+        p, v, ser = price[order], size[order], serial[order]
+        head = np.ones(len(c), dtype=bool)
+        head[1:] = c[1:] != c[:-1]
+        firsts = np.flatnonzero(head)
+        syms = c[firsts]
+        # in order: serials rise, bars do not go back (the first against the held state)
+        form_t = self._form[c, 0]
+        floor = np.where(np.isnan(form_t), self._last[c] + 1.0, form_t)
+        ok = np.empty(len(c), dtype=bool)
+        ok[head] = (ser[head] > self._maxser[c[head]]) & (start[head] >= floor[head])
+        tail = ~head
+        ok[tail] = (ser[1:] > ser[:-1])[tail[1:]] & (start[1:] >= start[:-1])[tail[1:]]
+        fast_sym = np.logical_and.reduceat(ok, firsts)
+        fast = np.repeat(fast_sym, np.diff(np.append(firsts, len(c))))
+        if fast.any():
+            self._fast(c[fast], start[fast], p[fast], v[fast], ser[fast])
+        if not fast_sym.all():  # the exact path, in the batch's order
+            self._fold()
+            slow = ~fast_sym[np.searchsorted(syms, codes)]
+            for col, t, pr, sz, sn in zip(
+                codes[slow].tolist(),
+                times[slow].tolist(),
+                price[slow].tolist(),
+                size[slow].tolist(),
+                serial[slow].tolist(),
+                strict=True,
+            ):
+                sym = self.symbols[col]
+                if sn in self.seen[sym]:
+                    continue
+                self.seen[sym].add(sn)
+                self._maxser[col] = max(self._maxser[col], sn)
+                self._trade(sym, t, pr, sz, float(sn), out)
+        return syms
+
+    def _fast(
+        self, c: np.ndarray, start: np.ndarray, p: np.ndarray, v: np.ndarray, ser: np.ndarray
+    ) -> None:
+        """New, in-order trades sorted by symbol: bars by ``reduceat``, closes queued."""
+        seg = np.ones(len(c), dtype=bool)
+        seg[1:] = (c[1:] != c[:-1]) | (start[1:] != start[:-1])
+        at = np.flatnonzero(seg)
+        ends = np.append(at[1:], len(c)) - 1
+        sc = c[at]
+        bars = np.column_stack(
+            [
+                start[at],
+                p[at],
+                np.maximum.reduceat(p, at),
+                np.minimum.reduceat(p, at),
+                p[ends],
+                np.add.reduceat(v, at),
+                ser[at],
+                ser[ends],
+            ]
+        )
+        first = np.ones(len(at), dtype=bool)
+        first[1:] = sc[1:] != sc[:-1]
+        last = np.ones(len(at), dtype=bool)
+        last[:-1] = sc[1:] != sc[:-1]
+        held = self._form[sc]
+        has = ~np.isnan(held[:, 0])
+        merge = first & has & (held[:, 0] == bars[:, 0])  # the batch continues the bar
+        if merge.any():
+            m, h = bars[merge], held[merge]
+            m[:, 1], m[:, 6] = h[:, 1], h[:, 6]
+            m[:, 2] = np.maximum(m[:, 2], h[:, 2])
+            m[:, 3] = np.minimum(m[:, 3], h[:, 3])
+            m[:, 5] += h[:, 5]
+            bars[merge] = m
+        closes_held = first & has & ~merge  # the forming bar closed by a later bar
+        done_c = np.concatenate([sc[closes_held], sc[~last]])
+        done = np.concatenate([held[closes_held], bars[~last]])
+        if len(done_c):
+            self._bars_log.append((done_c, done))
+            # done_c: each symbol's held close (if any) first, then its segments in order
+            self._nbars += np.bincount(done_c, minlength=len(self.symbols))
+            np.maximum.at(self._last, done_c, done[:, 0])
+            self._pending.append((done_c, done, True))
+        self._form[sc[last]] = bars[last]
+        ends_sym = np.append(np.flatnonzero(c[1:] != c[:-1]), len(c) - 1)
+        self._maxser[c[ends_sym]] = ser[ends_sym]
+        self._seen_log.append((c, ser))
+
+    def _get_forming(self, col: int) -> list[float] | None:
+        row = self._form[col]
+        return None if np.isnan(row[0]) else row.tolist()
+
+    def _set_forming(self, col: int, bar: list[float] | None) -> None:
+        self._form[col] = np.nan if bar is None else bar
+
+    def _trade(
+        self, sym: str, t_us: int, price: float, size: float, serial: float, out: list[Any]
+    ) -> None:
         start = float(t_us - t_us % self.width_us)
+        self._fold()
         bars = self.bars[sym]
         warm = self.warm_bars[sym]
         if warm and start <= bars[warm - 1][0]:
             return  # the history (warm-up) already holds this bar
-        cur = self.forming[sym]
+        col = self.index[sym]
+        cur = self._get_forming(col)
         if cur is not None and start > cur[0]:
-            self.forming[sym] = None
+            self._set_forming(col, None)
             self._close(sym, cur, out)
             cur = None
         if cur is None and (not bars or start > bars[-1][0]):
-            self.forming[sym] = [start, price, price, price, price, size]
+            self._set_forming(col, [start, price, price, price, price, size, serial, serial])
             return
         if cur is not None and start == cur[0]:
-            _add(cur, price, size)
+            _add(cur, price, size, serial)
+            self._set_forming(col, cur)
             return
         # a trade in a closed bar: a backfilled (late) trade; correct it and replay
         self._flush_pending(out)  # the closes before it are stepped first
         j = next((i for i in range(len(bars) - 1, -1, -1) if bars[i][0] <= start), None)
         if j is None or bars[j][0] != start:
-            bars.insert(0 if j is None else j + 1, [start, price, price, price, price, size])
+            new = [start, price, price, price, price, size, serial, serial]
+            bars.insert(0 if j is None else j + 1, new)
             j = 0 if j is None else j + 1
+            self._nbars[col] += 1
         else:
-            _add(bars[j], price, size)
+            _add(bars[j], price, size, serial)
+        self._last[col] = bars[-1][0]
         self._replay(sym, j, out)
 
     def _replay(self, sym: str, j: int, out: list[Any]) -> None:
         """Rewind ``sym`` to the last checkpoint before its bar ``j``; replay; emit revised."""
+        col = self.index[sym]
         cp = next(
-            (c for c in reversed(self.checkpoints) if c[1][sym] <= j),
+            (c for c in reversed(self.checkpoints) if c[1][col] <= j),
             None,
         )
-        col = self.index[sym]
         if cp is None:  # older than every checkpoint: from the start of the day's bars
             base = [sf.State.new(s.spec, len(self.symbols)) for s in self.states]
             done = 0
         else:
-            base, done = cp[0], cp[1][sym]
+            base, done = cp[0], int(cp[1][col])
         rows = np.array(self.bars[sym][done:])[:, None, :]
         subs = []
         outs = []
@@ -314,31 +477,30 @@ class LiveIndicators:
             bar = self.bars[sym][done + t]
             out.append(_one(self._row(sym, bar, outs, t, 0, final=True, revised=True)))
         # later checkpoints hold the old bars for this symbol: start again from here
-        self.checkpoints = [c for c in self.checkpoints if c[1][sym] <= j]
+        self.checkpoints = [c for c in self.checkpoints if c[1][col] <= j]
         self._checkpoint()
 
     def peek(self, sym: str) -> dict[str, Any] | None:
         """The forming bar's row (``is_final=False``); the state is not changed."""
-        cur = self.forming[sym]
+        cur = self._get_forming(self.index[sym])
         if cur is None:
             return None
         res = self._step([self.index[sym]], np.array([[cur]]), commit=False, states=None)
         return self._row(sym, cur, res, 0, 0, final=False, revised=False)
 
-    def _peeks(self, syms: list[str]) -> dict[str, Any]:
-        """The forming bars of ``syms`` in one step on a copy of the state."""
-        cols = [self.index[s] for s in syms]
-        rows = np.array([self.forming[s] for s in syms], dtype=np.float64)[None]
+    def _peeks(self, cols: np.ndarray) -> dict[str, Any]:
+        """The forming bars of symbols ``cols`` (sorted) in one step on a copy of the state."""
+        rows = self._form[cols][None]
         res = self._step(cols, rows, commit=False, states=None)
-        return self._chunk(syms, rows[0], res, list(range(len(syms))), True)
+        return self._chunk(self._names[cols], rows[0], res, np.arange(len(cols)), True)
 
     def flush(self) -> pd.DataFrame:
         """Close every forming bar (the session ended): their final rows."""
         out: list[dict[str, Any]] = []
         for sym in self.symbols:
-            cur = self.forming[sym]
+            cur = self._get_forming(self.index[sym])
             if cur is not None:
-                self.forming[sym] = None
+                self._set_forming(self.index[sym], None)
                 self._close(sym, cur, out)
         self._flush_pending(out)
         return self._frame(out)
@@ -352,16 +514,15 @@ class LiveIndicators:
             parts = [np.asarray(ch[c]) for ch in chunks]
             data[c] = np.concatenate(parts) if parts else np.empty(0)
         # built with their dtypes (the same whether or not the frame has rows)
-        data["symbol"] = pd.Series(data["symbol"].astype(object), dtype=object).astype(str)
+        # the symbol column converted once (str dtype), not per chunk or twice
+        data["symbol"] = pd.array(data["symbol"].astype(object), dtype=str)
         for c in cols[2:-2]:
             data[c] = data[c].astype(np.float64, copy=False)
         for c in cols[-2:]:
             data[c] = data[c].astype(bool, copy=False)
         t = pd.DatetimeIndex(data["time"].astype("int64").astype("datetime64[us]"), tz="UTC")
         data["time"] = t.tz_convert(_TZ)
-        data["symbol"] = data["symbol"].to_numpy()
-        df = pd.DataFrame(data, columns=cols, copy=False)
-        return df.astype({"symbol": str})
+        return pd.DataFrame(data, columns=cols, copy=False)
 
     # -- persistence
 
@@ -369,13 +530,14 @@ class LiveIndicators:
         """Write everything needed to resume to ``path`` (atomically: a temporary file
         renamed over it). An ``.npz`` of arrays with a JSON header; no pickle."""
         self._flush_pending(None)
+        self._fold()
         meta = {
             "version": _VERSION,
             "symbols": self.symbols,
             "timeframe": self.timeframe,
             "checkpoint_every": self.checkpoint_every,
             "specs": [sp.to_json() for sp in self.specs],
-            "forming": {s: f for s, f in self.forming.items()},
+            "forming": {s: self._get_forming(i) for i, s in enumerate(self.symbols)},
             "warm_bars": self.warm_bars,
             "closes": self._closes,
         }
@@ -385,7 +547,7 @@ class LiveIndicators:
         for k, st in enumerate(self.states):
             arrays[f"state_{k}"] = np.frombuffer(st.to_bytes(), dtype=np.uint8)
         for i, s in enumerate(self.symbols):
-            arrays[f"bars_{i}"] = np.array(self.bars[s], dtype=np.float64).reshape(-1, 6)
+            arrays[f"bars_{i}"] = np.array(self.bars[s], dtype=np.float64).reshape(-1, _W)
             arrays[f"seen_{i}"] = np.array(sorted(self.seen[s]), dtype=np.int64)
         target = Path(path)
         tmp = target.with_name(target.name + ".tmp")
@@ -417,9 +579,19 @@ class LiveIndicators:
                 sf.State.from_bytes(npz[f"state_{k}"].tobytes()) for k in range(len(specs))
             ]
             for i, s in enumerate(self.symbols):
-                self.bars[s] = npz[f"bars_{i}"].tolist()
+                b = npz[f"bars_{i}"]
+                if b.shape[1] < _W:  # written before bars kept their serials
+                    b = np.hstack([b, np.full((len(b), _W - b.shape[1]), np.nan)])
+                self.bars[s] = b.tolist()
                 self.seen[s] = set(npz[f"seen_{i}"].tolist())
-        self.forming = {s: meta["forming"].get(s) for s in self.symbols}
+        for i, s in enumerate(self.symbols):
+            f = meta["forming"].get(s)
+            self._set_forming(i, f if f is None else f + [np.nan] * (_W - len(f)))
+            self._nbars[i] = len(self.bars[s])
+            if self.bars[s]:
+                self._last[i] = self.bars[s][-1][0]
+            if self.seen[s]:
+                self._maxser[i] = max(self.seen[s])
         self.warm_bars = meta["warm_bars"]
         self._closes = meta["closes"]
         self.checkpoints.clear()
@@ -439,11 +611,16 @@ def _epoch_us(col: pd.Series[Any]) -> pd.Series[Any]:
     return t.dt.as_unit("us").astype("int64")
 
 
-def _add(bar: list[float], price: float, size: float) -> None:
+def _add(bar: list[float], price: float, size: float, serial: float) -> None:
+    """A trade into a bar. A late (backfilled) trade is placed by its serial: it opens the
+    bar only if it came before the bar's first trade, closes it only if after its last."""
     bar[2] = max(bar[2], price)
     bar[3] = min(bar[3], price)
-    bar[4] = price
     bar[5] += size
+    if serial < bar[6]:
+        bar[1], bar[6] = price, serial
+    if not serial < bar[7]:
+        bar[4], bar[7] = price, serial
 
 
 def _take(state: sf.State, cols: list[int]) -> sf.State:

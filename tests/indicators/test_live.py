@@ -211,3 +211,50 @@ def test_stream_indicators_resume_from_a_checkpoint(tmp_path: Path) -> None:
         resumed.set_index(["symbol", "time"]).sort_index(),
         whole.set_index(["symbol", "time"]).sort_index(),
     )
+
+
+def test_drops_and_backfill_heal_to_md_over_the_day_with_revisions_marked() -> None:
+    """The sandbox drops the connection every 150 events (market clock at 3000x); the
+    stream reconnects and backfills the missed trades from REST. A backfilled trade lands in
+    a bar already closed by later trades, so that bar is emitted again with
+    ``revised=True``. After the drops heal, the last word on every bar of the day equals
+    ``df.md`` over the day's REST candles, and every bar the stream corrected is marked."""
+    with (
+        Sandbox(seed=7, now=NOW, rate_limit=None, stream_speed=3000.0, drop_after=150) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+    ):
+        candles = pd.concat(
+            [c.stock.intraday.candles(symbol=s, timeframe="1") for s in SYMBOLS],
+            ignore_index=True,
+        )
+        with c.stream(backfill=True, backoff=0.05, max_reconnects=50) as s:
+            # the market clock restarts at 07:30, an hour before the first trial match, so
+            # the subscription (made by the first iteration) is in place before any trade
+            # even on a busy machine; 07:30-13:35 at 3000x lasts ~7 s
+            sb.configure(stream_from="07:30")
+            frames = list(s.indicators(SYMBOLS, "1", SPECS, idle=2.5, peek=False))
+            stats, gaps = s.stats, list(s.gaps)
+    assert stats.reconnects >= 3 and stats.backfilled > 0
+    assert gaps and all(g.error is None for g in gaps)
+    rows = pd.concat(frames, ignore_index=True)
+    assert rows["is_final"].all()  # peek=False: final rows only
+    revised = rows[rows["revised"]]
+    assert len(revised) > 0  # drops mid-session: some missed trades were in closed bars
+    first = rows.drop_duplicates(["symbol", "time"], keep="first")
+    # a revision re-emits a bar or adds one the stream never saw (all its trades missed)
+    assert not first["revised"].all()
+    last = _last_word(frames)
+    candles["symbol"] = candles["symbol"].astype(str)
+    candles = candles.sort_values(["symbol", "date"], ignore_index=True)
+    assert len(last) == len(candles)  # every bar of the day, healed
+    cols = [x for sp in SPECS for x in LiveIndicators(SYMBOLS, [sp]).columns]
+    check(last, expected(candles, cols), cols)
+    got = last.set_index(["symbol", "time"]).sort_index()
+    want = candles.rename(columns={"date": "time"}).set_index(["symbol", "time"]).loc[got.index]
+    for col in ("open", "high", "low", "close", "volume"):
+        np.testing.assert_array_equal(got[col].to_numpy(float), want[col].to_numpy(float))
+    # a bar whose first emission was wrong was emitted again, marked
+    firsts = first.set_index(["symbol", "time"]).loc[got.index]
+    wrong = firsts["close"].to_numpy(float) != got["close"].to_numpy(float)
+    wrong |= firsts["volume"].to_numpy(float) != got["volume"].to_numpy(float)
+    assert got.loc[wrong, "revised"].all()

@@ -1,0 +1,240 @@
+"""Derived datasets, one task: every target of one symbol brought up to date.
+
+A task reads the symbol's input partitions in time order, each **once for all its
+targets** (the specs of one ``Store.compute`` call), runs each target's batch kernels over
+the whole partition with that target's context in front (:mod:`._derive`), writes the new
+bars' outputs and carries the context on, so it holds one partition (plus the contexts) in
+memory, never the symbol's history. It is a plain picklable function of plain data
+(:func:`run_task`), so any ``concurrent.futures.Executor`` runs it (a process pool,
+``dask.distributed``, Ray) and so does Spark's ``mapInArrow``; it touches no manifest.
+
+**Incremental.** Each target compares the source's current files with what its state
+consumed. Unchanged files are skipped; a file that only grew (new bars appended: the rows
+consumed are a prefix of it, by their digest) is continued from the saved context and its
+new bars written as a new part file; any other change (a repaired file, values that moved,
+a new corporate action under ``adjust=``, a different spec) recomputes the target from the
+first changed file on, the context before it rebuilt from the files before. The targets of
+a task may start at different files; the partitions are read from the earliest start.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from marketframe.indicators import stateful as sf
+from marketframe.store import _io
+from marketframe.store._derive import (
+    FORMAT,
+    VERSION,
+    Outcome,
+    Result,
+    Target,
+    Task,
+    block,
+    compact,
+    context_rows,
+    outputs,
+    publish,
+    read_state,
+    rows_digest,
+    state_bytes,
+    write_part,
+)
+
+_NONE = np.empty((0, 6))
+
+
+def _storage(task: Task) -> Any:
+    from marketframe.store._fs import storage_for
+
+    return storage_for(task.store, task.storage_options, Path)
+
+
+class _Source:
+    """The symbol's input files, read lazily and (adjusted when asked) kept one at a time:
+    every target reads partition ``i`` from here, so it is parsed once."""
+
+    def __init__(self, task: Task, storage: Any):
+        self.task, self.storage = task, storage
+        self._held: tuple[int, pa.Table, np.ndarray] | None = None
+        self._digests: dict[int, str] = {}
+
+    def read(self, i: int) -> tuple[pa.Table, np.ndarray]:
+        if self._held is None or self._held[0] != i:
+            self._held = None  # release the previous partition before parsing the next
+            rel, rec = self.task.inputs[i]
+            table = self.storage.read_file(rel, rec)
+            if self.task.events:
+                from marketframe import adjust as _adjust
+
+                table = _adjust.apply(table, {self.task.symbol: self.task.events})
+            self._held = (i, table, block(table))
+        return self._held[1], self._held[2]
+
+    def digest(self, i: int) -> str:
+        if i not in self._digests:
+            self._digests[i] = rows_digest(self.read(i)[1])
+        return self._digests[i]
+
+    def context_before(self, i: int, k: int) -> np.ndarray:
+        """The last ``k`` bars of input files ``0..i-1`` (read backwards, newest first)."""
+        parts: list[np.ndarray] = []
+        have = 0
+        for j in range(i - 1, -1, -1):
+            if have >= k:
+                break
+            b = self.read(j)[1]
+            parts.insert(0, b[-k:] if k else b[:0])
+            have += len(parts[0])
+        if not parts or not k:
+            return _NONE
+        return np.concatenate(parts)[-k:]
+
+
+class _Run:
+    """One target: where it starts (``None``: up to date), then fed partitions in order."""
+
+    def __init__(self, task: Task, storage: Any, source: _Source, target: Target):
+        self.task, self.storage, self.source, self.target = task, storage, source, target
+        self.sp = sp = sf.IndicatorSpec.from_json(target.spec)
+        self.k = k = context_rows(sp)
+        self.out = out = Outcome(target.ds)
+        self.start: int | None = None
+        self.skip = 0
+        meta = self._meta()
+        consumed: list[dict[str, Any]] = list(meta["consumed"]) if meta else []
+        made: dict[str, list[str]] = dict(meta["made"]) if meta else {}
+        inputs = task.inputs
+        first = 0  # the first input that differs from what was consumed
+        while (
+            first < len(consumed)
+            and first < len(inputs)
+            and consumed[first]["rel"] == inputs[first][0]
+            and consumed[first]["hash"] == inputs[first][1].get("hash")
+        ):
+            first += 1
+        if first == len(consumed) == len(inputs) and meta is not None:
+            out.state = target.state
+            return  # nothing new
+        appended = False
+        if (
+            meta is not None
+            and first == len(consumed) - 1
+            and first < len(inputs)
+            and consumed[first]["rel"] == inputs[first][0]
+        ):
+            rows = source.read(first)[1]
+            n = int(consumed[first]["rows"])
+            if len(rows) >= n and rows_digest(rows[:n]) == consumed[first]["digest"]:
+                appended, self.skip = True, n
+        if appended:
+            out.mode = "appended"
+        else:
+            if meta is None:
+                first = 0
+                out.mode = "full"
+                self.context = _NONE
+            else:
+                out.mode = "recomputed"
+            # everything made from input ``first`` on is replaced; the context before it rebuilt
+            keep = {c["rel"] for c in consumed[:first]}
+            for rel in list(target.files):
+                if not any(rel in made.get(c, []) for c in keep):
+                    out.dropped.append(rel)
+            made = {c: made.get(c, []) for c in keep}
+            self.context = source.context_before(first, k) if first else _NONE
+        self.consumed, self.made, self.start = consumed[:first], made, first
+
+    def _meta(self) -> dict[str, Any] | None:
+        target, meta = self.target, None
+        self.context = _NONE
+        if target.state is not None:
+            rel, rec = target.state
+            try:
+                data = self.storage.read(rel)
+                if _io.matches(data, rec):
+                    meta, self.context = read_state(data)
+            except (OSError, ValueError, KeyError):
+                meta = None
+        if meta is not None and (
+            meta.get("format") != FORMAT
+            or meta.get("version") != VERSION
+            or meta.get("spec") != target.spec
+            or meta.get("events") != self.task.events_digest
+        ):
+            meta = None
+        return meta
+
+    def feed(self, i: int, table: pa.Table, rows: np.ndarray) -> None:
+        """Partition ``i``: the kernels over its new bars with the context in front."""
+        rel, rec = self.task.inputs[i]
+        skip = self.skip if i == self.start else 0
+        new = rows[skip:]
+        files = self.made.setdefault(rel, [])
+        if len(new):
+            ctx = self.context
+            both = np.concatenate([ctx, new]) if len(ctx) else new
+            res = outputs(self.sp, both)
+            cut = len(ctx)
+            out, sym, ds = self.out, self.task.symbol, self.target.ds
+            date = table.column("date").slice(skip)
+            written = write_part(self.storage, ds, sym, rel, self.sp, date, [r[cut:] for r in res])
+            out.written.update(written)
+            files.extend(written)
+            out.rows += len(new)
+            self.context = both[-self.k :].copy() if self.k else _NONE
+            merged = compact(self.storage, ds, sym, rel, files, self.target.files, out)
+            if merged is not None:
+                self.made[rel] = merged
+        self.consumed.append(
+            {
+                "rel": rel,
+                "hash": rec.get("hash"),
+                "rows": len(rows),
+                "digest": self.source.digest(i),
+            }
+        )
+
+    def finish(self) -> Outcome:
+        """Write the state (the context and what it consumed); the outcome for the driver."""
+        out, target, task = self.out, self.target, self.task
+        if self.start is None:
+            return out
+        meta = {
+            "format": FORMAT,
+            "version": VERSION,
+            "spec": target.spec,
+            "symbol": task.symbol,
+            "events": task.events_digest,
+            "consumed": self.consumed,
+            "made": self.made,
+            "context_rows": self.k,
+        }
+        data = state_bytes(meta, self.context)
+        digest = _io.digest(data)
+        rel = (
+            _io.symbol_dir(Path(), target.ds, task.symbol) / f"_state-{digest[:12]}.npz"
+        ).as_posix()
+        out.state = (rel, publish(self.storage, rel, data, digest))
+        if target.state is not None and target.state[0] != rel:
+            out.dropped.append(target.state[0])
+        return out
+
+
+def run_task(task: Task) -> Result:
+    """Bring every target of one symbol up to date (see the module docstring). Runs
+    anywhere the store is reachable; touches no manifest."""
+    storage = _storage(task)
+    source = _Source(task, storage)
+    runs = [_Run(task, storage, source, t) for t in task.targets]
+    starts = [r.start for r in runs if r.start is not None]
+    for i in range(min(starts, default=len(task.inputs)), len(task.inputs)):
+        table, rows = source.read(i)
+        for r in runs:
+            if r.start is not None and i >= r.start:
+                r.feed(i, table, rows)
+    return Result(task.symbol, [r.finish() for r in runs])
