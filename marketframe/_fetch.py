@@ -103,7 +103,21 @@ def adjust_prices(
     span = adjust.action_span(table, today)
     if span is None:
         return table
-    windows = adjust.action_windows(span[0], span[1], mode)
+    capital, dividends = fetch_actions(prepare, send_all, span[0], span[1], mode)
+    return adjust.adjust_table(table, capital, dividends, mode, span[1])
+
+
+def fetch_actions(
+    prepare: Callable[..., Prepared],
+    send_all: Callable[[Sequence[Prepared]], list[Outcome[Fetched]]],
+    start: dt.date,
+    end: dt.date,
+    mode: str,
+) -> tuple[pa.Table, pa.Table | None]:
+    """The capital changes (and, for ``mode="all"``, the dividends) from ``start`` to
+    ``end``, in one fan-out of under-one-year windows. A plan without corporate actions
+    raises :class:`AdjustmentUnavailable` naming the alternatives."""
+    windows = adjust.action_windows(start, end, mode)
     jobs = [prepare(n, start_date=lo, end_date=hi) for n, lo, hi in windows]
     got: dict[str, list[pa.Table]] = {}
     for (name, _, _), out in zip(windows, send_all(jobs), strict=True):
@@ -116,4 +130,4 @@ def adjust_prices(
         assert out.result is not None
         got.setdefault(name, []).append(out.result.table)
     dividends = concat(got[adjust.DIVIDENDS]) if adjust.DIVIDENDS in got else None
-    return adjust.adjust_table(table, concat(got[adjust.CAPITAL]), dividends, mode, span[1])
+    return concat(got[adjust.CAPITAL]), dividends

@@ -30,6 +30,7 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
     +-- MissingColumnsError (ValueError)   a frame lacks a column an indicator needs (frames)
     +-- NotCheckable (ValueError)      nothing to cross-check in the range (crosscheck)
     +-- StoreCorrupted, StoreLocked (LeaseLost), SyncError   the Parquet store (store)
+    +-- StoreUnavailable (OSError), StoreReadOnly (PermissionError)   its storage (store)
     +-- NotSynced (LookupError)        a store read of a range no sync covered (store)
     +-- AcademyError                   the course platform's OAuth client (academy), with
         DiscoveryError, RegistrationError, TokenStoreError, NotLoggedIn, LoginTimeout,
@@ -38,7 +39,8 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
         UnsupportedGrantType), ResourceError (InsufficientScope, InvalidToken)
 
 Warnings are a :class:`MarketframeWarning` (a ``UserWarning``): ``PartlySynced``, a store
-read of a range covered only in part.
+read of a range covered only in part; ``ActionNotApplied``, a corporate action adjusted
+prices could not use (adjust).
 
 One hint style: a class's ``hint`` says what to do next; ``next_step()`` turns it into the
 sentence that ends the message (a class may compute it from the error's own details).

@@ -107,13 +107,14 @@ class Ticker:
     # -- corporate actions ------------------------------------------------------------------
 
     def _actions(self, start: Any, end: Any) -> tuple[Any, Any]:
-        from marketframe import adjust
+        from marketframe._fetch import fetch_actions
         from marketframe._params import to_date
         from marketframe._time import taipei_today
 
         hi = to_date("Ticker", "end", end) if end is not None else taipei_today()
         lo = to_date("Ticker", "start", start) if start is not None else dt.date(2010, 1, 1)
-        capital, dividends = adjust.fetch_actions(self._checked(), lo, hi, "all")
+        client = self._checked()
+        capital, dividends = fetch_actions(client.prepare, client.send_all, lo, hi, "all")
         return _mine(capital, self.symbol), _mine(dividends, self.symbol)
 
     def get_dividends(self, start: Any = None, end: Any = None) -> Any:

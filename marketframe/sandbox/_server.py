@@ -13,7 +13,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import UTC, datetime
 from email.utils import format_datetime
 from typing import Any
 
@@ -218,10 +218,8 @@ class RestApp:
         raw = body if isinstance(body, bytes) else orjson.dumps(body)
         # the Date header is the service's clock (a frozen or advanced sandbox clock too): a
         # client learns the service's day from it, since history envelopes carry no date
-        headers = {
-            **headers,
-            "Date": format_datetime(self.service.now().astimezone(UTC), usegmt=True),
-        }
+        # (X-RateLimit-Reset moves with it: the service's reset is its Date + the window)
+        headers = {**headers, **self._clock_headers(headers)}
         return web.Response(
             body=raw,
             status=status,
@@ -229,6 +227,18 @@ class RestApp:
             content_type="application/json",
             charset="utf-8",
         )
+
+    def _clock_headers(self, headers: dict[str, str]) -> dict[str, str]:
+        real = self.clock()
+        try:
+            served = self.service.now().astimezone(UTC)
+        except Exception:  # noqa: BLE001 - a broken clock is the emulator's bug: a plain 500
+            served = datetime.fromtimestamp(real, UTC)
+        out = {"Date": format_datetime(served, usegmt=True)}
+        if "X-RateLimit-Reset" in headers:
+            shift = served.timestamp() - real
+            out["X-RateLimit-Reset"] = str(int(int(headers["X-RateLimit-Reset"]) + shift * 1000))
+        return out
 
     def _error(self, status: int, headers: dict[str, str], message: str | None = None):
         return self._json(

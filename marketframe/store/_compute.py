@@ -208,6 +208,7 @@ def _events(store: Any, src: Any, mode: str, symbols: Sequence[str]) -> dict[str
     import datetime as dt
 
     from marketframe import adjust as _adjust
+    from marketframe._fetch import fetch_actions
     from marketframe._time import taipei_today
 
     man = store._manifest
@@ -223,7 +224,8 @@ def _events(store: Any, src: Any, mode: str, symbols: Sequence[str]) -> dict[str
     start = min(firsts) + dt.timedelta(days=1)
     if start > end:
         return {}
-    capital, dividends = _adjust.fetch_actions(store.client, start, end, mode)
+    client = store.client
+    capital, dividends = fetch_actions(client.prepare, client.send_all, start, end, mode)
     return _adjust.events_of(capital, dividends, mode, end, symbols)
 
 
