@@ -21,7 +21,7 @@ class StreamOptions:
     """
 
     connect_timeout: float = 10.0
-    reply_timeout: float = 10.0
+    reply_timeout: float = 30.0  # the embedded sandbox builds a day of events before replying
     reconnect: bool = True
     max_reconnects: int = 10
     backoff: float = 0.5
