@@ -218,7 +218,6 @@ class RestApp:
         raw = body if isinstance(body, bytes) else orjson.dumps(body)
         # the Date header is the service's clock (a frozen or advanced sandbox clock too): a
         # client learns the service's day from it, since history envelopes carry no date
-        # (X-RateLimit-Reset moves with it: the service's reset is its Date + the window)
         headers = {**headers, **self._clock_headers(headers)}
         return web.Response(
             body=raw,
@@ -234,11 +233,8 @@ class RestApp:
             served = self.service.now().astimezone(UTC)
         except Exception:  # noqa: BLE001 - a broken clock is the emulator's bug: a plain 500
             served = datetime.fromtimestamp(real, UTC)
-        out = {"Date": format_datetime(served, usegmt=True)}
-        if "X-RateLimit-Reset" in headers:
-            shift = served.timestamp() - real
-            out["X-RateLimit-Reset"] = str(int(int(headers["X-RateLimit-Reset"]) + shift * 1000))
-        return out
+        # X-RateLimit-Reset stays on the rate limiter's real clock: clients pace by it
+        return {"Date": format_datetime(served, usegmt=True)}
 
     def _error(self, status: int, headers: dict[str, str], message: str | None = None):
         return self._json(

@@ -135,8 +135,11 @@ def test_rate_limit_headers_and_429() -> None:
             assert r.headers["X-RateLimit-Limit"] == "5"
             remaining.append(int(r.headers["X-RateLimit-Remaining"]))
             reset_ms = int(r.headers["X-RateLimit-Reset"])
-            sent = parsedate_to_datetime(r.headers["Date"]).timestamp()
-            assert 0 < reset_ms / 1000 - sent <= 61  # epoch milliseconds, a minute ahead
+            # epoch milliseconds, a minute ahead of the rate limiter's (real) clock; the Date
+            # header is the sandbox's market clock, frozen here at 2026-11-20 14:00
+            sent = time.time()
+            assert 0 < reset_ms / 1000 - sent <= 61
+            assert parsedate_to_datetime(r.headers["Date"]).timestamp() == 1795154400.0
         assert remaining == [4, 3, 2, 1, 0]
         r = get(sb, "stock/intraday/ticker/2330")
         assert assert_error(r, 429) == "Rate limit exceeded"
