@@ -102,8 +102,13 @@ def snapshot_heatmap(svc: Service, m: dict, q: Query) -> dict:
     period = q.choice("period", PERIODS)
     d = svc.today()
     t = _snapshot_time(svc, d, None if period else q.get("time"))
-    start = _period_start(d, period) if period else None
     index_day = svc.market.day(index.symbol, d)
+    if q.get("time") is None and (index_day is None or not index_day.visible(t)):
+        # before the day's first trade: the last session's closing snapshot
+        d = cal.previous_trading_day(d)
+        t = cal.epoch_us(cal.at(d, cal.FIXED_PRICE_TIME))
+        index_day = svc.market.day(index.symbol, d)
+    start = _period_start(d, period) if period else None
     if index_day is None or not index_day.visible(t):
         raise ServiceError(404, "Resource Not Found")
     members = []
