@@ -86,6 +86,9 @@ class SyncBar:
         self.bar.set_postfix_str(text, refresh=False)
 
     def close(self) -> None:
+        # draw the final state once: tqdm skips updates within its minimum interval, so a
+        # fast sync would otherwise end on its first frame (0%)
+        self.bar.refresh()
         self.bar.close()
 
 

@@ -53,9 +53,9 @@ def test_a_rate_limited_sync_shows_the_plan_and_its_eta(
 def test_an_unlimited_plan_is_not_named_and_the_bar_has_no_empty_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # the sandbox's default plan (a billion requests a minute) is no limit worth naming, and
-    # the bar written to a file (not a terminal) shows "[00:00, ETA ?]", never "[00:00, ]"
-    with Client.sandbox(seed=11, now=NOW, backend="arrow") as client:
+    # an unlimited sandbox (rate_limit=None: a billion requests a minute in its headers) is no
+    # limit worth naming, and the bar written to a file (not a terminal) shows "[00:00, ETA ?]"
+    with Client.sandbox(seed=11, now=NOW, backend="arrow", rate_limit=None) as client:
         with Store(tmp_path / "s", client) as st:
             st.sync("stock.historical.candles", ["2330"], "2020-01-01", "2026-11-19", progress=True)
     err = capsys.readouterr().err
