@@ -8,7 +8,10 @@ Servers with other options (latency, faults, a stream clock) are made where they
 
 from __future__ import annotations
 
+import socket
+import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,3 +48,44 @@ def client(sandbox: Any, api_key: str, client_backend: str) -> Iterator[Any]:
 
     with Client(api_key, base_url=sandbox.base_url, cache=False, backend=client_backend) as c:
         yield c
+
+
+@dataclass
+class Silent:
+    """A TCP server on 127.0.0.1 that accepts connections and never answers."""
+
+    port: int
+    accepted: threading.Semaphore  # released once per accepted connection
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/marketdata/v1.0"
+
+
+@pytest.fixture
+def silent_server() -> Iterator[Silent]:
+    srv = socket.create_server(("127.0.0.1", 0), backlog=64)
+    silent = Silent(srv.getsockname()[1], threading.Semaphore(0))
+    conns: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        srv.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                c, _ = srv.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            conns.append(c)
+            silent.accepted.release()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield silent
+    stop.set()
+    t.join()
+    for c in conns:
+        c.close()
+    srv.close()

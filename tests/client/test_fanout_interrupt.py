@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,41 +54,9 @@ print("finished", flush=True)
 """
 
 
-@pytest.fixture
-def silent_server() -> Iterator[tuple[str, threading.Semaphore]]:
-    """A TCP server on 127.0.0.1 that accepts connections and never answers."""
-    srv = socket.create_server(("127.0.0.1", 0), backlog=64)
-    accepted = threading.Semaphore(0)
-    conns: list[socket.socket] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        srv.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                c, _ = srv.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            conns.append(c)
-            accepted.release()
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{srv.getsockname()[1]}/marketdata/v1.0", accepted
-    stop.set()
-    t.join()
-    for c in conns:
-        c.close()
-    srv.close()
-
-
 @pytest.mark.parametrize("which", ["load", "download", "adjusted", "sync"])
-def test_sigint_returns_within_a_second(
-    silent_server: tuple[str, threading.Semaphore], tmp_path: Path, which: str
-) -> None:
-    url, accepted = silent_server
+def test_sigint_returns_within_a_second(silent_server: Any, tmp_path: Path, which: str) -> None:
+    url, accepted = silent_server.url, silent_server.accepted
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     child = subprocess.Popen(
@@ -121,9 +87,9 @@ def test_sigint_returns_within_a_second(
 
 
 def test_the_deadline_bounds_a_twenty_symbol_call(
-    silent_server: tuple[str, threading.Semaphore],
+    silent_server: Any,
 ) -> None:
-    url, _ = silent_server
+    url = silent_server.url
     with Client("k" * 20, base_url=url, cache=False, deadline=2) as client:
         t = time.monotonic()
         with pytest.raises(BatchError) as info:
@@ -136,8 +102,8 @@ def test_the_deadline_bounds_a_twenty_symbol_call(
     assert info.value.frame is None
 
 
-def test_the_deadline_bounds_a_download(silent_server: tuple[str, threading.Semaphore]) -> None:
-    url, _ = silent_server
+def test_the_deadline_bounds_a_download(silent_server: Any) -> None:
+    url = silent_server.url
     with Client("k" * 20, base_url=url, cache=False, deadline=2) as client:
         t = time.monotonic()
         with pytest.raises(BatchError) as info:

@@ -4,14 +4,10 @@ consistent (17.8): the fetch threads are not waited for."""
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
+from typing import Any
 
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
@@ -34,40 +30,10 @@ except KeyboardInterrupt:
 """
 
 
-@pytest.fixture
-def silent_server() -> Iterator[tuple[str, threading.Semaphore]]:
-    """A TCP server on 127.0.0.1 that accepts connections and never answers."""
-    srv = socket.create_server(("127.0.0.1", 0))
-    accepted = threading.Semaphore(0)
-    conns: list[socket.socket] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        srv.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                c, _ = srv.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            conns.append(c)
-            accepted.release()
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{srv.getsockname()[1]}/marketdata/v1.0", accepted
-    stop.set()
-    t.join()
-    for c in conns:
-        c.close()
-    srv.close()
-
-
 def test_sigint_stops_a_sync_against_a_silent_server(
-    silent_server: tuple[str, threading.Semaphore], tmp_path: Path, sb: Sandbox
+    silent_server: Any, tmp_path: Path, sb: Sandbox
 ) -> None:
-    url, accepted = silent_server
+    url, accepted = silent_server.url, silent_server.accepted
     root = tmp_path / "s"
     # something already held, to check it survives the interrupt
     with Store(root, api_key=sb.api_key, base_url=sb.base_url) as st:

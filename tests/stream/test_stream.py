@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pyarrow.compute as pc
@@ -86,37 +86,10 @@ def test_bad_key_raises_at_once_and_never_shows_the_key(sb: Sandbox) -> None:
         assert secret not in repr(s)
 
 
-@pytest.fixture
-def silent_server() -> Iterator[int]:
-    """A TCP server that accepts connections and never answers."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen()
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        srv.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                held.append(srv.accept()[0])
-            except OSError:
-                continue
-
-    t = threading.Thread(target=accept, daemon=True)
-    t.start()
-    yield srv.getsockname()[1]
-    stop.set()
-    t.join()
-    for c in held:
-        c.close()
-    srv.close()
-
-
 def test_a_server_that_never_answers_the_handshake_times_out(
-    client: Client, silent_server: int
+    client: Client, silent_server: Any
 ) -> None:
-    url = f"ws://127.0.0.1:{silent_server}/marketdata/v1.0/stock/streaming"
+    url = f"ws://127.0.0.1:{silent_server.port}/marketdata/v1.0/stock/streaming"
     s = client.stream(url=url, connect_timeout=0.5)
     with pytest.raises(StreamTimeout, match="no WebSocket handshake answer .* 0.5 s"):
         s.connect()
