@@ -41,10 +41,8 @@ else:
     _TreeBase = Generic  # at run time the tree is built from ENDPOINTS in Client.__init__
 
 DEFAULT_BASE_URL = "https://api.fugle.tw/marketdata/v1.0"
-#: endpoints whose rows come in pages (``offset``/``limit``; the service's default page is
-#: the latest 50 rows): without ``limit=`` or ``offset=`` every page of the day is fetched
-PAGED = frozenset({"stock.intraday.trades", "futopt.intraday.trades"})
-#: rows asked for per page
+#: rows asked for per page of an endpoint that pages (one with ``offset`` and ``limit``: the
+#: service's default page is the latest 50 rows, so without either every page is fetched)
 PAGE = 1000
 ENV_KEY = _credential.ENV["api_key"]
 __all__ = ["BACKENDS", "Client", "ClientStats", "Fetched", "Prepared"]
@@ -298,12 +296,9 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         """Send one prepared request and convert its answer (``budget``: the deadline and
         retries it shares with a fan-out, else its own). A paged endpoint (a day's trades)
         without ``limit=``/``offset=`` is fetched page after page: the whole day."""
-        values = prepared.values
-        if (
-            prepared.ep.name in PAGED
-            and values.get("limit") is None
-            and values.get("offset") is None
-        ):
+        values, params = prepared.values, prepared.ep.param_map
+        paged = "offset" in params and "limit" in params
+        if paged and values.get("limit") is None and values.get("offset") is None:
             return self._send_pages(prepared, budget)
         resp = self._transport.send(prepared, budget)
         return _fetch.convert(prepared, resp, self.decode)

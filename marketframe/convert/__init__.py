@@ -148,8 +148,9 @@ def build(
         value = walk(env, col.path)
         if value is None and col.param and params.get(col.param) is not None:
             value = str(params[col.param]) if col.kind in ("cat", "str") else params[col.param]
-        elif value is None and col.param == "timeframe" and _daily_by_default(source):
-            value = "D"  # the service's default, which its envelope does not echo
+        elif value is None and col.param:  # the service's default, which it does not echo
+            param = getattr(source, "param_map", {}).get(col.param)
+            value = param.default if param is not None else None
         one = column(name, col, kind, [value], env.get("date"))
         out.add(col, one if repeat is None else one.take(repeat))
     taken = {f.name for f in out.fields}
@@ -292,9 +293,3 @@ def units(obj: Any) -> dict[str, str]:
         "the endpoint name (marketframe.units('stock.intraday.trades')), a pyarrow.Table or "
         "a pandas frame",
     )
-
-
-def _daily_by_default(source: RowSource) -> bool:
-    """An endpoint whose ``timeframe`` may be left out, meaning daily (historical candles)."""
-    param = getattr(source, "param_map", {}).get("timeframe")
-    return param is not None and not param.required and "D" in (param.allowed or ())

@@ -61,6 +61,9 @@ class Param:
     #: an enum accepted in any letter case and sent in the spelling of ``allowed`` (the
     #: futopt list endpoints want ``AFTERHOURS`` and silently return no rows for lower case)
     fold_case: bool = False
+    #: what the service takes when the parameter is left out (frames fill an identifying
+    #: column the envelope does not echo with it: historical candles are daily by default)
+    default: str | None = None
 
     @property
     def wire_name(self) -> str:

@@ -163,7 +163,7 @@ _ROWS: tuple[Endpoint, ...] = (
             SYMBOL,
             FROM,
             TO,
-            _p("timeframe", allowed=" ".join(TIMEFRAMES)),
+            _p("timeframe", allowed=" ".join(TIMEFRAMES), default="D"),
             _p(
                 "fields",
                 "fields",
