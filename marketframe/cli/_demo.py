@@ -174,8 +174,8 @@ def run(args: argparse.Namespace) -> int:
     print("  marketframe crosscheck 2454 --timeframe W")
     print("  marketframe sandbox --port 8000     # the emulator for any client")
     print(
-        "  notebooks/ (quickstart, store, indicators, streaming, login, beyond the reference);"
-        " docs/index.md"
+        "  notebooks/ (quickstart, store, indicators, streaming, login, beyond the reference,"
+        " stateful indicators); docs/index.md"
     )
     return 0
 
