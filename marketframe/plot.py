@@ -370,7 +370,7 @@ def _draw(
     # panel has x ticks, and every panel the same x limits (set below)
     axes = target.subplots(len(grid["height_ratios"]), 1, gridspec_kw=grid, squeeze=False)[:, 0]
     for i, a in enumerate(axes):  # few y ticks: each label is text to lay out on every save
-        a.yaxis.set_major_locator(MaxNLocator(nbins=5 if i == 0 else 2))
+        a.yaxis.set_major_locator(MaxNLocator(nbins=4 if i == 0 else 2))
         # fixed places for titles and axis labels: placing them automatically measures
         # every tick label of every panel on each save
         a.set_title("", y=1.0)
@@ -427,7 +427,7 @@ def _draw(
             _legend(pax, 7)
         row += 1
     if time_col is not None and n:
-        ticks = np.linspace(0, n - 1, num=min(8, n)).astype(int)
+        ticks = np.linspace(0, n - 1, num=min(6, n)).astype(int)
         labels = _tick_labels(pdf[time_col].iloc[ticks])
         axes[-1].xaxis.set_major_locator(FixedLocator(ticks.tolist()))
         axes[-1].set_xticks(ticks, labels, rotation=30, fontsize=8, ha="right")
