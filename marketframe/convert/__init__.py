@@ -25,6 +25,7 @@ from marketframe._typing import Backend
 from marketframe.codes import CODE_TABLES
 from marketframe.convert._columns import column
 from marketframe.convert._extras import extra_array, extras
+from marketframe.convert._pandas import small_frame
 from marketframe.convert._rows import Channel, Parsed, RowSource, parse, py_rows, walk
 from marketframe.convert._timeorder import by_time, oldest_first, order_keys
 from marketframe.endpoints import MINUTE_TIMEFRAMES, get
@@ -236,14 +237,22 @@ def to_pandas(table: pa.Table) -> Any:
     """pandas: tz-aware ``datetime64[us, Asia/Taipei]`` timestamps, tz-naive
     ``datetime64[us]`` calendar dates, ``Int64``, ``category``, ``bool``; units in
     ``df.attrs["units"]``."""
-    df = _dates_as_datetimes(table).to_pandas(types_mapper=_pandas_types)
-    for f in table.schema:  # nullable booleans ("bool" columns): pandas' "boolean" dtype
-        if f.metadata and f.metadata.get(b"pandas") == b"boolean":
-            df[f.name] = df[f.name].astype("boolean")
+    df = small_frame(table)  # small tables: buffers straight into pandas blocks
+    if df is None:
+        df = _arrow_to_pandas(table)
     df.attrs["units"] = table_units(table)
     meta = table.schema.metadata or {}
     if META_ENDPOINT in meta:
         df.attrs["endpoint"] = meta[META_ENDPOINT].decode()
+    return df
+
+
+def _arrow_to_pandas(table: pa.Table) -> Any:
+    """Arrow's own conversion, with the dtypes :func:`to_pandas` promises."""
+    df = _dates_as_datetimes(table).to_pandas(types_mapper=_pandas_types)
+    for f in table.schema:  # nullable booleans ("bool" columns): pandas' "boolean" dtype
+        if f.metadata and f.metadata.get(b"pandas") == b"boolean":
+            df[f.name] = df[f.name].astype("boolean")
     return df
 
 

@@ -45,6 +45,11 @@ EXPECTED: dict[str, tuple[set[type], str]] = {
 }
 
 
+#: kinds whose Python values pyarrow converts to the final type directly (a cast or
+#: ``fill_null`` after ``pa.array`` costs more than the conversion for small columns)
+_DIRECT = frozenset({"time_us", "flag", "cat"})
+
+
 def _fail(source: str, field: str, types: set[type], kind: str) -> SchemaError:
     got = ", ".join(sorted({_TYPE_NAMES.get(t, t.__name__) for t in types}))
     return SchemaError(source, field, f"has JSON {got} where {EXPECTED[kind][1]} is expected")
@@ -78,6 +83,12 @@ def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) 
             return pa.array([_hhmmss(day, v) for v in vals], type=ARROW_TYPES["hhmmss"])
         if kind == "int_str" and str in types:
             vals = [int(v) if type(v) is str else v for v in vals]
+        if kind in _DIRECT:  # Python values straight to the final type: no cast after
+            if kind == "time_us" and float in types:
+                vals = [int(v) if type(v) is float else v for v in vals]
+            elif kind == "flag" and _NONE in set(map(type, vals)):
+                vals = [v is True for v in vals]  # absent means False
+            return pa.array(vals, type=ARROW_TYPES[kind])
         raw = pa.array(vals, type=JSON_TYPES[kind])
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError, OverflowError) as exc:
         raise _unreadable(source, col, kind, exc) from None
