@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from marketframe.exceptions import InvalidParamType as InvalidParamType
     from marketframe.exceptions import MarketframeError as MarketframeError
     from marketframe.exceptions import NotFound as NotFound
+    from marketframe.exceptions import NotSynced as NotSynced
     from marketframe.exceptions import PartialResult as PartialResult
     from marketframe.exceptions import PlanError as PlanError
     from marketframe.exceptions import RateLimited as RateLimited
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from marketframe.exceptions import StreamTimeout as StreamTimeout
     from marketframe.exceptions import SymbolNotFound as SymbolNotFound
     from marketframe.exceptions import TransportError as TransportError
-    from marketframe.store import NotSynced as NotSynced
     from marketframe.store import Store as Store
     from marketframe.stream import AsyncStream as AsyncStream
     from marketframe.stream import Stream as Stream
@@ -118,7 +118,7 @@ _LAZY = {
     "InvalidParams": "marketframe.exceptions",
     "MarketframeError": "marketframe.exceptions",
     "NotFound": "marketframe.exceptions",
-    "NotSynced": "marketframe.store",
+    "NotSynced": "marketframe.exceptions",
     "PartialResult": "marketframe.exceptions",
     "PlanError": "marketframe.exceptions",
     "RateLimited": "marketframe.exceptions",

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from marketframe.exceptions import InvalidParams, MarketframeWarning, SchemaError
+from marketframe.exceptions import ActionNotApplied, InvalidParams, SchemaError
 
 CAPITAL = "stock.corporate_actions.capital_changes"
 DIVIDENDS = "stock.corporate_actions.dividends"
@@ -49,11 +49,6 @@ class Tolerance:
 #: ``adjust="all"`` against the service's ``adjusted=true`` prices: half a cent (the service
 #: rounds adjusted prices to the cent; we do not round), plus float noise of the two products.
 TOLERANCE = Tolerance(abs=0.005, rel=1e-9)
-
-
-class ActionNotApplied(MarketframeWarning):
-    """A past corporate action lacks the data its ratio needs (a dividend without the
-    previous close): the adjustment leaves it out and names it."""
 
 
 @dataclass(frozen=True)

@@ -28,19 +28,12 @@ from marketframe import indicators as ind
 from marketframe._params import to_date
 from marketframe._time import one_year_after, one_year_before
 from marketframe.endpoints import ENDPOINTS
-from marketframe.exceptions import MarketframeError
+from marketframe.exceptions import NotCheckable
 
 if TYPE_CHECKING:
     from marketframe.client import Client
 
 TOLERANCE = 1e-9
-
-
-class NotCheckable(MarketframeError, ValueError):
-    """The service returned no values of the indicator for the range (too few bars for its
-    warm-up), so there is nothing to compare."""
-
-    hint = "widen the range (an earlier start), or use a shorter timeframe"
 
 
 @dataclass(frozen=True)

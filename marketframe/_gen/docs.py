@@ -208,7 +208,7 @@ def render_errors() -> str:
             code = str(status) if status else ("5xx" if sub.__name__ == "ServerError" else "")
             hint = sub.__dict__.get("hint", "") or ""
             meaning = _first_paragraph(sub.__dict__.get("__doc__"))
-            where = sub.__module__.replace("._errors", "").replace(".exceptions", "")
+            where = sub.__module__  # every class is defined in and imported from the tree
             table.append(
                 f"| {'&nbsp;' * 4 * depth}`{where}.{sub.__name__}` | "
                 f"`{cls.__name__}` | {code} | {meaning} | "
@@ -217,7 +217,7 @@ def render_errors() -> str:
             walk(sub, depth + 1)
 
     table.append(
-        f"| `marketframe.MarketframeError` | `Exception` | | "
+        f"| `marketframe.exceptions.MarketframeError` | `Exception` | | "
         f"{_first_paragraph(MarketframeError.__doc__)} | |"
     )
     walk(MarketframeError, 1)

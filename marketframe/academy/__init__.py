@@ -13,7 +13,12 @@ from __future__ import annotations
 
 from marketframe.academy._challenge import Challenge, parse_www_authenticate
 from marketframe.academy._discovery import PlatformMetadata
-from marketframe.academy._errors import (
+from marketframe.academy._flow import AuthorizationRequest
+from marketframe.academy._openapi import Operation
+from marketframe.academy._registration import ClientRegistration
+from marketframe.academy._tokens import HOME_ENV, TokenSet, TokenStore
+from marketframe.academy.client import DEFAULT_SCOPES, AcademyClient, login
+from marketframe.exceptions import (
     AcademyError,
     AuthorizationError,
     DiscoveryError,
@@ -35,11 +40,6 @@ from marketframe.academy._errors import (
     UnauthorizedClient,
     UnsupportedGrantType,
 )
-from marketframe.academy._flow import AuthorizationRequest
-from marketframe.academy._openapi import Operation
-from marketframe.academy._registration import ClientRegistration
-from marketframe.academy._tokens import HOME_ENV, TokenSet, TokenStore
-from marketframe.academy.client import DEFAULT_SCOPES, AcademyClient, login
 
 __all__ = [
     "AcademyClient",

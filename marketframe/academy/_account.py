@@ -19,12 +19,17 @@ import requests
 
 from marketframe.academy import _grants
 from marketframe.academy._discovery import PlatformMetadata, discover, normalize_url
-from marketframe.academy._errors import AcademyError, InvalidGrant, InvalidToken, NotLoggedIn
 from marketframe.academy._http import DEFAULT_TIMEOUT, json_body, new_session
 from marketframe.academy._registration import AuthMethod, ClientRegistration, register_client
 from marketframe.academy._resource import error_for_response
 from marketframe.academy._tokens import TokenSet, TokenStore
-from marketframe.exceptions import InvalidParams
+from marketframe.exceptions import (
+    AcademyError,
+    InvalidGrant,
+    InvalidParams,
+    InvalidToken,
+    NotLoggedIn,
+)
 
 log = logging.getLogger("marketframe.academy")
 

@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from marketframe.academy._account import Account
-from marketframe.academy._errors import AcademyError
 from marketframe.academy._frame import Backend, to_frame
 from marketframe.academy._http import json_body
 from marketframe.academy._openapi import Operation, operations
 from marketframe.academy._resource import api_url, error_for_response, send
+from marketframe.exceptions import AcademyError
 
 log = logging.getLogger("marketframe.academy")
 

@@ -19,8 +19,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
-from marketframe.academy._errors import DiscoveryError
 from marketframe.academy._http import DEFAULT_TIMEOUT, json_body
+from marketframe.exceptions import DiscoveryError
 
 __all__ = [
     "PlatformMetadata",

@@ -24,7 +24,8 @@ from authlib.oauth2.rfc6749.parameters import prepare_grant_uri
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 from marketframe.academy._discovery import PlatformMetadata, normalize_url
-from marketframe.academy._errors import (
+from marketframe.academy._registration import REDIRECT_PATH
+from marketframe.exceptions import (
     AcademyError,
     AuthorizationError,
     IssuerMismatch,
@@ -32,7 +33,6 @@ from marketframe.academy._errors import (
     StateMismatch,
     hold_secret,
 )
-from marketframe.academy._registration import REDIRECT_PATH
 
 __all__ = [
     "AuthorizationRequest",

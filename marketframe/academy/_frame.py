@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from marketframe.academy._errors import AcademyError
+from marketframe.exceptions import AcademyError
 
 __all__ = ["Backend", "records_of", "to_frame"]
 

@@ -21,10 +21,10 @@ from authlib.common.errors import AuthlibBaseError
 from authlib.integrations.requests_client import OAuth2Session
 
 from marketframe.academy._discovery import PlatformMetadata
-from marketframe.academy._errors import AcademyError, OAuthError, oauth_error
 from marketframe.academy._http import USER_AGENT, json_body, raise_for_oauth_error
 from marketframe.academy._registration import ClientRegistration
 from marketframe.academy._tokens import TokenSet
+from marketframe.exceptions import AcademyError, OAuthError, oauth_error
 
 __all__ = ["exchange_code", "introspect", "refresh", "revoke", "userinfo"]
 

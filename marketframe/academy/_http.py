@@ -10,7 +10,7 @@ from typing import Any
 
 import requests
 
-from marketframe.academy._errors import OAuthError, oauth_error
+from marketframe.exceptions import OAuthError, oauth_error
 
 __all__ = ["USER_AGENT", "json_body", "new_session", "raise_for_oauth_error"]
 

@@ -15,8 +15,8 @@ from typing import Any, Literal
 import requests
 
 from marketframe.academy._discovery import PlatformMetadata
-from marketframe.academy._errors import RegistrationError, hold_secret
 from marketframe.academy._http import DEFAULT_TIMEOUT, json_body
+from marketframe.exceptions import RegistrationError, hold_secret
 
 __all__ = ["REDIRECT_PATH", "REDIRECT_URI", "ClientRegistration", "AuthMethod", "register_client"]
 

@@ -11,13 +11,13 @@ from urllib.parse import urljoin, urlsplit
 import requests
 
 from marketframe.academy._challenge import bearer_challenge
-from marketframe.academy._errors import (
+from marketframe.academy._http import json_body
+from marketframe.exceptions import (
     AcademyError,
     InsufficientScope,
     InvalidToken,
     ResourceError,
 )
-from marketframe.academy._http import json_body
 
 __all__ = ["api_url", "error_for_response", "send"]
 

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from filelock import FileLock
 
-from marketframe.academy._errors import TokenStoreError, hold_secret
+from marketframe.exceptions import TokenStoreError, hold_secret
 
 __all__ = ["HOME_ENV", "TokenSet", "TokenStore", "default_home"]
 

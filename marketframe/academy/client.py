@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable
 from marketframe.academy import _grants
 from marketframe.academy._account import DEFAULT_SCOPES, scope_text
 from marketframe.academy._api import Api
-from marketframe.academy._errors import AcademyError, InvalidScope
 from marketframe.academy._flow import (
     AuthorizationRequest,
     BrowserOpener,
@@ -30,6 +29,7 @@ from marketframe.academy._flow import (
 )
 from marketframe.academy._registration import REDIRECT_URI
 from marketframe.academy._tokens import TokenSet
+from marketframe.exceptions import AcademyError, InvalidScope
 
 __all__ = ["DEFAULT_SCOPES", "AcademyClient", "login"]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from marketframe.crosscheck import INDICATOR_NAMES, TOLERANCE, NotCheckable, crosscheck
+from marketframe.crosscheck import INDICATOR_NAMES, TOLERANCE, crosscheck
 from marketframe.endpoints import TIMEFRAMES
+from marketframe.exceptions import NotCheckable
 
 
 def _tolerance(text: str) -> float:

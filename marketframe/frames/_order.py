@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from marketframe.exceptions import InvalidParams
+from marketframe.exceptions import InvalidParams, UnorderedRowsError
 
 #: Column names taken as the time of a bar when ``date=`` is left at its default.
 TIME_COLUMNS: tuple[str, ...] = ("date", "time", "timestamp", "datetime", "ts")
@@ -28,10 +28,6 @@ HINT = (
     "pass date=<time column>, sort the rows ascending in time, or pass date=None to declare "
     "that the row order is the time order"
 )
-
-
-class UnorderedRowsError(InvalidParams):
-    """The frame has no time column or index and its rows are not in ascending order."""
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from marketframe.exceptions import InvalidParams, InvalidParamType
-
-
-class ConventionTypeError(InvalidParamType):
-    """``convention=`` is neither a convention dataclass of the indicator, a name nor None."""
-
+from marketframe.exceptions import ConventionTypeError, InvalidParams
 
 Seed = Literal["sma", "first"]
 

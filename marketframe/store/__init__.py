@@ -22,20 +22,20 @@ from marketframe import adjust as _adjust
 from marketframe._params import to_date
 from marketframe._time import taipei_today
 from marketframe.convert import check_backend, oldest_first, to_frame
-from marketframe.exceptions import InvalidParams
-from marketframe.store import _held, _io
-from marketframe.store._manifest import NO_SYMBOL, Manifest
-from marketframe.store._report import (
-    Failure,
+from marketframe.exceptions import (  # the store's errors live in the one error tree
+    InvalidParams,
+    LeaseLost,
     NotSynced,
     PartlySynced,
     StoreCorrupted,
     StoreLocked,
     StoreReadOnly,
+    StoreUnavailable,
     SyncError,
-    SyncReport,
-    VerifyReport,
 )
+from marketframe.store import _held, _io
+from marketframe.store._manifest import NO_SYMBOL, Manifest
+from marketframe.store._report import Failure, SyncReport, VerifyReport
 from marketframe.store._sync import check_range, check_symbols, resolve
 
 if TYPE_CHECKING:
@@ -46,8 +46,6 @@ if TYPE_CHECKING:
     from marketframe.indicators.stateful import IndicatorSpec
 
 from marketframe.store._compute import ComputeReport  # noqa: E402
-from marketframe.store._fs import StoreUnavailable  # noqa: E402 - after the report's classes
-from marketframe.store._lease import LeaseLost  # noqa: E402 - after the report's classes
 
 __all__ = [
     "ComputeReport",
@@ -65,21 +63,8 @@ __all__ = [
     "SyncReport",
     "VerifyReport",
 ]
-for _cls in (
-    ComputeReport,
-    Failure,
-    LeaseLost,
-    NotSynced,
-    PartlySynced,
-    StoreCorrupted,
-    StoreLocked,
-    StoreReadOnly,
-    StoreUnavailable,
-    SyncError,
-    SyncReport,
-    VerifyReport,
-):
-    _cls.__module__ = __name__  # shown (docs/errors.md, reprs) where users import them from
+for _cls in (ComputeReport, Failure, SyncReport, VerifyReport):
+    _cls.__module__ = __name__  # shown (reprs, docs) where users import them from
 
 LOCK = ".lock"
 

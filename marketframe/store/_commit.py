@@ -19,9 +19,10 @@ import pyarrow.compute as pc
 
 from marketframe._windows import Interval, final_until
 from marketframe.convert import concat, order_keys
+from marketframe.exceptions import StoreCorrupted
 from marketframe.store import _io
 from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
-from marketframe.store._report import StoreCorrupted, SyncReport
+from marketframe.store._report import SyncReport
 from marketframe.store._spec import Spec, Task
 
 if TYPE_CHECKING:
@@ -202,7 +203,7 @@ def _under_lease(root: Storage, manifest: Manifest, ds: DatasetId, symbol: str) 
         return
     leases.confirm(ds, symbol)
     if manifest.refresh(ds, symbol):
-        from marketframe.store._lease import LeaseLost
+        from marketframe.exceptions import LeaseLost
 
         raise LeaseLost(
             root.url,

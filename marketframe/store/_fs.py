@@ -27,10 +27,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from marketframe.exceptions import InvalidParams, MarketframeError
+from marketframe.exceptions import InvalidParams, StoreCorrupted, StoreUnavailable
 from marketframe.store import _io
 from marketframe.store._base import _PreconditionFailed
-from marketframe.store._report import StoreCorrupted
 
 
 class LocalStorage:
@@ -91,18 +90,6 @@ DEFAULT_TIMEOUT = 60.0
 #: to 5 attempts: a silent endpoint held a read for ~7 minutes)
 CONNECT_TIMEOUT, READ_TIMEOUT, ATTEMPTS = 5.0, 20.0, 3
 S3FS_RETRIES = 2  # s3fs's retry loop around botocore's (its default: 5)
-
-
-class StoreUnavailable(MarketframeError, OSError):
-    """The object store could not be reached or did not answer in time (``.what`` names the
-    operation tried, never credentials). Nothing after it was written; rerun when the store
-    answers again (a sync resumes where it stopped)."""
-
-    hint = "check the network and the endpoint URL, then rerun (a sync resumes)"
-
-    def __init__(self, what: str, problem: str):
-        self.what = what
-        MarketframeError.__init__(self, f"{what}: {problem}")
 
 
 def shown_url(url: str) -> str:

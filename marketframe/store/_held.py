@@ -8,8 +8,8 @@ import warnings
 from typing import Any
 
 from marketframe._windows import Interval, merge, subtract
+from marketframe.exceptions import NotSynced, PartlySynced
 from marketframe.store._manifest import NO_SYMBOL, Manifest
-from marketframe.store._report import NotSynced, PartlySynced
 
 
 def check(

@@ -41,9 +41,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint
+from marketframe.exceptions import StoreCorrupted
 from marketframe.store._base import fsync_dir
 from marketframe.store._manifest import DatasetId
-from marketframe.store._report import StoreCorrupted
 
 PART = "part-0.parquet"
 TF_KEY, SYM_KEY = "tf", "sym"  # directory keys: never a column's name (no type clash)

@@ -36,24 +36,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from marketframe.exceptions import MarketframeError
+from marketframe.exceptions import LeaseLost, StoreLocked, StoreUnavailable
 from marketframe.store._base import _PreconditionFailed
-from marketframe.store._fs import ObjectStorage, StoreUnavailable
+from marketframe.store._fs import ObjectStorage
 from marketframe.store._manifest import NO_SYMBOL, DatasetId
-from marketframe.store._report import StoreLocked
 
 LEASES = "_leases"
 DEFAULT_TTL = 60.0
-
-
-class LeaseLost(StoreLocked):
-    """An object-store sync could not renew its lease (it stalled longer than ``lease_ttl``,
-    or lost the network, and another writer took the symbol over): it stopped before writing
-    again. What it wrote before is intact; rerun the sync."""
-
-    def __init__(self, path: str, ttl: float, held: str):
-        self.path, self.held = path, held
-        MarketframeError.__init__(self, f"{path}: {held} (lease_ttl {ttl:g} s)")
 
 
 def lease_key(ds: DatasetId, symbol: str) -> str:

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from marketframe._windows import Interval, intersect, merge, subtract
+from marketframe.exceptions import StoreCorrupted
 from marketframe.store._base import _PreconditionFailed, fsync_dir
-from marketframe.store._report import StoreCorrupted
 
 MANIFEST = "_manifest.json"
 PREVIOUS = "_manifest.prev.json"  # the generation before the last save, kept for repair

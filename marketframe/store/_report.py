@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass, field
 from typing import Any
-
-from marketframe.exceptions import MarketframeError, MarketframeWarning
 
 
 @dataclass(frozen=True)
@@ -90,87 +87,6 @@ class SyncReport:
         lines = [head, f"{len(self.failures)} FAILED (their ranges stay missing; rerun to retry):"]
         lines += [f"  {f}" for f in self.failures]
         return "\n".join(lines)
-
-
-class SyncError(MarketframeError):
-    """Some windows of a sync failed; everything else was written; `.report` lists them."""
-
-    def __init__(self, report: SyncReport):
-        self.report = report
-        super().__init__(str(report))
-
-
-class StoreCorrupted(MarketframeError):
-    """A store file (partition or manifest) is damaged, missing or not the one recorded.
-
-    Nothing is read from it; ``.path`` names it. ``store.verify(repair=True)`` (or
-    ``marketframe verify --store ROOT --repair``) refetches what it held.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], problem: str, fix: str = ""):
-        self.path = str(path)
-        fix = fix or (
-            "run `marketframe verify --store STORE --repair` (or store.verify(repair=True))"
-        )
-        super().__init__(f"{self.path} {problem}; to repair it, {fix}")
-
-
-class StoreReadOnly(MarketframeError, PermissionError):
-    """The store is on a read-only file system (or not writable by this user) and the call
-    needs to write: a sync with windows to fetch, a repair. Reading, ``coverage()``,
-    ``verify()`` and a sync of what is already held work without writing."""
-
-    hint = "sync into a writable copy of the store, or remount it read-write"
-
-    def __init__(self, path: str | os.PathLike[str], what: str, why: str):
-        self.path = str(path)
-        MarketframeError.__init__(
-            self, f"{self.path} is read-only ({why}): {what} needs to write to it"
-        )
-
-
-class StoreLocked(MarketframeError):
-    """Another process is syncing this store (on an object store: these symbols) and
-    ``lock_timeout`` ran out before it finished; ``.held`` says who holds what."""
-
-    def __init__(self, path: str | os.PathLike[str], timeout: float, held: str = ""):
-        self.path = str(path)
-        self.held = held  # object stores: which symbols, by which writer, until when
-        what = f" ({held})" if held else ""
-        super().__init__(
-            f"{self.path} is locked by another sync{what} (waited {timeout:g} s); "
-            "wait "
-            "for it to finish, or give Store(..., lock_timeout=SECONDS) a longer "
-            "wait (-1 waits forever)"
-        )
-
-
-class NotSynced(MarketframeError, LookupError):
-    """:meth:`Store.read` asked for a dataset, symbol or date range the store never synced.
-
-    Raised instead of an empty frame, which would read as "no trading". ``.missing`` lists
-    ``(symbol, start, end)`` (None: any date); the message gives the ``store.sync(...)`` call
-    that fetches it.
-    """
-
-    def __init__(self, dataset: str, missing: list[tuple[str | None, Any, Any]], fix: str):
-        self.dataset = dataset
-        self.missing = missing
-        shown = ", ".join(_span(*m) for m in missing[:5])
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        super().__init__(f"the store holds nothing of {dataset} for {shown}{more}; run {fix} first")
-
-
-class PartlySynced(MarketframeWarning):
-    """:meth:`Store.read` returned what the store holds, but part of the asked range was
-    never synced (the message names it and the ``sync`` that fetches it)."""
-
-
-def _span(symbol: str | None, start: Any, end: Any) -> str:
-    who = symbol if symbol is not None else "every symbol"
-    if start is None and end is None:
-        return who
-    return f"{who} {start or '...'}..{end or '...'}"
 
 
 @dataclass

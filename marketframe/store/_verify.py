@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from marketframe._windows import merge
 from marketframe.endpoints import ENDPOINTS
+from marketframe.exceptions import StoreCorrupted, StoreLocked, StoreReadOnly, SyncError
 from marketframe.store import _io
 from marketframe.store._manifest import (
     MANIFEST,
@@ -30,13 +31,7 @@ from marketframe.store._manifest import (
     DatasetId,
     parse_bytes,
 )
-from marketframe.store._report import (
-    StoreCorrupted,
-    StoreLocked,
-    StoreReadOnly,
-    SyncError,
-    VerifyReport,
-)
+from marketframe.store._report import VerifyReport
 
 if TYPE_CHECKING:
     from marketframe.store import Store

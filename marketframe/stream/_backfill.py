@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from marketframe.exceptions import StreamError
+from marketframe.exceptions import GapUnavailable
 
 from ._ledger import FIXED_PRICE_SERIAL, REGULAR, Gap, position
 
@@ -128,7 +128,3 @@ def split_day(gap: Gap, served: str | None) -> Gap | None:
         exc = unavailable(gap, served)
         gap.error = f"{type(exc).__name__}: {exc}"
     return later
-
-
-class GapUnavailable(StreamError):
-    """The gap's trading day is no longer served by the intraday endpoint."""

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from marketframe.academy import AcademyClient, DiscoveryError, TokenSet, parse_www_authenticate
 from marketframe.academy._challenge import bearer_challenge
 from marketframe.academy._discovery import merge_metadata, normalize_url, well_known_url
-from marketframe.academy._errors import InvalidClient, InvalidScope, OAuthError, oauth_error
+from marketframe.exceptions import InvalidClient, InvalidScope, OAuthError, oauth_error
 
 
 def test_bearer_challenge_with_escapes_and_commas() -> None:

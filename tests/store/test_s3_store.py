@@ -14,10 +14,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from marketframe.exceptions import MarketframeError
+from marketframe.exceptions import LeaseLost, MarketframeError
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store, StoreLocked
-from marketframe.store._lease import LeaseLost, Leases, lease_key
+from marketframe.store._lease import Leases, lease_key
 from marketframe.store._sync import resolve
 
 from ._helpers import NOW, arrow_equal, subprocess_env

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from marketframe.exceptions import MarketframeError, redact, with_next_step
+from marketframe.exceptions._base import MarketframeError, redact, with_next_step
 
 __all__ = [
     "AcademyError",

@@ -1,0 +1,211 @@
+"""The error tree, and the table that maps HTTP status codes onto it.
+
+Every error marketframe raises is a :class:`MarketframeError`; builtin mixins keep
+``except ValueError`` / ``except TypeError`` / ``except TimeoutError`` code working::
+
+    MarketframeError                   root: one ``except`` catches every error below
+    +-- InvalidParams (ValueError)     bad input; raised before any request is sent
+    |   +-- InvalidParamType (TypeError)   a value of a type marketframe cannot use
+    |   |   +-- ConventionTypeError        ``convention=`` of the wrong kind (indicators)
+    |   +-- UnorderedRowsError             rows out of time order, no time column (frames)
+    +-- ConfigurationError             a local setting is missing or unusable (no API key)
+    +-- DefinitionError (TypeError)    an endpoint row or schema contradicts itself (at import)
+    +-- SchemaError                    a payload does not fit the endpoint's schema
+    +-- ServiceError                   the service gave no usable answer
+    |   +-- APIError                   ... it answered with an error status
+    |   |   +-- BadRequest             400, other 4xx
+    |   |   +-- AuthenticationError    401
+    |   |   |   +-- StreamAuthError    (also a StreamError)
+    |   |   +-- PlanError (Forbidden)  403
+    |   |   |   +-- AdjustmentUnavailable  no corporate actions on the plan
+    |   |   +-- SymbolNotFound (NotFound)  404
+    |   |   +-- RateLimited            429
+    |   |   +-- ServerError            5xx
+    |   +-- TransportError             ... it did not answer at all (connection, timeout)
+    |       +-- DeadlineExceeded (TimeoutError)
+    +-- BatchError (PartialResult)     some symbols of a multi-symbol call failed
+    +-- StreamError                    the WebSocket stream
+    |   +-- StreamTimeout (TimeoutError), StreamAuthError, StreamClosed,
+    |       StreamSubscribeError (ValueError), GapUnavailable (a gap's day is gone)
+    +-- MissingColumnsError (ValueError)   a frame lacks a column an indicator needs (frames)
+    +-- NotCheckable (ValueError)      nothing to cross-check in the range (crosscheck)
+    +-- StoreCorrupted, StoreLocked (LeaseLost), SyncError   the Parquet store (store)
+    +-- StoreUnavailable (OSError), StoreReadOnly (PermissionError)   its storage (store)
+    +-- NotSynced (LookupError)        a store read of a range no sync covered (store)
+    +-- AcademyError                   the course platform's OAuth client (academy), with
+        DiscoveryError, RegistrationError, TokenStoreError, NotLoggedIn, LoginTimeout,
+        AuthorizationError (StateMismatch, IssuerMismatch), OAuthError (InvalidClient,
+        InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget, UnauthorizedClient,
+        UnsupportedGrantType), ResourceError (InsufficientScope, InvalidToken)
+
+Warnings are a :class:`MarketframeWarning` (a ``UserWarning``): ``PartlySynced``, a store
+read of a range covered only in part; ``ActionNotApplied``, a corporate action adjusted
+prices could not use (adjust).
+
+One hint style: a class's ``hint`` says what to do next; ``next_step()`` turns it into the
+sentence that ends the message (a class may compute it from the error's own details).
+``docs/errors.md`` is generated from these classes.
+
+No message, attribute or ``repr`` ever holds the API key: errors are built from the endpoint
+name, the parameters (which never include the key) and the service's own ``message`` field,
+and :func:`redact` scrubs any text we did not write ourselves.
+"""
+
+from __future__ import annotations
+
+from marketframe.exceptions._academy import (
+    AcademyError,
+    AuthorizationError,
+    DiscoveryError,
+    InsufficientScope,
+    InvalidClient,
+    InvalidGrant,
+    InvalidRequest,
+    InvalidScope,
+    InvalidTarget,
+    InvalidToken,
+    IssuerMismatch,
+    LoginTimeout,
+    NotLoggedIn,
+    OAuthError,
+    RegistrationError,
+    ResourceError,
+    StateMismatch,
+    TokenStoreError,
+    UnauthorizedClient,
+    UnsupportedGrantType,
+    hold_secret,
+    oauth_error,
+    scrub,
+)
+from marketframe.exceptions._base import (
+    ActionNotApplied,
+    ConfigurationError,
+    ConventionTypeError,
+    DefinitionError,
+    InvalidParams,
+    InvalidParamType,
+    MarketframeError,
+    MarketframeWarning,
+    MissingColumnsError,
+    NotCheckable,
+    SchemaError,
+    UnorderedRowsError,
+    did_you_mean,
+    redact,
+    with_next_step,
+)
+from marketframe.exceptions._service import (
+    STATUS_ERRORS,
+    AdjustmentUnavailable,
+    APIError,
+    AuthenticationError,
+    BadRequest,
+    BatchError,
+    DeadlineExceeded,
+    Forbidden,
+    GapUnavailable,
+    NotFound,
+    PartialResult,
+    PlanError,
+    RateLimited,
+    ServerError,
+    ServiceError,
+    StreamAuthError,
+    StreamClosed,
+    StreamError,
+    StreamSubscribeError,
+    StreamTimeout,
+    SymbolNotFound,
+    TransportError,
+    error_for_status,
+)
+from marketframe.exceptions._store import (
+    LeaseLost,
+    NotSynced,
+    PartlySynced,
+    StoreCorrupted,
+    StoreLocked,
+    StoreReadOnly,
+    StoreUnavailable,
+    SyncError,
+)
+
+__all__ = [
+    "APIError",
+    "AcademyError",
+    "ActionNotApplied",
+    "AdjustmentUnavailable",
+    "AuthenticationError",
+    "AuthorizationError",
+    "BadRequest",
+    "BatchError",
+    "ConfigurationError",
+    "ConventionTypeError",
+    "DeadlineExceeded",
+    "DefinitionError",
+    "DiscoveryError",
+    "Forbidden",
+    "GapUnavailable",
+    "InsufficientScope",
+    "InvalidClient",
+    "InvalidGrant",
+    "InvalidParamType",
+    "InvalidParams",
+    "InvalidRequest",
+    "InvalidScope",
+    "InvalidTarget",
+    "InvalidToken",
+    "IssuerMismatch",
+    "LeaseLost",
+    "LoginTimeout",
+    "MarketframeError",
+    "MarketframeWarning",
+    "MissingColumnsError",
+    "NotCheckable",
+    "NotFound",
+    "NotLoggedIn",
+    "NotSynced",
+    "OAuthError",
+    "PartialResult",
+    "PartlySynced",
+    "PlanError",
+    "RateLimited",
+    "RegistrationError",
+    "ResourceError",
+    "STATUS_ERRORS",
+    "SchemaError",
+    "ServerError",
+    "ServiceError",
+    "StateMismatch",
+    "StoreCorrupted",
+    "StoreLocked",
+    "StoreReadOnly",
+    "StoreUnavailable",
+    "StreamAuthError",
+    "StreamClosed",
+    "StreamError",
+    "StreamSubscribeError",
+    "StreamTimeout",
+    "SymbolNotFound",
+    "SyncError",
+    "TokenStoreError",
+    "TransportError",
+    "UnauthorizedClient",
+    "UnorderedRowsError",
+    "UnsupportedGrantType",
+    "did_you_mean",
+    "error_for_status",
+    "hold_secret",
+    "oauth_error",
+    "redact",
+    "scrub",
+    "with_next_step",
+]
+
+# shown where they are documented and imported from (tracebacks, reprs, docs/errors.md)
+for _name in __all__:
+    _obj = globals()[_name]
+    if isinstance(_obj, type):
+        _obj.__module__ = __name__
+del _name, _obj
