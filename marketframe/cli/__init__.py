@@ -19,6 +19,7 @@ import os
 import re
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -186,8 +187,14 @@ def run_command(args: argparse.Namespace, *, debug: bool = False) -> int:
     from marketframe.exceptions import MarketframeError
 
     where = f"marketframe {args.command}"
+
+    def one_line(message: Any, category: Any, *_: Any, **__: Any) -> None:
+        print(f"{where}: warning: {message}", file=sys.stderr)  # not Python's file:line form
+
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = one_line
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print(f"{where}: interrupted", file=sys.stderr)
         return INTERRUPTED

@@ -40,7 +40,7 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
 
 Warnings are a :class:`MarketframeWarning` (a ``UserWarning``): ``PartlySynced``, a store
 read of a range covered only in part; ``ActionNotApplied``, a corporate action adjusted
-prices could not use (adjust).
+prices could not use (adjust); ``NoSession``, a ``download`` range with no trading day.
 
 One hint style: a class's ``hint`` says what to do next; ``next_step()`` turns it into the
 sentence that ends the message (a class may compute it from the error's own details).
@@ -88,6 +88,7 @@ from marketframe.exceptions._base import (
     MarketframeError,
     MarketframeWarning,
     MissingColumnsError,
+    NoSession,
     NotCheckable,
     SchemaError,
     UnorderedRowsError,
@@ -162,6 +163,7 @@ __all__ = [
     "MarketframeError",
     "MarketframeWarning",
     "MissingColumnsError",
+    "NoSession",
     "NotCheckable",
     "NotFound",
     "NotLoggedIn",

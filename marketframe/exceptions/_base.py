@@ -140,3 +140,9 @@ class NotCheckable(MarketframeError, ValueError):
 class ActionNotApplied(MarketframeWarning):
     """A past corporate action lacks the data its ratio needs (a dividend without the
     previous close): the adjustment leaves it out and names it."""
+
+
+class NoSession(MarketframeWarning):
+    """The asked range holds no trading session (a weekend, a holiday, a typhoon closure;
+    ``marketframe.calendar``): the frame is empty because the market was closed, not because
+    data is missing. The message names the sessions around the range."""
