@@ -35,6 +35,7 @@ rest of the package, so it keeps data generated from this module instead.
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Literal, overload
 
@@ -86,10 +87,21 @@ __all__ = [
 # --- the table -----------------------------------------------------------------------------
 
 
+_BUILDING = threading.Lock()
+
+
 @lru_cache(maxsize=1)
 def _base() -> np.ndarray:
     """XTAI's sessions over the coverage, as ``datetime64[D]`` (loaded once, on first use:
-    importing exchange_calendars and building XTAI take about a second)."""
+    importing exchange_calendars and building XTAI take about a second). One thread builds
+    it while the others wait: the warning filters below are process-wide, and a second
+    builder leaving its ``catch_warnings`` would restore them under the first one."""
+    with _BUILDING:
+        return _xtai()
+
+
+@lru_cache(maxsize=1)
+def _xtai() -> np.ndarray:
     import warnings
 
     import exchange_calendars as xcals
