@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import marketframe  # noqa: E402
 from marketframe import plot  # noqa: E402
+from marketframe.plot import _artists  # noqa: E402
 
 SYMBOLS = ["2330", "2317", "2454", "0050", "0056", "2412", "2881", "2882", "1301", "2002"]
 TARGET = 2.0
@@ -66,7 +67,7 @@ def baseline(bars: int, figsize: tuple[float, float]) -> float:
     fig = plt.figure(figsize=figsize)
     ax = fig.add_subplot()
     ax.add_collection(
-        PolyCollection(plot._rectangles(x, lo, hi), facecolors=plot.UP, edgecolors=plot.UP)
+        PolyCollection(_artists._rectangles(x, lo, hi), facecolors=plot.UP, edgecolors=plot.UP)
     )
     ax.set_xlim(-1, bars)
     ax.set_ylim(float(lo.min()), float(hi.max()))

@@ -161,9 +161,9 @@ class CrosscheckReport:
 
     def plot(self, convention: str | None = None, alignment: str | None = None) -> Any:
         """A chart of the service's values against local ones, with their difference."""
-        from marketframe.plot import _require_matplotlib
+        from marketframe.plot import pyplot
 
-        plt = _require_matplotlib()
+        plt = pyplot()
         b = self.best
         key = (convention or b.convention, alignment or b.alignment)
         local = self._series[key]

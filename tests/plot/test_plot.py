@@ -17,6 +17,7 @@ from marketframe import (
 )
 from marketframe.exceptions import InvalidParams  # noqa: E402
 from marketframe.frames import MissingColumnsError  # noqa: E402
+from marketframe.plot import _artists  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -81,9 +82,9 @@ def test_intraday_ticks_show_the_time(sandbox) -> None:
     labels = [t.get_text() for t in fig.axes[-1].get_xticklabels()]
     assert len(set(labels)) == len(labels) > 1
     assert all(len(t) == 5 and t[2] == ":" for t in labels)  # "09:00" ... not the date
-    days = plot._tick_labels(pd.to_datetime(["2026-01-05 09:00", "2026-01-06 13:30"]))
+    days = _artists._tick_labels(pd.to_datetime(["2026-01-05 09:00", "2026-01-06 13:30"]))
     assert days == ["01-05 09:00", "01-06 13:30"]
-    assert plot._tick_labels(pd.to_datetime(["2026-01-05", "2026-01-06"])) == [
+    assert _artists._tick_labels(pd.to_datetime(["2026-01-05", "2026-01-06"])) == [
         "2026-01-05",
         "2026-01-06",
     ]

@@ -1,0 +1,199 @@
+"""Charts (matplotlib, the ``plot`` extra): candlesticks with volume and indicators.
+
+``candles(df)`` draws any candles frame (pandas or polars; one block of panels per symbol):
+price as candlesticks, volume bars below, overlay columns on the price (moving averages,
+Bollinger bands) and oscillators in their own panels (RSI, KDJ, MACD). ``df.md.plot(...)``
+calls it.
+
+Every candle, wick and volume bar of a panel is one matplotlib collection (a
+``PolyCollection`` of bodies, a ``LineCollection`` of wicks), not one artist per bar: a
+chart of thousands of bars draws and saves in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from marketframe.exceptions import InvalidParams, MissingColumnsError
+from marketframe.plot._artists import (
+    BAND,
+    DOWN,
+    LAST,
+    OVERLAYS,
+    PANELS,
+    PRICE,
+    UP,
+    _draw,
+)
+
+__all__ = ["BAND", "DOWN", "LAST", "OVERLAYS", "PANELS", "PRICE", "UP", "candles", "pyplot", "save"]
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot``, or an ImportError naming the ``plot`` extra to install."""
+    try:
+        import matplotlib
+
+        if not hasattr(matplotlib, "pyplot"):
+            import matplotlib.pyplot  # noqa: F401
+        return matplotlib.pyplot
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("charts need matplotlib: pip install 'marketframe[plot]'") from e
+
+
+def _to_pandas(df: Any) -> Any:
+    if hasattr(df, "iloc"):  # pandas already
+        return df
+    if hasattr(df, "collect"):  # a polars LazyFrame: the chart needs the rows
+        df = df.collect()
+    return df.to_pandas()  # polars DataFrame or Arrow table
+
+
+def _normalised(pdf: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its base columns spelled as the chart reads them: ``Open``/``CLOSE``
+    (any case, as the indicators accept them) as ``open``/``close``, and a time index
+    (``Date``, as yfinance returns it) as a ``date`` column."""
+    cols = [str(c) for c in pdf.columns]
+    rename = {}
+    for name in (*PRICE, "volume", "symbol", "date", "time"):
+        if name in cols:
+            continue
+        hits = [c for c in cols if c.lower() == name]
+        if len(hits) == 1:
+            rename[hits[0]] = name
+    if rename:
+        pdf = pdf.rename(columns=rename)
+    if not {"date", "time"} & set(pdf.columns) and isinstance(pdf.index, pd.DatetimeIndex):
+        pdf = pdf.rename_axis("date").reset_index()
+    return pdf
+
+
+def _classify(columns: Sequence[str], skip: set[str]) -> tuple[list[str], dict[str, list[str]]]:
+    overlays: list[str] = []
+    panels: dict[str, list[str]] = {}
+    for c in columns:
+        if c in skip:
+            continue
+        low = c.lower()
+        if low.startswith(OVERLAYS):
+            overlays.append(c)
+            continue
+        for panel, prefixes in PANELS.items():
+            if low.startswith(prefixes) and (len(low) > 1 or low in prefixes):
+                panels.setdefault(panel, []).append(c)
+                break
+    return overlays, panels
+
+
+_BASE = {
+    "open",
+    "high",
+    "low",
+    "close",
+    "volume",
+    "turnover",
+    "change",
+    "average",
+    "date",
+    "time",
+    "symbol",
+    "type",
+    "exchange",
+    "market",
+    "timeframe",
+    "transaction",
+}
+
+
+def candles(
+    df: Any,
+    *,
+    title: str | None = None,
+    volume: bool = True,
+    columns: Sequence[str] | None = None,
+    last: int | None = LAST,
+    symbol: str | None = None,
+    figsize: tuple[float, float] | None = None,
+) -> Any:
+    """Draw a candlestick chart and return the matplotlib ``Figure``.
+
+    ``columns`` picks the indicator columns to draw (default: every column whose name starts
+    like an indicator's: ``sma``/``ema``/``bb_`` over the price, ``rsi``, ``kdj_*``, ``macd*``
+    in panels). ``last`` keeps the last N bars of each symbol (default 120, about six months
+    of daily candles; the title says so when bars were left out); ``last=None`` draws every
+    bar. Indicators are computed before, on the whole frame, so the window never shortens
+    their warm-up. A frame holding several symbols is drawn as one block of panels per
+    symbol, stacked; ``symbol=`` draws only that one. ``open``/``high``/``low``/``close``
+    may be spelled in any case (``Close``), as for the indicators.
+    """
+    plt = pyplot()
+    if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
+        raise InvalidParams("plot", "last", f"has value {last!r}", "an integer >= 1, or None")
+    pdf = _normalised(_to_pandas(df))
+    missing = [c for c in PRICE if c not in pdf.columns]
+    if missing:
+        raise MissingColumnsError(
+            f"a candles frame needs open, high, low and close (any case); missing {missing}; "
+            f"columns available: {list(pdf.columns)}"
+        )
+    has_symbol = "symbol" in pdf.columns
+    if symbol is not None:
+        if not has_symbol:
+            raise MissingColumnsError(
+                f"symbol={symbol!r} given but the frame has no 'symbol' "
+                f"column; columns available: {list(pdf.columns)}"
+            )
+        present = sorted(map(str, pdf["symbol"].unique()))
+        if str(symbol) not in present:
+            raise InvalidParams(
+                "plot", "symbol", f"{symbol!r} is not in the frame", ", ".join(present)
+            )
+        pdf = pdf[pdf["symbol"].astype(str) == str(symbol)]
+    chosen = list(columns) if columns is not None else [c for c in pdf.columns if c not in _BASE]
+    overlays, panels = _classify(chosen, _BASE)
+    show_volume = volume and "volume" in pdf.columns
+    heights = [4.0] + ([1.2] if show_volume else []) + [1.5] * len(panels)
+    if has_symbol:
+        keys = pdf["symbol"].astype(str)
+        parts = {str(k): g for k, g in pdf.groupby(keys, sort=False, observed=True)}
+    else:
+        parts = {"": pdf}
+    if figsize is None:
+        figsize = (11.0, 5.0 * len(parts) if len(parts) > 1 else 6.0)
+    # fixed margins in inches, not a layout engine: constrained layout measured every tick
+    # label of every panel on each save (most of the time of a 10-symbol chart)
+    fig = plt.figure(figsize=figsize)
+    width, height = figsize
+    block = height / len(parts)
+    grid = {
+        "height_ratios": heights,
+        "left": 0.75 / width,
+        "right": 1 - 2.0 / width,  # room for the legends, outside the data
+        "top": 1 - 0.4 / block,
+        "bottom": 0.65 / block,
+        "hspace": 0.12,
+    }
+    targets = [fig] if len(parts) == 1 else list(fig.subfigures(len(parts), 1))
+    # tick label sizes as the axes are made (tick_params afterwards rebuilds every tick)
+    with plt.rc_context({"xtick.labelsize": 8, "ytick.labelsize": 8}):
+        for i, (target, (sym, part)) in enumerate(zip(targets, parts.items(), strict=True)):
+            _draw(
+                target,
+                part,
+                grid,
+                show_volume,
+                overlays,
+                panels,
+                last,
+                title if len(parts) == 1 else (f"{title}: {sym}" if title else None),
+                legend=i == 0,  # every block has the same lines in the same colours
+            )
+    return fig
+
+
+def save(fig: Any, path: Any, dpi: int = 110) -> None:
+    """Write a figure as an image (the format follows the file name, e.g. ``.png``)."""
+    fig.savefig(path, dpi=dpi)
