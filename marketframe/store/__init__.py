@@ -34,7 +34,8 @@ from marketframe.exceptions import (  # the store's errors live in the one error
     SyncError,
 )
 from marketframe.store import _held, _io
-from marketframe.store._manifest import NO_SYMBOL, Manifest
+from marketframe.store._document import NO_SYMBOL
+from marketframe.store._manifest import Manifest
 from marketframe.store._report import Failure, SyncReport, VerifyReport
 from marketframe.store._sync import check_range, check_symbols, resolve
 

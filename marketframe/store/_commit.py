@@ -21,7 +21,8 @@ from marketframe._windows import Interval, final_until
 from marketframe.convert import concat, order_keys
 from marketframe.exceptions import StoreCorrupted
 from marketframe.store import _io
-from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
+from marketframe.store._document import NO_SYMBOL, DatasetId
+from marketframe.store._manifest import Manifest
 from marketframe.store._report import SyncReport
 from marketframe.store._spec import Spec, Task
 

@@ -36,7 +36,7 @@ from marketframe.store._derive import (
     derived_id,
     fingerprint,
 )
-from marketframe.store._manifest import DatasetId
+from marketframe.store._document import DatasetId
 from marketframe.store._task import run_task
 
 __all__ = [

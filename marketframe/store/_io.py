@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint
 from marketframe.exceptions import StoreCorrupted
 from marketframe.store._base import fsync_dir
-from marketframe.store._manifest import DatasetId
+from marketframe.store._document import DatasetId
 
 PART = "part-0.parquet"
 TF_KEY, SYM_KEY = "tf", "sym"  # directory keys: never a column's name (no type clash)

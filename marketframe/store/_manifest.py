@@ -22,39 +22,24 @@ import datetime as dt
 import json
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from marketframe._windows import Interval, intersect, merge, subtract
 from marketframe.exceptions import StoreCorrupted
 from marketframe.store._base import _PreconditionFailed, fsync_dir
-
-MANIFEST = "_manifest.json"
-PREVIOUS = "_manifest.prev.json"  # the generation before the last save, kept for repair
-VERSION = 2  # 2: directory keys tf=/sym=, one physical schema, file records
-NO_SYMBOL = "*"  # endpoints without a symbol (corporate actions)
-
-
-@dataclass(frozen=True)
-class DatasetId:
-    """What identifies a dataset: the endpoint, the parameters that change its data, timeframe."""
-
-    endpoint: str
-    params: str  # fingerprint, hive-safe ("default", "period-20", ...)
-    timeframe: str | None
-
-    @property
-    def key(self) -> str:
-        return f"{self.endpoint}|{self.params}|{self.timeframe or '-'}"
-
-
-def _iv(pairs: list[list[str]]) -> list[Interval]:
-    return [(dt.date.fromisoformat(a), dt.date.fromisoformat(b)) for a, b in pairs]
-
-
-def _out(ivs: list[Interval]) -> list[list[str]]:
-    return [[a.isoformat(), b.isoformat()] for a, b in ivs]
+from marketframe.store._document import (
+    MANIFEST,
+    PREVIOUS,
+    DatasetId,
+    fresh,
+    merge_writer,
+    parse,
+    parse_bytes,
+    symbol_view,
+    to_intervals,
+    to_pairs,
+)
 
 
 class Manifest:
@@ -72,8 +57,8 @@ class Manifest:
         self._lock = threading.RLock()
         # object stores: what this writer changed, merged into the latest manifest on save
         self._touched: set[tuple[str, str, str]] = set()
-        self._data: dict[str, Any] = _fresh()
-        self._seen: dict[str, Any] = _fresh()  # object stores: the generation last read/saved
+        self._data: dict[str, Any] = fresh()
+        self._seen: dict[str, Any] = fresh()  # object stores: the generation last read/saved
         self._stamp: tuple[int, int, int] | None = None
         self.damage: str | None = None
         self._dirty = False  # changed since it was read or saved
@@ -88,14 +73,14 @@ class Manifest:
             try:
                 st = self.path.stat()
             except FileNotFoundError:
-                self._data, self._stamp, self.damage = _fresh(), None, None
+                self._data, self._stamp, self.damage = fresh(), None, None
                 return
             stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
             if stamp == self._stamp:
                 return
             data, problem = parse(self.path)
             self._stamp, self._dirty = stamp, False
-            self._data, self.damage = (data, None) if problem is None else (_fresh(), problem)
+            self._data, self.damage = (data, None) if problem is None else (fresh(), problem)
             self._keep_current = problem is None
 
     def check(self) -> None:
@@ -146,14 +131,14 @@ class Manifest:
             return
         found = self.storage.read_versioned(MANIFEST)
         if found is None:
-            self._data, self._stamp, self.damage, self._seen = _fresh(), None, None, _fresh()
+            self._data, self._stamp, self.damage, self._seen = fresh(), None, None, fresh()
             return
         raw, tag = found
         if tag == self._stamp:
             return
         data, problem = parse_bytes(raw)
         self._stamp, self._dirty, self._touched = tag, False, set()
-        self._data, self.damage = (data, None) if problem is None else (_fresh(), problem)
+        self._data, self.damage = (data, None) if problem is None else (fresh(), problem)
         self._seen = json.loads(json.dumps(self._data))
         self._keep_current = problem is None
 
@@ -172,8 +157,8 @@ class Manifest:
             base, problem = parse_bytes(raw)
             if problem is not None:
                 return False  # the next save reports it (or a repair replaces it)
-            stale = _symbol_view(base, ds, symbol) != _symbol_view(self._seen, ds, symbol)
-            self._data = _merge(base, self._data, self._touched)
+            stale = symbol_view(base, ds, symbol) != symbol_view(self._seen, ds, symbol)
+            self._data = merge_writer(base, self._data, self._touched)
             self._stamp, self._keep_current, self._seen = tag, True, base
             return stale
 
@@ -202,12 +187,12 @@ class Manifest:
                 pass
             found = self.storage.read_versioned(MANIFEST)
             raw, tag = found if found is not None else (None, None)
-            base, problem = parse_bytes(raw) if raw is not None else (_fresh(), None)
+            base, problem = parse_bytes(raw) if raw is not None else (fresh(), None)
             if problem is not None and ("all", "", "") not in self._touched:
                 self.damage = problem
                 self.check()
             intact = raw is not None and problem is None
-            merged = _merge(base, self._data, self._touched)
+            merged = merge_writer(base, self._data, self._touched)
         self._data, self._stamp, self._dirty = merged, new_tag, False
         self._touched, self.damage, self._keep_current = set(), None, True
         self._seen = json.loads(json.dumps(merged))
@@ -221,12 +206,12 @@ class Manifest:
 
     def final(self, ds: DatasetId, symbol: str) -> list[Interval]:
         with self._lock:
-            return _iv(self._entry(ds, symbol).get("final", []))
+            return to_intervals(self._entry(ds, symbol).get("final", []))
 
     def intervals(self, ds: DatasetId, symbol: str) -> dict[str, list[Interval]]:
         with self._lock:
             e = self._entry(ds, symbol)
-            return {k: _iv(e.get(k, [])) for k in ("final", "open", "empty")}
+            return {k: to_intervals(e.get(k, [])) for k in ("final", "open", "empty")}
 
     def datasets(self) -> list[tuple[DatasetId, dict[str, Any]]]:
         with self._lock:
@@ -330,7 +315,11 @@ class Manifest:
             d = self._dataset(ds, params)
             self._touched.add(("sym", ds.key, symbol))
             e = d["symbols"].setdefault(symbol, {"final": [], "open": [], "empty": []})
-            final, open_, empties = _iv(e["final"]), _iv(e["open"]), _iv(e["empty"])
+            final, open_, empties = (
+                to_intervals(e["final"]),
+                to_intervals(e["open"]),
+                to_intervals(e["empty"]),
+            )
             fin = intersect(window, (dt.date.min, final_until)) if final_until else None
             if fin is not None:
                 final = merge([*final, fin])
@@ -341,73 +330,9 @@ class Manifest:
             else:
                 # a window that now has rows is no longer confirmed empty
                 empties = [p for iv in empties for p in subtract(iv, [window])]
-            e["final"], e["open"], e["empty"] = _out(final), _out(merge(open_)), _out(empties)
+            e["final"], e["open"], e["empty"] = (
+                to_pairs(final),
+                to_pairs(merge(open_)),
+                to_pairs(empties),
+            )
             e["updated"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
-def _symbol_view(data: dict[str, Any], ds: DatasetId, symbol: str) -> Any:
-    """What ``data`` records of one symbol: its intervals and its files."""
-    d = data["datasets"].get(ds.key, {})
-    part = f"sym={symbol}/"
-    files = {
-        rel: rec for rel, rec in d.get("files", {}).items() if symbol == NO_SYMBOL or part in rel
-    }
-    entry = {k: v for k, v in d.get("symbols", {}).get(symbol, {}).items() if k != "updated"}
-    return json.dumps([entry, files], sort_keys=True)
-
-
-def _fresh() -> dict[str, Any]:
-    return {"version": VERSION, "datasets": {}}
-
-
-def _merge(
-    base: dict[str, Any], mine: dict[str, Any], touched: set[tuple[str, str, str]]
-) -> dict[str, Any]:
-    """``base`` (the latest manifest) with this writer's changed entries from ``mine``."""
-    if ("all", "", "") in touched:
-        return json.loads(json.dumps(mine))
-    out = json.loads(json.dumps(base))
-    for kind, key, name in sorted(touched):
-        src = mine["datasets"].get(key)
-        if src is None:
-            continue
-        dst = out["datasets"].setdefault(
-            key, {k: v for k, v in src.items() if k not in ("symbols", "files")}
-        )
-        dst.setdefault("symbols", {})
-        dst.setdefault("files", {})
-        if kind in ("sym", "file"):
-            field = "symbols" if kind == "sym" else "files"
-            if name in src.get(field, {}):
-                dst[field][name] = json.loads(json.dumps(src[field][name]))
-            else:
-                dst[field].pop(name, None)
-    return out
-
-
-def parse(path: Path) -> tuple[dict[str, Any], str | None]:
-    """The manifest at ``path`` and None, or an empty one and what is wrong with it."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        return _fresh(), f"cannot be read ({exc.strerror})"
-    return parse_bytes(raw)
-
-
-def parse_bytes(raw: bytes) -> tuple[dict[str, Any], str | None]:
-    """A manifest's bytes parsed and None, or an empty one and what is wrong with them."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return _fresh(), f"is damaged ({type(exc).__name__}: {exc})"
-    if not isinstance(data, dict) or not isinstance(data.get("datasets"), dict):
-        return _fresh(), "is damaged (not a marketframe manifest)"
-    if data.get("version") != VERSION:
-        return _fresh(), (
-            f"has layout version {data.get('version')!r}, not {VERSION} (written "
-            "by another marketframe version)"
-        )
-    for d in data["datasets"].values():
-        if not isinstance(d, dict) or not {"endpoint", "params", "symbols"} <= set(d):
-            return _fresh(), "is damaged (a dataset entry is incomplete)"
-    return data, None

@@ -36,7 +36,8 @@ from marketframe._windows import (
 from marketframe.endpoints import ENDPOINTS, get
 from marketframe.exceptions import InvalidParams
 from marketframe.store._commit import commit_symbol, forget_damaged
-from marketframe.store._manifest import NO_SYMBOL, DatasetId, Manifest
+from marketframe.store._document import NO_SYMBOL, DatasetId
+from marketframe.store._manifest import Manifest
 from marketframe.store._report import Failure, SyncReport
 from marketframe.store._spec import Spec, Task
 

@@ -23,7 +23,7 @@ from marketframe._windows import merge
 from marketframe.endpoints import ENDPOINTS
 from marketframe.exceptions import StoreCorrupted, StoreLocked, StoreReadOnly, SyncError
 from marketframe.store import _io
-from marketframe.store._manifest import (
+from marketframe.store._document import (
     MANIFEST,
     NO_SYMBOL,
     PREVIOUS,
