@@ -155,6 +155,8 @@ class Stream(Generic[FrameT]):
         return self._call(self._async.ping(state))
 
     def wait_backfills(self) -> None:
+        """Wait until a reconnect in flight has restored the subscriptions and every
+        backfill has finished (see :meth:`AsyncStream.wait_backfills`)."""
         self._call(self._async.wait_backfills())
 
     @property

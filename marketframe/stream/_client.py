@@ -211,8 +211,20 @@ class AsyncStream(Connection):
             self._recorder.close()
 
     async def wait_backfills(self) -> None:
-        """Wait until every started backfill has finished."""
-        while self._backfills:
+        """Wait until every gap is known and filled: a reconnect in flight first restores the
+        subscriptions (the gaps a drop left, and their quiet backfills, are known only then),
+        then every started backfill finishes. Returns at once on a closed or failed stream."""
+        while True:
+            while (
+                not self._online
+                and not self._closing
+                and self._error is None
+                and self._runner is not None
+                and not self._runner.done()
+            ):
+                await self._changed.wait()
+            if not self._backfills:
+                return
             await asyncio.gather(*list(self._backfills), return_exceptions=True)
 
     # -- reading ----------------------------------------------------------------------------
