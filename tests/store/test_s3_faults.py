@@ -173,16 +173,20 @@ def test_a_silent_endpoint_is_a_typed_error_within_the_timeout(
 ) -> None:
     with s3.store("silent", api_key=sb.api_key, base_url=sb.base_url) as st:
         st.sync(CANDLES, "2330", "2024-01-01", "2024-03-31", progress=False)
+    # 10 s: opening the store (a HEAD through the proxy) must answer within it even on a
+    # loaded machine; 2 s did not always
     opts = _through(proxy)
-    kw: dict[str, Any] = {"timeout": 2}
+    kw: dict[str, Any] = {"timeout": 10}
     if where == "storage_options":
-        opts, kw = {**opts, "timeout": 2}, {}
+        opts, kw = {**opts, "timeout": 10}, {}
     with Store(s3.url("silent"), storage_options=opts, **kw) as st:
         proxy.set("blackhole")
         t0 = time.monotonic()
-        with pytest.raises(StoreUnavailable, match=r"no answer within 2 s") as info:
+        with pytest.raises(StoreUnavailable, match=r"no answer within 10 s") as info:
             st.read(CANDLES, "2330")
-        assert time.monotonic() - t0 < 10
+        # the store's own deadline ended it (the message above), not botocore's retries,
+        # which held a silent read for minutes: a bound that only that regression crosses
+        assert time.monotonic() - t0 < 120
         assert "_manifest.json" in info.value.what  # names what was tried
         proxy.set("pass")
         assert len(st.read(CANDLES, "2330")) > 50  # and works again once the store answers
