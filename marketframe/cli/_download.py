@@ -120,7 +120,10 @@ def run(args: argparse.Namespace) -> int:
                 raise _failed_all(exc) from None
             table, failed = exc.frame, exc.errors
     emit(table, args.out)
-    if table.num_rows == 0 and args.timeframe not in MINUTE_TIMEFRAMES:
+    # an empty range that starts before the history could begin: say where it begins (a
+    # range of closed days later on has said why it is empty: a NoSession warning)
+    early = args.start is not None and str(args.start)[:10] < str(FIRST_INDEX_DATE)
+    if table.num_rows == 0 and args.timeframe not in MINUTE_TIMEFRAMES and early:
         print(
             f"no rows in {args.start or '(one year ago)'}..{args.end or '(today)'}: the "
             f"service's history starts on {FIRST_DATE} (indices {FIRST_INDEX_DATE}); "

@@ -50,3 +50,4 @@ def test_the_cli_says_it_in_one_line(
         "the session before is 2025-12-31, the next 2026-01-02"
     ]
     assert "Traceback" not in err and ".py:" not in err
+    assert "history starts" not in err  # that hint is for ranges before 2010 (or 2015)
