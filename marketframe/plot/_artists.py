@@ -4,6 +4,7 @@ lays the symbols out and calls :func:`_draw` for each."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -173,6 +174,22 @@ def _legend(ax: Any, fontsize: int) -> None:
         )
 
 
+@functools.cache
+def _inside() -> Any:
+    """``MaxNLocator`` keeping only the ticks inside the view: it also returns one tick beyond
+    each end (for round numbers), and matplotlib builds a tick object, with its label, for
+    every location on each save, drawn or not."""
+    from matplotlib.ticker import MaxNLocator
+
+    class Inside(MaxNLocator):  # type: ignore[misc]
+        def tick_values(self, vmin: float, vmax: float) -> Any:
+            locs = super().tick_values(vmin, vmax)
+            lo, hi = min(vmin, vmax), max(vmin, vmax)
+            return locs[(locs >= lo) & (locs <= hi)]
+
+    return Inside
+
+
 def _draw(
     target: Any,
     pdf: Any,
@@ -192,19 +209,19 @@ def _draw(
     if last is not None:
         pdf = pdf.tail(last)
     pdf = pdf.reset_index(drop=True)
-    from matplotlib.ticker import FixedLocator, MaxNLocator
+    from matplotlib.ticker import FixedLocator
 
     # not sharex: shared axes each build the ticks of the bottom one; here only the bottom
     # panel has x ticks, and every panel the same x limits (set below)
     axes = target.subplots(len(grid["height_ratios"]), 1, gridspec_kw=grid, squeeze=False)[:, 0]
     for i, a in enumerate(axes):  # few y ticks: each label is text to lay out on every save
-        a.yaxis.set_major_locator(MaxNLocator(nbins=4 if i == 0 else 2))
+        a.yaxis.set_major_locator(_inside()(nbins=4 if i == 0 else 2))
         # fixed places for titles and axis labels: placing them automatically measures
         # every tick label of every panel on each save
         a.set_title("", y=1.0)
         a.yaxis.set_label_coords(-0.055, 0.5)
-        if i < len(axes) - 1:
-            a.set_xticks([])
+        if i < len(axes) - 1:  # no x axis to draw at all: it would only measure no labels
+            a.xaxis.set_visible(False)
     ax = axes[0]
     n = len(pdf)
     x = np.arange(n, dtype="float64")
