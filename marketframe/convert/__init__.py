@@ -90,17 +90,19 @@ class _Table:
         decode: bool,
     ) -> None:
         self.source, self.envelope, self.params, self.decode = source, envelope, params, decode
-        self.arrays: list[pa.Array] = []
-        self.fields: list[pa.Field] = []
+        self.arrays: list[pa.Array[Any]] = []
+        self.fields: list[pa.Field[Any]] = []
         self.units: dict[str, str] = {}
 
-    def add(self, col: Col, arr: pa.Array) -> None:
+    def add(self, col: Col, arr: pa.Array[Any]) -> None:
         if col.required and arr.null_count:
             raise SchemaError(self.source.name, col.wire_name, "is required but missing or null")
         if self.decode and col.name in CODE_TABLES and len(arr):
             table = CODE_TABLES[col.name]
-            words = [table.get(v, v) for v in arr.dictionary.to_pylist()]
-            arr = pa.DictionaryArray.from_arrays(arr.indices, pa.array(words, pa.string()))
+            coded = cast("pa.DictionaryArray[Any, Any]", arr)  # code columns are "cat"
+            codes = cast("list[str]", coded.dictionary.to_pylist())  # a dictionary has no null
+            words = [table.get(v, v) for v in codes]
+            arr = pa.DictionaryArray.from_arrays(coded.indices, pa.array(words, pa.string()))
         meta = None
         if col.unit:
             env = self.envelope
@@ -114,12 +116,15 @@ class _Table:
         self.arrays.append(arr)
         self.fields.append(pa.field(col.name, arr.type, nullable=not col.required, metadata=meta))
 
-    def extra(self, name: str, arr: pa.Array) -> None:
+    def extra(self, name: str, arr: pa.Array[Any]) -> None:
         self.arrays.append(arr)
         self.fields.append(pa.field(name, arr.type))
 
     def table(self) -> pa.Table:
-        meta = {META_ENDPOINT: self.source.name.encode(), META_UNITS: orjson.dumps(self.units)}
+        meta: dict[bytes | str, bytes | str] = {
+            META_ENDPOINT: self.source.name.encode(),
+            META_UNITS: orjson.dumps(self.units),
+        }
         return pa.Table.from_arrays(self.arrays, schema=pa.schema(self.fields, metadata=meta))
 
 
@@ -138,7 +143,12 @@ def build(
     # the request's timeframe, else the envelope's echo (a default the server chose)
     minute = str(params.get("timeframe", env.get("timeframe", ""))) in MINUTE_TIMEFRAMES
     out = _Table(source, env, params, decode)
-    repeat = pa.array(np.zeros(len(rows), dtype=np.int32)) if schema.rows else None
+    # an int32 array (the stubs' overloads of ``pa.array`` take a numpy array for booleans)
+    repeat = (
+        cast("pa.Int32Array", pa.array(np.zeros(len(rows), dtype=np.int32)))
+        if schema.rows
+        else None
+    )
     for col in schema.columns:
         kind = "iso_time" if col.kind == "date_or_time" and minute else col.kind
         if kind == "date_or_time":
@@ -196,7 +206,8 @@ def concat(tables: Sequence[pa.Table]) -> pa.Table:
     fields = [
         f.with_metadata({"unit": units[f.name]}) if f.name in units else f for f in out.schema
     ]
-    meta = dict(tables[0].schema.metadata or {})
+    # a new dict: the wider key and value types ``pa.schema`` asks for are safe
+    meta = cast("dict[bytes | str, bytes | str]", dict(tables[0].schema.metadata or {}))
     meta[META_UNITS] = orjson.dumps(units)
     return out.cast(pa.schema(fields, metadata=meta))
 

@@ -9,7 +9,7 @@ column's final Arrow type (the Arrow reader of :mod:`marketframe.convert._fastjs
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -63,7 +63,7 @@ def _unreadable(source: str, col: Col, kind: str, exc: Exception) -> SchemaError
     )
 
 
-def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) -> pa.Array:
+def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) -> pa.Array[Any]:
     """Typed Arrow array of one column of ``source``; ``date`` is the envelope's session date
     (``hhmmss`` times are combined with it). SchemaError when a value has the wrong JSON
     type."""
@@ -95,22 +95,26 @@ def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) 
     return finish(source, col, kind, raw)
 
 
-def finish(source: str, col: Col, kind: str, raw: pa.Array) -> pa.Array:
+def finish(source: str, col: Col, kind: str, raw: pa.Array[Any]) -> pa.Array[Any]:
     """JSON-level array (float64/int64/bool/string) -> the column's final Arrow type."""
+    # (the compute functions take Python scalars, which the stubs do not: ``False``, ``7``,
+    # ``"-01"`` below are their ``arg-type`` / ``call-overload``)
     try:
         if kind in ("float", "int", "int_str", "str", "bool"):
             return raw
         if kind == "time_us":
             return raw.cast(ARROW_TYPES["time_us"])
         if kind == "flag":
-            return pc.fill_null(raw, False)
+            return pc.fill_null(raw, False)  # type: ignore[arg-type]
         if kind == "cat":
             return raw.dictionary_encode()
         if kind == "date":
             return raw.cast(pa.date32())
         if kind == "month":  # "2026-01" -> 2026-01-01; a full date is taken as it is
-            monthly = pc.equal(pc.utf8_length(raw), 7)
-            full = pc.if_else(monthly, pc.binary_join_element_wise(raw, "-01", ""), raw)
+            text = cast(pa.StringArray, raw)  # the kind's JSON-level type is a string
+            monthly = pc.equal(pc.utf8_length(text), 7)  # type: ignore[call-overload]
+            with_day = pc.binary_join_element_wise(text, "-01", "")  # type: ignore[call-overload]
+            full: pa.Array[Any] = pc.if_else(monthly, with_day, raw)
             return full.cast(pa.date32())
         if kind == "iso_time":
             return raw.cast(pa.timestamp("us", tz=TZ))

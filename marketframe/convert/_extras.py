@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 
 from marketframe.schemas import Col, snake
 
 
-def extra_array(vals: list[Any]) -> pa.Array:
+def extra_array(vals: list[Any]) -> pa.Array[Any]:
     """An unknown field: inferred type; mixed JSON types are kept as JSON text."""
     try:
-        return pa.array(vals)
+        return cast("pa.Array[Any]", pa.array(vals))  # the stubs' overloads: Any for list[Any]
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
         return pa.array(
             [None if v is None else json.dumps(v, ensure_ascii=False) for v in vals],

@@ -13,7 +13,7 @@ table; a hypothesis test checks it.
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.json as pj
@@ -42,9 +42,14 @@ def eligible(schema: Schema, size: int, engine: str = "auto") -> bool:
 
 
 def _explicit(schema: Schema) -> pa.Schema:
-    env = [pa.field(c.path[0], JSON_TYPES[c.kind]) for c in schema.columns if c.envelope]
+    # one key each (see :func:`eligible`): an object's key, never a list index
+    env = [pa.field(cast(str, c.path[0]), JSON_TYPES[c.kind]) for c in schema.columns if c.envelope]
     row = pa.struct(
-        [pa.field(c.path[0], JSON_TYPES[c.kind]) for c in schema.columns if not c.envelope]
+        [
+            pa.field(cast(str, c.path[0]), JSON_TYPES[c.kind])
+            for c in schema.columns
+            if not c.envelope
+        ]
     )
     return pa.schema([*env, pa.field("data", pa.list_(row))])
 
@@ -65,10 +70,11 @@ def read_rows(body: bytes, schema: Schema) -> tuple[dict[str, Any], pa.StructArr
         return None
     if table.num_rows != 1:
         return None
-    data = table.column("data").combine_chunks()
+    # the explicit schema makes ``data`` a list of structs
+    data = cast("pa.ListArray[Any]", table.column("data").combine_chunks())
     if data.null_count:
         return None
-    rows = data.flatten()
+    rows = cast(pa.StructArray, data.flatten())
     if rows.null_count:
         return None
     if not all(any(ok(f.type) for ok in _SIMPLE) for f in rows.type):

@@ -12,10 +12,11 @@ answer ``None`` and the caller takes ``to_pandas``; the tests compare both on ev
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import DTypeLike, NDArray
 
 #: rows up to which :func:`small_frame` is used (past it Arrow's C++ conversion is as fast)
 SMALL = 4096
@@ -24,22 +25,25 @@ _US_PER_DAY = 86_400_000_000
 _MAX_DAYS = np.iinfo(np.int64).max // _US_PER_DAY - 1
 
 
-def _valid(arr: pa.Array) -> np.ndarray | None:
+# ``np.frombuffer`` is given a ``pyarrow.Buffer`` below: numpy's stubs take no buffer-protocol
+# object on Python 3.11 (``collections.abc.Buffer`` is 3.12), hence their ``call-overload``.
+def _valid(arr: pa.Array[Any]) -> NDArray[np.bool_] | None:
     """Which values are present (``None`` when all are)."""
     if arr.null_count == 0:
         return None
-    bits = np.frombuffer(arr.buffers()[0], dtype=np.uint8)
+    bits: NDArray[np.uint8] = np.frombuffer(arr.buffers()[0], dtype=np.uint8)  # type: ignore[call-overload]
     got = np.unpackbits(bits, count=arr.offset + len(arr), bitorder="little")
     return got[arr.offset :].astype(bool)
 
 
-def _values(arr: pa.Array, dtype: Any) -> np.ndarray:
+def _values(arr: pa.Array[Any], dtype: DTypeLike) -> NDArray[Any]:
     """The value buffer of a fixed-width array as numpy (read-only, a view)."""
-    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=arr.offset + len(arr))[arr.offset :]
+    values: NDArray[Any] = np.frombuffer(arr.buffers()[1], dtype=dtype, count=arr.offset + len(arr))  # type: ignore[call-overload]
+    return values[arr.offset :]
 
 
-def _bits(arr: pa.Array) -> np.ndarray:
-    bits = np.frombuffer(arr.buffers()[1], dtype=np.uint8)
+def _bits(arr: pa.Array[Any]) -> NDArray[np.bool_]:
+    bits: NDArray[np.uint8] = np.frombuffer(arr.buffers()[1], dtype=np.uint8)  # type: ignore[call-overload]
     return np.unpackbits(bits, count=arr.offset + len(arr), bitorder="little")[arr.offset :].astype(
         bool
     )
@@ -89,10 +93,10 @@ def small_frame(table: pa.Table) -> Any:
         if col.num_chunks != 1:
             if col.num_chunks == 0:
                 return None
-            col = col.combine_chunks()
-            arr = col if isinstance(col, pa.Array) else col.chunk(0)
+            combined = col.combine_chunks()
+            arr = combined if isinstance(combined, pa.Array) else combined.chunk(0)
         else:
-            arr = col.chunk(0)
+            arr = col.chunk(0)  # type: ignore[assignment]  # an Array: the stubs say ChunkedArray
         t = arr.type
         valid = _valid(arr)
         if pa.types.is_floating(t) and t.bit_width == 64:
@@ -136,10 +140,11 @@ def small_frame(table: pa.Table) -> Any:
         elif pa.types.is_dictionary(t) and pa.types.is_string(t.value_type):
             if not pa.types.is_integer(t.index_type):
                 return None
-            codes = _values(arr.indices, t.index_type.to_pandas_dtype()).astype(np.int64)
+            coded = cast("pa.DictionaryArray[Any, Any]", arr)  # what a dictionary type holds
+            codes = _values(coded.indices, t.index_type.to_pandas_dtype()).astype(np.int64)
             if valid is not None:
                 codes[~valid] = -1
-            words = tuple(arr.dictionary.to_pylist())
+            words = tuple(coded.dictionary.to_pylist())
             cat = pd.Categorical.from_codes(codes, dtype=_category(words, t.ordered))
             blocks.append((cat, np.array([i])))
         elif pa.types.is_string(t) or pa.types.is_large_string(t):

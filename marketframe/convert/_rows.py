@@ -54,11 +54,11 @@ class Rows(Protocol):
 
     def __len__(self) -> int: ...
 
-    def column(self, source: str, col: Col, kind: str) -> pa.Array:
+    def column(self, source: str, col: Col, kind: str) -> pa.Array[Any]:
         """The typed column ``col`` (read as ``kind``) of every row."""
         ...
 
-    def extras(self, known: Sequence[Col], taken: set[str]) -> list[tuple[str, pa.Array]]:
+    def extras(self, known: Sequence[Col], taken: set[str]) -> list[tuple[str, pa.Array[Any]]]:
         """Columns of the fields no column in ``known`` reads (named uniquely in ``taken``)."""
         ...
 
@@ -78,7 +78,7 @@ class PyRows:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def column(self, source: str, col: Col, kind: str) -> pa.Array:
+    def column(self, source: str, col: Col, kind: str) -> pa.Array[Any]:
         if len(col.path) == 1:
             vals = list(map(_GET, self.rows, repeat(str(col.path[0]))))
             self._present += len(vals) - vals.count(None)
@@ -87,7 +87,7 @@ class PyRows:
             self._flat = False
         return column(source, col, kind, vals)
 
-    def extras(self, known: Sequence[Col], taken: set[str]) -> list[tuple[str, pa.Array]]:
+    def extras(self, known: Sequence[Col], taken: set[str]) -> list[tuple[str, pa.Array[Any]]]:
         # when every key of every row was read as a known, non-null value there is no unknown
         # field: a cheap count instead of a union of all keys
         if self._flat and sum(map(len, self.rows)) == self._present:
@@ -104,10 +104,10 @@ class ArrowRows:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def column(self, source: str, col: Col, kind: str) -> pa.Array:
+    def column(self, source: str, col: Col, kind: str) -> pa.Array[Any]:
         return finish(source, col, kind, self.rows.field(col.path[0]))
 
-    def extras(self, known: Sequence[Col], taken: set[str]) -> list[tuple[str, pa.Array]]:
+    def extras(self, known: Sequence[Col], taken: set[str]) -> list[tuple[str, pa.Array[Any]]]:
         names = {c.path[0] for c in known}
         return [
             (extra_name((f.name,), taken), self.rows.field(f.name))

@@ -76,5 +76,5 @@ def by_time(table: pa.Table, column: str = "time") -> pa.Table:
     return table if _is_identity(order) else table.take(order)
 
 
-def _is_identity(order: pa.Array) -> bool:
+def _is_identity(order: pa.Array[Any]) -> bool:
     return bool(np.array_equal(order.to_numpy(), np.arange(len(order))))
