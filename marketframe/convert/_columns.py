@@ -68,6 +68,7 @@ def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) 
     (``hhmmss`` times are combined with it). SchemaError when a value has the wrong JSON
     type."""
     types = set(map(type, vals))
+    has_none = _NONE in types
     types.discard(_NONE)
     if not types <= EXPECTED[kind][0]:
         if not (kind in ("int", "time_us") and types <= {int, float}):
@@ -86,7 +87,7 @@ def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) 
         if kind in _DIRECT:  # Python values straight to the final type: no cast after
             if kind == "time_us" and float in types:
                 vals = [int(v) if type(v) is float else v for v in vals]
-            elif kind == "flag" and _NONE in set(map(type, vals)):
+            elif kind == "flag" and has_none:
                 vals = [v is True for v in vals]  # absent means False
             return pa.array(vals, type=ARROW_TYPES[kind])
         raw = pa.array(vals, type=JSON_TYPES[kind])

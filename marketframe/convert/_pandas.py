@@ -27,26 +27,22 @@ _MAX_DAYS = np.iinfo(np.int64).max // _US_PER_DAY - 1
 
 # ``np.frombuffer`` is given a ``pyarrow.Buffer`` below: numpy's stubs take no buffer-protocol
 # object on Python 3.11 (``collections.abc.Buffer`` is 3.12), hence their ``call-overload``.
-def _valid(arr: pa.Array[Any]) -> NDArray[np.bool_] | None:
-    """Which values are present (``None`` when all are)."""
-    if arr.null_count == 0:
-        return None
-    bits: NDArray[np.uint8] = np.frombuffer(arr.buffers()[0], dtype=np.uint8)  # type: ignore[call-overload]
+def _unpack(arr: pa.Array[Any], buffer: int) -> NDArray[np.bool_]:
+    """A bitmap buffer of ``arr`` (0: validity, 1: a boolean's values) as numpy booleans."""
+    bits: NDArray[np.uint8] = np.frombuffer(arr.buffers()[buffer], dtype=np.uint8)  # type: ignore[call-overload]
     got = np.unpackbits(bits, count=arr.offset + len(arr), bitorder="little")
     return got[arr.offset :].astype(bool)
+
+
+def _valid(arr: pa.Array[Any]) -> NDArray[np.bool_] | None:
+    """Which values are present (``None`` when all are)."""
+    return None if arr.null_count == 0 else _unpack(arr, 0)
 
 
 def _values(arr: pa.Array[Any], dtype: DTypeLike) -> NDArray[Any]:
     """The value buffer of a fixed-width array as numpy (read-only, a view)."""
     values: NDArray[Any] = np.frombuffer(arr.buffers()[1], dtype=dtype, count=arr.offset + len(arr))  # type: ignore[call-overload]
     return values[arr.offset :]
-
-
-def _bits(arr: pa.Array[Any]) -> NDArray[np.bool_]:
-    bits: NDArray[np.uint8] = np.frombuffer(arr.buffers()[1], dtype=np.uint8)  # type: ignore[call-overload]
-    return np.unpackbits(bits, count=arr.offset + len(arr), bitorder="little")[arr.offset :].astype(
-        bool
-    )
 
 
 @lru_cache(maxsize=1)
@@ -113,9 +109,9 @@ def small_frame(table: pa.Table) -> Any:
             boolean = bool(field.metadata and field.metadata.get(b"pandas") == b"boolean")
             if boolean:
                 mask = np.zeros(n, dtype=bool) if valid is None else ~valid
-                blocks.append((pd.arrays.BooleanArray(_bits(arr), mask), np.array([i])))
+                blocks.append((pd.arrays.BooleanArray(_unpack(arr, 1), mask), np.array([i])))
             elif valid is None:
-                blocks.append((_bits(arr)[None, :], np.array([i])))
+                blocks.append((_unpack(arr, 1)[None, :], np.array([i])))
             else:  # pyarrow makes an object column of True/False/None
                 return None
         elif pa.types.is_timestamp(t) and t.unit == "us":
