@@ -15,6 +15,7 @@ The one conversion path, in four stages (:func:`to_table` runs them in order):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, cast
 
 import numpy as np
@@ -23,7 +24,7 @@ import pyarrow as pa
 
 from marketframe._typing import Backend
 from marketframe.codes import CODE_TABLES
-from marketframe.convert._columns import column
+from marketframe.convert._columns import row
 from marketframe.convert._extras import extra_array, extras
 from marketframe.convert._pandas import small_frame
 from marketframe.convert._rows import Channel, Parsed, RowSource, parse, py_rows, walk
@@ -79,6 +80,17 @@ def to_table(
     return build(parse(payload, source, engine), source, params, decode=decode)
 
 
+@lru_cache(maxsize=4096)
+def _field(
+    name: str, arrow_type: pa.DataType, nullable: bool, unit: str | None, boolean: bool
+) -> pa.Field[Any]:
+    """A column's field, made once per shape (the same columns come back on every call)."""
+    meta = {"unit": unit} if unit is not None else {}
+    if boolean:  # true/false/null: a nullable boolean in pandas too
+        meta["pandas"] = "boolean"
+    return pa.field(name, arrow_type, nullable=nullable, metadata=meta or None)
+
+
 class _Table:
     """Stage 4: typed columns gathered into one table with units in the metadata."""
 
@@ -103,18 +115,15 @@ class _Table:
             codes = cast("list[str]", coded.dictionary.to_pylist())  # a dictionary has no null
             words = [table.get(v, v) for v in codes]
             arr = pa.DictionaryArray.from_arrays(coded.indices, pa.array(words, pa.string()))
-        meta = None
+        unit = None
         if col.unit:
             env = self.envelope
             unit = resolve_unit(
                 col.unit, env.get("type"), env.get("market"), self.params.get("type") == "oddlot"
             )
             self.units[col.name] = unit
-            meta = {"unit": unit}
-        if col.kind == "bool":  # true/false/null: a nullable boolean in pandas too
-            meta = {**(meta or {}), "pandas": "boolean"}
         self.arrays.append(arr)
-        self.fields.append(pa.field(col.name, arr.type, nullable=not col.required, metadata=meta))
+        self.fields.append(_field(col.name, arr.type, not col.required, unit, col.kind == "bool"))
 
     def extra(self, name: str, arr: pa.Array[Any]) -> None:
         self.arrays.append(arr)
@@ -126,6 +135,13 @@ class _Table:
             META_UNITS: orjson.dumps(self.units),
         }
         return pa.Table.from_arrays(self.arrays, schema=pa.schema(self.fields, metadata=meta))
+
+
+def _kind(col: Col, minute: bool) -> str:
+    """The column's kind in this response: a ``date_or_time`` is a time in minute data."""
+    if col.kind == "date_or_time":
+        return "iso_time" if minute else "date"
+    return col.kind
 
 
 def build(
@@ -149,12 +165,12 @@ def build(
         if schema.rows
         else None
     )
-    for col in schema.columns:
-        kind = "iso_time" if col.kind == "date_or_time" and minute else col.kind
-        if kind == "date_or_time":
-            kind = "date"
+    kinds = [(col, _kind(col, minute)) for col in schema.columns]
+    cells: list[
+        tuple[Col, str, Any]
+    ] = []  # the envelope's columns: one value each, typed in one conversion
+    for col, kind in kinds:
         if not col.envelope:
-            out.add(col, rows.column(name, col, kind))
             continue
         value = walk(env, col.path)
         if value is None and col.param and params.get(col.param) is not None:
@@ -162,7 +178,13 @@ def build(
         elif value is None and col.param:  # the service's default, which it does not echo
             param = getattr(source, "param_map", {}).get(col.param)
             value = param.default if param is not None else None
-        one = column(name, col, kind, [value], env.get("date"))
+        cells.append((col, kind, value))
+    env_arrays = iter(row(name, cells, env.get("date")))
+    for col, kind in kinds:
+        if not col.envelope:
+            out.add(col, rows.column(name, col, kind))
+            continue
+        one = next(env_arrays)
         out.add(col, one if repeat is None else one.take(repeat))
     taken = {f.name for f in out.fields}
     env_cols = [c for c in schema.columns if c.envelope]

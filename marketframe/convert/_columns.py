@@ -9,6 +9,7 @@ column's final Arrow type (the Arrow reader of :mod:`marketframe.convert._fastjs
 from __future__ import annotations
 
 import datetime as dt
+from functools import lru_cache
 from typing import Any, cast
 
 import pyarrow as pa
@@ -63,10 +64,11 @@ def _unreadable(source: str, col: Col, kind: str, exc: Exception) -> SchemaError
     )
 
 
-def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) -> pa.Array[Any]:
-    """Typed Arrow array of one column of ``source``; ``date`` is the envelope's session date
-    (``hhmmss`` times are combined with it). SchemaError when a value has the wrong JSON
-    type."""
+def _prepared(
+    source: str, col: Col, kind: str, vals: list[Any], date: Any
+) -> tuple[list[Any], pa.DataType, bool]:
+    """The checks of :func:`column` and its Python-level fixes: the values to convert, the
+    Arrow type to convert them to, and whether that type is final (no :func:`finish`)."""
     types = set(map(type, vals))
     has_none = _NONE in types
     types.discard(_NONE)
@@ -81,19 +83,57 @@ def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) 
     try:
         if kind == "hhmmss":
             day = dt.date.fromisoformat(date) if isinstance(date, str) else None
-            return pa.array([_hhmmss(day, v) for v in vals], type=ARROW_TYPES["hhmmss"])
+            return [_hhmmss(day, v) for v in vals], ARROW_TYPES["hhmmss"], True
         if kind == "int_str" and str in types:
             vals = [int(v) if type(v) is str else v for v in vals]
-        if kind in _DIRECT:  # Python values straight to the final type: no cast after
-            if kind == "time_us" and float in types:
-                vals = [int(v) if type(v) is float else v for v in vals]
-            elif kind == "flag" and has_none:
-                vals = [v is True for v in vals]  # absent means False
-            return pa.array(vals, type=ARROW_TYPES[kind])
-        raw = pa.array(vals, type=JSON_TYPES[kind])
-    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError, OverflowError) as exc:
+    except (ValueError, TypeError, OverflowError) as exc:
         raise _unreadable(source, col, kind, exc) from None
-    return finish(source, col, kind, raw)
+    if kind in _DIRECT:  # Python values straight to the final type: no cast after
+        if kind == "time_us" and float in types:
+            vals = [int(v) if type(v) is float else v for v in vals]
+        elif kind == "flag" and has_none:
+            vals = [v is True for v in vals]  # absent means False
+        return vals, ARROW_TYPES[kind], True
+    return vals, JSON_TYPES[kind], False
+
+
+_ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, TypeError, OverflowError)
+
+
+def column(source: str, col: Col, kind: str, vals: list[Any], date: Any = None) -> pa.Array[Any]:
+    """Typed Arrow array of one column of ``source``; ``date`` is the envelope's session date
+    (``hhmmss`` times are combined with it). SchemaError when a value has the wrong JSON
+    type."""
+    vals, arrow_type, final = _prepared(source, col, kind, vals, date)
+    try:
+        raw = pa.array(vals, type=arrow_type)
+    except _ARROW_ERRORS as exc:
+        raise _unreadable(source, col, kind, exc) from None
+    return raw if final else finish(source, col, kind, raw)
+
+
+@lru_cache(maxsize=256)
+def _struct(types: tuple[pa.DataType, ...]) -> pa.StructType:
+    return pa.struct([pa.field(f"f{i}", t) for i, t in enumerate(types)])
+
+
+def row(source: str, cells: list[tuple[Col, str, Any]], date: Any = None) -> list[pa.Array[Any]]:
+    """One value per column (an envelope's fields): the arrays :func:`column` gives, built in
+    one Arrow conversion of a one-row struct instead of one ``pa.array`` call per column
+    (whose fixed cost is most of a one-row quote's typing)."""
+    if not cells:
+        return []
+    prepared = [_prepared(source, col, kind, [value], date) for col, kind, value in cells]
+    try:
+        values = tuple(vals[0] for vals, _, _ in prepared)
+        struct = _struct(tuple(t for _, t, _ in prepared))
+        whole = cast(pa.StructArray, pa.array([values], type=struct))
+    except _ARROW_ERRORS:  # column by column: the error names the field
+        return [column(source, col, kind, [value], date) for col, kind, value in cells]
+    return [
+        raw if final else finish(source, col, kind, raw)
+        for raw, (col, kind, _), (_, _, final) in zip(whole.flatten(), cells, prepared, strict=True)
+    ]
 
 
 def finish(source: str, col: Col, kind: str, raw: pa.Array[Any]) -> pa.Array[Any]:
