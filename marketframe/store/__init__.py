@@ -12,7 +12,6 @@ import os
 import sys
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
@@ -106,7 +105,8 @@ class Store:
         lease_ttl: float = 60.0,
         timeout: float | None = None,
     ):
-        from marketframe.store._fs import LocalStorage, storage_for
+        from marketframe.store._fs import storage_for
+        from marketframe.store._local import LocalStorage, directory
 
         if timeout is not None and not (
             isinstance(timeout, int | float)
@@ -114,7 +114,7 @@ class Store:
             and 0 < timeout < float("inf")
         ):
             raise InvalidParams("Store", "timeout", f"has value {timeout!r}", "seconds > 0")
-        self._storage = storage_for(path, storage_options, _root, timeout)
+        self._storage = storage_for(path, storage_options, directory, timeout)
         self._storage_options = dict(storage_options) if storage_options else None
         self.root: Any = (
             self._storage.root if isinstance(self._storage, LocalStorage) else self._storage.url
@@ -529,7 +529,7 @@ class Store:
         None) of a read-only store runs without the lock (nobody can write it)."""
         import contextlib
 
-        from marketframe.store._fs import LocalStorage
+        from marketframe.store._local import LocalStorage
         from marketframe.store._verify import locked
 
         if isinstance(self._storage, LocalStorage):
@@ -637,36 +637,3 @@ def spark_compute(
     return run(
         spark, st, dataset, spec, symbols, timeframe, adjust=adjust, partitions=partitions, **params
     )
-
-
-def _root(path: str | os.PathLike[str]) -> Path:
-    """The store directory: ``~`` expanded, created if missing, refused if not a directory."""
-    if not isinstance(path, str | os.PathLike):
-        raise InvalidParams("Store", "path", f"has value {path!r}", "a directory path")
-    if not os.fspath(path).strip():  # Path("") is the current directory: never a store by typo
-        raise InvalidParams("Store", "path", "is empty", "a directory path")
-    root = Path(path).expanduser()
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise InvalidParams(
-            "Store",
-            "path",
-            f"{str(root)!r} is a file, not a directory",
-            "a directory path (new or holding a store)",
-        ) from None
-    except OSError as exc:
-        raise InvalidParams(
-            "Store",
-            "path",
-            f"{str(root)!r} cannot be created: {exc.strerror}",
-            "a writable directory path",
-        ) from None
-    if not root.is_dir():
-        raise InvalidParams(
-            "Store",
-            "path",
-            f"{str(root)!r} is not a directory",
-            "a directory path (new or holding a store)",
-        )
-    return root
