@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Sequence
-from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
@@ -29,6 +28,7 @@ from marketframe.exceptions import (  # the store's errors live in the one error
     SyncError,
 )
 from marketframe.store import _open, _read, _sync_call
+from marketframe.store._derived import Derived
 from marketframe.store._manifest import Manifest
 from marketframe.store._open import LOCK as LOCK  # the lock file's name
 from marketframe.store._report import Failure, SyncReport, VerifyReport
@@ -62,7 +62,7 @@ for _cls in (ComputeReport, Failure, SyncReport, VerifyReport):
     _cls.__module__ = __name__  # shown (reprs, docs) where users import them from
 
 
-class Store:
+class Store(Derived):
     """A Parquet store rooted at ``path``.
 
     ``client`` is the :class:`~marketframe.Client` used by :meth:`sync` (its pooled session,
@@ -250,103 +250,6 @@ class Store:
         check_backend("Store.read", backend)
         return to_frame(
             _read.read(self, endpoint, symbols, start, end, timeframe, adjust, params), backend
-        )
-
-    # -- derived datasets -------------------------------------------------------------------
-
-    def compute(
-        self,
-        dataset: str,
-        spec: IndicatorSpec | str | Sequence[IndicatorSpec | str],
-        symbols: str | Sequence[str] | None = None,
-        timeframe: str | None = None,
-        *,
-        executor: Executor | None = None,
-        max_workers: int | None = None,
-        adjust: str | None = None,
-        **params: Any,
-    ) -> ComputeReport:
-        """Compute indicators over a stored dataset into derived datasets of this store.
-
-        ``spec``: one or more :func:`marketframe.indicators.stateful.spec` (or names, with
-        the ``df.md`` defaults); each is written to
-        ``dataset=derived.<indicator>/params=<fingerprint>/tf=<tf>/sym=<symbol>/...``,
-        readable as any dataset (pyarrow, polars, DuckDB, Spark) and by
-        :meth:`read_derived`. ``symbols``: None for every stored symbol of ``dataset``.
-        One task per symbol reads its partitions in time order carrying the indicators'
-        state (memory: one partition at a time); tasks run on ``executor``, any
-        ``concurrent.futures.Executor`` (a process pool of ``max_workers`` by default;
-        ``dask.distributed``'s ``client.get_executor()``; Ray's); ``max_workers=1`` runs
-        them in this process. A rerun computes only new bars from each symbol's saved state
-        and recomputes what a changed input (a repaired file, a new corporate action under
-        ``adjust=``) invalidated; files a killed run left are removed first. Holds the
-        store's lock (object stores: the derived symbols' leases) while it runs.
-        See docs/compute.md.
-        """
-        from marketframe.store import _compute
-
-        return _compute.compute(
-            self, dataset, spec, symbols, timeframe, executor, max_workers, adjust, params
-        )
-
-    @overload
-    def read_derived(
-        self,
-        dataset: str,
-        spec: IndicatorSpec | str,
-        symbols: str | Sequence[str] | None = None,
-        timeframe: str | None = None,
-        *,
-        adjust: str | None = None,
-        backend: Literal["pandas"] = "pandas",
-        **params: Any,
-    ) -> pd.DataFrame: ...
-
-    @overload
-    def read_derived(
-        self,
-        dataset: str,
-        spec: IndicatorSpec | str,
-        symbols: str | Sequence[str] | None = None,
-        timeframe: str | None = None,
-        *,
-        adjust: str | None = None,
-        backend: Literal["polars"],
-        **params: Any,
-    ) -> pl.DataFrame: ...
-
-    @overload
-    def read_derived(
-        self,
-        dataset: str,
-        spec: IndicatorSpec | str,
-        symbols: str | Sequence[str] | None = None,
-        timeframe: str | None = None,
-        *,
-        adjust: str | None = None,
-        backend: Literal["arrow"],
-        **params: Any,
-    ) -> pa.Table: ...
-
-    def read_derived(
-        self,
-        dataset: str,
-        spec: IndicatorSpec | str,
-        symbols: str | Sequence[str] | None = None,
-        timeframe: str | None = None,
-        *,
-        adjust: str | None = None,
-        backend: str = "pandas",
-        **params: Any,
-    ) -> Any:
-        """The rows :meth:`compute` wrote for ``spec`` over ``dataset`` (``symbol``,
-        ``date``, one column per output), sorted by symbol and date, every file checked
-        against the manifest."""
-        from marketframe.store import _compute
-
-        check_backend("Store.read_derived", backend)
-        return to_frame(
-            _compute.read(self, dataset, spec, symbols, timeframe, adjust, params), backend
         )
 
     # -- integrity --------------------------------------------------------------------------
