@@ -9,19 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import sys
 from collections.abc import Sequence
-from concurrent.futures import Executor
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from marketframe import adjust as _adjust
 from marketframe._params import to_date
-from marketframe._time import taipei_today
-from marketframe.convert import check_backend, oldest_first, to_frame
+from marketframe.convert import check_backend, to_frame
 from marketframe.exceptions import (  # the store's errors live in the one error tree
     InvalidParams,
     LeaseLost,
@@ -33,11 +27,11 @@ from marketframe.exceptions import (  # the store's errors live in the one error
     StoreUnavailable,
     SyncError,
 )
-from marketframe.store import _held, _io
-from marketframe.store._document import NO_SYMBOL
+from marketframe.store import _open, _read, _sync_call
+from marketframe.store._derived import Derived
 from marketframe.store._manifest import Manifest
+from marketframe.store._open import LOCK as LOCK  # the lock file's name
 from marketframe.store._report import Failure, SyncReport, VerifyReport
-from marketframe.store._sync import check_range, check_symbols, resolve
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,10 +61,8 @@ __all__ = [
 for _cls in (ComputeReport, Failure, SyncReport, VerifyReport):
     _cls.__module__ = __name__  # shown (reprs, docs) where users import them from
 
-LOCK = ".lock"
 
-
-class Store:
+class Store(Derived):
     """A Parquet store rooted at ``path``.
 
     ``client`` is the :class:`~marketframe.Client` used by :meth:`sync` (its pooled session,
@@ -106,38 +98,17 @@ class Store:
         lease_ttl: float = 60.0,
         timeout: float | None = None,
     ):
-        from marketframe.store._fs import LocalStorage, storage_for
+        from marketframe.store._fs import storage_for
+        from marketframe.store._local import LocalStorage, directory
 
-        if timeout is not None and not (
-            isinstance(timeout, int | float)
-            and not isinstance(timeout, bool)
-            and 0 < timeout < float("inf")
-        ):
-            raise InvalidParams("Store", "timeout", f"has value {timeout!r}", "seconds > 0")
-        self._storage = storage_for(path, storage_options, _root, timeout)
+        _open.check_timeout(timeout)
+        self._storage = storage_for(path, storage_options, directory, timeout)
         self._storage_options = dict(storage_options) if storage_options else None
         self.root: Any = (
             self._storage.root if isinstance(self._storage, LocalStorage) else self._storage.url
         )
-        if not (
-            isinstance(lease_ttl, int | float) and not isinstance(lease_ttl, bool) and lease_ttl > 0
-        ):
-            raise InvalidParams("Store", "lease_ttl", f"has value {lease_ttl!r}", "seconds > 0")
+        _open.check_waits(lease_ttl, lock_timeout)
         self.lease_ttl = float(lease_ttl)
-        if not (
-            lock_timeout == -1
-            or (
-                isinstance(lock_timeout, int | float)
-                and not isinstance(lock_timeout, bool)
-                and lock_timeout >= 0
-            )
-        ):
-            raise InvalidParams(
-                "Store",
-                "lock_timeout",
-                f"has value {lock_timeout!r}",
-                "seconds >= 0, or -1 to wait forever",
-            )
         self._client = client
         self._own_client = client is None
         self._client_args = {"api_key": api_key, "base_url": base_url}
@@ -151,24 +122,9 @@ class Store:
     @property
     def client(self) -> Client[Any]:
         if self._client is None:
-            from marketframe._http.credential import from_environment
-            from marketframe.client import DEFAULT_BASE_URL, Client
-
-            if not (self._client_args["api_key"] or self._client_args["base_url"]):
-                if not from_environment():  # download()'s and the commands' fallback
-                    from marketframe._connect import sandbox_client
-
-                    self._client = sandbox_client(
-                        sys.stderr, backend="arrow", max_workers=self.max_workers or 16
-                    )
-                    return self._client
-            self._client = Client(
-                self._client_args["api_key"],
-                base_url=self._client_args["base_url"] or DEFAULT_BASE_URL,
-                backend="arrow",
-                cache=False,
-                max_workers=self.max_workers or 16,
-            )
+            args = self._client_args
+            workers = self.max_workers or 16
+            self._client = _open.default_client(args["api_key"], args["base_url"], workers)
         return self._client
 
     def close(self) -> None:
@@ -211,90 +167,16 @@ class Store:
         and :class:`SyncError` (carrying ``.report``) is raised, unless ``strict=False``.
         Bad arguments raise :class:`~marketframe.InvalidParams` before any request.
         """
-        args = self._check_sync(endpoint, symbols, start, end, timeframe, today, params)
-        held = self._already_held(*args)
+        spec, syms, day, want = _sync_call.check_args(
+            endpoint, symbols, start, end, timeframe, today, params
+        )
+        held = _sync_call.held_already(self._storage, self._manifest, spec, syms, want)
         if held is not None:  # nothing to fetch or fix: no lock, nothing written
             return held
-        with self._locked(args[0].ds, args[1], writing=f"sync {endpoint}"):
-            return self._run_sync(*args, progress=progress, strict=strict)
-
-    def _already_held(
-        self, spec: Any, syms: list[str], day: dt.date | None, want: Any
-    ) -> SyncReport | None:
-        """The report of a sync with nothing to do (every window held as final, every
-        recorded file of these symbols unchanged by its cheap check), or None: such a sync
-        takes no lock and writes nothing, so it also works on a read-only store."""
-        from marketframe._windows import earliest, plan, split
-
-        if want is None:  # minute timeframes: always refetched
-            return None
-        self._manifest.reload()
-        self._manifest.check()
-        report = SyncReport(spec.ds.key, symbols=len(syms) if spec.has_symbol else 0)
-        for sym in syms:
-            kind_symbol = sym if spec.has_symbol else None
-            held = self._manifest.final(spec.ds, sym)
-            windows, before = plan(want, held, kind_symbol, spec.lead_days())
-            if windows or (before is not None and plan(before, held, None)[0]):
-                return None
-            floor = earliest(kind_symbol)
-            lo = max(want[0], floor) if floor else want[0]
-            if lo <= want[1]:
-                report.windows_skipped += len(split(lo, want[1], spec.lead_days(), floor))
-        for rel, rec in self._manifest.files(spec.ds).items():
-            sym = _io.where(rel)[0] or NO_SYMBOL
-            if sym in syms and not self._storage.unchanged(rel, rec):
-                return None  # the sync's cheap check has something to fix
-        return report
-
-    def _check_sync(
-        self,
-        endpoint: str,
-        symbols: str | Sequence[str] | None,
-        start: Any,
-        end: Any,
-        timeframe: str | None,
-        today: dt.date | str | None,
-        params: dict[str, Any],
-    ) -> tuple[Any, ...]:
-        """Every argument of a sync checked (InvalidParams before any request or lock)."""
-        spec = resolve(endpoint, timeframe, params)
-        syms = check_symbols(spec, symbols)
-        day = to_date("Store.sync", "today", today) if today is not None else None
-        return spec, syms, day, check_range(spec, start, end, day or taipei_today())
-
-    def _run_sync(
-        self,
-        spec: Any,
-        syms: list[str],
-        day: dt.date | None,
-        want: Any,
-        *,
-        progress: bool | None,
-        strict: bool,
-    ) -> SyncReport:
-        """A checked sync, under the store's lock."""
-        from marketframe.store import _sync
-
-        client = self.client
-        workers = int(self.max_workers or getattr(client, "max_workers", 8) or 8)
-        self._storage.clean_temporary()
-        self._manifest.reload()  # another process may have synced while we waited
-        self._manifest.check()
-        report = _sync.run(
-            client,
-            self._storage,
-            self._manifest,
-            spec,
-            syms,
-            want,
-            today=day,
-            progress=progress,
-            max_workers=workers,
-        )
-        if report.failures and strict:
-            raise SyncError(report)
-        return report
+        with self._locked(spec.ds, syms, writing=f"sync {endpoint}"):
+            return _sync_call.run_checked(
+                self, spec, syms, day, want, progress=progress, strict=strict
+            )
 
     # -- read -------------------------------------------------------------------------------
 
@@ -366,149 +248,8 @@ class Store:
         read with corporate actions fetched through the store's client (docs/adjusted.md).
         """
         check_backend("Store.read", backend)
-        spec = resolve(endpoint, timeframe, params)
-        mode = _adjust.check_read(spec.ep.name, adjust, spec.params, spec.ds.timeframe)
-        # symbol-less datasets (corporate actions) are filtered on their symbol column
-        syms = None if symbols is None or not spec.has_symbol else check_symbols(spec, symbols)
-        lo = to_date(endpoint, "start", start) if start is not None else None
-        hi = to_date(endpoint, "end", end) if end is not None else None
-        years = None
-        if spec.has_symbol and (lo is not None or hi is not None):
-            years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)
-        self._manifest.reload()
-        self._manifest.check()
-        _held.check(self._manifest, spec, syms, lo, hi)  # never synced: NotSynced, not 0 rows
-        logical = spec.ep.schema.arrow(minute=spec.minute)
-        files = _io.recorded(self._manifest.files(spec.ds), syms, years, spec.ds)
-        tables = [
-            _io.from_physical(t, logical)
-            for t in (self._storage.read_file(rel, rec, self._fix) for rel, rec in files)
-            if t.num_rows
-        ]
-        if not tables:
-            table = logical.empty_table()
-        else:
-            table = tables[0] if len(tables) == 1 else _io.concat_partitions(tables)
-        if table.num_rows and (lo is not None or hi is not None):
-            col: Any = table.column(_io.date_column(spec.ep))  # a date or timestamp column
-            if pa.types.is_timestamp(col.type):
-                col = pc.cast(pc.local_timestamp(col), pa.date32())
-            mask: Any = None
-            if lo is not None:
-                mask = pc.greater_equal(col, pa.scalar(lo, pa.date32()))
-            if hi is not None:
-                m2 = pc.less_equal(col, pa.scalar(hi, pa.date32()))
-                mask = m2 if mask is None else pc.and_(mask, m2)
-            table = table.filter(mask)
-        if not spec.has_symbol and symbols is not None and table.num_rows:
-            wanted = [symbols] if isinstance(symbols, str) else list(symbols)
-            table = table.filter(pc.is_in(table.column("symbol"), pa.array(wanted)))
-        if not spec.has_symbol:  # every symbol in one dataset: by date, as the loaders
-            table = oldest_first(spec.ep, {}, table)
-        meta = {
-            k: v
-            for k, v in (table.schema.metadata or {}).items()
-            if not k.startswith(b"marketframe.store.")
-        }
-        if mode is not None:
-            table = self.client.adjust_prices(table, mode)
-        return to_frame(table.replace_schema_metadata(meta), backend)
-
-    # -- derived datasets -------------------------------------------------------------------
-
-    def compute(
-        self,
-        dataset: str,
-        spec: IndicatorSpec | str | Sequence[IndicatorSpec | str],
-        symbols: str | Sequence[str] | None = None,
-        timeframe: str | None = None,
-        *,
-        executor: Executor | None = None,
-        max_workers: int | None = None,
-        adjust: str | None = None,
-        **params: Any,
-    ) -> ComputeReport:
-        """Compute indicators over a stored dataset into derived datasets of this store.
-
-        ``spec``: one or more :func:`marketframe.indicators.stateful.spec` (or names, with
-        the ``df.md`` defaults); each is written to
-        ``dataset=derived.<indicator>/params=<fingerprint>/tf=<tf>/sym=<symbol>/...``,
-        readable as any dataset (pyarrow, polars, DuckDB, Spark) and by
-        :meth:`read_derived`. ``symbols``: None for every stored symbol of ``dataset``.
-        One task per symbol reads its partitions in time order carrying the indicators'
-        state (memory: one partition at a time); tasks run on ``executor``, any
-        ``concurrent.futures.Executor`` (a process pool of ``max_workers`` by default;
-        ``dask.distributed``'s ``client.get_executor()``; Ray's); ``max_workers=1`` runs
-        them in this process. A rerun computes only new bars from each symbol's saved state
-        and recomputes what a changed input (a repaired file, a new corporate action under
-        ``adjust=``) invalidated; files a killed run left are removed first. Holds the
-        store's lock (object stores: the derived symbols' leases) while it runs.
-        See docs/compute.md.
-        """
-        from marketframe.store import _compute
-
-        return _compute.compute(
-            self, dataset, spec, symbols, timeframe, executor, max_workers, adjust, params
-        )
-
-    @overload
-    def read_derived(
-        self,
-        dataset: str,
-        spec: IndicatorSpec | str,
-        symbols: str | Sequence[str] | None = None,
-        timeframe: str | None = None,
-        *,
-        adjust: str | None = None,
-        backend: Literal["pandas"] = "pandas",
-        **params: Any,
-    ) -> pd.DataFrame: ...
-
-    @overload
-    def read_derived(
-        self,
-        dataset: str,
-        spec: IndicatorSpec | str,
-        symbols: str | Sequence[str] | None = None,
-        timeframe: str | None = None,
-        *,
-        adjust: str | None = None,
-        backend: Literal["polars"],
-        **params: Any,
-    ) -> pl.DataFrame: ...
-
-    @overload
-    def read_derived(
-        self,
-        dataset: str,
-        spec: IndicatorSpec | str,
-        symbols: str | Sequence[str] | None = None,
-        timeframe: str | None = None,
-        *,
-        adjust: str | None = None,
-        backend: Literal["arrow"],
-        **params: Any,
-    ) -> pa.Table: ...
-
-    def read_derived(
-        self,
-        dataset: str,
-        spec: IndicatorSpec | str,
-        symbols: str | Sequence[str] | None = None,
-        timeframe: str | None = None,
-        *,
-        adjust: str | None = None,
-        backend: str = "pandas",
-        **params: Any,
-    ) -> Any:
-        """The rows :meth:`compute` wrote for ``spec`` over ``dataset`` (``symbol``,
-        ``date``, one column per output), sorted by symbol and date, every file checked
-        against the manifest."""
-        from marketframe.store import _compute
-
-        check_backend("Store.read_derived", backend)
         return to_frame(
-            _compute.read(self, dataset, spec, symbols, timeframe, adjust, params), backend
+            _read.read(self, endpoint, symbols, start, end, timeframe, adjust, params), backend
         )
 
     # -- integrity --------------------------------------------------------------------------
@@ -522,23 +263,10 @@ class Store:
     def _locked(
         self, ds: Any = None, symbols: Sequence[str] | None = None, *, writing: str | None = None
     ) -> Any:
-        """The inter-process lock of syncs and repairs (a typed error when it times out): a
-        file lock on a local store; on an object store, the leases of ``symbols`` of ``ds``
-        (nothing for a check of the whole store). ``writing`` names what will write: on a
-        read-only store it is refused with :class:`StoreReadOnly`; a check (``writing``
-        None) of a read-only store runs without the lock (nobody can write it)."""
-        import contextlib
-
-        from marketframe.store._fs import LocalStorage
-        from marketframe.store._verify import locked
-
-        if isinstance(self._storage, LocalStorage):
-            return locked(self.root / LOCK, self.lock_timeout, writing)
-        if ds is None or not symbols:
-            return contextlib.nullcontext()
-        from marketframe.store._lease import leased
-
-        return leased(self._storage, ds, symbols, self.lock_timeout, self.lease_ttl)
+        """The inter-process lock of syncs and repairs (:func:`._open.lock`)."""
+        return _open.lock(
+            self._storage, self.root, ds, symbols, self.lock_timeout, self.lease_ttl, writing
+        )
 
     def verify(
         self,
@@ -583,36 +311,7 @@ class Store:
         today, an unfinished week or month, minute candles) or ``empty`` (fetched and confirmed
         to hold no rows, e.g. before a listing; also listed under final or open).
         """
-        self._manifest.reload()
-        self._manifest.check()
-        rows: dict[str, list[Any]] = {
-            k: [] for k in ("dataset", "params", "timeframe", "symbol", "status", "start", "end")
-        }
-        for ds, d in self._manifest.datasets():
-            for sym, e in sorted(d.get("symbols", {}).items()):
-                for status in ("final", "open", "empty"):
-                    for a, b in e.get(status, []):
-                        for k, v in zip(
-                            rows,
-                            (
-                                ds.endpoint,
-                                ds.params,
-                                ds.timeframe,
-                                None if sym == NO_SYMBOL else sym,
-                                status,
-                                dt.date.fromisoformat(a),
-                                dt.date.fromisoformat(b),
-                            ),
-                            strict=True,
-                        ):
-                            rows[k].append(v)
-        table = pa.table(
-            {
-                k: pa.array(v, pa.date32() if k in ("start", "end") else pa.string())
-                for k, v in rows.items()
-            }
-        )
-        return to_frame(table, backend)
+        return to_frame(_read.coverage(self._manifest), backend)
 
 
 def spark_compute(
@@ -637,36 +336,3 @@ def spark_compute(
     return run(
         spark, st, dataset, spec, symbols, timeframe, adjust=adjust, partitions=partitions, **params
     )
-
-
-def _root(path: str | os.PathLike[str]) -> Path:
-    """The store directory: ``~`` expanded, created if missing, refused if not a directory."""
-    if not isinstance(path, str | os.PathLike):
-        raise InvalidParams("Store", "path", f"has value {path!r}", "a directory path")
-    if not os.fspath(path).strip():  # Path("") is the current directory: never a store by typo
-        raise InvalidParams("Store", "path", "is empty", "a directory path")
-    root = Path(path).expanduser()
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise InvalidParams(
-            "Store",
-            "path",
-            f"{str(root)!r} is a file, not a directory",
-            "a directory path (new or holding a store)",
-        ) from None
-    except OSError as exc:
-        raise InvalidParams(
-            "Store",
-            "path",
-            f"{str(root)!r} cannot be created: {exc.strerror}",
-            "a writable directory path",
-        ) from None
-    if not root.is_dir():
-        raise InvalidParams(
-            "Store",
-            "path",
-            f"{str(root)!r} is not a directory",
-            "a directory path (new or holding a store)",
-        )
-    return root

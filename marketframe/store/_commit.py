@@ -27,7 +27,8 @@ from marketframe.store._report import SyncReport
 from marketframe.store._spec import Spec, Task
 
 if TYPE_CHECKING:
-    from marketframe.store._fs import LocalStorage, ObjectStorage
+    from marketframe.store._local import LocalStorage
+    from marketframe.store._object import ObjectStorage
 
     Storage = LocalStorage | ObjectStorage
 

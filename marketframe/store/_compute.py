@@ -249,7 +249,7 @@ def compute(
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     from marketframe import adjust as _adjust
-    from marketframe.store._fs import LocalStorage
+    from marketframe.store._local import LocalStorage
     from marketframe.store._sync import check_symbols
 
     t0 = time.perf_counter()

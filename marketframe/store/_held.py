@@ -54,7 +54,7 @@ def check(
                 f"{_label(spec)}: never synced {shown}{more}; the frame holds "
                 f"only the synced dates (run {fix} to fill them)"
             ),
-            stacklevel=3,
+            stacklevel=4,  # the caller of Store.read (through _read.read)
         )
 
 

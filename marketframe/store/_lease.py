@@ -39,7 +39,7 @@ from typing import Any
 from marketframe.exceptions import LeaseLost, StoreLocked, StoreUnavailable
 from marketframe.store._base import _PreconditionFailed
 from marketframe.store._document import NO_SYMBOL, DatasetId
-from marketframe.store._fs import ObjectStorage
+from marketframe.store._object import ObjectStorage
 
 LEASES = "_leases"
 DEFAULT_TTL = 60.0

@@ -32,6 +32,7 @@ from marketframe.store._document import (
     parse_bytes,
 )
 from marketframe.store._report import VerifyReport
+from marketframe.store._sync_call import check_args, run_checked
 
 if TYPE_CHECKING:
     from marketframe.store import Store
@@ -151,9 +152,9 @@ def _refetch(
     minute = _io.by_year(ds) and ENDPOINTS[ds.endpoint].minute_range != "checked"
     for lo, hi in [(None, None)] if minute else ranges:
         try:
-            args = store._check_sync(ds.endpoint, symbols, lo, hi, ds.timeframe, today, params)
+            args = check_args(ds.endpoint, symbols, lo, hi, ds.timeframe, today, params)
             with store._locked(ds, [sym]) if store._storage.remote else nullcontext():
-                store._run_sync(*args, progress=progress, strict=True)
+                run_checked(store, *args, progress=progress, strict=True)
         except SyncError as exc:
             report.failures += [str(f) for f in exc.report.failures]
             continue

@@ -47,9 +47,10 @@ def test_a_range_outside_every_synced_one_raises(store: Store) -> None:
 
 
 def test_a_range_synced_in_part_returns_the_held_rows_and_warns(store: Store) -> None:
-    with pytest.warns(PartlySynced, match=r"2330 2018-01-01\.\.2018-03-31"):
+    with pytest.warns(PartlySynced, match=r"2330 2018-01-01\.\.2018-03-31") as record:
         df = store.read(EP, "2330", "2017-12-01", "2018-03-31")
     assert len(df) and df.date.max().year == 2017
+    assert record[0].filename == __file__  # shown at the caller of Store.read
 
 
 def test_a_synced_range_without_rows_is_an_empty_frame(store: Store) -> None:

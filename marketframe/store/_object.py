@@ -1,0 +1,359 @@
+"""A store on an object store reached through fsspec (``s3://``, ``gs://``, ``memory://``...).
+
+An object PUT is atomic (a reader sees the old object or the new one), so a partition is
+"staged" in memory and published by one PUT; the manifest records it as pending first, as on
+disk. Objects have no modification time worth keeping, so a file's record holds the MD5 of its
+bytes, which is the ETag S3 servers give a single-part upload: the cheap "unchanged" check of a
+sync is one HEAD per file.
+
+Conditional writes (``If-None-Match: *`` and ``If-Match: <etag>`` on PUT) back the leases and
+the manifest's compare-and-swap on S3 (see :mod:`marketframe.store._lease`). Credentials are
+never held here: fsspec/botocore read them from the standard AWS environment variables,
+profile or instance role, or from ``storage_options`` passed by the caller, which are never
+shown (``url`` is the bucket and prefix only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from marketframe.exceptions import InvalidParams, StoreCorrupted, StoreUnavailable
+from marketframe.store import _io
+from marketframe.store._base import _PreconditionFailed
+from marketframe.store._remote import (
+    describe,
+    network_error,
+    no_credentials,
+    precondition,
+    shown_url,
+    split_credentials,
+)
+
+
+def md5(data: bytes) -> str:
+    return hashlib.md5(data, usedforsecurity=False).hexdigest()
+
+
+#: the default deadline of one object-store operation (one GET, PUT, HEAD or listing, its
+#: retries included), in seconds: ``Store(timeout=...)`` or ``storage_options={"timeout": ...}``
+DEFAULT_TIMEOUT = 60.0
+#: connect and read timeouts of one HTTP attempt (botocore's defaults are 60 s each, with up
+#: to 5 attempts: a silent endpoint held a read for ~7 minutes)
+CONNECT_TIMEOUT, READ_TIMEOUT, ATTEMPTS = 5.0, 20.0, 3
+S3FS_RETRIES = 2  # s3fs's retry loop around botocore's (its default: 5)
+
+
+class ObjectStorage:
+    """A store under ``url`` on an fsspec filesystem (S3 and S3-compatible servers first).
+
+    Every operation on an object store has a deadline (``timeout`` seconds, retries
+    included) and connect / read timeouts per attempt; a network failure or a deadline
+    raises :class:`StoreUnavailable` naming the operation. A wait can always be interrupted
+    (Ctrl-C): the calling thread never blocks for longer than a quarter second at a time.
+    """
+
+    remote = True
+
+    def __init__(
+        self,
+        url: str,
+        storage_options: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ):
+        import fsspec
+
+        opts = dict(storage_options or {})
+        self.url = shown_url(url)  # refined below; never holds credentials
+        url, user, password = split_credentials(url)
+        protocol = url.split("://", 1)[0]
+        if user is not None or password is not None:
+            import warnings
+
+            from marketframe.exceptions import MarketframeWarning
+
+            warnings.warn(
+                f"{self.url}: the store URL holds credentials; they are used but never "
+                "shown. Give them through the environment (AWS_ACCESS_KEY_ID / "
+                "AWS_SECRET_ACCESS_KEY, AWS_PROFILE) or storage_options instead: a URL "
+                "ends up in shell history, logs and notebooks",
+                MarketframeWarning,
+                stacklevel=4,
+            )
+            if protocol in ("s3", "s3a"):
+                opts.setdefault("key", user)
+                opts.setdefault("secret", password)
+            else:
+                opts.setdefault("username", user)
+                opts.setdefault("password", password)
+        self.timeout = float(opts.pop("timeout", timeout or DEFAULT_TIMEOUT))
+        if not (self.timeout > 0 and self.timeout != float("inf")):
+            raise InvalidParams(
+                "Store", "timeout", f"has value {self.timeout!r}", "seconds > 0 (finite)"
+            )
+        self.s3 = protocol in ("s3", "s3a")
+        if self.s3:
+            # every HEAD must see the latest object (leases, manifest): no listing cache
+            opts.setdefault("use_listings_cache", False)
+            opts.setdefault("skip_instance_cache", True)
+            config = dict(opts.get("config_kwargs") or {})
+            config.setdefault("connect_timeout", min(CONNECT_TIMEOUT, self.timeout))
+            config.setdefault("read_timeout", min(READ_TIMEOUT, self.timeout))
+            config.setdefault("retries", {"max_attempts": ATTEMPTS, "mode": "standard"})
+            opts["config_kwargs"] = config
+        shown = self.url
+        try:
+            self.fs, base = fsspec.core.url_to_fs(url, **opts)
+        except ImportError as exc:
+            raise InvalidParams(
+                "Store",
+                "path",
+                f"{shown!r} needs a filesystem package that is not installed ({exc.name or exc})",
+                "pip install 'marketframe[s3]' (s3fs) for s3:// URLs",
+            ) from None
+        except (ValueError, TypeError) as exc:
+            raise InvalidParams(
+                "Store",
+                "path",
+                f"{shown!r} is not a usable filesystem URL ({type(exc).__name__})",
+                "a directory, or an fsspec URL such as s3://bucket/prefix "
+                "(storage_options for its settings)",
+            ) from None
+        if self.s3:
+            self.fs.retries = S3FS_RETRIES  # s3fs's own retries, on top of botocore's
+        self.base: str = base.rstrip("/")
+        self.url = shown_url(f"{protocol}://{self.base}")
+        self.guard: Callable[[], None] | None = None  # raises if this writer lost its leases
+        self.leases: Any = None  # the Leases of the sync under way (object stores)
+        self._mem_lock = threading.Lock()  # emulated conditional writes (not S3)
+        if self.s3:
+            bucket = self._bucket()
+            try:  # not fs.exists: it answers False for every failure (no credentials too)
+                self._do(
+                    f"HEAD {protocol}://{bucket}", self.fs._call_s3, "head_bucket", Bucket=bucket
+                )
+                there = True
+            except FileNotFoundError:
+                there = False
+            except PermissionError:
+                there = True  # listing buckets may be refused where the prefix is allowed
+            if not there:  # a typo must not become a new bucket
+                raise InvalidParams(
+                    "Store",
+                    "path",
+                    f"bucket {bucket!r} does not exist (or these credentials cannot see it)",
+                    "an existing bucket; credentials from the AWS environment variables or profile",
+                )
+        else:
+            self._do(f"MKDIR {self.url}", self.fs.makedirs, self.base, exist_ok=True)
+
+    # -- every call: a deadline, typed errors ------------------------------------------------
+
+    def _do(self, what: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+        """``fn(*args, **kw)`` within the deadline: a coroutine function of an async
+        filesystem runs on its loop while this thread waits in short slices (Ctrl-C is
+        seen at once); a network failure or the deadline raise :class:`StoreUnavailable`."""
+        import asyncio
+        import concurrent.futures
+        import time
+
+        deadline = kw.pop("_deadline", None) or self.timeout
+        try:
+            if not asyncio.iscoroutinefunction(fn):
+                return fn(*args, **kw)
+            fut = asyncio.run_coroutine_threadsafe(fn(*args, **kw), self.fs.loop)
+            end = time.monotonic() + deadline
+            try:
+                while True:
+                    left = end - time.monotonic()
+                    if left <= 0:
+                        fut.cancel()
+                        raise StoreUnavailable(
+                            what, f"no answer within {deadline:g} s (the store's timeout)"
+                        )
+                    try:
+                        return fut.result(timeout=min(0.25, left))
+                    except concurrent.futures.TimeoutError:
+                        if fut.done():
+                            raise
+                        continue
+            except BaseException:
+                fut.cancel()
+                raise
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            if no_credentials(exc):
+                from marketframe.exceptions import ConfigurationError
+
+                raise ConfigurationError(
+                    f"{self.url}: no credentials for the object store were found",
+                    hint="set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), "
+                    "or pass storage_options={'key': ..., 'secret': ...}",
+                ) from None
+            if network_error(exc):
+                raise StoreUnavailable(what, describe(exc)) from None
+            raise
+
+    def _op(self, verb: str, rel: str) -> str:
+        return f"{verb} {self.path(rel)}"
+
+    def key(self, rel: str) -> str:
+        return f"{self.base}/{rel}"
+
+    def path(self, rel: str) -> str:
+        """The object's URL, as errors show it (never credentials)."""
+        return f"{self.url}/{rel}"
+
+    def _async(self, name: str) -> Callable[..., Any]:
+        """The filesystem's coroutine method ``_name`` when it has one, else the plain one."""
+        if getattr(self.fs, "async_impl", False) and hasattr(self.fs, f"_{name}"):
+            return getattr(self.fs, f"_{name}")  # type: ignore[no-any-return]
+        return getattr(self.fs, name)  # type: ignore[no-any-return]
+
+    # -- plain objects ----------------------------------------------------------------------
+
+    def read(self, rel: str) -> bytes:
+        return bytes(self._do(self._op("GET", rel), self._async("cat_file"), self.key(rel)))
+
+    def read_file(self, rel: str, rec: Mapping[str, Any] | None, hint: str = "") -> pa.Table:
+        try:
+            data = self.read(rel)
+        except FileNotFoundError:
+            raise StoreCorrupted(
+                self.path(rel), "is missing (the manifest records it)", hint
+            ) from None
+        return _io.parse_checked(data, self.path(rel), rec, hint)
+
+    def stage(self, rel: str, data: bytes) -> tuple[Any, dict[str, Any]]:
+        return data, {"md5": md5(data)}
+
+    def publish(self, staged: Any, rel: str) -> None:
+        if self.guard is not None:
+            self.guard()
+        self._do(self._op("PUT", rel), self._async("pipe_file"), self.key(rel), staged)
+
+    def discard(self, staged: Any) -> None:
+        pass
+
+    def info(self, rel: str) -> dict[str, Any] | None:
+        try:
+            return dict(self._do(self._op("HEAD", rel), self._async("info"), self.key(rel)))
+        except FileNotFoundError:
+            return None
+
+    def unchanged(self, rel: str, rec: Mapping[str, Any]) -> bool:
+        info = self.info(rel)
+        if info is None:
+            return False
+        tag = str(info.get("ETag") or info.get("etag") or "").strip('"')
+        return any(
+            v.get("size") == info.get("size") and v.get("md5") == tag for v in _io._versions(rec)
+        )
+
+    def restamp(self, rel: str) -> dict[str, Any]:
+        return {"md5": md5(self.read(rel))}
+
+    def exists(self, rel: str) -> bool:
+        return self.info(rel) is not None
+
+    def delete(self, rel: str) -> None:
+        try:
+            self._do(self._op("DELETE", rel), self._async("rm_file"), self.key(rel))
+        except FileNotFoundError:
+            pass
+
+    def clean_temporary(self) -> int:
+        return 0  # a PUT is atomic: a killed writer leaves no partial object
+
+    def is_empty(self) -> bool:
+        try:
+            found = self._do(self._op("LIST", ""), self._async("ls"), self.base, detail=False)
+        except FileNotFoundError:
+            return True
+        return not found
+
+    # -- conditional writes (leases, the manifest) ------------------------------------------
+
+    def read_versioned(self, rel: str) -> tuple[bytes, str] | None:
+        """The object and its version token (ETag), or None when absent."""
+        if not self.s3:
+            with self._mem_lock:
+                try:
+                    data = self.read(rel)
+                except FileNotFoundError:
+                    return None
+                return data, md5(data)
+
+        async def get() -> tuple[bytes, str]:
+            resp = await self.fs._call_s3("get_object", Bucket=self._bucket(), Key=self._obj(rel))
+            async with resp["Body"] as b:
+                data = bytes(await b.read())
+            return data, str(resp["ETag"]).strip('"')
+
+        try:
+            return self._do(self._op("GET", rel), get)  # type: ignore[no-any-return]
+        except FileNotFoundError:
+            return None
+
+    def put_if(
+        self, rel: str, data: bytes, token: str | None, deadline: float | None = None
+    ) -> str:
+        """Write ``data`` if the object is absent (``token`` None) or still has ``token``;
+        returns the new token, raises :class:`_PreconditionFailed` when the condition fails.
+        A reply lost on the way may turn into a failed condition on the retry (the write
+        landed): callers that can tell their own write (leases: the owner id) check."""
+        if not self.s3:  # emulated: atomic within one process only (memory://, tests)
+            with self._mem_lock:
+                try:
+                    now = md5(self.read(rel))
+                except FileNotFoundError:
+                    now = None
+                if now != token:
+                    raise _PreconditionFailed(rel)
+                self.fs.pipe_file(self.key(rel), data)
+                return md5(data)
+        cond = {"IfNoneMatch": "*"} if token is None else {"IfMatch": f'"{token}"'}
+        try:
+            resp = self._do(
+                self._op("PUT", rel),
+                self.fs._call_s3,
+                "put_object",
+                Bucket=self._bucket(),
+                Key=self._obj(rel),
+                Body=data,
+                _deadline=deadline,
+                **cond,
+            )
+        except (OSError, ValueError) as exc:
+            if precondition(exc):
+                raise _PreconditionFailed(rel) from None
+            raise
+        return str(resp.get("ETag", md5(data))).strip('"')
+
+    def copy(self, src: str, dst: str) -> None:
+        """A server-side copy (S3 CopyObject: no bytes through this machine)."""
+        try:
+            self._do(self._op("COPY", src), self._async("copy"), self.key(src), self.key(dst))
+        except FileNotFoundError:
+            pass
+
+    def list(self, rel: str) -> list[str]:
+        """Relative paths of the objects under the folder ``rel`` (recursively)."""
+        try:
+            found = self._do(self._op("LIST", rel), self._async("find"), self.key(rel))
+        except FileNotFoundError:
+            return []
+        n = len(self.base) + 1
+        return [p[n:] for p in found]
+
+    def _bucket(self) -> str:
+        return self.base.split("/", 1)[0]
+
+    def _obj(self, rel: str) -> str:
+        rest = self.base.split("/", 1)[1] if "/" in self.base else ""
+        return f"{rest}/{rel}" if rest else rel

@@ -1,0 +1,99 @@
+"""What ``Store(...)`` holds besides its storage: its waits checked, the client it makes when
+given none, and the lock its writers take (a file lock on a local store, leases on an object
+store)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from marketframe.exceptions import InvalidParams
+
+if TYPE_CHECKING:
+    from marketframe.client import Client
+
+#: the lock file of a local store, in its root
+LOCK = ".lock"
+
+
+def check_timeout(timeout: float | None) -> None:
+    """``Store(timeout=...)``: seconds > 0 (finite), or None for the default."""
+    if timeout is not None and not (
+        isinstance(timeout, int | float)
+        and not isinstance(timeout, bool)
+        and 0 < timeout < float("inf")
+    ):
+        raise InvalidParams("Store", "timeout", f"has value {timeout!r}", "seconds > 0")
+
+
+def check_waits(lease_ttl: float, lock_timeout: float) -> None:
+    """``Store(lease_ttl=..., lock_timeout=...)``: seconds > 0; seconds >= 0 or -1."""
+    if not (
+        isinstance(lease_ttl, int | float) and not isinstance(lease_ttl, bool) and lease_ttl > 0
+    ):
+        raise InvalidParams("Store", "lease_ttl", f"has value {lease_ttl!r}", "seconds > 0")
+    if not (
+        lock_timeout == -1
+        or (
+            isinstance(lock_timeout, int | float)
+            and not isinstance(lock_timeout, bool)
+            and lock_timeout >= 0
+        )
+    ):
+        raise InvalidParams(
+            "Store",
+            "lock_timeout",
+            f"has value {lock_timeout!r}",
+            "seconds >= 0, or -1 to wait forever",
+        )
+
+
+def default_client(api_key: str | None, base_url: str | None, workers: int) -> Client[Any]:
+    """The client of a store given none: from ``api_key`` / ``base_url`` or the credential
+    variables, without an HTTP cache (the store is the cache); with neither, the embedded
+    sandbox, as ``download()`` and the commands fall back to (announced on stderr)."""
+    from marketframe._http.credential import from_environment
+    from marketframe.client import DEFAULT_BASE_URL, Client
+
+    if not (api_key or base_url):
+        if not from_environment():  # download()'s and the commands' fallback
+            from marketframe._connect import sandbox_client
+
+            client: Client[Any] = sandbox_client(sys.stderr, backend="arrow", max_workers=workers)
+            return client
+    return Client(
+        api_key,
+        base_url=base_url or DEFAULT_BASE_URL,
+        backend="arrow",
+        cache=False,
+        max_workers=workers,
+    )
+
+
+def lock(
+    storage: Any,
+    root: Any,
+    ds: Any,
+    symbols: Sequence[str] | None,
+    timeout: float,
+    lease_ttl: float,
+    writing: str | None,
+) -> Any:
+    """The inter-process lock of syncs and repairs (a typed error when it times out): a
+    file lock on a local store; on an object store, the leases of ``symbols`` of ``ds``
+    (nothing for a check of the whole store). ``writing`` names what will write: on a
+    read-only store it is refused with :class:`StoreReadOnly`; a check (``writing``
+    None) of a read-only store runs without the lock (nobody can write it)."""
+    import contextlib
+
+    from marketframe.store._local import LocalStorage
+    from marketframe.store._verify import locked
+
+    if isinstance(storage, LocalStorage):
+        return locked(root / LOCK, timeout, writing)
+    if ds is None or not symbols:
+        return contextlib.nullcontext()
+    from marketframe.store._lease import leased
+
+    return leased(storage, ds, symbols, timeout, lease_ttl)

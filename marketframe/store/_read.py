@@ -1,0 +1,117 @@
+"""``Store.read`` and ``Store.coverage`` as Arrow tables: a dataset's rows from the files the
+manifest records (each checked), filtered and ordered as the loaders return them; and what
+the manifest says the store holds. The face converts them to the asked backend."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from marketframe import adjust as _adjust
+from marketframe._params import to_date
+from marketframe.convert import oldest_first
+from marketframe.store import _held, _io
+from marketframe.store._document import NO_SYMBOL
+from marketframe.store._manifest import Manifest
+from marketframe.store._sync import check_symbols, resolve
+
+if TYPE_CHECKING:
+    from marketframe.store import Store
+
+
+def read(
+    store: Store,
+    endpoint: str,
+    symbols: str | Sequence[str] | None,
+    start: Any,
+    end: Any,
+    timeframe: str | None,
+    adjust: str | None,
+    params: dict[str, Any],
+) -> pa.Table:
+    """The rows :meth:`Store.read` returns, as one Arrow table (its checks and warnings)."""
+    spec = resolve(endpoint, timeframe, params)
+    mode = _adjust.check_read(spec.ep.name, adjust, spec.params, spec.ds.timeframe)
+    # symbol-less datasets (corporate actions) are filtered on their symbol column
+    syms = None if symbols is None or not spec.has_symbol else check_symbols(spec, symbols)
+    lo = to_date(endpoint, "start", start) if start is not None else None
+    hi = to_date(endpoint, "end", end) if end is not None else None
+    years = None
+    if spec.has_symbol and (lo is not None or hi is not None):
+        years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)
+    manifest, storage = store._manifest, store._storage
+    manifest.reload()
+    manifest.check()
+    _held.check(manifest, spec, syms, lo, hi)  # never synced: NotSynced, not 0 rows
+    logical = spec.ep.schema.arrow(minute=spec.minute)
+    files = _io.recorded(manifest.files(spec.ds), syms, years, spec.ds)
+    tables = [
+        _io.from_physical(t, logical)
+        for t in (storage.read_file(rel, rec, store._fix) for rel, rec in files)
+        if t.num_rows
+    ]
+    if not tables:
+        table = logical.empty_table()
+    else:
+        table = tables[0] if len(tables) == 1 else _io.concat_partitions(tables)
+    if table.num_rows and (lo is not None or hi is not None):
+        col: Any = table.column(_io.date_column(spec.ep))  # a date or timestamp column
+        if pa.types.is_timestamp(col.type):
+            col = pc.cast(pc.local_timestamp(col), pa.date32())
+        mask: Any = None
+        if lo is not None:
+            mask = pc.greater_equal(col, pa.scalar(lo, pa.date32()))
+        if hi is not None:
+            m2 = pc.less_equal(col, pa.scalar(hi, pa.date32()))
+            mask = m2 if mask is None else pc.and_(mask, m2)
+        table = table.filter(mask)
+    if not spec.has_symbol and symbols is not None and table.num_rows:
+        wanted = [symbols] if isinstance(symbols, str) else list(symbols)
+        table = table.filter(pc.is_in(table.column("symbol"), pa.array(wanted)))
+    if not spec.has_symbol:  # every symbol in one dataset: by date, as the loaders
+        table = oldest_first(spec.ep, {}, table)
+    meta = {
+        k: v
+        for k, v in (table.schema.metadata or {}).items()
+        if not k.startswith(b"marketframe.store.")
+    }
+    if mode is not None:
+        table = store.client.adjust_prices(table, mode)
+    return table.replace_schema_metadata(meta)
+
+
+def coverage(manifest: Manifest) -> pa.Table:
+    """:meth:`Store.coverage`'s rows: one per (dataset, params, timeframe, symbol, interval)."""
+    manifest.reload()
+    manifest.check()
+    rows: dict[str, list[Any]] = {
+        k: [] for k in ("dataset", "params", "timeframe", "symbol", "status", "start", "end")
+    }
+    for ds, d in manifest.datasets():
+        for sym, e in sorted(d.get("symbols", {}).items()):
+            for status in ("final", "open", "empty"):
+                for a, b in e.get(status, []):
+                    for k, v in zip(
+                        rows,
+                        (
+                            ds.endpoint,
+                            ds.params,
+                            ds.timeframe,
+                            None if sym == NO_SYMBOL else sym,
+                            status,
+                            dt.date.fromisoformat(a),
+                            dt.date.fromisoformat(b),
+                        ),
+                        strict=True,
+                    ):
+                        rows[k].append(v)
+    return pa.table(
+        {
+            k: pa.array(v, pa.date32() if k in ("start", "end") else pa.string())
+            for k, v in rows.items()
+        }
+    )

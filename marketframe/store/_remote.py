@@ -1,0 +1,82 @@
+"""What an object store's URLs and failures mean, below :class:`~._object.ObjectStorage`:
+a URL as it may be shown (never ``user:password@``), and a failure told apart as the
+network, missing credentials or a failed write condition (not an answer the caller handles).
+"""
+
+from __future__ import annotations
+
+
+def shown_url(url: str) -> str:
+    """``url`` as errors, reprs and logs show it: no ``user:password@``, no query."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url.split("?", 1)[0]
+    rest = rest.split("?", 1)[0].split("#", 1)[0]
+    netloc, slash, path = rest.partition("/")
+    netloc = netloc.rpartition("@")[2]
+    return f"{scheme}://{netloc}{slash}{path}"
+
+
+def split_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """``url`` without inline ``user:password@``, and the user and password it held."""
+    scheme, sep, rest = url.partition("://")
+    netloc, slash, path = rest.partition("/")
+    if not sep or "@" not in netloc:
+        return url, None, None
+    userinfo, _, host = netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return f"{scheme}://{host}{slash}{path}", user or None, password or None
+
+
+def network_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the network or the store failing (not an answer the caller
+    handles: a missing object, access refused, a failed condition)."""
+    if isinstance(exc, FileNotFoundError | PermissionError) or precondition(exc):
+        return False
+    if isinstance(exc, OSError | TimeoutError):  # ConnectionError, s3fs's translated 5xx
+        return True
+    names = {t.__name__ for t in type(exc).__mro__}
+    return bool(
+        names
+        & {
+            "BotoCoreError",  # EndpointConnectionError, ConnectionClosedError, ReadTimeout...
+            "ClientError",  # aiohttp's base error (botocore's answers arrive as OSError)
+            "FSTimeoutError",
+            "IncompleteRead",
+        }
+    )
+
+
+def no_credentials(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__name__ in ("NoCredentialsError", "PartialCredentialsError"):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def describe(exc: BaseException) -> str:
+    """A network error in one line, never a credential (botocore messages hold URLs only)."""
+    text = " ".join(str(exc).split()) or "no detail"
+    return f"{type(exc).__name__}: {shown_url(text) if '://' in text else text}"[:300]
+
+
+def precondition(exc: BaseException) -> bool:
+    """Whether ``exc`` (as s3fs translates it) is a failed If-Match / If-None-Match: 412, or
+    409 ConditionalRequestConflict (two conditional writes at once)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        text = f"{type(seen).__name__} {seen}"
+        if any(
+            s in text
+            for s in (
+                "_PreconditionFailed",
+                "412",
+                "ConditionalRequestConflict",
+                "At least one of the pre-conditions",
+            )
+        ):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -1,0 +1,99 @@
+"""One ``Store.sync`` call around :func:`._sync.run`: its arguments checked, a sync with
+nothing to do answered without the lock, a checked sync run under it (``Store.verify``'s
+repairs run the same two steps)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from marketframe._params import to_date
+from marketframe._time import taipei_today
+from marketframe._windows import Interval, earliest, plan, split
+from marketframe.exceptions import SyncError
+from marketframe.store import _io, _sync
+from marketframe.store._document import NO_SYMBOL
+from marketframe.store._manifest import Manifest
+from marketframe.store._report import SyncReport
+from marketframe.store._spec import Spec
+from marketframe.store._sync import check_range, check_symbols, resolve
+
+if TYPE_CHECKING:
+    from marketframe.store import Store
+
+
+def check_args(
+    endpoint: str,
+    symbols: str | Sequence[str] | None,
+    start: Any,
+    end: Any,
+    timeframe: str | None,
+    today: dt.date | str | None,
+    params: dict[str, Any],
+) -> tuple[Spec, list[str], dt.date | None, Interval | None]:
+    """Every argument of a sync checked (InvalidParams before any request or lock)."""
+    spec = resolve(endpoint, timeframe, params)
+    syms = check_symbols(spec, symbols)
+    day = to_date("Store.sync", "today", today) if today is not None else None
+    return spec, syms, day, check_range(spec, start, end, day or taipei_today())
+
+
+def held_already(
+    storage: Any, manifest: Manifest, spec: Spec, syms: list[str], want: Interval | None
+) -> SyncReport | None:
+    """The report of a sync with nothing to do (every window held as final, every
+    recorded file of these symbols unchanged by its cheap check), or None: such a sync
+    takes no lock and writes nothing, so it also works on a read-only store."""
+    if want is None:  # minute timeframes: always refetched
+        return None
+    manifest.reload()
+    manifest.check()
+    report = SyncReport(spec.ds.key, symbols=len(syms) if spec.has_symbol else 0)
+    for sym in syms:
+        kind_symbol = sym if spec.has_symbol else None
+        held = manifest.final(spec.ds, sym)
+        windows, before = plan(want, held, kind_symbol, spec.lead_days())
+        if windows or (before is not None and plan(before, held, None)[0]):
+            return None
+        floor = earliest(kind_symbol)
+        lo = max(want[0], floor) if floor else want[0]
+        if lo <= want[1]:
+            report.windows_skipped += len(split(lo, want[1], spec.lead_days(), floor))
+    for rel, rec in manifest.files(spec.ds).items():
+        sym = _io.where(rel)[0] or NO_SYMBOL
+        if sym in syms and not storage.unchanged(rel, rec):
+            return None  # the sync's cheap check has something to fix
+    return report
+
+
+def run_checked(
+    store: Store,
+    spec: Spec,
+    syms: list[str],
+    day: dt.date | None,
+    want: Interval | None,
+    *,
+    progress: bool | None,
+    strict: bool,
+) -> SyncReport:
+    """A checked sync, under the store's lock."""
+    client = store.client
+    workers = int(store.max_workers or getattr(client, "max_workers", 8) or 8)
+    store._storage.clean_temporary()
+    store._manifest.reload()  # another process may have synced while we waited
+    store._manifest.check()
+    report = _sync.run(
+        client,
+        store._storage,
+        store._manifest,
+        spec,
+        syms,
+        want,
+        today=day,
+        progress=progress,
+        max_workers=workers,
+    )
+    if report.failures and strict:
+        raise SyncError(report)
+    return report
