@@ -28,7 +28,7 @@ from marketframe.exceptions import (  # the store's errors live in the one error
     SyncError,
 )
 from marketframe.store import _open, _read, _sync_call
-from marketframe.store._derived import Derived
+from marketframe.store._derived_methods import Derived
 from marketframe.store._manifest import Manifest
 from marketframe.store._open import LOCK as LOCK  # the lock file's name
 from marketframe.store._report import Failure, SyncReport, VerifyReport
