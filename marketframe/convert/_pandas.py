@@ -71,20 +71,50 @@ def _create() -> Any:
     return create_dataframe_from_blocks
 
 
+def _group_of(field: pa.Field[Any], t: pa.DataType) -> Any:
+    """The group a column of type ``t`` is converted with (columns of one group are
+    concatenated and read as one buffer), or ``None`` for a type this reader does not take."""
+    if pa.types.is_floating(t):
+        return "float" if t.bit_width == 64 else None
+    if pa.types.is_integer(t):
+        return ("int", t)
+    if pa.types.is_boolean(t):
+        return (
+            "boolean" if field.metadata and field.metadata.get(b"pandas") == b"boolean" else "bool"
+        )
+    if pa.types.is_timestamp(t):
+        return ("time", t.tz) if t.unit == "us" else None
+    if pa.types.is_date32(t):
+        return "date"
+    if pa.types.is_dictionary(t):
+        ok = pa.types.is_string(t.value_type) and pa.types.is_integer(t.index_type)
+        return "category" if ok else None
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return ("str", t)
+    return None
+
+
+def _masks(joined: pa.Array[Any], shape: tuple[int, int]) -> NDArray[np.bool_]:
+    """Which values of a concatenated group are missing, one row per column."""
+    if joined.null_count == 0:
+        return np.zeros(shape, dtype=bool)
+    return ~_unpack(joined, 0).reshape(shape)
+
+
 def small_frame(table: pa.Table) -> Any:
     """``table`` as a pandas frame, or ``None`` when it has more than :data:`SMALL` rows or a
-    column type this reader does not take (the caller then uses Arrow's ``to_pandas``)."""
+    column type this reader does not take (the caller then uses Arrow's ``to_pandas``).
+
+    Columns are taken by group (floats, each integer type, booleans, times per zone, dates):
+    a group's arrays are concatenated by Arrow and read as one buffer, a 2-D block or one
+    1-D array per column cut from it; a per-column read costs more than the values of a
+    one-row table."""
     n = table.num_rows
     if n > SMALL or (create := _create()) is None:
         return None
     import pandas as pd
 
-    floats: list[np.ndarray] = []
-    float_at: list[int] = []
-    dates: list[np.ndarray] = []
-    date_at: list[int] = []
-    blocks: list[tuple[Any, np.ndarray]] = []
-    zoned: dict[str, list[tuple[int, np.ndarray]]] = {}
+    groups: dict[Any, list[tuple[int, pa.Array[Any]]]] = {}
     for i, (field, col) in enumerate(zip(table.schema, table.columns, strict=True)):
         if col.num_chunks != 1:
             if col.num_chunks == 0:
@@ -93,71 +123,83 @@ def small_frame(table: pa.Table) -> Any:
             arr = combined if isinstance(combined, pa.Array) else combined.chunk(0)
         else:
             arr = col.chunk(0)  # type: ignore[assignment]  # an Array: the stubs say ChunkedArray
-        t = arr.type
-        valid = _valid(arr)
-        if pa.types.is_floating(t) and t.bit_width == 64:
-            values = _values(arr, np.float64)
-            if valid is not None:
-                values = np.where(valid, values, np.nan)
-            floats.append(values)
-            float_at.append(i)
-        elif pa.types.is_integer(t):
-            values = _values(arr, t.to_pandas_dtype()).astype(np.int64)  # a copy: writable
-            mask = np.zeros(n, dtype=bool) if valid is None else ~valid
-            blocks.append((pd.arrays.IntegerArray(values, mask), np.array([i])))
-        elif pa.types.is_boolean(t):
-            boolean = bool(field.metadata and field.metadata.get(b"pandas") == b"boolean")
-            if boolean:
-                mask = np.zeros(n, dtype=bool) if valid is None else ~valid
-                blocks.append((pd.arrays.BooleanArray(_unpack(arr, 1), mask), np.array([i])))
-            elif valid is None:
-                blocks.append((_unpack(arr, 1)[None, :], np.array([i])))
-            else:  # pyarrow makes an object column of True/False/None
-                return None
-        elif pa.types.is_timestamp(t) and t.unit == "us":
-            values = _values(arr, np.int64)
-            values = values.copy() if valid is None else np.where(valid, values, _NAT)
-            if t.tz is None:
-                dates.append(values.view("M8[us]"))
-                date_at.append(i)
-            else:
-                zoned.setdefault(t.tz, []).append((i, values))
-        elif pa.types.is_date32(t):
-            days = _values(arr, np.int32).astype(np.int64)
-            if valid is not None:
-                days[~valid] = 0
-            if len(days) and max(-days.min(), days.max()) > _MAX_DAYS:
-                return None  # past datetime64[us]'s range: Arrow's cast raises, as it should
-            values = days * _US_PER_DAY
-            if valid is not None:
-                values[~valid] = _NAT
-            dates.append(values.view("M8[us]"))
-            date_at.append(i)
-        elif pa.types.is_dictionary(t) and pa.types.is_string(t.value_type):
-            if not pa.types.is_integer(t.index_type):
-                return None
-            coded = cast("pa.DictionaryArray[Any, Any]", arr)  # what a dictionary type holds
-            codes = _values(coded.indices, t.index_type.to_pandas_dtype()).astype(np.int64)
-            if valid is not None:
-                codes[~valid] = -1
-            words = tuple(coded.dictionary.to_pylist())
-            cat = pd.Categorical.from_codes(codes, dtype=_category(words, t.ordered))
-            blocks.append((cat, np.array([i])))
-        elif pa.types.is_string(t) or pa.types.is_large_string(t):
+        group = _group_of(field, arr.type)
+        if group is None:
+            return None
+        groups.setdefault(group, []).append((i, arr))
+    blocks: list[tuple[Any, NDArray[Any]]] = []
+    dates: list[tuple[NDArray[Any], list[int]]] = []  # datetime64[us] 2-D parts, one block
+    for group, cols in groups.items():
+        at = [i for i, _ in cols]
+        shape = (len(cols), n)
+        if group == "category":  # few columns, each its own dictionary: one by one
+            blocks += [(_category_array(arr), np.array([i])) for i, arr in cols]
+            continue
+        joined = pa.concat_arrays([arr for _, arr in cols])
+        if group[0] == "str":
             if (dtype := _string_dtype()) is None:
                 return None
-            blocks.append((dtype.__from_arrow__(arr), np.array([i])))
-        else:
-            return None
-    if floats:
-        blocks.append((np.vstack(floats), np.array(float_at)))
+            # pandas' str takes large_string: one cast for the group, a slice per column
+            large = joined.cast(pa.large_string())
+            for k, i in enumerate(at):
+                blocks.append((dtype.__from_arrow__(large.slice(k * n, n)), np.array([i])))
+            continue
+        if group == "float":
+            floats = _values(joined, np.float64).reshape(shape)
+            if joined.null_count:
+                floats = np.where(_masks(joined, shape), np.nan, floats)
+            blocks.append((floats, np.array(at)))
+        elif group[0] == "int":
+            ints = _values(joined, group[1].to_pandas_dtype()).astype(np.int64).reshape(shape)
+            mask = _masks(joined, shape)  # both copies: each column's rows are its own
+            for k, i in enumerate(at):
+                blocks.append((pd.arrays.IntegerArray(ints[k], mask[k]), np.array([i])))
+        elif group == "boolean":
+            values, mask = _unpack(joined, 1).reshape(shape), _masks(joined, shape)
+            for k, i in enumerate(at):
+                blocks.append((pd.arrays.BooleanArray(values[k], mask[k]), np.array([i])))
+        elif group == "bool":
+            if joined.null_count:  # pyarrow makes an object column of True/False/None
+                return None
+            blocks.append((_unpack(joined, 1).reshape(shape), np.array(at)))
+        elif group == "date":
+            days = _values(joined, np.int32).astype(np.int64)
+            missing = _masks(joined, shape).reshape(-1)
+            days[missing] = 0
+            if len(days) and max(-days.min(), days.max()) > _MAX_DAYS:
+                return None  # past datetime64[us]'s range: Arrow's cast raises, as it should
+            stamps = days * _US_PER_DAY
+            stamps[missing] = _NAT
+            dates.append((stamps.view("M8[us]").reshape(shape), at))
+        else:  # ("time", tz)
+            stamps = _values(joined, np.int64)
+            if joined.null_count:
+                stamps = np.where(_masks(joined, shape).reshape(-1), _NAT, stamps)
+            else:
+                stamps = stamps.copy()  # writable, not Arrow's buffer
+            if group[1] is None:
+                dates.append((stamps.view("M8[us]").reshape(shape), at))
+                continue
+            # one conversion to the zone for every column of it, then a view of each
+            zoned = pd.DatetimeIndex(stamps.view("M8[us]")).tz_localize("UTC").tz_convert(group[1])
+            for k, i in enumerate(at):
+                blocks.append((zoned.array[k * n : (k + 1) * n], np.array([i])))
     if dates:
-        blocks.append((np.vstack(dates), np.array(date_at)))
-    for tz, cols in zoned.items():
-        # one conversion to the zone for every column of it, then a view of each
-        joined = pd.DatetimeIndex(np.concatenate([v for _, v in cols]).view("M8[us]"))
-        zoned_arr = joined.tz_localize("UTC").tz_convert(tz).array
-        for k, (i, _) in enumerate(cols):
-            blocks.append((zoned_arr[k * n : (k + 1) * n], np.array([i])))
+        blocks.append(
+            (np.vstack([d for d, _ in dates]), np.array([i for _, at in dates for i in at]))
+        )
     columns = pd.Index(table.column_names)
     return create(blocks, index=pd.RangeIndex(n), columns=columns)
+
+
+def _category_array(arr: pa.Array[Any]) -> Any:
+    import pandas as pd
+
+    coded = cast("pa.DictionaryArray[Any, Any]", arr)  # what a dictionary type holds
+    t = coded.type
+    codes = _values(coded.indices, t.index_type.to_pandas_dtype()).astype(np.int64)
+    valid = _valid(arr)
+    if valid is not None:
+        codes[~valid] = -1
+    words = tuple(coded.dictionary.to_pylist())
+    return pd.Categorical.from_codes(codes, dtype=_category(words, t.ordered))
