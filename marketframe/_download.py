@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
+from marketframe._closed import say_if_closed
 from marketframe._params import to_date
 from marketframe._progress import progress_bar
 from marketframe._selection import check_dataset, check_range, check_symbols, latest_only
@@ -25,7 +25,7 @@ from marketframe._time import taipei_today
 from marketframe._windows import plan
 from marketframe.convert import check_backend, concat, to_frame
 from marketframe.endpoints import MARKETS, get
-from marketframe.exceptions import BatchError, InvalidParams, NoSession
+from marketframe.exceptions import BatchError, InvalidParams
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -166,7 +166,7 @@ def download(
     layout = _yf.check_layout(layout, group_by, backend)
     args = check(symbols, start, end, timeframe, adjust, fields, backend, store)
     if not args["minute"]:
-        _say_if_closed(args["start"], args["end"])
+        say_if_closed("download", args["start"], args["end"])
     with _session(client, store) as (session, st):
         if suffixed:
             _yf.check_boards(session, suffixed)
@@ -245,31 +245,6 @@ def check(
         "fields": canon.get("fields"),
         "adjust": mode,
     }
-
-
-def _say_if_closed(start: dt.date, end: dt.date) -> None:
-    """Warn (:class:`NoSession`) when no trading day falls in ``start..end``: the frame will
-    be empty because the market was closed, which an empty frame alone does not say."""
-    from marketframe import calendar
-
-    try:
-        if len(calendar.sessions_in_range(start, end)):
-            return
-        before = f"the session before is {calendar.previous_close(start).date()}"
-    except InvalidParams:  # outside the calendar's years: nothing it can tell
-        return
-    try:
-        after = f", the next {calendar.next_open(end).date()}"
-    except InvalidParams:
-        after = ""
-    span = str(start) if start == end else f"from {start} to {end}"
-    warnings.warn(
-        NoSession(
-            f"download: no trading session {span} (the market was closed: weekend, holiday or "
-            f"closure, marketframe.calendar); the frame is empty; {before}{after}"
-        ),
-        stacklevel=3,
-    )
 
 
 def _is_store(obj: Any) -> bool:

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from marketframe import _fetch, _options, _params, adjust
 from marketframe._calls import Call, Node
+from marketframe._closed import by_session, say_if_closed
 from marketframe._fetch import ClientStats, Fetched
 from marketframe._http import credential as _credential
 from marketframe._http.fanout import Budget, Fanout, Outcome
@@ -275,12 +276,21 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         multi = ep.multi_param
         value = params.get(multi) if multi else None
         if multi is None or not isinstance(value, list | tuple):
-            return self.send(self.prepare(name, refresh=refresh, **params))
-        if not value:
-            raise InvalidParams(ep.name, multi, "is an empty list", "one value or a non-empty list")
-        # every symbol's request is checked before the first one is sent
-        jobs = [self.prepare(name, refresh=refresh, **{**params, multi: v}) for v in value]
-        return _fetch.gather(ep.name, jobs, self.send_all(jobs))
+            jobs = [self.prepare(name, refresh=refresh, **params)]
+            fetched = self.send(jobs[0])
+        else:
+            if not value:
+                raise InvalidParams(
+                    ep.name, multi, "is an empty list", "one value or a non-empty list"
+                )
+            # every symbol's request is checked before the first one is sent
+            jobs = [self.prepare(name, refresh=refresh, **{**params, multi: v}) for v in value]
+            fetched = _fetch.gather(ep.name, jobs, self.send_all(jobs))
+        if fetched.table.num_rows == 0 and ep.date_range and by_session(ep.name):
+            start, end = (jobs[0].values.get(p) for p in ep.date_range)
+            if isinstance(start, dt.date) and isinstance(end, dt.date):
+                say_if_closed(ep.name, start, end)  # why it is empty, when the market was shut
+        return fetched
 
     # -- the one request path (download, the store and adjusted prices use it too) -----------
 

@@ -1,4 +1,5 @@
-"""A download over days the market was closed says so, instead of a bare empty frame."""
+"""A download or a loader over days the market was closed says so, instead of a bare empty
+frame."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ def test_a_holiday_range_warns_and_names_the_sessions_around_it(client: Client[A
     with pytest.warns(NoSession) as got:
         df = marketframe.download("2330", "2026-02-14", "2026-02-22", client=client)
     assert len(df) == 0
+    assert len(got) == 1  # said once, where the user called
+    assert got[0].filename == __file__
     text = str(got[0].message)
     assert "no trading session from 2026-02-14 to 2026-02-22" in text
     assert "2026-02-11" in text and "2026-02-23" in text  # the sessions either side (TWSE)
@@ -28,6 +31,31 @@ def test_a_range_with_a_session_does_not_warn(client: Client[Any]) -> None:
         warnings.simplefilter("error", NoSession)
         df = marketframe.download("2330", "2026-02-14", "2026-02-23", client=client)
     assert df["date"].dt.strftime("%Y-%m-%d").tolist() == ["2026-02-23"]
+
+
+@pytest.mark.parametrize("symbols", ["2330", ["2330", "2317"]])
+def test_a_loader_over_a_holiday_says_it_at_the_callers_line(
+    client: Client[Any], symbols: str | list[str]
+) -> None:
+    with pytest.warns(NoSession) as got:
+        df = client.stock.historical.candles(symbols=symbols, start="2026-02-14", end="2026-02-22")
+    assert len(df) == 0
+    assert len(got) == 1
+    assert got[0].filename == __file__  # the user's line, not the package's
+    text = str(got[0].message)
+    assert text.startswith("stock.historical.candles: no trading session from 2026-02-14")
+    assert "2026-02-11" in text and "2026-02-23" in text
+
+
+def test_a_loader_with_rows_or_without_sessions_to_speak_of_does_not_warn(
+    client: Client[Any],
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoSession)
+        df = client.stock.historical.candles(symbol="2330", start="2026-02-14", end="2026-02-23")
+        assert len(df) == 1
+        # corporate actions are not sessions: an empty week of them is not the market shut
+        client.stock.corporate_actions.dividends(start="2026-02-14", end="2026-02-22")
 
 
 def test_the_cli_says_it_in_one_line(
