@@ -262,8 +262,15 @@ def _draw(
         for col in hist:
             _bars(pax, x, _column(pdf, col), "0.6", label=col)
         if panel == "rsi":
-            for level in (30, 70):
-                pax.axhline(level, color="0.7", linewidth=0.6, linestyle="--")
+            # the 30/70 guides as one collection in data units across the window (axhline's
+            # axes-spanning transform cost more to place than the panel's lines)
+            from matplotlib.collections import LineCollection
+
+            span = (-1.0, float(max(n, 1)))
+            guides = [[(span[0], v), (span[1], v)] for v in (30.0, 70.0)]
+            pax.add_collection(
+                LineCollection(guides, colors="0.7", linewidths=0.6, linestyles="--")
+            )
             pax.set_yticks([30, 70])
         elif panel == "kdj":
             pax.set_yticks([20, 80])
