@@ -7,6 +7,9 @@ the reading of the body included). The HTTP cache is set up in :mod:`marketframe
 credential (:mod:`marketframe._http.credential`) travels only in its header (``X-API-KEY``,
 ``Authorization: Bearer`` or ``X-SDK-TOKEN``): it is never logged, never put in an exception,
 and never stored.
+
+What an answer leaves behind (the :class:`Response`, the :class:`Stats` counters, the headers
+read from it) is in :mod:`marketframe._http.response`.
 """
 
 from __future__ import annotations
@@ -15,11 +18,8 @@ import datetime as dt
 import logging
 import os
 import random
-import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,13 @@ from marketframe._http.credential import Credential
 from marketframe._http.fanout import Budget
 from marketframe._http.pacer import Pacer
 from marketframe._http.request import Prepared
-from marketframe._time import TAIPEI
+from marketframe._http.response import (
+    Response,
+    Stats,
+    rate_headers,
+    retry_after_seconds,
+    served_day,
+)
 from marketframe.endpoints import Endpoint
 from marketframe.exceptions import (
     APIError,
@@ -65,51 +71,6 @@ __all__ = [
 DEFAULT_DEADLINE = 60.0
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 BACKOFF_MAX = 8.0  # seconds, before jitter
-
-
-@dataclass
-class Stats:
-    """Counters of one client (thread-safe); ``client.stats()`` returns a copy as a dict."""
-
-    requests: int = 0  # requests sent over the network (retries included)
-    cache_hits: int = 0
-    retries: int = 0
-    paced_seconds: float = 0.0
-    statuses: dict[int, int] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def add(self, **kw: Any) -> None:
-        with self._lock:
-            for k, v in kw.items():
-                if k == "status":
-                    self.statuses[v] = self.statuses.get(v, 0) + 1
-                else:
-                    setattr(self, k, getattr(self, k) + v)
-
-    def as_dict(self) -> dict[str, Any]:
-        with self._lock:
-            return {
-                "requests": self.requests,
-                "cache_hits": self.cache_hits,
-                "retries": self.retries,
-                "paced_seconds": round(self.paced_seconds, 3),
-                "statuses": dict(self.statuses),
-            }
-
-
-@dataclass
-class Response:
-    """What a fetch returns besides the body (never the credential)."""
-
-    url: str
-    status: int
-    from_cache: bool
-    elapsed: float
-    retries: int
-    rate_limit: dict[str, str]
-    body: bytes = field(repr=False, default=b"")
-    #: the service's day when it answered (its ``Date`` header, in Taipei), None if absent
-    served: dt.date | None = None
 
 
 class Transport:
@@ -188,9 +149,9 @@ class Transport:
                     True,
                     time.perf_counter() - start,
                     0,
-                    _rate_headers(hit.headers),
+                    rate_headers(hit.headers),
                     hit.content,
-                    _served_day(hit.headers),
+                    served_day(hit.headers),
                 )
         tried: list[str] = []
         attempt = 0
@@ -260,14 +221,14 @@ class Transport:
                     cached,
                     time.perf_counter() - start,
                     attempt,
-                    _rate_headers(resp.headers),
+                    rate_headers(resp.headers),
                     resp.content,
-                    _served_day(resp.headers),
+                    served_day(resp.headers),
                 )
             tried.append(f"HTTP {resp.status_code}")
             # the service sends Retry-After on every answer (the rate window's length, 60 s):
             # it is an instruction only on a 429; other statuses back off as configured
-            retry_after = _retry_after(resp.headers) if resp.status_code == 429 else None
+            retry_after = retry_after_seconds(resp.headers) if resp.status_code == 429 else None
             if resp.status_code in RETRY_STATUSES and attempt < self.retries:
                 wait = retry_after if retry_after is not None else self._backoff(attempt + 1)
                 # a wait past the deadline is not started: the service's answer is the error
@@ -374,32 +335,3 @@ def _shown_params(values: Mapping[str, Any], key: str) -> dict[str, Any]:
     pass it as a parameter by mistake)."""
     shown = {k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in values.items()}
     return {k: redact(v, key) if isinstance(v, str) else v for k, v in shown.items()}
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    value = headers.get("Retry-After")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None
-
-
-def _served_day(headers: Mapping[str, str]) -> dt.date | None:
-    """The day in Taipei of an answer's ``Date`` header (the service's clock)."""
-    value = headers.get("Date")
-    if not value:
-        return None
-    try:
-        return parsedate_to_datetime(value).astimezone(TAIPEI).date()
-    except (TypeError, ValueError):
-        return None
-
-
-def _rate_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    return {
-        k: headers[k]
-        for k in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
-        if k in headers
-    }

@@ -35,7 +35,8 @@ from ._server import (
     check_stream_option,
 )
 from ._service import Route, Service
-from ._streaming import Streaming, StreamSettings
+from ._stream_replay import StreamSettings
+from ._streaming import Streaming
 
 __all__ = [
     "DEMO_CREDENTIALS",

@@ -9,7 +9,7 @@ import threading
 from . import iso_time
 from ._auth import DEMO_CREDENTIALS, DEMO_KEYS
 from ._server import SandboxOptionError, check_option, check_stream_option
-from ._streaming import MAX_SUBSCRIPTIONS
+from ._stream_replay import MAX_SUBSCRIPTIONS
 
 
 def _stream_option(name: str):  # type: ignore[no-untyped-def]

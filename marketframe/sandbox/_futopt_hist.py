@@ -20,7 +20,8 @@ from datetime import date, timedelta
 import numpy as np
 
 from . import _calendar as cal
-from ._futopt import MONTH_CODES, PRODUCTS, PUT_CODES, Contract, FutOpt, settlement_date
+from ._futopt import FutOpt
+from ._futopt_contracts import MONTH_CODES, PRODUCTS, PUT_CODES, Contract, settlement_date
 from ._intraday import Day
 
 #: contract-month forms the history takes (YYYYMM, weekly, spread, continuous)

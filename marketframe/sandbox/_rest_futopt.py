@@ -7,7 +7,8 @@ from typing import Any
 
 from . import _calendar as cal
 from . import _payloads as wire
-from ._futopt import PRODUCTS, with_trials
+from ._futopt import with_trials
+from ._futopt_contracts import PRODUCTS
 from ._futopt_hist import minute_bars
 from ._query import Query, ServiceError, bad
 from ._service import Route, Service

@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _calendar as cal
 from . import _payloads as wire
-from ._futopt import PRODUCTS, Contract
+from ._futopt_contracts import PRODUCTS, Contract
 from ._futopt_hist import CODE_RE, MONTH_RE, Bar, History, minute_bars, month_of
 from ._query import Query, ServiceError, bad
 from ._rest_futopt import _futopt_date

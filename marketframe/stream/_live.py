@@ -25,6 +25,10 @@ Rows out: ``symbol, time`` (bar start), OHLCV, one column per indicator output,
 * ``save(path)``/``LiveIndicators.load(path)``: the states, the day's closed bars, the forming
   bars and the trade serials seen, so a restarted process resumes equal to one that never
   stopped (trades already seen are skipped when they come again).
+
+Layers: this module takes the trades (the forming bars, the batch and per-trade paths) and
+keeps the public face and persistence; ``_live_steps`` steps the closed bars' indicators
+(checkpoints, replay); ``_live_rows`` holds a bar's layout and builds the rows out.
 """
 
 from __future__ import annotations
@@ -42,19 +46,14 @@ import pandas as pd
 from marketframe.exceptions import InvalidParams
 from marketframe.indicators import stateful as sf
 
+from ._live_rows import _W, _add, _chunk, _epoch_us, _frame, _row
+from ._live_steps import _Steps
+
 _VERSION = 1
-_TZ = "Asia/Taipei"
 _AFTER_HOURS = 13 * 3600 + 35 * 60  # seconds after midnight, Taipei (UTC+8, no DST)
-# a bar: time (start, epoch us), open, high, low, close, volume, and the serials of its
-# first and last trades (a late trade opens or closes it only by its serial; NaN: history)
-_W = 8
 
 
-def _specs(spec: Iterable[sf.IndicatorSpec | str]) -> list[sf.IndicatorSpec]:
-    return [s if isinstance(s, sf.IndicatorSpec) else sf.spec(s) for s in spec]
-
-
-class LiveIndicators:
+class LiveIndicators(_Steps):
     """Bars and indicators for ``symbols`` (see the module docstring)."""
 
     def __init__(
@@ -65,69 +64,18 @@ class LiveIndicators:
         timeframe: int = 1,
         checkpoint_every: int = 30,
     ) -> None:
-        self.symbols = list(symbols)
-        self.index = {s: i for i, s in enumerate(self.symbols)}
-        self.specs = _specs(spec)
+        super().__init__(symbols, spec, checkpoint_every=checkpoint_every)
         self.width_us = int(timeframe) * 60_000_000
         self.timeframe = int(timeframe)
-        self.checkpoint_every = checkpoint_every
         n = len(self.symbols)
-        self.states = [sf.State.new(sp, n) for sp in self.specs]
-        # per symbol: closed bars [time_us, o, h, l, c, v], the forming bar, serials seen
-        self.bars: dict[str, list[list[float]]] = {s: [] for s in self.symbols}
-        self.seen: dict[str, set[int]] = {s: set() for s in self.symbols}
-        self._names = np.array(self.symbols, dtype=object)
         self._lookup = pd.Index(self.symbols)
         # per symbol, as arrays (the batch path reads them for every symbol at once): the
-        # forming bar (time NaN: none), the last closed bar's time, the highest serial seen
+        # forming bar (time NaN: none), the highest serial seen
         self._form = np.full((n, _W), np.nan)
-        self._last = np.full(n, -np.inf)
         self._maxser = np.full(n, -1, dtype=np.int64)
         self.warm_bars: dict[str, int] = {s: 0 for s in self.symbols}
-        # checkpoints: (state copies, closed bars per symbol at that point), one every
-        # ``checkpoint_every`` rounds of closes (a round: the closes stepped together)
-        self.checkpoints: list[tuple[list[sf.State], np.ndarray]] = []
-        self._nbars = np.zeros(n, dtype=np.int64)
-        self._closes = 0
-        self._rounds = 0
-        # the batch path logs closed bars and serials as arrays; ``_fold`` moves them into
-        # ``bars`` and ``seen`` when something reads those (a revision, save)
-        self._bars_log: list[tuple[np.ndarray, np.ndarray]] = []
-        self._seen_log: list[tuple[np.ndarray, np.ndarray]] = []
-        # closed bars not yet stepped: chunks of (symbol indices, bars, emit); stepped
-        # together, a round at a time (round r: the r-th pending close of each symbol),
-        # before anything reads state
-        self._pending: list[tuple[np.ndarray, np.ndarray, bool]] = []
-        self._checkpoint()
 
-    # -- state
-
-    def _checkpoint(self) -> None:
-        self.checkpoints.append(([s.copy() for s in self.states], self._nbars.copy()))
-        del self.checkpoints[:-8]  # a day's revisions reach back minutes, not hours
-
-    def _fold(self) -> None:
-        """The logged closed bars and serials into ``bars`` and ``seen``, in order."""
-        for log, add in ((self._bars_log, False), (self._seen_log, True)):
-            if not log:
-                continue
-            codes = np.concatenate([c for c, _ in log])
-            vals = np.concatenate([v for _, v in log])
-            log.clear()
-            order = np.argsort(codes, kind="stable")
-            codes, vals = codes[order], vals[order]
-            cut = np.flatnonzero(codes[1:] != codes[:-1]) + 1
-            heads = np.append(0, cut)
-            for col, part in zip(codes[heads].tolist(), np.split(vals, cut), strict=True):
-                sym = self.symbols[col]
-                if add:
-                    self.seen[sym].update(part.tolist())
-                else:
-                    self.bars[sym].extend(part.tolist())
-
-    @property
-    def columns(self) -> list[str]:
-        return [name for sp in self.specs for name in sp.names]
+    # -- history
 
     def warm(self, candles: pd.DataFrame) -> None:
         """Warm up from history: a long frame of candles (``symbol``, ``date``, ``open``,
@@ -166,119 +114,6 @@ class LiveIndicators:
         self.checkpoints.clear()
         self._checkpoint()
 
-    def _inputs(self, rows: np.ndarray, spec: sf.IndicatorSpec) -> Any:
-        # rows: (bars, symbols, _W) of time, o, h, l, c, v, first and last serial
-        if spec.indicator == "kdj":
-            return rows[..., 2], rows[..., 3], rows[..., 4]
-        return rows[..., 4]
-
-    def _step(
-        self, cols: Any, rows: np.ndarray, *, commit: bool, states: list[sf.State] | None
-    ) -> list[Any]:
-        """Step ``rows`` (bars, len(cols), _W) for symbols ``cols`` of ``states``."""
-        outs = []
-        whole = len(cols) == len(self.symbols) and bool(np.all(np.diff(cols) > 0))
-        for k, state in enumerate(states if states is not None else self.states):
-            if whole:  # every symbol, in order: step the state itself (or a copy of it)
-                target = state if commit else state.copy()
-                res, _ = sf.apply(self._inputs(rows, state.spec), state.spec, target, inplace=True)
-                outs.append(res)
-                continue
-            sub = _take(state, cols)
-            res, sub = sf.apply(self._inputs(rows, state.spec), state.spec, sub, inplace=True)
-            outs.append(res)
-            if commit:
-                _put(state, cols, sub)
-                if states is None:
-                    self.states[k] = state
-        return outs
-
-    def _close(self, sym: str, bar: list[float], emit: list[Any] | None) -> None:
-        """A bar closed: kept now, stepped with the others by :meth:`_flush_pending`."""
-        col = self.index[sym]
-        row = np.array([bar], dtype=np.float64)
-        self._bars_log.append((np.array([col]), row))
-        self._nbars[col] += 1
-        self._last[col] = max(self._last[col], bar[0])
-        self._pending.append((np.array([col]), row, emit is not None))
-
-    def _flush_pending(self, out: list[Any] | None) -> None:
-        """Step every pending close, a round of symbols at a time (one vectorised step
-        per indicator per round); emit their final rows into ``out``."""
-        if not self._pending:
-            return
-        before = self._rounds
-        chunks, self._pending = self._pending, []
-        if len(chunks) == 1:
-            codes, rows, flag = chunks[0]
-            emit = np.full(len(codes), flag)
-        else:
-            codes = np.concatenate([c[0] for c in chunks])
-            rows = np.concatenate([c[1] for c in chunks])
-            emit = np.concatenate([np.full(len(c[0]), c[2]) for c in chunks])
-        order = np.argsort(codes, kind="stable")  # by symbol, each one's closes in order
-        codes, rows, emit = codes[order], rows[order], emit[order]
-        new = np.ones(len(codes), dtype=bool)
-        new[1:] = codes[1:] != codes[:-1]
-        first = np.flatnonzero(new)
-        rank = np.arange(len(codes)) - np.repeat(first, np.diff(np.append(first, len(codes))))
-        for r in range(int(rank.max()) + 1):
-            sel = np.flatnonzero(rank == r)
-            cols, now = codes[sel], rows[sel]
-            res = self._step(cols, now[None], commit=True, states=None)
-            which = np.flatnonzero(emit[sel])
-            if out is not None and len(which):
-                out.append(self._chunk(self._names[cols], now, res, which, False))
-            self._closes += len(sel)
-            self._rounds += 1
-        if before // self.checkpoint_every != self._rounds // self.checkpoint_every:
-            self._checkpoint()
-
-    def _chunk(
-        self,
-        syms: Any,
-        rows: np.ndarray,
-        res: list[Any],
-        which: Any,
-        peek: bool,
-        revised: bool = False,
-    ) -> dict[str, Any]:
-        """Rows ``which`` of a step as columns (no per-row Python objects)."""
-        idx = np.asarray(which, dtype=np.intp)
-        sel = rows[idx]
-        cols: dict[str, Any] = {"symbol": np.asarray(syms, dtype=object)[idx]}
-        cols["time"] = sel[:, 0].astype(np.int64)
-        for j, name in enumerate(("open", "high", "low", "close", "volume"), 1):
-            cols[name] = sel[:, j]
-        for sp, r in zip(self.specs, res, strict=True):
-            parts = r if isinstance(r, tuple) else (r,)
-            for name, p in zip(sp.names, parts, strict=True):
-                cols[name] = np.asarray(p)[0, idx]
-        cols["is_final"] = np.full(len(idx), not peek)
-        cols["revised"] = np.full(len(idx), revised)
-        return cols
-
-    def _row(
-        self, sym: str, bar: list[float], res: list[Any], t: int, col: int, *, final: bool,
-        revised: bool,
-    ) -> dict[str, Any]:  # fmt: skip
-        row: dict[str, Any] = {
-            "symbol": sym,
-            "time": int(bar[0]),
-            "open": bar[1],
-            "high": bar[2],
-            "low": bar[3],
-            "close": bar[4],
-            "volume": bar[5],
-        }
-        for sp, r in zip(self.specs, res, strict=True):
-            parts = r if isinstance(r, tuple) else (r,)
-            for name, p in zip(sp.names, parts, strict=True):
-                row[name] = float(p[t, col])
-        row["is_final"] = final
-        row["revised"] = revised
-        return row
-
     # -- trades
 
     def feed(self, trades: pd.DataFrame, *, peek: bool = True) -> pd.DataFrame:
@@ -307,7 +142,7 @@ class LiveIndicators:
                 forming = touched[~np.isnan(self._form[touched, 0])]
                 if len(forming):
                     out.append(self._peeks(forming))
-        return self._frame(out)
+        return _frame(out, self.columns)
 
     def _batch(
         self,
@@ -451,48 +286,19 @@ class LiveIndicators:
         self._last[col] = bars[-1][0]
         self._replay(sym, j, out)
 
-    def _replay(self, sym: str, j: int, out: list[Any]) -> None:
-        """Rewind ``sym`` to the last checkpoint before its bar ``j``; replay; emit revised."""
-        col = self.index[sym]
-        cp = next(
-            (c for c in reversed(self.checkpoints) if c[1][col] <= j),
-            None,
-        )
-        if cp is None:  # older than every checkpoint: from the start of the day's bars
-            base = [sf.State.new(s.spec, len(self.symbols)) for s in self.states]
-            done = 0
-        else:
-            base, done = cp[0], int(cp[1][col])
-        rows = np.array(self.bars[sym][done:])[:, None, :]
-        subs = []
-        outs = []
-        for k, st in enumerate(self.states):
-            sub = _take(base[k], [col])
-            res, sub = sf.apply(self._inputs(rows, st.spec), st.spec, sub, inplace=True)
-            subs.append(sub)
-            outs.append(res)
-        for st, sub in zip(self.states, subs, strict=True):
-            _put(st, [col], sub)
-        for t in range(j - done, rows.shape[0]):
-            bar = self.bars[sym][done + t]
-            out.append(_one(self._row(sym, bar, outs, t, 0, final=True, revised=True)))
-        # later checkpoints hold the old bars for this symbol: start again from here
-        self.checkpoints = [c for c in self.checkpoints if c[1][col] <= j]
-        self._checkpoint()
-
     def peek(self, sym: str) -> dict[str, Any] | None:
         """The forming bar's row (``is_final=False``); the state is not changed."""
         cur = self._get_forming(self.index[sym])
         if cur is None:
             return None
         res = self._step([self.index[sym]], np.array([[cur]]), commit=False, states=None)
-        return self._row(sym, cur, res, 0, 0, final=False, revised=False)
+        return _row(self.specs, sym, cur, res, 0, 0, final=False, revised=False)
 
     def _peeks(self, cols: np.ndarray) -> dict[str, Any]:
         """The forming bars of symbols ``cols`` (sorted) in one step on a copy of the state."""
         rows = self._form[cols][None]
         res = self._step(cols, rows, commit=False, states=None)
-        return self._chunk(self._names[cols], rows[0], res, np.arange(len(cols)), True)
+        return _chunk(self.specs, self._names[cols], rows[0], res, np.arange(len(cols)), True)
 
     def flush(self) -> pd.DataFrame:
         """Close every forming bar (the session ended): their final rows."""
@@ -503,26 +309,7 @@ class LiveIndicators:
                 self._set_forming(self.index[sym], None)
                 self._close(sym, cur, out)
         self._flush_pending(out)
-        return self._frame(out)
-
-    def _frame(self, chunks: list[dict[str, Any]]) -> pd.DataFrame:
-        """Chunks of columns (a step's rows, or one row) as one frame, in their order."""
-        cols = ["symbol", "time", "open", "high", "low", "close", "volume"]
-        cols += self.columns + ["is_final", "revised"]
-        data: dict[str, Any] = {}
-        for c in cols:
-            parts = [np.asarray(ch[c]) for ch in chunks]
-            data[c] = np.concatenate(parts) if parts else np.empty(0)
-        # built with their dtypes (the same whether or not the frame has rows)
-        # the symbol column converted once (str dtype), not per chunk or twice
-        data["symbol"] = pd.array(data["symbol"].astype(object), dtype=str)
-        for c in cols[2:-2]:
-            data[c] = data[c].astype(np.float64, copy=False)
-        for c in cols[-2:]:
-            data[c] = data[c].astype(bool, copy=False)
-        t = pd.DatetimeIndex(data["time"].astype("int64").astype("datetime64[us]"), tz="UTC")
-        data["time"] = t.tz_convert(_TZ)
-        return pd.DataFrame(data, columns=cols, copy=False)
+        return _frame(out, self.columns)
 
     # -- persistence
 
@@ -597,44 +384,3 @@ class LiveIndicators:
         self.checkpoints.clear()
         self._checkpoint()
         return self
-
-
-def _one(row: dict[str, Any]) -> dict[str, Any]:
-    """A row as a chunk of one."""
-    return {k: [v] for k, v in row.items()}
-
-
-def _epoch_us(col: pd.Series[Any]) -> pd.Series[Any]:
-    t = pd.to_datetime(col)
-    if t.dt.tz is None:
-        t = t.dt.tz_localize(_TZ)
-    return t.dt.as_unit("us").astype("int64")
-
-
-def _add(bar: list[float], price: float, size: float, serial: float) -> None:
-    """A trade into a bar. A late (backfilled) trade is placed by its serial: it opens the
-    bar only if it came before the bar's first trade, closes it only if after its last."""
-    bar[2] = max(bar[2], price)
-    bar[3] = min(bar[3], price)
-    bar[5] += size
-    if serial < bar[6]:
-        bar[1], bar[6] = price, serial
-    if not serial < bar[7]:
-        bar[4], bar[7] = price, serial
-
-
-def _take(state: sf.State, cols: list[int]) -> sf.State:
-    """The state of symbols ``cols`` alone (rings put oldest first: its clock restarts)."""
-    meta, arrays = state.to_parts()
-    sub = {k: np.ascontiguousarray(v[..., cols]) for k, v in arrays.items()}
-    return sf.State.from_parts({**meta, "symbols": len(cols), "bars": 0}, sub)
-
-
-def _put(state: sf.State, cols: list[int], sub: sf.State) -> None:
-    """Write ``sub`` (from ``_take``, stepped) back into symbols ``cols`` of ``state``."""
-    _, arrays = sub.to_parts()  # oldest first
-    for name, a in arrays.items():
-        target = state.arrays[name]
-        if target.ndim == 2 and target.shape[0]:
-            a = np.roll(a, state.bars % target.shape[0], axis=0)  # into state's ring clock
-        target[..., cols] = a

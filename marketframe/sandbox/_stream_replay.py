@@ -1,0 +1,127 @@
+"""What the sandbox's streams replay (``_streaming`` speaks the protocol): the settings, the
+market clock every connection shares, and the events of each (channel, symbol, day).
+
+Replay. ``stream_speed`` > 0 runs one market clock shared by every connection:
+``market time = stream_from + (wall time since the replay started) x speed`` (1 is real time);
+a connection sees each event when the market clock reaches it, so a client that drops and
+reconnects misses what happened in between, as on the real service. ``stream_speed`` = 0
+replays as fast as possible, each connection from ``stream_from`` on. The replay day is the
+session day of the sandbox's clock; ``stream_from`` defaults to 08:30 (trial matching).
+
+The streamed trades of a day are the intraday trades endpoint's trades (trial matches flagged
+``isTrial``); each (channel, symbol, day)'s events are built once and shared while any
+subscription or the cache holds them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from dataclasses import dataclass
+from datetime import time as dtime
+from typing import Any
+
+import numpy as np
+
+from . import _calendar as cal
+from . import _stream_futopt as fo
+from ._stream_events import Events, build_events
+
+#: the default cap of subscriptions per connection (the service documents none)
+MAX_SUBSCRIPTIONS = 200
+
+
+@dataclass
+class StreamSettings:
+    stream_speed: float = 0.0  # 0: as fast as possible; 1: real time; N: N x real time
+    stream_from: str = "08:30"  # time of day (Asia/Taipei) where the replay starts
+    heartbeat: float = 30.0  # seconds between heartbeats
+    drop_after: int | None = None  # close a connection after this many data events
+    max_connections: int | None = None
+    auth_timeout: float = 30.0  # seconds allowed to authenticate before the server closes
+    garbage_every: int | None = None  # send a malformed frame after every N data events
+    # subscriptions one connection may hold (each holds a day's replay of one channel and
+    # symbol: without a cap one connection subscribing to everything took ~5 GiB)
+    max_subscriptions: int | None = MAX_SUBSCRIPTIONS
+
+
+class Replay:
+    """The shared market clock and the event lists it replays (``Streaming`` sends them)."""
+
+    def __init__(self, service: Any, settings: StreamSettings) -> None:
+        self.service = service
+        self.market = service.market
+        self.settings = settings
+        self._cache: dict[tuple, Events] = {}
+        # every replay a subscription still holds, whether or not the LRU above still does:
+        # a connection past the LRU's size shares them instead of building its own copies
+        self._shared: weakref.WeakValueDictionary[tuple, Events] = weakref.WeakValueDictionary()
+        self._building: dict[tuple, asyncio.Future[Events]] = {}
+        self.builds = 0  # event lists built (each (channel, symbol, day) once while cached)
+        self.restart()
+
+    def restart(self) -> None:
+        """Start the shared market clock again from ``stream_from``."""
+        self._wall0 = time.monotonic()
+
+    # --- the replay day ------------------------------------------------------------------------
+
+    def replay_date(self):
+        return self.service.today()
+
+    def start_us(self) -> int:
+        h, m = (int(x) for x in self.settings.stream_from.split(":")[:2])
+        return cal.epoch_us(cal.at(self.replay_date(), dtime(h, m)))
+
+    def market_now_us(self) -> int:
+        speed = self.settings.stream_speed
+        return self.start_us() + int((time.monotonic() - self._wall0) * speed * 1e6)
+
+    # --- events of one (channel, symbol) ---------------------------------------------------------
+
+    def events(
+        self, channel: str, symbol: str, oddlot: bool, market: str = "stock", version: str = "v1.0"
+    ) -> Events:
+        """``oddlot``: odd-lot (stock) or the after-hours session (``market="futopt"``)."""
+        d = self.replay_date()
+        key = (channel, symbol, oddlot, d, market, version)
+        got = self._cache.get(key)
+        if got is None:
+            got = self._shared.get(key)
+            if got is not None:
+                self._cache[key] = got
+        if got is None:
+            self.builds += 1
+            rng = self.market.rng
+            if market == "futopt":
+                day = fo.day_of(self.service.futopt, symbol, d, oddlot)
+                got = fo.build(channel, day, version, rng) if day is not None else None
+            else:
+                day = self.market.day(symbol, d, oddlot=oddlot)
+                got = build_events(channel, day, rng) if day is not None else None
+            got = got or Events(np.zeros(0, dtype=np.int64), [])
+            self._cache[key] = got
+            self._shared[key] = got
+            if len(self._cache) > 512:
+                self._cache.pop(next(iter(self._cache)))
+        return got
+
+    async def events_async(
+        self, channel: str, symbol: str, oddlot: bool, market: str = "stock", version: str = "v1.0"
+    ) -> Events:
+        """``events`` built off the event loop, once: connections that ask for the same
+        (channel, symbol, day) while it is being built wait for that one build (100 clients
+        subscribing at once must not build it 100 times over)."""
+        key = (channel, symbol, oddlot, self.replay_date(), market, version)
+        got = self._cache.get(key) or self._shared.get(key)
+        if got is not None:
+            return got
+        pending = self._building.get(key)
+        if pending is None:
+            pending = asyncio.get_running_loop().run_in_executor(
+                None, self.events, channel, symbol, oddlot, market, version
+            )
+            self._building[key] = pending
+            pending.add_done_callback(lambda _: self._building.pop(key, None))
+        return await asyncio.shield(pending)

@@ -1,0 +1,204 @@
+"""The live engine's closed bars and the indicator states stepped over them (``_live`` adds
+the trades, the forming bars and persistence on top).
+
+A closed bar is queued (``_close``) and stepped with the others by ``_flush_pending``, a round
+of symbols at a time (one vectorised step per indicator per round). Every
+``checkpoint_every`` rounds the states are copied, so a revised bar rewinds its symbol to the
+last checkpoint before it and replays from there (``_replay``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from marketframe.indicators import stateful as sf
+
+from ._live_rows import _chunk, _one, _row
+
+
+def _specs(spec: Iterable[sf.IndicatorSpec | str]) -> list[sf.IndicatorSpec]:
+    return [s if isinstance(s, sf.IndicatorSpec) else sf.spec(s) for s in spec]
+
+
+class _Steps:
+    """The states, the closed bars and serials seen per symbol, the checkpoints."""
+
+    def __init__(
+        self,
+        symbols: Sequence[str],
+        spec: Iterable[sf.IndicatorSpec | str],
+        *,
+        checkpoint_every: int,
+    ) -> None:
+        self.symbols = list(symbols)
+        self.index = {s: i for i, s in enumerate(self.symbols)}
+        self.specs = _specs(spec)
+        self.checkpoint_every = checkpoint_every
+        n = len(self.symbols)
+        self.states = [sf.State.new(sp, n) for sp in self.specs]
+        # per symbol: closed bars [time_us, o, h, l, c, v], serials seen
+        self.bars: dict[str, list[list[float]]] = {s: [] for s in self.symbols}
+        self.seen: dict[str, set[int]] = {s: set() for s in self.symbols}
+        self._names = np.array(self.symbols, dtype=object)
+        # per symbol, as an array (the batch path reads it for every symbol at once): the last
+        # closed bar's time
+        self._last = np.full(n, -np.inf)
+        # checkpoints: (state copies, closed bars per symbol at that point), one every
+        # ``checkpoint_every`` rounds of closes (a round: the closes stepped together)
+        self.checkpoints: list[tuple[list[sf.State], np.ndarray]] = []
+        self._nbars = np.zeros(n, dtype=np.int64)
+        self._closes = 0
+        self._rounds = 0
+        # the batch path logs closed bars and serials as arrays; ``_fold`` moves them into
+        # ``bars`` and ``seen`` when something reads those (a revision, save)
+        self._bars_log: list[tuple[np.ndarray, np.ndarray]] = []
+        self._seen_log: list[tuple[np.ndarray, np.ndarray]] = []
+        # closed bars not yet stepped: chunks of (symbol indices, bars, emit); stepped
+        # together, a round at a time (round r: the r-th pending close of each symbol),
+        # before anything reads state
+        self._pending: list[tuple[np.ndarray, np.ndarray, bool]] = []
+        self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        self.checkpoints.append(([s.copy() for s in self.states], self._nbars.copy()))
+        del self.checkpoints[:-8]  # a day's revisions reach back minutes, not hours
+
+    def _fold(self) -> None:
+        """The logged closed bars and serials into ``bars`` and ``seen``, in order."""
+        for log, add in ((self._bars_log, False), (self._seen_log, True)):
+            if not log:
+                continue
+            codes = np.concatenate([c for c, _ in log])
+            vals = np.concatenate([v for _, v in log])
+            log.clear()
+            order = np.argsort(codes, kind="stable")
+            codes, vals = codes[order], vals[order]
+            cut = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+            heads = np.append(0, cut)
+            for col, part in zip(codes[heads].tolist(), np.split(vals, cut), strict=True):
+                sym = self.symbols[col]
+                if add:
+                    self.seen[sym].update(part.tolist())
+                else:
+                    self.bars[sym].extend(part.tolist())
+
+    @property
+    def columns(self) -> list[str]:
+        return [name for sp in self.specs for name in sp.names]
+
+    def _inputs(self, rows: np.ndarray, spec: sf.IndicatorSpec) -> Any:
+        # rows: (bars, symbols, _W) of time, o, h, l, c, v, first and last serial
+        if spec.indicator == "kdj":
+            return rows[..., 2], rows[..., 3], rows[..., 4]
+        return rows[..., 4]
+
+    def _step(
+        self, cols: Any, rows: np.ndarray, *, commit: bool, states: list[sf.State] | None
+    ) -> list[Any]:
+        """Step ``rows`` (bars, len(cols), _W) for symbols ``cols`` of ``states``."""
+        outs = []
+        whole = len(cols) == len(self.symbols) and bool(np.all(np.diff(cols) > 0))
+        for k, state in enumerate(states if states is not None else self.states):
+            if whole:  # every symbol, in order: step the state itself (or a copy of it)
+                target = state if commit else state.copy()
+                res, _ = sf.apply(self._inputs(rows, state.spec), state.spec, target, inplace=True)
+                outs.append(res)
+                continue
+            sub = _take(state, cols)
+            res, sub = sf.apply(self._inputs(rows, state.spec), state.spec, sub, inplace=True)
+            outs.append(res)
+            if commit:
+                _put(state, cols, sub)
+                if states is None:
+                    self.states[k] = state
+        return outs
+
+    def _close(self, sym: str, bar: list[float], emit: list[Any] | None) -> None:
+        """A bar closed: kept now, stepped with the others by :meth:`_flush_pending`."""
+        col = self.index[sym]
+        row = np.array([bar], dtype=np.float64)
+        self._bars_log.append((np.array([col]), row))
+        self._nbars[col] += 1
+        self._last[col] = max(self._last[col], bar[0])
+        self._pending.append((np.array([col]), row, emit is not None))
+
+    def _flush_pending(self, out: list[Any] | None) -> None:
+        """Step every pending close, a round of symbols at a time (one vectorised step
+        per indicator per round); emit their final rows into ``out``."""
+        if not self._pending:
+            return
+        before = self._rounds
+        chunks, self._pending = self._pending, []
+        if len(chunks) == 1:
+            codes, rows, flag = chunks[0]
+            emit = np.full(len(codes), flag)
+        else:
+            codes = np.concatenate([c[0] for c in chunks])
+            rows = np.concatenate([c[1] for c in chunks])
+            emit = np.concatenate([np.full(len(c[0]), c[2]) for c in chunks])
+        order = np.argsort(codes, kind="stable")  # by symbol, each one's closes in order
+        codes, rows, emit = codes[order], rows[order], emit[order]
+        new = np.ones(len(codes), dtype=bool)
+        new[1:] = codes[1:] != codes[:-1]
+        first = np.flatnonzero(new)
+        rank = np.arange(len(codes)) - np.repeat(first, np.diff(np.append(first, len(codes))))
+        for r in range(int(rank.max()) + 1):
+            sel = np.flatnonzero(rank == r)
+            cols, now = codes[sel], rows[sel]
+            res = self._step(cols, now[None], commit=True, states=None)
+            which = np.flatnonzero(emit[sel])
+            if out is not None and len(which):
+                out.append(_chunk(self.specs, self._names[cols], now, res, which, False))
+            self._closes += len(sel)
+            self._rounds += 1
+        if before // self.checkpoint_every != self._rounds // self.checkpoint_every:
+            self._checkpoint()
+
+    def _replay(self, sym: str, j: int, out: list[Any]) -> None:
+        """Rewind ``sym`` to the last checkpoint before its bar ``j``; replay; emit revised."""
+        col = self.index[sym]
+        cp = next(
+            (c for c in reversed(self.checkpoints) if c[1][col] <= j),
+            None,
+        )
+        if cp is None:  # older than every checkpoint: from the start of the day's bars
+            base = [sf.State.new(s.spec, len(self.symbols)) for s in self.states]
+            done = 0
+        else:
+            base, done = cp[0], int(cp[1][col])
+        rows = np.array(self.bars[sym][done:])[:, None, :]
+        subs = []
+        outs = []
+        for k, st in enumerate(self.states):
+            sub = _take(base[k], [col])
+            res, sub = sf.apply(self._inputs(rows, st.spec), st.spec, sub, inplace=True)
+            subs.append(sub)
+            outs.append(res)
+        for st, sub in zip(self.states, subs, strict=True):
+            _put(st, [col], sub)
+        for t in range(j - done, rows.shape[0]):
+            bar = self.bars[sym][done + t]
+            out.append(_one(_row(self.specs, sym, bar, outs, t, 0, final=True, revised=True)))
+        # later checkpoints hold the old bars for this symbol: start again from here
+        self.checkpoints = [c for c in self.checkpoints if c[1][col] <= j]
+        self._checkpoint()
+
+
+def _take(state: sf.State, cols: list[int]) -> sf.State:
+    """The state of symbols ``cols`` alone (rings put oldest first: its clock restarts)."""
+    meta, arrays = state.to_parts()
+    sub = {k: np.ascontiguousarray(v[..., cols]) for k, v in arrays.items()}
+    return sf.State.from_parts({**meta, "symbols": len(cols), "bars": 0}, sub)
+
+
+def _put(state: sf.State, cols: list[int], sub: sf.State) -> None:
+    """Write ``sub`` (from ``_take``, stepped) back into symbols ``cols`` of ``state``."""
+    _, arrays = sub.to_parts()  # oldest first
+    for name, a in arrays.items():
+        target = state.arrays[name]
+        if target.ndim == 2 and target.shape[0]:
+            a = np.roll(a, state.bars % target.shape[0], axis=0)  # into state's ring clock
+        target[..., cols] = a
