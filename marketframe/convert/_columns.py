@@ -123,12 +123,14 @@ def row(source: str, cells: list[tuple[Col, str, Any]], date: Any = None) -> lis
     (whose fixed cost is most of a one-row quote's typing)."""
     if not cells:
         return []
-    prepared = [_prepared(source, col, kind, [value], date) for col, kind, value in cells]
     try:
+        prepared = [_prepared(source, col, kind, [value], date) for col, kind, value in cells]
         values = tuple(vals[0] for vals, _, _ in prepared)
         struct = _struct(tuple(t for _, t, _ in prepared))
         whole = cast(pa.StructArray, pa.array([values], type=struct))
-    except _ARROW_ERRORS:  # column by column: the error names the field
+    except (SchemaError, *_ARROW_ERRORS):
+        # column by column, in the schema's order: the error names the first bad field, as
+        # one column at a time would (a bad date is the date's error, not the time's built on it)
         return [column(source, col, kind, [value], date) for col, kind, value in cells]
     return [
         raw if final else finish(source, col, kind, raw)

@@ -143,3 +143,14 @@ def test_invalid_payloads_raise_schema_error(name: str) -> None:
             assert info.value.field == field
 
     check()
+
+
+@pytest.mark.parametrize("engine", ["python", "arrow"])
+@pytest.mark.parametrize("name", ["stock.snapshot.quotes", "stock.snapshot.movers"])
+def test_the_first_bad_envelope_field_is_the_one_named(name: str, engine: str) -> None:
+    """A snapshot's ``time`` is built on its ``date``: a bad date is the date's error (the
+    envelope's fields are typed together, and the error still follows the schema's order)."""
+    doc = {"date": "2024-13-45", "time": "133000", "symbol": "", "data": [{"symbol": ""}]}
+    with pytest.raises(SchemaError) as info:
+        to_table(orjson.dumps(doc), name, engine=engine)
+    assert info.value.field == "date"
