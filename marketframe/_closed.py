@@ -3,7 +3,7 @@
 :func:`say_if_closed` warns :class:`~marketframe.exceptions.NoSession` when no trading day
 falls in a requested range (a weekend, a holiday, a typhoon closure), naming the sessions on
 either side. ``download`` says it for every range it is given; the loaders say it for the
-endpoints whose rows are sessions (historical and technical) when their answer is empty.
+endpoints whose rows are bars of sessions (:func:`say_if_answer_closed`) when their answer is empty.
 """
 
 from __future__ import annotations
@@ -11,13 +11,24 @@ from __future__ import annotations
 import datetime as dt
 import sys
 import warnings
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from marketframe.exceptions import InvalidParams, NoSession
 
+if TYPE_CHECKING:
+    from marketframe.endpoints import Endpoint
 
-def by_session(endpoint: str) -> bool:
-    """Whether ``endpoint``'s rows are trading sessions (or bars within them)."""
-    return ".historical." in endpoint or ".technical." in endpoint
+
+def say_if_answer_closed(ep: Endpoint, values: Mapping[str, Any]) -> None:
+    """:func:`say_if_closed` for an empty answer of ``ep`` asked with ``values``, when its rows
+    are bars of sessions: a dated endpoint with a ``timeframe`` (historical candles, the
+    technical indicators), not one whose rows are events (corporate actions, ownership)."""
+    if ep.date_range is None or "timeframe" not in ep.param_map:
+        return
+    start, end = (values.get(p) for p in ep.date_range)
+    if isinstance(start, dt.date) and isinstance(end, dt.date):
+        say_if_closed(ep.name, start, end)
 
 
 def say_if_closed(where: str, start: dt.date, end: dt.date) -> None:

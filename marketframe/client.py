@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from marketframe import _fetch, _options, _params, adjust
 from marketframe._calls import Call, Node
-from marketframe._closed import by_session, say_if_closed
+from marketframe._closed import say_if_answer_closed
 from marketframe._fetch import ClientStats, Fetched
 from marketframe._http import credential as _credential
 from marketframe._http.fanout import Budget, Fanout, Outcome
@@ -286,10 +286,8 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
             # every symbol's request is checked before the first one is sent
             jobs = [self.prepare(name, refresh=refresh, **{**params, multi: v}) for v in value]
             fetched = _fetch.gather(ep.name, jobs, self.send_all(jobs))
-        if fetched.table.num_rows == 0 and ep.date_range and by_session(ep.name):
-            start, end = (jobs[0].values.get(p) for p in ep.date_range)
-            if isinstance(start, dt.date) and isinstance(end, dt.date):
-                say_if_closed(ep.name, start, end)  # why it is empty, when the market was shut
+        if fetched.table.num_rows == 0:  # why it is empty, when the market was shut
+            say_if_answer_closed(ep, jobs[0].values)
         return fetched
 
     # -- the one request path (download, the store and adjusted prices use it too) -----------
