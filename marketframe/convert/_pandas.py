@@ -71,24 +71,24 @@ def _create() -> Any:
     return create_dataframe_from_blocks
 
 
-def _group_of(field: pa.Field[Any], t: pa.DataType) -> Any:
-    """The group a column of type ``t`` is converted with (columns of one group are
-    concatenated and read as one buffer), or ``None`` for a type this reader does not take."""
+def _group_of(field: pa.Field[Any], t: pa.DataType) -> tuple[Any, ...] | None:
+    """The group a column of type ``t`` is converted with, its kind first (columns of one
+    group are concatenated and read as one buffer), or ``None`` for a type this reader does
+    not take."""
     if pa.types.is_floating(t):
-        return "float" if t.bit_width == 64 else None
+        return ("float",) if t.bit_width == 64 else None
     if pa.types.is_integer(t):
         return ("int", t)
     if pa.types.is_boolean(t):
-        return (
-            "boolean" if field.metadata and field.metadata.get(b"pandas") == b"boolean" else "bool"
-        )
+        nullable = bool(field.metadata and field.metadata.get(b"pandas") == b"boolean")
+        return ("boolean",) if nullable else ("bool",)
     if pa.types.is_timestamp(t):
         return ("time", t.tz) if t.unit == "us" else None
     if pa.types.is_date32(t):
-        return "date"
+        return ("date",)
     if pa.types.is_dictionary(t):
         ok = pa.types.is_string(t.value_type) and pa.types.is_integer(t.index_type)
-        return "category" if ok else None
+        return ("category",) if ok else None
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return ("str", t)
     return None
@@ -114,7 +114,7 @@ def small_frame(table: pa.Table) -> Any:
         return None
     import pandas as pd
 
-    groups: dict[Any, list[tuple[int, pa.Array[Any]]]] = {}
+    groups: dict[tuple[Any, ...], list[tuple[int, pa.Array[Any]]]] = {}
     for i, (field, col) in enumerate(zip(table.schema, table.columns, strict=True)):
         if col.num_chunks != 1:
             if col.num_chunks == 0:
@@ -130,13 +130,14 @@ def small_frame(table: pa.Table) -> Any:
     blocks: list[tuple[Any, NDArray[Any]]] = []
     dates: list[tuple[NDArray[Any], list[int]]] = []  # datetime64[us] 2-D parts, one block
     for group, cols in groups.items():
+        kind = group[0]
         at = [i for i, _ in cols]
         shape = (len(cols), n)
-        if group == "category":  # few columns, each its own dictionary: one by one
+        if kind == "category":  # few columns, each its own dictionary: one by one
             blocks += [(_category_array(arr), np.array([i])) for i, arr in cols]
             continue
         joined = pa.concat_arrays([arr for _, arr in cols])
-        if group[0] == "str":
+        if kind == "str":
             if (dtype := _string_dtype()) is None:
                 return None
             # pandas' str takes large_string: one cast for the group, a slice per column
@@ -144,25 +145,25 @@ def small_frame(table: pa.Table) -> Any:
             for k, i in enumerate(at):
                 blocks.append((dtype.__from_arrow__(large.slice(k * n, n)), np.array([i])))
             continue
-        if group == "float":
+        if kind == "float":
             floats = _values(joined, np.float64).reshape(shape)
             if joined.null_count:
                 floats = np.where(_masks(joined, shape), np.nan, floats)
             blocks.append((floats, np.array(at)))
-        elif group[0] == "int":
+        elif kind == "int":
             ints = _values(joined, group[1].to_pandas_dtype()).astype(np.int64).reshape(shape)
             mask = _masks(joined, shape)  # both copies: each column's rows are its own
             for k, i in enumerate(at):
                 blocks.append((pd.arrays.IntegerArray(ints[k], mask[k]), np.array([i])))
-        elif group == "boolean":
+        elif kind == "boolean":
             values, mask = _unpack(joined, 1).reshape(shape), _masks(joined, shape)
             for k, i in enumerate(at):
                 blocks.append((pd.arrays.BooleanArray(values[k], mask[k]), np.array([i])))
-        elif group == "bool":
+        elif kind == "bool":
             if joined.null_count:  # pyarrow makes an object column of True/False/None
                 return None
             blocks.append((_unpack(joined, 1).reshape(shape), np.array(at)))
-        elif group == "date":
+        elif kind == "date":
             days = _values(joined, np.int32).astype(np.int64)
             missing = _masks(joined, shape).reshape(-1)
             days[missing] = 0
