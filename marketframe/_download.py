@@ -165,8 +165,6 @@ def download(
     symbols, suffixed = _yf.split_suffixes(symbols)
     layout = _yf.check_layout(layout, group_by, backend)
     args = check(symbols, start, end, timeframe, adjust, fields, backend, store)
-    if not args["minute"]:
-        say_if_closed("download", args["start"], args["end"])
     with _session(client, store) as (session, st):
         if suffixed:
             _yf.check_boards(session, suffixed)
@@ -186,6 +184,8 @@ def download(
                 len(syms),
             )
             raise _yf.with_suggestions(session, exc)
+    if not args["minute"] and table.num_rows == 0:  # empty: say so if the market was shut
+        say_if_closed("download", args["start"], args["end"])
     return _shaped(table, backend, layout, group_by)
 
 
