@@ -13,6 +13,7 @@ is single-threaded, so waiting for a core counts against neither side).
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import os
 import sys
@@ -45,6 +46,7 @@ def frame(symbols: list[str]) -> Any:
 def chart(df: Any, last: int | None) -> tuple[float, float]:
     import matplotlib.pyplot as plt
 
+    gc.collect()  # the last run's closed figure is garbage: not this run's cost
     t0 = clock()
     fig = df.md.plot(last=last)
     t1 = clock()
@@ -63,6 +65,7 @@ def baseline(bars: int, figsize: tuple[float, float]) -> float:
     x = np.arange(bars, dtype="float64")
     lo = 100 + rng.standard_normal(bars).cumsum()
     hi = lo + rng.uniform(0.1, 2.0, bars)
+    gc.collect()
     t0 = clock()
     fig = plt.figure(figsize=figsize)
     ax = fig.add_subplot()
