@@ -27,6 +27,8 @@ from marketframe.plot._artists import (
     PRICE,
     UP,
     _draw,
+    _same_times,
+    _window,
 )
 
 __all__ = ["BAND", "DOWN", "LAST", "OVERLAYS", "PANELS", "PRICE", "UP", "candles", "pyplot", "save"]
@@ -177,19 +179,25 @@ def candles(
         "hspace": 0.12,
     }
     targets = [fig] if len(parts) == 1 else list(fig.subfigures(len(parts), 1))
+    windows = [_window(part, last) for part in parts.values()]
+    # blocks over the same bars share the lowest block's dates, as stacked panels do
+    shared = len(windows) > 1 and _same_times([w for w, _ in windows])
     # tick label sizes as the axes are made (tick_params afterwards rebuilds every tick)
     with plt.rc_context({"xtick.labelsize": 8, "ytick.labelsize": 8}):
-        for i, (target, (sym, part)) in enumerate(zip(targets, parts.items(), strict=True)):
+        for i, (target, sym, (window, total)) in enumerate(
+            zip(targets, parts, windows, strict=True)
+        ):
             _draw(
                 target,
-                part,
+                window,
+                total,
                 grid,
                 show_volume,
                 overlays,
                 panels,
-                last,
                 title if len(parts) == 1 else (f"{title}: {sym}" if title else None),
                 legend=i == 0,  # every block has the same lines in the same colours
+                dates=not shared or i == len(windows) - 1,
             )
     return fig
 

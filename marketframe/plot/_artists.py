@@ -190,25 +190,48 @@ def _inside() -> Any:
     return Inside
 
 
-def _draw(
-    target: Any,
-    pdf: Any,
-    grid: dict[str, Any],
-    show_volume: bool,
-    overlays: list[str],
-    panels: dict[str, list[str]],
-    last: int | None,
-    title: str | None,
-    legend: bool = True,
-) -> None:
-    """One symbol's price, volume and indicator panels on a figure or subfigure."""
-    time_col = next((c for c in ("date", "time") if c in pdf.columns), None)
+def _time_column(pdf: Any) -> str | None:
+    return next((c for c in ("date", "time") if c in pdf.columns), None)
+
+
+def _window(pdf: Any, last: int | None) -> tuple[Any, int]:
+    """The bars drawn of one symbol (the last ``last`` in time order) and how many it has."""
+    time_col = _time_column(pdf)
     if time_col is not None:
         pdf = pdf.sort_values(time_col, kind="stable")
     total = len(pdf)
     if last is not None:
         pdf = pdf.tail(last)
-    pdf = pdf.reset_index(drop=True)
+    return pdf.reset_index(drop=True), total
+
+
+def _same_times(windows: list[Any]) -> bool:
+    """Whether every window has the same bar times (then only the lowest block is dated)."""
+    cols = [_time_column(w) for w in windows]
+    if cols[0] is None or len(set(cols)) != 1:
+        return False
+    first = windows[0][cols[0]].to_numpy()
+    return all(
+        len(w) == len(first) and bool((w[cols[0]].to_numpy() == first).all()) for w in windows[1:]
+    )
+
+
+def _draw(
+    target: Any,
+    pdf: Any,
+    total: int,
+    grid: dict[str, Any],
+    show_volume: bool,
+    overlays: list[str],
+    panels: dict[str, list[str]],
+    title: str | None,
+    legend: bool = True,
+    dates: bool = True,
+) -> None:
+    """One symbol's price, volume and indicator panels on a figure or subfigure: ``pdf`` is
+    its window (:func:`_window`) of ``total`` bars; ``dates=False`` leaves the time axis
+    out (the block below has the same dates)."""
+    time_col = _time_column(pdf)
     from matplotlib.ticker import FixedLocator
 
     # not sharex: shared axes each build the ticks of the bottom one; here only the bottom
@@ -220,7 +243,7 @@ def _draw(
         # every tick label of every panel on each save
         a.set_title("", y=1.0)
         a.yaxis.set_label_coords(-0.055, 0.5)
-        if i < len(axes) - 1:  # no x axis to draw at all: it would only measure no labels
+        if i < len(axes) - 1 or not dates:  # no x axis to draw: it would measure no labels
             a.xaxis.set_visible(False)
     ax = axes[0]
     n = len(pdf)
@@ -278,7 +301,7 @@ def _draw(
         if legend:
             _legend(pax, 7)
         row += 1
-    if time_col is not None and n:
+    if time_col is not None and n and dates:
         ticks = np.linspace(0, n - 1, num=min(6, n)).astype(int)
         labels = _tick_labels(pdf[time_col].iloc[ticks])
         axes[-1].xaxis.set_major_locator(FixedLocator(ticks.tolist()))

@@ -74,6 +74,24 @@ def test_readme_snippet_on_two_symbols_draws_one_block_per_symbol(sandbox) -> No
     assert len(pl.from_pandas(daily).lazy().md.rsi(14).md.plot().subfigs) == 2
 
 
+def test_blocks_over_the_same_bars_are_dated_once_at_the_bottom(frame) -> None:
+    # two symbols over the same days: only the lowest block's time axis has the dates
+    two = pd.concat([frame, frame.assign(symbol="2330")], ignore_index=True)
+    fig = plot.candles(two, columns=[], last=60)
+    top, bottom = fig.subfigs
+    assert not any(ax.xaxis.get_visible() for ax in top.axes)
+    labels = [t.get_text() for t in bottom.axes[-1].get_xticklabels()]
+    assert labels[-1] == frame["date"].max().strftime("%Y-%m-%d") and len(labels) == 6
+    # one symbol a day shorter: each block keeps its own dates
+    shorter = pd.concat([frame, frame.iloc[:-1].assign(symbol="2330")], ignore_index=True)
+    fig = plot.candles(shorter, columns=[], last=60)
+    for sf in fig.subfigs:
+        assert sf.axes[-1].xaxis.get_visible()
+        assert len(sf.axes[-1].get_xticklabels()) == 6
+    days = [sf.axes[-1].get_xticklabels()[-1].get_text() for sf in fig.subfigs]
+    assert days[0] != days[1]
+
+
 def test_intraday_ticks_show_the_time(sandbox) -> None:
     client = Client(sandbox.api_key, base_url=sandbox.base_url, cache=False)
     bars = client.stock.intraday.candles(symbol="2330")
