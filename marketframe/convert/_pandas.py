@@ -181,16 +181,24 @@ def small_frame(table: pa.Table) -> Any:
             if group[1] is None:
                 dates.append((stamps.view("M8[us]").reshape(shape), at))
                 continue
-            # one conversion to the zone for every column of it, then a view of each
+            # one conversion to the zone for every column of it, as one 2-D block
             zoned = pd.DatetimeIndex(stamps.view("M8[us]")).tz_localize("UTC").tz_convert(group[1])
-            for k, i in enumerate(at):
-                blocks.append((zoned.array[k * n : (k + 1) * n], np.array([i])))
+            blocks.append((zoned.array.reshape(shape), np.array(at)))
     if dates:
         blocks.append(
             (np.vstack([d for d, _ in dates]), np.array([i for _, at in dates for i in at]))
         )
-    columns = pd.Index(table.column_names)
+    # a view of the names' index made once: its own object (``columns.name`` may be set)
+    columns = _column_index(tuple(table.column_names)).view()
     return create(blocks, index=pd.RangeIndex(n), columns=columns)
+
+
+@lru_cache(maxsize=256)
+def _column_index(names: tuple[str, ...]) -> Any:
+    """The column labels of a table shape, built once (a string index costs about 80 us)."""
+    import pandas as pd
+
+    return pd.Index(names)
 
 
 def _category_array(arr: pa.Array[Any]) -> Any:

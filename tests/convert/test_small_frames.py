@@ -81,6 +81,16 @@ def test_columns_of_a_small_frame_are_writable_and_independent() -> None:
     assert table.column("a").to_pylist() == [1, None, 3]  # the table is untouched
 
 
+def test_frames_of_one_shape_share_no_mutable_state() -> None:
+    # the column labels are built once per shape: each frame still has its own index object
+    table = to_table((SAMPLES / "stock_intraday_quote.json").read_bytes(), "stock.intraday.quote")
+    first, second = small_frame(table), small_frame(table)
+    first.columns.name = "field"
+    first.loc[0, "last_updated"] = pd.Timestamp("2026-01-01", tz="Asia/Taipei")
+    assert second.columns.name is None and list(second.columns) == list(first.columns)
+    assert second.loc[0, "last_updated"] == _arrow_to_pandas(table).loc[0, "last_updated"]
+
+
 def test_a_type_it_does_not_take_falls_back_to_arrow() -> None:
     table = pa.table({"x": pa.array([[1, 2], None]), "y": pa.array([1, 2])})
     assert small_frame(table) is None
