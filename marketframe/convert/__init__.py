@@ -211,11 +211,44 @@ def concat(tables: Sequence[pa.Table]) -> pa.Table:
     """Concatenate tables of one endpoint (extra columns are unioned; units are merged)."""
     if len(tables) == 1:
         return tables[0]
-    out = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
+    try:  # one shape (the usual case): no type promotion to work out per table
+        out = pa.concat_tables(tables)
+    except pa.ArrowInvalid:  # extra columns or wider types in some tables
+        out = pa.concat_tables(tables, promote_options="permissive")
+    out = out.unify_dictionaries()
+    if out.num_rows <= _COMBINE_ROWS:
+        # one chunk per column: the cast below and every reader after it (pandas, polars)
+        # pay per chunk, and a fan-out of one-row answers makes a chunk per answer
+        out = out.combine_chunks()
+    units = _merged_units(tables, out)
+    fields = [
+        f.with_metadata({"unit": units[f.name]}) if f.name in units else f for f in out.schema
+    ]
+    # a new dict: the wider key and value types ``pa.schema`` asks for are safe
+    meta = cast("dict[bytes | str, bytes | str]", dict(tables[0].schema.metadata or {}))
+    meta[META_UNITS] = orjson.dumps(units)
+    return out.cast(pa.schema(fields, metadata=meta))
+
+
+def _merged_units(tables: Sequence[pa.Table], out: pa.Table) -> dict[str, str]:
+    """The units of ``out`` (``tables`` concatenated): each column's, or ``mixed (symbol:
+    unit, ...)`` when its tables disagree (odd lots in shares beside board lots)."""
+    payloads = [(t.schema.metadata or {}).get(META_UNITS, b"{}") for t in tables]
+    parsed = {p: cast("dict[str, str]", orjson.loads(p)) for p in set(payloads)}
+    if len(parsed) == 1:  # every table has the same units: read once
+        return next(iter(parsed.values()))
+    # each table's label: the symbol of its first row (one take over the concatenated column)
+    starts = np.cumsum([0] + [t.num_rows for t in tables[:-1]])
+    firsts: list[Any] = [None] * len(tables)
+    if "symbol" in out.column_names:
+        nonempty = [i for i, t in enumerate(tables) if t.num_rows]
+        picked = out.column("symbol").take(pa.array(starts[nonempty])).to_pylist()
+        for i, sym in zip(nonempty, picked, strict=True):
+            firsts[i] = sym
     seen: dict[str, dict[str, str]] = {}  # column -> {symbol: unit}
-    for i, t in enumerate(tables):
-        label = str(t.column("symbol")[0]) if "symbol" in t.column_names and t.num_rows else str(i)
-        for k, v in table_units(t).items():
+    for i, payload in enumerate(payloads):
+        label = str(i) if firsts[i] is None else str(firsts[i])
+        for k, v in parsed[payload].items():
             seen.setdefault(k, {})[label] = v
     units: dict[str, str] = {}
     for k, by_symbol in seen.items():
@@ -225,13 +258,13 @@ def concat(tables: Sequence[pa.Table]) -> pa.Table:
             if len(kinds) == 1
             else "mixed (" + ", ".join(f"{sym}: {u}" for sym, u in by_symbol.items()) + ")"
         )
-    fields = [
-        f.with_metadata({"unit": units[f.name]}) if f.name in units else f for f in out.schema
-    ]
-    # a new dict: the wider key and value types ``pa.schema`` asks for are safe
-    meta = cast("dict[bytes | str, bytes | str]", dict(tables[0].schema.metadata or {}))
-    meta[META_UNITS] = orjson.dumps(units)
-    return out.cast(pa.schema(fields, metadata=meta))
+    return units
+
+
+#: tables up to this many rows are combined into one chunk per column by :func:`concat`
+#: (past it the copy costs more than the chunks, and a string column could come near 2 GiB
+#: of offsets; ``nbytes`` would tell, but it walks every chunk: longer than the combine)
+_COMBINE_ROWS = 1 << 20
 
 
 def table_units(table: pa.Table) -> dict[str, str]:

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from marketframe import Client, Store
-from marketframe.convert import build, rows_to_table, to_table
+from marketframe.convert import build, concat, rows_to_table, table_units, to_table
 from marketframe.convert._rows import ArrowRows, Channel, PyRows, RowSource, parse
 from marketframe.endpoints import get
 from marketframe.exceptions import SchemaError
@@ -107,3 +107,25 @@ def test_a_bad_body_fails_in_the_parse_stage_naming_the_source() -> None:
     with pytest.raises(SchemaError, match="not objects"):
         rows_to_table([1, 2], channel)  # type: ignore[list-item]
     assert isinstance(build(parse(b'{"data": []}', channel), channel), pa.Table)
+
+
+def test_concatenated_answers_are_one_chunk_per_column_with_their_units_merged() -> None:
+    # a fan-out of one-row answers: one chunk per answer would make every reader after it
+    # (the units cast, pandas, polars) pay per answer
+    doc = orjson.loads((SAMPLES / "stock_intraday_quote.json").read_bytes())
+    lots = to_table(orjson.dumps(doc), "stock.intraday.quote")
+    odd = to_table(
+        orjson.dumps({**doc, "symbol": "0050"}), "stock.intraday.quote", {"type": "oddlot"}
+    )
+    empty = lots.slice(0, 0)
+    out = concat([lots, empty, odd])
+    assert out.num_rows == 2 and all(c.num_chunks == 1 for c in out.columns)
+    assert out.to_pylist() == pa.concat_tables([lots, odd]).to_pylist()
+    symbol = doc["symbol"]
+    assert table_units(lots)["last_size"] == "lots" and table_units(odd)["last_size"] == "shares"
+    # the tables disagree: each is named by its first row's symbol (an empty one by its place)
+    assert table_units(out)["last_size"] == f"mixed ({symbol}: lots, 1: lots, 0050: shares)"
+    assert table_units(out)["total_trade_value"] == "TWD"
+    assert out.schema.field("last_size").metadata[b"unit"].startswith(b"mixed (")
+    # answers that agree keep their units as they are
+    assert table_units(concat([lots, lots])) == table_units(lots)
