@@ -142,11 +142,17 @@ def event_rows(channel: str, day: Day, rng: Rng) -> list[tuple[int, dict]]:
             )
             rows.append((int(day.time[i]), row))
     elif channel == "books":
-        for i in range(n):
-            bids, asks = wire.book(day, i + 1, rng)
+        # a book after every trade, and the updates between trades (orders placed and
+        # cancelled: the quote's serial and lastUpdated move with them), in time order
+        updates = [(int(day.time[i]), i + 1, None) for i in range(n)]
+        for t, serial in zip(day.book_time.tolist(), day.book_serial.tolist(), strict=True):
+            updates.append((t, day.visible(t), serial))
+        updates.sort(key=lambda u: u[0])  # stable: at one time, the trade's book first
+        for t, seen, serial in updates:
+            bids, asks = wire.book(day, seen, rng, serial)
             row = dict(head)
-            row.update({"bids": bids, "asks": asks, "time": int(day.time[i])})
-            rows.append((int(day.time[i]), row))
+            row.update({"bids": bids, "asks": asks, "time": t})
+            rows.append((t, row))
     elif channel == "aggregates":
         stamps = sorted(set(day.time.tolist()) | set(day.trial_time.tolist()))
         for t in stamps:

@@ -150,7 +150,8 @@ def test_subscriptions_lifecycle_and_errors(sb) -> None:
 
 def expected_events(sb, channel: str, symbol: str, oddlot: bool = False) -> int:
     """How many data events a fast replay of the (closed) day sends, counted from REST:
-    a trade, a candle update and a book per trade; a quote per distinct trade or trial time."""
+    a trade and a candle update per trade; a book per trade and the books' updates between
+    trades (the sandbox makes two per trade); a quote per distinct trade or trial time."""
     extra = {"type": "oddlot"} if oddlot else {}
     regular = rest(sb, f"stock/intraday/trades/{symbol}", limit=100000, **extra)["data"]
     trials = rest(sb, f"stock/intraday/trades/{symbol}", isTrial="true", limit=100000, **extra)[
@@ -159,8 +160,10 @@ def expected_events(sb, channel: str, symbol: str, oddlot: bool = False) -> int:
     fixed = [t for t in regular if t["serial"] == 99999999]  # not a candle, book or quote
     if channel == "trades":
         return len(regular) + len(trials)
-    if channel in ("candles", "books"):
+    if channel == "candles":
         return len(regular) - len(fixed)
+    if channel == "books":
+        return 3 * (len(regular) - len(fixed))
     return len({t["time"] for t in regular if t not in fixed} | {t["time"] for t in trials})
 
 
@@ -217,6 +220,18 @@ def test_candles_books_aggregates_and_indices_agree_with_rest(sb) -> None:
     ] == [c[k] for c in rest_c for k in ("open", "high", "low", "close", "volume", "average")]
     books = collect(sb, "books", "2454")
     assert books and all(1 <= len(b["data"]["bids"]) <= 5 for b in books)
+    # the books move between trades too, in time order, and end as the closing quote's
+    traded = {t["time"] for t in rest(sb, "stock/intraday/trades/2454", limit=100000)["data"]}
+    times = [b["data"]["time"] for b in books]
+    assert times == sorted(times)
+    between = [b for b in books if b["data"]["time"] not in traded]
+    assert len(between) > len(books) // 2
+    assert len({(str(b["data"]["bids"]), str(b["data"]["asks"])) for b in between}) > 1
+    closing = rest(sb, "stock/intraday/quote/2454")
+    assert (books[-1]["data"]["bids"], books[-1]["data"]["asks"]) == (
+        closing["bids"],
+        closing["asks"],
+    )
     aggs = collect(sb, "aggregates", "0050")
     q = rest(sb, "stock/intraday/quote/0050")
     assert aggs[-1]["data"] == q
