@@ -30,6 +30,7 @@ class Prepared:
     path: str  # relative to the client's base URL, path values percent-encoded
     query: tuple[tuple[str, str], ...]  # wire names and texts, in the row's order
     key: str  # path?query with the query sorted: the same request has the same key
+    wire: str  # path?query as sent (the row's order), percent-encoded once
     credential: str  # the kind of credential it carries: api_key, bearer_token, sdk_token
     refresh: bool = False  # skip the HTTP cache's stored answer
 
@@ -58,4 +59,5 @@ def prepare(
     path, query = _params.encode(ep, values)
     pairs = tuple(query.items())
     key = path + ("?" + urlencode(sorted(pairs)) if pairs else "")
-    return Prepared(ep, MappingProxyType(values), path, pairs, key, credential, refresh)
+    wire = path + ("?" + urlencode(pairs) if pairs else "")
+    return Prepared(ep, MappingProxyType(values), path, pairs, key, wire, credential, refresh)

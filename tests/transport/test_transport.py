@@ -327,3 +327,35 @@ def test_bulk_work_is_paced_below_the_limit_instead_of_refused() -> None:
             c.stock.intraday.ticker(symbol=symbols)
         assert all(isinstance(e, RateLimited) for e in refusal.value.errors.values())
         assert sb.stats.by_status.get(429, 0) > 0, sb.stats.by_status
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "http://127.0.0.1:8000/marketdata/v1.0",
+        "HTTP://LocalHost:8000/Market%7EData/v1.0/",
+        "https://api.example.com/x y/marketdata/v1.0",
+    ],
+)
+def test_the_sent_url_is_the_one_requests_would_prepare(base_url: str) -> None:
+    """The transport sends the prepared path and query as they are, after the base URL it
+    canonicalised once: the same URL ``requests`` builds when it encodes the query and
+    re-quotes the whole URL itself (and so the same cache key)."""
+    import requests
+
+    from marketframe._http.transport import _canonical
+
+    with Client("k", base_url="http://127.0.0.1:9/marketdata/v1.0", cache=False) as c:
+        requests_made = [
+            c.prepare("stock.historical.candles", symbol="2330", start="2024-01-01",
+                      end="2024-12-31", fields=["open", "close"]),
+            c.prepare("futopt.historical.candles", product="TXF", contractMonth="1!",
+                      timeframe="5"),
+            c.prepare("futopt.intraday.trades", symbol="TXFL6/A7"),
+            c.prepare("stock.intraday.tickers", type="EQUITY", exchange="TWSE"),
+            c.prepare("stock.intraday.quote", symbol="2330"),
+        ]  # fmt: skip
+    for prep in requests_made:
+        own = requests.PreparedRequest()
+        own.prepare(method="GET", url=base_url.rstrip("/") + prep.path, params=prep.query)
+        assert _canonical(base_url) + prep.wire == own.url, prep.shown()
