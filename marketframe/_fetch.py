@@ -103,8 +103,14 @@ def adjust_prices(
     span = adjust.action_span(table, today)
     if span is None:
         return table
-    capital, dividends = fetch_actions(prepare, send_all, span[0], span[1], mode)
-    return adjust.adjust_table(table, capital, dividends, mode, span[1])
+    capital, dividends, served = _actions(prepare, send_all, span[0], span[1], mode)
+    end = span[1]
+    if served is not None:
+        # the service's day (the answers' Date) says which actions have happened: a dividend
+        # it still lists as announced (no previous close) has not, whatever this machine's
+        # clock says; a day the table has a bar on has happened whatever that day
+        end = max(min(end, served), adjust.bar_days(table).max().astype(dt.date))
+    return adjust.adjust_table(table, capital, dividends, mode, end)
 
 
 def fetch_actions(
@@ -117,9 +123,23 @@ def fetch_actions(
     """The capital changes (and, for ``mode="all"``, the dividends) from ``start`` to
     ``end``, in one fan-out of under-one-year windows. A plan without corporate actions
     raises :class:`AdjustmentUnavailable` naming the alternatives."""
+    capital, dividends, _ = _actions(prepare, send_all, start, end, mode)
+    return capital, dividends
+
+
+def _actions(
+    prepare: Callable[..., Prepared],
+    send_all: Callable[[Sequence[Prepared]], list[Outcome[Fetched]]],
+    start: dt.date,
+    end: dt.date,
+    mode: str,
+) -> tuple[pa.Table, pa.Table | None, dt.date | None]:
+    """:func:`fetch_actions` and the service's day as its latest answer gave it (``None``
+    without a ``Date`` header)."""
     windows = adjust.action_windows(start, end, mode)
     jobs = [prepare(n, start_date=lo, end_date=hi) for n, lo, hi in windows]
     got: dict[str, list[pa.Table]] = {}
+    served: list[dt.date] = []
     for (name, _, _), out in zip(windows, send_all(jobs), strict=True):
         if isinstance(out.error, PlanError):
             raise AdjustmentUnavailable(
@@ -129,5 +149,6 @@ def fetch_actions(
             raise out.error
         assert out.result is not None
         got.setdefault(name, []).append(out.result.table)
+        served += [r.served for r in out.result.responses if r.served is not None]
     dividends = concat(got[adjust.DIVIDENDS]) if adjust.DIVIDENDS in got else None
-    return concat(got[adjust.CAPITAL]), dividends
+    return concat(got[adjust.CAPITAL]), dividends, max(served, default=None)

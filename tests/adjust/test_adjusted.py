@@ -239,3 +239,31 @@ def test_adjust_takes_the_glossarys_start_and_end(client):
     )
     assert len(named) > 10
     pd.testing.assert_frame_equal(named, wire)
+
+
+def test_the_services_day_decides_which_dividends_have_happened() -> None:
+    """A service whose day is behind this machine's lists a coming dividend as announced
+    (no previous close): it has not happened, so it is neither applied nor reported as a
+    past dividend that could not be applied; once the service's day passes it, it is."""
+    import warnings
+
+    from marketframe.adjust import ActionNotApplied
+    from marketframe.sandbox import Sandbox
+
+    with (
+        Sandbox(seed=7, now="2026-07-01T14:00:00+08:00", rate_limit=None) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+    ):
+        args = {"symbol": "0050", "from_": "2026-06-01", "to": "2026-06-30"}
+        raw = c.load(CANDLES, **args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ActionNotApplied)
+            before = c.load(CANDLES, adjust="all", **args)
+        pd.testing.assert_series_equal(before["close"], raw["close"])
+        sb.advance(days=30)  # past 0050's ex-dividend day of 2026-07-17
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ActionNotApplied)
+            after = c.load(CANDLES, adjust="all", **args)
+    ratio = (after["close"] / raw["close"]).to_numpy()
+    assert 0.9 < ratio[0] < 1
+    np.testing.assert_allclose(ratio, ratio[0], rtol=1e-12)
