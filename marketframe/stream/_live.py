@@ -46,7 +46,7 @@ import pandas as pd
 from marketframe.exceptions import InvalidParams
 from marketframe.indicators import stateful as sf
 
-from ._live_rows import _W, _add, _chunk, _epoch_us, _frame, _row
+from ._live_rows import _W, _add, _chunk, _epoch_us, _Out, _row, _Rows
 from ._live_steps import _Steps
 
 _VERSION = 1
@@ -69,6 +69,7 @@ class LiveIndicators(_Steps):
         self.timeframe = int(timeframe)
         n = len(self.symbols)
         self._lookup = pd.Index(self.symbols)
+        self._out = _Out(self.symbols, self.columns)
         # per symbol, as arrays (the batch path reads them for every symbol at once): the
         # forming bar (time NaN: none), the highest serial seen
         self._form = np.full((n, _W), np.nan)
@@ -86,7 +87,7 @@ class LiveIndicators(_Steps):
         for sym, g in candles.groupby("symbol", sort=False, observed=True):
             if sym not in self.index:
                 continue
-            times = _epoch_us(g["date"]).to_numpy(dtype=np.float64)
+            times = _epoch_us(g["date"]).astype(np.float64)
             vals = g[["open", "high", "low", "close", "volume"]].to_numpy(dtype=np.float64)
             serials = np.full((len(times), 2), np.nan)  # history: its trades' serials unknown
             per[str(sym)] = np.column_stack([times, vals, serials]).tolist()
@@ -101,11 +102,11 @@ class LiveIndicators(_Steps):
                 lengths[j] = len(rows)
                 self.bars[sym].extend(rows)
             if bool((lengths == longest).all()):  # the usual case: one pass over the panel
-                self._step(list(range(len(self.symbols))), panel, commit=True, states=None)
+                self._warm_step(list(range(len(self.symbols))), panel)
             else:
                 for t in range(longest):
                     cols = np.flatnonzero(lengths > t).tolist()
-                    self._step(cols, panel[t : t + 1, cols], commit=True, states=None)
+                    self._warm_step(cols, panel[t : t + 1, cols])
             self._closes += int(lengths.sum())
         for sym in per:
             self.warm_bars[sym] = len(self.bars[sym])
@@ -120,18 +121,18 @@ class LiveIndicators(_Steps):
         """Take a frame of trades (``symbol``, ``time``, ``price``, ``size``, ``serial``,
         optional ``is_trial``/``backfilled``); return the rows it produced: closed bars,
         revisions, and (``peek``) one forming-bar row per symbol it touched."""
-        out: list[dict[str, Any]] = []
+        out: list[_Rows] = []
         if len(trades):
             df = trades
-            if "is_trial" in df:
-                df = df[~df["is_trial"].astype(bool)]
-            times = _epoch_us(df["time"]).to_numpy()
+            times = _epoch_us(df["time"])
             # the after-hours session (the 14:30 fixed-price trade) makes no intraday candle;
             # a fixed cut until marketframe.calendar gives each day's sessions
             local = (times // 1_000_000 + 8 * 3600) % 86400
             regular = local < _AFTER_HOURS
-            codes = self._lookup.get_indexer(pd.Index(df["symbol"].astype(str)))
+            codes = self._codes(df["symbol"])
             keep = regular & (codes >= 0)
+            if "is_trial" in df:
+                keep &= ~df["is_trial"].to_numpy(dtype=bool)
             codes, times = codes[keep], times[keep]
             price = df["price"].to_numpy(dtype=np.float64)[keep]
             size = df["size"].to_numpy(dtype=np.float64)[keep]
@@ -142,7 +143,18 @@ class LiveIndicators(_Steps):
                 forming = touched[~np.isnan(self._form[touched, 0])]
                 if len(forming):
                     out.append(self._peeks(forming))
-        return _frame(out, self.columns)
+        return self._out.frame(out)
+
+    def _codes(self, col: pd.Series[Any]) -> np.ndarray:
+        """Symbol indices of a column of symbols (-1: not one of ours)."""
+        dtype = col.dtype
+        if isinstance(dtype, pd.CategoricalDtype):  # each category looked up once
+            cats = self._lookup.get_indexer(dtype.categories.astype(str))
+            codes = col.cat.codes.to_numpy()
+            return np.where(codes >= 0, cats[codes], -1)
+        if not isinstance(dtype, pd.StringDtype):
+            col = col.astype(str)
+        return np.asarray(self._lookup.get_indexer(pd.Index(col, copy=False)))
 
     def _batch(
         self,
@@ -291,25 +303,24 @@ class LiveIndicators(_Steps):
         cur = self._get_forming(self.index[sym])
         if cur is None:
             return None
-        res = self._step([self.index[sym]], np.array([[cur]]), commit=False, states=None)
-        return _row(self.specs, sym, cur, res, 0, 0, final=False, revised=False)
+        block = self._step([self.index[sym]], np.array([cur]), commit=False)
+        return _row(self.specs, sym, block, 0, final=False)
 
-    def _peeks(self, cols: np.ndarray) -> dict[str, Any]:
-        """The forming bars of symbols ``cols`` (sorted) in one step on a copy of the state."""
-        rows = self._form[cols][None]
-        res = self._step(cols, rows, commit=False, states=None)
-        return _chunk(self.specs, self._names[cols], rows[0], res, np.arange(len(cols)), True)
+    def _peeks(self, cols: np.ndarray) -> _Rows:
+        """The forming bars of symbols ``cols`` (sorted) in one step that commits nothing."""
+        block = self._step(cols, self._form[cols], commit=False)
+        return _chunk(cols, block, final=False, revised=False)
 
     def flush(self) -> pd.DataFrame:
         """Close every forming bar (the session ended): their final rows."""
-        out: list[dict[str, Any]] = []
+        out: list[_Rows] = []
         for sym in self.symbols:
             cur = self._get_forming(self.index[sym])
             if cur is not None:
                 self._set_forming(self.index[sym], None)
                 self._close(sym, cur, out)
         self._flush_pending(out)
-        return _frame(out, self.columns)
+        return self._out.frame(out)
 
     # -- persistence
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from marketframe.indicators import stateful as sf
 
-from ._live_rows import _chunk, _one, _row
+from ._live_rows import _HEAD, _chunk, _Rows
 
 
 def _specs(spec: Iterable[sf.IndicatorSpec | str]) -> list[sf.IndicatorSpec]:
@@ -42,7 +42,7 @@ class _Steps:
         # per symbol: closed bars [time_us, o, h, l, c, v], serials seen
         self.bars: dict[str, list[list[float]]] = {s: [] for s in self.symbols}
         self.seen: dict[str, set[int]] = {s: set() for s in self.symbols}
-        self._names = np.array(self.symbols, dtype=object)
+        self._outputs = sum(len(sp.names) for sp in self.specs)
         # per symbol, as an array (the batch path reads it for every symbol at once): the last
         # closed bar's time
         self._last = np.full(n, -np.inf)
@@ -95,26 +95,41 @@ class _Steps:
             return rows[..., 2], rows[..., 3], rows[..., 4]
         return rows[..., 4]
 
-    def _step(
-        self, cols: Any, rows: np.ndarray, *, commit: bool, states: list[sf.State] | None
-    ) -> list[Any]:
-        """Step ``rows`` (bars, len(cols), _W) for symbols ``cols`` of ``states``."""
-        outs = []
+    def _warm_step(self, cols: Any, rows: np.ndarray) -> None:
+        """Step ``rows`` (bars, len(cols), _W) for symbols ``cols``, committed."""
         whole = len(cols) == len(self.symbols) and bool(np.all(np.diff(cols) > 0))
-        for k, state in enumerate(states if states is not None else self.states):
-            if whole:  # every symbol, in order: step the state itself (or a copy of it)
-                target = state if commit else state.copy()
-                res, _ = sf.apply(self._inputs(rows, state.spec), state.spec, target, inplace=True)
-                outs.append(res)
+        for state in self.states:
+            if whole:  # every symbol, in order: step the state itself
+                sf.apply(self._inputs(rows, state.spec), state.spec, state, inplace=True)
                 continue
             sub = _take(state, cols)
-            res, sub = sf.apply(self._inputs(rows, state.spec), state.spec, sub, inplace=True)
-            outs.append(res)
+            sf.apply(self._inputs(rows, state.spec), state.spec, sub, inplace=True)
+            _put(state, cols, sub)
+
+    def _step(self, cols: Any, bars: np.ndarray, *, commit: bool) -> np.ndarray:
+        """One bar (``bars``: (len(cols), _W)) for symbols ``cols`` through every indicator:
+        the rows' block (``_live_rows._Rows``), the outputs written into it by the states'
+        in-place step. Every symbol in order: the states themselves are stepped (a peek puts
+        back what the step wrote); a subset: a sub-state of those symbols."""
+        m = len(cols)
+        block = np.empty((_HEAD + self._outputs, m))
+        block[:_HEAD] = bars[:, :_HEAD].T
+        hlc = (block[2], block[3], block[4])
+        whole = m == len(self.symbols) and bool(np.all(np.diff(cols) > 0))
+        at = _HEAD
+        for state in self.states:
+            xs = hlc if state.spec.indicator == "kdj" else hlc[2:]
+            k = len(state.spec.names)
+            outs = tuple(block[at : at + k])
+            at += k
+            if whole:
+                state.advance(xs, outs, commit=commit)
+                continue
+            sub = _take(state, cols)
+            sub.advance(xs, outs)
             if commit:
                 _put(state, cols, sub)
-                if states is None:
-                    self.states[k] = state
-        return outs
+        return block
 
     def _close(self, sym: str, bar: list[float], emit: list[Any] | None) -> None:
         """A bar closed: kept now, stepped with the others by :meth:`_flush_pending`."""
@@ -147,11 +162,11 @@ class _Steps:
         rank = np.arange(len(codes)) - np.repeat(first, np.diff(np.append(first, len(codes))))
         for r in range(int(rank.max()) + 1):
             sel = np.flatnonzero(rank == r)
-            cols, now = codes[sel], rows[sel]
-            res = self._step(cols, now[None], commit=True, states=None)
+            cols = codes[sel]
+            block = self._step(cols, rows[sel], commit=True)
             which = np.flatnonzero(emit[sel])
             if out is not None and len(which):
-                out.append(_chunk(self.specs, self._names[cols], now, res, which, False))
+                out.append(_chunk(cols, block, which, final=True, revised=False))
             self._closes += len(sel)
             self._rounds += 1
         if before // self.checkpoint_every != self._rounds // self.checkpoint_every:
@@ -171,17 +186,16 @@ class _Steps:
             base, done = cp[0], int(cp[1][col])
         rows = np.array(self.bars[sym][done:])[:, None, :]
         subs = []
-        outs = []
+        parts = [rows[:, 0, :_HEAD].T]
         for k, st in enumerate(self.states):
             sub = _take(base[k], [col])
             res, sub = sf.apply(self._inputs(rows, st.spec), st.spec, sub, inplace=True)
             subs.append(sub)
-            outs.append(res)
+            parts += [p[:, 0] for p in (res if isinstance(res, tuple) else (res,))]
         for st, sub in zip(self.states, subs, strict=True):
             _put(st, [col], sub)
-        for t in range(j - done, rows.shape[0]):
-            bar = self.bars[sym][done + t]
-            out.append(_one(_row(self.specs, sym, bar, outs, t, 0, final=True, revised=True)))
+        block = np.vstack(parts)[:, j - done :]
+        out.append(_Rows(np.full(block.shape[1], col, dtype=np.intp), block, True, True))
         # later checkpoints hold the old bars for this symbol: start again from here
         self.checkpoints = [c for c in self.checkpoints if c[1][col] <= j]
         self._checkpoint()
