@@ -26,9 +26,10 @@ Rows out: ``symbol, time`` (bar start), OHLCV, one column per indicator output,
   bars and the trade serials seen, so a restarted process resumes equal to one that never
   stopped (trades already seen are skipped when they come again).
 
-Layers: this module takes the trades (the forming bars, the batch and per-trade paths) and
-keeps the public face and persistence; ``_live_steps`` steps the closed bars' indicators
-(checkpoints, replay); ``_live_rows`` holds a bar's layout and builds the rows out.
+Layers: this module takes the trades (the per-trade path) and keeps the public face and
+persistence; ``_live_bars`` holds the forming bars and takes a batch with numpy;
+``_live_steps`` steps the closed bars' indicators (checkpoints, replay); ``_live_rows`` holds
+a bar's layout and builds the rows out.
 """
 
 from __future__ import annotations
@@ -46,14 +47,14 @@ import pandas as pd
 from marketframe.exceptions import InvalidParams
 from marketframe.indicators import stateful as sf
 
+from ._live_bars import _Bars
 from ._live_rows import _W, _add, _chunk, _epoch_us, _Out, _row, _Rows
-from ._live_steps import _Steps
 
 _VERSION = 1
 _AFTER_HOURS = 13 * 3600 + 35 * 60  # seconds after midnight, Taipei (UTC+8, no DST)
 
 
-class LiveIndicators(_Steps):
+class LiveIndicators(_Bars):
     """Bars and indicators for ``symbols`` (see the module docstring)."""
 
     def __init__(
@@ -64,16 +65,8 @@ class LiveIndicators(_Steps):
         timeframe: int = 1,
         checkpoint_every: int = 30,
     ) -> None:
-        super().__init__(symbols, spec, checkpoint_every=checkpoint_every)
-        self.width_us = int(timeframe) * 60_000_000
-        self.timeframe = int(timeframe)
-        n = len(self.symbols)
-        self._lookup = pd.Index(self.symbols)
+        super().__init__(symbols, spec, timeframe=timeframe, checkpoint_every=checkpoint_every)
         self._out = _Out(self.symbols, self.columns)
-        # per symbol, as arrays (the batch path reads them for every symbol at once): the
-        # forming bar (time NaN: none), the highest serial seen
-        self._form = np.full((n, _W), np.nan)
-        self._maxser = np.full(n, -1, dtype=np.int64)
         self.warm_bars: dict[str, int] = {s: 0 for s in self.symbols}
 
     # -- history
@@ -144,117 +137,6 @@ class LiveIndicators(_Steps):
                 if len(forming):
                     out.append(self._peeks(forming))
         return self._out.frame(out)
-
-    def _codes(self, col: pd.Series[Any]) -> np.ndarray:
-        """Symbol indices of a column of symbols (-1: not one of ours)."""
-        dtype = col.dtype
-        if isinstance(dtype, pd.CategoricalDtype):  # each category looked up once
-            cats = self._lookup.get_indexer(dtype.categories.astype(str))
-            codes = col.cat.codes.to_numpy()
-            return np.where(codes >= 0, cats[codes], -1)
-        if not isinstance(dtype, pd.StringDtype):
-            col = col.astype(str)
-        return np.asarray(self._lookup.get_indexer(pd.Index(col, copy=False)))
-
-    def _batch(
-        self,
-        codes: np.ndarray,
-        times: np.ndarray,
-        price: np.ndarray,
-        size: np.ndarray,
-        serial: np.ndarray,
-        out: list[Any],
-    ) -> np.ndarray:
-        """Trades into bars: the symbols whose trades are all new and in order (serials
-        above every one seen, bars not before the forming one) grouped with numpy; the
-        others trade by trade. Returns the symbols touched (sorted indices)."""
-        if not len(codes):
-            return np.empty(0, dtype=np.intp)
-        order = np.argsort(codes, kind="stable")
-        c, start = codes[order], times[order] - times[order] % self.width_us
-        p, v, ser = price[order], size[order], serial[order]
-        head = np.ones(len(c), dtype=bool)
-        head[1:] = c[1:] != c[:-1]
-        firsts = np.flatnonzero(head)
-        syms = c[firsts]
-        # in order: serials rise, bars do not go back (the first against the held state)
-        form_t = self._form[c, 0]
-        floor = np.where(np.isnan(form_t), self._last[c] + 1.0, form_t)
-        ok = np.empty(len(c), dtype=bool)
-        ok[head] = (ser[head] > self._maxser[c[head]]) & (start[head] >= floor[head])
-        tail = ~head
-        ok[tail] = (ser[1:] > ser[:-1])[tail[1:]] & (start[1:] >= start[:-1])[tail[1:]]
-        fast_sym = np.logical_and.reduceat(ok, firsts)
-        fast = np.repeat(fast_sym, np.diff(np.append(firsts, len(c))))
-        if fast.any():
-            self._fast(c[fast], start[fast], p[fast], v[fast], ser[fast])
-        if not fast_sym.all():  # the exact path, in the batch's order
-            self._fold()
-            slow = ~fast_sym[np.searchsorted(syms, codes)]
-            for col, t, pr, sz, sn in zip(
-                codes[slow].tolist(),
-                times[slow].tolist(),
-                price[slow].tolist(),
-                size[slow].tolist(),
-                serial[slow].tolist(),
-                strict=True,
-            ):
-                sym = self.symbols[col]
-                if sn in self.seen[sym]:
-                    continue
-                self.seen[sym].add(sn)
-                self._maxser[col] = max(self._maxser[col], sn)
-                self._trade(sym, t, pr, sz, float(sn), out)
-        return syms
-
-    def _fast(
-        self, c: np.ndarray, start: np.ndarray, p: np.ndarray, v: np.ndarray, ser: np.ndarray
-    ) -> None:
-        """New, in-order trades sorted by symbol: bars by ``reduceat``, closes queued."""
-        seg = np.ones(len(c), dtype=bool)
-        seg[1:] = (c[1:] != c[:-1]) | (start[1:] != start[:-1])
-        at = np.flatnonzero(seg)
-        ends = np.append(at[1:], len(c)) - 1
-        sc = c[at]
-        bars = np.column_stack(
-            [
-                start[at],
-                p[at],
-                np.maximum.reduceat(p, at),
-                np.minimum.reduceat(p, at),
-                p[ends],
-                np.add.reduceat(v, at),
-                ser[at],
-                ser[ends],
-            ]
-        )
-        first = np.ones(len(at), dtype=bool)
-        first[1:] = sc[1:] != sc[:-1]
-        last = np.ones(len(at), dtype=bool)
-        last[:-1] = sc[1:] != sc[:-1]
-        held = self._form[sc]
-        has = ~np.isnan(held[:, 0])
-        merge = first & has & (held[:, 0] == bars[:, 0])  # the batch continues the bar
-        if merge.any():
-            m, h = bars[merge], held[merge]
-            m[:, 1], m[:, 6] = h[:, 1], h[:, 6]
-            m[:, 2] = np.maximum(m[:, 2], h[:, 2])
-            m[:, 3] = np.minimum(m[:, 3], h[:, 3])
-            m[:, 5] += h[:, 5]
-            bars[merge] = m
-        closes_held = first & has & ~merge  # the forming bar closed by a later bar
-        done_c = np.concatenate([sc[closes_held], sc[~last]])
-        done = np.concatenate([held[closes_held], bars[~last]])
-        if len(done_c):
-            self._bars_log.append((done_c, done))
-            # done_c: each symbol's held close (if any) first, then its segments in order
-            self._nbars += np.bincount(done_c, minlength=len(self.symbols))
-            np.maximum.at(self._last, done_c, done[:, 0])
-            self._pending.append((done_c, done, True))
-        self._form[sc[last]] = bars[last]
-        ends_sym = np.append(np.flatnonzero(c[1:] != c[:-1]), len(c) - 1)
-        self._maxser[c[ends_sym]] = ser[ends_sym]
-        self._seen_log.append((c, ser))
 
     def _get_forming(self, col: int) -> list[float] | None:
         row = self._form[col]

@@ -43,6 +43,8 @@ class _Steps:
         self.bars: dict[str, list[list[float]]] = {s: [] for s in self.symbols}
         self.seen: dict[str, set[int]] = {s: set() for s in self.symbols}
         self._outputs = sum(len(sp.names) for sp in self.specs)
+        # per indicator: takes high, low and close (KDJ) or the close; its outputs
+        self._layout = [(sp.indicator == "kdj", len(sp.names)) for sp in self.specs]
         # per symbol, as an array (the batch path reads it for every symbol at once): the last
         # closed bar's time
         self._last = np.full(n, -np.inf)
@@ -117,9 +119,8 @@ class _Steps:
         hlc = (block[2], block[3], block[4])
         whole = m == len(self.symbols) and bool(np.all(np.diff(cols) > 0))
         at = _HEAD
-        for state in self.states:
-            xs = hlc if state.spec.indicator == "kdj" else hlc[2:]
-            k = len(state.spec.names)
+        for state, (kdj, k) in zip(self.states, self._layout, strict=True):
+            xs = hlc if kdj else hlc[2:]
             outs = tuple(block[at : at + k])
             at += k
             if whole:
@@ -154,20 +155,24 @@ class _Steps:
             codes = np.concatenate([c[0] for c in chunks])
             rows = np.concatenate([c[1] for c in chunks])
             emit = np.concatenate([np.full(len(c[0]), c[2]) for c in chunks])
-        order = np.argsort(codes, kind="stable")  # by symbol, each one's closes in order
-        codes, rows, emit = codes[order], rows[order], emit[order]
-        new = np.ones(len(codes), dtype=bool)
-        new[1:] = codes[1:] != codes[:-1]
-        first = np.flatnonzero(new)
-        rank = np.arange(len(codes)) - np.repeat(first, np.diff(np.append(first, len(codes))))
-        for r in range(int(rank.max()) + 1):
-            sel = np.flatnonzero(rank == r)
-            cols = codes[sel]
-            block = self._step(cols, rows[sel], commit=True)
-            which = np.flatnonzero(emit[sel])
+        rounds: list[Any] = [None]  # one close per symbol, in symbol order: one round
+        if len(codes) > 1 and not bool((codes[1:] > codes[:-1]).all()):
+            order = np.argsort(codes, kind="stable")  # by symbol, each one's closes in order
+            codes, rows, emit = codes[order], rows[order], emit[order]
+            new = np.ones(len(codes), dtype=bool)
+            new[1:] = codes[1:] != codes[:-1]
+            first = np.flatnonzero(new)
+            rank = np.arange(len(codes)) - np.repeat(first, np.diff(np.append(first, len(codes))))
+            rounds = [np.flatnonzero(rank == r) for r in range(int(rank.max()) + 1)]
+        for sel in rounds:
+            cols, now, em = (
+                (codes, rows, emit) if sel is None else (codes[sel], rows[sel], emit[sel])
+            )
+            block = self._step(cols, now, commit=True)
+            which = np.flatnonzero(em)
             if out is not None and len(which):
                 out.append(_chunk(cols, block, which, final=True, revised=False))
-            self._closes += len(sel)
+            self._closes += len(cols)
             self._rounds += 1
         if before // self.checkpoint_every != self._rounds // self.checkpoint_every:
             self._checkpoint()

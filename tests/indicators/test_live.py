@@ -375,6 +375,7 @@ def test_trades_in_any_time_and_symbol_dtype_give_the_same_rows() -> None:
             f.assign(time=f["time"].astype(str)),
             f.assign(symbol=f["symbol"].astype(object)),
             f.assign(symbol=pd.Categorical(f["symbol"], categories=["C", "Q", "A", "B"])),
+            f.sort_values("symbol", kind="stable", ignore_index=True),  # no sort needed
             g,
         ]
 
@@ -384,3 +385,28 @@ def test_trades_in_any_time_and_symbol_dtype_give_the_same_rows() -> None:
         eng.warm(warm)
         got = pd.concat([eng.feed(f) for f in fs] + [eng.flush()], ignore_index=True)
         pd.testing.assert_frame_equal(got, want, obj=f"variant {k}")
+
+
+def test_batches_of_any_shape_give_the_same_final_rows() -> None:
+    """A trade per batch (a bar of one trade: nothing reduced), a minute per batch (one bar
+    per symbol) and three minutes per batch (several bars per symbol, closed inside the
+    batch) give the same final rows; a batch with a repeated trade takes the per-trade
+    path for that symbol and still gives them."""
+    warm, frames = _scripted(9)
+    trades = pd.concat(frames, ignore_index=True)
+    shapes = {
+        "trade": [trades.iloc[i : i + 1] for i in range(len(trades))],
+        "minute": frames,
+        "three minutes": [pd.concat(frames[i : i + 3]) for i in range(0, 9, 3)],
+        "repeated": [pd.concat([f, f.iloc[:1]]) for f in frames],
+    }
+    finals = {}
+    for name, batches in shapes.items():
+        eng = LiveIndicators(ABC, SPECS)
+        eng.warm(warm)
+        rows = pd.concat([eng.feed(b) for b in batches] + [eng.flush()], ignore_index=True)
+        final = rows[rows["is_final"]].sort_values(["symbol", "time"], ignore_index=True)
+        assert len(final) == 9 * len(ABC)
+        finals[name] = final
+    for name, final in finals.items():
+        pd.testing.assert_frame_equal(final, finals["minute"], obj=name)
