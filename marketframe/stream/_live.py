@@ -48,7 +48,7 @@ from marketframe.exceptions import InvalidParams
 from marketframe.indicators import stateful as sf
 
 from ._live_bars import _Bars
-from ._live_rows import _W, _add, _chunk, _epoch_us, _Out, _row, _Rows
+from ._live_rows import _W, _add, _epoch_us, _Out, _row, _Rows
 
 _VERSION = 1
 _AFTER_HOURS = 13 * 3600 + 35 * 60  # seconds after midnight, Taipei (UTC+8, no DST)
@@ -131,11 +131,13 @@ class LiveIndicators(_Bars):
             size = df["size"].to_numpy(dtype=np.float64)[keep]
             serial = df["serial"].to_numpy(dtype=np.int64)[keep]
             touched = self._batch(codes, times, price, size, serial, out)
-            self._flush_pending(out)
+            forming = None
             if peek and len(touched):
                 forming = touched[~np.isnan(self._form[touched, 0])]
-                if len(forming):
-                    out.append(self._peeks(forming))
+            if forming is not None and len(forming):
+                self._flush_pending(out, (forming, self._form[forming]))
+            else:
+                self._flush_pending(out)
         return self._out.frame(out)
 
     def _get_forming(self, col: int) -> list[float] | None:
@@ -185,13 +187,8 @@ class LiveIndicators(_Bars):
         cur = self._get_forming(self.index[sym])
         if cur is None:
             return None
-        block = self._step([self.index[sym]], np.array([cur]), commit=False)
+        (block,) = self._step([([self.index[sym]], np.array([cur]), False)])
         return _row(self.specs, sym, block, 0, final=False)
-
-    def _peeks(self, cols: np.ndarray) -> _Rows:
-        """The forming bars of symbols ``cols`` (sorted) in one step that commits nothing."""
-        block = self._step(cols, self._form[cols], commit=False)
-        return _chunk(cols, block, final=False, revised=False)
 
     def flush(self) -> pd.DataFrame:
         """Close every forming bar (the session ended): their final rows."""

@@ -105,7 +105,7 @@ class _Out:
             codes, block = chunks[0].codes, chunks[0].block
         elif chunks:
             codes = np.concatenate([c.codes for c in chunks])
-            block = np.concatenate([c.block for c in chunks], axis=1)
+            block = _joined([c.block for c in chunks])
         else:
             codes, block = np.empty(0, dtype=np.intp), np.empty((width, 0))
         n = len(codes)
@@ -131,6 +131,22 @@ class _Out:
         data.update(zip(self.columns[2:-2], floats, strict=True))
         data["is_final"], data["revised"] = flags
         return pd.DataFrame(data, columns=self.columns, copy=False)
+
+
+def _joined(blocks: list[np.ndarray]) -> np.ndarray:
+    """Blocks side by side: the array they are slices of when they tile it in order (the
+    passes of one step), else a concatenation."""
+    base = blocks[0].base
+    if isinstance(base, np.ndarray) and base.ndim == 2 and base.dtype == np.float64:
+        at = base.ctypes.data
+        for b in blocks:
+            if b.base is not base or b.ctypes.data != at or b.shape[0] != base.shape[0]:
+                break
+            at += b.shape[1] * base.itemsize
+        else:
+            if at == base.ctypes.data + base.shape[1] * base.itemsize:
+                return base
+    return np.concatenate(blocks, axis=1)
 
 
 def _create() -> Any:

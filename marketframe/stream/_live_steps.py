@@ -108,29 +108,37 @@ class _Steps:
             sf.apply(self._inputs(rows, state.spec), state.spec, sub, inplace=True)
             _put(state, cols, sub)
 
-    def _step(self, cols: Any, bars: np.ndarray, *, commit: bool) -> np.ndarray:
-        """One bar (``bars``: (len(cols), _W)) for symbols ``cols`` through every indicator:
-        the rows' block (``_live_rows._Rows``), the outputs written into it by the states'
-        in-place step. Every symbol in order: the states themselves are stepped (a peek puts
-        back what the step wrote); a subset: a sub-state of those symbols."""
-        m = len(cols)
-        block = np.empty((_HEAD + self._outputs, m))
-        block[:_HEAD] = bars[:, :_HEAD].T
-        hlc = (block[2], block[3], block[4])
-        whole = m == len(self.symbols) and bool(np.all(np.diff(cols) > 0))
+    def _step(self, passes: list[tuple[Any, np.ndarray, bool]]) -> list[np.ndarray]:
+        """Passes of one bar per symbol, ``(cols, bars (len(cols), _W), commit)``, in order,
+        through every indicator; each pass's rows as a block (``_live_rows._Rows``), the
+        outputs written into it by the states' in-place step. The blocks are slices of one
+        array, side by side. Every symbol in order: the states themselves are stepped (a
+        peek puts back what the step wrote); a subset: a sub-state of those symbols. Each
+        indicator takes all the passes before the next one does (the indicators do not
+        depend on each other): its state is read from memory once, not once per pass."""
+        ends = np.cumsum([len(cols) for cols, _, _ in passes])
+        whole = np.empty((_HEAD + self._outputs, int(ends[-1])))
+        blocks, wholes = [], []
+        for (cols, bars, _), hi in zip(passes, ends, strict=True):
+            block = whole[:, hi - len(cols) : hi]
+            block[:_HEAD] = bars[:, :_HEAD].T
+            blocks.append(block)
+            n = len(cols)
+            wholes.append(n == len(self.symbols) and bool(np.all(np.diff(cols) > 0)))
         at = _HEAD
         for state, (kdj, k) in zip(self.states, self._layout, strict=True):
-            xs = hlc if kdj else hlc[2:]
-            outs = tuple(block[at : at + k])
+            for (cols, _, commit), block, every in zip(passes, blocks, wholes, strict=True):
+                xs = (block[2], block[3], block[4]) if kdj else (block[4],)
+                outs = tuple(block[at : at + k])
+                if every:
+                    state.advance(xs, outs, commit=commit)
+                    continue
+                sub = _take(state, cols)
+                sub.advance(xs, outs)
+                if commit:
+                    _put(state, cols, sub)
             at += k
-            if whole:
-                state.advance(xs, outs, commit=commit)
-                continue
-            sub = _take(state, cols)
-            sub.advance(xs, outs)
-            if commit:
-                _put(state, cols, sub)
-        return block
+        return blocks
 
     def _close(self, sym: str, bar: list[float], emit: list[Any] | None) -> None:
         """A bar closed: kept now, stepped with the others by :meth:`_flush_pending`."""
@@ -141,10 +149,16 @@ class _Steps:
         self._last[col] = max(self._last[col], bar[0])
         self._pending.append((np.array([col]), row, emit is not None))
 
-    def _flush_pending(self, out: list[Any] | None) -> None:
+    def _flush_pending(
+        self, out: list[Any] | None, peeks: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> None:
         """Step every pending close, a round of symbols at a time (one vectorised step
-        per indicator per round); emit their final rows into ``out``."""
+        per indicator per round); emit their final rows into ``out``. ``peeks``: then the
+        forming bars ``(cols, bars)``, a step that commits nothing, their rows emitted too."""
         if not self._pending:
+            if peeks is not None and out is not None:
+                (block,) = self._step([(*peeks, False)])
+                out.append(_chunk(peeks[0], block, final=False, revised=False))
             return
         before = self._rounds
         chunks, self._pending = self._pending, []
@@ -164,16 +178,22 @@ class _Steps:
             first = np.flatnonzero(new)
             rank = np.arange(len(codes)) - np.repeat(first, np.diff(np.append(first, len(codes))))
             rounds = [np.flatnonzero(rank == r) for r in range(int(rank.max()) + 1)]
+        passes, emits = [], []
         for sel in rounds:
             cols, now, em = (
                 (codes, rows, emit) if sel is None else (codes[sel], rows[sel], emit[sel])
             )
-            block = self._step(cols, now, commit=True)
-            which = np.flatnonzero(em)
-            if out is not None and len(which):
-                out.append(_chunk(cols, block, which, final=True, revised=False))
+            passes.append((cols, now, True))
+            emits.append(em)
             self._closes += len(cols)
             self._rounds += 1
+        if peeks is not None:
+            passes.append((*peeks, False))
+        blocks = self._step(passes)
+        for (cols, _, commit), block, em in zip(passes, blocks, [*emits, None], strict=False):
+            which = None if em is None else np.flatnonzero(em)
+            if out is not None and (which is None or len(which)):
+                out.append(_chunk(cols, block, which, final=commit, revised=False))
         if before // self.checkpoint_every != self._rounds // self.checkpoint_every:
             self._checkpoint()
 

@@ -267,17 +267,22 @@ class _BBands(_Machine):
         self.n, self.mult, self.ddof = int(spec.params[0]), float(spec.params[1]), conv.ddof
         self.rings = {"x": self.n - 1}
         self.scalars = {"ref": (np.float64, np.nan)}
+        self._dr: Array = np.empty((0, 0))  # scratch for the window less ``ref`` (reused)
 
     def step(self, s, bar, x, out):  # type: ignore[no-untyped-def]
         (v,) = x
         ring, ref = s["x"], s["ref"]
-        np.copyto(ref, v, where=np.isnan(ref) & ~np.isnan(v))
+        unset = np.isnan(ref)
+        if unset.any():
+            np.copyto(ref, v, where=unset & ~np.isnan(v))
         n = self.n
         dx = v - ref
         if ring.shape[0]:
-            dr = ring - ref
+            if self._dr.shape != ring.shape:
+                self._dr = np.empty_like(ring)
+            dr = np.subtract(ring, ref, out=self._dr)
             m1 = (dr.sum(axis=0) + dx) * (1.0 / n)
-            m2 = ((dr * dr).sum(axis=0) + dx * dx) * (1.0 / n)
+            m2 = (np.multiply(dr, dr, out=dr).sum(axis=0) + dx * dx) * (1.0 / n)
         else:
             m1, m2 = dx * 1.0, dx * dx
         var = m2 - m1 * m1
