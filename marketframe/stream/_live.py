@@ -54,6 +54,23 @@ _VERSION = 1
 _AFTER_HOURS = 13 * 3600 + 35 * 60  # seconds after midnight, Taipei (UTC+8, no DST)
 
 
+_NUMBERS = (("price", np.float64), ("size", np.float64), ("serial", np.int64))
+
+
+def _regular(times: np.ndarray) -> np.ndarray:
+    """Which trades (epoch us) are in the regular session: the after-hours session (the
+    14:30 fixed-price trade) makes no intraday candle; a fixed cut until
+    marketframe.calendar gives each day's sessions. A batch within one day's regular
+    hours (the usual one) is told by its first and last times."""
+    day = 86_400_000_000
+    shift = 8 * 3600 * 1_000_000  # Taipei: UTC+8, no DST
+    lo, hi = int(times.min()) + shift, int(times.max()) + shift
+    if lo // day == hi // day and hi % day < _AFTER_HOURS * 1_000_000:
+        return np.ones(len(times), dtype=bool)
+    local = (times // 1_000_000 + 8 * 3600) % 86400
+    return np.asarray(local < _AFTER_HOURS)
+
+
 class LiveIndicators(_Bars):
     """Bars and indicators for ``symbols`` (see the module docstring)."""
 
@@ -118,18 +135,15 @@ class LiveIndicators(_Bars):
         if len(trades):
             df = trades
             times = _epoch_us(df["time"])
-            # the after-hours session (the 14:30 fixed-price trade) makes no intraday candle;
-            # a fixed cut until marketframe.calendar gives each day's sessions
-            local = (times // 1_000_000 + 8 * 3600) % 86400
-            regular = local < _AFTER_HOURS
             codes = self._codes(df["symbol"])
-            keep = regular & (codes >= 0)
+            keep = _regular(times) & (codes >= 0)
             if "is_trial" in df:
                 keep &= ~df["is_trial"].to_numpy(dtype=bool)
-            codes, times = codes[keep], times[keep]
-            price = df["price"].to_numpy(dtype=np.float64)[keep]
-            size = df["size"].to_numpy(dtype=np.float64)[keep]
-            serial = df["serial"].to_numpy(dtype=np.int64)[keep]
+            every = bool(keep.all())
+            cols = [df[k].to_numpy(dtype=t) for k, t in _NUMBERS]
+            price, size, serial = cols if every else [x[keep] for x in cols]
+            if not every:
+                codes, times = codes[keep], times[keep]
             touched = self._batch(codes, times, price, size, serial, out)
             forming = None
             if peek and len(touched):

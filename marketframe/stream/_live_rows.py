@@ -46,11 +46,12 @@ def _add(bar: list[float], price: float, size: float, serial: float) -> None:
 
 class _Rows(NamedTuple):
     """Rows out, as columns: symbol indices, a ``(_HEAD + outputs, rows)`` float block (time,
-    OHLCV, each indicator output in spec order) and the rows' two flags."""
+    OHLCV, each indicator output in spec order) and the rows' two flags (each one for all
+    the rows, or one per row)."""
 
     codes: np.ndarray
     block: np.ndarray
-    final: bool
+    final: bool | np.ndarray
     revised: bool
 
 
@@ -105,15 +106,17 @@ class _Out:
             codes, block = chunks[0].codes, chunks[0].block
         elif chunks:
             codes = np.concatenate([c.codes for c in chunks])
-            block = _joined([c.block for c in chunks])
+            block = np.concatenate([c.block for c in chunks], axis=1)
         else:
             codes, block = np.empty(0, dtype=np.intp), np.empty((width, 0))
         n = len(codes)
         flags = np.empty((2, n), dtype=bool)
-        if chunks:
-            sizes = [len(c.codes) for c in chunks]
-            flags[0] = np.repeat([c.final for c in chunks], sizes)
-            flags[1] = np.repeat([c.revised for c in chunks], sizes)
+        if len(chunks) == 1:
+            flags[0], flags[1] = chunks[0].final, chunks[0].revised
+        elif chunks:
+            for k, flag in enumerate(("final", "revised")):
+                each = [np.broadcast_to(getattr(c, flag), c.codes.shape) for c in chunks]
+                flags[k] = np.concatenate(each)
         us = block[0].astype(np.int64).view("datetime64[us]")
         time = pd.DatetimeIndex(us, tz="UTC").tz_convert(_TZ).array
         sym = self._symbols(codes)
@@ -131,22 +134,6 @@ class _Out:
         data.update(zip(self.columns[2:-2], floats, strict=True))
         data["is_final"], data["revised"] = flags
         return pd.DataFrame(data, columns=self.columns, copy=False)
-
-
-def _joined(blocks: list[np.ndarray]) -> np.ndarray:
-    """Blocks side by side: the array they are slices of when they tile it in order (the
-    passes of one step), else a concatenation."""
-    base = blocks[0].base
-    if isinstance(base, np.ndarray) and base.ndim == 2 and base.dtype == np.float64:
-        at = base.ctypes.data
-        for b in blocks:
-            if b.base is not base or b.ctypes.data != at or b.shape[0] != base.shape[0]:
-                break
-            at += b.shape[1] * base.itemsize
-        else:
-            if at == base.ctypes.data + base.shape[1] * base.itemsize:
-                return base
-    return np.concatenate(blocks, axis=1)
 
 
 def _create() -> Any:

@@ -190,10 +190,17 @@ class _Steps:
         if peeks is not None:
             passes.append((*peeks, False))
         blocks = self._step(passes)
-        for (cols, _, commit), block, em in zip(passes, blocks, [*emits, None], strict=False):
-            which = None if em is None else np.flatnonzero(em)
-            if out is not None and (which is None or len(which)):
-                out.append(_chunk(cols, block, which, final=commit, revised=False))
+        if out is not None and all(bool(em.all()) for em in emits):  # one chunk of them all
+            cols = [c for c, _, _ in passes]
+            final = np.repeat([commit for _, _, commit in passes], [len(c) for c in cols])
+            whole = blocks[0] if len(blocks) == 1 else blocks[0].base  # their array
+            assert isinstance(whole, np.ndarray)
+            out.append(_Rows(np.concatenate(cols), whole, final, False))
+        elif out is not None:
+            for (cols, _, commit), block, em in zip(passes, blocks, [*emits, None], strict=False):
+                which = None if em is None else np.flatnonzero(em)
+                if which is None or len(which):
+                    out.append(_chunk(cols, block, which, final=commit, revised=False))
         if before // self.checkpoint_every != self._rounds // self.checkpoint_every:
             self._checkpoint()
 

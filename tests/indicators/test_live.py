@@ -325,7 +325,8 @@ def test_peeks_of_every_symbol_equal_peeks_one_by_one_and_commit_nothing() -> No
 
 def test_frame_from_blocks_equals_the_constructor_path() -> None:
     """The rows out are handed to pandas as blocks (pandas >= 3); the ``DataFrame``
-    constructor path (pandas < 3) gives an equal frame, empty or not, one step or several."""
+    constructor path (pandas < 3) gives an equal frame, empty or not, one step or several,
+    flags for all the rows of a step or one per row."""
     from marketframe.stream._live_rows import _Out, _Rows
 
     eng = LiveIndicators(ABC, SPECS)
@@ -333,7 +334,7 @@ def test_frame_from_blocks_equals_the_constructor_path() -> None:
     rng = np.random.default_rng(1)
     width = 6 + len(eng.columns)
 
-    def rows(codes: list[int], final: bool, revised: bool) -> _Rows:
+    def rows(codes: list[int], final: bool | np.ndarray, revised: bool) -> _Rows:
         block = rng.normal(100, 5, (width, len(codes)))
         block[0] = 1_790_000_000_000_000 + 60_000_000 * rng.integers(0, 300, len(codes))
         block[7, :1] = np.nan
@@ -343,6 +344,8 @@ def test_frame_from_blocks_equals_the_constructor_path() -> None:
         [],
         [rows([0, 1, 2], True, False)],
         [rows([2], True, True), rows([0, 2], False, False)],
+        [rows([0, 1, 2, 0], np.array([True, True, True, False]), False)],  # a flag per row
+        [rows([1], True, True), rows([1, 2, 1], np.array([True, False, False]), False)],
     ]
     for chunks in cases:
         fast, slow = out.frame(chunks), out.frame(chunks, blocks=False)
@@ -350,6 +353,12 @@ def test_frame_from_blocks_equals_the_constructor_path() -> None:
         assert list(fast.columns) == out.columns
         assert fast["time"].dtype == pd.DatetimeTZDtype("us", "Asia/Taipei")
         assert fast["symbol"].dtype == pd.Series(["A"], dtype=str).dtype
+        for flag in ("final", "revised"):
+            want = [
+                bool(v) for c in chunks for v in np.broadcast_to(getattr(c, flag), len(c.codes))
+            ]
+            assert fast["is_final" if flag == "final" else "revised"].tolist() == want
+        assert fast["symbol"].tolist() == [ABC[int(i)] for c in chunks for i in c.codes]
     twice = out.frame(cases[1])  # the cached symbol column is copied, never shared
     twice.loc[0, "symbol"] = "Z"
     assert out.frame(cases[1])["symbol"].tolist() == ["A", "B", "C"]
@@ -357,8 +366,8 @@ def test_frame_from_blocks_equals_the_constructor_path() -> None:
 
 def test_trades_in_any_time_and_symbol_dtype_give_the_same_rows() -> None:
     """Times read as they are when tz-aware (any unit), parsed otherwise (naive: Taipei);
-    symbols looked up from strings, objects or categories; trial matches and unknown symbols
-    make no bar."""
+    symbols looked up from strings, objects or categories; trial matches, unknown symbols
+    and the after-hours session make no bar."""
     warm, frames = _scripted(6)
     ref = LiveIndicators(ABC, SPECS)
     ref.warm(warm)
@@ -367,7 +376,9 @@ def test_trades_in_any_time_and_symbol_dtype_give_the_same_rows() -> None:
     def variants(f: pd.DataFrame) -> list[pd.DataFrame]:
         extra = f.iloc[:2].assign(symbol="ZZZ", serial=[10**6, 10**6 + 1])
         trial = f.iloc[:1].assign(is_trial=True, price=1.0, serial=10**7)
-        g = pd.concat([f.assign(is_trial=False), extra.assign(is_trial=False), trial])
+        at = f["time"].iloc[0].normalize() + pd.Timedelta(hours=14, minutes=30)
+        late = f.iloc[:1].assign(is_trial=False, price=2.0, serial=10**7 + 1, time=at)
+        g = pd.concat([f.assign(is_trial=False), extra.assign(is_trial=False), trial, late])
         g = g.sort_values("time", kind="stable", ignore_index=True)
         return [
             f.assign(time=f["time"].dt.as_unit("ns")),

@@ -334,7 +334,9 @@ class _Kdj(_Machine):
         rsv = np.full(c.shape, float(self.conv.flat_rsv))
         with np.errstate(invalid="ignore"):
             np.divide(num, den, out=rsv, where=den != 0.0)
-        rsv[np.isnan(num) | np.isnan(den)] = np.nan
+        gap = np.isnan(num)  # where den is NaN the division above already gave NaN
+        if gap.any():
+            rsv[gap] = np.nan
         _push(rh, bar, h)
         _push(rl, bar, lo)
         k_out, d_out, j_out = out
