@@ -18,8 +18,9 @@ Rows out: ``symbol, time`` (bar start), OHLCV, one column per indicator output,
   symbol and bar with numpy (``reduceat`` over the rows sorted by symbol), and the closed
   bars of all symbols are stepped together. A symbol whose trades in the batch are not all
   new and in order (a backfilled or repeated trade) takes the exact per-trade path.
-* The forming bar is a peek: its row (``is_final=False``) is computed from a copy of the
-  state and commits nothing.
+* The forming bar is a peek: its row (``is_final=False``) is computed by a step that
+  commits nothing (``State.advance(commit=False)``: what the step wrote is put back), in the
+  same pass over each indicator's state as the batch's closes.
 * A backfilled trade in a closed bar rewinds that symbol to the last checkpoint before the
   bar, replays its bars with the corrected one and emits them again with ``revised=True``.
 * ``save(path)``/``LiveIndicators.load(path)``: the states, the day's closed bars, the forming
