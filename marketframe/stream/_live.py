@@ -18,17 +18,19 @@ Rows out: ``symbol, time`` (bar start), OHLCV, one column per indicator output,
   symbol and bar with numpy (``reduceat`` over the rows sorted by symbol), and the closed
   bars of all symbols are stepped together. A symbol whose trades in the batch are not all
   new and in order (a backfilled or repeated trade) takes the exact per-trade path.
-* The forming bar is a peek: its row (``is_final=False``) is computed from a copy of the
-  state and commits nothing.
+* The forming bar is a peek: its row (``is_final=False``) is computed by a step that
+  commits nothing (``State.advance(commit=False)``: what the step wrote is put back), in the
+  same pass over each indicator's state as the batch's closes.
 * A backfilled trade in a closed bar rewinds that symbol to the last checkpoint before the
   bar, replays its bars with the corrected one and emits them again with ``revised=True``.
 * ``save(path)``/``LiveIndicators.load(path)``: the states, the day's closed bars, the forming
   bars and the trade serials seen, so a restarted process resumes equal to one that never
   stopped (trades already seen are skipped when they come again).
 
-Layers: this module takes the trades (the forming bars, the batch and per-trade paths) and
-keeps the public face and persistence; ``_live_steps`` steps the closed bars' indicators
-(checkpoints, replay); ``_live_rows`` holds a bar's layout and builds the rows out.
+Layers: this module takes the trades (the per-trade path) and keeps the public face and
+persistence; ``_live_bars`` holds the forming bars and takes a batch with numpy;
+``_live_steps`` steps the closed bars' indicators (checkpoints, replay); ``_live_rows`` holds
+a bar's layout and builds the rows out.
 """
 
 from __future__ import annotations
@@ -46,14 +48,31 @@ import pandas as pd
 from marketframe.exceptions import InvalidParams
 from marketframe.indicators import stateful as sf
 
-from ._live_rows import _W, _add, _chunk, _epoch_us, _frame, _row
-from ._live_steps import _Steps
+from ._live_bars import _Bars
+from ._live_rows import _W, _add, _epoch_us, _Out, _row, _Rows
 
 _VERSION = 1
 _AFTER_HOURS = 13 * 3600 + 35 * 60  # seconds after midnight, Taipei (UTC+8, no DST)
 
 
-class LiveIndicators(_Steps):
+_NUMBERS = (("price", np.float64), ("size", np.float64), ("serial", np.int64))
+
+
+def _regular(times: np.ndarray) -> np.ndarray:
+    """Which trades (epoch us) are in the regular session: the after-hours session (the
+    14:30 fixed-price trade) makes no intraday candle; a fixed cut until
+    marketframe.calendar gives each day's sessions. A batch within one day's regular
+    hours (the usual one) is told by its first and last times."""
+    day = 86_400_000_000
+    shift = 8 * 3600 * 1_000_000  # Taipei: UTC+8, no DST
+    lo, hi = int(times.min()) + shift, int(times.max()) + shift
+    if lo // day == hi // day and hi % day < _AFTER_HOURS * 1_000_000:
+        return np.ones(len(times), dtype=bool)
+    local = (times // 1_000_000 + 8 * 3600) % 86400
+    return np.asarray(local < _AFTER_HOURS)
+
+
+class LiveIndicators(_Bars):
     """Bars and indicators for ``symbols`` (see the module docstring)."""
 
     def __init__(
@@ -64,15 +83,8 @@ class LiveIndicators(_Steps):
         timeframe: int = 1,
         checkpoint_every: int = 30,
     ) -> None:
-        super().__init__(symbols, spec, checkpoint_every=checkpoint_every)
-        self.width_us = int(timeframe) * 60_000_000
-        self.timeframe = int(timeframe)
-        n = len(self.symbols)
-        self._lookup = pd.Index(self.symbols)
-        # per symbol, as arrays (the batch path reads them for every symbol at once): the
-        # forming bar (time NaN: none), the highest serial seen
-        self._form = np.full((n, _W), np.nan)
-        self._maxser = np.full(n, -1, dtype=np.int64)
+        super().__init__(symbols, spec, timeframe=timeframe, checkpoint_every=checkpoint_every)
+        self._out = _Out(self.symbols, self.columns)
         self.warm_bars: dict[str, int] = {s: 0 for s in self.symbols}
 
     # -- history
@@ -86,7 +98,7 @@ class LiveIndicators(_Steps):
         for sym, g in candles.groupby("symbol", sort=False, observed=True):
             if sym not in self.index:
                 continue
-            times = _epoch_us(g["date"]).to_numpy(dtype=np.float64)
+            times = _epoch_us(g["date"]).astype(np.float64)
             vals = g[["open", "high", "low", "close", "volume"]].to_numpy(dtype=np.float64)
             serials = np.full((len(times), 2), np.nan)  # history: its trades' serials unknown
             per[str(sym)] = np.column_stack([times, vals, serials]).tolist()
@@ -101,11 +113,11 @@ class LiveIndicators(_Steps):
                 lengths[j] = len(rows)
                 self.bars[sym].extend(rows)
             if bool((lengths == longest).all()):  # the usual case: one pass over the panel
-                self._step(list(range(len(self.symbols))), panel, commit=True, states=None)
+                self._warm_step(list(range(len(self.symbols))), panel)
             else:
                 for t in range(longest):
                     cols = np.flatnonzero(lengths > t).tolist()
-                    self._step(cols, panel[t : t + 1, cols], commit=True, states=None)
+                    self._warm_step(cols, panel[t : t + 1, cols])
             self._closes += int(lengths.sum())
         for sym in per:
             self.warm_bars[sym] = len(self.bars[sym])
@@ -120,129 +132,28 @@ class LiveIndicators(_Steps):
         """Take a frame of trades (``symbol``, ``time``, ``price``, ``size``, ``serial``,
         optional ``is_trial``/``backfilled``); return the rows it produced: closed bars,
         revisions, and (``peek``) one forming-bar row per symbol it touched."""
-        out: list[dict[str, Any]] = []
+        out: list[_Rows] = []
         if len(trades):
             df = trades
+            times = _epoch_us(df["time"])
+            codes = self._codes(df["symbol"])
+            keep = _regular(times) & (codes >= 0)
             if "is_trial" in df:
-                df = df[~df["is_trial"].astype(bool)]
-            times = _epoch_us(df["time"]).to_numpy()
-            # the after-hours session (the 14:30 fixed-price trade) makes no intraday candle;
-            # a fixed cut until marketframe.calendar gives each day's sessions
-            local = (times // 1_000_000 + 8 * 3600) % 86400
-            regular = local < _AFTER_HOURS
-            codes = self._lookup.get_indexer(pd.Index(df["symbol"].astype(str)))
-            keep = regular & (codes >= 0)
-            codes, times = codes[keep], times[keep]
-            price = df["price"].to_numpy(dtype=np.float64)[keep]
-            size = df["size"].to_numpy(dtype=np.float64)[keep]
-            serial = df["serial"].to_numpy(dtype=np.int64)[keep]
+                keep &= ~df["is_trial"].to_numpy(dtype=bool)
+            every = bool(keep.all())
+            cols = [df[k].to_numpy(dtype=t) for k, t in _NUMBERS]
+            price, size, serial = cols if every else [x[keep] for x in cols]
+            if not every:
+                codes, times = codes[keep], times[keep]
             touched = self._batch(codes, times, price, size, serial, out)
-            self._flush_pending(out)
+            forming = None
             if peek and len(touched):
                 forming = touched[~np.isnan(self._form[touched, 0])]
-                if len(forming):
-                    out.append(self._peeks(forming))
-        return _frame(out, self.columns)
-
-    def _batch(
-        self,
-        codes: np.ndarray,
-        times: np.ndarray,
-        price: np.ndarray,
-        size: np.ndarray,
-        serial: np.ndarray,
-        out: list[Any],
-    ) -> np.ndarray:
-        """Trades into bars: the symbols whose trades are all new and in order (serials
-        above every one seen, bars not before the forming one) grouped with numpy; the
-        others trade by trade. Returns the symbols touched (sorted indices)."""
-        if not len(codes):
-            return np.empty(0, dtype=np.intp)
-        order = np.argsort(codes, kind="stable")
-        c, start = codes[order], times[order] - times[order] % self.width_us
-        p, v, ser = price[order], size[order], serial[order]
-        head = np.ones(len(c), dtype=bool)
-        head[1:] = c[1:] != c[:-1]
-        firsts = np.flatnonzero(head)
-        syms = c[firsts]
-        # in order: serials rise, bars do not go back (the first against the held state)
-        form_t = self._form[c, 0]
-        floor = np.where(np.isnan(form_t), self._last[c] + 1.0, form_t)
-        ok = np.empty(len(c), dtype=bool)
-        ok[head] = (ser[head] > self._maxser[c[head]]) & (start[head] >= floor[head])
-        tail = ~head
-        ok[tail] = (ser[1:] > ser[:-1])[tail[1:]] & (start[1:] >= start[:-1])[tail[1:]]
-        fast_sym = np.logical_and.reduceat(ok, firsts)
-        fast = np.repeat(fast_sym, np.diff(np.append(firsts, len(c))))
-        if fast.any():
-            self._fast(c[fast], start[fast], p[fast], v[fast], ser[fast])
-        if not fast_sym.all():  # the exact path, in the batch's order
-            self._fold()
-            slow = ~fast_sym[np.searchsorted(syms, codes)]
-            for col, t, pr, sz, sn in zip(
-                codes[slow].tolist(),
-                times[slow].tolist(),
-                price[slow].tolist(),
-                size[slow].tolist(),
-                serial[slow].tolist(),
-                strict=True,
-            ):
-                sym = self.symbols[col]
-                if sn in self.seen[sym]:
-                    continue
-                self.seen[sym].add(sn)
-                self._maxser[col] = max(self._maxser[col], sn)
-                self._trade(sym, t, pr, sz, float(sn), out)
-        return syms
-
-    def _fast(
-        self, c: np.ndarray, start: np.ndarray, p: np.ndarray, v: np.ndarray, ser: np.ndarray
-    ) -> None:
-        """New, in-order trades sorted by symbol: bars by ``reduceat``, closes queued."""
-        seg = np.ones(len(c), dtype=bool)
-        seg[1:] = (c[1:] != c[:-1]) | (start[1:] != start[:-1])
-        at = np.flatnonzero(seg)
-        ends = np.append(at[1:], len(c)) - 1
-        sc = c[at]
-        bars = np.column_stack(
-            [
-                start[at],
-                p[at],
-                np.maximum.reduceat(p, at),
-                np.minimum.reduceat(p, at),
-                p[ends],
-                np.add.reduceat(v, at),
-                ser[at],
-                ser[ends],
-            ]
-        )
-        first = np.ones(len(at), dtype=bool)
-        first[1:] = sc[1:] != sc[:-1]
-        last = np.ones(len(at), dtype=bool)
-        last[:-1] = sc[1:] != sc[:-1]
-        held = self._form[sc]
-        has = ~np.isnan(held[:, 0])
-        merge = first & has & (held[:, 0] == bars[:, 0])  # the batch continues the bar
-        if merge.any():
-            m, h = bars[merge], held[merge]
-            m[:, 1], m[:, 6] = h[:, 1], h[:, 6]
-            m[:, 2] = np.maximum(m[:, 2], h[:, 2])
-            m[:, 3] = np.minimum(m[:, 3], h[:, 3])
-            m[:, 5] += h[:, 5]
-            bars[merge] = m
-        closes_held = first & has & ~merge  # the forming bar closed by a later bar
-        done_c = np.concatenate([sc[closes_held], sc[~last]])
-        done = np.concatenate([held[closes_held], bars[~last]])
-        if len(done_c):
-            self._bars_log.append((done_c, done))
-            # done_c: each symbol's held close (if any) first, then its segments in order
-            self._nbars += np.bincount(done_c, minlength=len(self.symbols))
-            np.maximum.at(self._last, done_c, done[:, 0])
-            self._pending.append((done_c, done, True))
-        self._form[sc[last]] = bars[last]
-        ends_sym = np.append(np.flatnonzero(c[1:] != c[:-1]), len(c) - 1)
-        self._maxser[c[ends_sym]] = ser[ends_sym]
-        self._seen_log.append((c, ser))
+            if forming is not None and len(forming):
+                self._flush_pending(out, (forming, self._form[forming]))
+            else:
+                self._flush_pending(out)
+        return self._out.frame(out)
 
     def _get_forming(self, col: int) -> list[float] | None:
         row = self._form[col]
@@ -291,25 +202,19 @@ class LiveIndicators(_Steps):
         cur = self._get_forming(self.index[sym])
         if cur is None:
             return None
-        res = self._step([self.index[sym]], np.array([[cur]]), commit=False, states=None)
-        return _row(self.specs, sym, cur, res, 0, 0, final=False, revised=False)
-
-    def _peeks(self, cols: np.ndarray) -> dict[str, Any]:
-        """The forming bars of symbols ``cols`` (sorted) in one step on a copy of the state."""
-        rows = self._form[cols][None]
-        res = self._step(cols, rows, commit=False, states=None)
-        return _chunk(self.specs, self._names[cols], rows[0], res, np.arange(len(cols)), True)
+        (block,) = self._step([([self.index[sym]], np.array([cur]), False)])
+        return _row(self.specs, sym, block, 0, final=False)
 
     def flush(self) -> pd.DataFrame:
         """Close every forming bar (the session ended): their final rows."""
-        out: list[dict[str, Any]] = []
+        out: list[_Rows] = []
         for sym in self.symbols:
             cur = self._get_forming(self.index[sym])
             if cur is not None:
                 self._set_forming(self.index[sym], None)
                 self._close(sym, cur, out)
         self._flush_pending(out)
-        return _frame(out, self.columns)
+        return self._out.frame(out)
 
     # -- persistence
 

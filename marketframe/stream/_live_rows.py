@@ -1,10 +1,11 @@
 """The live engine's data (``_live``): a bar's layout, a trade into a bar, trade times in, and
-the rows out, built as columns and joined into one frame."""
+the rows out: steps leave their rows as blocks of columns (``_Rows``), joined into one frame
+with its blocks handed to pandas as they are."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -15,13 +16,20 @@ _TZ = "Asia/Taipei"
 # a bar: time (start, epoch us), open, high, low, close, volume, and the serials of its
 # first and last trades (a late trade opens or closes it only by its serial; NaN: history)
 _W = 8
+# a step's block of rows: the bar's time..volume, then the indicators' outputs
+_HEAD = 6
+_BASE = ["symbol", "time", "open", "high", "low", "close", "volume"]
 
 
-def _epoch_us(col: pd.Series[Any]) -> pd.Series[Any]:
+def _epoch_us(col: pd.Series[Any]) -> Any:
+    """Trade or candle times as epoch microseconds (int64 numpy); naive times are Taipei's."""
+    dtype = col.dtype
+    if isinstance(dtype, pd.DatetimeTZDtype):  # the stream's: read as they are, no parsing
+        return col.to_numpy(dtype="datetime64[us]").view(np.int64)
     t = pd.to_datetime(col)
     if t.dt.tz is None:
         t = t.dt.tz_localize(_TZ)
-    return t.dt.as_unit("us").astype("int64")
+    return t.dt.as_unit("us").astype("int64").to_numpy()
 
 
 def _add(bar: list[float], price: float, size: float, serial: float) -> None:
@@ -36,74 +44,101 @@ def _add(bar: list[float], price: float, size: float, serial: float) -> None:
         bar[4], bar[7] = price, serial
 
 
+class _Rows(NamedTuple):
+    """Rows out, as columns: symbol indices, a ``(_HEAD + outputs, rows)`` float block (time,
+    OHLCV, each indicator output in spec order) and the rows' two flags (each one for all
+    the rows, or one per row)."""
+
+    codes: np.ndarray
+    block: np.ndarray
+    final: bool | np.ndarray
+    revised: bool
+
+
 def _chunk(
-    specs: Sequence[sf.IndicatorSpec],
-    syms: Any,
-    rows: np.ndarray,
-    res: list[Any],
-    which: Any,
-    peek: bool,
-    revised: bool = False,
-) -> dict[str, Any]:
-    """Rows ``which`` of a step as columns (no per-row Python objects)."""
-    idx = np.asarray(which, dtype=np.intp)
-    sel = rows[idx]
-    cols: dict[str, Any] = {"symbol": np.asarray(syms, dtype=object)[idx]}
-    cols["time"] = sel[:, 0].astype(np.int64)
-    for j, name in enumerate(("open", "high", "low", "close", "volume"), 1):
-        cols[name] = sel[:, j]
-    for sp, r in zip(specs, res, strict=True):
-        parts = r if isinstance(r, tuple) else (r,)
-        for name, p in zip(sp.names, parts, strict=True):
-            cols[name] = np.asarray(p)[0, idx]
-    cols["is_final"] = np.full(len(idx), not peek)
-    cols["revised"] = np.full(len(idx), revised)
-    return cols
+    codes: Any, block: np.ndarray, which: Any = None, *, final: bool, revised: bool
+) -> _Rows:
+    """Rows ``which`` (None: all) of a step; the block the step made, kept as it is when all
+    are taken."""
+    codes = np.asarray(codes, dtype=np.intp)
+    if which is not None and len(which) != len(codes):
+        codes, block = codes[which], block[:, which]
+    return _Rows(codes, block, final, revised)
 
 
 def _row(
-    specs: Sequence[sf.IndicatorSpec], sym: str, bar: list[float], res: list[Any], t: int,
-    col: int, *, final: bool, revised: bool,
-) -> dict[str, Any]:  # fmt: skip
-    row: dict[str, Any] = {
-        "symbol": sym,
-        "time": int(bar[0]),
-        "open": bar[1],
-        "high": bar[2],
-        "low": bar[3],
-        "close": bar[4],
-        "volume": bar[5],
-    }
-    for sp, r in zip(specs, res, strict=True):
-        parts = r if isinstance(r, tuple) else (r,)
-        for name, p in zip(sp.names, parts, strict=True):
-            row[name] = float(p[t, col])
+    specs: Sequence[sf.IndicatorSpec], sym: str, block: np.ndarray, j: int, *, final: bool
+) -> dict[str, Any]:
+    """Column ``j`` of a step's block as one row (a dict)."""
+    vals = block[:, j].tolist()
+    row: dict[str, Any] = {"symbol": sym, "time": int(vals[0])}
+    names = _BASE[2:] + [name for sp in specs for name in sp.names]
+    row.update(zip(names, vals[1:], strict=True))
     row["is_final"] = final
-    row["revised"] = revised
+    row["revised"] = False
     return row
 
 
-def _one(row: dict[str, Any]) -> dict[str, Any]:
-    """A row as a chunk of one."""
-    return {k: [v] for k, v in row.items()}
+class _Out:
+    """Builds the frames out: the symbol column from a cached ``str`` array of the names
+    (taken once per distinct set of symbols in a row, then copied: no strings converted per
+    batch), the float columns as one block."""
+
+    def __init__(self, symbols: Sequence[str], columns: list[str]) -> None:
+        self.names = pd.array(np.array(list(symbols), dtype=object), dtype=str)
+        self.columns = _BASE + columns + ["is_final", "revised"]
+        self._index = pd.Index(self.columns)
+        self._codes: np.ndarray | None = None
+        self._taken: Any = None
+        self._create = _create()
+
+    def _symbols(self, codes: np.ndarray) -> Any:
+        last = self._codes
+        if last is None or last.shape != codes.shape or not bool((last == codes).all()):
+            self._codes, self._taken = codes.copy(), self.names.take(codes)
+        return self._taken.copy()  # an Arrow string array's copy shares its immutable buffers
+
+    def frame(self, chunks: list[_Rows], *, blocks: bool = True) -> pd.DataFrame:
+        """The chunks' rows as one frame, in their order (``blocks=False``: through the
+        ``DataFrame`` constructor, the path pandas < 3 takes)."""
+        width = len(self.columns) - 3
+        if len(chunks) == 1:
+            codes, block = chunks[0].codes, chunks[0].block
+        elif chunks:
+            codes = np.concatenate([c.codes for c in chunks])
+            block = np.concatenate([c.block for c in chunks], axis=1)
+        else:
+            codes, block = np.empty(0, dtype=np.intp), np.empty((width, 0))
+        n = len(codes)
+        flags = np.empty((2, n), dtype=bool)
+        if len(chunks) == 1:
+            flags[0], flags[1] = chunks[0].final, chunks[0].revised
+        elif chunks:
+            for k, flag in enumerate(("final", "revised")):
+                each = [np.broadcast_to(getattr(c, flag), c.codes.shape) for c in chunks]
+                flags[k] = np.concatenate(each)
+        us = block[0].astype(np.int64).view("datetime64[us]")
+        time = pd.DatetimeIndex(us, tz="UTC").tz_convert(_TZ).array
+        sym = self._symbols(codes)
+        floats = block[1:]
+        if blocks and self._create is not None:
+            parts = [
+                (sym, np.array([0])),
+                (time, np.array([1])),
+                (floats, np.arange(2, 2 + len(floats))),
+                (flags, np.array([width + 1, width + 2])),
+            ]
+            out: pd.DataFrame = self._create(parts, index=pd.RangeIndex(n), columns=self._index)
+            return out
+        data: dict[str, Any] = {"symbol": sym, "time": time}
+        data.update(zip(self.columns[2:-2], floats, strict=True))
+        data["is_final"], data["revised"] = flags
+        return pd.DataFrame(data, columns=self.columns, copy=False)
 
 
-def _frame(chunks: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
-    """Chunks of columns (a step's rows, or one row) as one frame, in their order;
-    ``columns``: the indicators' output columns."""
-    cols = ["symbol", "time", "open", "high", "low", "close", "volume"]
-    cols += columns + ["is_final", "revised"]
-    data: dict[str, Any] = {}
-    for c in cols:
-        parts = [np.asarray(ch[c]) for ch in chunks]
-        data[c] = np.concatenate(parts) if parts else np.empty(0)
-    # built with their dtypes (the same whether or not the frame has rows)
-    # the symbol column converted once (str dtype), not per chunk or twice
-    data["symbol"] = pd.array(data["symbol"].astype(object), dtype=str)
-    for c in cols[2:-2]:
-        data[c] = data[c].astype(np.float64, copy=False)
-    for c in cols[-2:]:
-        data[c] = data[c].astype(bool, copy=False)
-    t = pd.DatetimeIndex(data["time"].astype("int64").astype("datetime64[us]"), tz="UTC")
-    data["time"] = t.tz_convert(_TZ)
-    return pd.DataFrame(data, columns=cols, copy=False)
+def _create() -> Any:
+    try:
+        from pandas.api.internals import create_dataframe_from_blocks
+    except ImportError:  # pandas < 3
+        return None
+    return create_dataframe_from_blocks

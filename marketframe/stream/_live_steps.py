@@ -16,7 +16,7 @@ import numpy as np
 
 from marketframe.indicators import stateful as sf
 
-from ._live_rows import _chunk, _one, _row
+from ._live_rows import _HEAD, _chunk, _Rows
 
 
 def _specs(spec: Iterable[sf.IndicatorSpec | str]) -> list[sf.IndicatorSpec]:
@@ -42,7 +42,9 @@ class _Steps:
         # per symbol: closed bars [time_us, o, h, l, c, v], serials seen
         self.bars: dict[str, list[list[float]]] = {s: [] for s in self.symbols}
         self.seen: dict[str, set[int]] = {s: set() for s in self.symbols}
-        self._names = np.array(self.symbols, dtype=object)
+        self._outputs = sum(len(sp.names) for sp in self.specs)
+        # per indicator: takes high, low and close (KDJ) or the close; its outputs
+        self._layout = [(sp.indicator == "kdj", len(sp.names)) for sp in self.specs]
         # per symbol, as an array (the batch path reads it for every symbol at once): the last
         # closed bar's time
         self._last = np.full(n, -np.inf)
@@ -95,26 +97,48 @@ class _Steps:
             return rows[..., 2], rows[..., 3], rows[..., 4]
         return rows[..., 4]
 
-    def _step(
-        self, cols: Any, rows: np.ndarray, *, commit: bool, states: list[sf.State] | None
-    ) -> list[Any]:
-        """Step ``rows`` (bars, len(cols), _W) for symbols ``cols`` of ``states``."""
-        outs = []
+    def _warm_step(self, cols: Any, rows: np.ndarray) -> None:
+        """Step ``rows`` (bars, len(cols), _W) for symbols ``cols``, committed."""
         whole = len(cols) == len(self.symbols) and bool(np.all(np.diff(cols) > 0))
-        for k, state in enumerate(states if states is not None else self.states):
-            if whole:  # every symbol, in order: step the state itself (or a copy of it)
-                target = state if commit else state.copy()
-                res, _ = sf.apply(self._inputs(rows, state.spec), state.spec, target, inplace=True)
-                outs.append(res)
+        for state in self.states:
+            if whole:  # every symbol, in order: step the state itself
+                sf.apply(self._inputs(rows, state.spec), state.spec, state, inplace=True)
                 continue
             sub = _take(state, cols)
-            res, sub = sf.apply(self._inputs(rows, state.spec), state.spec, sub, inplace=True)
-            outs.append(res)
-            if commit:
-                _put(state, cols, sub)
-                if states is None:
-                    self.states[k] = state
-        return outs
+            sf.apply(self._inputs(rows, state.spec), state.spec, sub, inplace=True)
+            _put(state, cols, sub)
+
+    def _step(self, passes: list[tuple[Any, np.ndarray, bool]]) -> list[np.ndarray]:
+        """Passes of one bar per symbol, ``(cols, bars (len(cols), _W), commit)``, in order,
+        through every indicator; each pass's rows as a block (``_live_rows._Rows``), the
+        outputs written into it by the states' in-place step. The blocks are slices of one
+        array, side by side. Every symbol in order: the states themselves are stepped (a
+        peek puts back what the step wrote); a subset: a sub-state of those symbols. Each
+        indicator takes all the passes before the next one does (the indicators do not
+        depend on each other): its state is read from memory once, not once per pass."""
+        ends = np.cumsum([len(cols) for cols, _, _ in passes])
+        whole = np.empty((_HEAD + self._outputs, int(ends[-1])))
+        blocks, wholes = [], []
+        for (cols, bars, _), hi in zip(passes, ends, strict=True):
+            block = whole[:, hi - len(cols) : hi]
+            block[:_HEAD] = bars[:, :_HEAD].T
+            blocks.append(block)
+            n = len(cols)
+            wholes.append(n == len(self.symbols) and bool(np.all(np.diff(cols) > 0)))
+        at = _HEAD
+        for state, (kdj, k) in zip(self.states, self._layout, strict=True):
+            for (cols, _, commit), block, every in zip(passes, blocks, wholes, strict=True):
+                xs = (block[2], block[3], block[4]) if kdj else (block[4],)
+                outs = tuple(block[at : at + k])
+                if every:
+                    state.advance(xs, outs, commit=commit)
+                    continue
+                sub = _take(state, cols)
+                sub.advance(xs, outs)
+                if commit:
+                    _put(state, cols, sub)
+            at += k
+        return blocks
 
     def _close(self, sym: str, bar: list[float], emit: list[Any] | None) -> None:
         """A bar closed: kept now, stepped with the others by :meth:`_flush_pending`."""
@@ -125,10 +149,16 @@ class _Steps:
         self._last[col] = max(self._last[col], bar[0])
         self._pending.append((np.array([col]), row, emit is not None))
 
-    def _flush_pending(self, out: list[Any] | None) -> None:
+    def _flush_pending(
+        self, out: list[Any] | None, peeks: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> None:
         """Step every pending close, a round of symbols at a time (one vectorised step
-        per indicator per round); emit their final rows into ``out``."""
+        per indicator per round); emit their final rows into ``out``. ``peeks``: then the
+        forming bars ``(cols, bars)``, a step that commits nothing, their rows emitted too."""
         if not self._pending:
+            if peeks is not None and out is not None:
+                (block,) = self._step([(*peeks, False)])
+                out.append(_chunk(peeks[0], block, final=False, revised=False))
             return
         before = self._rounds
         chunks, self._pending = self._pending, []
@@ -139,21 +169,38 @@ class _Steps:
             codes = np.concatenate([c[0] for c in chunks])
             rows = np.concatenate([c[1] for c in chunks])
             emit = np.concatenate([np.full(len(c[0]), c[2]) for c in chunks])
-        order = np.argsort(codes, kind="stable")  # by symbol, each one's closes in order
-        codes, rows, emit = codes[order], rows[order], emit[order]
-        new = np.ones(len(codes), dtype=bool)
-        new[1:] = codes[1:] != codes[:-1]
-        first = np.flatnonzero(new)
-        rank = np.arange(len(codes)) - np.repeat(first, np.diff(np.append(first, len(codes))))
-        for r in range(int(rank.max()) + 1):
-            sel = np.flatnonzero(rank == r)
-            cols, now = codes[sel], rows[sel]
-            res = self._step(cols, now[None], commit=True, states=None)
-            which = np.flatnonzero(emit[sel])
-            if out is not None and len(which):
-                out.append(_chunk(self.specs, self._names[cols], now, res, which, False))
-            self._closes += len(sel)
+        rounds: list[Any] = [None]  # one close per symbol, in symbol order: one round
+        if len(codes) > 1 and not bool((codes[1:] > codes[:-1]).all()):
+            order = np.argsort(codes, kind="stable")  # by symbol, each one's closes in order
+            codes, rows, emit = codes[order], rows[order], emit[order]
+            new = np.ones(len(codes), dtype=bool)
+            new[1:] = codes[1:] != codes[:-1]
+            first = np.flatnonzero(new)
+            rank = np.arange(len(codes)) - np.repeat(first, np.diff(np.append(first, len(codes))))
+            rounds = [np.flatnonzero(rank == r) for r in range(int(rank.max()) + 1)]
+        passes, emits = [], []
+        for sel in rounds:
+            cols, now, em = (
+                (codes, rows, emit) if sel is None else (codes[sel], rows[sel], emit[sel])
+            )
+            passes.append((cols, now, True))
+            emits.append(em)
+            self._closes += len(cols)
             self._rounds += 1
+        if peeks is not None:
+            passes.append((*peeks, False))
+        blocks = self._step(passes)
+        if out is not None and all(bool(em.all()) for em in emits):  # one chunk of them all
+            cols = [c for c, _, _ in passes]
+            final = np.repeat([commit for _, _, commit in passes], [len(c) for c in cols])
+            whole = blocks[0] if len(blocks) == 1 else blocks[0].base  # their array
+            assert isinstance(whole, np.ndarray)
+            out.append(_Rows(np.concatenate(cols), whole, final, False))
+        elif out is not None:
+            for (cols, _, commit), block, em in zip(passes, blocks, [*emits, None], strict=False):
+                which = None if em is None else np.flatnonzero(em)
+                if which is None or len(which):
+                    out.append(_chunk(cols, block, which, final=commit, revised=False))
         if before // self.checkpoint_every != self._rounds // self.checkpoint_every:
             self._checkpoint()
 
@@ -171,17 +218,16 @@ class _Steps:
             base, done = cp[0], int(cp[1][col])
         rows = np.array(self.bars[sym][done:])[:, None, :]
         subs = []
-        outs = []
+        parts = [rows[:, 0, :_HEAD].T]
         for k, st in enumerate(self.states):
             sub = _take(base[k], [col])
             res, sub = sf.apply(self._inputs(rows, st.spec), st.spec, sub, inplace=True)
             subs.append(sub)
-            outs.append(res)
+            parts += [p[:, 0] for p in (res if isinstance(res, tuple) else (res,))]
         for st, sub in zip(self.states, subs, strict=True):
             _put(st, [col], sub)
-        for t in range(j - done, rows.shape[0]):
-            bar = self.bars[sym][done + t]
-            out.append(_one(_row(self.specs, sym, bar, outs, t, 0, final=True, revised=True)))
+        block = np.vstack(parts)[:, j - done :]
+        out.append(_Rows(np.full(block.shape[1], col, dtype=np.intp), block, True, True))
         # later checkpoints hold the old bars for this symbol: start again from here
         self.checkpoints = [c for c in self.checkpoints if c[1][col] <= j]
         self._checkpoint()

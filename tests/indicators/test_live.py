@@ -258,3 +258,166 @@ def test_drops_and_backfill_heal_to_md_over_the_day_with_revisions_marked() -> N
     wrong = firsts["close"].to_numpy(float) != got["close"].to_numpy(float)
     wrong |= firsts["volume"].to_numpy(float) != got["volume"].to_numpy(float)
     assert got.loc[wrong, "revised"].all()
+
+
+# -- scripted trades: the engine's own paths compared with each other ------------------------
+
+ABC = ["A", "B", "C"]
+
+
+def _scripted(minutes: int, seed: int = 3) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+    """40 warm-up candles per symbol, then a trades frame per minute: every symbol trades
+    two to four times in it (prices on a 0.05 tick), serials rising."""
+    rng = np.random.default_rng(seed)
+    t0 = pd.Timestamp("2026-11-20 09:00", tz="Asia/Taipei")
+    close = np.round(100 + rng.normal(0, 0.5, (40, len(ABC))).cumsum(axis=0), 2)
+    warm = pd.DataFrame(
+        {
+            "symbol": np.repeat(ABC, 40),
+            "date": np.tile(
+                pd.date_range(t0 - pd.Timedelta(minutes=40), periods=40, freq="min"), 3
+            ),
+            "open": close.T.ravel(),
+            "high": close.T.ravel() + 0.1,
+            "low": close.T.ravel() - 0.1,
+            "close": close.T.ravel(),
+            "volume": 1000.0,
+        }
+    )
+    frames, serial = [], 0
+    for m in range(minutes):
+        rows = []
+        for j, sym in enumerate(ABC):
+            for s in sorted(rng.choice(59, rng.integers(2, 5), replace=False)):
+                price = round(close[-1, j] + rng.normal(0, 0.4) / 0.05 * 0.05, 2)
+                rows.append((sym, t0 + pd.Timedelta(minutes=m, seconds=int(s)), price))
+        rows.sort(key=lambda r: r[1])
+        f = pd.DataFrame(rows, columns=["symbol", "time", "price"])
+        f["size"] = rng.integers(1, 9, len(f)).astype(float)
+        f["serial"] = np.arange(serial, serial + len(f))
+        serial += len(f)
+        frames.append(f)
+    return warm, frames
+
+
+def test_peeks_of_every_symbol_equal_peeks_one_by_one_and_commit_nothing() -> None:
+    """A batch touching every symbol peeks them all in one step on the states themselves
+    (what it wrote is put back); that equals ``peek(sym)`` (a step on a copy of the
+    symbol's state; a ring summed from another row: to rounding), and the states end as in
+    an engine that never peeked."""
+    warm, frames = _scripted(12)
+    eng, plain = LiveIndicators(ABC, SPECS), LiveIndicators(ABC, SPECS)
+    eng.warm(warm)
+    plain.warm(warm)
+    for f in frames:
+        rows = eng.feed(f, peek=True)
+        plain.feed(f, peek=False)
+        peeks = rows[~rows["is_final"]].reset_index(drop=True)
+        assert list(peeks["symbol"]) == ABC
+        one = pd.DataFrame([eng.peek(s) for s in ABC]).astype({"time": "int64"})
+        one["time"] = pd.to_datetime(one["time"], unit="us", utc=True).dt.tz_convert("Asia/Taipei")
+        assert (peeks["time"] == one["time"]).all()
+        for col in peeks.columns.drop(["symbol", "time"]):
+            a, b = peeks[col].to_numpy(float), one[col].to_numpy(float)
+            np.testing.assert_allclose(a, b, rtol=1e-13, atol=0, err_msg=col)
+        assert all(a == b for a, b in zip(eng.states, plain.states, strict=True))
+
+
+def test_frame_from_blocks_equals_the_constructor_path() -> None:
+    """The rows out are handed to pandas as blocks (pandas >= 3); the ``DataFrame``
+    constructor path (pandas < 3) gives an equal frame, empty or not, one step or several,
+    flags for all the rows of a step or one per row."""
+    from marketframe.stream._live_rows import _Out, _Rows
+
+    eng = LiveIndicators(ABC, SPECS)
+    out = _Out(ABC, eng.columns)
+    rng = np.random.default_rng(1)
+    width = 6 + len(eng.columns)
+
+    def rows(codes: list[int], final: bool | np.ndarray, revised: bool) -> _Rows:
+        block = rng.normal(100, 5, (width, len(codes)))
+        block[0] = 1_790_000_000_000_000 + 60_000_000 * rng.integers(0, 300, len(codes))
+        block[7, :1] = np.nan
+        return _Rows(np.array(codes, dtype=np.intp), block, final, revised)
+
+    cases = [
+        [],
+        [rows([0, 1, 2], True, False)],
+        [rows([2], True, True), rows([0, 2], False, False)],
+        [rows([0, 1, 2, 0], np.array([True, True, True, False]), False)],  # a flag per row
+        [rows([1], True, True), rows([1, 2, 1], np.array([True, False, False]), False)],
+    ]
+    for chunks in cases:
+        fast, slow = out.frame(chunks), out.frame(chunks, blocks=False)
+        pd.testing.assert_frame_equal(fast, slow)
+        assert list(fast.columns) == out.columns
+        assert fast["time"].dtype == pd.DatetimeTZDtype("us", "Asia/Taipei")
+        assert fast["symbol"].dtype == pd.Series(["A"], dtype=str).dtype
+        for flag in ("final", "revised"):
+            want = [
+                bool(v) for c in chunks for v in np.broadcast_to(getattr(c, flag), len(c.codes))
+            ]
+            assert fast["is_final" if flag == "final" else "revised"].tolist() == want
+        assert fast["symbol"].tolist() == [ABC[int(i)] for c in chunks for i in c.codes]
+    twice = out.frame(cases[1])  # the cached symbol column is copied, never shared
+    twice.loc[0, "symbol"] = "Z"
+    assert out.frame(cases[1])["symbol"].tolist() == ["A", "B", "C"]
+
+
+def test_trades_in_any_time_and_symbol_dtype_give_the_same_rows() -> None:
+    """Times read as they are when tz-aware (any unit), parsed otherwise (naive: Taipei);
+    symbols looked up from strings, objects or categories; trial matches, unknown symbols
+    and the after-hours session make no bar."""
+    warm, frames = _scripted(6)
+    ref = LiveIndicators(ABC, SPECS)
+    ref.warm(warm)
+    want = pd.concat([ref.feed(f) for f in frames] + [ref.flush()], ignore_index=True)
+
+    def variants(f: pd.DataFrame) -> list[pd.DataFrame]:
+        extra = f.iloc[:2].assign(symbol="ZZZ", serial=[10**6, 10**6 + 1])
+        trial = f.iloc[:1].assign(is_trial=True, price=1.0, serial=10**7)
+        at = f["time"].iloc[0].normalize() + pd.Timedelta(hours=14, minutes=30)
+        late = f.iloc[:1].assign(is_trial=False, price=2.0, serial=10**7 + 1, time=at)
+        g = pd.concat([f.assign(is_trial=False), extra.assign(is_trial=False), trial, late])
+        g = g.sort_values("time", kind="stable", ignore_index=True)
+        return [
+            f.assign(time=f["time"].dt.as_unit("ns")),
+            f.assign(time=f["time"].dt.tz_localize(None)),
+            f.assign(time=f["time"].astype(str)),
+            f.assign(symbol=f["symbol"].astype(object)),
+            f.assign(symbol=pd.Categorical(f["symbol"], categories=["C", "Q", "A", "B"])),
+            f.sort_values("symbol", kind="stable", ignore_index=True),  # no sort needed
+            g,
+        ]
+
+    per = list(zip(*[variants(f) for f in frames], strict=True))
+    for k, fs in enumerate(per):
+        eng = LiveIndicators(ABC, SPECS)
+        eng.warm(warm)
+        got = pd.concat([eng.feed(f) for f in fs] + [eng.flush()], ignore_index=True)
+        pd.testing.assert_frame_equal(got, want, obj=f"variant {k}")
+
+
+def test_batches_of_any_shape_give_the_same_final_rows() -> None:
+    """A trade per batch (a bar of one trade: nothing reduced), a minute per batch (one bar
+    per symbol) and three minutes per batch (several bars per symbol, closed inside the
+    batch) give the same final rows; a batch with a repeated trade takes the per-trade
+    path for that symbol and still gives them."""
+    warm, frames = _scripted(9)
+    trades = pd.concat(frames, ignore_index=True)
+    shapes = {
+        "trade": [trades.iloc[i : i + 1] for i in range(len(trades))],
+        "minute": frames,
+        "three minutes": [pd.concat(frames[i : i + 3]) for i in range(0, 9, 3)],
+        "repeated": [pd.concat([f, f.iloc[:1]]) for f in frames],
+    }
+    finals = {}
+    for name, batches in shapes.items():
+        eng = LiveIndicators(ABC, SPECS)
+        eng.warm(warm)
+        rows = pd.concat([eng.feed(b) for b in batches] + [eng.flush()], ignore_index=True)
+        final = rows[rows["is_final"]].sort_values(["symbol", "time"], ignore_index=True)
+        assert len(final) == 9 * len(ABC)
+        finals[name] = final
+    for name, final in finals.items():
+        pd.testing.assert_frame_equal(final, finals["minute"], obj=name)

@@ -170,6 +170,39 @@ def test_step_by_step_panel_equals_apply(d: tuple[Any, bool], sp: sf.IndicatorSp
         np.testing.assert_array_equal(got, w)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data(), specs(), st.data())
+def test_advance_equals_step_and_a_peek_leaves_the_state_as_it_was(
+    d: tuple[Any, bool], sp: sf.IndicatorSpec, pick: st.DataObject
+) -> None:
+    """``State.advance`` (the live engine's in-place step) gives ``step``'s outputs bar by
+    bar; with ``commit=False``, before every bar, it gives the same outputs and leaves the
+    state equal to what it was (it puts back what the step wrote instead of copying)."""
+    (high, low, close), _ = d
+    if close.ndim == 1:
+        high, low, close = high[:, None], low[:, None], close[:, None]
+    values = (high, low, close) if sp.indicator == "kdj" else (close,)
+    width = close.shape[1]
+    ours, ref = sf.State.new(sp, width), sf.State.new(sp, width)
+    k = len(sp.names)
+    for t in range(close.shape[0]):
+        xs = tuple(np.ascontiguousarray(v[t]) for v in values)
+        want, ref = sf.step(xs if sp.indicator == "kdj" else xs[0], sp, ref, inplace=True)
+        want_t = want if isinstance(want, tuple) else (want,)
+        if pick.draw(st.booleans()):
+            before = ours.copy()
+            peek = tuple(np.full(width, -1.0) for _ in range(k))
+            ours.advance(xs, peek, commit=False)
+            assert ours == before
+            for p, w in zip(peek, want_t, strict=True):
+                np.testing.assert_array_equal(p, w)
+        got = tuple(np.full(width, -1.0) for _ in range(k))
+        ours.advance(xs, got)
+        for g, w in zip(got, want_t, strict=True):
+            np.testing.assert_array_equal(g, w)
+    assert ours == ref
+
+
 # ---------------------------------------------------------------------------------------
 # the state itself
 

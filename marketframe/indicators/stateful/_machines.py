@@ -31,7 +31,8 @@ class _Machine:
     ``rings``: name -> length of a ring of the last inputs (``(length, symbols)``; the row
     of bar ``b`` is ``b % length``); ``scalars``: name -> (dtype, initial value), one per
     symbol. ``step`` reads the bar's inputs (one value per symbol), writes one row per
-    output, and updates the state arrays in place.
+    output, and updates the state arrays in place: the scalars, and in each ring only the
+    row of its bar (``_push``; ``State.advance`` relies on it to peek without a copy).
     """
 
     outputs = 1
@@ -70,12 +71,17 @@ def _ema(
     start: int,
     seed: str,
     window: Callable[[], Array],
+    settled: bool = False,
 ) -> Array:
     """One step of an EMA(n) restarted on every run: valid from run position ``start``,
     seeded there with the mean of the window ``window()`` (seed "sma") or with ``x`` (seed
-    "first", start 0); ``y`` updated in place, returned (NaN before the seed)."""
+    "first", start 0); ``y`` updated in place, returned (NaN before the seed). ``settled``:
+    every position is past ``start`` (no seed, no NaN to place: the recursion alone)."""
     k = 2.0 / (n + 1)
     new = (1.0 - k) * y + k * x
+    if settled:
+        y[...] = new
+        return new
     at = pos == start
     if at.any():
         seeded = x if seed == "first" else window() * (1.0 / n)
@@ -104,8 +110,14 @@ def _run(
     """Length of the current NaN-free run including this bar (0 on a NaN bar), stored."""
     run: NDArray[np.int64] = s[key]  # type: ignore[assignment]
     run += 1
-    run[~valid] = 0
+    if not valid.all():
+        run[~valid] = 0
     return run
+
+
+def _past(pos: NDArray[np.int64], start: int) -> bool:
+    """Every symbol's position is past ``start`` (the steady state: no seed, no warm-up)."""
+    return not pos.size or bool(pos.min() > start)
 
 
 class _Ema(_Machine):
@@ -123,7 +135,7 @@ class _Ema(_Machine):
         ring = s["x"]
         pos = _run(s, ~np.isnan(v)) - 1
         out[0][...] = _ema(s["y"], v, pos, self.n, self.start, self.seed,
-                           lambda: _window_sum(ring, v))  # fmt: skip
+                           lambda: _window_sum(ring, v), _past(pos, self.start))  # fmt: skip
         _push(ring, bar, v)
 
 
@@ -151,9 +163,13 @@ class _Rsi(_Machine):
         cpos = _run(s, ~np.isnan(v)) - 2  # position of this change in its run of changes
         n, a, start = self.n, (self.n - 1.0) / self.n, self.start
         res = out[0]
+        settled = _past(cpos, start)
         for key, move in (("g", np.maximum(d, 0.0)), ("l", np.maximum(-d, 0.0))):
             acc = s[key]
             new = a * acc + move / n
+            if settled:
+                acc[...] = new
+                continue
             if self.seed == "first":
                 np.copyto(new, move, where=cpos == 0)
             else:
@@ -168,7 +184,8 @@ class _Rsi(_Machine):
         with np.errstate(invalid="ignore", divide="ignore"):
             np.divide(100.0 * g, total, out=res)
         res[total == 0.0] = self.flat
-        res[cpos < start] = np.nan
+        if not settled:
+            res[cpos < start] = np.nan
 
 
 class _Macd(_Machine):
@@ -205,14 +222,23 @@ class _Macd(_Machine):
         def last(k: int) -> Callable[[], Array]:
             return lambda: _last(ring, bar, k - 1).sum(axis=0) + v if k > 1 else v.copy()
 
-        f = _ema(s["f"], v, pos, self.fast, self.fast_start, self.seed, last(self.fast))
-        sl = _ema(s["s"], v, pos, self.slow, self.slow_start, self.seed, last(self.slow))
-        line = f - sl
+        # past the signal's seed: the three recursions alone (no seed, no NaN to place)
+        settled = _past(pos, self.line_start + self.sig_start)
+        f = _ema(s["f"], v, pos, self.fast, self.fast_start, self.seed, last(self.fast), settled)
+        sl = _ema(s["s"], v, pos, self.slow, self.slow_start, self.seed, last(self.slow), settled)
+        line_out, sig_out, hist_out = out
+        line = np.subtract(f, sl, out=line_out)
         lpos = pos - self.line_start
         g = s["g"]
         sig = self.sig
         kg = 2.0 / (sig + 1)
         new = (1.0 - kg) * g + kg * line
+        if settled:
+            g[...] = new
+            sig_out[...] = new
+            np.subtract(line_out, sig_out, out=hist_out)
+            _push(ring, bar, v)
+            return
         if self.seed == "first":
             np.copyto(new, line, where=lpos == 0)
         else:
@@ -222,8 +248,6 @@ class _Macd(_Machine):
             new[at] *= 1.0 / sig
         new[lpos < 0] = np.nan
         g[...] = new
-        line_out, sig_out, hist_out = out
-        line_out[...] = line
         sig_out[...] = new
         sig_out[lpos < self.sig_start] = np.nan
         np.subtract(line_out, sig_out, out=hist_out)
@@ -243,17 +267,22 @@ class _BBands(_Machine):
         self.n, self.mult, self.ddof = int(spec.params[0]), float(spec.params[1]), conv.ddof
         self.rings = {"x": self.n - 1}
         self.scalars = {"ref": (np.float64, np.nan)}
+        self._dr: Array = np.empty((0, 0))  # scratch for the window less ``ref`` (reused)
 
     def step(self, s, bar, x, out):  # type: ignore[no-untyped-def]
         (v,) = x
         ring, ref = s["x"], s["ref"]
-        np.copyto(ref, v, where=np.isnan(ref) & ~np.isnan(v))
+        unset = np.isnan(ref)
+        if unset.any():
+            np.copyto(ref, v, where=unset & ~np.isnan(v))
         n = self.n
         dx = v - ref
         if ring.shape[0]:
-            dr = ring - ref
+            if self._dr.shape != ring.shape:
+                self._dr = np.empty_like(ring)
+            dr = np.subtract(ring, ref, out=self._dr)
             m1 = (dr.sum(axis=0) + dx) * (1.0 / n)
-            m2 = ((dr * dr).sum(axis=0) + dx * dx) * (1.0 / n)
+            m2 = (np.multiply(dr, dr, out=dr).sum(axis=0) + dx * dx) * (1.0 / n)
         else:
             m1, m2 = dx * 1.0, dx * dx
         var = m2 - m1 * m1
@@ -305,7 +334,9 @@ class _Kdj(_Machine):
         rsv = np.full(c.shape, float(self.conv.flat_rsv))
         with np.errstate(invalid="ignore"):
             np.divide(num, den, out=rsv, where=den != 0.0)
-        rsv[np.isnan(num) | np.isnan(den)] = np.nan
+        gap = np.isnan(num)  # where den is NaN the division above already gave NaN
+        if gap.any():
+            rsv[gap] = np.nan
         _push(rh, bar, h)
         _push(rl, bar, lo)
         k_out, d_out, j_out = out

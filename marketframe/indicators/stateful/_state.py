@@ -79,6 +79,37 @@ class State:
     def copy(self) -> State:
         return State(self.spec, self.symbols, self.bars, self.arrays)
 
+    def advance(
+        self, values: tuple[NDArray[np.float64], ...], out: tuple[NDArray[np.float64], ...],
+        *, commit: bool = True,
+    ) -> None:  # fmt: skip
+        """One bar of a panel state, in place: the hot-loop form of ``step`` (no checks,
+        no copies, no result objects). ``values``: one float64 array of one value per symbol
+        per input (KDJ: high, low, close); ``out``: one such array per output (``spec``'s
+        names, in order), overwritten. ``commit=False``: a peek, the state is left exactly as
+        it was (a step writes only its bar's row of each ring and the per-symbol scalars:
+        those are saved and put back, not the whole state copied)."""
+        m = self._machine
+        if commit:
+            m.step(self.arrays, self.bars, values, out)
+            self.bars += 1
+            return
+        saved = []
+        for name, a in self.arrays.items():
+            if name not in m.rings:
+                saved.append((name, -1, a.copy()))
+            elif a.shape[0]:
+                row = self.bars % a.shape[0]
+                saved.append((name, row, a[row].copy()))
+        try:
+            m.step(self.arrays, self.bars, values, out)
+        finally:
+            for name, row, a in saved:
+                if row < 0:
+                    self.arrays[name][...] = a
+                else:
+                    self.arrays[name][row] = a
+
     @property
     def nbytes(self) -> int:
         """Bytes of state arrays (all symbols)."""
