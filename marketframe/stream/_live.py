@@ -11,9 +11,11 @@ Rows out: ``symbol, time`` (bar start), OHLCV, one column per indicator output,
   and the bar corrected; a streamed candle carries no serials to tell what it missed. Bars
   are start-labelled buckets of ``timeframe`` minutes, as the service's intraday candles
   (``09:00`` holds 09:00:00-09:00:59); trial matches are not bars.
-* A bar is final when the symbol's next trade falls in a later bucket, or at ``flush()``
-  (the session's end). Closing bars by the clock needs the session calendar: that is where
-  ``marketframe.calendar`` plugs in (not there yet; the bar times are the service's).
+* A bar is final when the symbol's next trade falls in a later bucket, when the stream has
+  moved past its session's end (any symbol's trade at or after the minute after the close of
+  ``marketframe.calendar``'s regular stock session: the after-hours 14:30 trade, the next
+  day's trial matches or first trades), or at ``flush()``. Trades from the minute after the
+  close on (the after-hours session) make no bar (``_live_sessions``).
 * Bars are built a trades batch at a time, not a trade at a time: the batch is grouped by
   symbol and bar with numpy (``reduceat`` over the rows sorted by symbol), and the closed
   bars of all symbols are stepped together. A symbol whose trades in the batch are not all
@@ -50,26 +52,23 @@ from marketframe.indicators import stateful as sf
 
 from ._live_bars import _Bars
 from ._live_rows import _W, _add, _epoch_us, _Out, _row, _Rows
+from ._live_sessions import ended, session_end
 
 _VERSION = 1
-_AFTER_HOURS = 13 * 3600 + 35 * 60  # seconds after midnight, Taipei (UTC+8, no DST)
+_DAY_US = 86_400_000_000
 
 
 _NUMBERS = (("price", np.float64), ("size", np.float64), ("serial", np.int64))
 
 
 def _regular(times: np.ndarray) -> np.ndarray:
-    """Which trades (epoch us) are in the regular session: the after-hours session (the
-    14:30 fixed-price trade) makes no intraday candle; a fixed cut until
-    marketframe.calendar gives each day's sessions. A batch within one day's regular
-    hours (the usual one) is told by its first and last times."""
-    day = 86_400_000_000
-    shift = 8 * 3600 * 1_000_000  # Taipei: UTC+8, no DST
-    lo, hi = int(times.min()) + shift, int(times.max()) + shift
-    if lo // day == hi // day and hi % day < _AFTER_HOURS * 1_000_000:
+    """Which trades (epoch us) are in their day's regular session (before the minute after
+    the calendar's close; the after-hours 14:30 trade makes no intraday candle). A batch
+    within one day's session (the usual one) is told by its first and last times."""
+    lo, hi = int(times.min()), int(times.max())
+    if hi < int(session_end(np.array([lo]))[0]) and lo // _DAY_US == hi // _DAY_US:
         return np.ones(len(times), dtype=bool)
-    local = (times // 1_000_000 + 8 * 3600) % 86400
-    return np.asarray(local < _AFTER_HOURS)
+    return np.asarray(times < session_end(times))
 
 
 class LiveIndicators(_Bars):
@@ -143,9 +142,12 @@ class LiveIndicators(_Bars):
             every = bool(keep.all())
             cols = [df[k].to_numpy(dtype=t) for k, t in _NUMBERS]
             price, size, serial = cols if every else [x[keep] for x in cols]
+            clock = times
             if not every:
                 codes, times = codes[keep], times[keep]
+            now = int(clock.max())  # every trade counts for the clock: after-hours, trials
             touched = self._batch(codes, times, price, size, serial, out)
+            self._close_ended(now)
             forming = None
             if peek and len(touched):
                 forming = touched[~np.isnan(self._form[touched, 0])]
@@ -204,6 +206,24 @@ class LiveIndicators(_Bars):
             return None
         (block,) = self._step([([self.index[sym]], np.array([cur]), False)])
         return _row(self.specs, sym, block, 0, final=False)
+
+    def _close_ended(self, now_us: int) -> None:
+        """Close the forming bars whose session is over at ``now_us``: no trade can come
+        into them any more (stepped with the batch's other closes)."""
+        starts = self._form[:, 0]
+        first = np.fmin.reduce(starts)  # NaN only when no bar is forming
+        if np.isnan(first) or not ended(np.array([int(first)]), now_us)[0]:
+            return  # the earliest forming bar's session goes on: every other one too
+        held = np.flatnonzero(~np.isnan(starts))
+        done_c = held[ended(starts[held].astype(np.int64), now_us)]
+        if not len(done_c):
+            return
+        done = self._form[done_c].copy()
+        self._form[done_c] = np.nan
+        self._bars_log.append((done_c, done))
+        self._nbars[done_c] += 1
+        self._last[done_c] = np.maximum(self._last[done_c], done[:, 0])
+        self._pending.append((done_c, done, True))
 
     def flush(self) -> pd.DataFrame:
         """Close every forming bar (the session ended): their final rows."""

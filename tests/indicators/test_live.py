@@ -366,8 +366,8 @@ def test_frame_from_blocks_equals_the_constructor_path() -> None:
 
 def test_trades_in_any_time_and_symbol_dtype_give_the_same_rows() -> None:
     """Times read as they are when tz-aware (any unit), parsed otherwise (naive: Taipei);
-    symbols looked up from strings, objects or categories; trial matches, unknown symbols
-    and the after-hours session make no bar."""
+    symbols looked up from strings, objects or categories; trial matches and unknown symbols
+    make no bar (the after-hours session: the next test)."""
     warm, frames = _scripted(6)
     ref = LiveIndicators(ABC, SPECS)
     ref.warm(warm)
@@ -376,9 +376,7 @@ def test_trades_in_any_time_and_symbol_dtype_give_the_same_rows() -> None:
     def variants(f: pd.DataFrame) -> list[pd.DataFrame]:
         extra = f.iloc[:2].assign(symbol="ZZZ", serial=[10**6, 10**6 + 1])
         trial = f.iloc[:1].assign(is_trial=True, price=1.0, serial=10**7)
-        at = f["time"].iloc[0].normalize() + pd.Timedelta(hours=14, minutes=30)
-        late = f.iloc[:1].assign(is_trial=False, price=2.0, serial=10**7 + 1, time=at)
-        g = pd.concat([f.assign(is_trial=False), extra.assign(is_trial=False), trial, late])
+        g = pd.concat([f.assign(is_trial=False), extra.assign(is_trial=False), trial])
         g = g.sort_values("time", kind="stable", ignore_index=True)
         return [
             f.assign(time=f["time"].dt.as_unit("ns")),
@@ -421,3 +419,51 @@ def test_batches_of_any_shape_give_the_same_final_rows() -> None:
         finals[name] = final
     for name, final in finals.items():
         pd.testing.assert_frame_equal(final, finals["minute"], obj=name)
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        pd.Timedelta(hours=14, minutes=30),  # the after-hours fixed-price trade, same day
+        pd.Timedelta(hours=13, minutes=31),  # the minute after the calendar's close
+        pd.Timedelta(days=3, hours=8, minutes=55),  # the next trading day's trial match
+    ],
+)
+def test_the_sessions_end_closes_every_forming_bar(after: pd.Timedelta) -> None:
+    """Once the stream has any trade at or past the minute after the calendar's close, no
+    trade can come into the day's bars: every forming bar is final, with the rows
+    ``flush()`` gives, though only one symbol traded; that trade makes no bar."""
+    warm, frames = _scripted(6)
+    ref = LiveIndicators(ABC, SPECS)
+    ref.warm(warm)
+    for f in frames:
+        ref.feed(f)
+    want = ref.flush()
+    assert want["is_final"].all() and sorted(want["symbol"]) == ABC
+    eng = LiveIndicators(ABC, SPECS)
+    eng.warm(warm)
+    for f in frames:
+        eng.feed(f)
+    day = frames[0]["time"].iloc[0].normalize()
+    one = frames[-1].iloc[:1].assign(time=day + after, serial=10**7, price=1.0)
+    is_trial = after > pd.Timedelta(days=1)
+    got = eng.feed(one.assign(is_trial=is_trial), peek=True)
+    pd.testing.assert_frame_equal(got, want)
+    assert len(eng.flush()) == 0
+
+
+def test_trades_before_the_close_minute_keep_the_bars_forming() -> None:
+    """The closing call's trade is stamped at the close (13:30:00) and belongs to its
+    minute's bar: it closes nothing else, and the bars stay open to later prints of it."""
+    warm, frames = _scripted(2)
+    eng = LiveIndicators(ABC, SPECS)
+    eng.warm(warm)
+    for f in frames:
+        eng.feed(f)
+    day = frames[0]["time"].iloc[0].normalize()
+    close = frames[-1].iloc[:1].assign(time=day + pd.Timedelta(hours=13, minutes=30))
+    got = eng.feed(close.assign(serial=10**7), peek=False)
+    assert sorted(got["symbol"]) == [close["symbol"].iloc[0]]  # its own bar before closed
+    assert got["is_final"].all()
+    rest = eng.flush()
+    assert sorted(rest["symbol"]) == ABC  # the others' bars and the 13:30 bar were forming
