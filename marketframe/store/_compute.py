@@ -140,7 +140,7 @@ def remove_strays(storage: Any, manifest: Any, ids: Sequence[DatasetId]) -> int:
                 else []
             )
         for rel in found:
-            if rel.endswith(".npz"):
+            if "/_state-" in rel:
                 st = manifest.noted(ds, _io.where(rel)[0] or "", "state")
                 if st and st[0] == rel:
                     continue
@@ -384,6 +384,9 @@ def read(
         fields = [pa.field("symbol", pa.string()), pa.field("date", date)]
         fields += [pa.field(n, pa.float64()) for n in sp.names]
         return pa.schema(fields).empty_table()
-    table = pa.concat_tables(tables).replace_schema_metadata(None)
+    # parts are written with non-nullable columns (older stores' were nullable): the
+    # answer's columns are nullable, as an empty answer's are
+    table = pa.concat_tables(tables, promote_options="default").replace_schema_metadata(None)
+    table = table.cast(pa.schema([f.with_nullable(True) for f in table.schema]))
     order = pc.sort_indices(table, sort_keys=[("symbol", "ascending"), ("date", "ascending")])
     return table.take(order)

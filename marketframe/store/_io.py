@@ -173,7 +173,7 @@ def from_physical(table: pa.Table, logical: pa.Schema) -> pa.Table:
     return table
 
 
-def digest(data: bytes) -> str:
+def digest(data: bytes | memoryview) -> str:
     """The content hash the manifest keeps per file (BLAKE2b, 128 bits)."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
@@ -191,7 +191,7 @@ def serialize(table: pa.Table) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
-def stage(data: bytes, path: Path) -> tuple[Path, int]:
+def stage(data: bytes | memoryview, path: Path) -> tuple[Path, int]:
     """Write ``data`` to a hidden, fsynced temporary file beside ``path``; returns it and its
     modification time (kept by the rename, recorded by the manifest for cheap checks)."""
     if not path.parent.is_dir():

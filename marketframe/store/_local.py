@@ -33,7 +33,7 @@ class LocalStorage:
     def read_file(self, rel: str, rec: Mapping[str, Any] | None, hint: str = "") -> pa.Table:
         return _io.read_file(self.root / rel, rec, repair_hint=hint)
 
-    def stage(self, rel: str, data: bytes) -> tuple[Any, dict[str, Any]]:
+    def stage(self, rel: str, data: bytes | memoryview) -> tuple[Any, dict[str, Any]]:
         tmp, mtime = _io.stage(data, self.root / rel)
         return tmp, {"mtime_ns": mtime}
 
