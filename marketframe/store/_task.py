@@ -29,6 +29,7 @@ from marketframe.indicators import stateful as sf
 from marketframe.store import _io
 from marketframe.store._derive import (
     FORMAT,
+    INPUTS,
     VERSION,
     Outcome,
     Result,
@@ -68,7 +69,10 @@ class _Source:
         if self._held is None or self._held[0] != i:
             self._held = None  # release the previous partition before parsing the next
             rel, rec = self.task.inputs[i]
-            table = self.storage.read_file(rel, rec)
+            # the kernels' columns only (the symbol and timeframe strings cost a third of a
+            # read); adjusting needs the whole table
+            cols = None if self.task.events else ["date", *INPUTS]
+            table = self.storage.read_file(rel, rec, columns=cols)
             if self.task.events:
                 from marketframe import adjust as _adjust
 
