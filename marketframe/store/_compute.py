@@ -18,6 +18,7 @@ Imports run one way: this module -> :mod:`._task` -> :mod:`._derive`.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,13 +133,13 @@ def remove_strays(storage: Any, manifest: Any, ids: Sequence[DatasetId]) -> int:
         keep = set(manifest.files(ds))
         if storage.remote:
             found = storage.list(base)
-        else:
-            root = storage.root / base
-            found = (
-                [p.relative_to(storage.root).as_posix() for p in root.rglob("*") if p.is_file()]
-                if root.exists()
-                else []
-            )
+        else:  # os.walk: a tenth of Path.rglob's cost per directory (a store has thousands)
+            found = [
+                f"{base}{d[len(top) :]}/{name}".replace(os.sep, "/")
+                for top in [os.path.join(storage.root, base)]
+                for d, _, names in os.walk(top)
+                for name in names
+            ]
         for rel in found:
             if "/_state-" in rel:
                 st = manifest.noted(ds, _io.where(rel)[0] or "", "state")
@@ -244,7 +245,6 @@ def compute(
     """``Store.compute``; ``runner``: maps the tasks to their results some other way
     (Spark's ``mapInArrow``, :mod:`._spark`) instead of an executor."""
     import contextlib
-    import os
     import time
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from marketframe._windows import Interval
 
 MANIFEST = "_manifest.json"
@@ -83,6 +85,16 @@ def merge_writer(
             else:
                 dst[field].pop(name, None)
     return out
+
+
+def dump(data: dict[str, Any]) -> bytes:
+    """A manifest's bytes: sorted keys, indented. orjson writes a store's manifest of
+    thousands of file records in a tenth of the time of ``json.dumps`` (every compute and
+    sync saves it whole)."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    except TypeError:  # what orjson does not write (a non-string key): the standard library
+        return json.dumps(data, indent=1, sort_keys=True).encode()
 
 
 def parse(path: Path) -> tuple[dict[str, Any], str | None]:

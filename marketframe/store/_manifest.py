@@ -32,6 +32,7 @@ from marketframe.store._document import (
     MANIFEST,
     PREVIOUS,
     DatasetId,
+    dump,
     fresh,
     merge_writer,
     parse,
@@ -101,9 +102,9 @@ class Manifest:
                 return self._save_remote()
             if not self._dirty and self.path.exists():
                 return  # nothing changed: a sync that fetched nothing writes nothing
-            text = json.dumps(self._data, indent=1, sort_keys=True)
+            text = dump(self._data)
             tmp = self.path.with_name(f".{MANIFEST}.{os.getpid()}.{threading.get_ident()}.tmp")
-            with open(tmp, "w", encoding="utf-8") as f:
+            with open(tmp, "wb") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
@@ -179,9 +180,7 @@ class Manifest:
             if self.storage.guard is not None:
                 self.storage.guard()
             try:
-                new_tag = self.storage.put_if(
-                    MANIFEST, json.dumps(merged, indent=1, sort_keys=True).encode(), tag
-                )
+                new_tag = self.storage.put_if(MANIFEST, dump(merged), tag)
                 break
             except _PreconditionFailed:  # another writer saved in between: merge into theirs
                 pass
