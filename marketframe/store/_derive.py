@@ -165,8 +165,9 @@ def read_state(data: bytes) -> tuple[dict[str, Any], np.ndarray]:
 
 def rows_digest(cols: np.ndarray, n: int | None = None) -> str:
     """A digest of the first ``n`` input rows (time and the five inputs; all when None):
-    whether consumed rows changed. One column at a time (each is contiguous)."""
-    h = hashlib.blake2b(digest_size=16)
+    whether consumed rows changed. One column at a time (each is contiguous); SHA-256 as the
+    store's file hashes (the fastest here, see :func:`._io.digest`)."""
+    h = hashlib.sha256()
     for c in cols:
         h.update(np.ascontiguousarray(c[:n]).data)
     return h.hexdigest()
@@ -291,7 +292,9 @@ def write_part(
     for name, v in zip(sp.names, values, strict=True):
         arrays.append(pa.array(v, pa.float64()))
         fields.append(pa.field(name, pa.float64(), nullable=False))
-    meta = {b"marketframe.store.derived": json.dumps(sp.to_json()).encode()}
+    meta: dict[bytes | str, bytes | str] = {
+        b"marketframe.store.derived": json.dumps(sp.to_json()).encode()
+    }
     part = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
     data = serialize(part)
     digest = _io.digest(data)

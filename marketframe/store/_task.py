@@ -63,7 +63,7 @@ class _Source:
     def __init__(self, task: Task, storage: Any):
         self.task, self.storage = task, storage
         self._held: tuple[int, pa.Table, np.ndarray] | None = None
-        self._digests: dict[int, str] = {}
+        self._digests: dict[tuple[int, int], str] = {}
 
     def read(self, i: int) -> tuple[pa.Table, np.ndarray]:
         if self._held is None or self._held[0] != i:
@@ -86,9 +86,13 @@ class _Source:
         need to be proved a prefix later; an earlier file is matched by its content hash."""
         if i != len(self.task.inputs) - 1:
             return None
-        if i not in self._digests:
-            self._digests[i] = rows_digest(self.read(i)[1])
-        return self._digests[i]
+        return self.prefix_digest(i, self.read(i)[1].shape[1])
+
+    def prefix_digest(self, i: int, n: int) -> str:
+        """The digest of input ``i``'s first ``n`` rows (once for all the targets)."""
+        if (i, n) not in self._digests:
+            self._digests[i, n] = rows_digest(self.read(i)[1], n)
+        return self._digests[i, n]
 
     def context_before(self, i: int, k: int) -> np.ndarray:
         """The last ``k`` bars of input files ``0..i-1`` (read backwards, newest first)."""
@@ -140,7 +144,7 @@ class _Run:
             rows = source.read(first)[1]
             n = int(consumed[first]["rows"])
             want = consumed[first].get("digest")
-            if want and rows.shape[1] >= n and rows_digest(rows, n) == want:
+            if want and rows.shape[1] >= n and source.prefix_digest(first, n) == want:
                 appended, self.skip = True, n
         if appended:
             out.mode = "appended"
