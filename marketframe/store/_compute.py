@@ -38,6 +38,7 @@ from marketframe.store._derive import (
     fingerprint,
 )
 from marketframe.store._document import DatasetId
+from marketframe.store._strays import mark_clean, remove_strays
 from marketframe.store._task import run_task
 
 __all__ = ["ComputeReport", "Result", "Task", "compute", "context_rows", "fingerprint"]
@@ -118,32 +119,6 @@ def build_tasks(
         root = str(store.root)
         tasks.append(Task(root, storage_options, sym, inputs, targets, evs or None, digest))
     return tasks
-
-
-def remove_strays(storage: Any, manifest: Any, ids: Sequence[DatasetId]) -> int:
-    """Files under the derived datasets the manifest does not record (a killed run's): gone."""
-    n = 0
-    for ds in ids:
-        base = _io.dataset_dir(Path(), ds).as_posix()
-        keep = set(manifest.files(ds))
-        if storage.remote:
-            found = storage.list(base)
-        else:  # os.walk: a tenth of Path.rglob's cost per directory (a store has thousands)
-            found = [
-                f"{base}{d[len(top) :]}/{name}".replace(os.sep, "/")
-                for top in [os.path.join(storage.root, base)]
-                for d, _, names in os.walk(top)
-                for name in names
-            ]
-        for rel in found:
-            if "/_state-" in rel:
-                st = manifest.noted(ds, _io.where(rel)[0] or "", "state")
-                if st and st[0] == rel:
-                    continue
-            if rel not in keep:
-                storage.delete(rel)
-                n += 1
-    return n
 
 
 def record(
@@ -338,6 +313,7 @@ def compute(
             flush()
             if own is not None:
                 own.shutdown(cancel_futures=True)
+        mark_clean(store._storage, ids)  # finished: the next run need not look for strays
     for ds in ids:
         for m in report.modes[ds.key].values():
             m.sort()

@@ -182,9 +182,8 @@ def digest(data: bytes | memoryview) -> str:
 
 
 def _digest_like(data: bytes | memoryview, recorded: str) -> str:
-    if len(recorded) == 32:  # BLAKE2b-128: the records of stores written before SHA-256
-        return hashlib.blake2b(data, digest_size=16).hexdigest()
-    return digest(data)
+    old = len(recorded) == 32  # BLAKE2b-128: the records of stores written before SHA-256
+    return hashlib.blake2b(data, digest_size=16).hexdigest() if old else digest(data)
 
 
 def temporary(path: Path) -> Path:
@@ -346,11 +345,9 @@ def parse_checked(
     repair_hint: str = "",
     columns: Sequence[str] | None = None,
 ) -> pa.Table:
-    """A partition file's bytes checked against its record, or without one, against its
-    page checksums; parsed (only those of ``columns`` it has, when given). A record's size
-    and hash cover every byte: the bytes that match it are the ones written, whose page
-    checksums the writer computed from them, so checking those too (a seventh of a read)
-    adds nothing."""
+    """A file's bytes checked against its record (else its page checksums: bytes that match
+    the size and hash are the ones written, their checksums too, so checking those as well
+    cost a seventh of a read for nothing); parsed, only ``columns`` it has when given."""
     if expect is not None and not matches(data, expect):
         raise StoreCorrupted(
             path,
