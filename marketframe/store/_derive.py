@@ -317,11 +317,19 @@ def compact(
     recorded: Mapping[str, dict[str, Any]],
     out: Outcome,
 ) -> list[str] | None:
-    """Merge the part files of one input file into one when there are more than
-    ``COMPACT`` (daily appends would otherwise leave one file a day)."""
+    """Merge the part files of one input file when there are more than ``COMPACT`` (daily
+    appends would otherwise leave one file a day): the newest ones, after each leading part
+    that holds more rows than all those after it (merging the year's first, large part
+    every 8 days re-read and rewrote the whole year; now a part is rewritten about log(n)
+    times). Returns the input file's parts after the merge."""
     if len(files) <= COMPACT:
         return None
     recs = {**recorded, **out.written}
+    rows = [int(recs[rel].get("rows", 0)) for rel in files]
+    lead = 0
+    while lead < len(files) - 2 and rows[lead] > sum(rows[lead + 1 :]):
+        lead += 1
+    kept, files = files[:lead], files[lead:]
     tables = [storage.read_file(rel, recs[rel]) for rel in files]
     merged = pa.concat_tables(tables, promote_options="default")
     data = serialize(merged)
@@ -336,4 +344,4 @@ def compact(
         else:
             out.dropped.append(old)
     out.written[rel] = rec
-    return [rel]
+    return [*kept, rel]
