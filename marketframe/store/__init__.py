@@ -242,8 +242,8 @@ class Store(Derived):
         a range synced only in part returns what is held and warns :class:`PartlySynced`. A
         synced range without rows (before a listing, a holiday) is an empty frame. Reading
         needs no lock: files are replaced atomically.
-        Every file read is checked against the manifest (size, content hash) and its page
-        checksums: a damaged, missing or replaced file raises :class:`StoreCorrupted` naming it.
+        Every file read is checked against the manifest (size, content hash): a damaged,
+        missing or replaced file raises :class:`StoreCorrupted` naming it.
         ``adjust="splits"`` or ``"all"`` (historical candles) adjusts the stored raw prices on
         read with corporate actions fetched through the store's client (docs/adjusted.md).
         """
@@ -275,7 +275,7 @@ class Store(Derived):
         today: dt.date | str | None = None,
         progress: bool | None = False,
     ) -> VerifyReport:
-        """Check every file the manifest records (size, content hash, page checksums, rows)
+        """Check every file the manifest records (size, content hash, that it parses, rows)
         and the manifest itself. ``repair=True`` restores a damaged manifest from its
         previous generation, removes damaged files and fetches again what they held (minute
         data only as far back as the service still has it). Returns a :class:`VerifyReport`.

@@ -94,6 +94,16 @@ def merge_writer(
     return out
 
 
+def dump(data: dict[str, Any]) -> bytes:
+    """A manifest's bytes: sorted keys, indented. orjson writes a store's manifest of
+    thousands of file records in a tenth of the time of ``json.dumps`` (every compute and
+    sync saves it whole)."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    except TypeError:  # what orjson does not write (a non-string key): the standard library
+        return json.dumps(data, indent=1, sort_keys=True).encode()
+
+
 def parse(path: Path) -> tuple[dict[str, Any], str | None]:
     """The manifest at ``path`` and None, or an empty one and what is wrong with it."""
     try:

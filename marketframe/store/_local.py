@@ -5,7 +5,7 @@ temporary file renamed into place; its record holds its modification time for th
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,16 @@ class LocalStorage:
     def read(self, rel: str) -> bytes:
         return (self.root / rel).read_bytes()
 
-    def read_file(self, rel: str, rec: Mapping[str, Any] | None, hint: str = "") -> pa.Table:
-        return _io.read_file(self.root / rel, rec, repair_hint=hint)
+    def read_file(
+        self,
+        rel: str,
+        rec: Mapping[str, Any] | None,
+        hint: str = "",
+        columns: Sequence[str] | None = None,
+    ) -> pa.Table:
+        return _io.read_file(self.root / rel, rec, repair_hint=hint, columns=columns)
 
-    def stage(self, rel: str, data: bytes) -> tuple[Any, dict[str, Any]]:
+    def stage(self, rel: str, data: bytes | memoryview) -> tuple[Any, dict[str, Any]]:
         tmp, mtime = _io.stage(data, self.root / rel)
         return tmp, {"mtime_ns": mtime}
 

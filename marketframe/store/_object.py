@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -220,14 +220,20 @@ class ObjectStorage:
     def read(self, rel: str) -> bytes:
         return bytes(self._do(self._op("GET", rel), self._async("cat_file"), self.key(rel)))
 
-    def read_file(self, rel: str, rec: Mapping[str, Any] | None, hint: str = "") -> pa.Table:
+    def read_file(
+        self,
+        rel: str,
+        rec: Mapping[str, Any] | None,
+        hint: str = "",
+        columns: Sequence[str] | None = None,
+    ) -> pa.Table:
         try:
             data = self.read(rel)
         except FileNotFoundError:
             raise StoreCorrupted(
                 self.path(rel), "is missing (the manifest records it)", hint
             ) from None
-        return _io.parse_checked(data, self.path(rel), rec, hint)
+        return _io.parse_checked(data, self.path(rel), rec, hint, columns)
 
     def stage(self, rel: str, data: bytes) -> tuple[Any, dict[str, Any]]:
         return data, {"md5": md5(data)}

@@ -29,6 +29,7 @@ from marketframe.indicators import stateful as sf
 from marketframe.store import _io
 from marketframe.store._derive import (
     FORMAT,
+    INPUTS,
     VERSION,
     Outcome,
     Result,
@@ -37,6 +38,7 @@ from marketframe.store._derive import (
     block,
     compact,
     context_rows,
+    needs,
     outputs,
     publish,
     read_state,
@@ -45,7 +47,7 @@ from marketframe.store._derive import (
     write_part,
 )
 
-_NONE = np.empty((0, 6))
+_NONE = np.empty((6, 0))  # no context: the rows of block(), no bars
 
 
 def _storage(task: Task) -> Any:
@@ -61,13 +63,16 @@ class _Source:
     def __init__(self, task: Task, storage: Any):
         self.task, self.storage = task, storage
         self._held: tuple[int, pa.Table, np.ndarray] | None = None
-        self._digests: dict[int, str] = {}
+        self._digests: dict[tuple[int, int], str] = {}
 
     def read(self, i: int) -> tuple[pa.Table, np.ndarray]:
         if self._held is None or self._held[0] != i:
             self._held = None  # release the previous partition before parsing the next
             rel, rec = self.task.inputs[i]
-            table = self.storage.read_file(rel, rec)
+            # the kernels' columns only (the symbol and timeframe strings cost a third of a
+            # read); adjusting needs the whole table
+            cols = None if self.task.events else ["date", *INPUTS]
+            table = self.storage.read_file(rel, rec, columns=cols)
             if self.task.events:
                 from marketframe import adjust as _adjust
 
@@ -75,10 +80,19 @@ class _Source:
             self._held = (i, table, block(table))
         return self._held[1], self._held[2]
 
-    def digest(self, i: int) -> str:
-        if i not in self._digests:
-            self._digests[i] = rows_digest(self.read(i)[1])
-        return self._digests[i]
+    def digest(self, i: int) -> str | None:
+        """The rows digest of input ``i`` if it is the last input, else None: only the last
+        file consumed can be continued (a sync appends to the newest year), so only its rows
+        need to be proved a prefix later; an earlier file is matched by its content hash."""
+        if i != len(self.task.inputs) - 1:
+            return None
+        return self.prefix_digest(i, self.read(i)[1].shape[1])
+
+    def prefix_digest(self, i: int, n: int) -> str:
+        """The digest of input ``i``'s first ``n`` rows (once for all the targets)."""
+        if (i, n) not in self._digests:
+            self._digests[i, n] = rows_digest(self.read(i)[1], n)
+        return self._digests[i, n]
 
     def context_before(self, i: int, k: int) -> np.ndarray:
         """The last ``k`` bars of input files ``0..i-1`` (read backwards, newest first)."""
@@ -88,11 +102,11 @@ class _Source:
             if have >= k:
                 break
             b = self.read(j)[1]
-            parts.insert(0, b[-k:] if k else b[:0])
-            have += len(parts[0])
+            parts.insert(0, b[:, -k:] if k else b[:, :0])
+            have += parts[0].shape[1]
         if not parts or not k:
             return _NONE
-        return np.concatenate(parts)[-k:]
+        return np.concatenate(parts, axis=1)[:, -k:].copy()
 
 
 class _Run:
@@ -129,7 +143,8 @@ class _Run:
         ):
             rows = source.read(first)[1]
             n = int(consumed[first]["rows"])
-            if len(rows) >= n and rows_digest(rows[:n]) == consumed[first]["digest"]:
+            want = consumed[first].get("digest")
+            if want and rows.shape[1] >= n and source.prefix_digest(first, n) == want:
                 appended, self.skip = True, n
         if appended:
             out.mode = "appended"
@@ -173,20 +188,32 @@ class _Run:
         """Partition ``i``: the kernels over its new bars with the context in front."""
         rel, rec = self.task.inputs[i]
         skip = self.skip if i == self.start else 0
-        new = rows[skip:]
+        new = rows[:, skip:]
         files = self.made.setdefault(rel, [])
-        if len(new):
-            ctx = self.context
-            both = np.concatenate([ctx, new]) if len(ctx) else new
+        m = new.shape[1]
+        if m:
+            ctx, use = self.context, needs(self.sp)
+            cut = ctx.shape[1]
+            if cut:  # only the columns the kernels read, the context in front: one copy
+                both = np.empty((use.stop - use.start, cut + m))
+                both[:, :cut] = ctx[use]
+                both[:, cut:] = new[use]
+            else:
+                both = new[use]  # rows of the block: a view, no copy
             res = outputs(self.sp, both)
-            cut = len(ctx)
             out, sym, ds = self.out, self.task.symbol, self.target.ds
             date = table.column("date").slice(skip)
             written = write_part(self.storage, ds, sym, rel, self.sp, date, [r[cut:] for r in res])
             out.written.update(written)
             files.extend(written)
-            out.rows += len(new)
-            self.context = both[-self.k :].copy() if self.k else _NONE
+            out.rows += m
+            k = self.k
+            if not k:
+                self.context = _NONE
+            elif m >= k:
+                self.context = new[:, -k:].copy()
+            else:
+                self.context = np.concatenate([ctx, new], axis=1)[:, -k:].copy()
             merged = compact(self.storage, ds, sym, rel, files, self.target.files, out)
             if merged is not None:
                 self.made[rel] = merged
@@ -194,7 +221,7 @@ class _Run:
             {
                 "rel": rel,
                 "hash": rec.get("hash"),
-                "rows": len(rows),
+                "rows": rows.shape[1],
                 "digest": self.source.digest(i),
             }
         )
@@ -217,7 +244,7 @@ class _Run:
         data = state_bytes(meta, self.context)
         digest = _io.digest(data)
         rel = (
-            _io.symbol_dir(Path(), target.ds, task.symbol) / f"_state-{digest[:12]}.npz"
+            _io.symbol_dir(Path(), target.ds, task.symbol) / f"_state-{digest[:12]}.bin"
         ).as_posix()
         out.state = (rel, publish(self.storage, rel, data, digest))
         if target.state is not None and target.state[0] != rel:

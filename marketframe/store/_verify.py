@@ -1,7 +1,8 @@
 """``Store.verify``: find damaged, missing or replaced files and a damaged manifest; repair.
 
 A check reads every file the manifest records and compares it with its record (size, content
-hash, row count) and its own page checksums. A repair restores a damaged manifest from the
+hash, row count) and parses it (a file that matches its hash has the page checksums it was
+written with: see :func:`._io.parse_checked`). A repair restores a damaged manifest from the
 previous generation (``_manifest.prev.json``), removes each damaged file, forgets what its
 symbol held and fetches that range again; minute data comes back only as far as the service
 still has it (the latest 30 days).

@@ -189,6 +189,23 @@ with Store(sys.argv[1]) as st:
 """
 
 
+def test_a_finished_run_marks_its_datasets_clean_and_an_unfinished_one_is_swept(
+    sb: Sandbox, tmp_path: Path
+) -> None:
+    with store(sb, tmp_path / "m") as st:
+        st.sync(DAILY, ["2330"], "2024-01-01", "2024-12-31", progress=False)
+        rep = st.compute(DAILY, SPECS[:2], max_workers=1)
+        dirs = [st.root / rel for rel in rep.paths()]
+        assert all((d / "_clean").is_file() for d in dirs)  # nothing left to look for
+        # what a run killed after it began leaves: no marker, a file never recorded
+        stray = dirs[0] / "sym=2330" / "part-0-000000000000.parquet"
+        stray.write_bytes(b"torn")
+        (dirs[0] / "_clean").unlink()
+        again = st.compute(DAILY, SPECS[:2], max_workers=1)
+        assert again.removed == 1 and not stray.exists()
+        assert all((d / "_clean").is_file() for d in dirs)
+
+
 def test_kill_9_mid_compute_then_rerun_equals_a_clean_run(sb: Sandbox, tmp_path: Path) -> None:
     syms = SYMS + ["2317", "2412", "1301"]
     with store(sb, tmp_path / "k") as st, store(sb, tmp_path / "clean") as clean:

@@ -1,0 +1,67 @@
+"""Derived datasets: the files a killed compute left (written, never recorded), removed by the
+next run before it starts.
+
+Finding them means listing a derived dataset's every directory (a symbol and year each: tens
+of thousands in a large store) on every run, though a run is rarely killed. On a local store
+a run that finishes leaves a marker, ``_clean``, in each derived dataset's directory (readers
+skip ``_`` files); the next run removes it durably before any task writes, and lists the
+dataset only when it is missing: after a killed run, or a store written before the marker.
+An object store is always listed (its writers hold leases per symbol, not one lock).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from marketframe.store import _io
+from marketframe.store._base import fsync_dir
+from marketframe.store._document import DatasetId
+
+CLEAN = "_clean"
+
+
+def remove_strays(storage: Any, manifest: Any, ids: Sequence[DatasetId]) -> int:
+    """Files under the derived datasets the manifest does not record (a killed run's): gone.
+    Call under the store's lock, before any task of the run writes."""
+    n = 0
+    for ds in ids:
+        base = _io.dataset_dir(Path(), ds).as_posix()
+        if storage.remote:
+            found = storage.list(base)
+        else:
+            top = os.path.join(storage.root, base)
+            mark = os.path.join(top, CLEAN)
+            if os.path.exists(mark):
+                os.unlink(mark)
+                fsync_dir(Path(top))  # gone for good before this run writes a file
+                continue
+            # os.walk: a tenth of Path.rglob's cost per directory
+            found = [
+                f"{base}{d[len(top) :]}/{name}".replace(os.sep, "/")
+                for d, _, names in os.walk(top)
+                for name in names
+            ]
+        keep = set(manifest.files(ds))
+        for rel in found:
+            if "/_state-" in rel:
+                st = manifest.noted(ds, _io.where(rel)[0] or "", "state")
+                if st and st[0] == rel:
+                    continue
+            if rel not in keep:
+                storage.delete(rel)
+                n += 1
+    return n
+
+
+def mark_clean(storage: Any, ids: Sequence[DatasetId]) -> None:
+    """After a run that finished (its files recorded, the replaced ones deleted): the
+    marker that spares the next run the listing. Not fsynced: lost, it costs one listing."""
+    if storage.remote:
+        return
+    for ds in ids:
+        top = storage.root / _io.dataset_dir(Path(), ds)
+        if top.is_dir():
+            (top / CLEAN).touch()
