@@ -33,13 +33,6 @@ class DatasetId:
         return f"{self.endpoint}|{self.params}|{self.timeframe or '-'}"
 
 
-def dump(data: dict[str, Any]) -> bytes:
-    """A manifest's bytes: indented, keys sorted (diffable). ``orjson``, because the standard
-    library's encoder is pure Python once it indents, and a sync saves the whole manifest
-    after each symbol: with thousands of symbols that was most of a sync's CPU."""
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
-
-
 def to_intervals(pairs: list[list[str]]) -> list[Interval]:
     return [(dt.date.fromisoformat(a), dt.date.fromisoformat(b)) for a, b in pairs]
 
