@@ -38,7 +38,7 @@ from aiohttp import WSMsgType, web
 from . import _calendar as cal
 from . import _stream_futopt as fo
 from ._auth import WS_REJECTED, ws_plan
-from ._stream_conn import _Conn, _quietly, _strings, _Sub
+from ._stream_conn import _Conn, _Frames, _quietly, _strings, _Sub
 from ._stream_events import garbage
 from ._stream_replay import Replay, StreamSettings
 
@@ -87,7 +87,7 @@ class Streaming(Replay):
             await ws.close()
             return ws
         self.connections += 1
-        conn = _Conn(ws, market=market, version=version)
+        conn = _Conn(ws, _Frames(ws, request), market=market, version=version)
         if s.stream_speed == 0:
             conn.cursor = self.start_us()
         tasks = [
@@ -295,8 +295,10 @@ class Streaming(Replay):
 
         A heap of (next event time, subscription order) picks the next event; ties go to the
         subscription made first. The heap is rebuilt whenever the subscriptions change
-        (``conn.changed``), which may happen at any ``await``."""
+        (``conn.changed``), which may happen at any ``await``. Frames go out together
+        (``conn.frames``), flushed before every ``await``."""
         ws = conn.ws
+        frames = conn.frames
         s = self.settings
         heap: list[tuple[int, int, _Sub]] = []
         dirty = True
@@ -312,6 +314,7 @@ class Streaming(Replay):
                 ]
                 heapq.heapify(heap)
             if not heap:
+                await frames.flush()
                 # everything of the day is sent: wait for a new subscription or the next day
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(conn.changed.wait(), 0.25)
@@ -321,6 +324,7 @@ class Streaming(Replay):
             if t > horizon:
                 horizon = self.service.t_us(self.replay_date())
                 if t > horizon:  # not traded yet by the sandbox's clock: wait for it
+                    await frames.flush()
                     try:
                         await asyncio.wait_for(conn.changed.wait(), min((t - horizon) / 1e6, 1.0))
                     except TimeoutError:
@@ -329,6 +333,7 @@ class Streaming(Replay):
             if s.stream_speed > 0:
                 wait = (t - self.market_now_us()) / 1e6 / s.stream_speed
                 if wait > 0:
+                    await frames.flush()
                     try:
                         await asyncio.wait_for(conn.changed.wait(), min(wait, 1.0))
                     except TimeoutError:
@@ -342,24 +347,18 @@ class Streaming(Replay):
                 heapq.heapreplace(heap, (best.events.time_list()[best.pos], order, best))
             else:
                 heapq.heappop(heap)
-            await ws.send_frame(
-                b'{"event":"data","data":'
-                + body
-                + b',"id":"'
-                + best.id.encode()
-                + b'","channel":"'
-                + best.channel.encode()
-                + b'"}',
-                WSMsgType.TEXT,
-            )
+            frames.add(body, best)
             conn.sent_data += 1
             if conn.sent_data % _FAIR_SHARE == 0:
                 # A catch-up replay can send thousands of frames without the writer ever
                 # blocking (loopback drains at once): let REST and other connections in.
+                await frames.flush()
                 await asyncio.sleep(0)
             if s.garbage_every and conn.sent_data % s.garbage_every == 0:
+                await frames.flush()
                 self.garbage_sent += 1  # kinds in turn across connections
                 await ws.send_str(garbage(self.garbage_sent, best))
             if s.drop_after is not None and conn.sent_data >= s.drop_after:
+                await frames.flush()
                 await ws.close(code=1011, message=b"dropped by the sandbox (drop_after)")
                 return

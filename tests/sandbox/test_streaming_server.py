@@ -56,10 +56,11 @@ async def drain(ws, idle=0.5, want=None, total=20.0):
     return out
 
 
-async def until(ws, event: str):
-    """The next message of kind `event`, skipping data events and heartbeats."""
+async def until(ws, event: str, timeout: float = 5):
+    """The next message of kind `event`, skipping data events and heartbeats (each within
+    ``timeout`` seconds)."""
     while True:
-        body = await ws.receive_json(timeout=5)
+        body = await ws.receive_json(timeout=timeout)
         if body["event"] == event or body["event"] == "error":
             return body
 
@@ -420,7 +421,10 @@ def test_subscribers_arriving_together_share_one_build_per_channel_and_symbol() 
                     )
                 ids = set()
                 while len(ids) < len(channels) * len(symbols):
-                    body = await until(ws, "subscribed")
+                    # a subscribe is answered once its replays are built: the books of 2330
+                    # take 4 s of CPU, longer on a busy machine, and the trades subscribed
+                    # first may all be sent by then (a quiet connection, not a stuck one)
+                    body = await until(ws, "subscribed", timeout=120)
                     assert body["event"] == "subscribed", body
                     ids |= {r["id"] for r in body["data"]}
                 return ids
