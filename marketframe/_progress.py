@@ -10,6 +10,7 @@ limit``. The bar shows both the plan and the resulting ETA.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from typing import Any
@@ -82,7 +83,7 @@ class SyncBar:
         limit, span, _ = self.plan()
         text = "ETA ?" if eta is None else f"ETA {_clock(eta)}"
         if limit and span and limit / span <= UNLIMITED:
-            text += f" (plan: {limit} requests / {span:.0f} s)"
+            text += f" (plan: {plan_text(limit, span)})"
         self.bar.set_postfix_str(text, refresh=False)
 
     def close(self) -> None:
@@ -98,3 +99,11 @@ def progress_bar(total: int, label: str, progress: bool | None, client: Any = No
     if progress is False or total == 0:
         return None
     return SyncBar(total, label, progress, client)
+
+
+def plan_text(limit: int, span: float) -> str:
+    """``20 requests / 1 s``. The pacer's window is the longest time to a reset it has seen:
+    a lower bound (an answer late in its window shows less), so whole seconds round up
+    (0.4 s of a 1 s window is "1 s", never "0 s"), with a little slack for the skew between
+    the service's clock and this machine's (a fresh window's 60.003 s is "60 s")."""
+    return f"{limit} requests / {max(1, math.ceil(span - 0.05))} s"

@@ -62,3 +62,15 @@ def test_an_unlimited_plan_is_not_named_and_the_bar_has_no_empty_field(
     assert "plan:" not in err
     assert ", ]" not in err and ", , " not in err
     assert "ETA" in err
+
+
+@pytest.mark.parametrize(
+    ("span", "shown"),
+    [(0.3, "1 s"), (0.98, "1 s"), (1.003, "1 s"), (59.2, "60 s"), (60.004, "60 s")],
+)
+def test_the_plans_window_is_shown_rounded_up(span: float, shown: str) -> None:
+    """The window the pacer saw is a lower bound of the plan's (answers late in their window
+    show less of it): a loaded machine's 0.3 s of a 1 s window is "1 s", not "0 s"."""
+    from marketframe._progress import plan_text
+
+    assert plan_text(20, span) == f"20 requests / {shown}"
