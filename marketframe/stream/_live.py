@@ -220,10 +220,7 @@ class LiveIndicators(_Bars):
             return
         done = self._form[done_c].copy()
         self._form[done_c] = np.nan
-        self._bars_log.append((done_c, done))
-        self._nbars[done_c] += 1
-        self._last[done_c] = np.maximum(self._last[done_c], done[:, 0])
-        self._pending.append((done_c, done, True))
+        self._record_closes(done_c, done)
 
     def flush(self) -> pd.DataFrame:
         """Close every forming bar (the session ended): their final rows."""

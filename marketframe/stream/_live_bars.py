@@ -168,15 +168,9 @@ class _Bars(_Steps):
             done_c = np.concatenate([sc[closes_held], sc[~last]])
             done = np.concatenate([held[closes_held], bars[~last]])
         if len(done_c):
-            self._bars_log.append((done_c, done))
-            # done_c: each symbol's held close (if any) first, then its segments in order
-            if last is None:  # a close per symbol at most
-                self._nbars[done_c] += 1
-                self._last[done_c] = np.maximum(self._last[done_c], done[:, 0])
-            else:
-                self._nbars += np.bincount(done_c, minlength=len(self.symbols))
-                np.maximum.at(self._last, done_c, done[:, 0])
-            self._pending.append((done_c, done, True))
+            # done_c: each symbol's held close (if any) first, then its segments in order;
+            # without segments (``last is None``) a close per symbol at most
+            self._record_closes(done_c, done, unique=last is None)
         if last is None:
             self._form[sc] = bars
         else:

@@ -142,12 +142,23 @@ class _Steps:
 
     def _close(self, sym: str, bar: list[float], emit: list[Any] | None) -> None:
         """A bar closed: kept now, stepped with the others by :meth:`_flush_pending`."""
-        col = self.index[sym]
         row = np.array([bar], dtype=np.float64)
-        self._bars_log.append((np.array([col]), row))
-        self._nbars[col] += 1
-        self._last[col] = max(self._last[col], bar[0])
-        self._pending.append((np.array([col]), row, emit is not None))
+        self._record_closes(np.array([self.index[sym]]), row, emit=emit is not None)
+
+    def _record_closes(
+        self, cols: np.ndarray, bars: np.ndarray, *, emit: bool = True, unique: bool = True
+    ) -> None:
+        """Closed ``bars`` of the symbols at ``cols`` (in each symbol's time order): logged for
+        checkpoints, counted, the symbols' last bar times moved, and queued to be stepped.
+        ``unique``: at most one bar per symbol (plain fancy indexing; else ``ufunc.at``)."""
+        self._bars_log.append((cols, bars))
+        if unique:
+            self._nbars[cols] += 1
+            self._last[cols] = np.maximum(self._last[cols], bars[:, 0])
+        else:
+            self._nbars += np.bincount(cols, minlength=len(self._nbars))
+            np.maximum.at(self._last, cols, bars[:, 0])
+        self._pending.append((cols, bars, emit))
 
     def _flush_pending(
         self, out: list[Any] | None, peeks: tuple[np.ndarray, np.ndarray] | None = None
