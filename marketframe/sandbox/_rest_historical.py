@@ -72,7 +72,9 @@ def _daily_rows(
     now = svc.now()
     today = svc.today()
     visible_end = min(end, today) if tf == "D" else today
-    sl = daily.span(inst.first_day, visible_end)
+    # daily candles need only the asked days (a window of a long history copies no more);
+    # weeks and months need the days before ``start`` to find where their periods begin
+    sl = daily.span(max(inst.first_day, start) if tf == "D" else inst.first_day, visible_end)
     dates = daily.dates[sl]
     if len(dates) == 0:
         return []
