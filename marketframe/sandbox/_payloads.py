@@ -129,10 +129,6 @@ def book(day: Day, n: int, seed_rng, serial: int | None = None) -> tuple[list[di
     return bids, asks
 
 
-def _first_at(values: np.ndarray, target: int) -> int:
-    return int(np.argmax(values == target))
-
-
 def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> dict:
     """The stock quote (REST ``intraday/quote`` and the ``aggregates`` channel) at ``t_us``."""
     inst = day.inst
@@ -143,35 +139,35 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
     out["referencePrice"] = px(day.reference)
     out["previousClose"] = px(day.previous_close)
     last_time = None
+    run = day.running
     if n:
-        prices = day.price[:n]
-        times = day.time[:n]
-        hi, lo = int(prices.max()), int(prices.min())
-        ih, il = _first_at(prices, hi), _first_at(prices, lo)
-        close = int(prices[-1])
+        j = n - 1
+        times = day.time
+        hi, lo = int(run.high[j]), int(run.low[j])
+        close = int(day.price[j])
         value = day.value(n)
-        volume = int(day.size[:n].sum())
+        volume = int(run.volume[j])
         out.update(
             {
-                "openPrice": px(prices[0]),
+                "openPrice": px(day.price[0]),
                 "openTime": int(times[0]),
                 "highPrice": px(hi),
-                "highTime": int(times[ih]),
+                "highTime": int(times[run.high_at[j]]),
                 "lowPrice": px(lo),
-                "lowTime": int(times[il]),
+                "lowTime": int(times[run.low_at[j]]),
                 "closePrice": px(close),
-                "closeTime": int(times[-1]),
+                "closeTime": int(times[j]),
             }
         )
         if inst.type == "INDEX":
-            out["avgPrice"] = px(round(float(prices.mean())))
+            out["avgPrice"] = px(round(float(run.price_sum[j]) / n))
         else:
             unit = day.unit_value / 100
             out["avgPrice"] = num(round(value / (volume * unit) / 100, 2)) if volume else None
         out["change"] = px(close - day.reference)
         out["changePercent"] = ratio((close - day.reference) * 100, day.reference)
         out["amplitude"] = ratio((hi - lo) * 100, day.reference)
-        last_time = int(times[-1])
+        last_time = int(times[j])
     last_is_trial = nt and (not n or int(day.trial_time[nt - 1]) > int(day.time[n - 1]))
     if last_is_trial:
         out["lastPrice"] = px(day.trial_price[nt - 1])
@@ -186,13 +182,11 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
         bids, asks = book(day, n, seed_rng, update[0] if update else None)
         out["bids"], out["asks"] = bids, asks
     if n:
-        split = day.side[:n]
-        sizes = day.size[:n]
         total = {"tradeValue": day.value(n)}
         if inst.type != "INDEX":  # an index has turnover, not a traded volume
-            total["tradeVolume"] = int(sizes.sum())
-            total["tradeVolumeAtBid"] = int(sizes[split < 0].sum())
-            total["tradeVolumeAtAsk"] = int(sizes[split > 0].sum())
+            total["tradeVolume"] = int(run.volume[n - 1])
+            total["tradeVolumeAtBid"] = int(run.at_bid[n - 1])
+            total["tradeVolumeAtAsk"] = int(run.at_ask[n - 1])
         total["transaction"] = n
         total["time"] = int(day.time[n - 1])
         out["total"] = total
