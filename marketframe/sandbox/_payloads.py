@@ -140,11 +140,12 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
     out["previousClose"] = px(day.previous_close)
     last_time = None
     run = day.running
+    j = n - 1  # the last trade (read once: a stream channel builds a quote per trade)
+    close = traded = value = volume = 0
     if n:
-        j = n - 1
         times = day.time
         hi, lo = int(run.high[j]), int(run.low[j])
-        close = int(day.price[j])
+        close, traded = int(day.price[j]), int(times[j])
         value = day.value(n)
         volume = int(run.volume[j])
         out.update(
@@ -156,7 +157,7 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
                 "lowPrice": px(lo),
                 "lowTime": int(times[run.low_at[j]]),
                 "closePrice": px(close),
-                "closeTime": int(times[j]),
+                "closeTime": traded,
             }
         )
         if inst.type == "INDEX":
@@ -167,64 +168,64 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
         out["change"] = px(close - day.reference)
         out["changePercent"] = ratio((close - day.reference) * 100, day.reference)
         out["amplitude"] = ratio((hi - lo) * 100, day.reference)
-        last_time = int(times[j])
-    last_is_trial = nt and (not n or int(day.trial_time[nt - 1]) > int(day.time[n - 1]))
+        last_time = traded
+    last_is_trial = nt and (not n or int(day.trial_time[nt - 1]) > traded)
     if last_is_trial:
         out["lastPrice"] = px(day.trial_price[nt - 1])
         out["lastSize"] = int(day.trial_size[nt - 1])
         last_time = int(day.trial_time[nt - 1])
     elif n:
-        out["lastPrice"] = px(day.price[n - 1])
+        out["lastPrice"] = px(close)
         if inst.type != "INDEX":
-            out["lastSize"] = int(day.size[n - 1])
+            out["lastSize"] = int(day.size[j])
     update = last_update(day, n, t_us) if inst.type != "INDEX" else None
     if inst.type != "INDEX":
         bids, asks = book(day, n, seed_rng, update[0] if update else None)
         out["bids"], out["asks"] = bids, asks
     if n:
-        total = {"tradeValue": day.value(n)}
+        total = {"tradeValue": value}
         if inst.type != "INDEX":  # an index has turnover, not a traded volume
-            total["tradeVolume"] = int(run.volume[n - 1])
-            total["tradeVolumeAtBid"] = int(run.at_bid[n - 1])
-            total["tradeVolumeAtAsk"] = int(run.at_ask[n - 1])
+            total["tradeVolume"] = volume
+            total["tradeVolumeAtBid"] = int(run.at_bid[j])
+            total["tradeVolumeAtAsk"] = int(run.at_ask[j])
         total["transaction"] = n
-        total["time"] = int(day.time[n - 1])
+        total["time"] = traded
         out["total"] = total
         if inst.type != "INDEX":
-            j = n - 1
             out["lastTrade"] = {
                 "bid": px(day.bid[j]),
                 "ask": px(day.ask[j]),
-                "price": px(day.price[j]),
+                "price": px(close),
                 "size": int(day.size[j]),
-                "time": int(day.time[j]),
+                "time": traded,
                 "serial": int(day.serial[j]),
             }
     if nt:
-        j = nt - 1
-        tp = int(day.trial_price[j])
+        k = nt - 1
+        tp = int(day.trial_price[k])
         out["lastTrial"] = {
             "bid": px(cal.price_below(tp, day.etf)),
             "ask": px(tp),
             "price": px(tp),
-            "size": int(day.trial_size[j]),
-            "time": int(day.trial_time[j]),
-            "serial": int(day.trial_serial[j]),
+            "size": int(day.trial_size[k]),
+            "time": int(day.trial_time[k]),
+            "serial": int(day.trial_serial[k]),
         }
     flags: dict[str, bool] = {}
     if n and inst.type != "INDEX":
         bids, asks = out.get("bids") or [], out.get("asks") or []
         b = int(round(bids[0]["price"] * 100)) if bids else None
         a = int(round(asks[0]["price"] * 100)) if asks else None
-        flags.update(limit_flags(day, int(day.price[n - 1]), b, a))
+        flags.update(limit_flags(day, close, b, a))
     closed = n == len(day.time) and n > 0
+    kind = int(day.kind[j]) if n and not closed else None
     # the flags describe the last trade (the real mid-session quote has isContinuous alone,
     # samples/stock_intraday_quote_20260916.json; after the close isClose alone)
     if last_is_trial:
         flags["isTrial"] = True
-    elif n and not closed and day.kind[n - 1] == KIND_CONT:
+    elif kind == KIND_CONT:
         flags["isContinuous"] = True
-    elif n and not closed and day.kind[n - 1] == KIND_OPEN:
+    elif kind == KIND_OPEN:
         flags["isOpen"] = True
     if closed:
         flags["isClose"] = True
