@@ -6,7 +6,9 @@ as integers, others with two decimals; epoch-microsecond times; flags only when 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 
@@ -99,38 +101,134 @@ def last_update(day: Day, n: int, t_us: int) -> tuple[int, int] | None:
     return serial, time_
 
 
-def book(day: Day, n: int, seed_rng, serial: int | None = None) -> tuple[list[dict], list[dict]]:
+# splitmix64's increment and finalizer: book sizes are a hash of the update's serial, so one
+# book costs no generator and a whole day's books are a few array operations
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_LEVELS = np.arange(1, 11, dtype=np.uint64) * _GOLDEN
+
+
+def _mix64(z: np.ndarray) -> np.ndarray:
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+class BookSizes:
+    """The sizes of one day's books, ten an update (five bids, then five asks): a function of
+    the market's seed, the symbol, the date and the update's serial alone, so the REST quote
+    and the stream channels show the same book for the same update.
+
+    ``serials`` (a stream channel's whole day) are computed at once; others when asked."""
+
+    def __init__(
+        self,
+        day: Day,
+        seed_rng: Callable[..., np.random.Generator],
+        serials: np.ndarray | None = None,
+    ) -> None:
+        draw = seed_rng(day.inst.symbol, day.date.toordinal(), "books")
+        self._key = np.uint64(draw.integers(0, 2**64, dtype=np.uint64))
+        self._top = np.uint64(max(2, int(day.mean_size * 4)) - 1)
+        self._known: dict[int, list[int]] = {}
+        if serials is not None:
+            self._known = dict(zip(serials.tolist(), self.of(serials).tolist(), strict=True))
+
+    @classmethod
+    def whole_day(cls, day: Day, seed_rng: Callable[..., np.random.Generator]) -> BookSizes:
+        """With the sizes of every update of ``day`` (its trades and the moves between)
+        computed at once: for a stream channel's quotes."""
+        return cls(day, seed_rng, np.concatenate((day.serial, day.book_serial)))
+
+    def of(self, serials: np.ndarray) -> np.ndarray:
+        """The sizes of the books at ``serials``: one row of ten per serial, each from 1 to
+        just under four times the day's mean trade size."""
+        per_book = _mix64(self._key ^ (np.asarray(serials).astype(np.uint64) * _GOLDEN))
+        z = _mix64(per_book[:, None] + _LEVELS)
+        return 1 + (z % self._top).astype(np.int64)
+
+    def __call__(self, serial: int) -> list[int]:
+        got = self._known.get(serial)
+        if got is None:
+            got = self.of(np.array([serial]))[0].tolist()
+        return got
+
+
+@lru_cache(maxsize=8192)
+def _levels(
+    bid: int, ask: int, limit_up: int, limit_down: int, etf: bool
+) -> tuple[tuple[int | float | None, ...], tuple[int | float | None, ...], bool, bool]:
+    """The prices of a book's bid and ask levels from its best bid and ask, and whether it is
+    locked at the limit up or down (orders queue on the limit side, nothing is offered beyond
+    it)."""
+    locked_up = bool(limit_up) and bid == ask == limit_up
+    locked_down = bool(limit_down) and bid == ask == limit_down
+    bids: list[int | float | None] = []
+    asks: list[int | float | None] = []
+    p = bid
+    for _ in range(0 if locked_down else 5):
+        if limit_down and p < limit_down:
+            break
+        bids.append(px(p))
+        p = cal.price_below(p, etf)
+    p = ask
+    for _ in range(0 if locked_up else 5):
+        if limit_up and p > limit_up:
+            break
+        asks.append(px(p))
+        p = cal.price_above(p, etf)
+    return tuple(bids), tuple(asks), locked_up, locked_down
+
+
+def book(
+    day: Day,
+    n: int,
+    seed_rng: Callable[..., np.random.Generator],
+    serial: int | None = None,
+    *,
+    sizes: BookSizes | None = None,
+) -> tuple[list[dict], list[dict]]:
     """Best five bid and ask levels after the ``n``-th trade (as of the update ``serial``,
-    the last trade's by default: the sizes move at every update)."""
+    the last trade's by default: the sizes move at every update). ``sizes``: the day's
+    :class:`BookSizes`, when the caller builds many books."""
     if day.inst.type == "INDEX" or n == 0:
         return [], []
     last = n - 1
-    bid, ask = int(day.bid[last]), int(day.ask[last])
     if serial is None:
         serial = int(day.serial[last])
-    rng = seed_rng(day.inst.symbol, day.date.toordinal(), serial)
-    sizes = rng.integers(1, max(2, int(day.mean_size * 4)), 10).tolist()
-    bids, asks = [], []
-    # locked at a limit: orders queue on the limit side, nothing is offered beyond it
-    locked_up = day.limit_up and bid == ask == day.limit_up
-    locked_down = day.limit_down and bid == ask == day.limit_down
-    p = bid
-    for k in range(0 if locked_down else 5):
-        if day.limit_down and p < day.limit_down:
-            break
-        bids.append({"price": px(p), "size": sizes[k] * (20 if locked_up and k == 0 else 1)})
-        p = cal.price_below(p, day.etf)
-    p = ask
-    for k in range(0 if locked_up else 5):
-        if day.limit_up and p > day.limit_up:
-            break
-        asks.append({"price": px(p), "size": sizes[5 + k] * (20 if locked_down and k == 0 else 1)})
-        p = cal.price_above(p, day.etf)
+    if sizes is None:
+        sizes = BookSizes(day, seed_rng)
+    return book_levels(day, int(day.bid[last]), int(day.ask[last]), sizes(serial))
+
+
+def book_levels(day: Day, bid: int, ask: int, size: list[int]) -> tuple[list[dict], list[dict]]:
+    """The bid and ask levels of a book whose best bid and ask are ``bid`` and ``ask``, with
+    the ten sizes ``size`` of :class:`BookSizes`."""
+    bid_prices, ask_prices, locked_up, locked_down = _levels(
+        bid, ask, day.limit_up, day.limit_down, day.etf
+    )
+    bids = [{"price": p, "size": s} for p, s in zip(bid_prices, size, strict=False)]
+    asks = [{"price": p, "size": s} for p, s in zip(ask_prices, size[5:], strict=False)]
+    # a locked book's limit side queues: its first level is 20 times the usual size
+    if locked_up and bids:
+        bids[0]["size"] *= 20
+    if locked_down and asks:
+        asks[0]["size"] *= 20
     return bids, asks
 
 
-def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> dict:
-    """The stock quote (REST ``intraday/quote`` and the ``aggregates`` channel) at ``t_us``."""
+def quote(
+    day: Day,
+    t_us: int,
+    name: str,
+    seed_rng,
+    *,
+    oddlot: bool = False,
+    books: BookSizes | None = None,
+) -> dict:
+    """The stock quote (REST ``intraday/quote`` and the ``aggregates`` channel) at ``t_us``;
+    ``books``: the day's :class:`BookSizes`, when the caller builds many quotes."""
     inst = day.inst
     n = day.visible(t_us)
     nt = day.visible_trials(t_us)
@@ -180,7 +278,7 @@ def quote(day: Day, t_us: int, name: str, seed_rng, *, oddlot: bool = False) -> 
             out["lastSize"] = int(day.size[j])
     update = last_update(day, n, t_us) if inst.type != "INDEX" else None
     if inst.type != "INDEX":
-        bids, asks = book(day, n, seed_rng, update[0] if update else None)
+        bids, asks = book(day, n, seed_rng, update[0] if update else None, sizes=books)
         out["bids"], out["asks"] = bids, asks
     if n:
         total = {"tradeValue": value}

@@ -144,19 +144,30 @@ def event_rows(channel: str, day: Day, rng: Rng) -> list[tuple[int, dict]]:
     elif channel == "books":
         # a book after every trade, and the updates between trades (orders placed and
         # cancelled: the quote's serial and lastUpdated move with them), in time order
-        updates = [(int(day.time[i]), i + 1, None) for i in range(n)]
-        for t, serial in zip(day.book_time.tolist(), day.book_serial.tolist(), strict=True):
-            updates.append((t, day.visible(t), serial))
-        updates.sort(key=lambda u: u[0])  # stable: at one time, the trade's book first
-        for t, seen, serial in updates:
-            bids, asks = wire.book(day, seen, rng, serial)
-            row = dict(head)
-            row.update({"bids": bids, "asks": asks, "time": t})
-            rows.append((t, row))
+        times = np.concatenate((day.time, day.book_time))
+        seen = np.concatenate(
+            (np.arange(1, n + 1), np.searchsorted(day.time, day.book_time, side="right"))
+        )
+        serials = np.concatenate((day.serial, day.book_serial))
+        order = np.argsort(times, kind="stable")  # at one time, the trade's book first
+        times, seen, serials = times[order], seen[order], serials[order]
+        last = np.maximum(seen - 1, 0)
+        for t, any_trade, bid, ask, size in zip(
+            times.tolist(),
+            (seen > 0).tolist(),
+            day.bid[last].tolist(),
+            day.ask[last].tolist(),
+            wire.BookSizes(day, rng).of(serials).tolist(),
+            strict=True,
+        ):
+            # no trade yet: no book (as the REST quote)
+            bids, asks = wire.book_levels(day, bid, ask, size) if any_trade else ([], [])
+            rows.append((t, {**head, "bids": bids, "asks": asks, "time": t}))
     elif channel == "aggregates":
         stamps = sorted(set(day.time.tolist()) | set(day.trial_time.tolist()))
+        books = wire.BookSizes.whole_day(day, rng)
         for t in stamps:
-            rows.append((t, wire.quote(day, t, inst.name, rng)))
+            rows.append((t, wire.quote(day, t, inst.name, rng, books=books)))
     return rows
 
 

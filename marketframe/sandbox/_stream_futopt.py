@@ -169,7 +169,8 @@ def build(channel: str, day: Day, version: str, rng: Rng) -> Events:
             row.pop("market", None)
     else:  # aggregates: the REST quote at each trade and trial match, on every version
         stamps = sorted(set(day.time.tolist()) | set(day.trial_time.tolist()))
-        rows = [(t, quote_at(day, t, day.inst.name, rng)) for t in stamps]
+        books = wire.BookSizes.whole_day(day, rng)
+        rows = [(t, quote_at(day, t, day.inst.name, rng, books)) for t in stamps]
     return pack(rows)
 
 
