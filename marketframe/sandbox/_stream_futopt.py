@@ -170,7 +170,7 @@ def build(channel: str, day: Day, version: str, rng: Rng) -> Events:
     else:  # aggregates: the REST quote at each trade and trial match, on every version
         stamps = sorted(set(day.time.tolist()) | set(day.trial_time.tolist()))
         books = wire.BookSizes.whole_day(day, rng)
-        rows = [(t, quote_at(day, t, day.inst.name, rng, books)) for t in stamps]
+        return pack((t, quote_at(day, t, day.inst.name, rng, books)) for t in stamps)
     return pack(rows)
 
 
