@@ -112,7 +112,8 @@ _LEVELS = np.arange(1, 11, dtype=np.uint64) * _GOLDEN
 def _mix64(z: np.ndarray) -> np.ndarray:
     z = (z ^ (z >> np.uint64(30))) * _MIX1
     z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
+    out: np.ndarray = z ^ (z >> np.uint64(31))
+    return out
 
 
 class BookSizes:
@@ -208,8 +209,8 @@ def book_levels(day: Day, bid: int, ask: int, size: list[int]) -> tuple[list[dic
     bid_prices, ask_prices, locked_up, locked_down = _levels(
         bid, ask, day.limit_up, day.limit_down, day.etf
     )
-    bids = [{"price": p, "size": s} for p, s in zip(bid_prices, size, strict=False)]
-    asks = [{"price": p, "size": s} for p, s in zip(ask_prices, size[5:], strict=False)]
+    bids: list[dict] = [{"price": p, "size": s} for p, s in zip(bid_prices, size, strict=False)]
+    asks: list[dict] = [{"price": p, "size": s} for p, s in zip(ask_prices, size[5:], strict=False)]
     # a locked book's limit side queues: its first level is 20 times the usual size
     if locked_up and bids:
         bids[0]["size"] *= 20
