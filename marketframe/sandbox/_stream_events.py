@@ -16,6 +16,7 @@ import orjson
 
 from . import _calendar as cal
 from . import _payloads as wire
+from . import _quote
 from ._intraday import Day
 
 Rng = Callable[..., np.random.Generator]
@@ -165,17 +166,17 @@ def iter_rows(channel: str, day: Day, rng: Rng) -> Iterator[tuple[int, dict]]:
             (seen > 0).tolist(),
             day.bid[last].tolist(),
             day.ask[last].tolist(),
-            wire.BookSizes(day, rng).of(serials).tolist(),
+            _quote.BookSizes(day, rng).of(serials).tolist(),
             strict=True,
         ):
             # no trade yet: no book (as the REST quote)
-            bids, asks = wire.book_levels(day, bid, ask, size) if any_trade else ([], [])
+            bids, asks = _quote.book_levels(day, bid, ask, size) if any_trade else ([], [])
             yield t, {**head, "bids": bids, "asks": asks, "time": t}
     elif channel == "aggregates":
         stamps = sorted(set(day.time.tolist()) | set(day.trial_time.tolist()))
-        books = wire.BookSizes.whole_day(day, rng)
+        books = _quote.BookSizes.whole_day(day, rng)
         for t in stamps:
-            yield t, wire.quote(day, t, inst.name, rng, books=books)
+            yield t, _quote.quote(day, t, inst.name, rng, books=books)
     yield from rows
 
 

@@ -9,7 +9,7 @@ import requests
 
 from marketframe.sandbox import Sandbox
 from marketframe.sandbox._market import Market
-from marketframe.sandbox._payloads import BookSizes, book
+from marketframe.sandbox._quote import BookSizes, book
 
 PATHS = [
     "stock/intraday/trades/2330?limit=500",
