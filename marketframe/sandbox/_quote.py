@@ -9,7 +9,7 @@ is a few array operations, not a random generator per book.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -62,9 +62,9 @@ class BookSizes:
         draw = seed_rng(day.inst.symbol, day.date.toordinal(), "books")
         self._key = np.uint64(draw.integers(0, 2**64, dtype=np.uint64))
         self._top = np.uint64(max(2, int(day.mean_size * 4)) - 1)
-        self._known: dict[int, list[int]] = {}
+        self._known: dict[int, tuple[int, ...]] = {}
         if serials is not None:
-            self._known = dict(zip(serials.tolist(), self.of(serials).tolist(), strict=True))
+            self._known = dict(zip(serials.tolist(), self.rows(serials), strict=True))
 
     @classmethod
     def whole_day(cls, day: Day, seed_rng: Callable[..., np.random.Generator]) -> BookSizes:
@@ -79,10 +79,17 @@ class BookSizes:
         z = _mix64(per_book[:, None] + _LEVELS)
         return 1 + (z % self._top).astype(np.int64)
 
-    def __call__(self, serial: int) -> list[int]:
+    def rows(self, serials: np.ndarray) -> Iterator[tuple[int, ...]]:
+        """:meth:`of` as a tuple of ten per serial, each made as it is asked for (a day of
+        lists alive together, 22,000 of them, costs the garbage collector full passes;
+        tuples of numbers it leaves alone)."""
+        flat = iter(self.of(serials).ravel().tolist())
+        return zip(*[flat] * 10, strict=False)
+
+    def __call__(self, serial: int) -> tuple[int, ...]:
         got = self._known.get(serial)
         if got is None:
-            got = self.of(np.array([serial]))[0].tolist()
+            got = next(self.rows(np.array([serial])))
         return got
 
 
@@ -133,7 +140,7 @@ def book(
     return book_levels(day, int(day.bid[last]), int(day.ask[last]), sizes(serial))
 
 
-def book_levels(day: Day, bid: int, ask: int, size: list[int]) -> tuple[list[dict], list[dict]]:
+def book_levels(day: Day, bid: int, ask: int, size: Sequence[int]) -> tuple[list[dict], list[dict]]:
     """The bid and ask levels of a book whose best bid and ask are ``bid`` and ``ask``, with
     the ten sizes ``size`` of :class:`BookSizes`."""
     bid_prices, ask_prices, locked_up, locked_down = _levels(

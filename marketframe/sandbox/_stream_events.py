@@ -166,7 +166,7 @@ def iter_rows(channel: str, day: Day, rng: Rng) -> Iterator[tuple[int, dict]]:
             (seen > 0).tolist(),
             day.bid[last].tolist(),
             day.ask[last].tolist(),
-            _quote.BookSizes(day, rng).of(serials).tolist(),
+            _quote.BookSizes(day, rng).rows(serials),
             strict=True,
         ):
             # no trade yet: no book (as the REST quote)

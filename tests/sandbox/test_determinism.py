@@ -58,7 +58,7 @@ def test_a_book_s_sizes_depend_on_its_update_alone() -> None:
     fresh = Market(seed=5)
     alone = fresh.day("2330", d)
     for i in (0, 1, len(day.serial) - 1, len(day.serial), len(serials) - 1):
-        assert BookSizes(alone, fresh.rng)(int(serials[i])) == whole[i].tolist()
+        assert list(BookSizes(alone, fresh.rng)(int(serials[i]))) == whole[i].tolist()
     # the quote's book (one update, no day's sizes given) has the day's sizes
     n = len(day.serial) // 2
     bids, asks = book(alone, n, fresh.rng)
