@@ -63,25 +63,73 @@ class Day:
     rows: dict[str, list[dict]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
+    def running(self) -> Running:
+        """The trades' running aggregates (a quote at any time reads them, not a prefix)."""
+        return Running.of(self.price, self.size, self.side)
+
+    @cached_property
     def mean_size(self) -> float:
         """The day's mean trade size (a book's sizes scale with it; read once per update)."""
         return float(self.size.mean())
 
+    # (the arrays' own searchsorted: the np.searchsorted wrapper costs as much again, and a
+    # stream channel asks once per event)
     def visible_books(self, t_us: int) -> int:
-        return int(np.searchsorted(self.book_time, t_us, side="right"))
+        return int(self.book_time.searchsorted(t_us, side="right"))
 
     def visible(self, t_us: int) -> int:
         """How many trades have happened at ``t_us``."""
-        return int(np.searchsorted(self.time, t_us, side="right"))
+        return int(self.time.searchsorted(t_us, side="right"))
 
     def visible_trials(self, t_us: int) -> int:
-        return int(np.searchsorted(self.trial_time, t_us, side="right"))
+        return int(self.trial_time.searchsorted(t_us, side="right"))
 
     def value(self, n: int) -> int:
         """Traded value in TWD of the first ``n`` trades (index "sizes" are turnover already)."""
+        if not n:
+            return 0
         if self.inst.type == "INDEX":
-            return int(self.size[:n].sum())
-        return int(round(float(np.dot(self.price[:n], self.size[:n])) * self.unit_value / 100))
+            return int(self.running.volume[n - 1])
+        return int(round(float(self.running.value[n - 1]) * self.unit_value / 100))
+
+
+@dataclass(frozen=True)
+class Running:
+    """Running aggregates of a day's trades: element ``i`` covers the trades ``0..i``."""
+
+    high: np.ndarray  # highest price so far
+    high_at: np.ndarray  # index of the first trade at that price
+    low: np.ndarray
+    low_at: np.ndarray
+    volume: np.ndarray  # sizes summed
+    at_bid: np.ndarray  # sizes of the trades at the bid, summed
+    at_ask: np.ndarray
+    value: np.ndarray  # price x size summed (cents x unit)
+    price_sum: np.ndarray  # prices summed (an index's average)
+
+    @classmethod
+    def of(cls, price: np.ndarray, size: np.ndarray, side: np.ndarray) -> Running:
+        high = np.maximum.accumulate(price)
+        low = np.minimum.accumulate(price)
+        return cls(
+            high,
+            _first_of_run(high),
+            low,
+            _first_of_run(low),
+            np.cumsum(size),
+            np.cumsum(np.where(side < 0, size, 0)),
+            np.cumsum(np.where(side > 0, size, 0)),
+            np.cumsum(price * size),
+            np.cumsum(price),
+        )
+
+
+def _first_of_run(extreme: np.ndarray) -> np.ndarray:
+    """For a running max (or min): the index where its current value was first reached."""
+    idx = np.arange(len(extreme))
+    new = np.ones(len(extreme), dtype=bool)
+    new[1:] = extreme[1:] != extreme[:-1]
+    return np.maximum.accumulate(np.where(new, idx, 0))
 
 
 def _bridge(rng: np.random.Generator, keys: list[tuple[int, int]], top: int) -> np.ndarray:

@@ -7,6 +7,7 @@ from typing import Any
 
 from . import _calendar as cal
 from . import _payloads as wire
+from . import _quote
 from ._futopt import with_trials
 from ._futopt_contracts import PRODUCTS
 from ._futopt_hist import minute_bars
@@ -177,11 +178,11 @@ def futopt_quote(svc: Service, m: dict, q: Query) -> dict:
     return quote_at(day, _fo_t(svc, day), c.name, svc.market.rng)
 
 
-def quote_at(day, t: int, name: str, rng) -> dict:
+def quote_at(day, t: int, name: str, rng, books: _quote.BookSizes | None = None) -> dict:
     """The futures/options quote at ``t``: the REST quote, and the object the ``aggregates``
     stream channel sends (with ``isTrial`` and ``lastTrial`` when the day has trial matches
-    and the last match at ``t`` is one)."""
-    base = wire.quote(day, t, name, rng)
+    and the last match at ``t`` is one). ``books``: as :func:`_quote.quote`'s."""
+    base = _quote.quote(day, t, name, rng, books=books)
     out = _fo_header(None, day, day.date)
     out["name"] = name
     for k in (

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import _calendar as cal
 from . import _payloads as wire
+from . import _quote
 from ._query import Query, ServiceError, bad
 from ._rest_snapshot import snapshot_at
 from ._service import Route, Service
@@ -116,7 +117,7 @@ def snapshot_heatmap(svc: Service, m: dict, q: Query) -> dict:
         if inst.type != "EQUITY" or inst.market != index.market:
             continue
         day = svc.market.day(inst.symbol, d)
-        qt = None if day is None else wire.quote(day, t, inst.name, svc.market.rng)
+        qt = None if day is None else _quote.quote(day, t, inst.name, svc.market.rng)
         if qt is None or "closePrice" not in qt:
             continue
         base = _base_close(svc, inst.symbol, start) if start else None
@@ -134,7 +135,7 @@ def snapshot_heatmap(svc: Service, m: dict, q: Query) -> dict:
         raise ServiceError(404, "Resource Not Found")
     total_value = sum(r["tradeValue"] for _, _, r in members)
     total_cap = sum(v for v, _, _ in members)
-    iq = wire.quote(index_day, t, index.name, svc.market.rng)
+    iq = _quote.quote(index_day, t, index.name, svc.market.rng)
     head = _row(index, iq, d, _base_close(svc, index.symbol, start) if start else None)
     head.update(
         tradeVolume=sum(r["tradeVolume"] for _, _, r in members),

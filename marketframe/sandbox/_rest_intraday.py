@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _calendar as cal
 from . import _payloads as wire
+from . import _quote
 from ._query import Query
 from ._service import MARKETS, MINUTE_FRAMES, Route, Service
 
@@ -145,7 +146,7 @@ def quote(svc: Service, m: dict, q: Query) -> dict:
         out = wire.header(inst, d)
         out["name"] = inst.name
         return out
-    return wire.quote(day, svc.t_us(d), inst.name, svc.market.rng)
+    return _quote.quote(day, svc.t_us(d), inst.name, svc.market.rng)
 
 
 def candles(svc: Service, m: dict, q: Query) -> dict:

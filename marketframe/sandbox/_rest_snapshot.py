@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from . import _calendar as cal
-from . import _payloads as wire
+from . import _quote
 from ._query import Query, bad
 from ._service import MARKETS, Route, Service
 
@@ -37,7 +37,7 @@ def _snapshot_rows(svc: Service, market: str, type_: str) -> tuple[date, str, li
         day = svc.market.day(inst.symbol, d)
         if day is None:
             continue
-        qt = wire.quote(day, t, inst.name, svc.market.rng)
+        qt = _quote.quote(day, t, inst.name, svc.market.rng)
         if "closePrice" not in qt:
             continue
         rows.append(

@@ -7,7 +7,7 @@ stream and the REST answers of the same day agree. Also the malformed frames of 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,7 @@ import orjson
 
 from . import _calendar as cal
 from . import _payloads as wire
+from . import _quote
 from ._intraday import Day
 
 Rng = Callable[..., np.random.Generator]
@@ -43,19 +44,27 @@ def _flags_and(row: dict, flags: dict) -> dict:
 
 def build_events(channel: str, day: Day, rng: Rng) -> Events:
     """The data events of ``channel`` for one instrument's day, in time order."""
-    return pack(event_rows(channel, day, rng))
+    return pack(iter_rows(channel, day, rng))
 
 
-def pack(rows: list[tuple[int, dict]]) -> Events:
-    """(time, data) pairs -> :class:`Events`, sorted by time (stable)."""
-    rows.sort(key=lambda r: r[0])
-    return Events(
-        np.array([r[0] for r in rows], dtype=np.int64), [orjson.dumps(r[1]) for r in rows]
-    )
+def pack(rows: Iterable[tuple[int, dict]]) -> Events:
+    """(time, data) pairs -> :class:`Events`, sorted by time (stable). Each row is serialized
+    as it comes, so rows made one at a time (:func:`iter_rows`) are freed at once: a busy
+    day's 22,000 books held as dicts to the end made the garbage collector's full passes
+    cost more than building them."""
+    dumped = [(t, orjson.dumps(row)) for t, row in rows]
+    dumped.sort(key=lambda r: r[0])
+    return Events(np.array([r[0] for r in dumped], dtype=np.int64), [r[1] for r in dumped])
 
 
 def event_rows(channel: str, day: Day, rng: Rng) -> list[tuple[int, dict]]:
     """The (time, data) pairs of ``channel`` for one instrument's day, unsorted."""
+    return list(iter_rows(channel, day, rng))
+
+
+def iter_rows(channel: str, day: Day, rng: Rng) -> Iterator[tuple[int, dict]]:
+    """:func:`event_rows` one by one (the books and the aggregates are made as they are
+    asked for)."""
     inst = day.inst
     head: dict[str, Any] = {
         "symbol": inst.symbol,
@@ -144,20 +153,31 @@ def event_rows(channel: str, day: Day, rng: Rng) -> list[tuple[int, dict]]:
     elif channel == "books":
         # a book after every trade, and the updates between trades (orders placed and
         # cancelled: the quote's serial and lastUpdated move with them), in time order
-        updates = [(int(day.time[i]), i + 1, None) for i in range(n)]
-        for t, serial in zip(day.book_time.tolist(), day.book_serial.tolist(), strict=True):
-            updates.append((t, day.visible(t), serial))
-        updates.sort(key=lambda u: u[0])  # stable: at one time, the trade's book first
-        for t, seen, serial in updates:
-            bids, asks = wire.book(day, seen, rng, serial)
-            row = dict(head)
-            row.update({"bids": bids, "asks": asks, "time": t})
-            rows.append((t, row))
+        times = np.concatenate((day.time, day.book_time))
+        seen = np.concatenate(
+            (np.arange(1, n + 1), np.searchsorted(day.time, day.book_time, side="right"))
+        )
+        serials = np.concatenate((day.serial, day.book_serial))
+        order = np.argsort(times, kind="stable")  # at one time, the trade's book first
+        times, seen, serials = times[order], seen[order], serials[order]
+        last = np.maximum(seen - 1, 0)
+        for t, any_trade, bid, ask, size in zip(
+            times.tolist(),
+            (seen > 0).tolist(),
+            day.bid[last].tolist(),
+            day.ask[last].tolist(),
+            _quote.BookSizes(day, rng).rows(serials),
+            strict=True,
+        ):
+            # no trade yet: no book (as the REST quote)
+            bids, asks = _quote.book_levels(day, bid, ask, size) if any_trade else ([], [])
+            yield t, {**head, "bids": bids, "asks": asks, "time": t}
     elif channel == "aggregates":
         stamps = sorted(set(day.time.tolist()) | set(day.trial_time.tolist()))
+        books = _quote.BookSizes.whole_day(day, rng)
         for t in stamps:
-            rows.append((t, wire.quote(day, t, inst.name, rng)))
-    return rows
+            yield t, _quote.quote(day, t, inst.name, rng, books=books)
+    yield from rows
 
 
 _GARBAGE = (

@@ -27,6 +27,7 @@ from datetime import date
 import numpy as np
 
 from . import _payloads as wire
+from . import _quote
 from ._futopt import FutOpt, _otick, with_trials
 from ._intraday import Day
 from ._rest_futopt import quote_at
@@ -169,7 +170,8 @@ def build(channel: str, day: Day, version: str, rng: Rng) -> Events:
             row.pop("market", None)
     else:  # aggregates: the REST quote at each trade and trial match, on every version
         stamps = sorted(set(day.time.tolist()) | set(day.trial_time.tolist()))
-        rows = [(t, quote_at(day, t, day.inst.name, rng)) for t in stamps]
+        books = _quote.BookSizes.whole_day(day, rng)
+        return pack((t, quote_at(day, t, day.inst.name, rng, books)) for t in stamps)
     return pack(rows)
 
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import date
+
+import numpy as np
 import requests
 
 from marketframe.sandbox import Sandbox
+from marketframe.sandbox._market import Market
+from marketframe.sandbox._quote import BookSizes, book
 
 PATHS = [
     "stock/intraday/trades/2330?limit=500",
@@ -36,3 +41,27 @@ def test_other_seed_other_market() -> None:
     a = bodies(5, PATHS[:3])
     c = bodies(6, PATHS[:3])
     assert all(a[p] != c[p] for p in PATHS[:3])
+
+
+def test_a_book_s_sizes_depend_on_its_update_alone() -> None:
+    """A book's sizes are a function of the seed, symbol, date and update serial: the same
+    for one update computed alone (a REST quote) as within a whole day's (a stream channel),
+    in any order, in a fresh market; another seed gives others."""
+    d = date(2026, 11, 20)
+    market = Market(seed=5)
+    day = market.day("2330", d)
+    serials = np.concatenate((day.serial, day.book_serial))
+    whole = BookSizes(day, market.rng).of(serials)
+    assert whole.shape == (len(serials), 10)
+    assert whole.min() >= 1 and whole.max() < max(2, int(day.mean_size * 4))
+    assert (BookSizes(day, market.rng).of(serials[::-1])[::-1] == whole).all()
+    fresh = Market(seed=5)
+    alone = fresh.day("2330", d)
+    for i in (0, 1, len(day.serial) - 1, len(day.serial), len(serials) - 1):
+        assert list(BookSizes(alone, fresh.rng)(int(serials[i]))) == whole[i].tolist()
+    # the quote's book (one update, no day's sizes given) has the day's sizes
+    n = len(day.serial) // 2
+    bids, asks = book(alone, n, fresh.rng)
+    assert [lv["size"] for lv in bids + asks] == whole[n - 1].tolist()[: len(bids + asks)]
+    other = Market(seed=6)
+    assert (BookSizes(other.day("2330", d), other.rng).of(serials) != whole).mean() > 0.5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import aiohttp
 import pytest
@@ -250,6 +250,24 @@ def test_candles_books_aggregates_and_indices_agree_with_rest(sb) -> None:
         sum(r["size"] for r in odd)
         == rest(sb, "stock/intraday/quote/2330", type="oddlot")["total"]["tradeVolume"]
     )
+
+
+def test_the_rest_quote_at_any_moment_shows_the_last_streamed_book(sb) -> None:
+    """The quote's bids and asks at a moment of the session are the last `books` event's by
+    then, between trades too: one book per update, whichever route asks for it."""
+    books = [e["data"] for e in collect(sb, "books", "2454")]
+    traded = {t["time"] for t in rest(sb, "stock/intraday/trades/2454", limit=100000)["data"]}
+    picks = books[:: len(books) // 15]
+    assert any(b["time"] not in traded for b in picks) and any(b["time"] in traded for b in picks)
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    try:
+        for pick in picks:
+            sb.set_now(epoch + timedelta(microseconds=pick["time"]))
+            q = rest(sb, "stock/intraday/quote/2454")
+            last = [b for b in books if b["time"] <= pick["time"]][-1]
+            assert (q["bids"], q["asks"]) == (last["bids"], last["asks"]), pick["time"]
+    finally:
+        sb.set_now(NOW)
 
 
 def test_drop_after_and_max_connections() -> None:
