@@ -26,9 +26,33 @@ def _set_timeout(raw: Any, seconds: float) -> None:
         sock.settimeout(max(seconds, 0.001))
 
 
+def read_body(raw: Any, ends: float, close: Callable[[], Any]) -> bytes:
+    """The whole body of ``raw`` (a urllib3 response) read before ``time.monotonic()`` reaches
+    ``ends``; past it, or on a broken connection, ``close()`` is called and
+    ``requests.ReadTimeout`` (or ``requests.ConnectionError``) raised, which the retry loop
+    already handles."""
+    chunks: list[bytes] = []
+    while (left := ends - time.monotonic()) > 0:
+        _set_timeout(raw, left)
+        try:
+            chunk = raw.read1(CHUNK, decode_content=True)
+        except urllib3.exceptions.ReadTimeoutError as exc:
+            close()
+            raise requests.ReadTimeout(str(exc)) from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            close()
+            raise requests.ConnectionError(str(exc)) from None
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+    close()
+    raise requests.ReadTimeout("the body was not complete at the deadline")
+
+
 def read_within(ends: float) -> Callable[..., requests.Response]:
-    """A ``requests`` response hook reading the whole body before ``time.monotonic()``
-    reaches ``ends``; past it the connection is closed and ``requests.ReadTimeout`` raised."""
+    """A ``requests`` response hook reading the whole body with :func:`read_body` (the
+    cached session's path; an uncached client reads its answers with :func:`read_body`
+    directly)."""
 
     def hook(resp: requests.Response, *args: Any, **kwargs: Any) -> requests.Response:
         raw = resp.raw
@@ -40,24 +64,7 @@ def read_within(ends: float) -> Callable[..., requests.Response]:
             # already read (requests-cache dispatches hooks a second time, after storing),
             # or a stored answer: nothing to read from the network
             return resp
-        chunks: list[bytes] = []
-        while (left := ends - time.monotonic()) > 0:
-            _set_timeout(raw, left)
-            try:
-                chunk = raw.read1(CHUNK, decode_content=True)
-            except urllib3.exceptions.ReadTimeoutError as exc:
-                resp.close()
-                raise requests.ReadTimeout(str(exc), response=resp) from None
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                resp.close()
-                raise requests.ConnectionError(str(exc), response=resp) from None
-            if not chunk:
-                break
-            chunks.append(chunk)
-        else:
-            resp.close()
-            raise requests.ReadTimeout("the body was not complete at the deadline", response=resp)
-        resp._content = b"".join(chunks)
+        resp._content = read_body(raw, ends, resp.close)
         resp._content_consumed = True
         return resp
 

@@ -36,6 +36,7 @@ from marketframe._http.cache import (
     expire_after,
 )
 from marketframe._http.credential import Credential
+from marketframe._http.direct import Answer, Direct
 from marketframe._http.fanout import Budget
 from marketframe._http.pacer import Pacer
 from marketframe._http.request import Prepared
@@ -110,6 +111,10 @@ class Transport:
         header, value = credential.header
         self.session.headers[header] = value
         self.session.headers["Accept"] = "application/json"
+        # an uncached client sends below the session's layers (``direct``)
+        self._direct = (
+            None if hasattr(self.session, "cache") else Direct(self.session, adapter, self.base_url)
+        )
 
     def close(self) -> None:
         self.session.close()
@@ -140,6 +145,7 @@ class Transport:
         if "expire_after" in kwargs and not prep.refresh:
             # a stored answer costs no request: serve it before the pacer counts one
             hit = self._send(ep, values, url, kwargs, only_if_cached=True)
+            assert not isinstance(hit, Answer)  # a cached client sends through its session
             if hit.status_code == 200 and getattr(hit, "from_cache", False):
                 self.stats.add(cache_hits=1)
                 log.debug("GET %s -> 200 (cache)", shown)
@@ -182,6 +188,7 @@ class Transport:
                     values,
                     url,
                     {**kwargs, "timeout": timeout, "hooks": {"response": read_within(ends)}},
+                    direct=(prep.wire, ends),
                 )
             except (requests.ConnectionError, requests.Timeout) as exc:
                 self.stats.add(requests=1)
@@ -250,11 +257,14 @@ class Transport:
         values: Mapping[str, Any],
         url: str,
         kwargs: dict[str, Any],
+        direct: tuple[str, float] | None = None,
         **extra: Any,
-    ) -> requests.Response:
-        """GET through the session; a library error other than a connection failure or
-        timeout (which the caller retries) becomes a :class:`TransportError` with the key
-        redacted.
+    ) -> requests.Response | Answer:
+        """GET through the session, or for an uncached client (given ``direct``: the wire
+        path and the monotonic time its body must be read by) straight through the session's
+        pool (:mod:`marketframe._http.direct`; a redirect is then followed by the session); a
+        library error other than a connection failure or timeout (which the caller retries)
+        becomes a :class:`TransportError` with the key redacted.
 
         The request is prepared here from the URL :func:`~marketframe._http.request.prepare`
         encoded (``url``: the canonical base and the wire path and query, which ``requests``
@@ -267,6 +277,10 @@ class Transport:
         options = {**kwargs, **extra}
         session = self.session
         try:
+            if direct is not None and self._direct is not None:
+                answer = self._direct.get(direct[0], options["timeout"], direct[1])
+                if answer is not None:
+                    return answer
             request = requests.PreparedRequest()
             request.prepare_method("GET")
             request.url = url
@@ -314,7 +328,7 @@ class Transport:
     def _error(
         self,
         ep: Endpoint,
-        resp: requests.Response,
+        resp: requests.Response | Answer,
         values: Mapping[str, Any],
         retry_after: float | None,
     ) -> APIError:
