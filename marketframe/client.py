@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import os
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from marketframe._fetch import ClientStats, Fetched
 from marketframe._http import credential as _credential
 from marketframe._http.fanout import Budget, Fanout, Outcome
 from marketframe._http.request import Prepared, prepare
-from marketframe._http.transport import DEFAULT_DEADLINE, Transport
+from marketframe._http.transport import DEFAULT_DEADLINE, Response, Transport
 from marketframe._streams import Streams
 from marketframe._time import session_date, taipei_today
 from marketframe._typing import Backend, ClientOptions, FrameT
@@ -141,6 +142,8 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
             credential=credential, pool_size=max(self.max_workers, 10), **options
         )
         self._fanout = Fanout(self.max_workers, options["retries"], options["deadline"])
+        # answers are converted one at a time (see ``_convert``)
+        self._converting = threading.Lock()
         for ep in ENDPOINTS.values():
             node: Any = self
             parts = ep.name.split(".")
@@ -308,8 +311,15 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         paged = "offset" in params and "limit" in params
         if paged and values.get("limit") is None and values.get("offset") is None:
             return self._send_pages(prepared, budget)
-        resp = self._transport.send(prepared, budget)
-        return _fetch.convert(prepared, resp, self.decode)
+        return self._convert(prepared, self._transport.send(prepared, budget))
+
+    def _convert(self, prepared: Prepared, resp: Response) -> Fetched:
+        """An answer's table, converted while no other thread of this client converts one:
+        typing holds the GIL throughout (Arrow's reader of large bodies has its own threads),
+        so a fan-out's workers converting together only fight for it (forced switches,
+        wake-ups, cold caches); their requests stay in flight together."""
+        with self._converting:
+            return _fetch.convert(prepared, resp, self.decode)
 
     def _send_pages(self, prepared: Prepared, budget: Budget | None) -> Fetched:
         """Every row of a paged endpoint, page after page through the same request path,
@@ -323,7 +333,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
             if "sort" in ep.param_map:
                 values["sort"] = "asc"
             page = prepare(ep, values, credential=kind, refresh=prepared.refresh)
-            got = _fetch.convert(page, self._transport.send(page, budget), self.decode)
+            got = self._convert(page, self._transport.send(page, budget))
             pages.append(got)
             if got.table.num_rows == 0:
                 break

@@ -359,3 +359,41 @@ def test_the_sent_url_is_the_one_requests_would_prepare(base_url: str) -> None:
         own = requests.PreparedRequest()
         own.prepare(method="GET", url=base_url.rstrip("/") + prep.path, params=prep.query)
         assert _canonical(base_url) + prep.wire == own.url, prep.shown()
+
+
+class _MovedOnce(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with ``307`` to the same path and query on ``target``."""
+
+    target = ""
+    seen: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.seen.append(self.path)
+        self.send_response(307)
+        self.send_header("Location", self.target + self.path.removeprefix("/marketdata/v1.0"))
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_redirect_is_followed_with_or_without_the_cache(
+    sandbox: Any, api_key: str, cache: bool, tmp_path: Path
+) -> None:
+    """An uncached client sends below the session's layers; a redirect still goes through the
+    session, which follows it as a cached client's does."""
+    handler = type("H", (_MovedOnce,), {"target": sandbox.base_url, "seen": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/marketdata/v1.0"
+    try:
+        with Client(api_key, base_url=base, cache=tmp_path / "c.sqlite" if cache else False) as c:
+            df = c.stock.intraday.quote(symbol="2330")
+        assert df["symbol"].tolist() == ["2330"]
+        # (the uncached path asks the moved URL again through the session, which follows it)
+        assert set(handler.seen) == {"/marketdata/v1.0/stock/intraday/quote/2330"}
+    finally:
+        server.shutdown()
+        server.server_close()
