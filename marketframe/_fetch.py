@@ -11,18 +11,33 @@ import datetime as dt
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, cast
 
+import orjson
 import pyarrow as pa
 
 from marketframe import adjust
 from marketframe._http.fanout import Outcome
-from marketframe._http.request import Prepared
+from marketframe._http.request import Prepared, prepare
 from marketframe._http.transport import Response
-from marketframe.convert import build, concat, oldest_first, parse
-from marketframe.exceptions import AdjustmentUnavailable, BatchError, PlanError
+from marketframe.convert import Parsed, PyRows, build, concat, oldest_first, parse
+from marketframe.exceptions import AdjustmentUnavailable, BatchError, MarketframeError, PlanError
 
-__all__ = ["ClientStats", "Fetched", "adjust_prices", "convert", "gather"]
+__all__ = [
+    "PAGE",
+    "ClientStats",
+    "Fetched",
+    "adjust_prices",
+    "convert",
+    "convert_many",
+    "gather",
+    "paged",
+    "send_pages",
+]
+
+#: rows asked for per page of an endpoint that pages (one with ``offset`` and ``limit``: the
+#: service's default page is the latest 50 rows, so without either every page is fetched)
+PAGE = 1000
 
 
 @dataclass
@@ -67,6 +82,97 @@ def convert(prep: Prepared, resp: Response, decode: bool) -> Fetched:
     parsed = parse(resp.body, prep.ep)
     table = build(parsed, prep.ep, prep.values, decode=decode)
     return Fetched(oldest_first(prep.ep, prep.values, table), [resp], [parsed.envelope])
+
+
+def paged(prepared: Prepared) -> bool:
+    """A request of a paged endpoint without ``limit=``/``offset=``: its whole day."""
+    values, params = prepared.values, prepared.ep.param_map
+    if "offset" not in params or "limit" not in params:
+        return False
+    return values.get("limit") is None and values.get("offset") is None
+
+
+def send_pages(prepared: Prepared, fetch: Callable[[Prepared], Fetched]) -> Fetched:
+    """Every row of a paged endpoint, page after page (each page sent and converted by
+    ``fetch``, the one request path), oldest first (``offset`` counts from the oldest row, so
+    trades arriving meanwhile only add rows at the end), until a page comes back empty;
+    newest first if asked."""
+    ep, kind = prepared.ep, prepared.credential
+    pages: list[Fetched] = []
+    offset = 0
+    while True:
+        values = {**prepared.values, "limit": PAGE, "offset": offset}
+        if "sort" in ep.param_map:
+            values["sort"] = "asc"
+        got = fetch(prepare(ep, values, credential=kind, refresh=prepared.refresh))
+        pages.append(got)
+        if got.table.num_rows == 0:
+            break
+        offset += got.table.num_rows
+    table = concat([f.table for f in pages])
+    if prepared.values.get("sort") == "desc":  # as asked: newest first
+        table = table.take(pa.array(range(table.num_rows - 1, -1, -1)))
+    return Fetched(table, pages[0].responses, pages[0].envelopes)
+
+
+def convert_many(
+    prepared: Sequence[Prepared], responses: Sequence[Response], decode: bool
+) -> list[Outcome[Fetched]]:
+    """Each answer's table (as :func:`convert` gives it) or its conversion error, typed
+    together where they can be: answers of one endpoint whose envelopes and parameters agree
+    but for the date range (the windows of one symbol) are one conversion of their joined
+    rows, cut back into one table per answer. A conversion's fixed cost (a call per column,
+    the schema, the metadata) is then paid once, not per window. When a joined conversion
+    fails, each answer is converted alone, so the error is the failing answer's own."""
+    out: list[Outcome[Fetched] | None] = [None] * len(prepared)
+    groups: dict[tuple[Any, ...], list[tuple[int, Parsed]]] = {}
+    for i, (prep, resp) in enumerate(zip(prepared, responses, strict=True)):
+        try:
+            parsed = parse(resp.body, prep.ep)
+        except MarketframeError as exc:
+            out[i] = Outcome(error=exc)
+            continue
+        if not prep.ep.schema.rows or type(parsed.rows) is not PyRows:
+            out[i] = _convert_one(prep, resp, decode, parsed)
+            continue
+        shared = {k: v for k, v in prep.values.items() if k not in (prep.ep.date_range or ())}
+        key = (
+            prep.ep.name,
+            orjson.dumps(parsed.envelope, option=orjson.OPT_SORT_KEYS, default=str),
+            repr(sorted(shared.items())),
+        )
+        groups.setdefault(key, []).append((i, parsed))
+    for members in groups.values():
+        if len(members) == 1:
+            i, parsed = members[0]
+            out[i] = _convert_one(prepared[i], responses[i], decode, parsed)
+            continue
+        first = prepared[members[0][0]]
+        rows: list[dict[str, Any]] = []
+        for _, parsed in members:
+            rows += cast(PyRows, parsed.rows).rows
+        envelope = members[0][1].envelope
+        try:
+            table = build(Parsed(envelope, PyRows(rows)), first.ep, first.values, decode=decode)
+        except MarketframeError:
+            for i, parsed in members:
+                out[i] = _convert_one(prepared[i], responses[i], decode, parsed)
+            continue
+        at = 0
+        for i, parsed in members:
+            n = len(parsed.rows)
+            part = oldest_first(prepared[i].ep, prepared[i].values, table.slice(at, n))
+            out[i] = Outcome(Fetched(part, [responses[i]], [parsed.envelope]))
+            at += n
+    return [o for o in out if o is not None]
+
+
+def _convert_one(prep: Prepared, resp: Response, decode: bool, parsed: Parsed) -> Outcome[Fetched]:
+    try:
+        table = build(parsed, prep.ep, prep.values, decode=decode)
+    except MarketframeError as exc:
+        return Outcome(error=exc)
+    return Outcome(Fetched(oldest_first(prep.ep, prep.values, table), [resp], [parsed.envelope]))
 
 
 def gather(

@@ -28,7 +28,7 @@ from marketframe._http.transport import DEFAULT_DEADLINE, Response, Transport
 from marketframe._streams import Streams
 from marketframe._time import session_date, taipei_today
 from marketframe._typing import Backend, ClientOptions, FrameT
-from marketframe.convert import BACKENDS, check_backend, concat, to_frame
+from marketframe.convert import BACKENDS, check_backend, to_frame
 from marketframe.endpoints import ENDPOINTS, get
 from marketframe.exceptions import BatchError, InvalidParams
 
@@ -43,9 +43,6 @@ else:
     _TreeBase = Generic  # at run time the tree is built from ENDPOINTS in Client.__init__
 
 DEFAULT_BASE_URL = "https://api.fugle.tw/marketdata/v1.0"
-#: rows asked for per page of an endpoint that pages (one with ``offset`` and ``limit``: the
-#: service's default page is the latest 50 rows, so without either every page is fetched)
-PAGE = 1000
 ENV_KEY = _credential.ENV["api_key"]
 __all__ = ["BACKENDS", "Client", "ClientStats", "Fetched", "Prepared"]
 
@@ -307,10 +304,10 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         """Send one prepared request and convert its answer (``budget``: the deadline and
         retries it shares with a fan-out, else its own). A paged endpoint (a day's trades)
         without ``limit=``/``offset=`` is fetched page after page: the whole day."""
-        values, params = prepared.values, prepared.ep.param_map
-        paged = "offset" in params and "limit" in params
-        if paged and values.get("limit") is None and values.get("offset") is None:
-            return self._send_pages(prepared, budget)
+        if _fetch.paged(prepared):
+            return _fetch.send_pages(
+                prepared, lambda page: self._convert(page, self._transport.send(page, budget))
+            )
         return self._convert(prepared, self._transport.send(prepared, budget))
 
     def _convert(self, prepared: Prepared, resp: Response) -> Fetched:
@@ -320,28 +317,6 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         wake-ups, cold caches); their requests stay in flight together."""
         with self._converting:
             return _fetch.convert(prepared, resp, self.decode)
-
-    def _send_pages(self, prepared: Prepared, budget: Budget | None) -> Fetched:
-        """Every row of a paged endpoint, page after page through the same request path,
-        oldest first (``offset`` counts from the oldest row, so trades arriving meanwhile only
-        add rows at the end), until a page comes back empty; newest first if asked."""
-        ep, kind = prepared.ep, prepared.credential
-        pages: list[Fetched] = []
-        offset = 0
-        while True:
-            values = {**prepared.values, "limit": PAGE, "offset": offset}
-            if "sort" in ep.param_map:
-                values["sort"] = "asc"
-            page = prepare(ep, values, credential=kind, refresh=prepared.refresh)
-            got = self._convert(page, self._transport.send(page, budget))
-            pages.append(got)
-            if got.table.num_rows == 0:
-                break
-            offset += got.table.num_rows
-        table = concat([f.table for f in pages])
-        if prepared.values.get("sort") == "desc":  # as asked: newest first
-            table = table.take(pa.array(range(table.num_rows - 1, -1, -1)))
-        return Fetched(table, pages[0].responses, pages[0].envelopes)
 
     def send_all(
         self,
@@ -356,6 +331,30 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         ``progress(index, outcome)`` runs in the calling thread as each ends; ``workers``
         overrides ``max_workers`` for this call."""
         return self._fanout.run(prepared, self.send, progress=progress, workers=workers)
+
+    def receive_all(
+        self,
+        prepared: Sequence[Prepared],
+        *,
+        progress: Callable[[int, Outcome[Response]], None] | None = None,
+        workers: int | None = None,
+    ) -> list[Outcome[Response]]:
+        """:meth:`send_all` without the conversion: each outcome holds the answer (its body
+        and metadata) for a caller that types many together (:meth:`convert_all`). Not for
+        paged endpoints (a day's trades), whose pages :meth:`send_all` follows."""
+        if any(_fetch.paged(p) for p in prepared):
+            raise InvalidParams(
+                "receive_all", "prepared", "holds a paged request", "send_all for paged requests"
+            )
+        return self._fanout.run(prepared, self._transport.send, progress=progress, workers=workers)
+
+    def convert_all(
+        self, prepared: Sequence[Prepared], responses: Sequence[Response]
+    ) -> list[Outcome[Fetched]]:
+        """The tables of answers from :meth:`receive_all` (or each one's conversion error),
+        the windows of one symbol typed in one conversion (``_fetch.convert_many``)."""
+        with self._converting:
+            return _fetch.convert_many(prepared, responses, self.decode)
 
     def adjust_prices(self, table: pa.Table, mode: str, today: dt.date | None = None) -> pa.Table:
         """Historical candles ``table`` adjusted (``mode`` "splits" or "all",

@@ -27,7 +27,7 @@ from marketframe.codes import CODE_TABLES
 from marketframe.convert._columns import row
 from marketframe.convert._extras import extra_array, extras
 from marketframe.convert._pandas import small_frame
-from marketframe.convert._rows import Channel, Parsed, RowSource, parse, py_rows, walk
+from marketframe.convert._rows import Channel, Parsed, PyRows, RowSource, parse, py_rows, walk
 from marketframe.convert._timeorder import by_time, oldest_first, order_keys
 from marketframe.endpoints import MINUTE_TIMEFRAMES, get
 from marketframe.exceptions import InvalidParams, InvalidParamType, SchemaError
@@ -37,6 +37,7 @@ __all__ = [
     "BACKENDS",
     "Channel",
     "Parsed",
+    "PyRows",
     "RowSource",
     "build",
     "by_time",

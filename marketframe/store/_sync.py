@@ -42,8 +42,9 @@ from marketframe.store._report import Failure, SyncReport
 from marketframe.store._spec import Spec, Task
 
 if TYPE_CHECKING:
-    from marketframe._fetch import Fetched
     from marketframe._http.fanout import Outcome
+    from marketframe._http.request import Prepared
+    from marketframe._http.transport import Response
     from marketframe.client import Client
 
 
@@ -100,9 +101,10 @@ class _Run:
     writers: ThreadPoolExecutor
     bar: Any
     pending: dict[str, int]  # symbol -> windows not yet fetched
-    done: dict[str, list[tuple[Task, pa.Table, dt.date]]] = field(
+    requests: list[Prepared] = field(default_factory=list)  # in the order of the tasks
+    done: dict[str, list[tuple[int, Response]]] = field(
         default_factory=lambda: defaultdict(list)
-    )  # symbol -> its fetched windows
+    )  # symbol -> its answered windows (task index, answer), typed by the writer
     commits: list[Future[None]] = field(default_factory=list)
     commit_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -177,9 +179,10 @@ def run(
                 state = _Run(
                     spec, client, root, manifest, report, clock_today, writers, bar, pending
                 )
-                client.send_all(
+                state.requests = requests
+                client.receive_all(
                     requests,
-                    progress=lambda i, outcome: _collect(tasks[i], outcome, state),
+                    progress=lambda i, outcome: _collect(tasks, i, outcome, state),
                     workers=max_workers,
                 )
                 for c in state.commits:
@@ -197,38 +200,58 @@ def run(
     return report
 
 
-def _collect(task: Task, outcome: Outcome[Fetched], state: _Run) -> None:
-    """Take a fetched window as it ends; hand each finished symbol to a writer."""
-    spec = state.spec
+def _collect(tasks: list[Task], i: int, outcome: Outcome[Response], state: _Run) -> None:
+    """Take an answered window as it ends; hand each finished symbol to a writer, which
+    types its windows together (one conversion for a symbol's answers) and writes them."""
+    task = tasks[i]
     if outcome.error is not None:
-        exc = outcome.error  # the transport's errors carry no credential
+        _failed(state, task, outcome.error)
+    elif outcome.result is not None:
+        state.done[task.symbol].append((i, outcome.result))
+    state.pending[task.symbol] -= 1
+    if state.bar is not None:
+        state.bar.update(1)
+    if state.pending[task.symbol] == 0:
+        answered = state.done.pop(task.symbol, [])
+        state.commits.append(state.writers.submit(_convert_and_commit, tasks, answered, state))
+
+
+def _failed(state: _Run, task: Task, exc: BaseException) -> None:
+    """Record ``task``'s window as failed (the transport's errors carry no credential)."""
+    with state.commit_lock:
         state.report.failures.append(
             Failure(
-                task.symbol if spec.has_symbol else None,
+                task.symbol if state.spec.has_symbol else None,
                 task.window[0] if task.window else None,
                 task.window[1] if task.window else None,
                 f"{type(exc).__name__}: {exc}",
             )
         )
-    elif outcome.result is not None:
-        # the session date from the envelope the client parsed (the body is read once)
+
+
+def _convert_and_commit(
+    tasks: list[Task], answered: list[tuple[int, Response]], state: _Run
+) -> None:
+    """Type one symbol's answered windows, then write and record those that converted."""
+    if not answered:
+        return
+    preps = [state.requests[i] for i, _ in answered]
+    outcomes = state.client.convert_all(preps, [resp for _, resp in answered])
+    results: list[tuple[Task, pa.Table, dt.date]] = []
+    for (i, resp), outcome in zip(answered, outcomes, strict=True):
+        if outcome.error is not None:
+            _failed(state, tasks[i], outcome.error)
+            continue
+        assert outcome.result is not None
         # the service's day: its envelope's date, else its Date header, else this machine's
-        result = outcome.result
-        served = session_date(result.envelopes[0]) or result.responses[0].served
-        state.done[task.symbol].append((task, result.table, served or state.clock_today))
-    state.pending[task.symbol] -= 1
-    if state.bar is not None:
-        state.bar.update(1)
-    if state.pending[task.symbol] == 0:
-        state.commits.append(
-            state.writers.submit(
-                commit_symbol,
-                state.root,
-                state.manifest,
-                spec,
-                task.symbol,
-                state.done.pop(task.symbol, []),
-                state.report,
-                state.commit_lock,
-            )
-        )
+        served = session_date(outcome.result.envelopes[0]) or resp.served
+        results.append((tasks[i], outcome.result.table, served or state.clock_today))
+    commit_symbol(
+        state.root,
+        state.manifest,
+        state.spec,
+        tasks[answered[0][0]].symbol,
+        results,
+        state.report,
+        state.commit_lock,
+    )

@@ -67,14 +67,14 @@ def test_a_writer_whose_renewal_failed_never_publishes_over_the_next_writer(
         lease_ttl=ttl,
         max_workers=2,
     ) as a:
-        real = a.client.send
+        real = a.client.receive_all  # the sync's fan-out
 
         def held_back(*args: Any, **kw: Any) -> Any:
             fetching.set()  # A holds its lease and is fetching
             gate.wait(120)
             return real(*args, **kw)
 
-        a.client.send = held_back  # type: ignore[method-assign]
+        a.client.receive_all = held_back  # type: ignore[method-assign]
 
         def run_a() -> None:
             try:
