@@ -31,9 +31,9 @@ if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
 
-    from marketframe._fetch import Fetched
     from marketframe._http.fanout import Outcome
     from marketframe._http.request import Prepared
+    from marketframe._http.transport import Response
     from marketframe.client import Client
     from marketframe.store import Store
 
@@ -304,27 +304,43 @@ def _requests(client: Client[Any], args: dict[str, Any], symbol: str) -> list[Pr
 def _fetch(
     client: Client[Any], symbols: list[str], args: dict[str, Any], progress: bool | None
 ) -> tuple[pa.Table | None, dict[str, BaseException]]:
+    """Every window of every symbol through the client's fan-out; each symbol's answers are
+    typed together (``client.convert_all``) in this thread as its last one comes in, while the
+    other symbols' requests are still in flight."""
     jobs = [(s, p) for s in symbols for p in _requests(client, args, s)]
     errors: dict[str, BaseException] = {}
     # None: a bar on long work only, where stderr is a terminal or a notebook
     shown = progress if progress is not None or len(jobs) >= LONG_WORK else False
     bar = progress_bar(len(jobs), "download", shown, client)
+    left: dict[str, int] = {}
+    for sym, _ in jobs:
+        left[sym] = left.get(sym, 0) + 1
+    answered: dict[str, list[tuple[int, Response]]] = {s: [] for s in symbols}
+    parts: dict[str, list[pa.Table]] = {s: [] for s in symbols}
 
-    def ended(i: int, outcome: Outcome[Fetched]) -> None:
+    def ended(i: int, outcome: Outcome[Response]) -> None:
+        sym = jobs[i][0]
         if outcome.error is not None:
-            errors.setdefault(jobs[i][0], outcome.error)
+            errors.setdefault(sym, outcome.error)
+        elif outcome.result is not None:
+            answered[sym].append((i, outcome.result))
+        left[sym] -= 1
+        if left[sym] == 0 and sym not in errors:
+            done = sorted(answered.pop(sym), key=lambda ir: ir[0])  # the windows in time order
+            converted = client.convert_all([jobs[k][1] for k, _ in done], [r for _, r in done])
+            for out in converted:
+                if out.error is not None:
+                    errors.setdefault(sym, out.error)
+                elif out.result is not None:
+                    parts[sym].append(out.result.table)
         if bar is not None:
             bar.update(1)
 
     try:
-        outcomes = client.send_all([p for _, p in jobs], progress=ended)
+        client.receive_all([p for _, p in jobs], progress=ended)
     finally:
         if bar is not None:
             bar.close()
-    parts: dict[str, list[pa.Table]] = {s: [] for s in symbols}
-    for (sym, _), out in zip(jobs, outcomes, strict=True):
-        if sym not in errors and out.result is not None:
-            parts[sym].append(out.result.table)
     tables = [t for s in sorted(symbols) if s not in errors for t in parts[s]]
     if not tables:
         return (None if errors else _empty(args)), errors
