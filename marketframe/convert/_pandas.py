@@ -11,6 +11,7 @@ answer ``None`` and the caller takes ``to_pandas``; the tests compare both on ev
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from typing import Any, cast
 
@@ -94,6 +95,37 @@ def _group_of(field: pa.Field[Any], t: pa.DataType) -> tuple[Any, ...] | None:
     return None
 
 
+#: the plans of the table shapes seen, by endpoint name: (schema, plan) pairs, a few each
+_PLANS: dict[bytes, list[tuple[pa.Schema, list[tuple[tuple[Any, ...], list[int]]] | None]]] = {}
+_PLANS_PER_NAME = 8
+_PLANS_LOCK = threading.Lock()
+
+
+def _plan(schema: pa.Schema) -> list[tuple[tuple[Any, ...], list[int]]] | None:
+    """The columns of each group (:func:`_group_of`), in order, or ``None`` when a column's
+    type is not taken; worked out once per table shape (a per-column pass over a quote's 82
+    fields costs more than its values), a shape being the schema with its metadata."""
+    name = (schema.metadata or {}).get(b"marketframe.endpoint", b"")
+    known = _PLANS.setdefault(name, [])
+    for seen, plan in known:
+        if schema.equals(seen, check_metadata=True):
+            return plan
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    got: list[tuple[tuple[Any, ...], list[int]]] | None = None
+    for i, field in enumerate(schema):
+        group = _group_of(field, field.type)
+        if group is None:
+            break
+        groups.setdefault(group, []).append(i)
+    else:
+        got = list(groups.items())
+    with _PLANS_LOCK:
+        if len(known) >= _PLANS_PER_NAME:
+            known.pop(0)
+        known.append((schema, got))
+    return got
+
+
 def _masks(joined: pa.Array[Any], shape: tuple[int, int]) -> NDArray[np.bool_]:
     """Which values of a concatenated group are missing, one row per column."""
     if joined.null_count == 0:
@@ -114,19 +146,19 @@ def small_frame(table: pa.Table) -> Any:
         return None
     import pandas as pd
 
-    groups: dict[tuple[Any, ...], list[tuple[int, pa.Array[Any]]]] = {}
-    for i, (field, col) in enumerate(zip(table.schema, table.columns, strict=True)):
-        if col.num_chunks != 1:
-            if col.num_chunks == 0:
-                return None
-            combined = col.combine_chunks()
-            arr = combined if isinstance(combined, pa.Array) else combined.chunk(0)
-        else:
-            arr = col.chunk(0)  # type: ignore[assignment]  # an Array: the stubs say ChunkedArray
-        group = _group_of(field, arr.type)
-        if group is None:
+    plan = _plan(table.schema)
+    if plan is None:
+        return None
+    arrays: list[pa.Array[Any]] = []
+    for col in table.columns:
+        if col.num_chunks == 1:
+            arrays.append(col.chunk(0))  # type: ignore[arg-type]  # an Array: the stubs say ChunkedArray
+        elif col.num_chunks == 0:
             return None
-        groups.setdefault(group, []).append((i, arr))
+        else:
+            combined = col.combine_chunks()
+            arrays.append(combined if isinstance(combined, pa.Array) else combined.chunk(0))
+    groups = {group: [(i, arrays[i]) for i in at] for group, at in plan}
     blocks: list[tuple[Any, NDArray[Any]]] = []
     dates: list[tuple[NDArray[Any], list[int]]] = []  # datetime64[us] 2-D parts, one block
     for group, cols in groups.items():
