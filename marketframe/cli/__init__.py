@@ -58,8 +58,9 @@ USAGE, FAILURE, INTERRUPTED = 2, 1, 130
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, plus "did you mean ...?" for a mistyped choice (an endpoint name, a command).
-    Sub-parsers are of the same class, so every command has it."""
+    """argparse, plus "did you mean ...?" for a mistyped choice (an endpoint name, a command),
+    and a usage error in one line that points at ``--help`` (argparse would print the usage
+    block above it). Sub-parsers are of the same class, so every command has it."""
 
     def error(self, message: str) -> NoReturn:
         m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
@@ -72,7 +73,7 @@ class _Parser(argparse.ArgumentParser):
                     f"argument {message.split(':', 1)[0].removeprefix('argument ')}: "
                     f"invalid choice: '{m[1]}'{hint}"
                 )
-        super().error(message)
+        self.exit(USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def out_path(*suffixes: str) -> Callable[[str], Path]:

@@ -341,6 +341,18 @@ def test_a_mistyped_endpoint_or_command_gets_a_suggestion(
         assert code == 2 and f"did you mean {wanted}?" in err, err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["download"], ["download", "2330", "--timeframe", "2"], ["sync"], ["bogus"], ["load"]],
+)
+def test_a_usage_error_is_one_line_pointing_at_help(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    code, err = _run(capsys, argv)
+    assert code == 2
+    assert len(err.splitlines()) == 1 and "error:" in err and "--help" in err, err
+
+
 def test_load_refuses_an_out_format_it_would_write_wrongly(
     on_sandbox: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
