@@ -79,7 +79,11 @@ class ClientStats:
 
 def convert(prep: Prepared, resp: Response, decode: bool) -> Fetched:
     """The answer's bytes as the endpoint's table, oldest first (the body is parsed once)."""
-    parsed = parse(resp.body, prep.ep)
+    return _built(prep, resp, decode, parse(resp.body, prep.ep))
+
+
+def _built(prep: Prepared, resp: Response, decode: bool, parsed: Parsed) -> Fetched:
+    """A parsed answer typed alone, oldest first."""
     table = build(parsed, prep.ep, prep.values, decode=decode)
     return Fetched(oldest_first(prep.ep, prep.values, table), [resp], [parsed.envelope])
 
@@ -169,10 +173,9 @@ def convert_many(
 
 def _convert_one(prep: Prepared, resp: Response, decode: bool, parsed: Parsed) -> Outcome[Fetched]:
     try:
-        table = build(parsed, prep.ep, prep.values, decode=decode)
+        return Outcome(_built(prep, resp, decode, parsed))
     except MarketframeError as exc:
         return Outcome(error=exc)
-    return Outcome(Fetched(oldest_first(prep.ep, prep.values, table), [resp], [parsed.envelope]))
 
 
 def gather(
