@@ -15,7 +15,6 @@ The one conversion path, in four stages (:func:`to_table` runs them in order):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any, cast
 
 import numpy as np
@@ -23,15 +22,12 @@ import orjson
 import pyarrow as pa
 
 from marketframe._typing import Backend
-from marketframe.codes import CODE_TABLES
-from marketframe.convert._columns import row
-from marketframe.convert._extras import extra_array, extras
+from marketframe.convert._build import META_ENDPOINT, META_UNITS, build
 from marketframe.convert._pandas import small_frame
-from marketframe.convert._rows import Channel, Parsed, PyRows, RowSource, parse, py_rows, walk
+from marketframe.convert._rows import Channel, Parsed, PyRows, RowSource, parse, py_rows
 from marketframe.convert._timeorder import by_time, oldest_first, order_keys
-from marketframe.endpoints import MINUTE_TIMEFRAMES, get
-from marketframe.exceptions import InvalidParams, InvalidParamType, SchemaError
-from marketframe.schemas import Col, Schema, resolve_unit
+from marketframe.endpoints import get
+from marketframe.exceptions import InvalidParams, InvalidParamType
 
 __all__ = [
     "BACKENDS",
@@ -57,8 +53,6 @@ __all__ = [
 
 #: the kinds of frame every loader returns (Client, Store, streams): declared here only
 BACKENDS = ("pandas", "polars", "arrow")
-META_ENDPOINT = b"marketframe.endpoint"
-META_UNITS = b"marketframe.units"
 
 
 def to_table(
@@ -79,123 +73,6 @@ def to_table(
     """
     source = get(endpoint) if isinstance(endpoint, str) else endpoint
     return build(parse(payload, source, engine), source, params, decode=decode)
-
-
-@lru_cache(maxsize=4096)
-def _field(
-    name: str, arrow_type: pa.DataType, nullable: bool, unit: str | None, boolean: bool
-) -> pa.Field[Any]:
-    """A column's field, made once per shape (the same columns come back on every call)."""
-    meta = {"unit": unit} if unit is not None else {}
-    if boolean:  # true/false/null: a nullable boolean in pandas too
-        meta["pandas"] = "boolean"
-    return pa.field(name, arrow_type, nullable=nullable, metadata=meta or None)
-
-
-class _Table:
-    """Stage 4: typed columns gathered into one table with units in the metadata."""
-
-    def __init__(
-        self,
-        source: RowSource,
-        envelope: Mapping[str, Any],
-        params: Mapping[str, Any],
-        decode: bool,
-    ) -> None:
-        self.source, self.envelope, self.params, self.decode = source, envelope, params, decode
-        self.arrays: list[pa.Array[Any]] = []
-        self.fields: list[pa.Field[Any]] = []
-        self.units: dict[str, str] = {}
-
-    def add(self, col: Col, arr: pa.Array[Any]) -> None:
-        if col.required and arr.null_count:
-            raise SchemaError(self.source.name, col.wire_name, "is required but missing or null")
-        if self.decode and col.name in CODE_TABLES and len(arr):
-            table = CODE_TABLES[col.name]
-            coded = cast("pa.DictionaryArray[Any, Any]", arr)  # code columns are "cat"
-            codes = cast("list[str]", coded.dictionary.to_pylist())  # a dictionary has no null
-            words = [table.get(v, v) for v in codes]
-            arr = pa.DictionaryArray.from_arrays(coded.indices, pa.array(words, pa.string()))
-        unit = None
-        if col.unit:
-            env = self.envelope
-            unit = resolve_unit(
-                col.unit, env.get("type"), env.get("market"), self.params.get("type") == "oddlot"
-            )
-            self.units[col.name] = unit
-        self.arrays.append(arr)
-        self.fields.append(_field(col.name, arr.type, not col.required, unit, col.kind == "bool"))
-
-    def extra(self, name: str, arr: pa.Array[Any]) -> None:
-        self.arrays.append(arr)
-        self.fields.append(pa.field(name, arr.type))
-
-    def table(self) -> pa.Table:
-        meta: dict[bytes | str, bytes | str] = {
-            META_ENDPOINT: self.source.name.encode(),
-            META_UNITS: orjson.dumps(self.units),
-        }
-        return pa.Table.from_arrays(self.arrays, schema=pa.schema(self.fields, metadata=meta))
-
-
-def _kind(col: Col, minute: bool) -> str:
-    """The column's kind in this response: a ``date_or_time`` is a time in minute data."""
-    if col.kind == "date_or_time":
-        return "iso_time" if minute else "date"
-    return col.kind
-
-
-def build(
-    parsed: Parsed,
-    source: RowSource,
-    params: Mapping[str, Any] | None = None,
-    *,
-    decode: bool = False,
-) -> pa.Table:
-    """Stages 3 and 4: the typed columns of a parsed body, then its unknown fields, as one
-    table (see :func:`to_table`)."""
-    params = params or {}
-    schema: Schema = source.schema
-    name, env, rows = source.name, parsed.envelope, parsed.rows
-    # the request's timeframe, else the envelope's echo (a default the server chose)
-    minute = str(params.get("timeframe", env.get("timeframe", ""))) in MINUTE_TIMEFRAMES
-    out = _Table(source, env, params, decode)
-    # an int32 array (the stubs' overloads of ``pa.array`` take a numpy array for booleans)
-    repeat = (
-        cast("pa.Int32Array", pa.array(np.zeros(len(rows), dtype=np.int32)))
-        if schema.rows
-        else None
-    )
-    kinds = [(col, _kind(col, minute)) for col in schema.columns]
-    cells: list[
-        tuple[Col, str, Any]
-    ] = []  # the envelope's columns: one value each, typed in one conversion
-    for col, kind in kinds:
-        if not col.envelope:
-            continue
-        value = walk(env, col.path)
-        if value is None and col.param and params.get(col.param) is not None:
-            value = str(params[col.param]) if col.kind in ("cat", "str") else params[col.param]
-        elif value is None and col.param:  # the service's default, which it does not echo
-            param = getattr(source, "param_map", {}).get(col.param)
-            value = param.default if param is not None else None
-        cells.append((col, kind, value))
-    env_arrays = iter(row(name, cells, env.get("date")))
-    for col, kind in kinds:
-        if not col.envelope:
-            out.add(col, rows.column(name, col, kind))
-            continue
-        one = next(env_arrays)
-        out.add(col, one if repeat is None else one.take(repeat))
-    taken = {f.name for f in out.fields}
-    env_cols = [c for c in schema.columns if c.envelope]
-    for col_name, vals in extras([env], env_cols, schema.ignore, taken):
-        arr = extra_array(vals)
-        out.extra(col_name, arr if repeat is None else arr.take(repeat))
-    if schema.rows:
-        for col_name, arr in rows.extras([c for c in schema.columns if not c.envelope], taken):
-            out.extra(col_name, arr)
-    return out.table()
 
 
 def rows_to_table(

@@ -9,6 +9,7 @@ column's final Arrow type (the Arrow reader of :mod:`marketframe.convert._fastjs
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, cast
 
@@ -49,6 +50,8 @@ EXPECTED: dict[str, tuple[set[type], str]] = {
 #: kinds whose Python values pyarrow converts to the final type directly (a cast or
 #: ``fill_null`` after ``pa.array`` costs more than the conversion for small columns)
 _DIRECT = frozenset({"time_us", "flag", "cat"})
+#: kinds whose JSON-level Arrow type is their final type (:func:`finish` returns them as is)
+_AS_IS = frozenset({"float", "int", "int_str", "str", "bool"})
 
 
 def _fail(source: str, field: str, types: set[type], kind: str) -> SchemaError:
@@ -138,12 +141,80 @@ def row(source: str, cells: list[tuple[Col, str, Any]], date: Any = None) -> lis
     ]
 
 
+def _plain(kind: str) -> tuple[frozenset[type], pa.DataType, bool]:
+    """The JSON types a value of ``kind`` is converted from as it is (those :func:`_prepared`
+    neither refuses nor rewrites but an absent flag, which :meth:`OneRow.plain` makes False),
+    the Arrow type it is converted to, and whether that type is final."""
+    accepted = EXPECTED[kind][0] | {_NONE}
+    if kind == "hhmmss":  # combined with the session's date in Python
+        accepted = set()
+    elif kind == "int_str":  # a string of digits is made an int first
+        accepted = {int, _NONE}
+    if kind in _DIRECT:
+        return frozenset(accepted), ARROW_TYPES[kind], True
+    return frozenset(accepted), JSON_TYPES[kind], kind in _AS_IS
+
+
+class OneRow:
+    """:func:`row` for a fixed list of columns (an envelope's, worked out once per schema):
+    the values of each Arrow type converted in one ``pa.array`` call and sliced per column,
+    when every value is one its kind takes as it is; else :func:`row` itself."""
+
+    def __init__(self, cols: Sequence[tuple[Col, str]]) -> None:
+        self.cols = list(cols)
+        plain = [_plain(kind) for _, kind in self.cols]
+        self.accept = [accepted for accepted, _, _ in plain]
+        #: each column's Arrow type for its plain values, and whether it is final
+        self.types = [arrow_type for _, arrow_type, _ in plain]
+        self.final = [final for _, _, final in plain]
+        self.flags = [i for i, (_, kind) in enumerate(self.cols) if kind == "flag"]
+        groups: dict[Any, tuple[pa.DataType, list[int]]] = {}
+        for i, (_, arrow_type, _) in enumerate(plain):
+            # a dictionary column alone: converted together, columns would share one dictionary
+            key = i if pa.types.is_dictionary(arrow_type) else arrow_type
+            groups.setdefault(key, (arrow_type, []))[1].append(i)
+        self.groups = list(groups.values())
+
+    def plain(self, values: Sequence[Any]) -> list[Any] | None:
+        """``values`` as the plain types take them (an absent flag is False), or ``None``
+        when one is not taken as it is."""
+        if not all(type(v) in ok for v, ok in zip(values, self.accept, strict=True)):
+            return None
+        got = list(values)
+        for i in self.flags:
+            got[i] = got[i] is True
+        return got
+
+    def arrays(self, source: str, values: Sequence[Any], date: Any = None) -> list[pa.Array[Any]]:
+        """One array per column (those :func:`row` gives for the same cells)."""
+        plain = self.plain(values)
+        if plain is not None:
+            out: list[Any] = [None] * len(plain)
+            try:
+                for arrow_type, at in self.groups:
+                    got = pa.array([plain[i] for i in at], type=arrow_type)
+                    if len(at) == 1:
+                        out[at[0]] = got
+                        continue
+                    for k, i in enumerate(at):
+                        out[i] = got.slice(k, 1)
+            except _ARROW_ERRORS:
+                pass  # an integer past int64, say: row() names the field
+            else:
+                return [
+                    raw if final else finish(source, col, kind, raw)
+                    for raw, (col, kind), final in zip(out, self.cols, self.final, strict=True)
+                ]
+        cells = [(col, kind, v) for (col, kind), v in zip(self.cols, values, strict=True)]
+        return row(source, cells, date)
+
+
 def finish(source: str, col: Col, kind: str, raw: pa.Array[Any]) -> pa.Array[Any]:
     """JSON-level array (float64/int64/bool/string) -> the column's final Arrow type."""
     # (the compute functions take Python scalars, which the stubs do not: ``False``, ``7``,
     # ``"-01"`` below are their ``arg-type`` / ``call-overload``)
     try:
-        if kind in ("float", "int", "int_str", "str", "bool"):
+        if kind in _AS_IS:
             return raw
         if kind == "time_us":
             return raw.cast(ARROW_TYPES["time_us"])
