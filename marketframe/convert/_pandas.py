@@ -95,30 +95,35 @@ def _group_of(field: pa.Field[Any], t: pa.DataType) -> tuple[Any, ...] | None:
     return None
 
 
+#: a table shape's plan: the columns of each group (:func:`_group_of`), in order, and the
+#: frame's column labels (a string index costs about 80 us)
+_Plan = tuple[list[tuple[tuple[Any, ...], list[int]]], Any]
 #: the plans of the table shapes seen, by endpoint name: (schema, plan) pairs, a few each
-_PLANS: dict[bytes, list[tuple[pa.Schema, list[tuple[tuple[Any, ...], list[int]]] | None]]] = {}
+_PLANS: dict[bytes, list[tuple[pa.Schema, _Plan | None]]] = {}
 _PLANS_PER_NAME = 8
 _PLANS_LOCK = threading.Lock()
 
 
-def _plan(schema: pa.Schema) -> list[tuple[tuple[Any, ...], list[int]]] | None:
-    """The columns of each group (:func:`_group_of`), in order, or ``None`` when a column's
-    type is not taken; worked out once per table shape (a per-column pass over a quote's 82
-    fields costs more than its values), a shape being the schema with its metadata."""
+def _plan(schema: pa.Schema) -> _Plan | None:
+    """The plan of ``schema`` (:data:`_Plan`), or ``None`` when a column's type is not taken;
+    worked out once per table shape (a per-column pass over a quote's 82 fields costs more
+    than its values), a shape being the schema with its metadata."""
     name = (schema.metadata or {}).get(b"marketframe.endpoint", b"")
     known = _PLANS.setdefault(name, [])
     for seen, plan in known:
         if schema.equals(seen, check_metadata=True):
             return plan
+    import pandas as pd
+
     groups: dict[tuple[Any, ...], list[int]] = {}
-    got: list[tuple[tuple[Any, ...], list[int]]] | None = None
+    got: _Plan | None = None
     for i, field in enumerate(schema):
         group = _group_of(field, field.type)
         if group is None:
             break
         groups.setdefault(group, []).append(i)
     else:
-        got = list(groups.items())
+        got = (list(groups.items()), pd.Index(schema.names))
     with _PLANS_LOCK:
         if len(known) >= _PLANS_PER_NAME:
             known.pop(0)
@@ -149,6 +154,7 @@ def small_frame(table: pa.Table) -> Any:
     plan = _plan(table.schema)
     if plan is None:
         return None
+    by_group, labels = plan
     arrays: list[pa.Array[Any]] = []
     for col in table.columns:
         if col.num_chunks == 1:
@@ -158,7 +164,7 @@ def small_frame(table: pa.Table) -> Any:
         else:
             combined = col.combine_chunks()
             arrays.append(combined if isinstance(combined, pa.Array) else combined.chunk(0))
-    groups = {group: [(i, arrays[i]) for i in at] for group, at in plan}
+    groups = {group: [(i, arrays[i]) for i in at] for group, at in by_group}
     blocks: list[tuple[Any, NDArray[Any]]] = []
     dates: list[tuple[NDArray[Any], list[int]]] = []  # datetime64[us] 2-D parts, one block
     for group, cols in groups.items():
@@ -204,33 +210,31 @@ def small_frame(table: pa.Table) -> Any:
             stamps = days * _US_PER_DAY
             stamps[missing] = _NAT
             dates.append((stamps.view("M8[us]").reshape(shape), at))
-        else:  # ("time", tz)
+        elif group[1] is not None:  # ("time", tz): the zone's columns as one 2-D block
+            # pandas' own reader of Arrow times (a view of Arrow's buffer: copied, writable)
+            zoned = _zone(group[1]).__from_arrow__(joined).copy()
+            blocks.append((zoned.reshape(shape), np.array(at)))
+        else:  # ("time", None)
             stamps = _values(joined, np.int64)
             if joined.null_count:
                 stamps = np.where(_masks(joined, shape).reshape(-1), _NAT, stamps)
             else:
                 stamps = stamps.copy()  # writable, not Arrow's buffer
-            if group[1] is None:
-                dates.append((stamps.view("M8[us]").reshape(shape), at))
-                continue
-            # one conversion to the zone for every column of it, as one 2-D block
-            zoned = pd.DatetimeIndex(stamps.view("M8[us]")).tz_localize("UTC").tz_convert(group[1])
-            blocks.append((zoned.array.reshape(shape), np.array(at)))
+            dates.append((stamps.view("M8[us]").reshape(shape), at))
     if dates:
         blocks.append(
             (np.vstack([d for d, _ in dates]), np.array([i for _, at in dates for i in at]))
         )
-    # a view of the names' index made once: its own object (``columns.name`` may be set)
-    columns = _column_index(tuple(table.column_names)).view()
-    return create(blocks, index=pd.RangeIndex(n), columns=columns)
+    # a view of the shape's labels: its own object (``columns.name`` may be set)
+    return create(blocks, index=pd.RangeIndex(n), columns=labels.view())
 
 
-@lru_cache(maxsize=256)
-def _column_index(names: tuple[str, ...]) -> Any:
-    """The column labels of a table shape, built once (a string index costs about 80 us)."""
+@lru_cache(maxsize=64)
+def _zone(tz: str) -> Any:
+    """The pandas dtype of ``timestamp[us, tz]`` (its ``__from_arrow__`` is pyarrow's own)."""
     import pandas as pd
 
-    return pd.Index(names)
+    return pd.DatetimeTZDtype(unit="us", tz=tz)
 
 
 def _category_array(arr: pa.Array[Any]) -> Any:
@@ -243,4 +247,5 @@ def _category_array(arr: pa.Array[Any]) -> Any:
     if valid is not None:
         codes[~valid] = -1
     words = tuple(coded.dictionary.to_pylist())
-    return pd.Categorical.from_codes(codes, dtype=_category(words, t.ordered))
+    # Arrow's indices are within the dictionary: no check of each code
+    return pd.Categorical.from_codes(codes, dtype=_category(words, t.ordered), validate=False)
