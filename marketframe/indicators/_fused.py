@@ -12,6 +12,8 @@ the bar-by-bar recursion on unit inputs (no closed form to lose precision near
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -20,32 +22,41 @@ from ._linrec import BLOCK, Recursion, matmul_rows
 Array = NDArray[np.float64]
 
 
+@functools.lru_cache(maxsize=64)
+def _weights(kf: float, ks: float, kg: float) -> tuple[Array, Array, Array, float, float]:
+    """A block's weights for the line and the signal, its end states from its inputs, and
+    the fast and slow states' weights in the signal's end state; made once per set of
+    factors (the bar-by-bar run on unit inputs costs more than a short chunk), read-only."""
+    b = BLOCK
+    af, as_, ag = 1.0 - kf, 1.0 - ks, 1.0 - kg
+    w = np.zeros((b + 3, 2 * b))
+    ends = np.zeros((b + 3, 3))
+    for col in range(b + 3):
+        z = np.zeros(b + 3)
+        z[col] = 1.0
+        f, s, g = z[0], z[1], z[2]
+        for i in range(b):
+            x = z[3 + i]
+            f = af * f + kf * x
+            s = as_ * s + ks * x
+            g = ag * g + kg * (f - s)
+            w[col, i] = f - s
+            w[col, b + i] = g
+        ends[col] = (f, s, g)
+    out = (w[:, :b].copy(), w[:, b:].copy(), ends[3:].copy())
+    for arr in out:
+        arr.setflags(write=False)
+    return out[0], out[1], out[2], float(ends[0, 2]), float(ends[1, 2])
+
+
 class FusedMacd:
     """Chunks of whole blocks of a 1-D series, continuing from three ``Recursion`` states."""
 
     def __init__(
         self, kf: float, ks: float, kg: float, rec_f: Recursion, rec_s: Recursion, rec_g: Recursion
     ) -> None:
-        b = BLOCK
-        af, as_, ag = 1.0 - kf, 1.0 - ks, 1.0 - kg
-        w = np.zeros((b + 3, 2 * b))
-        ends = np.zeros((b + 3, 3))
-        for col in range(b + 3):
-            z = np.zeros(b + 3)
-            z[col] = 1.0
-            f, s, g = z[0], z[1], z[2]
-            for i in range(b):
-                x = z[3 + i]
-                f = af * f + kf * x
-                s = as_ * s + ks * x
-                g = ag * g + kg * (f - s)
-                w[col, i] = f - s
-                w[col, b + i] = g
-            ends[col] = (f, s, g)
-        self.w_line = w[:, :b].copy()
-        self.w_signal = w[:, b:].copy()
-        self.from_inputs = ends[3:].copy()  # (B, 3): end states from a block's inputs
-        self.f_to_g, self.s_to_g = ends[0, 2], ends[1, 2]
+        w_line, w_signal, self.from_inputs, self.f_to_g, self.s_to_g = _weights(kf, ks, kg)
+        self.w_line, self.w_signal = w_line, w_signal
         self.recs = (rec_f, rec_s, rec_g)
         self._u: Array | None = None
 

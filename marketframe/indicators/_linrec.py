@@ -21,6 +21,8 @@ missing values, and each NaN-free run is smoothed as if it were a separate serie
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -177,6 +179,39 @@ def restart(
     return y
 
 
+@functools.lru_cache(maxsize=256)
+def _weights(a: float, panel: bool) -> tuple[Array, Array, float, Array, Array, float]:
+    """What a :class:`Recursion` of factor ``a`` multiplies by: the block weights (the
+    powers of ``a`` and the lower-triangular matrix, laid out for a panel or a series), the
+    last row, ``a**B``, and the block ends' 64 x 64 matrix, powers and ``a**(64 B)``. They
+    depend on ``a`` alone and cost more than a short chunk's products (an appended day, a
+    live step), so they are made once per factor and shared read-only."""
+    b = BLOCK
+    m = _lower(a, b)
+    with np.errstate(under="ignore"):
+        powers = _flush(a ** np.arange(1, b + 1, dtype=np.float64))
+        big_a = a**b
+    if panel:
+        w = np.empty((b, b + 1))
+        w[:, 0] = powers
+        w[:, 1:] = m
+    else:
+        w = np.empty((b + 1, b))
+        w[0] = powers
+        w[1:] = m.T
+    last = m[-1].copy()
+    big_a = big_a if big_a >= _TINY else 0.0
+    # block ends obey c[k] = A c[k-1] + e[k] (A = a**B): solved with two fixed products
+    # (blocks of 64 ends, then across those blocks) rather than a recursive linrec call
+    with np.errstate(under="ignore"):
+        l1 = _lower(big_a, 64)
+        a64 = big_a**64
+        p1 = _flush(big_a ** np.arange(1, 65, dtype=np.float64))
+    for arr in (w, last, l1, p1):
+        arr.setflags(write=False)
+    return w, last, big_a, l1, p1, (a64 if a64 >= _TINY else 0.0)
+
+
 class Recursion:
     """``y[t] = a*y[t-1] + v[t]`` fed chunk by chunk, carrying ``y`` across chunks.
 
@@ -186,34 +221,13 @@ class Recursion:
     """
 
     def __init__(self, a: float, rest: tuple[int, ...] = (), carry: float = 0.0) -> None:
-        b = BLOCK
-        m = _lower(a, b)
-        with np.errstate(under="ignore"):
-            powers = _flush(a ** np.arange(1, b + 1, dtype=np.float64))
-            big_a = a**b
+        self.w, self.last, self.big_a, self._l1, self._p1, self._a64 = _weights(a, bool(rest))
         self.rest = rest
         self.a = a
-        if rest:
-            self.w = np.empty((b, b + 1))
-            self.w[:, 0] = powers
-            self.w[:, 1:] = m
-        else:
-            self.w = np.empty((b + 1, b))
-            self.w[0] = powers
-            self.w[1:] = m.T
-        self.last = m[-1].copy()
-        self.big_a = big_a if big_a >= _TINY else 0.0
         self.carry: Array | float = np.full(rest, float(carry)) if rest else float(carry)
         self._u: Array | None = None
         self._apow: Array | None = None
         self._scaled: tuple[float, Array, Array] | None = None
-        # block ends obey c[k] = A c[k-1] + e[k] (A = a**B): solved with two fixed products
-        # (blocks of 64 ends, then across those blocks) rather than a recursive linrec call
-        with np.errstate(under="ignore"):
-            self._l1 = _lower(self.big_a, 64)
-            a64 = self.big_a**64
-            self._p1 = _flush(self.big_a ** np.arange(1, 65, dtype=np.float64))
-        self._a64 = a64 if a64 >= _TINY else 0.0
         self._l2: Array | None = None
 
     def _block_ends(self, e: Array) -> Array:
