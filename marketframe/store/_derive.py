@@ -18,6 +18,7 @@ imports run driver -> task -> this module.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -38,7 +39,11 @@ from marketframe.store._document import DatasetId
 
 FORMAT = "marketframe.store.derived"
 VERSION = 1
-INPUTS = ("open", "high", "low", "close", "volume")
+INPUTS = ("open", "high", "low", "close", "volume")  # the rows of block() after the time
+# the inputs any kernel reads (KDJ: high, low, close; the others: close): a task reads and
+# digests only these; the open and the volume stay NaN in its block (they shape no output)
+USED = ("high", "low", "close")
+_DIGESTED = (0, 2, 3, 4)  # the rows of block(): the time and USED
 _TOL = 1e-18  # a**K below this: a carried recursion's start is far below any price's rounding
 COMPACT = 8  # part files in one (symbol, year) directory before they are merged into one
 
@@ -164,12 +169,13 @@ def read_state(data: bytes) -> tuple[dict[str, Any], np.ndarray]:
 
 
 def rows_digest(cols: np.ndarray, n: int | None = None) -> str:
-    """A digest of the first ``n`` input rows (time and the five inputs; all when None):
-    whether consumed rows changed. One column at a time (each is contiguous); SHA-256 as the
-    store's file hashes (the fastest here, see :func:`._io.digest`)."""
+    """A digest of the first ``n`` rows of :func:`block` (all when None), of the columns
+    that shape an output (the time and :data:`USED`): whether consumed rows changed. One
+    column at a time (each is contiguous); SHA-256 as the store's file hashes (the fastest
+    here, see :func:`._io.digest`)."""
     h = hashlib.sha256()
-    for c in cols:
-        h.update(np.ascontiguousarray(c[:n]).data)
+    for j in _DIGESTED:
+        h.update(np.ascontiguousarray(cols[j, :n]).data)
     return h.hexdigest()
 
 
@@ -277,6 +283,14 @@ def publish(
     return rec
 
 
+@functools.lru_cache(maxsize=4)
+def _symbol_column(symbol: str, rows: int) -> pa.Array:
+    """The symbol repeated ``rows`` times: the same for every target of a partition (the
+    targets of a task write one part each per input file), so made once (Arrow arrays are
+    immutable)."""
+    return pa.repeat(pa.scalar(symbol, pa.string()), rows)
+
+
 def write_part(
     storage: Any,
     ds: DatasetId,
@@ -289,7 +303,7 @@ def write_part(
     """One part file of new bars: the symbol, the bar times and the outputs. The columns
     are declared non-nullable (the outputs are NaN where undefined, never null): a nullable
     column's definition levels cost twice the encoding of its values."""
-    arrays: list[Any] = [pa.repeat(pa.scalar(symbol, pa.string()), len(date)), date]
+    arrays: list[Any] = [_symbol_column(symbol, len(date)), date]
     fields = [
         pa.field("symbol", pa.string(), nullable=False),
         pa.field("date", date.type, nullable=bool(date.null_count)),

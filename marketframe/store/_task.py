@@ -29,7 +29,7 @@ from marketframe.indicators import stateful as sf
 from marketframe.store import _io
 from marketframe.store._derive import (
     FORMAT,
-    INPUTS,
+    USED,
     VERSION,
     Outcome,
     Result,
@@ -70,8 +70,8 @@ class _Source:
             self._held = None  # release the previous partition before parsing the next
             rel, rec = self.task.inputs[i]
             # the kernels' columns only (the symbol and timeframe strings cost a third of a
-            # read); adjusting needs the whole table
-            cols = None if self.task.events else ["date", *INPUTS]
+            # read, and no kernel reads the open or the volume); adjusting needs them all
+            cols = None if self.task.events else ["date", *USED]
             table = self.storage.read_file(rel, rec, columns=cols)
             if self.task.events:
                 from marketframe import adjust as _adjust

@@ -157,6 +157,36 @@ def test_a_changed_input_file_is_recomputed(sb: Sandbox, tmp_path: Path) -> None
         check(st, reference(st.read(DAILY)))
 
 
+@pytest.mark.parametrize(("column", "mode"), [("close", "recomputed"), ("volume", "appended")])
+def test_a_bar_changed_in_the_newest_file(
+    sb: Sandbox, tmp_path: Path, column: str, mode: str
+) -> None:
+    """The newest file (the one a sync appends to) rewritten with one consumed bar changed:
+    a price the kernels read is recomputed from that file on; a volume (no indicator reads
+    it) leaves the consumed bars as they were, and new bars continue from the state. Either
+    way the derived data equals ``df.md`` over the source as it is now."""
+    from marketframe.store import _commit
+    from marketframe.store._report import SyncReport
+    from marketframe.store._sync import resolve
+
+    with store(sb, tmp_path / column) as st:
+        st.sync(DAILY, SYMS, "2023-01-01", "2026-10-31", progress=False)
+        st.compute(DAILY, SPECS, max_workers=1)
+        st.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)  # new bars too
+        spec = resolve(DAILY, None, {})
+        row = st.read(DAILY, "2454", "2026-10-15", "2026-10-15", backend="arrow")
+        i = row.schema.get_field_index(column)
+        value = row.column(column).to_pylist()[0]
+        changed = pa.array([value * 1.01 if column == "close" else value + 1], row.schema[i].type)
+        row = row.set_column(i, column, changed)
+        _commit.write_rows(st._storage, st._manifest, spec, "2454", row, SyncReport(spec.ds))
+        st._manifest.save()
+        rep = st.compute(DAILY, SPECS, max_workers=1)
+        assert all(m == {mode: ["2454"], "appended": ["0050", "2330"]} if mode != "appended"
+                   else m == {"appended": sorted(SYMS)} for m in rep.modes.values())  # fmt: skip
+        check(st, reference(st.read(DAILY)))
+
+
 def test_adjusted_prices_feed_their_own_dataset(sb: Sandbox, tmp_path: Path) -> None:
     with store(sb, tmp_path / "a") as st:
         st.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
