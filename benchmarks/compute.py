@@ -17,6 +17,11 @@ CPU-bound function (no I/O, no shared state) run twice in this process against o
 two processes of the same pool. On a shared 2-core host that ceiling is itself well below 2x
 and moves between minutes, so the script prints both and their quotient.
 
+The machine's speed drifts by up to 2x between minutes here, so with pairs the throughput
+and the appended day are also measured per pair, beside that pair's one-worker run
+(``df.md`` over every symbol's rows; one day appended to that store), and printed as a
+median with its spread; the first run's single figures are kept for the 2e8 run.
+
 ``--pairs 0`` skips the pairs (a 2e8-bar run holds one store of about 21 GB, not three).
 """
 
@@ -108,6 +113,11 @@ def _ceiling(pool: Any) -> float:
     return one / (time.perf_counter() - t)
 
 
+def _md(df: Any) -> Any:
+    """The baseline: the five indicators with ``df.md`` on rows held in memory."""
+    return df.md.sma(20).md.rsi(14).md.kdj().md.macd().md.bbands()
+
+
 def _cpu(fn: Any) -> tuple[float, float]:
     """(CPU seconds of this process, wall seconds) of ``fn()``."""
     c, w = time.process_time(), time.perf_counter()
@@ -144,13 +154,7 @@ def main() -> int:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         # df.md on one symbol's rows in memory (per core, CPU time), scaled to the store
         df = st.read(src, "1000", timeframe="1")
-        md = (
-            min(
-                _cpu(lambda: df.md.sma(20).md.rsi(14).md.kdj().md.macd().md.bbands())[0]
-                for _ in range(3)
-            )
-            * syms
-        )
+        md = min(_cpu(lambda: _md(df))[0] for _ in range(3)) * syms
         # two workers vs one, wall clock, interleaved pairs on fresh stores (order alternates);
         # the pool's server is started once first (a tiny store), as in a second compute
         ratios, ceilings = [], []
@@ -164,6 +168,12 @@ def main() -> int:
             ctx = mp.get_context("forkserver")
             cpool = ProcessPoolExecutor(2, mp_context=ctx)
             list(cpool.map(_spin, [0, 1]))
+        # per pair, right after its one-worker run (same minute, same machine state): df.md
+        # over every symbol's rows in memory, and one appended day on that store
+        frames = (
+            [st.read(src, f"{1000 + j}", timeframe="1") for j in range(syms)] if a.pairs else []
+        )
+        tputs, incs = [], []
         for i in range(a.pairs):
             st1 = write_store(root / f"p{i}a", syms, days)
             st2 = write_store(root / f"p{i}b", syms, days)
@@ -172,8 +182,16 @@ def main() -> int:
                 s_ = st1 if w == 1 else st2
                 runs[w] = _cpu(
                     lambda s_=s_, w=w: s_.compute(src, SPECS, timeframe="1", max_workers=w)
-                )[1]
-            ratios.append(runs[1] / runs[2])
+                )
+                if w == 1:
+                    md_i = sum(_cpu(lambda f=f: _md(f))[0] for f in frames)
+                    tputs.append(md_i / runs[1][0])
+                    write_store(root / f"p{i}a", syms, 1, first=days, store=st1)
+                    inc_i = _cpu(
+                        lambda s_=st1: s_.compute(src, SPECS, timeframe="1", max_workers=1)
+                    )[0]
+                    incs.append(inc_i / runs[1][0])
+            ratios.append(runs[1][1] / runs[2][1])
             ceilings.append(_ceiling(cpool))
             shutil.rmtree(root / f"p{i}a", ignore_errors=True)
             shutil.rmtree(root / f"p{i}b", ignore_errors=True)
@@ -185,6 +203,11 @@ def main() -> int:
               f" bars/s per core); peak RSS {rss:.0f} MB (target <= 1500)")  # fmt: skip
         print(f"throughput vs df.md in memory (CPU): {md / one_cpu:.2f}x (target >= 0.7)")
         if ratios:
+            ts, ins = sorted(tputs), sorted(incs)
+            print(f"per pair ({a.pairs}, each beside its own one-worker run): throughput vs df.md"
+                  f" median {statistics.median(ts):.2f}x [{ts[0]:.2f}-{ts[-1]:.2f}];"
+                  f" appended day median {statistics.median(ins) * 100:.2f}%"
+                  f" [{ins[0] * 100:.2f}-{ins[-1] * 100:.2f}]")  # fmt: skip
             rs, cs = sorted(ratios), sorted(ceilings)
             mid, cmid = statistics.median(rs), statistics.median(cs)
             eff = sorted(r / c for r, c in zip(ratios, ceilings, strict=True))
