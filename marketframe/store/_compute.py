@@ -17,9 +17,11 @@ Imports run one way: this module -> :mod:`._task` -> :mod:`._derive`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +123,27 @@ def build_tasks(
     return tasks
 
 
+@contextlib.contextmanager
+def _no_main() -> Iterator[None]:
+    """While our pool starts its workers (they start on ``submit``): the caller's main
+    module hidden from multiprocessing, which would run it again in every worker (as
+    ``__mp_main__``) to find functions defined there. A task is our function on plain data
+    and needs none of it, while re-running it breaks the pool: a script without an
+    ``if __name__ == "__main__"`` guard calls ``compute`` again in the worker, and code
+    from ``python -c`` or standard input has no file to run."""
+    main = sys.modules.get("__main__")
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main and k in main.__dict__}
+    try:
+        if main is not None:
+            main.__dict__.pop("__file__", None)
+            main.__dict__["__spec__"] = None
+        yield
+    finally:
+        if main is not None:
+            main.__dict__.pop("__spec__", None)
+            main.__dict__.update(saved)
+
+
 def record(
     manifest: Any,
     result: Result,
@@ -217,7 +240,6 @@ def compute(
 ) -> ComputeReport:
     """``Store.compute``; ``runner``: maps the tasks to their results some other way
     (Spark's ``mapInArrow``, :mod:`._spark`) instead of an executor."""
-    import contextlib
     import time
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
@@ -304,7 +326,8 @@ def compute(
                     done(run_task(t))
             else:
                 assert pool is not None
-                pending = {pool.submit(run_task, t) for t in tasks}
+                with _no_main() if own is not None else contextlib.nullcontext():
+                    pending = {pool.submit(run_task, t) for t in tasks}
                 while pending:
                     finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for f in finished:

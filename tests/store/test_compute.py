@@ -287,6 +287,47 @@ def test_dask_distributed_and_a_process_pool_equal_in_process(sb: Sandbox, tmp_p
         identical(one, dk)
 
 
+UNGUARDED = """
+import sys
+from marketframe.store import Store
+with Store(sys.argv[1]) as st:  # no `if __name__ == "__main__":` guard
+    rep = st.compute("stock.historical.candles", ["rsi", "macd"], max_workers=2)
+    print(sorted(sum((list(m) for m in rep.modes.values()), [])))
+"""
+
+
+@pytest.mark.parametrize("how", ["stdin", "script"])
+def test_the_default_pool_runs_from_an_unguarded_script_or_stdin(
+    sb: Sandbox, tmp_path: Path, how: str
+) -> None:
+    """The pool's workers never run the caller's main module: a script without a main
+    guard (or code piped to ``python -``) would otherwise compute again in each worker,
+    and the pool would break."""
+    with store(sb, tmp_path / "s") as st, store(sb, tmp_path / "inline") as inline:
+        for s in (st, inline):
+            s.sync(DAILY, SYMS, "2024-01-01", "2024-12-31", progress=False)
+        inline.compute(DAILY, ["rsi", "macd"], max_workers=1)
+    script = tmp_path / "job.py"
+    script.write_text(UNGUARDED)
+    args = [sys.executable, "-"] if how == "stdin" else [sys.executable, str(script)]
+    done = subprocess.run(
+        [*args, str(tmp_path / "s")],
+        input=UNGUARDED if how == "stdin" else None,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=subprocess_env(),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["['full',", "'full']"]
+    with Store(tmp_path / "s") as a, Store(tmp_path / "inline") as b:
+        for name in ("rsi", "macd"):
+            pd.testing.assert_frame_equal(
+                a.read_derived(DAILY, name), b.read_derived(DAILY, name), check_exact=True
+            )
+
+
 @pytest.mark.slow
 def test_spark_map_in_arrow_equals_in_process(sb: Sandbox, tmp_path: Path) -> None:
     from pyspark.sql import SparkSession
