@@ -13,9 +13,9 @@ an appended day recomputed against the full run, CPU time (<= 2%).
 Two workers against one: the worker pool's server is started (and its imports paid) once
 before the pairs, as in any process that computes more than once; the first start is printed
 on its own. Beside each pair the machine's own ceiling is measured the same way: a fixed
-CPU-bound function (no I/O, no shared state) run twice in this process against once in each of
-two processes of the same pool. On a shared 2-core host that ceiling is itself well below 2x
-and moves between minutes, so the script prints both and their quotient.
+CPU-bound function (no I/O, no shared state) run twice in this process against once in each
+of two processes of a forkserver pool like compute's. On a shared 2-core host that ceiling is
+itself well below 2x and moves between minutes, so the script prints both and their quotient.
 
 The machine's speed drifts by up to 2x between minutes here, so with pairs the throughput
 and the appended day are also measured per pair, beside that pair's one-worker run
@@ -152,9 +152,10 @@ def main() -> int:
         # one worker runs in this process: its CPU time is the task's, and ru_maxrss its peak
         one_cpu, one = _cpu(lambda: st.compute(src, SPECS, timeframe="1", max_workers=1))
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        # df.md on one symbol's rows in memory (per core, CPU time), scaled to the store
-        df = st.read(src, "1000", timeframe="1")
-        md = min(_cpu(lambda: _md(df))[0] for _ in range(3)) * syms
+        # df.md on one symbol's rows in memory (per core, CPU time), scaled to the store; with
+        # pairs, every symbol's rows (each pair measures df.md over all of them beside its run)
+        frames = [st.read(src, f"{1000 + j}", timeframe="1") for j in range(syms if a.pairs else 1)]
+        md = min(_cpu(lambda: _md(frames[0]))[0] for _ in range(3)) * syms
         # two workers vs one, wall clock, interleaved pairs on fresh stores (order alternates);
         # the pool's server is started once first (a tiny store), as in a second compute
         ratios, ceilings = [], []
@@ -170,9 +171,6 @@ def main() -> int:
             list(cpool.map(_spin, [0, 1]))
         # per pair, right after its one-worker run (same minute, same machine state): df.md
         # over every symbol's rows in memory, and one appended day on that store
-        frames = (
-            [st.read(src, f"{1000 + j}", timeframe="1") for j in range(syms)] if a.pairs else []
-        )
         tputs, incs = [], []
         for i in range(a.pairs):
             st1 = write_store(root / f"p{i}a", syms, days)
@@ -213,7 +211,7 @@ def main() -> int:
             eff = sorted(r / c for r, c in zip(ratios, ceilings, strict=True))
             print(f"two workers vs one (wall, {a.pairs} interleaved pairs): median {mid:.2f}x"
                   f" [{rs[0]:.2f}-{rs[-1]:.2f}] (target >= 1.7)")  # fmt: skip
-            print(f"  this machine's ceiling (CPU-bound work, same pool): median {cmid:.2f}x"
+            print(f"  this machine's ceiling (CPU-bound work, forkserver pool): median {cmid:.2f}x"
                   f" [{cs[0]:.2f}-{cs[-1]:.2f}]; compute / ceiling per pair: median"
                   f" {statistics.median(eff):.2f} [{eff[0]:.2f}-{eff[-1]:.2f}]")  # fmt: skip
         print(f"appended day: {inc_cpu:.3f} s CPU, {inc_cpu / one_cpu * 100:.2f}% of the full"

@@ -55,8 +55,9 @@ class FusedMacd:
     def __init__(
         self, kf: float, ks: float, kg: float, rec_f: Recursion, rec_s: Recursion, rec_g: Recursion
     ) -> None:
-        w_line, w_signal, self.from_inputs, self.f_to_g, self.s_to_g = _weights(kf, ks, kg)
-        self.w_line, self.w_signal = w_line, w_signal
+        self.w_line, self.w_signal, self.from_inputs, self.f_to_g, self.s_to_g = _weights(
+            kf, ks, kg
+        )
         self.recs = (rec_f, rec_s, rec_g)
         self._u: Array | None = None
 

@@ -132,16 +132,16 @@ def _no_main() -> Iterator[None]:
     ``if __name__ == "__main__"`` guard calls ``compute`` again in the worker, and code
     from ``python -c`` or standard input has no file to run."""
     main = sys.modules.get("__main__")
-    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main and k in main.__dict__}
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__.pop(k) for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__spec__ = None  # multiprocessing reads it without a default
     try:
-        if main is not None:
-            main.__dict__.pop("__file__", None)
-            main.__dict__["__spec__"] = None
         yield
     finally:
-        if main is not None:
-            main.__dict__.pop("__spec__", None)
-            main.__dict__.update(saved)
+        del main.__spec__
+        main.__dict__.update(saved)
 
 
 def record(

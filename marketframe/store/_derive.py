@@ -43,7 +43,7 @@ INPUTS = ("open", "high", "low", "close", "volume")  # the rows of block() after
 # the inputs any kernel reads (KDJ: high, low, close; the others: close): a task reads and
 # digests only these; the open and the volume stay NaN in its block (they shape no output)
 USED = ("high", "low", "close")
-_DIGESTED = (0, 2, 3, 4)  # the rows of block(): the time and USED
+_DIGESTED = (0, *(1 + INPUTS.index(c) for c in USED))  # the rows of block(): time and USED
 _TOL = 1e-18  # a**K below this: a carried recursion's start is far below any price's rounding
 COMPACT = 8  # part files in one (symbol, year) directory before they are merged into one
 
