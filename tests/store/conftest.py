@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -80,6 +81,13 @@ class Place:
                 if part in o["Key"][len(name) + 1 :]
             ]
         return out
+
+    def lease(self, name: str, rel: str) -> dict[str, object]:
+        """The body of the lease object ``rel`` of store ``name`` (S3 stores)."""
+        assert self.server is not None, "only object stores hold leases"
+        got = self.server.client().get_object(Bucket=self.bucket, Key=f"{name}/{rel}")
+        body: dict[str, object] = json.loads(got["Body"].read())
+        return body
 
 
 @pytest.fixture(params=["local", "s3"])
