@@ -7,10 +7,15 @@ windows need their last ``n-1`` bars; a recursion (EMA, Wilder's averages, MACD,
 recursive KDJ) run from a fresh seed ``K`` bars back differs from the one carried since the
 first bar by ``a**K`` times a price difference, and ``K`` is chosen so that this is below
 ``1e-17`` of the price: the carried values equal one pass over the whole history to rounding.
-That context, the last ``K`` bars, is the state kept per symbol (``_state-<hash>.bin``:
-a JSON header and the raw float64 context, no pickle) beside the derived files, with what it
-has consumed: per input file its path, content hash and rows, and for the last one (the only
-one a sync can append to) a digest of its rows.
+That context, the last ``K`` bars, is the state kept per symbol (a JSON header and the raw
+float64 context, no pickle) beside the derived files, with what it has consumed: per input
+file its path, content hash and rows, and for the last one (the only one a sync can append
+to) a digest of its rows.
+
+A symbol's state has two slots, ``_state-a.bin`` and ``_state-b.bin``: a run writes the one
+the manifest does not name, in place, and the manifest's save then names it. A run killed
+before the save leaves the named slot as it was, so no state needs a new file, a rename or a
+deletion (five of each per symbol and day, for the five indicators).
 
 Nothing here imports the driver (:mod:`._compute`) or the task loop (:mod:`._task`): the
 imports run driver -> task -> this module.
@@ -154,6 +159,15 @@ def state_bytes(meta: dict[str, Any], context: np.ndarray) -> bytes:
     ctx = np.ascontiguousarray(context, dtype="<f8")
     size = np.array([len(header), ctx.shape[1]], dtype="<u8").tobytes()
     return _MAGIC + size + header + ctx.tobytes()
+
+
+SLOTS = ("_state-a.bin", "_state-b.bin")
+
+
+def state_slot(ds: DatasetId, symbol: str, named: str | None) -> str:
+    """The state slot a run writes: the one the manifest does not name (``named``)."""
+    spare = SLOTS[1] if named is not None and named.endswith("/" + SLOTS[0]) else SLOTS[0]
+    return (_io.symbol_dir(Path(), ds, symbol) / spare).as_posix()
 
 
 def read_state(data: bytes) -> tuple[dict[str, Any], np.ndarray]:

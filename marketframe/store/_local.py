@@ -46,6 +46,9 @@ class LocalStorage:
     def publish(self, staged: Any, rel: str) -> None:
         _io.publish(staged, self.root / rel)
 
+    def rewrite(self, rel: str, data: bytes) -> dict[str, Any]:
+        return {"mtime_ns": _io.rewrite(data, self.root / rel)}
+
     def discard(self, staged: Any) -> None:
         staged.unlink(missing_ok=True)
 

@@ -243,6 +243,11 @@ class ObjectStorage:
             self.guard()
         self._do(self._op("PUT", rel), self._async("pipe_file"), self.key(rel), staged)
 
+    def rewrite(self, rel: str, data: bytes) -> dict[str, Any]:
+        staged, stamp = self.stage(rel, data)  # a PUT replaces an object atomically
+        self.publish(staged, rel)
+        return stamp
+
     def discard(self, staged: Any) -> None:
         pass
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from marketframe.store import _io
 from marketframe.store._base import fsync_dir
+from marketframe.store._derive import SLOTS
 from marketframe.store._document import DatasetId
 
 CLEAN = "_clean"
@@ -46,7 +47,9 @@ def remove_strays(storage: Any, manifest: Any, ids: Sequence[DatasetId]) -> int:
             ]
         keep = set(manifest.files(ds))
         for rel in found:
-            if "/_state-" in rel:
+            if rel.rsplit("/", 1)[-1] in SLOTS:
+                continue  # a state slot: the named one, or the spare a run rewrites in place
+            if "/_state-" in rel:  # a state from before the slots: kept while named
                 st = manifest.noted(ds, _io.where(rel)[0] or "", "state")
                 if st and st[0] == rel:
                     continue

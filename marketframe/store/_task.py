@@ -29,6 +29,7 @@ from marketframe.indicators import stateful as sf
 from marketframe.store import _io
 from marketframe.store._derive import (
     FORMAT,
+    SLOTS,
     USED,
     VERSION,
     Outcome,
@@ -40,10 +41,10 @@ from marketframe.store._derive import (
     context_rows,
     needs,
     outputs,
-    publish,
     read_state,
     rows_digest,
     state_bytes,
+    state_slot,
     write_part,
 )
 
@@ -242,13 +243,12 @@ class _Run:
             "context_rows": self.k,
         }
         data = state_bytes(meta, self.context)
-        digest = _io.digest(data)
-        rel = (
-            _io.symbol_dir(Path(), target.ds, task.symbol) / f"_state-{digest[:12]}.bin"
-        ).as_posix()
-        out.state = (rel, publish(self.storage, rel, data, digest))
-        if target.state is not None and target.state[0] != rel:
-            out.dropped.append(target.state[0])
+        named = target.state[0] if target.state is not None else None
+        rel = state_slot(target.ds, task.symbol, named)
+        stamp = self.storage.rewrite(rel, data)  # the spare slot: nothing refers to it
+        out.state = (rel, {"size": len(data), "hash": _io.digest(data), **stamp})
+        if named is not None and named.rsplit("/", 1)[-1] not in SLOTS:
+            out.dropped.append(named)  # a store's state from before the slots
         return out
 
 

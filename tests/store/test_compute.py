@@ -26,6 +26,7 @@ from marketframe.sandbox import Sandbox
 from marketframe.store import Store
 
 from ._helpers import NOW, subprocess_env
+from .conftest import Place
 
 DAILY = "stock.historical.candles"
 SPECS = ["sma", "rsi", "kdj", "macd", "bbands"]
@@ -115,6 +116,50 @@ def test_a_rerun_after_a_sync_computes_only_the_new_bars(sb: Sandbox, tmp_path: 
         full.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
         full.compute(DAILY, SPECS, max_workers=1)
         same(st, full)
+        check(st, reference(st.read(DAILY)))
+
+
+def test_reruns_rewrite_the_spare_state_slot(sb: Sandbox, place: Place) -> None:
+    """Each rerun writes the state slot the manifest does not name, and continues from the
+    named one: two state files per symbol and dataset however many days are appended, and
+    no lease left behind on an object store."""
+    with place.store("slots", api_key=sb.api_key, base_url=sb.base_url) as st:
+        for n, end in enumerate(["2026-09-30", "2026-10-31", "2026-11-20"]):
+            st.sync(DAILY, SYMS, "2023-01-01", end, progress=False)
+            rep = st.compute(DAILY, SPECS, max_workers=1)
+            mode = "appended" if n else "full"
+            assert all(m == {mode: sorted(SYMS)} for m in rep.modes.values())
+            states = place.files("slots", "/_state")
+            slots = {f.rsplit("/", 1)[-1] for f in states}
+            assert slots == ({"_state-a.bin", "_state-b.bin"} if n else {"_state-a.bin"})
+            assert len(states) == len(SPECS) * len(SYMS) * len(slots)
+        check(st, reference(st.read(DAILY)))
+    assert not place.files("slots", "_leases/")
+
+
+def test_a_torn_state_slot(sb: Sandbox, tmp_path: Path) -> None:
+    """A run killed while it rewrote the spare slot leaves the named one intact: the next
+    run continues from it. A damaged named slot (its hash no longer the recorded one) is
+    never trusted: the symbol is recomputed. Both equal ``df.md`` over the source."""
+    with store(sb, tmp_path / "torn") as st:
+        st.sync(DAILY, SYMS, "2023-01-01", "2026-09-30", progress=False)
+        st.compute(DAILY, SPECS, max_workers=1)  # names slot a
+        st.sync(DAILY, SYMS, "2023-01-01", "2026-10-31", progress=False)
+        st.compute(DAILY, SPECS, max_workers=1)  # names slot b
+        spares = list((tmp_path / "torn").glob("dataset=derived.*/*/*/sym=2454/_state-a.bin"))
+        assert len(spares) == len(SPECS)
+        for f in spares:
+            f.write_bytes(f.read_bytes()[:40])  # the spare, half rewritten
+        st.sync(DAILY, SYMS, "2023-01-01", "2026-11-10", progress=False)
+        rep = st.compute(DAILY, SPECS, max_workers=1)  # continues from b, rewrites a
+        assert all(m == {"appended": sorted(SYMS)} for m in rep.modes.values())
+        check(st, reference(st.read(DAILY)))
+        for f in spares:
+            f.write_bytes(f.read_bytes()[:40])  # now the named slot, damaged
+        st.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
+        rep = st.compute(DAILY, SPECS, max_workers=1)
+        want = {"full": ["2454"], "appended": ["0050", "2330"]}
+        assert all(m == want for m in rep.modes.values())
         check(st, reference(st.read(DAILY)))
 
 
