@@ -139,7 +139,9 @@ def main() -> int:
     a = p.parse_args()
     if a.pairs is None:
         a.pairs = 3 if a.rows <= 2e7 else 0
-    syms = a.symbols or max(2, int(round(a.rows / (PER_DAY * YEAR_DAYS * 10))))
+    # ten years a symbol, and an even number of at least 8 symbols: a task is a symbol, so
+    # with 3 (the 2e6 run's count before) two workers could not pass 1.5x
+    syms = a.symbols or 2 * max(4, int(round(a.rows / (PER_DAY * YEAR_DAYS * 10) / 2)))
     days = int(a.rows / syms / PER_DAY)
     root = Path(tempfile.mkdtemp(prefix="mf-compute-"))
     src = "stock.historical.candles"

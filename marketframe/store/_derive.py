@@ -182,15 +182,34 @@ def read_state(data: bytes) -> tuple[dict[str, Any], np.ndarray]:
     return meta, ctx.reshape(6, k).copy()
 
 
-def rows_digest(cols: np.ndarray, n: int | None = None) -> str:
-    """A digest of the first ``n`` rows of :func:`block` (all when None), of the columns
-    that shape an output (the time and :data:`USED`): whether consumed rows changed. One
-    column at a time (each is contiguous); SHA-256 as the store's file hashes (the fastest
-    here, see :func:`._io.digest`)."""
-    h = hashlib.sha256()
-    for j in _DIGESTED:
-        h.update(np.ascontiguousarray(cols[j, :n]).data)
-    return h.hexdigest()
+class RowsDigest:
+    """Digests of the first ``n`` rows of one :func:`block`, of the columns that shape an
+    output (the time and :data:`USED`): whether consumed rows changed. An appended day asks
+    for the rows the state consumed, then for all of them: one SHA-256 per column (as the
+    store's file hashes: the fastest here, see :func:`._io.digest`) goes on from where the
+    last ``n`` stopped, so the file's rows are hashed once, not twice. The digest of ``n``
+    rows is the SHA-256 of the columns' digests, tagged ``c:``."""
+
+    TAG = "c:"
+
+    def __init__(self, cols: np.ndarray):
+        self.cols, self.done = cols, 0
+        self.h = [hashlib.sha256() for _ in _DIGESTED]
+
+    def upto(self, n: int, like: str | None = None) -> str:
+        """The digest of the first ``n`` rows; ``like``: a recorded digest, whose form
+        (tagged, or the single hash of the stores written before) is the one made."""
+        if like is not None and not like.startswith(self.TAG):
+            h = hashlib.sha256()  # before the tag: the columns' first n rows, one hash
+            for j in _DIGESTED:
+                h.update(np.ascontiguousarray(self.cols[j, :n]).data)
+            return h.hexdigest()
+        if n < self.done:  # fewer rows than hashed: start over
+            self.done, self.h = 0, [hashlib.sha256() for _ in _DIGESTED]
+        for j, h in zip(_DIGESTED, self.h, strict=True):
+            h.update(np.ascontiguousarray(self.cols[j, self.done : n]).data)
+        self.done = n
+        return self.TAG + hashlib.sha256(b"".join(h.copy().digest() for h in self.h)).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------

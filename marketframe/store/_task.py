@@ -34,6 +34,7 @@ from marketframe.store._derive import (
     VERSION,
     Outcome,
     Result,
+    RowsDigest,
     Target,
     Task,
     block,
@@ -42,7 +43,6 @@ from marketframe.store._derive import (
     needs,
     outputs,
     read_state,
-    rows_digest,
     state_bytes,
     state_slot,
     write_part,
@@ -65,6 +65,7 @@ class _Source:
         self.task, self.storage = task, storage
         self._held: tuple[int, pa.Table, np.ndarray] | None = None
         self._digests: dict[tuple[int, int], str] = {}
+        self._hashing: tuple[int, RowsDigest] | None = None
 
     def read(self, i: int) -> tuple[pa.Table, np.ndarray]:
         if self._held is None or self._held[0] != i:
@@ -89,10 +90,15 @@ class _Source:
             return None
         return self.prefix_digest(i, self.read(i)[1].shape[1])
 
-    def prefix_digest(self, i: int, n: int) -> str:
-        """The digest of input ``i``'s first ``n`` rows (once for all the targets)."""
+    def prefix_digest(self, i: int, n: int, like: str | None = None) -> str:
+        """The digest of input ``i``'s first ``n`` rows (once for all the targets), in the
+        form of the recorded digest ``like``; a larger ``n`` goes on from the last one."""
+        if like is not None and not like.startswith(RowsDigest.TAG):
+            return RowsDigest(self.read(i)[1]).upto(n, like)  # a store written before
         if (i, n) not in self._digests:
-            self._digests[i, n] = rows_digest(self.read(i)[1], n)
+            if self._hashing is None or self._hashing[0] != i:
+                self._hashing = (i, RowsDigest(self.read(i)[1]))
+            self._digests[i, n] = self._hashing[1].upto(n)
         return self._digests[i, n]
 
     def context_before(self, i: int, k: int) -> np.ndarray:
@@ -145,7 +151,7 @@ class _Run:
             rows = source.read(first)[1]
             n = int(consumed[first]["rows"])
             want = consumed[first].get("digest")
-            if want and rows.shape[1] >= n and source.prefix_digest(first, n) == want:
+            if want and rows.shape[1] >= n and source.prefix_digest(first, n, want) == want:
                 appended, self.skip = True, n
         if appended:
             out.mode = "appended"

@@ -410,3 +410,27 @@ def test_spark_map_in_arrow_equals_in_process(sb: Sandbox, tmp_path: Path) -> No
         spark.stop()
     with Store(tmp_path / "one") as one, Store(tmp_path / "spark") as sp:
         identical(one, sp)
+
+
+def test_a_rows_digest_goes_on_from_the_last_and_reads_the_earlier_form() -> None:
+    """An appended day hashes the newest file's rows once: the digest of more rows goes on
+    from the last one and equals a fresh one. A digest recorded before the tagged form
+    (one SHA-256 over the columns) is still made and matched, so an older store's states
+    are continued, not recomputed. The open and the volume shape no output: not digested."""
+    import hashlib
+
+    from marketframe.store._derive import INPUTS, USED, RowsDigest
+
+    cols = np.random.default_rng(1).normal(size=(6, 1000))
+    d = RowsDigest(cols)
+    first, second = d.upto(600), d.upto(1000)
+    assert first == RowsDigest(cols).upto(600) and second == RowsDigest(cols).upto(1000)
+    assert first != second and d.upto(600) == first  # fewer rows again: started over
+    for name, moved in [("close", True), ("open", False), ("volume", False)]:
+        changed = cols.copy()
+        changed[1 + INPUTS.index(name), 10] += 0.01
+        assert (RowsDigest(changed).upto(600) != first) is moved, name
+    earlier = hashlib.sha256()
+    for j in (0, *(1 + INPUTS.index(c) for c in USED)):
+        earlier.update(cols[j, :600].tobytes())
+    assert RowsDigest(cols).upto(600, like=earlier.hexdigest()) == earlier.hexdigest()
