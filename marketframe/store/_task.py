@@ -64,7 +64,7 @@ class _Source:
     def __init__(self, task: Task, storage: Any):
         self.task, self.storage = task, storage
         self._held: tuple[int, pa.Table, np.ndarray] | None = None
-        self._digests: dict[tuple[int, int], str] = {}
+        self._digests: dict[tuple[int, int, bool], str] = {}
         self._hashing: tuple[int, RowsDigest] | None = None
 
     def read(self, i: int) -> tuple[pa.Table, np.ndarray]:
@@ -93,13 +93,16 @@ class _Source:
     def prefix_digest(self, i: int, n: int, like: str | None = None) -> str:
         """The digest of input ``i``'s first ``n`` rows (once for all the targets), in the
         form of the recorded digest ``like``; a larger ``n`` goes on from the last one."""
-        if like is not None and not like.startswith(RowsDigest.TAG):
-            return RowsDigest(self.read(i)[1]).upto(n, like)  # a store written before
-        if (i, n) not in self._digests:
-            if self._hashing is None or self._hashing[0] != i:
-                self._hashing = (i, RowsDigest(self.read(i)[1]))
-            self._digests[i, n] = self._hashing[1].upto(n)
-        return self._digests[i, n]
+        before = like is not None and not like.startswith(RowsDigest.TAG)
+        key = (i, n, before)
+        if key not in self._digests:
+            if before:  # a state written before the tagged form: its own single hash
+                self._digests[key] = RowsDigest(self.read(i)[1]).upto(n, like)
+            else:
+                if self._hashing is None or self._hashing[0] != i:
+                    self._hashing = (i, RowsDigest(self.read(i)[1]))
+                self._digests[key] = self._hashing[1].upto(n)
+        return self._digests[key]
 
     def context_before(self, i: int, k: int) -> np.ndarray:
         """The last ``k`` bars of input files ``0..i-1`` (read backwards, newest first)."""
