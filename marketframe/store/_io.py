@@ -213,25 +213,6 @@ def stage(data: bytes | memoryview, path: Path) -> tuple[Path, int]:
     return tmp, os.stat(tmp).st_mtime_ns
 
 
-def rewrite(data: bytes, path: Path) -> int:
-    """Write ``data`` over ``path`` in place and fsync it; returns its modification time.
-    Not atomic: only for a file nothing refers to while it is written (a derived state's
-    spare slot, see :mod:`._derive`). No new file, no rename, nothing deleted: a filesystem
-    that skips recently freed inodes when it makes a file (ext4 without a journal) scans
-    past every file a run deleted, on every file it creates."""
-    created = not path.exists()
-    if created and not path.parent.is_dir():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as f:  # truncated, the same inode
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-        mtime = os.fstat(f.fileno()).st_mtime_ns
-    if created:
-        fsync_dir(path.parent)
-    return mtime
-
-
 def publish(tmp: Path, path: Path) -> None:
     """Rename a staged file over ``path`` and fsync the directory: a reader sees the old file
     or the new one, and a power cut loses neither."""

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from marketframe.exceptions import InvalidParams
 from marketframe.store import _io
+from marketframe.store._base import fsync_dir
 
 
 class LocalStorage:
@@ -47,7 +48,23 @@ class LocalStorage:
         _io.publish(staged, self.root / rel)
 
     def rewrite(self, rel: str, data: bytes) -> dict[str, Any]:
-        return {"mtime_ns": _io.rewrite(data, self.root / rel)}
+        """Write ``data`` over ``rel`` in place and fsync it. Not atomic: only for a file
+        nothing refers to while it is written (a derived state's spare slot, see
+        :mod:`._derive`). No new file, no rename, nothing deleted: a filesystem that skips
+        recently freed inodes when it makes a file (ext4 without a journal) scans past
+        every file a run deleted, on every file it creates."""
+        path = self.root / rel
+        created = not path.exists()
+        if created:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as f:  # truncated, the same inode
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+            mtime = os.fstat(f.fileno()).st_mtime_ns
+        if created:
+            fsync_dir(path.parent)
+        return {"mtime_ns": mtime}
 
     def discard(self, staged: Any) -> None:
         staged.unlink(missing_ok=True)
