@@ -64,19 +64,27 @@ def describe(exc: BaseException) -> str:
 
 def precondition(exc: BaseException) -> bool:
     """Whether ``exc`` (as s3fs translates it) is a failed If-Match / If-None-Match: 412, or
-    409 ConditionalRequestConflict (two conditional writes at once)."""
+    409 ConditionalRequestConflict (two conditional writes at once). Read from the server's
+    answer (botocore's ``response``, kept as the translated error's cause) and its error
+    codes, never from bare numbers in the text: a network error's message holds the URL,
+    and a bucket, key or symbol may contain "412"."""
     seen: BaseException | None = exc
     while seen is not None:
-        text = f"{type(seen).__name__} {seen}"
-        if any(
-            s in text
-            for s in (
-                "_PreconditionFailed",
-                "412",
-                "ConditionalRequestConflict",
-                "At least one of the pre-conditions",
-            )
-        ):
+        if type(seen).__name__ == "_PreconditionFailed":
+            return True
+        answer = getattr(seen, "response", None)
+        if isinstance(answer, dict):
+            code = str((answer.get("Error") or {}).get("Code", ""))
+            status = (answer.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+            if code in _CONDITION_CODES or status == 412:
+                return True
+        text = str(seen)
+        if any(s in text for s in _CONDITION_CODES[:2]) or _CONDITION_TEXT in text:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+#: the error codes of a failed condition (and "412": botocore's code for a bodiless 412)
+_CONDITION_CODES = ("PreconditionFailed", "ConditionalRequestConflict", "412")
+_CONDITION_TEXT = "At least one of the pre-conditions"

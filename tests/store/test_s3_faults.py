@@ -107,11 +107,14 @@ def test_a_writer_whose_renewal_failed_never_publishes_over_the_next_writer(
         assert set(cov["symbol"]) == {"2330"}
 
 
+# a name holding "412": a network error's message holds the URL, and was once taken for a
+# failed condition (HTTP 412) by its text, so it escaped untyped (buckets are random too)
+@pytest.mark.parametrize("name", ["orphan", "orphan-4120"])
 def test_taking_several_leases_is_all_or_nothing_and_a_network_error_is_typed(
-    s3: Place, sb: Sandbox, proxy: FaultProxy
+    s3: Place, sb: Sandbox, proxy: FaultProxy, name: str
 ) -> None:
     with Store(
-        s3.url("orphan"),
+        s3.url(name),
         api_key=sb.api_key,
         base_url=sb.base_url,
         storage_options=_through(proxy, **ONE_TRY),
@@ -126,7 +129,7 @@ def test_taking_several_leases_is_all_or_nothing_and_a_network_error_is_typed(
         msg = str(info.value)
         assert "PUT s3://" in msg and "_leases/" in msg and "2330.json" in msg
         assert info.value.what.startswith("PUT ")
-        assert s3.files("orphan", "_leases/") == []  # the first symbol's lease was released
+        assert s3.files(name, "_leases/") == []  # the first symbol's lease was released
         # and the symbols are free at once (no lease to wait out)
         assert st.sync(CANDLES, ["0050", "2330"], "2024-01-01", "2024-06-30", progress=False).ok
 
