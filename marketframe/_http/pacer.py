@@ -15,11 +15,18 @@ class Pacer:
 
     While ``Remaining`` is above ``reserve`` requests go out at once. Below it, each request
     waits ``(reset - now) / remaining`` so the rest of the window is spread out; at zero it
-    waits for the reset. Requests are counted down locally as they go out, and an answer can
-    only lower that count within a window (answers lag the requests in flight), so threads
-    share one budget. When a window ends, the next starts with the whole limit and an end
-    estimated from the window length seen so far, until its own headers arrive; answers from
-    a window that has ended are ignored.
+    waits for the reset and asks again (by then answers may have moved the reset). Requests
+    are counted down locally as they go out, and an answer can only lower that count within
+    a window (answers lag the requests in flight), so threads share one budget.
+
+    The service's window starts at the first request it counts after the last one ended, so
+    a window seen only from this side ends no sooner than our guess: when a window ends, the
+    next starts with the whole limit and an end estimated from the window length seen so
+    far, until its own headers arrive, and if that guess runs out before any answer came,
+    requests wait for one rather than open a window the service may not have opened yet. A
+    small guard after every reset covers its millisecond rounding and the drift between the
+    wall clock it is given in and the clock sleeps are timed by. Answers from a window that
+    has ended are ignored.
     """
 
     def __init__(self, reserve: float = 0.1):
@@ -30,9 +37,14 @@ class Pacer:
         self._reset: float | None = None  # epoch seconds
         self._estimated = False  # _reset is our guess for a window with no answer yet
         self._span = 0.0  # the longest window seen (seconds)
-        self._queued = 0  # requests told to wait for the next window
         self._blind = 0  # requests sent before any headers were seen
         self._inflight = 0  # requests counted by delay() and not answered yet
+
+    @property
+    def _guard(self) -> float:
+        """Seconds past a reset before the next window is taken as open: the header's
+        millisecond rounding, and up to 0.1% drift between the wall and monotonic clocks."""
+        return 0.002 + 0.001 * self._span
 
     def update(self, headers: Mapping[str, str]) -> None:
         try:
@@ -61,11 +73,10 @@ class Pacer:
             self._remaining, self._reset, self._estimated = remaining, reset, False
 
     def _roll(self, reset: float) -> None:
-        """Start a window: the whole limit, less every request still in flight (those that
-        waited for this window, and any sent at the end of the last that may land in it)."""
+        """Start a window: the whole limit, less every request still in flight (any sent at
+        the end of the last may land in this one)."""
         assert self._limit is not None
         self._remaining = self._limit - self._inflight
-        self._queued = 0
         self._reset = reset
 
     def plan(self) -> tuple[int | None, float | None, float | None]:
@@ -79,24 +90,29 @@ class Pacer:
         with self._lock:
             self._inflight = max(self._inflight - 1, 0)
 
-    def delay(self) -> float:
-        """Seconds to wait before the next request (and count it against the budget)."""
+    def delay(self) -> tuple[float, bool]:
+        """Seconds to wait, and whether the request is counted against the budget and goes
+        out after that wait. When it is not, wait and ask again."""
         with self._lock:
-            self._inflight += 1
             if self._remaining is None or self._limit is None or self._reset is None:
+                self._inflight += 1
                 self._blind += 1
-                return 0.0
+                return 0.0, True
             now = time.time()
-            if now >= self._reset:  # a new window, its end estimated until it answers
-                self._roll(now + self._span)
+            guard = self._guard
+            if now >= self._reset + guard:
+                if self._estimated and self._inflight:
+                    # our guess ran out with no answer yet: the service's window may have
+                    # started later than we did, so wait for its headers
+                    return max(guard, self._span / 50), False
+                self._roll(now + self._span)  # a new window, its end estimated until it answers
                 self._estimated = True
-            window = self._reset - now
+            window = self._reset + guard - now
             remaining = self._remaining
-            if remaining <= 0:  # spent: go out in a later window, and count there
-                later, slot = divmod(self._queued, max(1, int(self._limit * (1 - self.reserve))))
-                self._queued += 1
-                return window + later * self._span + slot * 1e-3
+            if remaining <= 0:  # spent: wait for the window's end, then ask again
+                return window, False
+            self._inflight += 1
             self._remaining = remaining - 1
             if remaining > self.reserve * self._limit:
-                return 0.0
-            return window / remaining
+                return 0.0, True
+            return window / remaining, True

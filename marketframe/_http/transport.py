@@ -163,18 +163,7 @@ class Transport:
         attempt = 0
         while True:
             if self.pacer is not None:
-                wait = self.pacer.delay()
-                if wait > 0:
-                    if tried and time.monotonic() + wait > budget.ends():
-                        self.pacer.abandon()
-                        raise self._late(ep, values, shown, tried, f"pacing {wait:.1f} s")
-                    if not tried:  # the deadline counts from the end of the first wait
-                        budget.paced(wait)
-                    self.stats.add(paced_seconds=wait)
-                    log.debug("pacing %.3f s before %s", wait, shown)
-                    if budget.cancelled.wait(wait):
-                        self.pacer.abandon()
-                        raise self._late(ep, values, shown, tried, "")
+                self._pace(ep, values, shown, tried, budget)
             ends = budget.ends()
             left = ends - time.monotonic()
             if left <= 0 or budget.cancelled.is_set():
@@ -315,6 +304,29 @@ class Transport:
             endpoint=ep.name,
             params=_shown_params(values, self._key),
         )
+
+    def _pace(
+        self, ep: Endpoint, values: Mapping[str, Any], shown: str, tried: list[str], budget: Budget
+    ) -> None:
+        """Wait as the pacer says until it counts this request against the budget."""
+        assert self.pacer is not None
+        while True:
+            wait, counted = self.pacer.delay()
+            if wait > 0:
+                if tried and time.monotonic() + wait > budget.ends():
+                    if counted:
+                        self.pacer.abandon()
+                    raise self._late(ep, values, shown, tried, f"pacing {wait:.1f} s")
+                if not tried:  # the deadline counts from the end of the first wait
+                    budget.paced(wait)
+                self.stats.add(paced_seconds=wait)
+                log.debug("pacing %.3f s before %s", wait, shown)
+                if budget.cancelled.wait(wait):
+                    if counted:
+                        self.pacer.abandon()
+                    raise self._late(ep, values, shown, tried, "")
+            if counted:
+                return
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with jitter, at most ``BACKOFF_MAX`` seconds."""

@@ -174,12 +174,15 @@ def test_pacer_slows_down_before_the_limit(sandbox: Any, api_key: str) -> None:
             resp = requests.get(url, headers={"X-API-KEY": sb.api_key}, timeout=10)
             pacer.update(resp.headers)
             delays.append(pacer.delay())
-        assert delays[0] == 0.0  # plenty left: no pacing
-        assert 0 < delays[-2] < delays[-1] <= 60  # 2 left, then 1 left: spread over the window
+        assert delays[0] == (0.0, True)  # plenty left: no pacing
+        (second_last, counted), (last, counted_too) = delays[-2:]
+        assert counted and counted_too  # 2 left, then 1 left: spread over the window
+        assert 0 < second_last < last <= 60
         resp = requests.get(url, headers={"X-API-KEY": sb.api_key}, timeout=10)
-        pacer.update(resp.headers)  # Remaining: 0 -> wait for the reset
+        pacer.update(resp.headers)  # Remaining: 0 -> wait for the reset, then ask again
         reset = int(resp.headers["X-RateLimit-Reset"]) / 1000
-        assert pacer.delay() == pytest.approx(reset - time.time(), abs=1.0)
+        wait, counted = pacer.delay()
+        assert not counted and wait == pytest.approx(reset - time.time(), abs=1.0)
 
 
 def test_freshness_per_endpoint() -> None:
@@ -327,6 +330,26 @@ def test_bulk_work_is_paced_below_the_limit_instead_of_refused() -> None:
             c.stock.intraday.ticker(symbol=symbols)
         assert all(isinstance(e, RateLimited) for e in refusal.value.errors.values())
         assert sb.stats.by_status.get(429, 0) > 0, sb.stats.by_status
+
+
+def test_more_workers_than_the_limit_wait_for_each_window_to_open() -> None:
+    """16 workers against a limit of 10 a half-second window, once one answer has shown the
+    headers: the requests left over in each window wait for its end and ask again, so none
+    goes out on a guessed window end. The service opens a window at the first request it
+    counts, a little after our side saw the last one end; a request timed by our guess lands
+    in the window before, already full."""
+    symbols = ["2330", "2317", "2454", "0050", "0056", "2412", "2881", "2882", "1301", "2002"] * 4
+    with (
+        Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=10, rate_window=0.5) as sb,
+        Client(
+            sb.api_key, base_url=sb.base_url, cache=False, max_workers=16, max_retry_after=5
+        ) as c,
+    ):
+        c.stock.intraday.ticker(symbol="2330")  # the headers: every request after is paced
+        sb.stats.by_status.clear()
+        df = c.stock.intraday.ticker(symbol=symbols)
+        assert len(df) == len(symbols)
+        assert sb.stats.by_status == {200: len(symbols)}
 
 
 @pytest.mark.parametrize(
