@@ -22,11 +22,11 @@ class Pacer:
     The service's window starts at the first request it counts after the last one ended, so
     a window seen only from this side ends no sooner than our guess: when a window ends, the
     next starts with the whole limit and an end estimated from the window length seen so
-    far, until its own headers arrive, and if that guess runs out before any answer came,
-    requests wait for one rather than open a window the service may not have opened yet. A
-    small guard after every reset covers its millisecond rounding and the drift between the
-    wall clock it is given in and the clock sleeps are timed by. Answers from a window that
-    has ended are ignored.
+    far, until its own headers arrive. If that guess runs out before any answer came,
+    requests wait for one (up to one window) rather than open a window the service may not
+    have opened yet. A small guard after every reset covers its millisecond rounding and the
+    drift between the wall clock it is given in and the clock sleeps are timed by. Answers
+    from a window that has ended are ignored.
     """
 
     def __init__(self, reserve: float = 0.1):
@@ -101,9 +101,10 @@ class Pacer:
             now = time.time()
             guard = self._guard
             if now >= self._reset + guard:
-                if self._estimated and self._inflight:
+                if self._estimated and self._inflight and now < self._reset + guard + self._span:
                     # our guess ran out with no answer yet: the service's window may have
-                    # started later than we did, so wait for its headers
+                    # started later than we did, so wait for its headers (for one more
+                    # window at most: a request lost without a word must not stall the rest)
                     return max(guard, self._span / 50), False
                 self._roll(now + self._span)  # a new window, its end estimated until it answers
                 self._estimated = True

@@ -185,6 +185,56 @@ def test_pacer_slows_down_before_the_limit(sandbox: Any, api_key: str) -> None:
         assert not counted and wait == pytest.approx(reset - time.time(), abs=1.0)
 
 
+class _Clock:
+    """The pacer's wall clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def time(self) -> float:
+        return self.now
+
+
+def _headers(limit: int, remaining: int, reset: float) -> dict[str, str]:
+    return {
+        "X-RateLimit-Limit": str(limit),
+        "X-RateLimit-Remaining": str(remaining),
+        "X-RateLimit-Reset": str(int(reset * 1000)),
+    }
+
+
+def test_a_guessed_window_waits_for_its_answer_and_a_lost_request_stalls_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A window our side opened on a guess (the service opens it at the first request it
+    counts, later) is not followed by another until an answer shows where it really ends;
+    a request lost without a word holds the rest back for one window at most."""
+    import marketframe._http.pacer as pacer_module
+
+    clock = _Clock()
+    monkeypatch.setattr(pacer_module, "time", clock)
+    pacer = Pacer(reserve=0.1)
+    assert pacer.delay() == (0.0, True)  # no headers yet: it goes out
+    pacer.update(_headers(4, 1, clock.now + 10))
+    assert pacer.delay() == (0.0, True)  # the window's last request
+    wait, counted = pacer.delay()  # spent: wait for the reset (and its guard), then ask again
+    assert not counted and 10 < wait < 10.1
+    clock.now += wait
+    assert pacer.delay() == (0.0, True)  # a new window, its end guessed (10 s from now)
+    clock.now += 10.1  # the guess ran out and neither request was answered
+    wait, counted = pacer.delay()
+    assert not counted and 0 < wait < 1  # wait for an answer
+    pacer.update(_headers(4, 0, clock.now + 2))  # the window began later: it ends in 2 s
+    wait, counted = pacer.delay()
+    assert not counted and 2 < wait < 2.1  # until that end
+    clock.now += wait
+    assert pacer.delay() == (0.0, True)  # guessed again: 10 s
+    clock.now += 10.1
+    assert not pacer.delay()[1]  # no answer yet (the last request may still be in flight)
+    clock.now += 10  # a whole window more: that request is taken as lost
+    assert pacer.delay() == (0.0, True)
+
+
 def test_freshness_per_endpoint() -> None:
     now = dt.datetime(2026, 11, 20, 14, 0, tzinfo=dt.timezone(dt.timedelta(hours=8)))
     d = dt.date
