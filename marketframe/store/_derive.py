@@ -310,10 +310,12 @@ def publish(
     returns its record for the manifest."""
     staged, stamp = storage.stage(rel, bytes(data) if storage.remote else data)
     storage.publish(staged, rel)
-    rec = {"size": len(data), "hash": digest, **stamp}
-    if rows is not None:
-        rec["rows"] = rows
-    return rec
+    return record(data, digest, stamp, rows)
+
+
+def record(data: bytes | memoryview, digest: str, stamp: dict, rows: int | None = None) -> dict:
+    """The manifest's record of a written file: its size, hash, the storage's stamp."""
+    return {"size": len(data), "hash": digest, **stamp, **({} if rows is None else {"rows": rows})}
 
 
 @functools.lru_cache(maxsize=4)

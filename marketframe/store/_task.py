@@ -43,6 +43,7 @@ from marketframe.store._derive import (
     needs,
     outputs,
     read_state,
+    record,
     state_bytes,
     state_slot,
     write_part,
@@ -92,16 +93,13 @@ class _Source:
 
     def prefix_digest(self, i: int, n: int, like: str | None = None) -> str:
         """The digest of input ``i``'s first ``n`` rows (once for all the targets), in the
-        form of the recorded digest ``like``; a larger ``n`` goes on from the last one."""
-        before = like is not None and not like.startswith(RowsDigest.TAG)
-        key = (i, n, before)
+        form of the recorded digest ``like`` (see :meth:`RowsDigest.upto`); a larger ``n``
+        goes on from the last one."""
+        key = (i, n, like is not None and not like.startswith(RowsDigest.TAG))
         if key not in self._digests:
-            if before:  # a state written before the tagged form: its own single hash
-                self._digests[key] = RowsDigest(self.read(i)[1]).upto(n, like)
-            else:
-                if self._hashing is None or self._hashing[0] != i:
-                    self._hashing = (i, RowsDigest(self.read(i)[1]))
-                self._digests[key] = self._hashing[1].upto(n)
+            if self._hashing is None or self._hashing[0] != i:
+                self._hashing = (i, RowsDigest(self.read(i)[1]))
+            self._digests[key] = self._hashing[1].upto(n, like)
         return self._digests[key]
 
     def context_before(self, i: int, k: int) -> np.ndarray:
@@ -255,7 +253,7 @@ class _Run:
         named = target.state[0] if target.state is not None else None
         rel = state_slot(target.ds, task.symbol, named)
         stamp = self.storage.rewrite(rel, data)  # the spare slot: nothing refers to it
-        out.state = (rel, {"size": len(data), "hash": _io.digest(data), **stamp})
+        out.state = (rel, record(data, _io.digest(data), stamp))
         if named is not None and named.rsplit("/", 1)[-1] not in SLOTS:
             out.dropped.append(named)  # a store's state from before the slots
         return out
