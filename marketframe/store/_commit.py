@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from marketframe._windows import Interval, final_until
 from marketframe.convert import concat, order_keys
 from marketframe.exceptions import StoreCorrupted
-from marketframe.store import _io
+from marketframe.store import _io, _upsert
 from marketframe.store._document import NO_SYMBOL, DatasetId
 from marketframe.store._manifest import Manifest
 from marketframe.store._report import SyncReport
@@ -163,7 +163,7 @@ def write_rows(
                 old = _outside(old, _io.date_column(spec.ep), replace)
             if old is None and not part.num_rows:
                 continue
-            data, rec, delta = _io.prepare(part, keys, meta, constant, old, order_keys(spec.ep))
+            data, rec, delta = _upsert.prepare(part, keys, meta, constant, old, order_keys(spec.ep))
             tmp, stamp = root.stage(rel, data)
             staged.append((tmp, rel, {**rec.as_dict(), **stamp}))
             report.rows_written += delta

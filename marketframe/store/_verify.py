@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from marketframe._windows import merge
 from marketframe.endpoints import ENDPOINTS
 from marketframe.exceptions import StoreCorrupted, StoreLocked, StoreReadOnly, SyncError
-from marketframe.store import _io
+from marketframe.store import _io, _upsert
 from marketframe.store._document import (
     MANIFEST,
     NO_SYMBOL,
@@ -200,7 +200,7 @@ def migrate(root: Path, old: dict[str, Any]) -> dict[str, Any]:
             rel = f.relative_to(old_dir).as_posix().replace("symbol=", f"{_io.SYM_KEY}=", 1)
             target = new_dir / rel
             table = pq.read_table(f, partitioning=None)
-            payload, rec, _ = _io.prepare(table, keys, {})
+            payload, rec, _ = _upsert.prepare(table, keys, {})
             tmp, mtime = _io.stage(payload, target)
             _io.publish(tmp, target)
             files[target.relative_to(root).as_posix()] = {**rec.as_dict(), "mtime_ns": mtime}
