@@ -134,8 +134,21 @@ def serialize(table: pa.Table) -> bytes:
     """Parquet bytes of ``table`` with page checksums (for readers without the manifest's
     record: a read with one checks the whole file's hash)."""
     sink = pa.BufferOutputStream()
-    # snappy: small partitions read about twice as fast as with zstd (per-column codec set-up)
-    with pq.ParquetWriter(sink, table.schema, compression="snappy", write_page_checksum=True) as w:
+    # snappy: small partitions read about twice as fast as with zstd (per-column codec set-up).
+    # The bar times delta-encoded, not by dictionary: they are all distinct, so a dictionary
+    # fills up and falls back to plain pages, and parsing that mix was 0.8 ms of a minute
+    # year file's 1.4 ms read (delta: 0.16 ms; the benchmark's minute files are 45% smaller)
+    names = table.column_names
+    date = table.schema.field("date").type if "date" in names else None
+    delta = date is not None and (pa.types.is_timestamp(date) or pa.types.is_date(date))
+    with pq.ParquetWriter(
+        sink,
+        table.schema,
+        compression="snappy",
+        write_page_checksum=True,
+        use_dictionary=[n for n in names if n != "date"] if delta else True,  # type: ignore[arg-type]
+        column_encoding={"date": "DELTA_BINARY_PACKED"} if delta else None,
+    ) as w:
         w.write_table(table)
     return bytes(sink.getvalue().to_pybytes())
 
