@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -154,8 +155,9 @@ _MAGIC = b"MFSTATE1"
 def state_bytes(meta: dict[str, Any], context: np.ndarray) -> bytes:
     """The state file: a magic, the JSON header's length and the header, then the context
     (6 rows: time and the inputs) as raw little-endian float64. No pickle, no zip: a state
-    is written per symbol and target on every run, and ``np.savez`` cost 1-2 ms of it."""
-    header = json.dumps(meta, sort_keys=True).encode()
+    is written per symbol and target on every run, and ``np.savez`` cost 1-2 ms of it;
+    orjson writes and reads the header (5-6 KB) in a fifth of the standard library's 37 us."""
+    header = orjson.dumps(meta, option=orjson.OPT_SORT_KEYS)
     ctx = np.ascontiguousarray(context, dtype="<f8")
     size = np.array([len(header), ctx.shape[1]], dtype="<u8").tobytes()
     return _MAGIC + size + header + ctx.tobytes()
@@ -175,7 +177,7 @@ def read_state(data: bytes) -> tuple[dict[str, Any], np.ndarray]:
     if data[:8] != _MAGIC or len(data) < 24:
         raise ValueError("not a derived state file")
     hlen, k = (int(v) for v in np.frombuffer(data, dtype="<u8", count=2, offset=8))
-    meta = json.loads(data[24 : 24 + hlen])
+    meta = orjson.loads(data[24 : 24 + hlen])
     ctx = np.frombuffer(data, dtype="<f8", offset=24 + hlen)
     if ctx.size != 6 * k:
         raise ValueError("truncated derived state file")
