@@ -86,7 +86,8 @@ class Pacer:
             return self._limit, (self._span or None), self._remaining
 
     def abandon(self) -> None:
-        """A counted request got no answer at all (connection error, timeout)."""
+        """A counted request ended without an answer's headers (a connection error, a
+        timeout, any other error while it was sent or read)."""
         with self._lock:
             self._inflight = max(self._inflight - 1, 0)
 

@@ -199,6 +199,12 @@ class Transport:
                 self.stats.add(retries=1)
                 self._sleep(wait, shown, f"{type(exc).__name__}", budget)
                 continue
+            except BaseException:
+                # counted, and no answer will say it is done: left in flight, each such
+                # failure kept every later window one request short, for good
+                if self.pacer is not None:
+                    self.pacer.abandon()
+                raise
             cached = bool(getattr(resp, "from_cache", False))
             if cached:
                 self.stats.add(cache_hits=1)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import datetime as dt
 import http.server
 import logging
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -400,6 +402,75 @@ def test_more_workers_than_the_limit_wait_for_each_window_to_open() -> None:
         df = c.stock.intraday.ticker(symbol=symbols)
         assert len(df) == len(symbols)
         assert sb.stats.by_status == {200: len(symbols)}
+
+
+class _BrokenRedirects(http.server.BaseHTTPRequestHandler):
+    """One symbol's quote answered with a rate-limited 200 (a limit of 3 a 0.3 s window),
+    any other with a redirect to a malformed URL: ``requests`` raises ``InvalidURL``, an error
+    neither a connection failure nor a timeout, after the pacer counted the request."""
+
+    body = b""
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path.endswith("/2330"):
+            self.send_response(200)
+            self.send_header("X-RateLimit-Limit", "3")
+            self.send_header("X-RateLimit-Remaining", "2")
+            self.send_header("X-RateLimit-Reset", str(int((time.time() + 0.3) * 1000)))
+            payload = self.body
+        else:
+            self.send_response(307)
+            self.send_header("Location", "http://[malformed")
+            payload = b""
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_requests_failing_with_any_error_leave_the_pacers_budget(
+    sandbox: Any, api_key: str
+) -> None:
+    """A counted request that fails with an error other than a connection failure or a
+    timeout is no longer in flight either. Before, each such failure kept one unit of every
+    later window's budget; after as many as the limit, no window had room and the next
+    request waited for ever."""
+    import requests
+
+    body = requests.get(
+        f"{sandbox.base_url}/stock/intraday/quote/2330", headers={"X-API-KEY": api_key}, timeout=10
+    ).content
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), type("H", (_BrokenRedirects,), {"body": body})
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/marketdata/v1.0"
+    # in a process of its own: a request that waits for ever cannot be stopped from here
+    # (the client's close would wait for it too), so the test fails on a timeout, not a hang
+    script = f"""
+import pytest
+from marketframe import Client, TransportError
+with Client({api_key!r}, base_url={base!r}, cache=False, pace=True, max_workers=1) as c:
+    c.stock.intraday.quote(symbol="2330")  # the headers: paced from here on
+    for _ in range(4):
+        with pytest.raises(TransportError, match="Invalid IPv6 URL"):
+            c.stock.intraday.quote(symbol="2317")
+    print(c.stock.intraday.quote(symbol="2330")["symbol"].tolist())
+"""
+    try:
+        # a window is 0.3 s: the requests after the failures wait at most a few of them
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("a request after the failures never went out")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['2330']"
 
 
 @pytest.mark.parametrize(
