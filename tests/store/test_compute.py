@@ -450,3 +450,19 @@ def test_a_rows_digest_goes_on_from_the_last_and_reads_the_earlier_form() -> Non
     for j in (0, *(1 + INPUTS.index(c) for c in USED)):
         earlier.update(cols[j, :600].tobytes())
     assert RowsDigest(cols).upto(600, like=earlier.hexdigest()) == earlier.hexdigest()
+
+
+def test_a_state_slot_is_rewritten_in_place_at_any_size(tmp_path: Path) -> None:
+    """A slot is overwritten in place (the same inode): at the same size only its data is
+    flushed, at another it is cut or grown to the new state's bytes exactly."""
+    from marketframe.store._local import LocalStorage
+
+    storage = LocalStorage(tmp_path)
+    path = tmp_path / "d" / "_state-a.bin"
+    inodes = set()
+    for data in (b"a" * 8192, b"b" * 4096, b"c" * 4096, b"d" * 12288):  # shorter, same, longer
+        stamp = storage.rewrite("d/_state-a.bin", data)
+        assert path.read_bytes() == data
+        assert stamp == {"mtime_ns": path.stat().st_mtime_ns}
+        inodes.add(path.stat().st_ino)
+    assert len(inodes) == 1
