@@ -120,8 +120,7 @@ class Transport:
         self.session.close()
 
     def budget(self) -> Budget:
-        """The budget of one request sent alone: the deadline from its first attempt, and
-        the client's retries."""
+        """One request's own budget: the deadline from its first attempt, the retries."""
         return Budget(self.deadline, self.retries)
 
     def send(self, prep: Prepared, budget: Budget | None = None) -> Response:
@@ -179,11 +178,13 @@ class Transport:
                     {**kwargs, "timeout": timeout, "hooks": {"response": read_within(ends)}},
                     direct=(prep.wire, ends),
                 )
-            except (requests.ConnectionError, requests.Timeout) as exc:
+            except BaseException as exc:
+                if self.pacer is not None:
+                    self.pacer.abandon()  # counted, and no answer will say it is done
+                if not isinstance(exc, requests.ConnectionError | requests.Timeout):
+                    raise
                 self.stats.add(requests=1)
                 tried.append(type(exc).__name__)
-                if self.pacer is not None:
-                    self.pacer.abandon()
                 if attempt >= self.retries or not budget.take_retry():
                     if time.monotonic() >= budget.ends():
                         raise self._late(ep, values, shown, tried, "") from None
@@ -199,12 +200,6 @@ class Transport:
                 self.stats.add(retries=1)
                 self._sleep(wait, shown, f"{type(exc).__name__}", budget)
                 continue
-            except BaseException:
-                # counted, and no answer will say it is done: left in flight, each such
-                # failure kept every later window one request short, for good
-                if self.pacer is not None:
-                    self.pacer.abandon()
-                raise
             cached = bool(getattr(resp, "from_cache", False))
             if cached:
                 self.stats.add(cache_hits=1)
