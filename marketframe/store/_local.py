@@ -58,21 +58,18 @@ class LocalStorage:
         of CPU, 0.4 -> 0.2 ms of wall time for a 40 KB state here)."""
         path = self.root / rel
         try:
-            fd, created = os.open(path, os.O_WRONLY), False
+            f, created = open(path, "r+b"), False  # not truncated
         except FileNotFoundError:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, created = os.open(path, os.O_WRONLY | os.O_CREAT, 0o666), True
-        try:
-            same = os.fstat(fd).st_size == len(data)
-            os.pwrite(fd, data, 0)
-            if same:
-                _datasync(fd)
-            else:
-                os.ftruncate(fd, len(data))
-                os.fsync(fd)
-            mtime = os.fstat(fd).st_mtime_ns
-        finally:
-            os.close(fd)
+            f, created = open(path, "w+b"), True
+        with f:
+            same = os.fstat(f.fileno()).st_size == len(data)
+            f.write(data)
+            if not same:
+                f.truncate()  # at the end of the new bytes
+            f.flush()
+            (_datasync if same else os.fsync)(f.fileno())
+            mtime = os.fstat(f.fileno()).st_mtime_ns
         if created:
             fsync_dir(path.parent)
         return {"mtime_ns": mtime}
