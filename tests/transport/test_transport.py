@@ -406,8 +406,9 @@ def test_more_workers_than_the_limit_wait_for_each_window_to_open() -> None:
 
 class _BrokenRedirects(http.server.BaseHTTPRequestHandler):
     """One symbol's quote answered with a rate-limited 200 (a limit of 3 a 0.3 s window),
-    any other with a redirect to a malformed URL: ``requests`` raises ``InvalidURL``, an error
-    neither a connection failure nor a timeout, after the pacer counted the request."""
+    any other with a redirect to a malformed URL: following it raises ``ValueError`` ("Invalid
+    IPv6 URL"), neither a connection failure nor a timeout, after the pacer counted the
+    request."""
 
     body = b""
 
