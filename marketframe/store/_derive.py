@@ -280,13 +280,10 @@ def serialize(table: pa.Table) -> memoryview:
     and is abandoned, which made writing six times slower. Uncompressed: snappy saves 6% on
     indicator values (floats with full mantissas) and costs a third of the write. No
     statistics for the symbol (one value per file, and in the path): min/max over its
-    strings cost a fifth of the write). The bar times delta-encoded (``DELTA_BINARY_PACKED``,
-    read by every Parquet reader): regular minutes pack to a few bytes per page instead of 8
-    per bar, a third of a part's bytes that were written, hashed and checksummed."""
+    strings cost a fifth of the write). The bar times as in every file of the store
+    (:func:`._io.time_encoding`): a third of a part's bytes before."""
     sink = pa.BufferOutputStream()
     stats = [n for n in table.column_names if n != "symbol"]
-    date = table.schema.field("date").type
-    delta = pa.types.is_timestamp(date) or pa.types.is_date(date)
     with pq.ParquetWriter(
         sink,
         table.schema,
@@ -294,7 +291,7 @@ def serialize(table: pa.Table) -> memoryview:
         write_page_checksum=True,
         use_dictionary=["symbol"],  # type: ignore[arg-type]
         write_statistics=stats,
-        column_encoding={"date": "DELTA_BINARY_PACKED"} if delta else None,
+        column_encoding=_io.time_encoding(table.schema),
     ) as w:
         w.write_table(table)
     return memoryview(sink.getvalue())
