@@ -154,9 +154,10 @@ _MAGIC = b"MFSTATE1"
 
 def state_bytes(meta: dict[str, Any], context: np.ndarray) -> bytes:
     """The state file: a magic, the JSON header's length and the header, then the context
-    (6 rows: time and the inputs) as raw little-endian float64, zeros to whole pages (a slot
-    is rewritten at its size). Written per symbol and target on every run: no pickle or zip
-    (``np.savez`` took 1-2 ms), the header by orjson (a fifth of ``json``'s 37 us)."""
+    (the rows of :func:`block` that ``meta["rows"]`` names: those the spec's kernels read)
+    as raw little-endian float64, zeros to whole pages (a slot is rewritten at its size).
+    Written per symbol and target on every run: no pickle or zip (``np.savez`` took 1-2
+    ms), the header by orjson (a fifth of ``json``'s 37 us)."""
     header = orjson.dumps(meta, option=orjson.OPT_SORT_KEYS)
     ctx = np.ascontiguousarray(context, dtype="<f8")
     size = np.array([len(header), ctx.shape[1]], dtype="<u8").tobytes()
@@ -173,16 +174,21 @@ def state_slot(ds: DatasetId, symbol: str, named: str | None) -> str:
     return (_io.symbol_dir(Path(), ds, symbol) / spare).as_posix()
 
 
-def read_state(data: bytes) -> tuple[dict[str, Any], np.ndarray]:
-    """The header and the context of :func:`state_bytes` (ValueError if it is not one)."""
+def read_state(data: bytes, use: slice) -> tuple[dict[str, Any], np.ndarray]:
+    """The header and the context of :func:`state_bytes`, its rows ``use`` of
+    :func:`block` (ValueError if it is not a state file, or holds other rows). States
+    written before ``rows`` was recorded hold all six."""
     if data[:8] != _MAGIC or len(data) < 24:
         raise ValueError("not a derived state file")
     hlen, k = (int(v) for v in np.frombuffer(data, dtype="<u8", count=2, offset=8))
     meta = orjson.loads(data[24 : 24 + hlen])
-    if len(data) < 24 + hlen + 48 * k:
+    first, stop = meta.get("rows", (0, 6))
+    if not first <= use.start < use.stop <= stop:
+        raise ValueError("a derived state file of other rows")
+    if len(data) < 24 + hlen + 8 * (stop - first) * k:
         raise ValueError("truncated derived state file")
-    ctx = np.frombuffer(data, dtype="<f8", count=6 * k, offset=24 + hlen)  # then padding
-    return meta, ctx.reshape(6, k).copy()
+    ctx = np.frombuffer(data, dtype="<f8", count=(stop - first) * k, offset=24 + hlen)
+    return meta, ctx.reshape(stop - first, k)[use.start - first : use.stop - first].copy()
 
 
 class RowsDigest:

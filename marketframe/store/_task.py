@@ -49,7 +49,10 @@ from marketframe.store._derive import (
     write_part,
 )
 
-_NONE = np.empty((6, 0))  # no context: the rows of block(), no bars
+
+def _none(use: slice) -> np.ndarray:
+    """No context: the rows ``use`` of block(), no bars."""
+    return np.empty((use.stop - use.start, 0))
 
 
 def _storage(task: Task) -> Any:
@@ -102,18 +105,19 @@ class _Source:
             self._digests[key] = self._hashing[1].upto(n, like)
         return self._digests[key]
 
-    def context_before(self, i: int, k: int) -> np.ndarray:
-        """The last ``k`` bars of input files ``0..i-1`` (read backwards, newest first)."""
+    def context_before(self, i: int, k: int, use: slice) -> np.ndarray:
+        """The last ``k`` bars of input files ``0..i-1`` (read backwards, newest first), the
+        rows ``use`` of their blocks."""
         parts: list[np.ndarray] = []
         have = 0
         for j in range(i - 1, -1, -1):
             if have >= k:
                 break
-            b = self.read(j)[1]
+            b = self.read(j)[1][use]
             parts.insert(0, b[:, -k:] if k else b[:, :0])
             have += parts[0].shape[1]
         if not parts or not k:
-            return _NONE
+            return _none(use)
         return np.concatenate(parts, axis=1)[:, -k:].copy()
 
 
@@ -124,6 +128,7 @@ class _Run:
         self.task, self.storage, self.source, self.target = task, storage, source, target
         self.sp = sp = sf.IndicatorSpec.from_json(target.spec)
         self.k = k = context_rows(sp)
+        self.use = needs(sp)  # the rows of block() its kernels read, and its context holds
         self.out = out = Outcome(target.ds)
         self.start: int | None = None
         self.skip = 0
@@ -160,7 +165,7 @@ class _Run:
             if meta is None:
                 first = 0
                 out.mode = "full"
-                self.context = _NONE
+                self.context = _none(self.use)
             else:
                 out.mode = "recomputed"
             # everything made from input ``first`` on is replaced; the context before it rebuilt
@@ -169,18 +174,18 @@ class _Run:
                 if not any(rel in made.get(c, []) for c in keep):
                     out.dropped.append(rel)
             made = {c: made.get(c, []) for c in keep}
-            self.context = source.context_before(first, k) if first else _NONE
+            self.context = source.context_before(first, k, self.use) if first else _none(self.use)
         self.consumed, self.made, self.start = consumed[:first], made, first
 
     def _meta(self) -> dict[str, Any] | None:
         target, meta = self.target, None
-        self.context = _NONE
+        self.context = _none(self.use)
         if target.state is not None:
             rel, rec = target.state
             try:
                 data = self.storage.read(rel)
                 if _io.matches(data, rec):
-                    meta, self.context = read_state(data)
+                    meta, self.context = read_state(data, self.use)
             except (OSError, ValueError, KeyError):
                 meta = None
         if meta is not None and (
@@ -200,11 +205,11 @@ class _Run:
         files = self.made.setdefault(rel, [])
         m = new.shape[1]
         if m:
-            ctx, use = self.context, needs(self.sp)
+            ctx, use = self.context, self.use
             cut = ctx.shape[1]
             if cut:  # only the columns the kernels read, the context in front: one copy
                 both = np.empty((use.stop - use.start, cut + m))
-                both[:, :cut] = ctx[use]
+                both[:, :cut] = ctx
                 both[:, cut:] = new[use]
             else:
                 both = new[use]  # rows of the block: a view, no copy
@@ -217,11 +222,9 @@ class _Run:
             out.rows += m
             k = self.k
             if not k:
-                self.context = _NONE
-            elif m >= k:
-                self.context = new[:, -k:].copy()
-            else:
-                self.context = np.concatenate([ctx, new], axis=1)[:, -k:].copy()
+                self.context = _none(use)
+            else:  # the last k bars of the context and the new ones, already side by side
+                self.context = both[:, -k:].copy()
             merged = compact(self.storage, ds, sym, rel, files, self.target.files, out)
             if merged is not None:
                 self.made[rel] = merged
@@ -248,6 +251,7 @@ class _Run:
             "consumed": self.consumed,
             "made": self.made,
             "context_rows": self.k,
+            "rows": [self.use.start, self.use.stop],
         }
         data = state_bytes(meta, self.context)
         named = target.state[0] if target.state is not None else None

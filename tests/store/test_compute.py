@@ -466,3 +466,28 @@ def test_a_state_slot_is_rewritten_in_place_at_any_size(tmp_path: Path) -> None:
         assert stamp == {"mtime_ns": path.stat().st_mtime_ns}
         inodes.add(path.stat().st_ino)
     assert len(inodes) == 1
+
+
+def test_a_state_holds_the_rows_its_kernels_read_and_reads_the_earlier_form() -> None:
+    """A state's context holds only the rows of the block its spec's kernels read (the
+    close; KDJ also the high and the low): MACD's 794 bars of context are one row, not six.
+    A state written before (all six rows, no ``rows`` in its header) is still read, so an
+    older store's states are continued; a state of other rows is refused (recomputed)."""
+    from marketframe.store._derive import needs, read_state, state_bytes
+
+    ctx6 = np.random.default_rng(2).normal(size=(6, 794))
+    for name in ("macd", "kdj"):
+        use = needs(sf.spec(name))
+        meta = {"format": "f", "rows": [use.start, use.stop]}
+        data = state_bytes(meta, ctx6[use])
+        rows = use.stop - use.start  # 8 bytes a bar and row, in whole 4 KiB pages
+        assert len(data) == (8192 if rows == 1 else 20480)  # all six rows: 40960 bytes
+        assert len(state_bytes(meta, ctx6)) == 40960
+        got_meta, got = read_state(data, use)
+        assert got_meta == meta
+        np.testing.assert_array_equal(got, ctx6[use])
+        _, old = read_state(state_bytes({"format": "f"}, ctx6), use)
+        np.testing.assert_array_equal(old, ctx6[use])
+    close_only = state_bytes({"rows": [4, 5]}, ctx6[4:5])
+    with pytest.raises(ValueError, match="other rows"):
+        read_state(close_only, needs(sf.spec("kdj")))
