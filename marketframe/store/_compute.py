@@ -12,7 +12,8 @@ Part files are named by content (``part-<first bar>-<hash>.parquet``), so a task
 overwrites a recorded file; the driver records a task's files in the manifest, then deletes
 the files they replace. A process killed at any point leaves files the manifest does not
 record; the next run removes them first, so a rerun after ``kill -9`` equals a clean run.
-Imports run one way: this module -> :mod:`._task` -> :mod:`._derive`.
+Imports run one way: this module -> :mod:`._task` -> :mod:`._derive`; the arguments are
+checked by :mod:`._compute_args`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import pyarrow.compute as pc
 
 from marketframe.indicators import stateful as sf
 from marketframe.store import _io
+from marketframe.store._compute_args import source_of, specs_of
 from marketframe.store._derive import (
     Result,
     Target,
@@ -173,33 +175,6 @@ def record(
     return gone
 
 
-def _specs(spec: Any) -> list[sf.IndicatorSpec]:
-    from marketframe.exceptions import InvalidParams
-
-    items = [spec] if isinstance(spec, sf.IndicatorSpec | str) else list(spec)
-    if not items:
-        raise InvalidParams("Store.compute", "spec", "is empty", "one or more indicator specs")
-    out = [s if isinstance(s, sf.IndicatorSpec) else sf.spec(s) for s in items]
-    if len({(s.indicator, s.params, s.convention) for s in out}) != len(out):
-        raise InvalidParams("Store.compute", "spec", "names one spec twice")
-    return out
-
-
-def _source(store: Any, dataset: str, timeframe: str | None, params: dict[str, Any]) -> Any:
-    from marketframe.exceptions import InvalidParams
-    from marketframe.store._sync import resolve
-
-    src = resolve(dataset, timeframe, params)
-    if not src.has_symbol or "close" not in src.ep.schema.arrow().names:
-        raise InvalidParams(
-            "Store.compute",
-            "dataset",
-            f"{dataset!r} has no per-symbol bars (date, open, high, low, close)",
-            "a candles dataset, e.g. stock.historical.candles",
-        )
-    return src
-
-
 def _events(store: Any, src: Any, mode: str, symbols: Sequence[str]) -> dict[str, list[Any]]:
     """The corporate actions of ``adjust=`` for ``symbols`` (one fetch, in the driver)."""
     import datetime as dt
@@ -248,8 +223,8 @@ def compute(
     from marketframe.store._sync import check_symbols
 
     t0 = time.perf_counter()
-    specs = _specs(spec)
-    src = _source(store, dataset, timeframe, params)
+    specs = specs_of(spec)
+    src = source_of(dataset, timeframe, params)
     mode = _adjust.check_read(src.ep.name, adjust, src.params, src.ds.timeframe)
     man = store._manifest
     man.reload()
@@ -356,8 +331,8 @@ def read(
     from marketframe import adjust as _adjust
     from marketframe.exceptions import InvalidParams
 
-    (sp,) = _specs(spec)
-    src = _source(store, dataset, timeframe, params)
+    (sp,) = specs_of(spec)
+    src = source_of(dataset, timeframe, params)
     mode = _adjust.check_read(src.ep.name, adjust, src.params, src.ds.timeframe)
     ds = derived_id(src.ds, sp, mode)
     man = store._manifest
