@@ -18,8 +18,8 @@ from typing import Any
 
 from marketframe.store import _io
 from marketframe.store._base import fsync_dir
-from marketframe.store._derive import SLOTS
 from marketframe.store._document import DatasetId
+from marketframe.store._state import SLOTS
 
 CLEAN = "_clean"
 

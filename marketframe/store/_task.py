@@ -29,12 +29,10 @@ from marketframe.indicators import stateful as sf
 from marketframe.store import _io
 from marketframe.store._derive import (
     FORMAT,
-    SLOTS,
     USED,
     VERSION,
     Outcome,
     Result,
-    RowsDigest,
     Target,
     Task,
     block,
@@ -42,12 +40,10 @@ from marketframe.store._derive import (
     context_rows,
     needs,
     outputs,
-    read_state,
     record,
-    state_bytes,
-    state_slot,
     write_part,
 )
+from marketframe.store._state import SLOTS, RowsDigest, read_state, state_bytes, state_slot
 
 
 def _none(use: slice) -> np.ndarray:

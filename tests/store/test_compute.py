@@ -435,7 +435,8 @@ def test_a_rows_digest_goes_on_from_the_last_and_reads_the_earlier_form() -> Non
     are continued, not recomputed. The open and the volume shape no output: not digested."""
     import hashlib
 
-    from marketframe.store._derive import INPUTS, USED, RowsDigest
+    from marketframe.store._derive import INPUTS, USED
+    from marketframe.store._state import RowsDigest
 
     cols = np.random.default_rng(1).normal(size=(6, 1000))
     d = RowsDigest(cols)
@@ -470,10 +471,11 @@ def test_a_state_slot_is_rewritten_in_place_at_any_size(tmp_path: Path) -> None:
 
 def test_a_state_holds_the_rows_its_kernels_read_and_reads_the_earlier_form() -> None:
     """A state's context holds only the rows of the block its spec's kernels read (the
-    close; KDJ also the high and the low): MACD's 794 bars of context are one row, not six.
+    close; KDJ also the high and the low): MACD's 795 bars of context are one row, not six.
     A state written before (all six rows, no ``rows`` in its header) is still read, so an
     older store's states are continued; a state of other rows is refused (recomputed)."""
-    from marketframe.store._derive import needs, read_state, state_bytes
+    from marketframe.store._derive import needs
+    from marketframe.store._state import read_state, state_bytes
 
     ctx6 = np.random.default_rng(2).normal(size=(6, 794))
     for name in ("macd", "kdj"):
