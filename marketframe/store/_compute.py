@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from marketframe.indicators import stateful as sf
 from marketframe.store import _io
-from marketframe.store._compute_args import source_of, specs_of
+from marketframe.store._compute_args import check_workers, computed, label, source_of, specs_of
 from marketframe.store._derive import (
     Result,
     Target,
@@ -224,6 +224,7 @@ def compute(
 
     t0 = time.perf_counter()
     specs = specs_of(spec)
+    check_workers(executor, max_workers)
     src = source_of(dataset, timeframe, params)
     mode = _adjust.check_read(src.ep.name, adjust, src.params, src.ds.timeframe)
     man = store._manifest
@@ -338,7 +339,19 @@ def read(
     man = store._manifest
     man.reload()
     man.check()
-    files = {r: v for r, v in man.files(ds).items() if r.endswith(".parquet")}
+    recorded = man.files(ds)
+    if not recorded and all(d.key != ds.key for d, _ in man.datasets()):  # never computed
+        done = computed(man, src.ds)
+        raise InvalidParams(
+            "Store.read_derived",
+            "spec",
+            f"{label(sp, mode)} over {dataset} (timeframe {src.ds.timeframe}) was never "
+            "computed in this store",
+            f"computed here: {', '.join(done)}"
+            if done
+            else f"store.compute({dataset!r}, spec, timeframe=...) first",
+        )
+    files = {r: v for r, v in recorded.items() if r.endswith(".parquet")}
     want = None if symbols is None else ([symbols] if isinstance(symbols, str) else list(symbols))
     if want is not None:
         have = set(symbols_of(files))

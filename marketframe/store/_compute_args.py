@@ -1,12 +1,13 @@
 """What :meth:`Store.compute` and :meth:`Store.read_derived` are given, checked before any
-work: the indicator specs and the source dataset. Imports nothing of the driver
-(:mod:`._compute`), which imports this."""
+work: the indicator specs, the source dataset, the executor; and how a derived dataset is
+named to a user. Imports nothing of the driver (:mod:`._compute`), which imports this."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from marketframe.indicators import stateful as sf
+from marketframe.store._document import DatasetId
 
 
 def specs_of(spec: Any) -> list[sf.IndicatorSpec]:
@@ -36,3 +37,46 @@ def source_of(dataset: str, timeframe: str | None, params: dict[str, Any]) -> An
             "a candles dataset, e.g. stock.historical.candles",
         )
     return src
+
+
+def check_workers(executor: Any, max_workers: Any) -> None:
+    """``executor`` and ``max_workers`` of :meth:`Store.compute`, before the store is locked
+    and read (an executor given by name failed only then, on its first task)."""
+    from marketframe.exceptions import InvalidParams
+
+    if max_workers is not None and (
+        isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
+    ):
+        raise InvalidParams(
+            "Store.compute",
+            "max_workers",
+            f"must be an int >= 1 or None, got {max_workers!r}",
+            "None (a process per core), 1 (in this process), 2, 3, ...",
+        )
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise InvalidParams(
+            "Store.compute",
+            "executor",
+            f"must be a concurrent.futures.Executor, got {executor!r}",
+            "None (a process pool of max_workers), a ProcessPoolExecutor, dask.distributed's "
+            "client.get_executor(), Ray's RayExecutor()",
+        )
+
+
+def label(sp: sf.IndicatorSpec, adjust: str | None) -> str:
+    """``rsi(14)``; the convention when it is not the one a spec gets by default, and the
+    adjustment if any: a derived dataset as a user names it."""
+    text = f"{sp.indicator}({', '.join(str(p) for p in sp.params)})"
+    if sp.convention != sf.spec(sp.indicator, *sp.params).convention:
+        text += f" [{sp.convention!r}]"
+    return text + (f" adjust={adjust!r}" if adjust else "")
+
+
+def computed(manifest: Any, source: DatasetId) -> list[str]:
+    """The derived datasets computed over ``source`` in this store, by :func:`label`."""
+    names = []
+    for ds, entry in manifest.datasets():
+        values = entry.get("values", {})
+        if ds.endpoint.startswith("derived.") and values.get("source") == source.key:
+            names.append(label(sf.IndicatorSpec.from_json(values["spec"]), values.get("adjust")))
+    return sorted(names)

@@ -493,3 +493,50 @@ def test_a_state_holds_the_rows_its_kernels_read_and_reads_the_earlier_form() ->
     close_only = state_bytes({"rows": [4, 5]}, ctx6[4:5])
     with pytest.raises(ValueError, match="other rows"):
         read_state(close_only, needs(sf.spec("kdj")))
+
+
+@pytest.mark.parametrize(
+    ("kw", "name"),
+    [
+        ({"executor": "dask"}, "executor"),
+        ({"executor": 2}, "executor"),
+        ({"max_workers": 0}, "max_workers"),
+        ({"max_workers": 1.5}, "max_workers"),
+        ({"max_workers": True}, "max_workers"),
+    ],
+)
+def test_a_bad_executor_or_worker_count_is_refused_before_the_store_is_locked(
+    sb: Sandbox, tmp_path: Path, kw: dict[str, object], name: str
+) -> None:
+    """An executor given by name failed on its first task, once the store was locked and
+    read; ``max_workers=0`` ran a pool of a process per core. Both are refused first: with
+    the store locked by another process, the error is still the argument's."""
+    from filelock import FileLock
+
+    from marketframe.exceptions import InvalidParams
+    from marketframe.store import LOCK
+
+    st = Store(tmp_path, api_key=sb.api_key, base_url=sb.base_url, lock_timeout=0)
+    with FileLock(str(tmp_path / LOCK)), pytest.raises(InvalidParams, match=name) as err:
+        st.compute(DAILY, "sma", **kw)  # type: ignore[arg-type]
+    assert "allowed:" in str(err.value)
+
+
+def test_reading_a_dataset_never_computed_names_those_that_were(
+    sb: Sandbox, tmp_path: Path
+) -> None:
+    """A spec read with other periods (or another convention) than it was computed with was
+    an empty frame, as if the symbols had no bars; it is refused, naming what was computed."""
+    from marketframe.exceptions import InvalidParams
+
+    with store(sb, tmp_path / "s") as st:
+        st.sync(DAILY, ["2330"], "2026-09-01", "2026-10-31", progress=False)
+        with pytest.raises(InvalidParams, match=r"rsi\(14\) .* never computed.*store\.compute"):
+            st.read_derived(DAILY, "rsi")
+        st.compute(DAILY, ["rsi", sf.spec("macd", 5, 35, 5)], max_workers=1)
+        with pytest.raises(InvalidParams, match=r"computed here: macd\(5, 35, 5\), rsi\(14\)"):
+            st.read_derived(DAILY, sf.spec("rsi", 15))
+        seeded = sf.spec("rsi", convention="rsi_seed=first")
+        with pytest.raises(InvalidParams, match=r"rsi\(14\) \[RsiConvention\(seed='first'"):
+            st.read_derived(DAILY, seeded)
+        assert len(st.read_derived(DAILY, "rsi")) == len(st.read(DAILY))
