@@ -92,6 +92,12 @@ def check_symbols(
                 "None",
             )
         return None
+    return symbol_list(symbols, where)
+
+
+def symbol_list(symbols: object, where: str) -> list[str]:
+    """``symbols`` (one or a list) as a list without duplicates, each a valid directory
+    name (the service's rule for a symbol), else :class:`InvalidParams` from ``where``."""
     if symbols is None:
         raise InvalidParams(where, "symbols", "is required", "a symbol or a list")
     if isinstance(symbols, str):

@@ -218,18 +218,35 @@ class Stream(Generic[FrameT]):
         resumed from when it exists (a restarted process continues equal to one that never
         stopped; trades seen again are skipped). Ends after ``idle`` seconds without data
         (``None``: when the stream ends), closing the forming bars."""
-        from marketframe.stream._live import LiveIndicators
+        from marketframe.stream._live import LiveIndicators, check_arguments
 
-        syms = [symbols] if isinstance(symbols, str) else list(symbols)
+        args = (symbols, timeframe, warmup, warmup_bars, checkpoint, idle, backend)
+        syms, tf = check_arguments(*args)
         path = Path(checkpoint) if checkpoint is not None else None
+        # made now: a spec's mistake is an error of this call, not of the first next()
         if path is not None and path.exists():
-            eng = LiveIndicators.load(path)
+            eng, warm = LiveIndicators.load(path), None
         else:
-            eng = LiveIndicators(syms, spec, timeframe=int(timeframe))
-            if warmup is not None:
-                candles = _warm_candles(warmup, syms, timeframe, warmup_bars)
-                if len(candles):
-                    eng.warm(candles)
+            eng = LiveIndicators(syms, spec, timeframe=int(tf))
+            warm = (warmup, tf, warmup_bars) if warmup is not None else None
+        return self._live(eng, syms, path, peek, idle, backend, warm)
+
+    def _live(
+        self,
+        eng: Any,
+        syms: list[str],
+        path: Path | None,
+        peek: bool,
+        idle: float | None,
+        backend: Backend | None,
+        warm: tuple[Any, str, int] | None,
+    ) -> Iterator[Any]:
+        """The generator of :meth:`indicators`: warm-up (``warm``: the source, timeframe and
+        bars, or None), subscription and the loop."""
+        if warm is not None:
+            candles = _warm_candles(warm[0], syms, warm[1], warm[2])
+            if len(candles):
+                eng.warm(candles)
         self.subscribe("trades", syms)
         out = backend or self._async.backend
         for batch in self.batches(idle=idle):

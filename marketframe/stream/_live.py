@@ -71,6 +71,46 @@ def _regular(times: np.ndarray) -> np.ndarray:
     return np.asarray(times < session_end(times))
 
 
+def check_arguments(
+    symbols: object,
+    timeframe: object,
+    warmup: object,
+    warmup_bars: object,
+    checkpoint: object,
+    idle: object,
+    backend: object,
+) -> tuple[list[str], str]:
+    """The arguments of ``Stream.indicators`` checked when it is called, before anything is
+    subscribed or read (it is a generator: without this, a mistake surfaced at the first
+    ``next``, and a symbol the service never sends waited for ever); returns the symbols
+    and the timeframe as text."""
+    from marketframe._selection import symbol_list
+    from marketframe.convert import check_backend
+    from marketframe.endpoints import MINUTE_TIMEFRAMES
+    from marketframe.exceptions import InvalidParams
+
+    where = "Stream.indicators"
+    syms = symbol_list(symbols, where)
+    tf = str(timeframe) if isinstance(timeframe, str | int) else ""
+    if isinstance(timeframe, bool) or tf not in MINUTE_TIMEFRAMES:
+        raise InvalidParams(
+            where, "timeframe", f"has value {timeframe!r}", ", ".join(MINUTE_TIMEFRAMES)
+        )
+    if warmup is not None and not hasattr(warmup, "read_derived") and not hasattr(warmup, "stock"):
+        raise InvalidParams(where, "warmup", f"has value {warmup!r}", "a Store, a Client, None")
+    if isinstance(warmup_bars, bool) or not isinstance(warmup_bars, int) or warmup_bars < 1:
+        raise InvalidParams(where, "warmup_bars", f"has value {warmup_bars!r}", "an int >= 1")
+    if checkpoint is not None and not isinstance(checkpoint, str | os.PathLike):
+        raise InvalidParams(where, "checkpoint", f"has value {checkpoint!r}", "a file path, None")
+    if idle is not None and (
+        isinstance(idle, bool) or not isinstance(idle, int | float) or not idle > 0
+    ):
+        raise InvalidParams(where, "idle", f"has value {idle!r}", "seconds > 0, or None")
+    if backend is not None:
+        check_backend(where, backend)
+    return syms, tf
+
+
 class LiveIndicators(_Bars):
     """Bars and indicators for ``symbols`` (see the module docstring)."""
 

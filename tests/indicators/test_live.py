@@ -467,3 +467,38 @@ def test_trades_before_the_close_minute_keep_the_bars_forming() -> None:
     assert got["is_final"].all()
     rest = eng.flush()
     assert sorted(rest["symbol"]) == ABC  # the others' bars and the 13:30 bar were forming
+
+
+@pytest.mark.parametrize(
+    ("kw", "name"),
+    [
+        ({"symbols": [2330]}, "symbols"),
+        ({"symbols": []}, "symbols"),
+        ({"timeframe": "7"}, "timeframe"),
+        ({"timeframe": "D"}, "timeframe"),
+        ({"spec": ["smaa"]}, "indicator"),
+        ({"warmup": "store"}, "warmup"),
+        ({"warmup_bars": 0}, "warmup_bars"),
+        ({"checkpoint": 5}, "checkpoint"),
+        ({"idle": -1}, "idle"),
+        ({"backend": "numpy"}, "backend"),
+    ],
+)
+def test_stream_indicators_refuses_bad_arguments_when_called(
+    kw: dict[str, object], name: str
+) -> None:
+    """``indicators`` is a generator: its mistakes surfaced at the first ``next`` (a
+    timeframe of 7 minutes was taken, an int symbol subscribed to and waited for ever). They
+    are errors of the call now, naming what is allowed, and nothing is subscribed."""
+    from marketframe.exceptions import InvalidParams
+
+    args: dict[str, object] = {"symbols": SYMBOLS, **kw}
+    with (
+        Sandbox(seed=7, now=NOW, rate_limit=None) as sb,
+        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+        c.stream() as s,
+    ):
+        with pytest.raises(InvalidParams, match=name) as err:
+            s.indicators(**args)  # type: ignore[arg-type]
+        assert "allowed:" in str(err.value)
+        assert not s.subscriptions()
