@@ -347,7 +347,7 @@ def read(
             "spec",
             f"{label(sp, mode)} over {dataset} (timeframe {src.ds.timeframe}) was never "
             "computed in this store",
-            f"computed here: {', '.join(done)}"
+            f"the specs computed here: {', '.join(done)}"
             if done
             else f"store.compute({dataset!r}, spec, timeframe=...) first",
         )

@@ -534,7 +534,9 @@ def test_reading_a_dataset_never_computed_names_those_that_were(
         with pytest.raises(InvalidParams, match=r"rsi\(14\) .* never computed.*store\.compute"):
             st.read_derived(DAILY, "rsi")
         st.compute(DAILY, ["rsi", sf.spec("macd", 5, 35, 5)], max_workers=1)
-        with pytest.raises(InvalidParams, match=r"computed here: macd\(5, 35, 5\), rsi\(14\)"):
+        with pytest.raises(
+            InvalidParams, match=r"allowed: the specs computed here: macd\(5, 35, 5\), rsi\(14\)"
+        ):
             st.read_derived(DAILY, sf.spec("rsi", 15))
         seeded = sf.spec("rsi", convention="rsi_seed=first")
         with pytest.raises(InvalidParams, match=r"rsi\(14\) \[RsiConvention\(seed='first'"):
