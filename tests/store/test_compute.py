@@ -247,8 +247,11 @@ def test_adjusted_prices_feed_their_own_dataset(sb: Sandbox, tmp_path: Path) -> 
         ref = st.read(DAILY, adjust="all").md.rsi(14).set_index(["symbol", "date"])
         want = ref.loc[list(zip(got["symbol"], got["date"], strict=True))]["rsi_14"]
         np.testing.assert_allclose(got["rsi_14"], want, rtol=1e-12, atol=1e-9)
-        raw = st.read_derived(DAILY, "rsi")  # the unadjusted one is another dataset
-        assert len(raw) == 0
+        # the unadjusted one is another dataset, never computed: refused, naming this one
+        from marketframe.exceptions import InvalidParams
+
+        with pytest.raises(InvalidParams, match=r"computed here: rsi\(14\) adjust='all'"):
+            st.read_derived(DAILY, "rsi")
 
 
 CHILD = """
