@@ -117,13 +117,17 @@ def check_cache(value: object) -> bool | Path:
     )
 
 
-def check_int(name: str, value: object, minimum: int) -> int:
+def check_int(
+    name: str, value: object, minimum: int, where: str = _WHERE, allowed: str | None = None
+) -> int:
+    """``value`` if it is an int (not a bool) >= ``minimum``, else :class:`InvalidParams`
+    from ``where`` naming ``allowed`` (by default the ints from ``minimum`` on)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise InvalidParams(
-            _WHERE,
+            where,
             name,
             f"must be an int >= {minimum}, got {value!r}",
-            f"{minimum}, {minimum + 1}, ...",
+            allowed or f"{minimum}, {minimum + 1}, ...",
         )
     return value
 

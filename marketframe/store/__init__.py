@@ -108,6 +108,7 @@ class Store(Derived):
             self._storage.root if isinstance(self._storage, LocalStorage) else self._storage.url
         )
         _open.check_waits(lease_ttl, lock_timeout)
+        _open.check_workers(max_workers)
         self.lease_ttl = float(lease_ttl)
         self._client = client
         self._own_client = client is None

@@ -42,17 +42,12 @@ def source_of(dataset: str, timeframe: str | None, params: dict[str, Any]) -> An
 def check_workers(executor: Any, max_workers: Any) -> None:
     """``executor`` and ``max_workers`` of :meth:`Store.compute`, before the store is locked
     and read (an executor given by name failed only then, on its first task)."""
+    from marketframe._options import check_int
     from marketframe.exceptions import InvalidParams
 
-    if max_workers is not None and (
-        isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1
-    ):
-        raise InvalidParams(
-            "Store.compute",
-            "max_workers",
-            f"must be an int >= 1 or None, got {max_workers!r}",
-            "None (a process per core), 1 (in this process), 2, 3, ...",
-        )
+    if max_workers is not None:
+        where, allowed = "Store.compute", "1 (in this process), 2, ..., or None (one per core)"
+        check_int("max_workers", max_workers, 1, where, allowed)
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise InvalidParams(
             "Store.compute",

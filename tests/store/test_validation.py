@@ -54,6 +54,14 @@ def test_a_bad_lock_timeout_is_invalid_params(tmp_path: Path, timeout: object) -
         Store(tmp_path, lock_timeout=timeout)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("workers", [0, -2, 1.5, "4", True])
+def test_a_bad_worker_count_is_invalid_params(tmp_path: Path, workers: object) -> None:
+    """Refused when the store is made: the default client is made at the first sync, which
+    took 0 as the default and refused the others only then."""
+    with pytest.raises(InvalidParams, match="max_workers"):
+        Store(tmp_path, max_workers=workers)  # type: ignore[arg-type]
+
+
 def test_a_locked_store_is_a_typed_error(make_store: Callable[..., Store], sb: Sandbox) -> None:
     st = make_store(lock_timeout=0)
     served = sb.requests_served
