@@ -340,8 +340,9 @@ def read(
     man.reload()
     man.check()
     recorded = man.files(ds)
-    if not recorded and all(d.key != ds.key for d, _ in man.datasets()):  # never computed
-        done = computed(man, src.ds)
+    entries = man.datasets() if not recorded else []  # a copy of every entry: only here
+    if not recorded and all(d.key != ds.key for d, _ in entries):  # never computed
+        done = computed(entries, src.ds)
         raise InvalidParams(
             "Store.read_derived",
             "spec",

@@ -67,10 +67,11 @@ def label(sp: sf.IndicatorSpec, adjust: str | None) -> str:
     return text + (f" adjust={adjust!r}" if adjust else "")
 
 
-def computed(manifest: Any, source: DatasetId) -> list[str]:
-    """The derived datasets computed over ``source`` in this store, by :func:`label`."""
+def computed(entries: list[tuple[DatasetId, dict[str, Any]]], source: DatasetId) -> list[str]:
+    """The derived datasets computed over ``source``, of the manifest's ``entries``
+    (:meth:`Manifest.datasets`), by :func:`label`."""
     names = []
-    for ds, entry in manifest.datasets():
+    for ds, entry in entries:
         values = entry.get("values", {})
         if ds.endpoint.startswith("derived.") and values.get("source") == source.key:
             names.append(label(sf.IndicatorSpec.from_json(values["spec"]), values.get("adjust")))

@@ -26,7 +26,7 @@ _MAGIC = b"MFSTATE1"
 
 def state_bytes(meta: dict[str, Any], context: np.ndarray) -> bytes:
     """The state file: a magic, the JSON header's length and the header, then the context
-    (the rows of :func:`._derive.block` that ``meta["rows"]`` names: those the spec's kernels read)
+    (the rows of :func:`._derive.block` the spec's kernels read, named by ``meta["rows"]``)
     as raw little-endian float64, zeros to whole pages (a slot is rewritten at its size).
     Written per symbol and target on every run: no pickle or zip (``np.savez`` took 1-2
     ms), the header by orjson (a fifth of ``json``'s 37 us)."""
@@ -48,8 +48,8 @@ def state_slot(ds: DatasetId, symbol: str, named: str | None) -> str:
 
 def read_state(data: bytes, use: slice) -> tuple[dict[str, Any], np.ndarray]:
     """The header and the context of :func:`state_bytes`, its rows ``use`` of
-    :func:`._derive.block` (ValueError if it is not a state file, or holds other rows). States
-    written before ``rows`` was recorded hold all six."""
+    :func:`._derive.block` (ValueError if it is not a state file, or holds other rows).
+    States written before ``rows`` was recorded hold all six."""
     if data[:8] != _MAGIC or len(data) < 24:
         raise ValueError("not a derived state file")
     hlen, k = (int(v) for v in np.frombuffer(data, dtype="<u8", count=2, offset=8))
@@ -64,8 +64,8 @@ def read_state(data: bytes, use: slice) -> tuple[dict[str, Any], np.ndarray]:
 
 
 class RowsDigest:
-    """Digests of the first ``n`` rows of one :func:`._derive.block`, of the columns that shape an
-    output (the time and :data:`USED`): whether consumed rows changed. An appended day asks
+    """Digests of the first ``n`` rows of one :func:`._derive.block`, of the columns that
+    shape an output (the time and ``USED``): whether consumed rows changed. An appended day asks
     for the rows the state consumed, then for all of them: one SHA-256 per column (as the
     store's file hashes: the fastest here, see :func:`._io.digest`) goes on from where the
     last ``n`` stopped, so the file's rows are hashed once, not twice. The digest of ``n``

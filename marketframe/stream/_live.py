@@ -84,6 +84,7 @@ def check_arguments(
     subscribed or read (it is a generator: without this, a mistake surfaced at the first
     ``next``, and a symbol the service never sends waited for ever); returns the symbols
     and the timeframe as text."""
+    from marketframe._options import check_int
     from marketframe._selection import symbol_list
     from marketframe.convert import check_backend
     from marketframe.endpoints import MINUTE_TIMEFRAMES
@@ -98,8 +99,7 @@ def check_arguments(
         )
     if warmup is not None and not hasattr(warmup, "read_derived") and not hasattr(warmup, "stock"):
         raise InvalidParams(where, "warmup", f"has value {warmup!r}", "a Store, a Client, None")
-    if isinstance(warmup_bars, bool) or not isinstance(warmup_bars, int) or warmup_bars < 1:
-        raise InvalidParams(where, "warmup_bars", f"has value {warmup_bars!r}", "an int >= 1")
+    check_int("warmup_bars", warmup_bars, 1, where)
     if checkpoint is not None and not isinstance(checkpoint, str | os.PathLike):
         raise InvalidParams(where, "checkpoint", f"has value {checkpoint!r}", "a file path, None")
     if idle is not None and (
