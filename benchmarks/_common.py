@@ -55,7 +55,7 @@ def write_held(storage: Any, manifest: Any, spec: Any, symbol: str, table: Any) 
     import pyarrow.compute as pc
 
     from marketframe.store import SyncReport
-    from marketframe.store._commit import write_rows
+    from marketframe.store._sync._commit import write_rows
 
     write_rows(storage, manifest, spec, symbol, table, SyncReport(spec.ds.key))
     bounds = pc.min_max(table.column("date"))

@@ -93,8 +93,8 @@ def write_store(
                     "volume": pa.array(np.full(int(m.sum()), 1000), pa.int64()),
                 }
             )
-            from marketframe.store import _commit
             from marketframe.store._report import SyncReport
+            from marketframe.store._sync import _commit
 
             _commit.write_rows(st._storage, st._manifest, spec, sym, tab, SyncReport(spec.ds))
         span = ts[[0, -1]].astype("datetime64[D]").tolist()

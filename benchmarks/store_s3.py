@@ -27,8 +27,8 @@ from _common import ROOT, start_sandbox, write_held
 from marketframe._windows import split
 from marketframe.client import Client
 from marketframe.store import Store
-from marketframe.store._fs import ObjectStorage
-from marketframe.store._manifest import Manifest
+from marketframe.store._log._manifest import Manifest
+from marketframe.store._storage import ObjectStorage
 from marketframe.store._sync import resolve
 
 KEY = "sandbox-advanced"

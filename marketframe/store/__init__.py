@@ -27,11 +27,12 @@ from marketframe.exceptions import (  # the store's errors live in the one error
     StoreUnavailable,
     SyncError,
 )
-from marketframe.store import _open, _read, _sync_call
-from marketframe.store._derived_methods import Derived
-from marketframe.store._manifest import Manifest
+from marketframe.store import _open, _read
+from marketframe.store._compute._methods import Derived
+from marketframe.store._log._manifest import Manifest
 from marketframe.store._open import LOCK as LOCK  # the lock file's name
 from marketframe.store._report import Failure, SyncReport, VerifyReport
+from marketframe.store._sync import _call as _sync_call
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -98,8 +99,8 @@ class Store(Derived):
         lease_ttl: float = 60.0,
         timeout: float | None = None,
     ):
-        from marketframe.store._fs import storage_for
-        from marketframe.store._local import LocalStorage, directory
+        from marketframe.store._storage import storage_for
+        from marketframe.store._storage._local import LocalStorage, directory
 
         _open.check_timeout(timeout)
         self._storage = storage_for(path, storage_options, directory, timeout)
@@ -331,7 +332,7 @@ def spark_compute(
     """:meth:`Store.compute` on Spark: the symbol list mapped with ``mapInArrow`` (no
     shuffle), each executor reading and writing the store on S3 or a shared path; the
     driver records the results in the manifest. See docs/compute.md."""
-    from marketframe.store._spark import spark_compute as run
+    from marketframe.store._compute._spark import spark_compute as run
 
     st = store if isinstance(store, Store) else Store(store, storage_options=storage_options)
     return run(

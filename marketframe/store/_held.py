@@ -9,8 +9,8 @@ from typing import Any
 
 from marketframe._windows import Interval, merge, subtract
 from marketframe.exceptions import NotSynced, PartlySynced
-from marketframe.store._document import NO_SYMBOL
-from marketframe.store._manifest import Manifest
+from marketframe.store._log._document import NO_SYMBOL
+from marketframe.store._log._manifest import Manifest
 
 
 def check(

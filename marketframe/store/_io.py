@@ -41,8 +41,8 @@ import pyarrow.parquet as pq
 
 from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint
 from marketframe.exceptions import StoreCorrupted
-from marketframe.store._base import fsync_dir
-from marketframe.store._document import DatasetId
+from marketframe.store._log._document import DatasetId
+from marketframe.store._storage._base import fsync_dir
 
 PART = "part-0.parquet"
 TF_KEY, SYM_KEY = "tf", "sym"  # directory keys: never a column's name (no type clash)

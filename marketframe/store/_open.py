@@ -96,13 +96,13 @@ def lock(
     None) of a read-only store runs without the lock (nobody can write it)."""
     import contextlib
 
-    from marketframe.store._local import LocalStorage
+    from marketframe.store._storage._local import LocalStorage
     from marketframe.store._verify import locked
 
     if isinstance(storage, LocalStorage):
         return locked(root / LOCK, timeout, writing)
     if ds is None or not symbols:
         return contextlib.nullcontext()
-    from marketframe.store._lease import leased
+    from marketframe.store._storage._lease import leased
 
     return leased(storage, ds, symbols, timeout, lease_ttl)

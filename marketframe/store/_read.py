@@ -15,8 +15,8 @@ from marketframe import adjust as _adjust
 from marketframe._params import to_date
 from marketframe.convert import oldest_first
 from marketframe.store import _held, _io
-from marketframe.store._document import NO_SYMBOL
-from marketframe.store._manifest import Manifest
+from marketframe.store._log._document import NO_SYMBOL
+from marketframe.store._log._manifest import Manifest
 from marketframe.store._sync import check_symbols, resolve
 
 if TYPE_CHECKING:

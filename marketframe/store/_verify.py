@@ -24,7 +24,7 @@ from marketframe._windows import merge
 from marketframe.endpoints import ENDPOINTS
 from marketframe.exceptions import StoreCorrupted, StoreLocked, StoreReadOnly, SyncError
 from marketframe.store import _io, _upsert
-from marketframe.store._document import (
+from marketframe.store._log._document import (
     MANIFEST,
     NO_SYMBOL,
     PREVIOUS,
@@ -33,7 +33,7 @@ from marketframe.store._document import (
     parse_bytes,
 )
 from marketframe.store._report import VerifyReport
-from marketframe.store._sync_call import check_args, run_checked
+from marketframe.store._sync._call import check_args, run_checked
 
 if TYPE_CHECKING:
     from marketframe.store import Store

@@ -183,9 +183,8 @@ def test_minute_data_across_years_and_appends(sb: Sandbox, tmp_path: Path) -> No
 
 
 def test_a_changed_input_file_is_recomputed(sb: Sandbox, tmp_path: Path) -> None:
-    from marketframe.store import _commit
     from marketframe.store._report import SyncReport
-    from marketframe.store._sync import resolve
+    from marketframe.store._sync import _commit, resolve
 
     with store(sb, tmp_path / "c") as st:
         st.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
@@ -217,9 +216,8 @@ def test_a_bar_changed_in_the_newest_file(
     a price the kernels read is recomputed from that file on; a volume (no indicator reads
     it) leaves the consumed bars as they were, and new bars continue from the state. Either
     way the derived data equals ``df.md`` over the source as it is now."""
-    from marketframe.store import _commit
     from marketframe.store._report import SyncReport
-    from marketframe.store._sync import resolve
+    from marketframe.store._sync import _commit, resolve
 
     with store(sb, tmp_path / column) as st:
         st.sync(DAILY, SYMS, "2023-01-01", "2026-10-31", progress=False)
@@ -438,8 +436,8 @@ def test_a_rows_digest_goes_on_from_the_last_and_reads_the_earlier_form() -> Non
     are continued, not recomputed. The open and the volume shape no output: not digested."""
     import hashlib
 
-    from marketframe.store._derive import INPUTS, USED
-    from marketframe.store._state import RowsDigest
+    from marketframe.store._compute._derive import INPUTS, USED
+    from marketframe.store._compute._statefile import RowsDigest
 
     cols = np.random.default_rng(1).normal(size=(6, 1000))
     d = RowsDigest(cols)
@@ -459,7 +457,7 @@ def test_a_rows_digest_goes_on_from_the_last_and_reads_the_earlier_form() -> Non
 def test_a_state_slot_is_rewritten_in_place_at_any_size(tmp_path: Path) -> None:
     """A slot is overwritten in place (the same inode): at the same size only its data is
     flushed, at another it is cut or grown to the new state's bytes exactly."""
-    from marketframe.store._local import LocalStorage
+    from marketframe.store._storage._local import LocalStorage
 
     storage = LocalStorage(tmp_path)
     path = tmp_path / "d" / "_state-a.bin"
@@ -477,8 +475,8 @@ def test_a_state_holds_the_rows_its_kernels_read_and_reads_the_earlier_form() ->
     close; KDJ also the high and the low): MACD's 795 bars of context are one row, not six.
     A state written before (all six rows, no ``rows`` in its header) is still read, so an
     older store's states are continued; a state of other rows is refused (recomputed)."""
-    from marketframe.store._derive import needs
-    from marketframe.store._state import read_state, state_bytes
+    from marketframe.store._compute._derive import needs
+    from marketframe.store._compute._statefile import read_state, state_bytes
 
     ctx6 = np.random.default_rng(2).normal(size=(6, 794))
     for name in ("macd", "kdj"):

@@ -14,7 +14,7 @@ import pytest
 
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store, StoreCorrupted, _io
-from marketframe.store._document import MANIFEST, PREVIOUS
+from marketframe.store._log._document import MANIFEST, PREVIOUS
 
 from ._helpers import arrow_equal
 

@@ -302,7 +302,7 @@ def test_a_lock_of_another_live_writer_is_still_refused(
     s3: Place, sb: Sandbox, proxy: FaultProxy
 ) -> None:
     """Recognising its own lease after a lost reply must not take another writer's."""
-    from marketframe.store._lease import Leases
+    from marketframe.store._storage._lease import Leases
 
     with Store(
         s3.url("other"),

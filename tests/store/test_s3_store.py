@@ -17,7 +17,7 @@ import pytest
 from marketframe.exceptions import LeaseLost, MarketframeError
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store, StoreLocked
-from marketframe.store._lease import Leases, lease_key
+from marketframe.store._storage._lease import Leases, lease_key
 from marketframe.store._sync import resolve
 
 from ._helpers import NOW, arrow_equal, subprocess_env
@@ -150,8 +150,8 @@ def test_writers_of_different_symbols_both_land_in_the_shared_manifest(s3: Place
     conditional write fails, and it merges its entries into the first one's manifest."""
     import datetime as dt
 
-    from marketframe.store._fs import ObjectStorage
-    from marketframe.store._manifest import Manifest
+    from marketframe.store._log._manifest import Manifest
+    from marketframe.store._storage import ObjectStorage
 
     storage = ObjectStorage(s3.url("cas"), s3.server.options())  # type: ignore[union-attr]
     a, b = Manifest(storage.url, storage), Manifest(storage.url, storage)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from marketframe.store import Store
-from marketframe.store._commit import write_rows
 from marketframe.store._report import SyncReport
 from marketframe.store._sync import resolve
+from marketframe.store._sync._commit import write_rows
 
 CAPITAL = "stock.corporate_actions.capital_changes"
 DAY = dt.date(2025, 6, 18)

@@ -18,8 +18,8 @@ import numpy as np
 import orjson
 
 from marketframe.store import _io
-from marketframe.store._derive import DIGESTED
-from marketframe.store._document import DatasetId
+from marketframe.store._compute._derive import DIGESTED
+from marketframe.store._log._document import DatasetId
 
 _MAGIC = b"MFSTATE1"
 

@@ -32,8 +32,8 @@ import pyarrow.compute as pc
 
 from marketframe.indicators import stateful as sf
 from marketframe.store import _io
-from marketframe.store._compute_args import check_workers, computed, label, source_of, specs_of
-from marketframe.store._derive import (
+from marketframe.store._compute._args import check_workers, computed, label, source_of, specs_of
+from marketframe.store._compute._derive import (
     Result,
     Target,
     Task,
@@ -41,15 +41,15 @@ from marketframe.store._derive import (
     derived_id,
     fingerprint,
 )
-from marketframe.store._document import DatasetId
-from marketframe.store._strays import mark_clean, remove_strays
-from marketframe.store._task import run_task
+from marketframe.store._compute._strays import mark_clean, remove_strays
+from marketframe.store._compute._task import run_task
+from marketframe.store._log._document import DatasetId
 
 __all__ = ["ComputeReport", "Result", "Task", "compute", "context_rows", "fingerprint"]
 __all__ += ["read", "run_task"]
 
 # the modules a worker process needs, imported once in the forkserver (not per worker)
-PRELOAD = ["marketframe.indicators", "marketframe.store._task"]
+PRELOAD = ["marketframe.indicators", "marketframe.store._compute._task"]
 
 # ---------------------------------------------------------------------------------------
 # the driver
@@ -219,7 +219,7 @@ def compute(
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     from marketframe import adjust as _adjust
-    from marketframe.store._local import LocalStorage
+    from marketframe.store._storage._local import LocalStorage
     from marketframe.store._sync import check_symbols
 
     t0 = time.perf_counter()

@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from marketframe.indicators import stateful as sf
 from marketframe.store import _io
-from marketframe.store._derive import (
+from marketframe.store._compute._derive import (
     FORMAT,
     USED,
     VERSION,
@@ -43,7 +43,13 @@ from marketframe.store._derive import (
     record,
     write_part,
 )
-from marketframe.store._state import SLOTS, RowsDigest, read_state, state_bytes, state_slot
+from marketframe.store._compute._statefile import (
+    SLOTS,
+    RowsDigest,
+    read_state,
+    state_bytes,
+    state_slot,
+)
 
 
 def _none(use: slice) -> np.ndarray:
@@ -52,7 +58,7 @@ def _none(use: slice) -> np.ndarray:
 
 
 def _storage(task: Task) -> Any:
-    from marketframe.store._fs import storage_for
+    from marketframe.store._storage import storage_for
 
     return storage_for(task.store, task.storage_options, Path)
 

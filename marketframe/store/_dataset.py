@@ -10,7 +10,7 @@ from typing import Any
 from marketframe._windows import MAX_LEAD, Interval
 from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint
 from marketframe.exceptions import InvalidParams
-from marketframe.store._document import DatasetId
+from marketframe.store._log._document import DatasetId
 
 
 @dataclass(frozen=True)

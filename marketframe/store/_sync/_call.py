@@ -13,10 +13,10 @@ from marketframe._time import taipei_today
 from marketframe._windows import Interval, earliest, plan, split
 from marketframe.exceptions import SyncError
 from marketframe.store import _io, _sync
-from marketframe.store._document import NO_SYMBOL
-from marketframe.store._manifest import Manifest
+from marketframe.store._dataset import Spec
+from marketframe.store._log._document import NO_SYMBOL
+from marketframe.store._log._manifest import Manifest
 from marketframe.store._report import SyncReport
-from marketframe.store._spec import Spec
 from marketframe.store._sync import check_range, check_symbols, resolve
 
 if TYPE_CHECKING:

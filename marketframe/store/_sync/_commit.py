@@ -21,14 +21,14 @@ from marketframe._windows import Interval, final_until
 from marketframe.convert import concat, order_keys
 from marketframe.exceptions import StoreCorrupted
 from marketframe.store import _io, _upsert
-from marketframe.store._document import NO_SYMBOL, DatasetId
-from marketframe.store._manifest import Manifest
+from marketframe.store._dataset import Spec, Task
+from marketframe.store._log._document import NO_SYMBOL, DatasetId
+from marketframe.store._log._manifest import Manifest
 from marketframe.store._report import SyncReport
-from marketframe.store._spec import Spec, Task
 
 if TYPE_CHECKING:
-    from marketframe.store._local import LocalStorage
-    from marketframe.store._object import ObjectStorage
+    from marketframe.store._storage._local import LocalStorage
+    from marketframe.store._storage._object import ObjectStorage
 
     Storage = LocalStorage | ObjectStorage
 

@@ -7,10 +7,10 @@ bytes, which is the ETag S3 servers give a single-part upload: the cheap "unchan
 sync is one HEAD per file.
 
 Conditional writes (``If-None-Match: *`` and ``If-Match: <etag>`` on PUT) back the leases and
-the manifest's compare-and-swap on S3 (see :mod:`marketframe.store._lease`). Credentials are
-never held here: fsspec/botocore read them from the standard AWS environment variables,
-profile or instance role, or from ``storage_options`` passed by the caller, which are never
-shown (``url`` is the bucket and prefix only).
+the manifest's compare-and-swap on S3 (see :mod:`._lease`). Credentials are never held here:
+fsspec/botocore read them from the standard AWS environment variables, profile or instance
+role, or from ``storage_options`` passed by the caller, which are never shown (``url`` is the
+bucket and prefix only).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import pyarrow as pa
 
 from marketframe.exceptions import InvalidParams, StoreCorrupted, StoreUnavailable
 from marketframe.store import _io
-from marketframe.store._base import _PreconditionFailed
-from marketframe.store._remote import (
+from marketframe.store._storage._base import _PreconditionFailed
+from marketframe.store._storage._remote import (
     describe,
     network_error,
     no_credentials,

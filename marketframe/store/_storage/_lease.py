@@ -37,9 +37,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from marketframe.exceptions import LeaseLost, StoreLocked, StoreUnavailable
-from marketframe.store._base import _PreconditionFailed
-from marketframe.store._document import NO_SYMBOL, DatasetId
-from marketframe.store._object import ObjectStorage
+from marketframe.store._log._document import NO_SYMBOL, DatasetId
+from marketframe.store._storage._base import _PreconditionFailed
+from marketframe.store._storage._object import ObjectStorage
 
 LEASES = "_leases"
 DEFAULT_TTL = 60.0

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from marketframe.exceptions import InvalidParams
 from marketframe.store import _io
-from marketframe.store._base import fsync_dir
+from marketframe.store._storage._base import fsync_dir
 
 
 class LocalStorage:

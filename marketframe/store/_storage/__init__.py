@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from marketframe.store._local import LocalStorage
-from marketframe.store._object import ObjectStorage
+from marketframe.store._storage._local import LocalStorage
+from marketframe.store._storage._object import ObjectStorage
 
 
 def storage_for(

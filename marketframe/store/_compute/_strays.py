@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from marketframe.store import _io
-from marketframe.store._base import fsync_dir
-from marketframe.store._document import DatasetId
-from marketframe.store._state import SLOTS
+from marketframe.store._compute._statefile import SLOTS
+from marketframe.store._log._document import DatasetId
+from marketframe.store._storage._base import fsync_dir
 
 CLEAN = "_clean"
 

@@ -27,8 +27,7 @@ from typing import Any
 
 from marketframe._windows import Interval, intersect, merge, subtract
 from marketframe.exceptions import StoreCorrupted
-from marketframe.store._base import _PreconditionFailed, fsync_dir
-from marketframe.store._document import (
+from marketframe.store._log._document import (
     MANIFEST,
     PREVIOUS,
     DatasetId,
@@ -41,6 +40,7 @@ from marketframe.store._document import (
     to_intervals,
     to_pairs,
 )
+from marketframe.store._storage._base import _PreconditionFailed, fsync_dir
 
 
 class Manifest:

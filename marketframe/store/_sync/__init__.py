@@ -35,11 +35,11 @@ from marketframe._windows import (
 )
 from marketframe.endpoints import ENDPOINTS, get
 from marketframe.exceptions import InvalidParams
-from marketframe.store._commit import commit_symbol, forget_damaged
-from marketframe.store._document import NO_SYMBOL, DatasetId
-from marketframe.store._manifest import Manifest
+from marketframe.store._dataset import Spec, Task
+from marketframe.store._log._document import NO_SYMBOL, DatasetId
+from marketframe.store._log._manifest import Manifest
 from marketframe.store._report import Failure, SyncReport
-from marketframe.store._spec import Spec, Task
+from marketframe.store._sync._commit import commit_symbol, forget_damaged
 
 if TYPE_CHECKING:
     from marketframe._http.fanout import Outcome
