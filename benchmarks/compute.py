@@ -96,10 +96,14 @@ def write_store(
             from marketframe.store._report import SyncReport
             from marketframe.store._sync import _commit
 
-            _commit.write_rows(st._storage, st._manifest, spec, sym, tab, SyncReport(spec.ds))
+            _commit.write_rows(
+                st._parts.storage, st._parts.log, spec, sym, tab, SyncReport(spec.ds)
+            )
         span = ts[[0, -1]].astype("datetime64[D]").tolist()
-        st._manifest.record(spec.ds, sym, (span[0], span[1]), None, empty=False, params=spec.params)
-        st._manifest.save()
+        st._parts.log.record(
+            spec.ds, sym, (span[0], span[1]), None, empty=False, params=spec.params
+        )
+        st._parts.log.save()
     return st
 
 

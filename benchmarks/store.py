@@ -199,7 +199,7 @@ def bench_read(
     years = len(_io.split_by_year(template))
     t = time.perf_counter()
     store_root.mkdir(parents=True)
-    manifest = Manifest(store_root)
+    manifest = Manifest(LocalStorage(store_root))
     for i in range(n_symbols):
         sym = f"S{i:04d}"
         relabelled = template.set_column(

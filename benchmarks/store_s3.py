@@ -94,7 +94,7 @@ def bench_s3_read(
     url = f"s3://{bucket}/big"
     storage = ObjectStorage(url, server.options())
     spec = resolve("stock.historical.candles", "D", {})
-    manifest = Manifest(storage.url, storage)
+    manifest = Manifest(storage)
     t = time.perf_counter()
     for i in range(n_symbols):
         sym = f"S{i:04d}"

@@ -10,14 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
-from marketframe._params import to_date
 from marketframe.convert import check_backend, to_frame
 from marketframe.exceptions import (  # the store's errors live in the one error tree
-    InvalidParams,
     LeaseLost,
     NotSynced,
     PartlySynced,
@@ -27,21 +26,18 @@ from marketframe.exceptions import (  # the store's errors live in the one error
     StoreUnavailable,
     SyncError,
 )
-from marketframe.store import _open, _read
-from marketframe.store._compute._methods import Derived
-from marketframe.store._log._manifest import Manifest
-from marketframe.store._open import LOCK as LOCK  # the lock file's name
+from marketframe.store import _compute, _read
+from marketframe.store._compute import ComputeReport
+from marketframe.store._core import StoreCore
 from marketframe.store._report import Failure, SyncReport, VerifyReport
+from marketframe.store._storage import LOCK as LOCK  # the lock file's name
 from marketframe.store._sync import _call as _sync_call
 
 if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
 
-    from marketframe.client import Client
     from marketframe.indicators.stateful import IndicatorSpec
-
-from marketframe.store._compute import ComputeReport  # noqa: E402
 
 __all__ = [
     "ComputeReport",
@@ -63,82 +59,12 @@ for _cls in (ComputeReport, Failure, SyncReport, VerifyReport):
     _cls.__module__ = __name__  # shown (reprs, docs) where users import them from
 
 
-class Store(Derived):
-    """A Parquet store rooted at ``path``.
-
-    ``client`` is the :class:`~marketframe.Client` used by :meth:`sync` (its pooled session,
-    retries and rate-limit pacing are shared by every window); by default one is made from
-    ``api_key`` / ``base_url`` (or ``MARKETFRAME_API_KEY``) without an HTTP cache, because the
-    store is the cache. With neither given and no credential variable set, it is the
-    embedded sandbox, as for :func:`marketframe.download` and the commands (announced on
-    stderr; ``Store(path, client=Client.sandbox())`` says so explicitly). ``max_workers``
-    bounds concurrent requests (default: the client's).
-    ``lock_timeout`` is how long a sync waits for another process's sync (-1: forever).
-
-    ``path`` may also be an object-store URL (``"s3://bucket/prefix"``, or any fsspec URL):
-    ``storage_options`` go to the filesystem (``endpoint_url=...`` for an S3-compatible
-    server; credentials come from the standard AWS environment variables or profile unless
-    given here, and are never stored or shown). Syncs into an object store hold a lease per
-    symbol instead of a lock on the whole store (``lease_ttl`` seconds, renewed while the sync
-    runs): see docs/store.md, "Object storage". ``timeout`` bounds each object-store
-    operation (one GET, PUT, HEAD or listing with its retries; default 60 s, also
-    ``storage_options={"timeout": ...}``): an endpoint that does not answer raises
-    :class:`StoreUnavailable` naming the operation instead of blocking.
-    """
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        client: Client[Any] | None = None,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_workers: int | None = None,
-        lock_timeout: float = -1,
-        storage_options: dict[str, Any] | None = None,
-        lease_ttl: float = 60.0,
-        timeout: float | None = None,
-    ):
-        from marketframe.store._storage import storage_for
-        from marketframe.store._storage._local import LocalStorage, directory
-
-        _open.check_timeout(timeout)
-        self._storage = storage_for(path, storage_options, directory, timeout)
-        self._storage_options = dict(storage_options) if storage_options else None
-        self.root: Any = (
-            self._storage.root if isinstance(self._storage, LocalStorage) else self._storage.url
-        )
-        _open.check_waits(lease_ttl, lock_timeout)
-        _open.check_workers(max_workers)
-        self.lease_ttl = float(lease_ttl)
-        self._client = client
-        self._own_client = client is None
-        self._client_args = {"api_key": api_key, "base_url": base_url}
-        self.max_workers = max_workers
-        self.lock_timeout = lock_timeout
-        self._manifest = Manifest(self.root, self._storage)
-
-    def __repr__(self) -> str:
-        return f"Store({str(self.root)!r})"
-
-    @property
-    def client(self) -> Client[Any]:
-        if self._client is None:
-            args = self._client_args
-            workers = self.max_workers or 16
-            self._client = _open.default_client(args["api_key"], args["base_url"], workers)
-        return self._client
-
-    def close(self) -> None:
-        if self._own_client and self._client is not None:
-            self._client.close()
-            self._client = None
+class Store(StoreCore):
+    """A Parquet store rooted at ``path`` (:class:`StoreCore` holds its parts and settings;
+    see docs/store.md)."""
 
     def __enter__(self) -> Store:
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- sync -------------------------------------------------------------------------------
 
@@ -172,12 +98,13 @@ class Store(Derived):
         spec, syms, day, want = _sync_call.check_args(
             endpoint, symbols, start, end, timeframe, today, params
         )
-        held = _sync_call.held_already(self._storage, self._manifest, spec, syms, want)
+        parts = self._parts
+        held = _sync_call.held_already(parts, spec, syms, want)
         if held is not None:  # nothing to fetch or fix: no lock, nothing written
             return held
-        with self._locked(spec.ds, syms, writing=f"sync {endpoint}"):
+        with parts.locked(spec.ds, syms, writing=f"sync {endpoint}"):
             return _sync_call.run_checked(
-                self, spec, syms, day, want, progress=progress, strict=strict
+                parts, spec, syms, day, want, progress=progress, strict=strict
             )
 
     # -- read -------------------------------------------------------------------------------
@@ -251,69 +178,102 @@ class Store(Derived):
         """
         check_backend("Store.read", backend)
         return to_frame(
-            _read.read(self, endpoint, symbols, start, end, timeframe, adjust, params), backend
+            _read.read(self._parts, endpoint, symbols, start, end, timeframe, adjust, params),
+            backend,
         )
 
-    # -- integrity --------------------------------------------------------------------------
+    # -- derived datasets (docs/compute.md) -------------------------------------------------
 
-    @property
-    def _fix(self) -> str:
-        return (
-            f"run `marketframe verify --store {self.root} --repair` (or store.verify(repair=True))"
-        )
-
-    def _locked(
-        self, ds: Any = None, symbols: Sequence[str] | None = None, *, writing: str | None = None
-    ) -> Any:
-        """The inter-process lock of syncs and repairs (:func:`._open.lock`)."""
-        return _open.lock(
-            self._storage, self.root, ds, symbols, self.lock_timeout, self.lease_ttl, writing
-        )
-
-    def verify(
+    def compute(
         self,
-        repair: bool = False,
+        dataset: str,
+        spec: IndicatorSpec | str | Sequence[IndicatorSpec | str],
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
         *,
-        today: dt.date | str | None = None,
-        progress: bool | None = False,
-    ) -> VerifyReport:
-        """Check every file the manifest records (size, content hash, that it parses, rows)
-        and the manifest itself. ``repair=True`` restores a damaged manifest from its
-        previous generation, removes damaged files and fetches again what they held (minute
-        data only as far back as the service still has it). Returns a :class:`VerifyReport`.
+        executor: Executor | None = None,
+        max_workers: int | None = None,
+        adjust: str | None = None,
+        **params: Any,
+    ) -> ComputeReport:
+        """Compute indicators over a stored dataset into derived datasets of this store.
+
+        ``spec``: one or more :func:`marketframe.indicators.stateful.spec` (or names, with
+        the ``df.md`` defaults); each is written to
+        ``dataset=derived.<indicator>/params=<fingerprint>/tf=<tf>/sym=<symbol>/...``,
+        readable as any dataset (pyarrow, polars, DuckDB, Spark) and by
+        :meth:`read_derived`. ``symbols``: None for every stored symbol of ``dataset``.
+        One task per symbol reads its partitions in time order carrying the indicators'
+        state (memory: one partition at a time); tasks run on ``executor``, any
+        ``concurrent.futures.Executor`` (a process pool of ``max_workers`` by default;
+        ``dask.distributed``'s ``client.get_executor()``; Ray's); ``max_workers=1`` runs
+        them in this process. A rerun computes only new bars from each symbol's saved state
+        and recomputes what a changed input (a repaired file, a new corporate action under
+        ``adjust=``) invalidated; files a killed run left are removed first. Holds the
+        store's lock (object stores: the derived symbols' leases) while it runs.
+        See docs/compute.md.
         """
-        from marketframe.store import _verify
-
-        if self._storage.is_empty():  # a typo must not pass as a healthy, empty store
-            raise InvalidParams(
-                "Store.verify",
-                "path",
-                f"{str(self.root)!r} holds no store",
-                "the directory of an existing store",
-            )
-        day = to_date("Store.verify", "today", today) if today is not None else None
-        with self._locked(writing="verify(repair=True)" if repair else None):
-            return _verify.run(self, repair, today=day, progress=progress)
-
-    # -- coverage ---------------------------------------------------------------------------
+        return _compute.compute(
+            self._parts, dataset, spec, symbols, timeframe, executor, max_workers, adjust, params
+        )
 
     @overload
-    def coverage(self, backend: Literal["pandas"] = "pandas") -> pd.DataFrame: ...
+    def read_derived(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str,
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        adjust: str | None = None,
+        backend: Literal["pandas"] = "pandas",
+        **params: Any,
+    ) -> pd.DataFrame: ...
 
     @overload
-    def coverage(self, backend: Literal["polars"]) -> pl.DataFrame: ...
+    def read_derived(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str,
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        adjust: str | None = None,
+        backend: Literal["polars"],
+        **params: Any,
+    ) -> pl.DataFrame: ...
 
     @overload
-    def coverage(self, backend: Literal["arrow"]) -> pa.Table: ...
+    def read_derived(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str,
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        adjust: str | None = None,
+        backend: Literal["arrow"],
+        **params: Any,
+    ) -> pa.Table: ...
 
-    def coverage(self, backend: str = "pandas") -> Any:
-        """What the store holds: one row per (dataset, params, timeframe, symbol, interval).
-
-        ``status`` is ``final`` (will not change), ``open`` (refetched by the next sync:
-        today, an unfinished week or month, minute candles) or ``empty`` (fetched and confirmed
-        to hold no rows, e.g. before a listing; also listed under final or open).
-        """
-        return to_frame(_read.coverage(self._manifest), backend)
+    def read_derived(
+        self,
+        dataset: str,
+        spec: IndicatorSpec | str,
+        symbols: str | Sequence[str] | None = None,
+        timeframe: str | None = None,
+        *,
+        adjust: str | None = None,
+        backend: str = "pandas",
+        **params: Any,
+    ) -> Any:
+        """The rows :meth:`compute` wrote for ``spec`` over ``dataset`` (``symbol``,
+        ``date``, one column per output), sorted by symbol and date, every file checked
+        against the manifest."""
+        check_backend("Store.read_derived", backend)
+        return to_frame(
+            _compute.read(self._parts, dataset, spec, symbols, timeframe, adjust, params), backend
+        )
 
 
 def spark_compute(
@@ -336,5 +296,13 @@ def spark_compute(
 
     st = store if isinstance(store, Store) else Store(store, storage_options=storage_options)
     return run(
-        spark, st, dataset, spec, symbols, timeframe, adjust=adjust, partitions=partitions, **params
+        spark,
+        st._parts,
+        dataset,
+        spec,
+        symbols,
+        timeframe,
+        adjust=adjust,
+        partitions=partitions,
+        **params,
     )

@@ -10,7 +10,21 @@ from typing import Any
 from marketframe._windows import MAX_LEAD, Interval
 from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint
 from marketframe.exceptions import InvalidParams
-from marketframe.store._log._document import DatasetId
+
+NO_SYMBOL = "*"  # the one "symbol" of a dataset without symbols (corporate actions)
+
+
+@dataclass(frozen=True)
+class DatasetId:
+    """What identifies a dataset: the endpoint, the parameters that change its data, timeframe."""
+
+    endpoint: str
+    params: str  # fingerprint, hive-safe ("default", "period-20", ...)
+    timeframe: str | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.endpoint}|{self.params}|{self.timeframe or '-'}"
 
 
 @dataclass(frozen=True)

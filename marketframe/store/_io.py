@@ -19,17 +19,13 @@ One physical schema per dataset: every file holds the loaders' columns with cate
 share a name with a column, so pyarrow, pandas, polars and DuckDB read a dataset directory
 without a type clash ("0050" stays the string in the ``symbol`` column; ``sym`` is the
 directory's, which readers may infer as an integer). :func:`from_physical` restores the
-loaders' dictionary types on read. A write goes to a hidden temporary file in the
-same directory and is renamed into place, so a reader sees the old file or the new one, never
-a torn one; a process killed mid-write leaves only a hidden ``.tmp`` file that readers skip and
-the next sync removes.
+loaders' dictionary types on read. How a file is written and read back atomically is the
+storage's (:mod:`._storage`); this module is the layout and the format.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,8 +37,7 @@ import pyarrow.parquet as pq
 
 from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint
 from marketframe.exceptions import StoreCorrupted
-from marketframe.store._log._document import DatasetId
-from marketframe.store._storage._base import fsync_dir
+from marketframe.store._dataset import DatasetId
 
 PART = "part-0.parquet"
 TF_KEY, SYM_KEY = "tf", "sym"  # directory keys: never a column's name (no type clash)
@@ -126,10 +121,6 @@ def _digest_like(data: bytes | memoryview, recorded: str) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest() if old else digest(data)
 
 
-def temporary(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-
-
 def time_encoding(schema: pa.Schema) -> dict[str, str] | None:
     """The ``column_encoding`` of every file the store writes: the bar times (``date``, a
     timestamp or a date) delta-encoded, read by every Parquet reader. They are all distinct,
@@ -161,48 +152,6 @@ def serialize(table: pa.Table) -> bytes:
     ) as w:
         w.write_table(table)
     return bytes(sink.getvalue().to_pybytes())
-
-
-def stage(data: bytes | memoryview, path: Path) -> tuple[Path, int]:
-    """Write ``data`` to a hidden, fsynced temporary file beside ``path``; returns it and its
-    modification time (kept by the rename, recorded by the manifest for cheap checks)."""
-    if not path.parent.is_dir():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temporary(path)
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    return tmp, os.stat(tmp).st_mtime_ns
-
-
-def publish(tmp: Path, path: Path) -> None:
-    """Rename a staged file over ``path`` and fsync the directory: a reader sees the old file
-    or the new one, and a power cut loses neither."""
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
-
-
-def unchanged(path: Path, expect: Mapping[str, Any]) -> bool:
-    """The cheap check of sync: the file is there with a recorded size and modification time
-    (a restored, copied or rewritten file has another; :func:`read_file` checks the hash)."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return False
-    return any(
-        v.get("size") == st.st_size and v.get("mtime_ns") == st.st_mtime_ns
-        for v in _versions(expect)
-    )
-
-
-def clean_temporary(root: Path) -> int:
-    """Remove temporary files left by a killed writer (call under the store lock)."""
-    n = 0
-    for p in root.rglob(".*.tmp"):
-        p.unlink(missing_ok=True)
-        n += 1
-    return n
 
 
 def where(rel: str) -> tuple[str | None, int | None]:
@@ -253,25 +202,6 @@ def recorded(
     return [(rel, rec) for _, rel, rec in out]
 
 
-def read_file(
-    path: Path,
-    expect: Mapping[str, Any] | None = None,
-    *,
-    repair_hint: str = "",
-    columns: Sequence[str] | None = None,
-) -> pa.Table:
-    """One partition file, checked: its size and content hash against the manifest's record
-    ``expect`` (or one of its ``pending`` versions), without one every page's checksum. Reading the
-    bytes and parsing them from memory costs a third of ``pq.read_table(path)`` for the small
-    files of daily data (no dataset discovery). Damage raises :class:`StoreCorrupted`."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise StoreCorrupted(path, "is missing (the manifest records it)", repair_hint) from None
-    return parse_checked(data, path, expect, repair_hint, columns)
-
-
 def parse_checked(
     data: bytes,
     path: Path | str,
@@ -305,7 +235,7 @@ def matches(data: bytes | memoryview, expect: Mapping[str, Any]) -> bool:
     """Whether ``data`` is the recorded file or its recorded pending replacement (each
     hash computed once per algorithm the records use)."""
     got: dict[int, str] = {}
-    for v in _versions(expect):
+    for v in accepted(expect):
         if v["size"] != len(data):
             continue
         want = str(v["hash"])
@@ -316,7 +246,8 @@ def matches(data: bytes | memoryview, expect: Mapping[str, Any]) -> bool:
     return False
 
 
-def _versions(expect: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def accepted(expect: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The versions of a file a record accepts: the recorded one and any pending one."""
     return ([expect] if "hash" in expect else []) + list(expect.get("pending", ()))
 
 

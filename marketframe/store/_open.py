@@ -1,20 +1,15 @@
-"""What ``Store(...)`` holds besides its storage: its waits checked, the client it makes when
-given none, and the lock its writers take (a file lock on a local store, leases on an object
-store)."""
+"""What ``Store(...)`` is given, checked when it is made (its waits and worker count), and the
+client it makes when given none."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from marketframe.exceptions import InvalidParams
 
 if TYPE_CHECKING:
     from marketframe.client import Client
-
-#: the lock file of a local store, in its root
-LOCK = ".lock"
 
 
 def check_timeout(timeout: float | None) -> None:
@@ -78,31 +73,3 @@ def default_client(api_key: str | None, base_url: str | None, workers: int) -> C
         cache=False,
         max_workers=workers,
     )
-
-
-def lock(
-    storage: Any,
-    root: Any,
-    ds: Any,
-    symbols: Sequence[str] | None,
-    timeout: float,
-    lease_ttl: float,
-    writing: str | None,
-) -> Any:
-    """The inter-process lock of syncs and repairs (a typed error when it times out): a
-    file lock on a local store; on an object store, the leases of ``symbols`` of ``ds``
-    (nothing for a check of the whole store). ``writing`` names what will write: on a
-    read-only store it is refused with :class:`StoreReadOnly`; a check (``writing``
-    None) of a read-only store runs without the lock (nobody can write it)."""
-    import contextlib
-
-    from marketframe.store._storage._local import LocalStorage
-    from marketframe.store._verify import locked
-
-    if isinstance(storage, LocalStorage):
-        return locked(root / LOCK, timeout, writing)
-    if ds is None or not symbols:
-        return contextlib.nullcontext()
-    from marketframe.store._storage._lease import leased
-
-    return leased(storage, ds, symbols, timeout, lease_ttl)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -15,16 +15,14 @@ from marketframe import adjust as _adjust
 from marketframe._params import to_date
 from marketframe.convert import oldest_first
 from marketframe.store import _held, _io
-from marketframe.store._log._document import NO_SYMBOL
-from marketframe.store._log._manifest import Manifest
+from marketframe.store._dataset import NO_SYMBOL
+from marketframe.store._log import Manifest
+from marketframe.store._parts import Parts
 from marketframe.store._sync import check_symbols, resolve
-
-if TYPE_CHECKING:
-    from marketframe.store import Store
 
 
 def read(
-    store: Store,
+    parts: Parts,
     endpoint: str,
     symbols: str | Sequence[str] | None,
     start: Any,
@@ -43,7 +41,7 @@ def read(
     years = None
     if spec.has_symbol and (lo is not None or hi is not None):
         years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)
-    manifest, storage = store._manifest, store._storage
+    manifest, storage = parts.log, parts.storage
     manifest.reload()
     manifest.check()
     _held.check(manifest, spec, syms, lo, hi)  # never synced: NotSynced, not 0 rows
@@ -51,7 +49,7 @@ def read(
     files = _io.recorded(manifest.files(spec.ds), syms, years, spec.ds)
     tables = [
         _io.from_physical(t, logical)
-        for t in (storage.read_file(rel, rec, store._fix) for rel, rec in files)
+        for t in (storage.read_file(rel, rec, parts.fix) for rel, rec in files)
         if t.num_rows
     ]
     if not tables:
@@ -80,7 +78,7 @@ def read(
         if not k.startswith(b"marketframe.store.")
     }
     if mode is not None:
-        table = store.client.adjust_prices(table, mode)
+        table = parts.client.adjust_prices(table, mode)
     return table.replace_schema_metadata(meta)
 
 

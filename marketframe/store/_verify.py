@@ -13,57 +13,22 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow.parquet as pq
 
 from marketframe._windows import merge
 from marketframe.endpoints import ENDPOINTS
-from marketframe.exceptions import StoreCorrupted, StoreLocked, StoreReadOnly, SyncError
+from marketframe.exceptions import StoreCorrupted, SyncError
 from marketframe.store import _io, _upsert
-from marketframe.store._log._document import (
-    MANIFEST,
-    NO_SYMBOL,
-    PREVIOUS,
-    VERSION,
-    DatasetId,
-    parse_bytes,
-)
+from marketframe.store._dataset import NO_SYMBOL, DatasetId
+from marketframe.store._log._document import MANIFEST, PREVIOUS, VERSION, parse_bytes
+from marketframe.store._parts import Parts
 from marketframe.store._report import VerifyReport
+from marketframe.store._storage import LocalStorage
 from marketframe.store._sync._call import check_args, run_checked
-
-if TYPE_CHECKING:
-    from marketframe.store import Store
-
-
-@contextmanager
-def locked(path: Path, timeout: float, writing: str | None = None) -> Iterator[None]:
-    """The store's inter-process lock; :class:`StoreLocked` when ``timeout`` runs out. On a
-    read-only directory the lock file cannot be made: what would write (``writing``) is
-    refused with :class:`StoreReadOnly`; a check runs without it (nothing can write there)."""
-    import errno
-
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(str(path), timeout=timeout)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise StoreLocked(path.parent, timeout) from None
-    except OSError as exc:
-        if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
-            raise
-        if writing is not None:
-            raise StoreReadOnly(path.parent, writing, exc.strerror or "not writable") from None
-        yield
-        return
-    try:
-        yield
-    finally:
-        lock.release()
 
 
 def check_file(storage: Any, rel: str, rec: dict[str, Any]) -> str | None:
@@ -78,24 +43,24 @@ def check_file(storage: Any, rel: str, rec: dict[str, Any]) -> str | None:
 
 
 def run(
-    store: Store, repair: bool, *, today: dt.date | None, progress: bool | None
+    parts: Parts, repair: bool, *, today: dt.date | None, progress: bool | None
 ) -> VerifyReport:
     """Check (and with ``repair`` fix) the store; called under the store's lock."""
-    manifest = store._manifest
+    manifest = parts.log
     manifest.reload()
-    report = VerifyReport(str(store.root))
+    report = VerifyReport(str(parts.root))
     if manifest.damage is not None:
         report.problems.append(f"{MANIFEST}: {manifest.damage}")
         if not repair:
             return report
-        storage = store._storage
+        storage = parts.storage
         try:
             data, problem = parse_bytes(storage.read(PREVIOUS))
         except FileNotFoundError:
             data, problem = {}, "cannot be read (No such file or directory)"
-        old = None if storage.remote else _version_1(manifest.path)
-        if old is not None:
-            data = migrate(store.root, old)
+        old = _version_1(manifest.path) if isinstance(storage, LocalStorage) else None
+        if old is not None and isinstance(storage, LocalStorage):
+            data = migrate(storage, old)
             report.repaired.append(
                 f"{MANIFEST}: layout 1 migrated to {VERSION} "
                 "(directories tf=/sym=, files rewritten and recorded)"
@@ -118,19 +83,19 @@ def run(
             if "hash" not in rec:
                 continue  # staged, never recorded as held
             report.checked += 1
-            problem = check_file(store._storage, rel, rec)
+            problem = check_file(parts.storage, rel, rec)
             if problem is not None:
                 report.problems.append(f"{rel}: {problem}")
                 sym, _ = _io.where(rel)
                 damaged.setdefault((ds, sym or NO_SYMBOL), []).append(rel)
     if repair and damaged:
         for (ds, sym), rels in damaged.items():
-            _refetch(store, ds, sym, rels, values[ds], today, progress, report)
+            _refetch(parts, ds, sym, rels, values[ds], today, progress, report)
     return report
 
 
 def _refetch(
-    store: Store,
+    parts: Parts,
     ds: DatasetId,
     sym: str,
     rels: list[str],
@@ -140,12 +105,14 @@ def _refetch(
     report: VerifyReport,
 ) -> None:
     """Remove ``rels`` (damaged files of one symbol), forget its coverage, fetch it again."""
-    manifest = store._manifest
+    manifest = parts.log
     held = manifest.intervals(ds, sym)
     ranges = merge([*held["final"], *held["open"]])
-    with store._locked(ds, [sym]) if store._storage.remote else nullcontext():
+    # a local store is locked as a whole already; an object store's repair takes the lease
+    # of the one symbol it rewrites
+    with parts.locked(ds, [sym]) if parts.storage.remote else nullcontext():
         for rel in rels:
-            store._storage.delete(rel)
+            parts.storage.delete(rel)
             manifest.drop_file(ds, rel)
         manifest.drop_symbol(ds, sym)
         manifest.save()
@@ -154,8 +121,8 @@ def _refetch(
     for lo, hi in [(None, None)] if minute else ranges:
         try:
             args = check_args(ds.endpoint, symbols, lo, hi, ds.timeframe, today, params)
-            with store._locked(ds, [sym]) if store._storage.remote else nullcontext():
-                run_checked(store, *args, progress=progress, strict=True)
+            with parts.locked(ds, [sym]) if parts.storage.remote else nullcontext():
+                run_checked(parts, *args, progress=progress, strict=True)
         except SyncError as exc:
             report.failures += [str(f) for f in exc.report.failures]
             continue
@@ -177,12 +144,13 @@ def _version_1(path: Path) -> dict[str, Any] | None:
     return data if ok else None
 
 
-def migrate(root: Path, old: dict[str, Any]) -> dict[str, Any]:
+def migrate(storage: LocalStorage, old: dict[str, Any]) -> dict[str, Any]:
     """A layout-1 store (``timeframe=``/``symbol=`` directories, dictionary columns, no file
     records) moved to the current layout: every file rewritten in its dataset's physical
     schema with page checksums, recorded, and the old directories removed."""
     from marketframe.endpoints import get
 
+    root = storage.root
     data: dict[str, Any] = {"version": VERSION, "datasets": {}}
     for key, d in old["datasets"].items():
         ds = DatasetId(d["endpoint"], d["params"], d.get("timeframe"))
@@ -198,13 +166,13 @@ def migrate(root: Path, old: dict[str, Any]) -> dict[str, Any]:
         )
         for f in found:
             rel = f.relative_to(old_dir).as_posix().replace("symbol=", f"{_io.SYM_KEY}=", 1)
-            target = new_dir / rel
+            target = (new_dir / rel).relative_to(root).as_posix()
             table = pq.read_table(f, partitioning=None)
             payload, rec, _ = _upsert.prepare(table, keys, {})
-            tmp, mtime = _io.stage(payload, target)
-            _io.publish(tmp, target)
-            files[target.relative_to(root).as_posix()] = {**rec.as_dict(), "mtime_ns": mtime}
-            if f != target:
+            tmp, stamp = storage.stage(target, payload)
+            storage.publish(tmp, target)
+            files[target] = {**rec.as_dict(), **stamp}
+            if f != root / target:
                 f.unlink()
         if ds.timeframe and old_dir.is_dir() and not any(old_dir.rglob("*.parquet")):
             shutil.rmtree(old_dir)

@@ -194,8 +194,8 @@ def test_a_changed_input_file_is_recomputed(sb: Sandbox, tmp_path: Path) -> None
         row = st.read(DAILY, "2454", "2024-03-04", "2024-03-04", backend="arrow")
         close = row.column("close").to_pylist()[0] * 1.01
         row = row.set_column(row.schema.get_field_index("close"), "close", pa.array([close]))
-        _commit.write_rows(st._storage, st._manifest, spec, "2454", row, SyncReport(spec.ds))
-        st._manifest.save()
+        _commit.write_rows(st._parts.storage, st._parts.log, spec, "2454", row, SyncReport(spec.ds))
+        st._parts.log.save()
         rep = st.compute(DAILY, SPECS, max_workers=1)
         assert all(m == {"recomputed": ["2454"], "unchanged": ["0050", "2330"]}
                    for m in rep.modes.values())  # fmt: skip
@@ -229,8 +229,8 @@ def test_a_bar_changed_in_the_newest_file(
         value = row.column(column).to_pylist()[0]
         changed = pa.array([value * 1.01 if column == "close" else value + 1], row.schema[i].type)
         row = row.set_column(i, column, changed)
-        _commit.write_rows(st._storage, st._manifest, spec, "2454", row, SyncReport(spec.ds))
-        st._manifest.save()
+        _commit.write_rows(st._parts.storage, st._parts.log, spec, "2454", row, SyncReport(spec.ds))
+        st._parts.log.save()
         rep = st.compute(DAILY, SPECS, max_workers=1)
         assert all(m == modes for m in rep.modes.values())
         check(st, reference(st.read(DAILY)))

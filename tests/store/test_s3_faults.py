@@ -311,7 +311,7 @@ def test_a_lock_of_another_live_writer_is_still_refused(
         storage_options=_through(proxy),
         lock_timeout=0,
     ) as st:
-        other = Leases(st._storage)
+        other = Leases(st._parts.storage)
         other.acquire(DAILY, ["2330"], timeout=0)
         try:
             with pytest.raises(StoreLocked):

@@ -234,7 +234,7 @@ def run_schedule(
     with Store(url, api_key=sb.api_key, base_url=sb.base_url, lease_ttl=TTL, **opts) as st0:
         # 1. what the coverage calls held is there, or verify reports it (a store that
         # neither writer got to write anything into has nothing to check)
-        problems = [] if st0._storage.is_empty() else st0.verify().problems
+        problems = [] if st0._parts.storage.is_empty() else st0.verify().problems
         tally.reported += len(problems)
         flagged = {p.split("sym=", 1)[1].split("/", 1)[0] for p in problems if "sym=" in p}
         manifest_damaged = any(p.startswith("_manifest") for p in problems)

@@ -154,7 +154,7 @@ def test_writers_of_different_symbols_both_land_in_the_shared_manifest(s3: Place
     from marketframe.store._storage import ObjectStorage
 
     storage = ObjectStorage(s3.url("cas"), s3.server.options())  # type: ignore[union-attr]
-    a, b = Manifest(storage.url, storage), Manifest(storage.url, storage)
+    a, b = Manifest(storage), Manifest(storage)
     a.record(
         DAILY,
         "2330",
@@ -179,7 +179,7 @@ def test_writers_of_different_symbols_both_land_in_the_shared_manifest(s3: Place
         empty=False,
     )
     a.save()  # a's view is stale too: merged into b's
-    fresh = Manifest(storage.url, storage)
+    fresh = Manifest(storage)
     assert fresh.final(DAILY, "2330") == [(dt.date(2024, 1, 2), dt.date(2024, 4, 30))]
     assert fresh.final(DAILY, "0050") == [(dt.date(2024, 1, 2), dt.date(2024, 6, 28))]
 
@@ -188,7 +188,7 @@ def test_a_symbol_held_by_a_live_writer_is_refused_with_who_holds_it(
     s3: Place, sb: Sandbox
 ) -> None:
     with s3.store("held", api_key=sb.api_key, base_url=sb.base_url, lock_timeout=0) as st:
-        other = Leases(st._storage)  # another writer, alive (this process), holding 0050
+        other = Leases(st._parts.storage)  # another writer, alive (this process), holding 0050
         other.acquire(DAILY, ["0050"], timeout=0)
         try:
             served = sb.requests_served
@@ -227,8 +227,9 @@ def test_a_symbol_held_by_a_live_writer_is_refused_with_who_holds_it(
 )
 def test_a_stale_lease_is_taken_over(s3: Place, sb: Sandbox, lease: dict[str, object]) -> None:
     with s3.store("stale", api_key=sb.api_key, base_url=sb.base_url, lock_timeout=0) as st:
-        st._storage.fs.pipe_file(
-            st._storage.key(lease_key(DAILY, "2330")), json.dumps({"owner": "x", **lease}).encode()
+        st._parts.storage.fs.pipe_file(
+            st._parts.storage.key(lease_key(DAILY, "2330")),
+            json.dumps({"owner": "x", **lease}).encode(),
         )
         assert st.sync(
             "stock.historical.candles", ["2330"], "2024-01-01", "2024-12-31", progress=False
@@ -238,16 +239,16 @@ def test_a_stale_lease_is_taken_over(s3: Place, sb: Sandbox, lease: dict[str, ob
 
 def test_a_writer_that_lost_its_lease_writes_nothing_more(s3: Place, sb: Sandbox) -> None:
     with s3.store("lost", api_key=sb.api_key, base_url=sb.base_url) as st:
-        mine = Leases(st._storage)
+        mine = Leases(st._parts.storage)
         mine.acquire(DAILY, ["2330"], timeout=0)
         try:
             # another writer took it over (as after our lease expired)
-            st._storage.fs.pipe_file(st._storage.key(lease_key(DAILY, "2330")), b"{}")
+            st._parts.storage.fs.pipe_file(st._parts.storage.key(lease_key(DAILY, "2330")), b"{}")
             mine.renew()
             with pytest.raises(LeaseLost, match="taken over"):
                 mine.check()
             with pytest.raises(LeaseLost):
-                st._storage.publish(b"data", "dataset=x/part-0.parquet")
+                st._parts.storage.publish(b"data", "dataset=x/part-0.parquet")
             assert s3.files("lost", "part-0.parquet") == []
         finally:
             mine.release()
@@ -432,9 +433,9 @@ def test_a_damaged_object_is_reported_and_repaired(s3: Place, sb: Sandbox) -> No
         )
         good = _read(st, ["2330"])
         rel = "dataset=stock.historical.candles/params=default/tf=D/sym=2330/part-0.parquet"
-        data = bytearray(st._storage.read(rel))
+        data = bytearray(st._parts.storage.read(rel))
         data[len(data) // 2] ^= 0xFF  # one flipped byte, same size
-        st._storage.fs.pipe_file(st._storage.key(rel), bytes(data))
+        st._parts.storage.fs.pipe_file(st._parts.storage.key(rel), bytes(data))
         with pytest.raises(StoreCorrupted, match="sym=2330/part-0.parquet"):
             _read(st, ["2330"])
         assert [p.split(":")[0] for p in st.verify().problems] == [rel]
@@ -445,7 +446,7 @@ def test_a_damaged_object_is_reported_and_repaired(s3: Place, sb: Sandbox) -> No
         arrow_equal(_read(st, ["2330"]), good)
         assert st.verify().problems == []
         # a damaged manifest: restored from the previous generation
-        st._storage.fs.pipe_file(st._storage.key("_manifest.json"), b"{not json")
+        st._parts.storage.fs.pipe_file(st._parts.storage.key("_manifest.json"), b"{not json")
         with pytest.raises(StoreCorrupted, match="_manifest.json"):
             _read(st, ["2330"])
         report = st.verify(repair=True)

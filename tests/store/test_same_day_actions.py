@@ -32,15 +32,21 @@ def _rows(*factors: float) -> pa.Table:
 def test_two_capital_changes_on_one_day_are_both_kept(tmp_path: Path) -> None:
     spec = resolve(CAPITAL, None, {})
     with Store(tmp_path / "s") as st:
-        write_rows(st._storage, st._manifest, spec, "*", _rows(1.25, 0.25), SyncReport("x"))
-        st._manifest.record(spec.ds, "*", (DAY, DAY), DAY, empty=False)
-        st._manifest.save()
+        write_rows(st._parts.storage, st._parts.log, spec, "*", _rows(1.25, 0.25), SyncReport("x"))
+        st._parts.log.record(spec.ds, "*", (DAY, DAY), DAY, empty=False)
+        st._parts.log.save()
         got = st.read(CAPITAL, start=DAY, end=DAY)
         assert sorted(got.adjustment_factor) == [0.25, 1.25]
         # the window fetched again, with one factor corrected: replaced, not added to
         window = [(DAY - dt.timedelta(days=10), DAY + dt.timedelta(days=10))]
         write_rows(
-            st._storage, st._manifest, spec, "*", _rows(1.2, 0.25), SyncReport("x"), replace=window
+            st._parts.storage,
+            st._parts.log,
+            spec,
+            "*",
+            _rows(1.2, 0.25),
+            SyncReport("x"),
+            replace=window,
         )
-        st._manifest.save()
+        st._parts.log.save()
         assert sorted(st.read(CAPITAL, start=DAY, end=DAY).adjustment_factor) == [0.25, 1.2]

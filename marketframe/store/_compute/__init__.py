@@ -43,7 +43,8 @@ from marketframe.store._compute._derive import (
 )
 from marketframe.store._compute._strays import mark_clean, remove_strays
 from marketframe.store._compute._task import run_task
-from marketframe.store._log._document import DatasetId
+from marketframe.store._dataset import DatasetId
+from marketframe.store._parts import Parts
 
 __all__ = ["ComputeReport", "Result", "Task", "compute", "context_rows", "fingerprint"]
 __all__ += ["read", "run_task"]
@@ -94,7 +95,7 @@ def by_symbol(
 
 
 def build_tasks(
-    store: Any,
+    parts: Parts,
     spec: Any,
     specs: Sequence[sf.IndicatorSpec],
     symbols: Sequence[str],
@@ -104,7 +105,7 @@ def build_tasks(
 ) -> list[Task]:
     """One task per symbol, from the manifest as it is now. The files are grouped by symbol
     in one pass per dataset (a pass per symbol made planning quadratic in the symbols)."""
-    man = store._manifest
+    man = parts.log
     ids = [derived_id(spec.ds, sp, adjust) for sp in specs]
     srcs = by_symbol(_io.recorded(man.files(spec.ds), None, None))
     dfiles = {ds.key: by_symbol(man.files(ds).items()) for ds in ids}
@@ -120,7 +121,7 @@ def build_tasks(
         digest = ""
         if adjust:
             digest = adjust + ":" + json.dumps([[str(e.day), e.price, e.shares] for e in evs])
-        root = str(store.root)
+        root = str(parts.root)
         tasks.append(Task(root, storage_options, sym, inputs, targets, evs or None, digest))
     return tasks
 
@@ -175,7 +176,7 @@ def record(
     return gone
 
 
-def _events(store: Any, src: Any, mode: str, symbols: Sequence[str]) -> dict[str, list[Any]]:
+def _events(parts: Parts, src: Any, mode: str, symbols: Sequence[str]) -> dict[str, list[Any]]:
     """The corporate actions of ``adjust=`` for ``symbols`` (one fetch, in the driver)."""
     import datetime as dt
 
@@ -183,7 +184,7 @@ def _events(store: Any, src: Any, mode: str, symbols: Sequence[str]) -> dict[str
     from marketframe._fetch import fetch_actions
     from marketframe._time import taipei_today
 
-    man = store._manifest
+    man = parts.log
     firsts = [
         iv[0][0]
         for s in symbols
@@ -196,13 +197,13 @@ def _events(store: Any, src: Any, mode: str, symbols: Sequence[str]) -> dict[str
     start = min(firsts) + dt.timedelta(days=1)
     if start > end:
         return {}
-    client = store.client
+    client = parts.client
     capital, dividends = fetch_actions(client.prepare, client.send_all, start, end, mode)
     return _adjust.events_of(capital, dividends, mode, end, symbols)
 
 
 def compute(
-    store: Any,
+    parts: Parts,
     dataset: str,
     spec: Any,
     symbols: Any,
@@ -219,7 +220,6 @@ def compute(
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     from marketframe import adjust as _adjust
-    from marketframe.store._storage._local import LocalStorage
     from marketframe.store._sync import check_symbols
 
     t0 = time.perf_counter()
@@ -227,7 +227,7 @@ def compute(
     check_workers(executor, max_workers)
     src = source_of(dataset, timeframe, params)
     mode = _adjust.check_read(src.ep.name, adjust, src.params, src.ds.timeframe)
-    man = store._manifest
+    man = parts.log
     man.reload()
     man.check()
     if symbols is None:
@@ -247,16 +247,16 @@ def compute(
         report.rows[ds.key] = 0
         report.modes[ds.key] = {}
     with contextlib.ExitStack() as locks:
-        if isinstance(store._storage, LocalStorage):
-            locks.enter_context(store._locked())
+        if not parts.storage.remote:
+            locks.enter_context(parts.locked(writing="compute"))
         elif syms:
-            for ds in ids:
-                locks.enter_context(store._locked(ds, syms))
+            for ds in ids:  # an object store: the leases of the derived symbols
+                locks.enter_context(parts.locked(ds, syms, writing="compute"))
         man.reload()
         man.check()
-        report.removed = remove_strays(store._storage, man, ids)
-        events = _events(store, src, mode, syms) if mode else None
-        tasks = build_tasks(store, src, specs, syms, mode, events, store._storage_options)
+        report.removed = remove_strays(parts.storage, man, ids)
+        events = _events(parts, src, mode, syms) if mode else None
+        tasks = build_tasks(parts, src, specs, syms, mode, events, parts.storage_options)
         pool = executor
         own = None
         inline = pool is None and (max_workers == 1 or len(tasks) <= 1 or runner is not None)
@@ -290,7 +290,7 @@ def compute(
         def flush() -> None:
             man.save()
             for rel in gone:  # only once the manifest no longer records them
-                store._storage.delete(rel)
+                parts.storage.delete(rel)
             gone.clear()
 
         try:
@@ -312,7 +312,7 @@ def compute(
             flush()
             if own is not None:
                 own.shutdown(cancel_futures=True)
-        mark_clean(store._storage, ids)  # finished: the next run need not look for strays
+        mark_clean(parts.storage, ids)  # finished: the next run need not look for strays
     for ds in ids:
         for m in report.modes[ds.key].values():
             m.sort()
@@ -321,7 +321,7 @@ def compute(
 
 
 def read(
-    store: Any,
+    parts: Parts,
     dataset: str,
     spec: Any,
     symbols: Any,
@@ -336,7 +336,7 @@ def read(
     src = source_of(dataset, timeframe, params)
     mode = _adjust.check_read(src.ep.name, adjust, src.params, src.ds.timeframe)
     ds = derived_id(src.ds, sp, mode)
-    man = store._manifest
+    man = parts.log
     man.reload()
     man.check()
     recorded = man.files(ds)
@@ -365,7 +365,7 @@ def read(
                 f"store.compute({dataset!r}, spec, symbols) first",
             )
     chosen = _io.recorded(files, want, None)
-    tables = [store._storage.read_file(rel, rec, store._fix) for rel, rec in chosen]
+    tables = [parts.storage.read_file(rel, rec, parts.fix) for rel, rec in chosen]
     tables = [t for t in tables if t.num_rows]
     if not tables:
         date = src.ep.schema.arrow(minute=src.minute).field("date").type

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from marketframe.indicators import stateful as sf
-from marketframe.store._log._document import DatasetId
+from marketframe.store._dataset import DatasetId
 
 
 def specs_of(spec: Any) -> list[sf.IndicatorSpec]:

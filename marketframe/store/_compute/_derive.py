@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from marketframe import indicators as ind
 from marketframe.indicators import stateful as sf
 from marketframe.store import _io
-from marketframe.store._log._document import DatasetId
+from marketframe.store._dataset import DatasetId
 
 FORMAT = "marketframe.store.derived"
 VERSION = 1

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from marketframe.store._compute import ComputeReport, Result, Task, compute, run_task
+from marketframe.store._parts import Parts
 
 
 def _run_batches(batches: Iterable[Any]) -> Iterator[Any]:
@@ -52,7 +53,7 @@ def runner(spark: Any, partitions: int | None = None) -> Any:
 
 def spark_compute(
     spark: Any,
-    store: Any,
+    parts: Parts,
     dataset: str,
     spec: Any,
     symbols: str | Sequence[str] | None = None,
@@ -66,7 +67,7 @@ def spark_compute(
     symbol, run by ``mapInArrow`` over ``partitions`` slices of the symbol list (default:
     the session's parallelism). The derived datasets equal those of ``Store.compute``."""
     return compute(
-        store,
+        parts,
         dataset,
         spec,
         symbols,

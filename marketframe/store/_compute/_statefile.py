@@ -19,7 +19,7 @@ import orjson
 
 from marketframe.store import _io
 from marketframe.store._compute._derive import DIGESTED
-from marketframe.store._log._document import DatasetId
+from marketframe.store._dataset import DatasetId
 
 _MAGIC = b"MFSTATE1"
 

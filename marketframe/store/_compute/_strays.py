@@ -18,7 +18,7 @@ from typing import Any
 
 from marketframe.store import _io
 from marketframe.store._compute._statefile import SLOTS
-from marketframe.store._log._document import DatasetId
+from marketframe.store._dataset import DatasetId
 from marketframe.store._storage._base import fsync_dir
 
 CLEAN = "_clean"
@@ -31,7 +31,7 @@ def remove_strays(storage: Any, manifest: Any, ids: Sequence[DatasetId]) -> int:
     for ds in ids:
         base = _io.dataset_dir(Path(), ds).as_posix()
         if storage.remote:
-            found = storage.list(base)
+            found = storage.files(base)
         else:
             top = os.path.join(storage.root, base)
             mark = os.path.join(top, CLEAN)

@@ -19,7 +19,6 @@ a task may start at different files; the partitions are read from the earliest s
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -60,7 +59,7 @@ def _none(use: slice) -> np.ndarray:
 def _storage(task: Task) -> Any:
     from marketframe.store._storage import storage_for
 
-    return storage_for(task.store, task.storage_options, Path)
+    return storage_for(task.store, task.storage_options, make=False)
 
 
 class _Source:

@@ -6,31 +6,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from marketframe._windows import Interval
+from marketframe.store._dataset import NO_SYMBOL, DatasetId
 
 MANIFEST = "_manifest.json"
 PREVIOUS = "_manifest.prev.json"  # the generation before the last save, kept for repair
 VERSION = 2  # 2: directory keys tf=/sym=, one physical schema, file records
-NO_SYMBOL = "*"  # endpoints without a symbol (corporate actions)
-
-
-@dataclass(frozen=True)
-class DatasetId:
-    """What identifies a dataset: the endpoint, the parameters that change its data, timeframe."""
-
-    endpoint: str
-    params: str  # fingerprint, hive-safe ("default", "period-20", ...)
-    timeframe: str | None
-
-    @property
-    def key(self) -> str:
-        return f"{self.endpoint}|{self.params}|{self.timeframe or '-'}"
 
 
 def to_intervals(pairs: list[list[str]]) -> list[Interval]:

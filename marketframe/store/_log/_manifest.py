@@ -22,15 +22,14 @@ import datetime as dt
 import json
 import os
 import threading
-from pathlib import Path
 from typing import Any
 
 from marketframe._windows import Interval, intersect, merge, subtract
 from marketframe.exceptions import StoreCorrupted
+from marketframe.store._dataset import DatasetId
 from marketframe.store._log._document import (
     MANIFEST,
     PREVIOUS,
-    DatasetId,
     dump,
     fresh,
     merge_writer,
@@ -40,7 +39,7 @@ from marketframe.store._log._document import (
     to_intervals,
     to_pairs,
 )
-from marketframe.store._storage._base import _PreconditionFailed, fsync_dir
+from marketframe.store._storage._base import PreconditionFailed, fsync_dir
 
 
 class Manifest:
@@ -51,9 +50,9 @@ class Manifest:
     ``verify(repair=True)`` restores it (from the previous generation when that is intact).
     """
 
-    def __init__(self, root: Path | str, storage: Any = None):
-        self.storage = storage if storage is not None and storage.remote else None
-        self.root = Path(root) if self.storage is None else root
+    def __init__(self, storage: Any):
+        self.storage = storage if storage.remote else None
+        self.root = storage.root if self.storage is None else storage.url
         self.path = self.root / MANIFEST if self.storage is None else storage.path(MANIFEST)
         self._lock = threading.RLock()
         # object stores: what this writer changed, merged into the latest manifest on save
@@ -182,7 +181,7 @@ class Manifest:
             try:
                 new_tag = self.storage.put_if(MANIFEST, dump(merged), tag)
                 break
-            except _PreconditionFailed:  # another writer saved in between: merge into theirs
+            except PreconditionFailed:  # another writer saved in between: merge into theirs
                 pass
             found = self.storage.read_versioned(MANIFEST)
             raw, tag = found if found is not None else (None, None)

@@ -2,31 +2,129 @@
 through fsspec (:mod:`._object`); :func:`storage_for` picks one from ``Store(path)``.
 
 Every path the store uses is relative to its root (``dataset=.../sym=2330/part-0.parquet``).
-Both storages answer the same calls (read, stage, publish, unchanged, delete...); an object
-store adds the conditional writes and listings its leases and manifest need.
+Both storages answer the calls of :class:`Storage`, and each decides what a writer holds
+(:meth:`Storage.writer_lock`): one file lock on a local directory, a lease per symbol on an
+object store, where writers of different symbols run at once.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from marketframe.store._storage._local import LocalStorage
+import pyarrow as pa
+
+from marketframe.store._dataset import DatasetId
+from marketframe.store._storage._base import PreconditionFailed, fsync_dir
+from marketframe.store._storage._local import LOCK, LocalStorage, directory
 from marketframe.store._storage._object import ObjectStorage
+
+__all__ = [
+    "LOCK",
+    "LocalStorage",
+    "ObjectStorage",
+    "PreconditionFailed",
+    "Storage",
+    "fsync_dir",
+    "storage_for",
+]
+
+
+class Storage(Protocol):
+    """What the store asks of the place its files live. Paths are relative to the root."""
+
+    url: str  #: the root as it may be shown (never a credential)
+    remote: bool  #: an object store (a PUT replaces an object whole; no directories)
+
+    def path(self, rel: str) -> Any:
+        """Where ``rel`` is, as errors show it."""
+
+    def read(self, rel: str) -> bytes:
+        """The file's bytes (:class:`FileNotFoundError` if it is absent)."""
+
+    def read_file(
+        self,
+        rel: str,
+        rec: Mapping[str, Any] | None,
+        hint: str = "",
+        columns: Sequence[str] | None = None,
+    ) -> pa.Table:
+        """A recorded Parquet file, checked against its record (``StoreCorrupted``)."""
+
+    def stage(self, rel: str, data: bytes | memoryview) -> tuple[Any, dict[str, Any]]:
+        """Make ``data`` ready to replace ``rel``; the stamp its record keeps."""
+
+    def publish(self, staged: Any, rel: str) -> None:
+        """Put a staged file in place, atomically."""
+
+    def discard(self, staged: Any) -> None:
+        """Forget a staged file that was not published."""
+
+    def rewrite(self, rel: str, data: bytes) -> dict[str, Any]:
+        """Write ``rel`` in place (a file nothing refers to meanwhile); its stamp."""
+
+    def unchanged(self, rel: str, rec: Mapping[str, Any]) -> bool:
+        """The cheap check: the file is there as recorded (size, time or ETag)."""
+
+    def restamp(self, rel: str) -> dict[str, Any]:
+        """The stamp of the file as it is now."""
+
+    def exists(self, rel: str) -> bool: ...
+
+    def delete(self, rel: str) -> None:
+        """Remove ``rel`` if it exists."""
+
+    def clean_temporary(self) -> int:
+        """Remove what a killed writer left half-written; how many."""
+
+    def is_empty(self) -> bool: ...
+
+    def create(self, rel: str, data: bytes) -> None:
+        """Write ``rel`` whole if it does not exist, else :class:`PreconditionFailed`."""
+
+    def replace(self, rel: str, data: bytes) -> None:
+        """Write ``rel`` whole, atomically, whether or not it exists."""
+
+    def names(self, folder: str) -> list[str]:
+        """The names of the files directly in ``folder``."""
+
+    def files(self, folder: str) -> list[str]:
+        """Relative paths of every file under ``folder``."""
+
+    def keep(self, rel: str, to: str) -> bool:
+        """Keep ``rel``'s bytes at ``to`` too (before ``rel`` is replaced)."""
+
+    def move(self, rel: str, to: str) -> bool:
+        """Move ``rel`` to ``to``."""
+
+    def sync_dirs(self, rels: Sequence[str]) -> None:
+        """Make renames and deletions of these files durable."""
+
+    def writer_lock(
+        self,
+        ds: DatasetId | None,
+        symbols: Sequence[str] | None,
+        timeout: float,
+        ttl: float,
+        writing: str | None,
+    ) -> AbstractContextManager[Any]:
+        """What a writer of ``symbols`` of ``ds`` holds while it writes."""
 
 
 def storage_for(
     path: str | os.PathLike[str],
     storage_options: Mapping[str, Any] | None,
-    local_root: Callable[[Any], Path],
     timeout: float | None = None,
+    *,
+    make: bool = True,
 ) -> LocalStorage | ObjectStorage:
     """The storage of ``Store(path)``: a URL with a scheme (other than ``file``) is an object
-    store; anything else is a local directory."""
+    store; anything else is a local directory (created when ``make``)."""
     if isinstance(path, str) and "://" in path and not path.startswith("file://"):
         return ObjectStorage(path, storage_options, timeout)
     if isinstance(path, str) and path.startswith("file://"):
         path = path[len("file://") :]
-    return LocalStorage(local_root(path))
+    return LocalStorage(directory(path) if make else Path(path))

@@ -1,5 +1,5 @@
-"""What the store's modules share at the bottom of their imports: the conditional-write
-failure of object storage and a durable rename."""
+"""What the storages share at the bottom of their imports: the failure of a conditional write
+(a file created only if absent, an object written only if unchanged) and a durable rename."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 
-class _PreconditionFailed(Exception):
-    """A conditional write lost: the object exists, or changed since it was read."""
+class PreconditionFailed(Exception):
+    """A conditional write lost: the file or object exists, or changed since it was read."""
 
 
 def fsync_dir(path: Path) -> None:

@@ -34,12 +34,14 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from marketframe.exceptions import LeaseLost, StoreLocked, StoreUnavailable
-from marketframe.store._log._document import NO_SYMBOL, DatasetId
-from marketframe.store._storage._base import _PreconditionFailed
-from marketframe.store._storage._object import ObjectStorage
+from marketframe.store._dataset import NO_SYMBOL, DatasetId
+from marketframe.store._storage._base import PreconditionFailed
+
+if TYPE_CHECKING:
+    from marketframe.store._storage._object import ObjectStorage
 
 LEASES = "_leases"
 DEFAULT_TTL = 60.0
@@ -132,7 +134,7 @@ class Leases:
         try:
             self._put(key, None)
             return None
-        except _PreconditionFailed:
+        except PreconditionFailed:
             pass
         except StoreUnavailable:
             # the PUT may have landed and only its reply been lost: ours if it holds our id
@@ -158,7 +160,7 @@ class Leases:
         try:
             self._put(key, tag)
             return None
-        except _PreconditionFailed:  # another writer took it over first (or our reply lost)
+        except PreconditionFailed:  # another writer took it over first (or our reply lost)
             return self._try(key)
 
     def acquire(self, ds: DatasetId, symbols: Sequence[str], timeout: float) -> None:
@@ -203,7 +205,7 @@ class Leases:
                 sent = time.monotonic()
                 try:
                     self._put(key, tag, deadline=min(self.storage.timeout, self.ttl / 3))
-                except _PreconditionFailed:
+                except PreconditionFailed:
                     if not self._ours(key, sent):
                         self.lost[key] = "was taken over by another writer after it expired"
                 except Exception as exc:  # noqa: BLE001 - any failure: the lease may lapse

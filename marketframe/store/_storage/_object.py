@@ -18,20 +18,23 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import pyarrow as pa
 
 from marketframe.exceptions import InvalidParams, StoreCorrupted, StoreUnavailable
 from marketframe.store import _io
-from marketframe.store._storage._base import _PreconditionFailed
+from marketframe.store._dataset import DatasetId
+from marketframe.store._storage._base import PreconditionFailed
+from marketframe.store._storage._lease import leased
 from marketframe.store._storage._remote import (
     describe,
     network_error,
     no_credentials,
     precondition,
+    settings,
     shown_url,
-    split_credentials,
 )
 
 
@@ -39,12 +42,6 @@ def md5(data: bytes) -> str:
     return hashlib.md5(data, usedforsecurity=False).hexdigest()
 
 
-#: the default deadline of one object-store operation (one GET, PUT, HEAD or listing, its
-#: retries included), in seconds: ``Store(timeout=...)`` or ``storage_options={"timeout": ...}``
-DEFAULT_TIMEOUT = 60.0
-#: connect and read timeouts of one HTTP attempt (botocore's defaults are 60 s each, with up
-#: to 5 attempts: a silent endpoint held a read for ~7 minutes)
-CONNECT_TIMEOUT, READ_TIMEOUT, ATTEMPTS = 5.0, 20.0, 3
 S3FS_RETRIES = 2  # s3fs's retry loop around botocore's (its default: 5)
 
 
@@ -67,44 +64,9 @@ class ObjectStorage:
     ):
         import fsspec
 
-        opts = dict(storage_options or {})
+        url, protocol, opts, self.timeout = settings(url, storage_options, timeout)
         self.url = shown_url(url)  # refined below; never holds credentials
-        url, user, password = split_credentials(url)
-        protocol = url.split("://", 1)[0]
-        if user is not None or password is not None:
-            import warnings
-
-            from marketframe.exceptions import MarketframeWarning
-
-            warnings.warn(
-                f"{self.url}: the store URL holds credentials; they are used but never "
-                "shown. Give them through the environment (AWS_ACCESS_KEY_ID / "
-                "AWS_SECRET_ACCESS_KEY, AWS_PROFILE) or storage_options instead: a URL "
-                "ends up in shell history, logs and notebooks",
-                MarketframeWarning,
-                stacklevel=4,
-            )
-            if protocol in ("s3", "s3a"):
-                opts.setdefault("key", user)
-                opts.setdefault("secret", password)
-            else:
-                opts.setdefault("username", user)
-                opts.setdefault("password", password)
-        self.timeout = float(opts.pop("timeout", timeout or DEFAULT_TIMEOUT))
-        if not (self.timeout > 0 and self.timeout != float("inf")):
-            raise InvalidParams(
-                "Store", "timeout", f"has value {self.timeout!r}", "seconds > 0 (finite)"
-            )
         self.s3 = protocol in ("s3", "s3a")
-        if self.s3:
-            # every HEAD must see the latest object (leases, manifest): no listing cache
-            opts.setdefault("use_listings_cache", False)
-            opts.setdefault("skip_instance_cache", True)
-            config = dict(opts.get("config_kwargs") or {})
-            config.setdefault("connect_timeout", min(CONNECT_TIMEOUT, self.timeout))
-            config.setdefault("read_timeout", min(READ_TIMEOUT, self.timeout))
-            config.setdefault("retries", {"max_attempts": ATTEMPTS, "mode": "standard"})
-            opts["config_kwargs"] = config
         shown = self.url
         try:
             self.fs, base = fsspec.core.url_to_fs(url, **opts)
@@ -235,7 +197,8 @@ class ObjectStorage:
             ) from None
         return _io.parse_checked(data, self.path(rel), rec, hint, columns)
 
-    def stage(self, rel: str, data: bytes) -> tuple[Any, dict[str, Any]]:
+    def stage(self, rel: str, data: bytes | memoryview) -> tuple[Any, dict[str, Any]]:
+        data = bytes(data)  # held until the PUT: never a view of a buffer reused meanwhile
         return data, {"md5": md5(data)}
 
     def publish(self, staged: Any, rel: str) -> None:
@@ -263,7 +226,7 @@ class ObjectStorage:
             return False
         tag = str(info.get("ETag") or info.get("etag") or "").strip('"')
         return any(
-            v.get("size") == info.get("size") and v.get("md5") == tag for v in _io._versions(rec)
+            v.get("size") == info.get("size") and v.get("md5") == tag for v in _io.accepted(rec)
         )
 
     def restamp(self, rel: str) -> dict[str, Any]:
@@ -315,7 +278,7 @@ class ObjectStorage:
         self, rel: str, data: bytes, token: str | None, deadline: float | None = None
     ) -> str:
         """Write ``data`` if the object is absent (``token`` None) or still has ``token``;
-        returns the new token, raises :class:`_PreconditionFailed` when the condition fails.
+        returns the new token, raises :class:`PreconditionFailed` when the condition fails.
         A reply lost on the way may turn into a failed condition on the retry (the write
         landed): callers that can tell their own write (leases: the owner id) check."""
         if not self.s3:  # emulated: atomic within one process only (memory://, tests)
@@ -325,7 +288,7 @@ class ObjectStorage:
                 except FileNotFoundError:
                     now = None
                 if now != token:
-                    raise _PreconditionFailed(rel)
+                    raise PreconditionFailed(rel)
                 self.fs.pipe_file(self.key(rel), data)
                 return md5(data)
         cond = {"IfNoneMatch": "*"} if token is None else {"IfMatch": f'"{token}"'}
@@ -342,7 +305,7 @@ class ObjectStorage:
             )
         except (OSError, ValueError) as exc:
             if precondition(exc):
-                raise _PreconditionFailed(rel) from None
+                raise PreconditionFailed(rel) from None
             raise
         return str(resp.get("ETag", md5(data))).strip('"')
 
@@ -353,14 +316,67 @@ class ObjectStorage:
         except FileNotFoundError:
             pass
 
-    def list(self, rel: str) -> list[str]:
-        """Relative paths of the objects under the folder ``rel`` (recursively)."""
+    # -- the log's calls: objects created once, listings, versions kept ---------------------
+
+    def create(self, rel: str, data: bytes) -> None:
+        """PUT ``rel`` only if it does not exist (``If-None-Match: *``), else
+        :class:`PreconditionFailed`. A reply lost after the PUT landed turns into a failed
+        condition on the retry: callers tell their own object by its content."""
+        self.put_if(rel, data, None)
+
+    def replace(self, rel: str, data: bytes) -> None:
+        """PUT ``rel`` whether or not it exists (a PUT replaces an object atomically)."""
+        self._do(self._op("PUT", rel), self._async("pipe_file"), self.key(rel), data)
+
+    def names(self, folder: str) -> list[str]:
+        """The names of the objects directly in ``folder``."""
+        return [p.rsplit("/", 1)[-1] for p in self.files(folder) if "/" not in p[len(folder) + 1 :]]
+
+    def files(self, folder: str) -> list[str]:
+        """Relative paths of the objects under ``folder``, recursively."""
         try:
-            found = self._do(self._op("LIST", rel), self._async("find"), self.key(rel))
+            found = self._do(self._op("LIST", folder), self._async("find"), self.key(folder))
         except FileNotFoundError:
             return []
         n = len(self.base) + 1
         return [p[n:] for p in found]
+
+    def keep(self, rel: str, to: str) -> bool:
+        """Keep ``rel``'s current bytes at ``to`` as well before ``rel`` is replaced (a
+        server-side copy); False if ``rel`` does not exist. An existing ``to`` is kept."""
+        if self.info(to) is not None:
+            return True
+        try:
+            self._do(self._op("COPY", rel), self._async("copy"), self.key(rel), self.key(to))
+        except FileNotFoundError:
+            return False
+        return True
+
+    def move(self, rel: str, to: str) -> bool:
+        """Move ``rel`` to ``to`` (a copy, then a delete); False if ``rel`` does not exist."""
+        if not self.keep(rel, to):
+            return False
+        self.delete(rel)
+        return True
+
+    def sync_dirs(self, rels: Sequence[str]) -> None:
+        pass  # an object store has no directories to make durable
+
+    # -- writers ----------------------------------------------------------------------------
+
+    def writer_lock(
+        self,
+        ds: DatasetId | None,
+        symbols: Sequence[str] | None,
+        timeout: float,
+        ttl: float,
+        writing: str | None,
+    ) -> AbstractContextManager[Any]:
+        """The leases a writer holds: one per symbol of ``ds`` (writers of different symbols
+        run at once; see :mod:`._lease`); nothing for a check of the whole store."""
+        if ds is None or not symbols:
+            return nullcontext()
+        return leased(self, ds, symbols, timeout, ttl)
 
     def _bucket(self) -> str:
         return self.base.split("/", 1)[0]

@@ -1,9 +1,16 @@
-"""What an object store's URLs and failures mean, below :class:`~._object.ObjectStorage`:
-a URL as it may be shown (never ``user:password@``), and a failure told apart as the
+"""What an object store's URLs, settings and failures mean, below
+:class:`~._object.ObjectStorage`: a URL as it may be shown (never ``user:password@``), the
+filesystem settings of a URL and ``storage_options``, and a failure told apart as the
 network, missing credentials or a failed write condition (not an answer the caller handles).
 """
 
 from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from marketframe.exceptions import InvalidParams, MarketframeWarning
 
 
 def shown_url(url: str) -> str:
@@ -70,7 +77,7 @@ def precondition(exc: BaseException) -> bool:
     and a bucket, key or symbol may contain "412"."""
     seen: BaseException | None = exc
     while seen is not None:
-        if type(seen).__name__ == "_PreconditionFailed":
+        if type(seen).__name__ == "PreconditionFailed":
             return True
         answer = getattr(seen, "response", None)
         if isinstance(answer, dict):
@@ -88,3 +95,51 @@ def precondition(exc: BaseException) -> bool:
 #: the error codes of a failed condition (and "412": botocore's code for a bodiless 412)
 _CONDITION_CODES = ("PreconditionFailed", "ConditionalRequestConflict", "412")
 _CONDITION_TEXT = "At least one of the pre-conditions"
+
+
+#: the default deadline of one object-store operation (one GET, PUT, HEAD or listing, its
+#: retries included), in seconds: ``Store(timeout=...)`` or ``storage_options={"timeout": ...}``
+DEFAULT_TIMEOUT = 60.0
+#: connect and read timeouts of one HTTP attempt (botocore's defaults are 60 s each, with up
+#: to 5 attempts: a silent endpoint held a read for ~7 minutes)
+CONNECT_TIMEOUT, READ_TIMEOUT, ATTEMPTS = 5.0, 20.0, 3
+
+
+def settings(
+    url: str, storage_options: Mapping[str, Any] | None, timeout: float | None
+) -> tuple[str, str, dict[str, Any], float]:
+    """The filesystem settings of an object store: ``url`` without inline credentials, its
+    protocol, the fsspec options (credentials from the URL moved into them, with a warning;
+    S3's timeouts and retries bounded) and the deadline of one operation."""
+    opts = dict(storage_options or {})
+    shown = shown_url(url)
+    url, user, password = split_credentials(url)
+    protocol = url.split("://", 1)[0]
+    if user is not None or password is not None:
+        warnings.warn(
+            f"{shown}: the store URL holds credentials; they are used but never "
+            "shown. Give them through the environment (AWS_ACCESS_KEY_ID / "
+            "AWS_SECRET_ACCESS_KEY, AWS_PROFILE) or storage_options instead: a URL "
+            "ends up in shell history, logs and notebooks",
+            MarketframeWarning,
+            stacklevel=5,
+        )
+        if protocol in ("s3", "s3a"):
+            opts.setdefault("key", user)
+            opts.setdefault("secret", password)
+        else:
+            opts.setdefault("username", user)
+            opts.setdefault("password", password)
+    deadline = float(opts.pop("timeout", timeout or DEFAULT_TIMEOUT))
+    if not (deadline > 0 and deadline != float("inf")):
+        raise InvalidParams("Store", "timeout", f"has value {deadline!r}", "seconds > 0 (finite)")
+    if protocol in ("s3", "s3a"):
+        # every HEAD must see the latest object (leases, manifest): no listing cache
+        opts.setdefault("use_listings_cache", False)
+        opts.setdefault("skip_instance_cache", True)
+        config = dict(opts.get("config_kwargs") or {})
+        config.setdefault("connect_timeout", min(CONNECT_TIMEOUT, deadline))
+        config.setdefault("read_timeout", min(READ_TIMEOUT, deadline))
+        config.setdefault("retries", {"max_attempts": ATTEMPTS, "mode": "standard"})
+        opts["config_kwargs"] = config
+    return url, protocol, opts, deadline

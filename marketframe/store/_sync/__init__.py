@@ -35,8 +35,7 @@ from marketframe._windows import (
 )
 from marketframe.endpoints import ENDPOINTS, get
 from marketframe.exceptions import InvalidParams
-from marketframe.store._dataset import Spec, Task
-from marketframe.store._log._document import NO_SYMBOL, DatasetId
+from marketframe.store._dataset import NO_SYMBOL, DatasetId, Spec, Task
 from marketframe.store._log._manifest import Manifest
 from marketframe.store._report import Failure, SyncReport
 from marketframe.store._sync._commit import commit_symbol, forget_damaged

@@ -6,21 +6,17 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from marketframe._params import to_date
 from marketframe._time import taipei_today
 from marketframe._windows import Interval, earliest, plan, split
 from marketframe.exceptions import SyncError
 from marketframe.store import _io, _sync
-from marketframe.store._dataset import Spec
-from marketframe.store._log._document import NO_SYMBOL
-from marketframe.store._log._manifest import Manifest
+from marketframe.store._dataset import NO_SYMBOL, Spec
+from marketframe.store._parts import Parts
 from marketframe.store._report import SyncReport
 from marketframe.store._sync import check_range, check_symbols, resolve
-
-if TYPE_CHECKING:
-    from marketframe.store import Store
 
 
 def check_args(
@@ -40,13 +36,14 @@ def check_args(
 
 
 def held_already(
-    storage: Any, manifest: Manifest, spec: Spec, syms: list[str], want: Interval | None
+    parts: Parts, spec: Spec, syms: list[str], want: Interval | None
 ) -> SyncReport | None:
     """The report of a sync with nothing to do (every window held as final, every
     recorded file of these symbols unchanged by its cheap check), or None: such a sync
     takes no lock and writes nothing, so it also works on a read-only store."""
     if want is None:  # minute timeframes: always refetched
         return None
+    manifest, storage = parts.log, parts.storage
     manifest.reload()
     manifest.check()
     report = SyncReport(spec.ds.key, symbols=len(syms) if spec.has_symbol else 0)
@@ -68,7 +65,7 @@ def held_already(
 
 
 def run_checked(
-    store: Store,
+    parts: Parts,
     spec: Spec,
     syms: list[str],
     day: dt.date | None,
@@ -78,21 +75,19 @@ def run_checked(
     strict: bool,
 ) -> SyncReport:
     """A checked sync, under the store's lock."""
-    client = store.client
-    workers = int(store.max_workers or getattr(client, "max_workers", 8) or 8)
-    store._storage.clean_temporary()
-    store._manifest.reload()  # another process may have synced while we waited
-    store._manifest.check()
+    parts.storage.clean_temporary()
+    parts.log.reload()  # another process may have synced while we waited
+    parts.log.check()
     report = _sync.run(
-        client,
-        store._storage,
-        store._manifest,
+        parts.client,
+        parts.storage,
+        parts.log,
         spec,
         syms,
         want,
         today=day,
         progress=progress,
-        max_workers=workers,
+        max_workers=parts.workers(),
     )
     if report.failures and strict:
         raise SyncError(report)

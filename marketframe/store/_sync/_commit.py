@@ -21,8 +21,7 @@ from marketframe._windows import Interval, final_until
 from marketframe.convert import concat, order_keys
 from marketframe.exceptions import StoreCorrupted
 from marketframe.store import _io, _upsert
-from marketframe.store._dataset import Spec, Task
-from marketframe.store._log._document import NO_SYMBOL, DatasetId
+from marketframe.store._dataset import NO_SYMBOL, DatasetId, Spec, Task
 from marketframe.store._log._manifest import Manifest
 from marketframe.store._report import SyncReport
 
