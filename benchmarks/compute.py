@@ -52,7 +52,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import marketframe  # noqa: E402,F401
 from marketframe.store import Store  # noqa: E402
-from marketframe.store._sync import resolve  # noqa: E402
+from marketframe.store._dataset import resolve  # noqa: E402
 
 SPECS = ["sma", "rsi", "kdj", "macd", "bbands"]
 PER_DAY = 270

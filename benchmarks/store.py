@@ -48,9 +48,9 @@ from _common import best, print_ratios, start_sandbox, write_held  # noqa: E402
 from marketframe._windows import split  # noqa: E402
 from marketframe.client import Client  # noqa: E402
 from marketframe.store import Store, _io  # noqa: E402
+from marketframe.store._dataset import resolve  # noqa: E402
 from marketframe.store._log._manifest import Manifest  # noqa: E402
 from marketframe.store._storage import LocalStorage  # noqa: E402
-from marketframe.store._sync import resolve  # noqa: E402
 
 KEY = "sandbox-advanced"
 NOW = "2026-01-05T14:00:00+08:00"

@@ -27,9 +27,9 @@ from _common import ROOT, start_sandbox, write_held
 from marketframe._windows import split
 from marketframe.client import Client
 from marketframe.store import Store
+from marketframe.store._dataset import resolve
 from marketframe.store._log._manifest import Manifest
 from marketframe.store._storage import ObjectStorage
-from marketframe.store._sync import resolve
 
 KEY = "sandbox-advanced"
 NOW = "2026-01-05T14:00:00+08:00"

@@ -1,14 +1,19 @@
-"""A dataset resolved and validated (:class:`Spec`) and one window to fetch (:class:`Task`):
-the types the sync, its writers and the reads share, below all of them in the imports."""
+"""What a dataset is (:class:`DatasetId`, :class:`Dataset` resolved and validated from a
+call's arguments) and one window to fetch (:class:`Fetch`): the types the sync, its
+writers, the reads and compute share, below all of them in the imports."""
 
 from __future__ import annotations
 
 import datetime as dt
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from marketframe import _selection
+from marketframe._selection import check_dataset
 from marketframe._windows import MAX_LEAD, Interval
-from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint
+from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, Endpoint, get
 from marketframe.exceptions import InvalidParams
 
 NO_SYMBOL = "*"  # the one "symbol" of a dataset without symbols (corporate actions)
@@ -28,7 +33,7 @@ class DatasetId:
 
 
 @dataclass(frozen=True)
-class Spec:
+class Dataset:
     """A dataset, resolved and validated."""
 
     ep: Endpoint
@@ -74,9 +79,49 @@ class Spec:
 
 
 @dataclass
-class Task:
+class Fetch:
     """One window of one symbol to fetch (``window`` None: the latest 30 days of minutes)."""
 
     symbol: str
     window: Interval | None  # None: minute timeframe, the latest 30 days
     fetch_from: dt.date | None
+
+
+def date_ranged() -> list[str]:
+    return [name for name, ep in ENDPOINTS.items() if ep.date_range]
+
+
+def params_dir(params: Mapping[str, Any]) -> str:
+    """Hive-safe text of the parameters that change the data: ``period-20``, ``default``."""
+    parts = []
+    for k in sorted(params):
+        v = params[k]
+        text = ".".join(sorted(v)) if isinstance(v, tuple) else str(v)
+        parts.append(f"{k}-{text}")
+    # a character a path cannot hold (contractMonth "1!", "202609/202610") as ~hex: the text
+    # stays one hive-safe directory name, and values that were already safe keep their name
+    return re.sub(r"[^A-Za-z0-9_.\-]", lambda m: f"~{ord(m[0]):02x}", "_".join(parts)) or "default"
+
+
+def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> Dataset:
+    """Validate the dataset part of a request (everything but symbols and dates)."""
+    ep = get(endpoint)
+    if not ep.date_range:
+        raise InvalidParams(
+            "Store",
+            "endpoint",
+            f"{endpoint!r} has no date range to store",
+            ", ".join(date_ranged()),
+        )
+    tf, canon = check_dataset(ep, timeframe, params)
+    return Dataset(ep, DatasetId(ep.name, params_dir(canon), tf), canon)
+
+
+def check_symbols(spec: Dataset, symbols: str | Sequence[str] | None) -> list[str]:
+    """The symbols of a sync or read (:func:`marketframe._selection.check_symbols`); a
+    dataset without symbols is held under :data:`NO_SYMBOL`."""
+    return _selection.check_symbols(spec.ep, symbols) or [NO_SYMBOL]
+
+
+def check_range(spec: Dataset, start: Any, end: Any, today: dt.date) -> Interval | None:
+    return _selection.check_range(spec.ep, spec.ds.timeframe, start, end, today)

@@ -15,10 +15,9 @@ from marketframe import adjust as _adjust
 from marketframe._params import to_date
 from marketframe.convert import oldest_first
 from marketframe.store import _held, _io
-from marketframe.store._dataset import NO_SYMBOL
+from marketframe.store._dataset import NO_SYMBOL, check_symbols, resolve
 from marketframe.store._log import Manifest
 from marketframe.store._parts import Parts
-from marketframe.store._sync import check_symbols, resolve
 
 
 def read(

@@ -183,8 +183,9 @@ def test_minute_data_across_years_and_appends(sb: Sandbox, tmp_path: Path) -> No
 
 
 def test_a_changed_input_file_is_recomputed(sb: Sandbox, tmp_path: Path) -> None:
+    from marketframe.store._dataset import resolve
     from marketframe.store._report import SyncReport
-    from marketframe.store._sync import _commit, resolve
+    from marketframe.store._sync import _commit
 
     with store(sb, tmp_path / "c") as st:
         st.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
@@ -216,8 +217,9 @@ def test_a_bar_changed_in_the_newest_file(
     a price the kernels read is recomputed from that file on; a volume (no indicator reads
     it) leaves the consumed bars as they were, and new bars continue from the state. Either
     way the derived data equals ``df.md`` over the source as it is now."""
+    from marketframe.store._dataset import resolve
     from marketframe.store._report import SyncReport
-    from marketframe.store._sync import _commit, resolve
+    from marketframe.store._sync import _commit
 
     with store(sb, tmp_path / column) as st:
         st.sync(DAILY, SYMS, "2023-01-01", "2026-10-31", progress=False)

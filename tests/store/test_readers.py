@@ -78,7 +78,7 @@ def store(sb: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Store:
 
 def _dataset_dir(st: Store, endpoint: str, tf: str | None, params: dict[str, Any]) -> Path:
     from marketframe.store import _io
-    from marketframe.store._sync import resolve
+    from marketframe.store._dataset import resolve
 
     return _io.dataset_dir(st.root, resolve(endpoint, tf, params).ds)
 

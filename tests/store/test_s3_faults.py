@@ -16,7 +16,7 @@ import pytest
 from marketframe.exceptions import ConfigurationError, InvalidParams, MarketframeWarning
 from marketframe.sandbox import Sandbox
 from marketframe.store import LeaseLost, Store, StoreLocked, StoreUnavailable
-from marketframe.store._sync import resolve
+from marketframe.store._dataset import resolve
 
 from ._faultproxy import FaultProxy
 from ._helpers import subprocess_env

@@ -17,8 +17,8 @@ import pytest
 from marketframe.exceptions import LeaseLost, MarketframeError
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store, StoreLocked
+from marketframe.store._dataset import resolve
 from marketframe.store._storage._lease import Leases, lease_key
-from marketframe.store._sync import resolve
 
 from ._helpers import NOW, arrow_equal, subprocess_env
 from ._s3 import S3Server

@@ -10,8 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from marketframe.store import Store
+from marketframe.store._dataset import resolve
 from marketframe.store._report import SyncReport
-from marketframe.store._sync import resolve
 from marketframe.store._sync._commit import write_rows
 
 CAPITAL = "stock.corporate_actions.capital_changes"

@@ -39,14 +39,14 @@ from marketframe.store._compute._derive import (
     Task,
     context_rows,
     derived_id,
-    fingerprint,
+    derived_params,
 )
 from marketframe.store._compute._strays import mark_clean, remove_strays
 from marketframe.store._compute._task import run_task
 from marketframe.store._dataset import DatasetId
 from marketframe.store._parts import Parts
 
-__all__ = ["ComputeReport", "Result", "Task", "compute", "context_rows", "fingerprint"]
+__all__ = ["ComputeReport", "Result", "Task", "compute", "context_rows", "derived_params"]
 __all__ += ["read", "run_task"]
 
 # the modules a worker process needs, imported once in the forkserver (not per worker)
@@ -220,7 +220,7 @@ def compute(
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     from marketframe import adjust as _adjust
-    from marketframe.store._sync import check_symbols
+    from marketframe.store._dataset import check_symbols
 
     t0 = time.perf_counter()
     specs = specs_of(spec)

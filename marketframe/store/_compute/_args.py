@@ -26,7 +26,7 @@ def specs_of(spec: Any) -> list[sf.IndicatorSpec]:
 def source_of(dataset: str, timeframe: str | None, params: dict[str, Any]) -> Any:
     """The stored dataset indicators are computed over: per-symbol bars with a close."""
     from marketframe.exceptions import InvalidParams
-    from marketframe.store._sync import resolve
+    from marketframe.store._dataset import resolve
 
     src = resolve(dataset, timeframe, params)
     if not src.has_symbol or "close" not in src.ep.schema.arrow().names:

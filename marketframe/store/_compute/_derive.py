@@ -75,7 +75,7 @@ def context_rows(sp: sf.IndicatorSpec) -> int:
     return 2 * (n + m1 + m2) + _decay(1.0 - 1.0 / m1) + _decay(1.0 - 1.0 / m2)
 
 
-def fingerprint(source: DatasetId, sp: sf.IndicatorSpec, adjust: str | None) -> str:
+def derived_params(source: DatasetId, sp: sf.IndicatorSpec, adjust: str | None) -> str:
     """The derived dataset's ``params=`` directory: readable periods plus a hash of
     everything that shapes it (the source dataset, the spec and its convention, adjust)."""
     ident = {
@@ -92,7 +92,9 @@ def fingerprint(source: DatasetId, sp: sf.IndicatorSpec, adjust: str | None) -> 
 
 def derived_id(source: DatasetId, sp: sf.IndicatorSpec, adjust: str | None) -> DatasetId:
     """Where ``sp`` over ``source`` is stored: ``dataset=derived.<indicator>``."""
-    return DatasetId(f"derived.{sp.indicator}", fingerprint(source, sp, adjust), source.timeframe)
+    return DatasetId(
+        f"derived.{sp.indicator}", derived_params(source, sp, adjust), source.timeframe
+    )
 
 
 # ---------------------------------------------------------------------------------------

@@ -122,7 +122,7 @@ class _Source:
         return np.concatenate(parts, axis=1)[:, -k:].copy()
 
 
-class _Run:
+class _TargetRun:
     """One target: where it starts (``None``: up to date), then fed partitions in order."""
 
     def __init__(self, task: Task, storage: Any, source: _Source, target: Target):
@@ -269,7 +269,7 @@ def run_task(task: Task) -> Result:
     anywhere the store is reachable; touches no manifest."""
     storage = _storage(task)
     source = _Source(task, storage)
-    runs = [_Run(task, storage, source, t) for t in task.targets]
+    runs = [_TargetRun(task, storage, source, t) for t in task.targets]
     starts = [r.start for r in runs if r.start is not None]
     for i in range(min(starts, default=len(task.inputs)), len(task.inputs)):
         table, rows = source.read(i)

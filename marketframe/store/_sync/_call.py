@@ -1,4 +1,4 @@
-"""One ``Store.sync`` call around :func:`._sync.run`: its arguments checked, a sync with
+"""One ``Store.sync`` call around :func:`._run.run`: its arguments checked, a sync with
 nothing to do answered without the lock, a checked sync run under it (``Store.verify``'s
 repairs run the same two steps)."""
 
@@ -12,11 +12,11 @@ from marketframe._params import to_date
 from marketframe._time import taipei_today
 from marketframe._windows import Interval, earliest, plan, split
 from marketframe.exceptions import SyncError
-from marketframe.store import _io, _sync
-from marketframe.store._dataset import NO_SYMBOL, Spec
+from marketframe.store import _io
+from marketframe.store._dataset import NO_SYMBOL, Dataset, check_range, check_symbols, resolve
 from marketframe.store._parts import Parts
 from marketframe.store._report import SyncReport
-from marketframe.store._sync import check_range, check_symbols, resolve
+from marketframe.store._sync._run import run as run_sync
 
 
 def check_args(
@@ -27,7 +27,7 @@ def check_args(
     timeframe: str | None,
     today: dt.date | str | None,
     params: dict[str, Any],
-) -> tuple[Spec, list[str], dt.date | None, Interval | None]:
+) -> tuple[Dataset, list[str], dt.date | None, Interval | None]:
     """Every argument of a sync checked (InvalidParams before any request or lock)."""
     spec = resolve(endpoint, timeframe, params)
     syms = check_symbols(spec, symbols)
@@ -36,7 +36,7 @@ def check_args(
 
 
 def held_already(
-    parts: Parts, spec: Spec, syms: list[str], want: Interval | None
+    parts: Parts, spec: Dataset, syms: list[str], want: Interval | None
 ) -> SyncReport | None:
     """The report of a sync with nothing to do (every window held as final, every
     recorded file of these symbols unchanged by its cheap check), or None: such a sync
@@ -66,7 +66,7 @@ def held_already(
 
 def run_checked(
     parts: Parts,
-    spec: Spec,
+    spec: Dataset,
     syms: list[str],
     day: dt.date | None,
     want: Interval | None,
@@ -78,7 +78,7 @@ def run_checked(
     parts.storage.clean_temporary()
     parts.log.reload()  # another process may have synced while we waited
     parts.log.check()
-    report = _sync.run(
+    report = run_sync(
         parts.client,
         parts.storage,
         parts.log,

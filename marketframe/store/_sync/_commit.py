@@ -1,6 +1,6 @@
 """Writing one symbol's fetched windows: merge, stage, record as pending, rename, record.
 
-Split from :mod:`marketframe.store._sync` (which plans and fetches). Each new partition file
+Split from :mod:`._run` (which plans and fetches). Each new partition file
 is staged (fsynced), recorded as pending in the manifest, renamed into place and recorded as
 current, and only then are the windows recorded as held: whenever the process dies, every
 file on disk is one the manifest accepts, and nothing is recorded that is not on disk.
@@ -21,7 +21,7 @@ from marketframe._windows import Interval, final_until
 from marketframe.convert import concat, order_keys
 from marketframe.exceptions import StoreCorrupted
 from marketframe.store import _io, _upsert
-from marketframe.store._dataset import NO_SYMBOL, DatasetId, Spec, Task
+from marketframe.store._dataset import NO_SYMBOL, Dataset, DatasetId, Fetch
 from marketframe.store._log._manifest import Manifest
 from marketframe.store._report import SyncReport
 
@@ -60,9 +60,9 @@ def _in_window(table: pa.Table, window: Interval) -> pa.Table:
 def commit_symbol(
     root: Storage,
     manifest: Manifest,
-    spec: Spec,
+    spec: Dataset,
     symbol: str,
-    results: list[tuple[Task, pa.Table, dt.date]],
+    results: list[tuple[Fetch, pa.Table, dt.date]],
     report: SyncReport,
     lock: threading.Lock,
 ) -> None:
@@ -81,9 +81,9 @@ def commit_symbol(
 def _write(
     root: Storage,
     manifest: Manifest,
-    spec: Spec,
+    spec: Dataset,
     symbol: str,
-    results: list[tuple[Task, pa.Table, dt.date]],
+    results: list[tuple[Fetch, pa.Table, dt.date]],
     report: SyncReport,
 ) -> None:
     results = sorted(results, key=lambda r: r[0].window[0] if r[0].window else dt.date.min)
@@ -131,7 +131,7 @@ def _write(
 def write_rows(
     root: Storage,
     manifest: Manifest,
-    spec: Spec,
+    spec: Dataset,
     symbol: str,
     table: pa.Table | None,
     report: SyncReport,
@@ -215,7 +215,7 @@ def _under_lease(root: Storage, manifest: Manifest, ds: DatasetId, symbol: str) 
 
 
 def _current(
-    root: Storage, manifest: Manifest, spec: Spec, symbol: str, rel: str, report: SyncReport
+    root: Storage, manifest: Manifest, spec: Dataset, symbol: str, rel: str, report: SyncReport
 ) -> pa.Table | None:
     """The partition's rows to merge into, fully checked. A damaged file is not merged: the
     symbol's coverage is forgotten (only what this sync fetched is then held) and the file is
