@@ -103,7 +103,7 @@ def write_store(
         st._parts.log.record(
             spec.ds, sym, (span[0], span[1]), None, empty=False, params=spec.params
         )
-        st._parts.log.save()
+        st._parts.log.commit()
     return st
 
 

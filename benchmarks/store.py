@@ -44,12 +44,12 @@ import pyarrow.compute as pc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 import requests  # noqa: E402
 from _common import best, print_ratios, start_sandbox, write_held  # noqa: E402
+from marketframe.store._log._manifest import Manifest  # noqa: E402
 
 from marketframe._windows import split  # noqa: E402
 from marketframe.client import Client  # noqa: E402
 from marketframe.store import Store, _io  # noqa: E402
 from marketframe.store._dataset import resolve  # noqa: E402
-from marketframe.store._log._manifest import Manifest  # noqa: E402
 from marketframe.store._storage import LocalStorage  # noqa: E402
 
 KEY = "sandbox-advanced"
@@ -208,7 +208,7 @@ def bench_read(
             pa.array([sym] * template.num_rows, pa.string()),
         )
         write_held(LocalStorage(store_root), manifest, spec, sym, relabelled)
-    manifest.save()
+    manifest.commit()
     files = len(manifest.files(spec.ds))
     print(
         f"read: store of {n_symbols} symbols x {years} years of daily candles "

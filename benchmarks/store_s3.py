@@ -23,12 +23,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 from _common import ROOT, start_sandbox, write_held
+from marketframe.store._log._manifest import Manifest
 
 from marketframe._windows import split
 from marketframe.client import Client
 from marketframe.store import Store
 from marketframe.store._dataset import resolve
-from marketframe.store._log._manifest import Manifest
 from marketframe.store._storage import ObjectStorage
 
 KEY = "sandbox-advanced"
@@ -104,7 +104,7 @@ def bench_s3_read(
             pa.array([sym] * template.num_rows, pa.string()),
         )
         write_held(storage, manifest, spec, sym, relabelled)
-    manifest.save()
+    manifest.commit()
     print(
         f"read: S3 store of {n_symbols} symbols built in {time.perf_counter() - t:.1f} s "
         "with the store's write path"

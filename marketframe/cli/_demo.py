@@ -168,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
     )
     print(
         '  python -c "import polars as pl; print(pl.scan_parquet('
-        f"'{out / 'store'}/**/*.parquet', hive_partitioning=True)"
+        f"'{out / 'store' / 'dataset=stock.historical.candles'}/**/*.parquet', "
+        "hive_partitioning=True)"
         ".group_by('symbol').len().collect())\""
     )
     print("  marketframe crosscheck 2454 --timeframe W")

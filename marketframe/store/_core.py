@@ -15,7 +15,7 @@ from marketframe._params import to_date
 from marketframe.convert import to_frame
 from marketframe.exceptions import InvalidParams
 from marketframe.store import _open, _read, _verify
-from marketframe.store._log import Manifest
+from marketframe.store._log import Log
 from marketframe.store._parts import Parts
 from marketframe.store._report import VerifyReport
 from marketframe.store._storage import storage_for
@@ -48,6 +48,9 @@ class StoreCore:
     operation (one GET, PUT, HEAD or listing with its retries; default 60 s, also
     ``storage_options={"timeout": ...}``): an endpoint that does not answer raises
     :class:`StoreUnavailable` naming the operation instead of blocking.
+
+    A long sync or compute records its progress in one log entry at most every
+    ``commit_every`` seconds (and when it ends): a killed run redoes at most that much.
     """
 
     def __init__(
@@ -62,16 +65,18 @@ class StoreCore:
         storage_options: dict[str, Any] | None = None,
         lease_ttl: float = 60.0,
         timeout: float | None = None,
+        commit_every: float = 2.0,
     ):
-        _open.check_timeout(timeout)
-        storage = storage_for(path, storage_options, timeout)
-        _open.check_waits(lease_ttl, lock_timeout)
+        _open.check_timeout(timeout)  # every argument checked before a directory is made
+        _open.check_waits(lease_ttl, lock_timeout, commit_every)
         _open.check_workers(max_workers)
+        storage = storage_for(path, storage_options, timeout)
         self._parts = Parts(
             storage,
-            Manifest(storage),
+            Log(storage),
             lock_timeout=lock_timeout,
             lease_ttl=float(lease_ttl),
+            commit_every=float(commit_every),
             max_workers=max_workers,
             storage_options=dict(storage_options) if storage_options else None,
             api_key=api_key,

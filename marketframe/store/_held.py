@@ -10,11 +10,11 @@ from typing import Any
 from marketframe._windows import Interval, merge, subtract
 from marketframe.exceptions import NotSynced, PartlySynced
 from marketframe.store._dataset import NO_SYMBOL
-from marketframe.store._log._manifest import Manifest
+from marketframe.store._log import View
 
 
 def check(
-    manifest: Manifest, spec: Any, symbols: list[str] | None, lo: dt.date | None, hi: dt.date | None
+    manifest: View, spec: Any, symbols: list[str] | None, lo: dt.date | None, hi: dt.date | None
 ) -> None:
     """Raise :class:`NotSynced` for every asked symbol (``None``: the dataset) the store holds
     nothing of in ``[lo, hi]``; warn :class:`PartlySynced` for the parts of the range that are
@@ -65,12 +65,12 @@ def _label(spec: Any) -> str:
     return spec.ep.name + (f" ({', '.join(extra)})" if extra else "")
 
 
-def _held(manifest: Manifest, ds: Any, symbol: str) -> list[Interval]:
+def _held(manifest: View, ds: Any, symbol: str) -> list[Interval]:
     got = manifest.intervals(ds, symbol)
     return merge([*got["final"], *got["open"], *got["empty"]])
 
 
-def _symbols(manifest: Manifest, key: str) -> list[str]:
+def _symbols(manifest: View, key: str) -> list[str]:
     for ds, d in manifest.datasets():
         if ds.key == key:
             return sorted(d.get("symbols", {}))

@@ -40,6 +40,7 @@ from marketframe.exceptions import StoreCorrupted
 from marketframe.store._dataset import DatasetId
 
 PART = "part-0.parquet"
+VERSIONS = "_versions"  # superseded files, by content hash
 TF_KEY, SYM_KEY = "tf", "sym"  # directory keys: never a column's name (no type clash)
 META_PARAMS = b"marketframe.store.params"
 META_TIMEFRAME = b"marketframe.store.timeframe"
@@ -52,6 +53,14 @@ def dataset_dir(root: Path, ds: DatasetId) -> Path:
 
 def symbol_dir(root: Path, ds: DatasetId, symbol: str) -> Path:
     return dataset_dir(root, ds) / f"{SYM_KEY}={symbol}"
+
+
+def version_path(digest: str, rel: str) -> str:
+    """Where the bytes of a superseded file (content hash ``digest``, once at ``rel``) are
+    kept: ``_versions/``, outside every dataset directory, so readers of a dataset directory
+    (pyarrow, polars, DuckDB, Spark) never see them; and named without ``.parquet``, so a
+    ``**/*.parquet`` glob over the whole store does not match them either."""
+    return f"{VERSIONS}/{digest[:2]}/{digest}"
 
 
 def by_year(ds: DatasetId) -> bool:

@@ -22,8 +22,9 @@ def check_timeout(timeout: float | None) -> None:
         raise InvalidParams("Store", "timeout", f"has value {timeout!r}", "seconds > 0")
 
 
-def check_waits(lease_ttl: float, lock_timeout: float) -> None:
-    """``Store(lease_ttl=..., lock_timeout=...)``: seconds > 0; seconds >= 0 or -1."""
+def check_waits(lease_ttl: float, lock_timeout: float, commit_every: float = 2.0) -> None:
+    """``Store(lease_ttl=..., lock_timeout=..., commit_every=...)``: seconds > 0; seconds >= 0
+    or -1; seconds >= 0 (finite)."""
     if not (
         isinstance(lease_ttl, int | float) and not isinstance(lease_ttl, bool) and lease_ttl > 0
     ):
@@ -41,6 +42,14 @@ def check_waits(lease_ttl: float, lock_timeout: float) -> None:
             "lock_timeout",
             f"has value {lock_timeout!r}",
             "seconds >= 0, or -1 to wait forever",
+        )
+    if not (
+        isinstance(commit_every, int | float)
+        and not isinstance(commit_every, bool)
+        and 0 <= commit_every < float("inf")
+    ):
+        raise InvalidParams(
+            "Store", "commit_every", f"has value {commit_every!r}", "seconds >= 0 (finite)"
         )
 
 

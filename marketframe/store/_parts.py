@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from marketframe.store import _open
-from marketframe.store._log import DatasetId, Manifest
+from marketframe.store._dataset import DatasetId
+from marketframe.store._log import Log
 from marketframe.store._storage import LocalStorage, ObjectStorage
 
 if TYPE_CHECKING:
@@ -24,9 +25,10 @@ class Parts:
     """A store's parts. ``storage`` decides what a writer holds (:meth:`locked`)."""
 
     storage: LocalStorage | ObjectStorage
-    log: Manifest
+    log: Log
     lock_timeout: float = -1
     lease_ttl: float = 60.0
+    commit_every: float = 2.0  # seconds between the log commits of a long sync or compute
     max_workers: int | None = None
     #: the filesystem settings of an object store, for compute's workers (never shown)
     storage_options: dict[str, Any] | None = field(default=None, repr=False)

@@ -16,7 +16,7 @@ from marketframe._params import to_date
 from marketframe.convert import oldest_first
 from marketframe.store import _held, _io
 from marketframe.store._dataset import NO_SYMBOL, check_symbols, resolve
-from marketframe.store._log import Manifest
+from marketframe.store._log import Log
 from marketframe.store._parts import Parts
 
 
@@ -81,7 +81,7 @@ def read(
     return table.replace_schema_metadata(meta)
 
 
-def coverage(manifest: Manifest) -> pa.Table:
+def coverage(manifest: Log) -> pa.Table:
     """:meth:`Store.coverage`'s rows: one per (dataset, params, timeframe, symbol, interval)."""
     manifest.reload()
     manifest.check()

@@ -11,20 +11,16 @@ still has it (the latest 30 days).
 from __future__ import annotations
 
 import datetime as dt
-import json
-import shutil
 from contextlib import nullcontext
-from pathlib import Path
 from typing import Any
-
-import pyarrow.parquet as pq
 
 from marketframe._windows import merge
 from marketframe.endpoints import ENDPOINTS
 from marketframe.exceptions import StoreCorrupted, SyncError
-from marketframe.store import _io, _upsert
+from marketframe.store import _io
 from marketframe.store._dataset import NO_SYMBOL, DatasetId
-from marketframe.store._log._document import MANIFEST, PREVIOUS, VERSION, parse_bytes
+from marketframe.store._log import _legacy
+from marketframe.store._log._document import fresh
 from marketframe.store._parts import Parts
 from marketframe.store._report import VerifyReport
 from marketframe.store._storage import LocalStorage
@@ -50,31 +46,13 @@ def run(
     manifest.reload()
     report = VerifyReport(str(parts.root))
     if manifest.damage is not None:
-        report.problems.append(f"{MANIFEST}: {manifest.damage}")
+        report.problems.append(f"{manifest.where}: {manifest.damage}")
         if not repair:
             return report
-        storage = parts.storage
-        try:
-            data, problem = parse_bytes(storage.read(PREVIOUS))
-        except FileNotFoundError:
-            data, problem = {}, "cannot be read (No such file or directory)"
-        old = _version_1(manifest.path) if isinstance(storage, LocalStorage) else None
-        if old is not None and isinstance(storage, LocalStorage):
-            data = migrate(storage, old)
-            report.repaired.append(
-                f"{MANIFEST}: layout 1 migrated to {VERSION} "
-                "(directories tf=/sym=, files rewritten and recorded)"
-            )
-        elif problem is None:
-            report.repaired.append(f"{MANIFEST}: restored from {PREVIOUS}")
-        else:
-            data = {"version": VERSION, "datasets": {}}
-            report.repaired.append(
-                f"{MANIFEST}: started afresh ({PREVIOUS} {problem}); "
-                "sync again what the store should hold"
-            )
-        manifest.replace_data(data)
-        manifest.save()
+        data, how = _restore(parts)
+        manifest.replace_state(data)
+        manifest.commit("repair")
+        report.repaired.append(how)
     damaged: dict[tuple[DatasetId, str], list[str]] = {}
     values: dict[DatasetId, dict[str, Any]] = {}
     for ds, d in manifest.datasets():
@@ -115,7 +93,7 @@ def _refetch(
             parts.storage.delete(rel)
             manifest.drop_file(ds, rel)
         manifest.drop_symbol(ds, sym)
-        manifest.save()
+        manifest.commit("repair")
     symbols = None if sym == NO_SYMBOL else sym
     minute = _io.by_year(ds) and ENDPOINTS[ds.endpoint].minute_range != "checked"
     for lo, hi in [(None, None)] if minute else ranges:
@@ -130,51 +108,26 @@ def _refetch(
         report.repaired += [f"{rel}: fetched again ({span})" for rel in rels]
 
 
-def _version_1(path: Path) -> dict[str, Any] | None:
-    """The manifest at ``path`` if it is an intact one of layout 1."""
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-    ok = (
-        isinstance(data, dict)
-        and data.get("version") == 1
-        and isinstance(data.get("datasets"), dict)
-    )
-    return data if ok else None
-
-
-def migrate(storage: LocalStorage, old: dict[str, Any]) -> dict[str, Any]:
-    """A layout-1 store (``timeframe=``/``symbol=`` directories, dictionary columns, no file
-    records) moved to the current layout: every file rewritten in its dataset's physical
-    schema with page checksums, recorded, and the old directories removed."""
-    from marketframe.endpoints import get
-
-    root = storage.root
-    data: dict[str, Any] = {"version": VERSION, "datasets": {}}
-    for key, d in old["datasets"].items():
-        ds = DatasetId(d["endpoint"], d["params"], d.get("timeframe"))
-        base = root / f"dataset={ds.endpoint}" / f"params={ds.params}"
-        old_dir = base / f"timeframe={ds.timeframe}" if ds.timeframe else base
-        new_dir = _io.dataset_dir(root, ds)
-        keys = list(get(ds.endpoint).keys)
-        files: dict[str, Any] = {}
-        found = (
-            sorted(old_dir.glob("symbol=*/**/part-0.parquet"))
-            if ds.timeframe
-            else [p for p in [old_dir / _io.PART] if p.exists()]
+def _restore(parts: Parts) -> tuple[dict[str, Any], str]:
+    """The state a repair starts from, and what it did to get it."""
+    log, storage = parts.log, parts.storage
+    if log.where != _legacy.MANIFEST:  # the log: whatever of it reads whole
+        data, skipped = log.salvage()
+        lost = ", ".join(str(g) for g in skipped) or "none"
+        return (
+            data,
+            f"{log.where}: the state rebuilt from the log (damaged entries skipped: {lost})",
         )
-        for f in found:
-            rel = f.relative_to(old_dir).as_posix().replace("symbol=", f"{_io.SYM_KEY}=", 1)
-            target = (new_dir / rel).relative_to(root).as_posix()
-            table = pq.read_table(f, partitioning=None)
-            payload, rec, _ = _upsert.prepare(table, keys, {})
-            tmp, stamp = storage.stage(target, payload)
-            storage.publish(tmp, target)
-            files[target] = {**rec.as_dict(), **stamp}
-            if f != root / target:
-                f.unlink()
-        if ds.timeframe and old_dir.is_dir() and not any(old_dir.rglob("*.parquet")):
-            shutil.rmtree(old_dir)
-        data["datasets"][key] = {**d, "files": files}
-    return data
+    old = _legacy.version_1(storage) if isinstance(storage, LocalStorage) else None
+    if old is not None and isinstance(storage, LocalStorage):
+        return _legacy.migrate(storage, old), (
+            f"{_legacy.MANIFEST}: layout 1 migrated (directories tf=/sym=, files rewritten "
+            "and recorded)"
+        )
+    prev, problem = _legacy.read_previous(storage)
+    if prev is not None:
+        return prev, f"{_legacy.MANIFEST}: restored from {_legacy.PREVIOUS}"
+    return fresh(), (
+        f"{_legacy.MANIFEST}: started afresh ({_legacy.PREVIOUS} {problem}); sync again what "
+        "the store should hold"
+    )

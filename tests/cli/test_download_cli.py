@@ -87,7 +87,7 @@ def test_download_writes_csv_and_syncs_a_store(
     assert code == 0, err
     df = pd.read_csv(out)
     assert len(df) > 70 and df.close.notna().all() and df.open.isna().all()
-    assert (tmp_path / "store" / "_manifest.json").exists()
+    assert (tmp_path / "store" / "_log").is_dir()
 
 
 def test_download_prints_a_table_without_out(

@@ -102,4 +102,4 @@ def test_the_core_commands_run(tmp_path: Path) -> None:
         "--start", "2024-01-01", "--end", "2024-02-29",
     )  # fmt: skip
     assert synced.returncode == 0, synced.stderr
-    assert (store / "_manifest.json").exists()
+    assert (store / "_log").is_dir()

@@ -196,7 +196,7 @@ def test_a_changed_input_file_is_recomputed(sb: Sandbox, tmp_path: Path) -> None
         close = row.column("close").to_pylist()[0] * 1.01
         row = row.set_column(row.schema.get_field_index("close"), "close", pa.array([close]))
         _commit.write_rows(st._parts.storage, st._parts.log, spec, "2454", row, SyncReport(spec.ds))
-        st._parts.log.save()
+        st._parts.log.commit()
         rep = st.compute(DAILY, SPECS, max_workers=1)
         assert all(m == {"recomputed": ["2454"], "unchanged": ["0050", "2330"]}
                    for m in rep.modes.values())  # fmt: skip
@@ -232,7 +232,7 @@ def test_a_bar_changed_in_the_newest_file(
         changed = pa.array([value * 1.01 if column == "close" else value + 1], row.schema[i].type)
         row = row.set_column(i, column, changed)
         _commit.write_rows(st._parts.storage, st._parts.log, spec, "2454", row, SyncReport(spec.ds))
-        st._parts.log.save()
+        st._parts.log.commit()
         rep = st.compute(DAILY, SPECS, max_workers=1)
         assert all(m == modes for m in rep.modes.values())
         check(st, reference(st.read(DAILY)))

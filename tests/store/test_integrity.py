@@ -1,5 +1,5 @@
-"""Corruption is detected and repaired (17.6); a damaged manifest or file is a typed error
-naming the path and the repair, never a raw one (17.7)."""
+"""Corruption is detected and repaired; a damaged log or file is a typed error naming the path
+and the repair, never a raw one; stores written by earlier versions open and are upgraded."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store, StoreCorrupted, _io
-from marketframe.store._log._document import MANIFEST, PREVIOUS
+from marketframe.store._log._legacy import MANIFEST, PREVIOUS
 
 from ._helpers import arrow_equal
 
@@ -154,30 +154,110 @@ def test_records_of_either_hash_are_checked_and_pages_without_a_record(
         storage.read_file(rel, None)
 
 
+def _entries(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "_log").iterdir() if p.name[0].isdigit())
+
+
 @pytest.mark.parametrize(
-    "content", [b"", b'{"version": 2, "datas', b"\xff\xfe\x00garbage", b"[1, 2]", b"null"]
+    "damage",
+    [
+        lambda b: b"",
+        lambda b: b[: len(b) // 2],  # a torn write
+        lambda b: b"\xff\xfe\x00garbage",
+        lambda b: b[:20] + bytes([b[20] ^ 0x01]) + b[21:],  # one flipped bit, same size
+        lambda b: b.replace(b"2330", b"2331", 1),  # valid JSON, wrong content
+    ],
+    ids=["empty", "torn", "garbage", "bitflip", "edited"],
 )
-def test_a_damaged_manifest_is_typed_and_restored(
-    make_store: Callable[..., Store], clean: pa.Table, content: bytes
+def test_a_damaged_log_entry_is_typed_and_repaired(
+    make_store: Callable[..., Store], clean: pa.Table, damage: Callable[[bytes], bytes]
 ) -> None:
     st = make_store()
     _sync(st)
-    (st.root / MANIFEST).write_bytes(content)
+    entry = _entries(st.root)[-1]
+    entry.write_bytes(damage(entry.read_bytes()))
     again = Store(st.root, st.client)  # opening never raises
     with pytest.raises(StoreCorrupted) as err:
         again.read(CANDLES, SYMS)
-    assert MANIFEST in str(err.value) and "verify --store" in str(err.value)
+    assert entry.name in str(err.value) and "verify --store" in str(err.value)
     with pytest.raises(StoreCorrupted):
         again.sync(CANDLES, SYMS, START, END, progress=False)
+    assert [p.split(":")[0] for p in again.verify().problems] == [f"_log/{entry.name}"]
     report = again.verify(repair=True)
-    assert report.ok and any(PREVIOUS in r for r in report.repaired)
-    json.loads((st.root / MANIFEST).read_text())
-    json.loads((st.root / PREVIOUS).read_text())  # the damaged file never becomes a generation
-    # the previous generation may hold less than the damaged one did; what it does not
+    assert report.ok and any("rebuilt from the log" in r for r in report.repaired)
+    assert entry.exists()  # the damaged entry is never read again, nor removed
+    # the state before the damaged entry may hold less than the store did; what it does not
     # record, the next sync fetches again
     again.sync(CANDLES, SYMS, START, END, progress=False)
     arrow_equal(again.read(CANDLES, SYMS, backend="arrow"), clean)
     assert again.verify().problems == []
+    assert Store(st.root, st.client).read(CANDLES, SYMS, backend="arrow").num_rows
+
+
+LAYOUT2 = Path(__file__).parents[1] / "data" / "stores" / "layout2"
+
+
+def _layout2(tmp_path: Path) -> Path:
+    """A store written by the previous layout (marketframe before the log; see
+    tests/data/stores/make_layout2.py): one _manifest.json and its previous generation."""
+    root = tmp_path / "old"
+    shutil.copytree(LAYOUT2, root)
+    return root
+
+
+def test_a_store_written_before_the_log_opens_and_is_upgraded_in_place(
+    tmp_path: Path, sb: Sandbox
+) -> None:
+    root = _layout2(tmp_path)
+    old = json.loads((root / MANIFEST).read_text())
+    assert old["version"] == 2 and not (root / "_log").exists()
+    with Store(root, api_key=sb.api_key, base_url=sb.base_url) as st:
+        before = st.read(CANDLES, SYMS, backend="arrow")
+        sma = st.read_derived(CANDLES, "sma", backend="arrow")
+        assert before.num_rows > 200 and sma.num_rows == before.num_rows
+        assert st.verify().problems == []
+        assert not (root / "_log").exists()  # reading and checking write nothing
+        served = sb.requests_served
+        report = st.sync(CANDLES, SYMS, "2025-06-01", "2026-03-31", progress=False)
+        assert report.requests == 0 and sb.requests_served == served  # all held already
+        st.sync(CANDLES, SYMS, "2025-06-01", "2026-06-30", progress=False)  # writes: upgrade
+        assert (root / "_log" / "00000000000000000000.checkpoint.json").exists()
+        stub = json.loads((root / MANIFEST).read_text())
+        assert stub["version"] == 3 and stub["datasets"] == {}  # the old code refuses it
+        assert not (root / PREVIOUS).exists()
+        after = st.read(CANDLES, SYMS, end="2026-03-31", backend="arrow")
+        arrow_equal(after, before)
+        assert st.compute(CANDLES, ["sma", "rsi"], max_workers=1).modes
+        assert st.verify().problems == []
+    with Store(root, api_key=sb.api_key, base_url=sb.base_url) as again:
+        arrow_equal(again.read(CANDLES, SYMS, end="2026-03-31", backend="arrow"), before)
+        full = again.read_derived(CANDLES, "sma", backend="arrow")
+        assert full.num_rows > sma.num_rows
+
+
+@pytest.mark.parametrize(
+    "content", [b"", b'{"version": 2, "datas', b"\xff\xfe\x00garbage", b"[1, 2]", b"null"]
+)
+def test_a_damaged_manifest_of_an_old_store_is_typed_and_restored(
+    tmp_path: Path, sb: Sandbox, content: bytes
+) -> None:
+    root = _layout2(tmp_path)
+    with Store(root, api_key=sb.api_key, base_url=sb.base_url) as st:
+        clean = st.read(CANDLES, SYMS, backend="arrow")
+    (root / MANIFEST).write_bytes(content)
+    again = Store(root, api_key=sb.api_key, base_url=sb.base_url)  # opening never raises
+    with pytest.raises(StoreCorrupted) as err:
+        again.read(CANDLES, SYMS)
+    assert MANIFEST in str(err.value) and "verify --store" in str(err.value)
+    report = again.verify(repair=True)
+    assert report.ok and any(PREVIOUS in r for r in report.repaired)
+    # the previous generation may hold less than the damaged one did; what it does not
+    # record, the next sync fetches again; the repair upgraded the store to the log
+    assert (root / "_log").is_dir() and json.loads((root / MANIFEST).read_text())["version"] == 3
+    again.sync(CANDLES, SYMS, "2025-06-01", "2026-03-31", progress=False)
+    arrow_equal(again.read(CANDLES, SYMS, backend="arrow"), clean)
+    assert again.verify().problems == []
+    again.close()
 
 
 def test_a_garbage_parquet_file_names_itself(make_store: Callable[..., Store]) -> None:
@@ -193,23 +273,32 @@ def test_a_garbage_parquet_file_names_itself(make_store: Callable[..., Store]) -
 def test_a_file_renamed_in_but_not_yet_recorded_is_not_corruption(
     make_store: Callable[..., Store], clean: pa.Table
 ) -> None:
-    """A sync killed between a file's rename and the manifest's save leaves a file the
-    manifest lists as pending: it reads, and the next sync adopts it."""
+    """A sync killed between a file's rename and the commit that records it leaves a file
+    the log lists as pending: it reads, and the next sync adopts it."""
+    from marketframe.store._dataset import resolve
+    from marketframe.store._report import SyncReport
+    from marketframe.store._sync._batch import Batch, Unit
+    from marketframe.store._sync._commit import stage_rows
+
     st = make_store()
     st.sync(CANDLES, SYMS, START, "2023-12-31", progress=False)
-    before = json.loads((st.root / MANIFEST).read_text())
-    _sync(st)
-    after = json.loads((st.root / MANIFEST).read_text())
-    key = f"{CANDLES}|default|D"
-    # the state such a kill leaves: the old generation's records, the new files pending
+    parts = st._parts
+    spec = resolve(CANDLES, "D", {})
+    # the state such a kill leaves: the new files in place and recorded as pending, the
+    # commit that would record them as current never made
     for sym in SYMS:
-        rel = _file(st.root, sym).relative_to(st.root).as_posix()
-        before["datasets"][key]["files"][rel]["pending"] = [after["datasets"][key]["files"][rel]]
-    (st.root / MANIFEST).write_text(json.dumps(before))
-    assert st.verify().problems == []
-    st.read(CANDLES, "2330", backend="arrow")
-    _sync(st)
-    arrow_equal(st.read(CANDLES, SYMS, backend="arrow"), clean)
+        rows = clean.filter(pa.compute.equal(clean.column("symbol"), sym))
+        staged = stage_rows(parts.storage, parts.log, spec, sym, rows, SyncReport("x"))
+        batch = Batch(parts.storage, parts.log, "test", every=0)
+        batch.add(Unit(spec.ds, spec.params, staged))  # pending, then in place; not closed
+    for sym in SYMS:
+        rec = parts.log.file(spec.ds, _file(st.root, sym).relative_to(st.root).as_posix())
+        assert rec is not None and rec.get("pending")
+    again = Store(st.root, st.client)
+    assert again.verify().problems == []
+    again.read(CANDLES, "2330", backend="arrow")
+    _sync(again)
+    arrow_equal(again.read(CANDLES, SYMS, backend="arrow"), clean)
 
 
 def test_a_store_copied_without_its_file_times_is_not_damaged(
@@ -239,12 +328,12 @@ def test_a_layout_1_store_is_reported_and_migrated(
         old.mkdir(parents=True)
         pq.write_table(st.read(CANDLES, sym, backend="arrow"), old / _io.PART)
     shutil.rmtree(_file(st.root, "2330").parents[1])
-    manifest = json.loads((st.root / MANIFEST).read_text())
-    manifest["version"] = 1
-    for d in manifest["datasets"].values():
+    manifest = {"version": 1, "datasets": {}}
+    for ds, d in st._parts.log.datasets():
         d.pop("files")
+        manifest["datasets"][ds.key] = d
     (st.root / MANIFEST).write_text(json.dumps(manifest))
-    (st.root / PREVIOUS).unlink()
+    shutil.rmtree(st.root / "_log")
     again = Store(st.root, st.client)
     with pytest.raises(StoreCorrupted, match="layout version 1"):
         again.read(CANDLES, SYMS)

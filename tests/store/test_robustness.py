@@ -32,7 +32,8 @@ CHILD = """
 import json, sys
 from marketframe.store import Store
 root, url, key, options = sys.argv[1:5]
-with Store(root, api_key=key, base_url=url, max_workers=4, **json.loads(options)) as st:
+with Store(root, api_key=key, base_url=url, max_workers=4, commit_every=0.05,
+           **json.loads(options)) as st:
     r = st.sync("stock.historical.candles", {syms!r}, {start!r}, {end!r}, progress=False)
 print(r.requests, flush=True)
 """

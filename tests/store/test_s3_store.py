@@ -145,16 +145,17 @@ def test_two_processes_syncing_the_same_symbols_are_serialised(s3: Place, slow_s
         assert st.verify().problems == []
 
 
-def test_writers_of_different_symbols_both_land_in_the_shared_manifest(s3: Place) -> None:
-    """Two writers save the manifest from the same starting point: the second one's
-    conditional write fails, and it merges its entries into the first one's manifest."""
+def test_writers_of_different_symbols_both_land_in_the_log(s3: Place) -> None:
+    """Two writers commit from the same generation: the second one's entry cannot be created
+    (the name is taken), so it reads the first one's entry and commits after it; neither
+    loses the other's records."""
     import datetime as dt
 
-    from marketframe.store._log._manifest import Manifest
+    from marketframe.store._log import Log
     from marketframe.store._storage import ObjectStorage
 
     storage = ObjectStorage(s3.url("cas"), s3.server.options())  # type: ignore[union-attr]
-    a, b = Manifest(storage), Manifest(storage)
+    a, b = Log(storage), Log(storage)
     a.record(
         DAILY,
         "2330",
@@ -169,8 +170,8 @@ def test_writers_of_different_symbols_both_land_in_the_shared_manifest(s3: Place
         dt.date(2024, 6, 28),
         empty=False,
     )
-    a.save()
-    b.save()  # built on the empty manifest: If-Match fails, merged into a's
+    assert a.commit() == 0
+    assert b.commit() == 1  # generation 0 was taken: b read a's entry and came after it
     a.record(
         DAILY,
         "2330",
@@ -178,10 +179,11 @@ def test_writers_of_different_symbols_both_land_in_the_shared_manifest(s3: Place
         dt.date(2024, 4, 30),
         empty=False,
     )
-    a.save()  # a's view is stale too: merged into b's
-    fresh = Manifest(storage)
+    assert a.commit() == 2  # a's view is stale too: b's entry read, then a's
+    fresh = Log(storage)
     assert fresh.final(DAILY, "2330") == [(dt.date(2024, 1, 2), dt.date(2024, 4, 30))]
     assert fresh.final(DAILY, "0050") == [(dt.date(2024, 1, 2), dt.date(2024, 6, 28))]
+    assert a.final(DAILY, "0050") == fresh.final(DAILY, "0050")
 
 
 def test_a_symbol_held_by_a_live_writer_is_refused_with_who_holds_it(
@@ -445,10 +447,19 @@ def test_a_damaged_object_is_reported_and_repaired(s3: Place, sb: Sandbox) -> No
         )
         arrow_equal(_read(st, ["2330"]), good)
         assert st.verify().problems == []
-        # a damaged manifest: restored from the previous generation
-        st._parts.storage.fs.pipe_file(st._parts.storage.key("_manifest.json"), b"{not json")
-        with pytest.raises(StoreCorrupted, match="_manifest.json"):
+        # a damaged log entry: the state rebuilt from what reads whole, the rest refetched
+        newest = sorted(p for p in st._parts.storage.names("_log") if p[0].isdigit())[-1]
+        entry = f"_log/{newest}"
+        data = bytearray(st._parts.storage.read(entry))
+        data[len(data) // 3] ^= 0x01
+        st._parts.storage.fs.pipe_file(st._parts.storage.key(entry), bytes(data))
+    with s3.store("dmg", api_key=sb.api_key, base_url=sb.base_url) as st:
+        with pytest.raises(StoreCorrupted, match=newest):
             _read(st, ["2330"])
         report = st.verify(repair=True)
-        assert report.ok and any("restored from" in r for r in report.repaired)
+        assert report.ok and any("rebuilt from the log" in r for r in report.repaired)
         assert st.verify().problems == []
+        st.sync(
+            "stock.historical.candles", ["2330", "0050"], "2023-01-01", "2024-12-31", progress=False
+        )
+        arrow_equal(_read(st, ["2330"]), good)

@@ -34,7 +34,7 @@ def test_two_capital_changes_on_one_day_are_both_kept(tmp_path: Path) -> None:
     with Store(tmp_path / "s") as st:
         write_rows(st._parts.storage, st._parts.log, spec, "*", _rows(1.25, 0.25), SyncReport("x"))
         st._parts.log.record(spec.ds, "*", (DAY, DAY), DAY, empty=False)
-        st._parts.log.save()
+        st._parts.log.commit()
         got = st.read(CAPITAL, start=DAY, end=DAY)
         assert sorted(got.adjustment_factor) == [0.25, 1.25]
         # the window fetched again, with one factor corrected: replaced, not added to
@@ -48,5 +48,5 @@ def test_two_capital_changes_on_one_day_are_both_kept(tmp_path: Path) -> None:
             SyncReport("x"),
             replace=window,
         )
-        st._parts.log.save()
+        st._parts.log.commit()
         assert sorted(st.read(CAPITAL, start=DAY, end=DAY).adjustment_factor) == [0.25, 1.2]

@@ -331,7 +331,7 @@ def test_api_key_is_in_no_file_of_the_store(
     assert key not in str(info.value).encode()
     files = [p for p in st.root.rglob("*") if p.is_file()]
     assert any(p.suffix == ".parquet" for p in files) and any(
-        p.name == "_manifest.json" for p in files
+        p.parent.name == "_log" and p.suffix == ".json" for p in files
     )
     for p in files:
         assert key not in p.read_bytes(), p

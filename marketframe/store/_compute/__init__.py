@@ -41,9 +41,10 @@ from marketframe.store._compute._derive import (
     derived_id,
     derived_params,
 )
-from marketframe.store._compute._strays import mark_clean, remove_strays
+from marketframe.store._compute._strays import mark_clean, remove_strays, retire
 from marketframe.store._compute._task import run_task
 from marketframe.store._dataset import DatasetId
+from marketframe.store._log import Log
 from marketframe.store._parts import Parts
 
 __all__ = ["ComputeReport", "Result", "Task", "compute", "context_rows", "derived_params"]
@@ -148,21 +149,22 @@ def _no_main() -> Iterator[None]:
 
 
 def record(
-    manifest: Any,
+    manifest: Log,
     result: Result,
     values: Mapping[str, dict[str, Any]],
     before: Mapping[str, Mapping[str, Mapping[str, Any]]],
-) -> list[str]:
-    """A task's files into the manifest (not saved yet); returns the files to delete after
-    the save. ``before``: per derived dataset, the symbol's files the task was given (its
-    row count follows from them and the outcome, without a pass over the dataset's files)."""
-    gone: list[str] = []
+) -> list[tuple[DatasetId, str, Mapping[str, Any] | None]]:
+    """A task's files into the log (not committed yet); returns the files it replaced, to
+    retire once the commit no longer records them (:func:`retire`). ``before``: per derived
+    dataset, the symbol's files the task was given (its row count follows from them and the
+    outcome, without a pass over the dataset's files)."""
+    gone: list[tuple[DatasetId, str, Mapping[str, Any] | None]] = []
     for o in result.outcomes:
-        manifest._dataset(o.ds, values[o.ds.key])  # made with what it is derived from
+        manifest.declare(o.ds, values[o.ds.key])  # made with what it is derived from
         for rel in o.dropped:
             if rel.endswith(".parquet"):
                 manifest.drop_file(o.ds, rel)
-            gone.append(rel)
+            gone.append((o.ds, rel, before.get(o.ds.key, {}).get(rel)))
         for rel, rec in o.written.items():
             manifest.commit_file(o.ds, rel, rec)
         if o.state is not None:
@@ -272,7 +274,7 @@ def compute(
                 max_workers=min(max_workers or os.cpu_count() or 1, len(tasks)),
                 mp_context=ctx,
             )
-        gone: list[str] = []
+        gone: list[tuple[DatasetId, str, Mapping[str, Any] | None]] = []
         given = {t.symbol: t for t in tasks}
         last = time.monotonic()
 
@@ -283,14 +285,13 @@ def compute(
             for o in res.outcomes:
                 report.rows[o.ds.key] += o.rows
                 report.modes[o.ds.key].setdefault(o.mode, []).append(res.symbol)
-            if time.monotonic() - last > 2.0:  # the manifest is saved every 2 s, not per task
+            if time.monotonic() - last >= parts.commit_every:  # one commit per period
                 flush()
                 last = time.monotonic()
 
         def flush() -> None:
-            man.save()
-            for rel in gone:  # only once the manifest no longer records them
-                parts.storage.delete(rel)
+            man.commit("compute")
+            retire(parts.storage, man, gone)
             gone.clear()
 
         try:
@@ -310,6 +311,7 @@ def compute(
                         done(f.result())
         finally:
             flush()
+            man.commit("compute")  # the versions kept by the last flush
             if own is not None:
                 own.shutdown(cancel_futures=True)
         mark_clean(parts.storage, ids)  # finished: the next run need not look for strays

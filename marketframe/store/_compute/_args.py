@@ -69,7 +69,7 @@ def label(sp: sf.IndicatorSpec, adjust: str | None) -> str:
 
 def computed(entries: list[tuple[DatasetId, dict[str, Any]]], source: DatasetId) -> list[str]:
     """The derived datasets computed over ``source``, of the manifest's ``entries``
-    (:meth:`Manifest.datasets`), by :func:`label`."""
+    (:meth:`View.datasets`), by :func:`label`."""
     names = []
     for ds, entry in entries:
         values = entry.get("values", {})

@@ -1,5 +1,6 @@
-"""Derived datasets: the files a killed compute left (written, never recorded), removed by the
-next run before it starts.
+"""Derived datasets: the files a run replaced, retired once the log no longer records them
+(:func:`retire`), and the files a killed run left (written, never recorded), removed by the
+next run before it starts (:func:`remove_strays`).
 
 Finding them means listing a derived dataset's every directory (a symbol and year each: tens
 of thousands in a large store) on every run, though a run is rarely killed. On a local store
@@ -12,14 +13,15 @@ An object store is always listed (its writers hold leases per symbol, not one lo
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from marketframe.store import _io
 from marketframe.store._compute._statefile import SLOTS
 from marketframe.store._dataset import DatasetId
-from marketframe.store._storage._base import fsync_dir
+from marketframe.store._log import Log
+from marketframe.store._storage import Storage, fsync_dir
 
 CLEAN = "_clean"
 
@@ -68,3 +70,21 @@ def mark_clean(storage: Any, ids: Sequence[DatasetId]) -> None:
         top = storage.root / _io.dataset_dir(Path(), ds)
         if top.is_dir():
             (top / CLEAN).touch()
+
+
+def retire(
+    storage: Storage, log: Log, gone: Sequence[tuple[DatasetId, str, Mapping[str, Any] | None]]
+) -> None:
+    """Files a commit replaced, out of the dataset directories: a part moved under
+    ``_versions/`` (an earlier generation or a snapshot may read it), anything else deleted.
+    A file the commit records again (a part rewritten with the same content has the same
+    name) is left where it is: only what no longer stands in the current generation moves."""
+    for ds, rel, rec in gone:
+        if log.file(ds, rel) is not None:
+            continue
+        digest = None if rec is None else rec.get("hash")
+        if digest is not None and rel.endswith(".parquet"):
+            if storage.move(rel, _io.version_path(str(digest), rel)):
+                log.kept(str(digest), rel)
+        else:
+            storage.delete(rel)

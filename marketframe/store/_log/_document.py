@@ -1,22 +1,45 @@
-"""The manifest's JSON document: its file names and layout version, dataset ids, how a
-document is parsed and checked, and how one writer's changes merge into the latest
-(:class:`marketframe.store._manifest.Manifest` keeps one in memory and saves it)."""
+"""The state the log describes, as one JSON document, and the changes its entries carry.
+
+The state is what the store holds at one generation::
+
+    {"version": 3,
+     "datasets": {<DatasetId.key>: {"endpoint", "params", "timeframe", "values",
+                                    "symbols": {<symbol>: {"final", "open", "empty", ...}},
+                                    "files": {<path>: {"size", "rows", "hash", ...}}}},
+     "versions": {<hash>: {"rel", "generation", "time"}}}
+
+``symbols`` holds per symbol three lists of closed date intervals (``final``: fetched and no
+longer able to change; ``open``: fetched but still able to change, refetched by the next sync;
+``empty``: fetched with zero rows, a subset of the other two) and what compute notes (its
+state file, rows). ``files`` holds each recorded file's size, content hash, rows and the
+storage's stamp (a modification time or an MD5), with the ``pending`` version that may
+replace it. ``versions`` lists the superseded files kept under ``_versions/``.
+
+A change set (an entry's ``changes``) names items by kind (``datasets``, ``symbols``,
+``files``, ``versions``) and gives each one's new value whole, or None for removed: applying
+it is a set or a delete per item, so an entry holds only what its commit changed.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from marketframe._windows import Interval
+from marketframe.store import _io
 from marketframe.store._dataset import NO_SYMBOL, DatasetId
 
-MANIFEST = "_manifest.json"
-PREVIOUS = "_manifest.prev.json"  # the generation before the last save, kept for repair
-VERSION = 2  # 2: directory keys tf=/sym=, one physical schema, file records
+VERSION = 3  # 3: the log (2: one _manifest.json, directory keys tf=/sym=, file records)
+KINDS = ("datasets", "symbols", "files", "versions")
+
+Doc = dict[str, Any]
+Changes = dict[str, dict[str, Any]]
+
+
+def fresh() -> Doc:
+    return {"version": VERSION, "datasets": {}, "versions": {}}
 
 
 def to_intervals(pairs: list[list[str]]) -> list[Interval]:
@@ -27,85 +50,66 @@ def to_pairs(ivs: list[Interval]) -> list[list[str]]:
     return [[a.isoformat(), b.isoformat()] for a, b in ivs]
 
 
-def symbol_view(data: dict[str, Any], ds: DatasetId, symbol: str) -> Any:
-    """What ``data`` records of one symbol: its intervals and its files."""
-    d = data["datasets"].get(ds.key, {})
-    part = f"sym={symbol}/"
-    files = {
-        rel: rec for rel, rec in d.get("files", {}).items() if symbol == NO_SYMBOL or part in rel
+def copy(doc: Any) -> Any:
+    """A deep copy of JSON data (plain dicts, lists, strings and numbers)."""
+    return orjson.loads(orjson.dumps(doc))
+
+
+def dataset_meta(ds: DatasetId, values: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "endpoint": ds.endpoint,
+        "params": ds.params,
+        "timeframe": ds.timeframe,
+        "values": values or {},
     }
-    entry = {k: v for k, v in d.get("symbols", {}).get(symbol, {}).items() if k != "updated"}
-    return json.dumps([entry, files], sort_keys=True)
 
 
-def fresh() -> dict[str, Any]:
-    return {"version": VERSION, "datasets": {}}
+def _dataset(doc: Doc, key: str) -> dict[str, Any]:
+    d: dict[str, Any] = doc["datasets"].setdefault(key, {"symbols": {}, "files": {}})
+    d.setdefault("symbols", {})
+    d.setdefault("files", {})
+    return d
 
 
-def _copy(doc: dict[str, Any]) -> dict[str, Any]:
-    """A deep copy of a JSON document (plain dicts, lists, strings and numbers)."""
-    copied: dict[str, Any] = json.loads(json.dumps(doc))
-    return copied
+def apply(doc: Doc, changes: Changes) -> None:
+    """Apply a change set to ``doc`` in place (the values are taken as they are: callers
+    pass values nobody else holds)."""
+    for key, meta in changes.get("datasets", {}).items():
+        if meta is None:
+            doc["datasets"].pop(key, None)
+        else:
+            _dataset(doc, key).update(meta)
+    for field in ("symbols", "files"):
+        for key, items in changes.get(field, {}).items():
+            held = _dataset(doc, key)[field]
+            for name, value in items.items():
+                if value is None:
+                    held.pop(name, None)
+                else:
+                    held[name] = value
+    versions = doc.setdefault("versions", {})
+    for h, info in changes.get("versions", {}).items():
+        if info is None:
+            versions.pop(h, None)
+        else:
+            versions[h] = info
 
 
-def merge_writer(
-    base: dict[str, Any], mine: dict[str, Any], touched: set[tuple[str, str, str]]
-) -> dict[str, Any]:
-    """``base`` (the latest manifest) with this writer's changed entries from ``mine``."""
-    if ("all", "", "") in touched:
-        return _copy(mine)
-    out = _copy(base)
-    for kind, key, name in sorted(touched):
-        src = mine["datasets"].get(key)
-        if src is None:
-            continue
-        dst = out["datasets"].setdefault(
-            key, {k: v for k, v in src.items() if k not in ("symbols", "files")}
-        )
-        dst.setdefault("symbols", {})
-        dst.setdefault("files", {})
-        if kind in ("sym", "file"):
-            field = "symbols" if kind == "sym" else "files"
-            if name in src.get(field, {}):
-                dst[field][name] = json.loads(json.dumps(src[field][name]))
-            else:
-                dst[field].pop(name, None)
+def touched(changes: Changes) -> set[tuple[str, str]]:
+    """The (dataset key, symbol) pairs a change set writes: its symbols' entries and files
+    (a dataset without symbols is one pair)."""
+    out = {(k, s) for k, items in changes.get("symbols", {}).items() for s in items}
+    for key, items in changes.get("files", {}).items():
+        for rel in items:
+            out.add((key, _io.where(rel)[0] or NO_SYMBOL))
     return out
 
 
-def dump(data: dict[str, Any]) -> bytes:
-    """A manifest's bytes: sorted keys, indented. orjson writes a store's manifest of
-    thousands of file records in a tenth of the time of ``json.dumps`` (every compute and
-    sync saves it whole)."""
-    try:
-        return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
-    except TypeError:  # what orjson does not write (a non-string key): the standard library
-        return json.dumps(data, indent=1, sort_keys=True).encode()
-
-
-def parse(path: Path) -> tuple[dict[str, Any], str | None]:
-    """The manifest at ``path`` and None, or an empty one and what is wrong with it."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        return fresh(), f"cannot be read ({exc.strerror})"
-    return parse_bytes(raw)
-
-
-def parse_bytes(raw: bytes) -> tuple[dict[str, Any], str | None]:
-    """A manifest's bytes parsed and None, or an empty one and what is wrong with them."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return fresh(), f"is damaged ({type(exc).__name__}: {exc})"
-    if not isinstance(data, dict) or not isinstance(data.get("datasets"), dict):
-        return fresh(), "is damaged (not a marketframe manifest)"
-    if data.get("version") != VERSION:
-        return fresh(), (
-            f"has layout version {data.get('version')!r}, not {VERSION} (written "
-            "by another marketframe version)"
-        )
-    for d in data["datasets"].values():
+def check(doc: Any) -> str | None:
+    """What is wrong with a state document, or None."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("datasets"), dict):
+        return "is damaged (not a marketframe store's state)"
+    for d in doc["datasets"].values():
         if not isinstance(d, dict) or not {"endpoint", "params", "symbols"} <= set(d):
-            return fresh(), "is damaged (a dataset entry is incomplete)"
-    return data, None
+            return "is damaged (a dataset entry is incomplete)"
+    return None

@@ -343,9 +343,8 @@ class ObjectStorage:
 
     def keep(self, rel: str, to: str) -> bool:
         """Keep ``rel``'s current bytes at ``to`` as well before ``rel`` is replaced (a
-        server-side copy); False if ``rel`` does not exist. An existing ``to`` is kept."""
-        if self.info(to) is not None:
-            return True
+        server-side copy); False if ``rel`` does not exist. ``to`` is named by its content,
+        so copying over an existing one changes nothing."""
         try:
             self._do(self._op("COPY", rel), self._async("copy"), self.key(rel), self.key(to))
         except FileNotFoundError:

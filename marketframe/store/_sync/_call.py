@@ -88,6 +88,7 @@ def run_checked(
         today=day,
         progress=progress,
         max_workers=parts.workers(),
+        commit_every=parts.commit_every,
     )
     if report.failures and strict:
         raise SyncError(report)

@@ -1,9 +1,8 @@
-"""Writing one symbol's fetched windows: merge, stage, record as pending, rename, record.
-
-Split from :mod:`._run` (which plans and fetches). Each new partition file
-is staged (fsynced), recorded as pending in the manifest, renamed into place and recorded as
-current, and only then are the windows recorded as held: whenever the process dies, every
-file on disk is one the manifest accepts, and nothing is recorded that is not on disk.
+"""Writing one symbol's fetched windows: merge them into its partitions and stage the new
+files; the sync's :class:`~._batch.Batch` records them as pending, puts them in place and
+records them with the windows as held (see :mod:`._batch` for the order and what it
+guarantees when the process dies). Split from :mod:`._run`, which plans and fetches; also the
+cheap check of a sync's recorded files (:func:`forget_damaged`).
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ import datetime as dt
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,14 +21,10 @@ from marketframe.convert import concat, order_keys
 from marketframe.exceptions import StoreCorrupted
 from marketframe.store import _io, _upsert
 from marketframe.store._dataset import NO_SYMBOL, Dataset, DatasetId, Fetch
-from marketframe.store._log._manifest import Manifest
+from marketframe.store._log import Log
 from marketframe.store._report import SyncReport
-
-if TYPE_CHECKING:
-    from marketframe.store._storage._local import LocalStorage
-    from marketframe.store._storage._object import ObjectStorage
-
-    Storage = LocalStorage | ObjectStorage
+from marketframe.store._storage import Storage
+from marketframe.store._sync._batch import Batch, Unit
 
 
 def _date_bounds(table: pa.Table) -> Interval | None:
@@ -58,20 +53,20 @@ def _in_window(table: pa.Table, window: Interval) -> pa.Table:
 
 
 def commit_symbol(
+    batch: Batch,
     root: Storage,
-    manifest: Manifest,
+    manifest: Log,
     spec: Dataset,
     symbol: str,
     results: list[tuple[Fetch, pa.Table, dt.date]],
     report: SyncReport,
     lock: threading.Lock,
 ) -> None:
-    """Write one symbol's fetched windows, then record them in the manifest."""
+    """Stage one symbol's fetched windows and hand them to the sync's batch."""
     if not results:
         return
     counts = SyncReport(report.dataset)
-    _write(root, manifest, spec, symbol, results, counts)
-    manifest.save()
+    batch.add(_write(root, manifest, spec, symbol, results, counts))
     with lock:
         for k in ("rows_received", "rows_written", "windows_fetched", "empty_windows"):
             setattr(report, k, getattr(report, k) + getattr(counts, k))
@@ -80,12 +75,12 @@ def commit_symbol(
 
 def _write(
     root: Storage,
-    manifest: Manifest,
+    manifest: Log,
     spec: Dataset,
     symbol: str,
     results: list[tuple[Fetch, pa.Table, dt.date]],
     report: SyncReport,
-) -> None:
+) -> Unit:
     results = sorted(results, key=lambda r: r[0].window[0] if r[0].window else dt.date.min)
     kept: list[pa.Table] = []
     for task, table, _ in results:
@@ -99,9 +94,10 @@ def _write(
     # correction may change: an upsert would keep the old row beside the new one)
     windows = [t.window for t, _, _ in results if t.window is not None]
     replace = windows if not spec.has_symbol else None
+    unit = Unit(spec.ds, spec.params)
     if kept or replace:
         table = concat(kept) if kept else None
-        write_rows(root, manifest, spec, symbol, table, report, replace=replace)
+        unit.files = stage_rows(root, manifest, spec, symbol, table, report, replace=replace)
     for task, table, today in results:
         report.windows_fetched += 1
         if task.window is None:  # minute timeframe: what came back, never final
@@ -109,7 +105,7 @@ def _write(
             if bounds is None:
                 report.empty_windows += 1
             else:
-                manifest.record(spec.ds, symbol, bounds, None, empty=False, params=spec.params)
+                unit.windows.append((symbol, bounds, None, False))
             continue
         rows = (
             table.num_rows
@@ -118,29 +114,23 @@ def _write(
         )
         if rows == 0:
             report.empty_windows += 1
-        manifest.record(
-            spec.ds,
-            symbol,
-            task.window,
-            final_until(spec.ds.timeframe, today, spec.ep.name),
-            empty=rows == 0,
-            params=spec.params,
-        )
+        until = final_until(spec.ds.timeframe, today, spec.ep.name)
+        unit.windows.append((symbol, task.window, until, rows == 0))
+    return unit
 
 
-def write_rows(
+def stage_rows(
     root: Storage,
-    manifest: Manifest,
+    manifest: Log,
     spec: Dataset,
     symbol: str,
     table: pa.Table | None,
     report: SyncReport,
     *,
     replace: list[Interval] | None = None,
-) -> None:
-    """Upsert one symbol's rows into its partition files. Each new file is staged (fsynced),
-    recorded as pending in the manifest, then renamed into place and recorded as current:
-    whenever the process dies, every file on disk is one the manifest accepts."""
+) -> list[tuple[Any, str, dict[str, Any]]]:
+    """Upsert one symbol's rows into its partitions: the new files staged (fsynced
+    temporary files, or bytes for an object store), each with its record."""
     meta = {
         _io.META_PARAMS: spec.ds.params.encode(),
         _io.META_TIMEFRAME: (spec.ds.timeframe or "").encode(),
@@ -151,7 +141,7 @@ def write_rows(
         table = spec.ep.schema.arrow(minute=spec.minute).empty_table()
     parts = _io.split_partitions(spec.ds, table) if spec.has_symbol else {None: table}
     _under_lease(root, manifest, spec.ds, symbol)
-    staged = []
+    staged: list[tuple[Any, str, dict[str, Any]]] = []
     try:
         for year, part in parts.items():
             rel = _io.partition_path(
@@ -166,15 +156,28 @@ def write_rows(
             tmp, stamp = root.stage(rel, data)
             staged.append((tmp, rel, {**rec.as_dict(), **stamp}))
             report.rows_written += delta
-        for _, rel, rec in staged:
-            manifest.pend_file(spec.ds, rel, rec, spec.params)
-        manifest.save()
-        for tmp, rel, rec in staged:
-            root.publish(tmp, rel)
-            manifest.commit_file(spec.ds, rel, rec)
-    finally:
+    except BaseException:
         for tmp, *_ in staged:
             root.discard(tmp)
+        raise
+    return staged
+
+
+def write_rows(
+    root: Storage,
+    manifest: Log,
+    spec: Dataset,
+    symbol: str,
+    table: pa.Table | None,
+    report: SyncReport,
+    *,
+    replace: list[Interval] | None = None,
+) -> None:
+    """Upsert one symbol's rows and commit them at once (pending, in place, current)."""
+    batch = Batch(root, manifest, "write", every=0)
+    staged = stage_rows(root, manifest, spec, symbol, table, report, replace=replace)
+    batch.add(Unit(spec.ds, spec.params, staged))
+    batch.close()
 
 
 def _outside(table: pa.Table, column: str, windows: list[Interval]) -> pa.Table:
@@ -194,7 +197,7 @@ def _outside(table: pa.Table, column: str, windows: list[Interval]) -> pa.Table:
     return table.filter(pc.invert(pc.fill_null(inside, False)))
 
 
-def _under_lease(root: Storage, manifest: Manifest, ds: DatasetId, symbol: str) -> None:
+def _under_lease(root: Storage, manifest: Log, ds: DatasetId, symbol: str) -> None:
     """Object stores: before a partition is built from this writer's view, its lease must
     still be this writer's (read back from the store) and the latest manifest must record
     the symbol as this writer last saw it; otherwise another writer wrote it meanwhile and
@@ -215,7 +218,7 @@ def _under_lease(root: Storage, manifest: Manifest, ds: DatasetId, symbol: str) 
 
 
 def _current(
-    root: Storage, manifest: Manifest, spec: Dataset, symbol: str, rel: str, report: SyncReport
+    root: Storage, manifest: Log, spec: Dataset, symbol: str, rel: str, report: SyncReport
 ) -> pa.Table | None:
     """The partition's rows to merge into, fully checked. A damaged file is not merged: the
     symbol's coverage is forgotten (only what this sync fetched is then held) and the file is
@@ -232,7 +235,7 @@ def _current(
 
 
 def forget_damaged(
-    root: Storage, manifest: Manifest, ds: DatasetId, symbols: Sequence[str], report: SyncReport
+    root: Storage, manifest: Log, ds: DatasetId, symbols: Sequence[str], report: SyncReport
 ) -> None:
     """The cheap check of a sync, before planning: a recorded file of these symbols whose size
     or modification time differs from its record is hashed; if its content is not the recorded

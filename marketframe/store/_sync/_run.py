@@ -15,7 +15,6 @@ import time
 from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -30,8 +29,10 @@ from marketframe._windows import (
     split,
 )
 from marketframe.store._dataset import Dataset, Fetch
-from marketframe.store._log._manifest import Manifest
+from marketframe.store._log import Log
 from marketframe.store._report import Failure, SyncReport
+from marketframe.store._storage import Storage
+from marketframe.store._sync._batch import Batch
 from marketframe.store._sync._commit import commit_symbol, forget_damaged
 
 if TYPE_CHECKING:
@@ -47,8 +48,9 @@ class _SyncRun:
 
     spec: Dataset
     client: Client
-    root: Path
-    manifest: Manifest
+    root: Storage
+    manifest: Log
+    batch: Batch
     report: SyncReport
     clock_today: dt.date
     writers: ThreadPoolExecutor
@@ -80,8 +82,8 @@ def _request(spec: Dataset, task: Fetch, today: dt.date) -> dict[str, Any]:
 
 def run(
     client: Client,
-    root: Any,
-    manifest: Manifest,
+    root: Storage,
+    manifest: Log,
     spec: Dataset,
     symbols: list[str],
     want: Interval | None,
@@ -89,6 +91,7 @@ def run(
     today: dt.date | None,
     progress: bool | None,
     max_workers: int,
+    commit_every: float = 2.0,
 ) -> SyncReport:
     """Fetch what ``manifest`` does not hold as final, write it, record it; never raises for a
     failed window (it is in the report)."""
@@ -122,6 +125,7 @@ def run(
     for t in tasks:
         pending[t.symbol] += 1
     bar = progress_bar(len(tasks), spec.ds.key, progress, client)
+    batch = Batch(root, manifest, f"sync {spec.ep.name}", commit_every)
     try:
         if tasks:
             # fetches through the client's fan-out; each symbol's writes, once all its
@@ -130,7 +134,7 @@ def run(
             # in flight; the symbols already handed to the writers are still written
             with ThreadPoolExecutor(2, thread_name_prefix="marketframe-write") as writers:
                 state = _SyncRun(
-                    spec, client, root, manifest, report, clock_today, writers, bar, pending
+                    spec, client, root, manifest, batch, report, clock_today, writers, bar, pending
                 )
                 state.requests = requests
                 client.receive_all(
@@ -140,7 +144,14 @@ def run(
                 )
                 for c in state.commits:
                     c.result()  # a write error (disk full, ...) is raised, never swallowed
-        manifest.save()
+    except BaseException:
+        try:  # what the writers finished is still recorded, whatever stopped the sync
+            batch.close()
+        except Exception:  # noqa: BLE001 - the first error is the one raised
+            batch.discard()
+        raise
+    else:
+        batch.close()
     finally:
         if bar is not None:
             bar.close()
@@ -200,6 +211,7 @@ def _convert_and_commit(
         served = session_date(outcome.result.envelopes[0]) or resp.served
         results.append((tasks[i], outcome.result.table, served or state.clock_today))
     commit_symbol(
+        state.batch,
         state.root,
         state.manifest,
         state.spec,
