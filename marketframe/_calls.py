@@ -6,8 +6,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from marketframe._params import aliases
-from marketframe.endpoints import Endpoint
+from marketframe.endpoints import Endpoint, aliases
 from marketframe.exceptions import InvalidParams, did_you_mean
 
 if TYPE_CHECKING:

@@ -17,14 +17,20 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
-from marketframe._closed import say_if_closed
-from marketframe._params import to_date
 from marketframe._progress import progress_bar
-from marketframe._selection import check_dataset, check_range, check_symbols, latest_only
 from marketframe._time import taipei_today
-from marketframe._windows import plan
 from marketframe.convert import check_backend, concat, to_frame
-from marketframe.endpoints import MARKETS, get
+from marketframe.endpoints import (
+    MARKETS,
+    check_dataset,
+    check_range,
+    check_symbols,
+    get,
+    latest_only,
+    plan,
+    say_if_closed,
+    to_date,
+)
 from marketframe.exceptions import BatchError, InvalidParams
 
 if TYPE_CHECKING:
@@ -213,7 +219,7 @@ def check(
     store: Any,
 ) -> dict[str, Any]:
     """Every argument checked and normalised (InvalidParams before any request), by the
-    checks the store uses too (:mod:`marketframe._selection`), each naming ``download``."""
+    checks the store uses too (:mod:`marketframe.endpoints`), each naming ``download``."""
     from marketframe import adjust as adjusting
 
     check_backend("download", backend)

@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import pyarrow as pa
 
-from marketframe import _fetch, _options, _params, adjust
+from marketframe import _fetch, _options, adjust
 from marketframe._calls import Call, Node
-from marketframe._closed import say_if_answer_closed
 from marketframe._fetch import ClientStats, Fetched
 from marketframe._http import credential as _credential
 from marketframe._http.fanout import Budget, Fanout, Outcome
@@ -29,7 +28,7 @@ from marketframe._streams import Streams
 from marketframe._time import session_date, taipei_today
 from marketframe._typing import Backend, ClientOptions, FrameT
 from marketframe.convert import BACKENDS, check_backend, to_frame
-from marketframe.endpoints import ENDPOINTS, get
+from marketframe.endpoints import ENDPOINTS, get, say_if_answer_closed, vocabulary
 from marketframe.exceptions import BatchError, InvalidParams
 
 if TYPE_CHECKING:
@@ -272,7 +271,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
     def fetch(self, name: str, *, refresh: bool = False, **params: Any) -> Fetched:
         """The table plus per-response metadata (status, cache hit, retries, rate limit)."""
         ep = get(name)
-        params = _params.vocabulary(ep, params)  # start/end, symbols, odd_lot (glossary)
+        params = vocabulary(ep, params)  # start/end, symbols, odd_lot (glossary)
         multi = ep.multi_param
         value = params.get(multi) if multi else None
         if multi is None or not isinstance(value, list | tuple):
@@ -298,7 +297,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         take the glossary's words too; the path parameter takes one value."""
         ep = get(name)
         kind = self._transport.credential.kind
-        return prepare(ep, _params.vocabulary(ep, params), credential=kind, refresh=refresh)
+        return prepare(ep, vocabulary(ep, params), credential=kind, refresh=refresh)
 
     def send(self, prepared: Prepared, budget: Budget | None = None) -> Fetched:
         """Send one prepared request and convert its answer (``budget``: the deadline and

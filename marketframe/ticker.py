@@ -108,8 +108,8 @@ class Ticker:
 
     def _actions(self, start: Any, end: Any) -> tuple[Any, Any]:
         from marketframe._fetch import fetch_actions
-        from marketframe._params import to_date
         from marketframe._time import taipei_today
+        from marketframe.endpoints import to_date
 
         hi = to_date("Ticker", "end", end) if end is not None else taipei_today()
         lo = to_date("Ticker", "start", start) if start is not None else dt.date(2010, 1, 1)

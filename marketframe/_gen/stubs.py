@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from marketframe import adjust
-from marketframe._params import aliases
-from marketframe.endpoints import ENDPOINTS, Endpoint, Param
+from marketframe.endpoints import ENDPOINTS, Endpoint, Param, aliases
 
 STUB_PATH = Path(__file__).resolve().parents[1] / "_tree.pyi"
 

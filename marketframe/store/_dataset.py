@@ -10,10 +10,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from marketframe import _selection
-from marketframe._selection import check_dataset
-from marketframe._windows import MAX_LEAD, Interval
-from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, Endpoint, get
+from marketframe import endpoints as _selection
+from marketframe.endpoints import (
+    ENDPOINTS,
+    MAX_LEAD,
+    MINUTE_TIMEFRAMES,
+    Endpoint,
+    Interval,
+    check_dataset,
+    get,
+)
 from marketframe.exceptions import InvalidParams
 
 NO_SYMBOL = "*"  # the one "symbol" of a dataset without symbols (corporate actions)

@@ -19,8 +19,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from marketframe._windows import merge
-from marketframe.endpoints import ENDPOINTS
+from marketframe.endpoints import ENDPOINTS, merge
 from marketframe.exceptions import StoreCorrupted, SyncError
 from marketframe.store import _io, _upsert
 from marketframe.store._dataset import NO_SYMBOL, DatasetId

@@ -85,9 +85,8 @@ def check_arguments(
     ``next``, and a symbol the service never sends waited for ever); returns the symbols
     and the timeframe as text."""
     from marketframe._options import check_int
-    from marketframe._selection import symbol_list
     from marketframe.convert import check_backend
-    from marketframe.endpoints import MINUTE_TIMEFRAMES
+    from marketframe.endpoints import MINUTE_TIMEFRAMES, symbol_list
     from marketframe.exceptions import InvalidParams
 
     where = "Stream.indicators"

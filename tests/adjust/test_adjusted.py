@@ -36,7 +36,7 @@ def store(client: Client, tmp_path_factory: pytest.TempPathFactory) -> Store:
 @pytest.fixture(scope="module")
 def actions(client: Client) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every capital change and every dividend that has happened in the sandbox."""
-    from marketframe._windows import split as windows
+    from marketframe.endpoints import split as windows
 
     caps, divs = [], []
     for a, b in windows(START, END):
@@ -103,7 +103,7 @@ def test_adjusted_closes_are_continuous_across_every_corporate_action(store, act
 def test_adjust_all_equals_the_services_adjusted_candles_within_the_tolerance(client, store):
     symbols = SYMBOLS  # every equity: every kind of action, the emerging board, suspensions
     ours = store.read(CANDLES, symbols, START, END, adjust="all")
-    from marketframe._windows import split as windows
+    from marketframe.endpoints import split as windows
 
     theirs = pd.concat(
         [

@@ -15,8 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from marketframe import Client, InvalidParams
-from marketframe._params import DATE_SPAN, encode, is_request_value, validate
-from marketframe.endpoints import ENDPOINTS, Endpoint, Param
+from marketframe.endpoints import (
+    DATE_SPAN,
+    ENDPOINTS,
+    Endpoint,
+    Param,
+    encode,
+    is_request_value,
+    validate,
+)
 from marketframe.sandbox import Sandbox
 
 PAIRS = [(ep.name, p.name) for ep in ENDPOINTS.values() for p in ep.params]

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from marketframe._windows import Interval
+from marketframe.endpoints import Interval
 from marketframe.store._dataset import NO_SYMBOL, DatasetId
 
 MANIFEST = "_manifest.json"

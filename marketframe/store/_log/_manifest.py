@@ -24,7 +24,7 @@ import os
 import threading
 from typing import Any
 
-from marketframe._windows import Interval, intersect, merge, subtract
+from marketframe.endpoints import Interval, intersect, merge, subtract
 from marketframe.exceptions import StoreCorrupted
 from marketframe.store._dataset import DatasetId
 from marketframe.store._log._document import (
