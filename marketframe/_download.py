@@ -270,7 +270,7 @@ def _session(client: Client[Any] | None, store: Any) -> Iterator[tuple[Any, Stor
     if client is not None:
         yield client, (Store(store, client) if store is not None else None)
         return
-    from marketframe._connect import connect
+    from marketframe.client import connect
 
     with connect(backend="arrow", cache=False) as session:
         yield session, (Store(store, session) if store is not None else None)

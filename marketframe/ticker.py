@@ -28,7 +28,7 @@ def shared_client() -> Any:
     global _shared
     with _lock:
         if _shared is None:  # the rule of download() and the commands
-            from marketframe._connect import make_client
+            from marketframe.client import make_client
 
             _shared = make_client(notice=sys.stderr)
         return _shared
@@ -107,8 +107,8 @@ class Ticker:
     # -- corporate actions ------------------------------------------------------------------
 
     def _actions(self, start: Any, end: Any) -> tuple[Any, Any]:
-        from marketframe._fetch import fetch_actions
         from marketframe._time import taipei_today
+        from marketframe.client import fetch_actions
         from marketframe.endpoints import to_date
 
         hi = to_date("Ticker", "end", end) if end is not None else taipei_today()

@@ -62,7 +62,7 @@ def default_client(api_key: str | None, base_url: str | None, workers: int) -> C
 
     if not (api_key or base_url):
         if not from_environment():  # download()'s and the commands' fallback
-            from marketframe._connect import sandbox_client
+            from marketframe.client import sandbox_client
 
             client: Client[Any] = sandbox_client(sys.stderr, backend="arrow", max_workers=workers)
             return client

@@ -93,7 +93,7 @@ def test_public_api_is_strict_clean_and_typed_for_users(tmp_path: Path) -> None:
 
 def test_the_tree_stub_is_current() -> None:
     assert STUB_PATH.read_text(encoding="utf-8") == render_tree(), (
-        "marketframe/_tree.pyi is stale: run python3 -m marketframe._gen"
+        "marketframe/client/_tree.pyi is stale: run python3 -m marketframe._gen"
     )
 
 

@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import pyarrow as pa
 
-from marketframe import _fetch, _options, adjust
-from marketframe._calls import Call, Node
-from marketframe._fetch import ClientStats, Fetched
+from marketframe import _options, adjust
 from marketframe._http import credential as _credential
 from marketframe._http.fanout import Budget, Fanout, Outcome
 from marketframe._http.request import Prepared, prepare
 from marketframe._http.transport import DEFAULT_DEADLINE, Response, Transport
-from marketframe._streams import Streams
 from marketframe._time import session_date, taipei_today
 from marketframe._typing import Backend, ClientOptions, FrameT
+from marketframe.client import _results
+from marketframe.client._calls import Call, Node
+from marketframe.client._results import ClientStats, Fetched
+from marketframe.client._streams import Streams
 from marketframe.convert import BACKENDS, check_backend, to_frame
 from marketframe.endpoints import ENDPOINTS, get, say_if_answer_closed, vocabulary
 from marketframe.exceptions import BatchError, InvalidParams
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
 
-    from marketframe._tree import Tree as _TreeBase  # the typed endpoint tree (generated)
+    from marketframe.client._tree import Tree as _TreeBase  # the typed endpoint tree (generated)
 else:
     _TreeBase = Generic  # at run time the tree is built from ENDPOINTS in Client.__init__
 
@@ -71,7 +72,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
 
     For type checkers ``Client`` is generic in its frame type: ``Client()`` is a
     ``Client[pandas.DataFrame]``, ``Client(backend="polars")`` a ``Client[polars.DataFrame]``,
-    and the endpoint tree (``marketframe/_tree.pyi``) returns that type.
+    and the endpoint tree (``marketframe/client/_tree.pyi``) returns that type.
     """
 
     @overload
@@ -284,7 +285,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
                 )
             # every symbol's request is checked before the first one is sent
             jobs = [self.prepare(name, refresh=refresh, **{**params, multi: v}) for v in value]
-            fetched = _fetch.gather(ep.name, jobs, self.send_all(jobs))
+            fetched = _results.gather(ep.name, jobs, self.send_all(jobs))
         if fetched.table.num_rows == 0:  # why it is empty, when the market was shut
             say_if_answer_closed(ep, jobs[0].values)
         return fetched
@@ -303,8 +304,8 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         """Send one prepared request and convert its answer (``budget``: the deadline and
         retries it shares with a fan-out, else its own). A paged endpoint (a day's trades)
         without ``limit=``/``offset=`` is fetched page after page: the whole day."""
-        if _fetch.paged(prepared):
-            return _fetch.send_pages(
+        if _results.paged(prepared):
+            return _results.send_pages(
                 prepared, lambda page: self._convert(page, self._transport.send(page, budget))
             )
         return self._convert(prepared, self._transport.send(prepared, budget))
@@ -315,7 +316,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         so a fan-out's workers converting together only fight for it (forced switches,
         wake-ups, cold caches); their requests stay in flight together."""
         with self._converting:
-            return _fetch.convert(prepared, resp, self.decode)
+            return _results.convert(prepared, resp, self.decode)
 
     def send_all(
         self,
@@ -341,7 +342,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         """:meth:`send_all` without the conversion: each outcome holds the answer (its body
         and metadata) for a caller that types many together (:meth:`convert_all`). Not for
         paged endpoints (a day's trades), whose pages :meth:`send_all` follows."""
-        if any(_fetch.paged(p) for p in prepared):
+        if any(_results.paged(p) for p in prepared):
             raise InvalidParams(
                 "receive_all", "prepared", "holds a paged request", "send_all for paged requests"
             )
@@ -351,9 +352,9 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         self, prepared: Sequence[Prepared], responses: Sequence[Response]
     ) -> list[Outcome[Fetched]]:
         """The tables of answers from :meth:`receive_all` (or each one's conversion error),
-        the windows of one symbol typed in one conversion (``_fetch.convert_many``)."""
+        the windows of one symbol typed in one conversion (``_results.convert_many``)."""
         with self._converting:
-            return _fetch.convert_many(prepared, responses, self.decode)
+            return _results.convert_many(prepared, responses, self.decode)
 
     def adjust_prices(self, table: pa.Table, mode: str, today: dt.date | None = None) -> pa.Table:
         """Historical candles ``table`` adjusted (``mode`` "splits" or "all",
@@ -361,7 +362,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         day after its first bar up to ``today`` (default: today in Asia/Taipei, or the last
         bar's day if later)."""
         day = today or taipei_today()
-        return _fetch.adjust_prices(self.prepare, self.send_all, table, mode, day)
+        return _results.adjust_prices(self.prepare, self.send_all, table, mode, day)
 
     def _stream_credential(self) -> _credential.Credential:
         return self._transport.credential

@@ -10,7 +10,7 @@ from marketframe.endpoints import Endpoint, aliases
 from marketframe.exceptions import InvalidParams, did_you_mean
 
 if TYPE_CHECKING:
-    from marketframe.client import Client
+    from marketframe.client._client import Client
 
 
 class Call:
