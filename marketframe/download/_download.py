@@ -163,8 +163,8 @@ def download(
     (dropped; the board is checked against the ticker's market), and ``layout="wide"`` or
     ``group_by="column"``/``"ticker"``: one row per date, a column per (field, symbol).
     """
-    from marketframe import _yf
     from marketframe._time import taipei_today
+    from marketframe.download import _yf
 
     yf = _yf.resolve(start, end, timeframe, period, interval, adjust, taipei_today())
     start, end, timeframe, adjust = yf["start"], yf["end"], yf["timeframe"], yf["adjust"]
@@ -199,7 +199,7 @@ def _shaped(table: pa.Table, backend: str, layout: str, group_by: str | None) ->
     """The frame in ``backend``, long or wide (``_yf.wide``)."""
     frame = to_frame(table, backend)
     if layout == "wide":
-        from marketframe._yf import wide
+        from marketframe.download._yf import wide
 
         return wide(frame, backend, group_by)
     return frame
