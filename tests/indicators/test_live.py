@@ -327,7 +327,7 @@ def test_frame_from_blocks_equals_the_constructor_path() -> None:
     """The rows out are handed to pandas as blocks (pandas >= 3); the ``DataFrame``
     constructor path (pandas < 3) gives an equal frame, empty or not, one step or several,
     flags for all the rows of a step or one per row."""
-    from marketframe.stream._live_rows import _Out, _Rows
+    from marketframe.stream._live.rows import _Out, _Rows
 
     eng = LiveIndicators(ABC, SPECS)
     out = _Out(ABC, eng.columns)
