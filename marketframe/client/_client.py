@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import pyarrow as pa
 
-from marketframe import _options, adjust
+from marketframe import _checks, adjust
 from marketframe._http import credential as _credential
 from marketframe._http.fanout import Budget, Fanout, Outcome
 from marketframe._http.request import Prepared, prepare
@@ -122,9 +122,9 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
     ):
         credential = _credential.resolve(api_key, bearer_token, sdk_token)
         self.backend: Backend = check_backend("Client", backend)
-        self.decode = _options.check_bool("decode", decode)
-        self.max_workers = _options.check_int("max_workers", max_workers, 1)
-        options = _options.check_options(
+        self.decode = _checks.check_bool("decode", decode)
+        self.max_workers = _checks.check_int("max_workers", max_workers, 1)
+        options = _checks.check_options(
             base_url=base_url,
             cache=cache,
             timeout=timeout,

@@ -47,7 +47,7 @@ def check_waits(lease_ttl: float, lock_timeout: float) -> None:
 def check_workers(max_workers: int | None) -> None:
     """``Store(max_workers=...)``: the default client's threads, an int >= 1 or None (16).
     Checked here, not when the client is first made: ``0`` was taken as the default."""
-    from marketframe._options import check_int
+    from marketframe._checks import check_int
 
     if max_workers is not None:
         check_int("max_workers", max_workers, 1, "Store", "1, 2, ..., or None (16 at a time)")

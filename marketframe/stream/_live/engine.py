@@ -84,7 +84,7 @@ def check_arguments(
     subscribed or read (it is a generator: without this, a mistake surfaced at the first
     ``next``, and a symbol the service never sends waited for ever); returns the symbols
     and the timeframe as text."""
-    from marketframe._options import check_int
+    from marketframe._checks import check_int
     from marketframe.convert import check_backend
     from marketframe.endpoints import MINUTE_TIMEFRAMES, symbol_list
     from marketframe.exceptions import InvalidParams
