@@ -110,11 +110,8 @@ def bad_values(p: Param) -> st.SearchStrategy[Any]:
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[Client, Sandbox]]:
-    with (
-        Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=None) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
-    ):
+def served(make_sandbox: Any) -> Iterator[tuple[Client, Sandbox]]:
+    with make_sandbox() as (sb, c):
         yield c, sb
 
 
