@@ -39,8 +39,8 @@ import pandas as pd  # noqa: E402
 from _common import print_ratios, start_sandbox  # noqa: E402
 
 import marketframe  # noqa: E402
-from marketframe._windows import split  # noqa: E402
 from marketframe.client import Client  # noqa: E402
+from marketframe.endpoints import split  # noqa: E402
 from marketframe.store import Store  # noqa: E402
 
 KEY = "sandbox-advanced"

@@ -25,8 +25,8 @@ import pyarrow.parquet as pq
 from _common import ROOT, start_sandbox, write_held
 from marketframe.store._log._manifest import Manifest
 
-from marketframe._windows import split
 from marketframe.client import Client
+from marketframe.endpoints import split
 from marketframe.store import Store
 from marketframe.store._dataset import resolve
 from marketframe.store._storage import ObjectStorage

@@ -16,15 +16,17 @@ __version__ = "0.1.0"
 from . import frames as frames  # noqa: E402
 from . import indicators as indicators  # noqa: E402
 
-# Imported eagerly so that `marketframe.crosscheck` is the function, not its module.
+# Imported eagerly so that `marketframe.crosscheck` and `marketframe.download` are the
+# functions, not their module and package (a package imported later would not rebind them).
 from .crosscheck import crosscheck as crosscheck  # noqa: E402
+from .download import download as download  # noqa: E402
 from .indicators.options import options as options  # noqa: E402
 
 if TYPE_CHECKING:
     from marketframe import calendar as calendar
-    from marketframe._download import download as download
     from marketframe.client import Client as Client
     from marketframe.convert import units as units
+    from marketframe.download import Ticker as Ticker
     from marketframe.endpoints import ENDPOINTS as ENDPOINTS
     from marketframe.exceptions import AdjustmentUnavailable as AdjustmentUnavailable
     from marketframe.exceptions import APIError as APIError
@@ -55,7 +57,6 @@ if TYPE_CHECKING:
     from marketframe.store import Store as Store
     from marketframe.stream import AsyncStream as AsyncStream
     from marketframe.stream import Stream as Stream
-    from marketframe.ticker import Ticker as Ticker
 
 __all__ = [
     "APIError",
@@ -133,10 +134,9 @@ _LAZY = {
     "StreamSubscribeError": "marketframe.exceptions",
     "StreamTimeout": "marketframe.exceptions",
     "SymbolNotFound": "marketframe.exceptions",
-    "Ticker": "marketframe.ticker",
+    "Ticker": "marketframe.download",
     "TransportError": "marketframe.exceptions",
     "calendar": "marketframe",  # a submodule (pandas and exchange_calendars: on first use)
-    "download": "marketframe._download",
     "units": "marketframe.convert",
 }
 

@@ -25,9 +25,8 @@ import numpy as np
 import pandas as pd
 
 from marketframe import indicators as ind
-from marketframe._params import to_date
 from marketframe._time import one_year_after, one_year_before
-from marketframe.endpoints import ENDPOINTS
+from marketframe.endpoints import ENDPOINTS, to_date
 from marketframe.exceptions import NotCheckable
 
 if TYPE_CHECKING:

@@ -4,13 +4,15 @@ client of it.
 ``client`` is a client of the session sandbox (no HTTP cache) returning the frames of
 ``client_backend``: pandas, unless a module overrides that fixture (``params=["pandas",
 "polars"]`` to run on both, or another backend).
-Servers with other options (latency, faults, a stream clock) are made where they are used."""
+A test whose server needs other options (another day, drops, faults, a rate limit, a stream
+clock) makes its own with ``make_sandbox``."""
 
 from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,30 @@ def sandbox() -> Iterator[object]:
 
     with Sandbox(seed=SANDBOX_SEED, now=SANDBOX_NOW, rate_limit=1_000_000) as sb:
         yield sb
+
+
+@pytest.fixture(scope="session")
+def make_sandbox() -> Callable[..., AbstractContextManager[tuple[Any, Any]]]:
+    """A sandbox of a test's own and a client of it: ``with make_sandbox(now=..., drop_after=30)
+    as (sb, client):``. The sandbox has the suite's seed and frozen ``now`` and no rate limit,
+    unless ``options`` say otherwise; the client has no HTTP cache and takes
+    ``client_options``. Both stop when the block ends. Session-wide, so a fixture of any
+    scope may use it."""
+    from marketframe import Client
+    from marketframe.sandbox import Sandbox
+
+    @contextmanager
+    def make(
+        client_options: Mapping[str, Any] | None = None, **options: Any
+    ) -> Iterator[tuple[Any, Any]]:
+        settings = {"seed": SANDBOX_SEED, "now": SANDBOX_NOW, "rate_limit": None, **options}
+        with (
+            Sandbox(**settings) as sb,
+            Client(sb.api_key, base_url=sb.base_url, cache=False, **(client_options or {})) as c,
+        ):
+            yield sb, c
+
+    return make
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 * ``docs/endpoints.md`` from ENDPOINTS and the schemas;
 * ``docs/errors.md`` from the exception classes (their tree, status codes, docstrings, hints);
-* ``marketframe/_tree.pyi``, the types of the endpoint tree (:mod:`marketframe._gen.stubs`).
+* ``marketframe/client/_tree.pyi``, the types of the endpoint tree (:mod:`marketframe._gen.stubs`).
 
 ``python3 -m marketframe._gen`` rewrites them; a test checks the committed copies are current.
 """

@@ -1,4 +1,4 @@
-"""Render ``marketframe/_tree.pyi``: the types of the endpoint tree, from ENDPOINTS.
+"""Render ``marketframe/client/_tree.pyi``: the types of the endpoint tree, from ENDPOINTS.
 
 At run time the tree (``client.stock.intraday.quote``) is built from the table; this stub
 gives type checkers and IDEs the same tree: one class per group, one method per endpoint with
@@ -12,10 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from marketframe import adjust
-from marketframe._params import aliases
-from marketframe.endpoints import ENDPOINTS, Endpoint, Param
+from marketframe.endpoints import ENDPOINTS, Endpoint, Param, aliases
 
-STUB_PATH = Path(__file__).resolve().parents[1] / "_tree.pyi"
+STUB_PATH = Path(__file__).resolve().parents[1] / "client" / "_tree.pyi"
 
 #: Param.type -> the annotation of its value.
 _TYPES = {

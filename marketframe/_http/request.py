@@ -15,8 +15,7 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlencode
 
-from marketframe import _params
-from marketframe.endpoints import Endpoint
+from marketframe.endpoints import Endpoint, encode, validate
 
 __all__ = ["Prepared", "prepare"]
 
@@ -53,10 +52,10 @@ def prepare(
     ep: Endpoint, params: Mapping[str, Any], *, credential: str, refresh: bool = False
 ) -> Prepared:
     """``params`` (the endpoint's names, one value for its path parameter; the glossary's words
-    already turned into them by :func:`marketframe._params.vocabulary`) checked and encoded:
+    already turned into them by :func:`marketframe.endpoints.vocabulary`) checked and encoded:
     :class:`~marketframe.InvalidParams` before anything is sent."""
-    values = _params.validate(ep, params)
-    path, query = _params.encode(ep, values)
+    values = validate(ep, params)
+    path, query = encode(ep, values)
     pairs = tuple(query.items())
     key = path + ("?" + urlencode(sorted(pairs)) if pairs else "")
     wire = path + ("?" + urlencode(pairs) if pairs else "")

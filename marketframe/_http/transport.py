@@ -76,7 +76,7 @@ BACKOFF_MAX = 8.0  # seconds, before jitter
 
 class Transport:
     """One client's HTTP side: a pooled (optionally cached) session, retries within a total
-    ``deadline`` per call, and pacing. Options arrive already checked (``_options``) from
+    ``deadline`` per call, and pacing. Options arrive already checked (``_checks``) from
     :class:`~marketframe.Client`, whose signature holds the only defaults."""
 
     def __init__(

@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _run(args: argparse.Namespace) -> int:
     """Check each indicator; one that cannot be checked is reported and skipped. Exit 1 when
     any indicator disagrees with every known convention, or when none could be checked."""
-    from marketframe._connect import connect
+    from marketframe.client import connect
 
     failures = checked = 0
     with connect() as client:  # the sandbox notice on stderr, as every command

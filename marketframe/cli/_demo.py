@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     import marketframe
-    from marketframe._connect import connect
+    from marketframe.client import connect
     from marketframe.store import Store
 
     out: Path = args.out

@@ -92,8 +92,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from marketframe._connect import connect
-    from marketframe._download import check, download
+    from marketframe.client import connect
+    from marketframe.download import check, download
 
     fields: Any = ",".join(args.fields) if args.fields else None
     # bad arguments fail before a sandbox starts or a request is sent

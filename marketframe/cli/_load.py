@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         params[param.name] = value
     if getattr(args, "adjust", None):
         params["adjust"] = args.adjust
-    from marketframe._connect import connect
+    from marketframe.client import connect
 
     with connect(base_url=args.base_url, backend="arrow") as client:
         table = client.load(ep.name, **params)

@@ -203,7 +203,7 @@ def _symbols(args: argparse.Namespace, client: Any) -> list[str] | None:
 
 
 def _session(stack: ExitStack, args: argparse.Namespace) -> Any:
-    from marketframe._connect import connect
+    from marketframe.client import connect
 
     return stack.enter_context(
         connect(

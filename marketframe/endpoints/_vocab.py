@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from marketframe._contracts import CONTRACT_MONTH_FORMS, CONTRACT_MONTH_RE, PRODUCT_RE, product_fix
+from marketframe.endpoints._contracts import (
+    CONTRACT_MONTH_FORMS,
+    CONTRACT_MONTH_RE,
+    PRODUCT_RE,
+    product_fix,
+)
 from marketframe.endpoints._model import (
     MARKETS,
     TIMEFRAMES,

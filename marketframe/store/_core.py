@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
-from marketframe._params import to_date
 from marketframe.convert import to_frame
+from marketframe.endpoints import to_date
 from marketframe.exceptions import InvalidParams
 from marketframe.store import _open, _read, _verify
 from marketframe.store._log import Log

@@ -10,10 +10,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from marketframe import _selection
-from marketframe._selection import check_dataset
-from marketframe._windows import MAX_LEAD, Interval
-from marketframe.endpoints import ENDPOINTS, MINUTE_TIMEFRAMES, Endpoint, get
+from marketframe import endpoints
+from marketframe.endpoints import (
+    ENDPOINTS,
+    MAX_LEAD,
+    MINUTE_TIMEFRAMES,
+    Endpoint,
+    Interval,
+    check_dataset,
+    get,
+)
 from marketframe.exceptions import InvalidParams
 
 NO_SYMBOL = "*"  # the one "symbol" of a dataset without symbols (corporate actions)
@@ -118,10 +124,10 @@ def resolve(endpoint: str, timeframe: str | None, params: Mapping[str, Any]) -> 
 
 
 def check_symbols(spec: Dataset, symbols: str | Sequence[str] | None) -> list[str]:
-    """The symbols of a sync or read (:func:`marketframe._selection.check_symbols`); a
+    """The symbols of a sync or read (:func:`marketframe.endpoints.check_symbols`); a
     dataset without symbols is held under :data:`NO_SYMBOL`."""
-    return _selection.check_symbols(spec.ep, symbols) or [NO_SYMBOL]
+    return endpoints.check_symbols(spec.ep, symbols) or [NO_SYMBOL]
 
 
 def check_range(spec: Dataset, start: Any, end: Any, today: dt.date) -> Interval | None:
-    return _selection.check_range(spec.ep, spec.ds.timeframe, start, end, today)
+    return endpoints.check_range(spec.ep, spec.ds.timeframe, start, end, today)

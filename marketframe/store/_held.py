@@ -7,7 +7,7 @@ import datetime as dt
 import warnings
 from typing import Any
 
-from marketframe._windows import Interval, merge, subtract
+from marketframe.endpoints import Interval, merge, subtract
 from marketframe.exceptions import NotSynced, PartlySynced
 from marketframe.store._dataset import NO_SYMBOL
 from marketframe.store._log import View

@@ -56,7 +56,7 @@ def check_waits(lease_ttl: float, lock_timeout: float, commit_every: float = 2.0
 def check_workers(max_workers: int | None) -> None:
     """``Store(max_workers=...)``: the default client's threads, an int >= 1 or None (16).
     Checked here, not when the client is first made: ``0`` was taken as the default."""
-    from marketframe._options import check_int
+    from marketframe._checks import check_int
 
     if max_workers is not None:
         check_int("max_workers", max_workers, 1, "Store", "1, 2, ..., or None (16 at a time)")
@@ -71,7 +71,7 @@ def default_client(api_key: str | None, base_url: str | None, workers: int) -> C
 
     if not (api_key or base_url):
         if not from_environment():  # download()'s and the commands' fallback
-            from marketframe._connect import sandbox_client
+            from marketframe.client import sandbox_client
 
             client: Client[Any] = sandbox_client(sys.stderr, backend="arrow", max_workers=workers)
             return client

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from marketframe import adjust as _adjust
-from marketframe._params import to_date
 from marketframe.convert import oldest_first
+from marketframe.endpoints import to_date
 from marketframe.store import _held, _io
 from marketframe.store._dataset import NO_SYMBOL, check_symbols, resolve
 from marketframe.store._log import Log

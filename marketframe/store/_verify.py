@@ -14,8 +14,7 @@ import datetime as dt
 from contextlib import nullcontext
 from typing import Any
 
-from marketframe._windows import merge
-from marketframe.endpoints import ENDPOINTS
+from marketframe.endpoints import ENDPOINTS, merge
 from marketframe.exceptions import StoreCorrupted, SyncError
 from marketframe.store import _io
 from marketframe.store._dataset import NO_SYMBOL, DatasetId

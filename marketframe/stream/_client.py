@@ -39,10 +39,10 @@ from marketframe.exceptions import InvalidParams, redact
 
 from . import _protocol as proto
 from ._buffer import RowBuffer
+from ._config import StreamOptions
 from ._connection import Connection
 from ._frames import Batch, to_table_sorting
 from ._ledger import Gap, TradeLedger
-from ._options import StreamOptions
 from ._protocol import Subscription
 from ._reading import Collector
 from ._recorder import Recorder

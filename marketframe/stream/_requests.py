@@ -26,7 +26,7 @@ from marketframe.exceptions import (
 
 from . import _protocol as proto
 from ._buffer import RowBuffer
-from ._options import StreamOptions
+from ._config import StreamOptions
 from ._protocol import Subscription
 
 T = TypeVar("T")

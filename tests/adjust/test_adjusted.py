@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,7 @@ def store(client: Client, tmp_path_factory: pytest.TempPathFactory) -> Store:
 @pytest.fixture(scope="module")
 def actions(client: Client) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every capital change and every dividend that has happened in the sandbox."""
-    from marketframe._windows import split as windows
+    from marketframe.endpoints import split as windows
 
     caps, divs = [], []
     for a, b in windows(START, END):
@@ -103,7 +104,7 @@ def test_adjusted_closes_are_continuous_across_every_corporate_action(store, act
 def test_adjust_all_equals_the_services_adjusted_candles_within_the_tolerance(client, store):
     symbols = SYMBOLS  # every equity: every kind of action, the emerging board, suspensions
     ours = store.read(CANDLES, symbols, START, END, adjust="all")
-    from marketframe._windows import split as windows
+    from marketframe.endpoints import split as windows
 
     theirs = pd.concat(
         [
@@ -160,15 +161,11 @@ def test_polars_frames_are_adjusted_too(store):
     assert got.sort("date")["close"].to_list()[0] < 15
 
 
-def test_a_new_corporate_action_needs_no_sync(tmp_path: Path):
+def test_a_new_corporate_action_needs_no_sync(make_sandbox: Any, tmp_path: Path):
     """The store holds raw prices: an ex-dividend day after the sync changes the adjusted
     prices read from the same files, and the coverage is untouched."""
-    from marketframe.sandbox import Sandbox
 
-    with (
-        Sandbox(seed=7, now="2026-07-01T14:00:00+08:00", rate_limit=None) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
-    ):
+    with make_sandbox(now="2026-07-01T14:00:00+08:00") as (sb, c):
         st = Store(tmp_path / "s", c)
         st.sync(CANDLES, "0050", "2026-01-01", "2026-07-01")
         before = st.read(CANDLES, "0050", "2026-01-01", "2026-06-30", adjust="all")
@@ -241,19 +238,15 @@ def test_adjust_takes_the_glossarys_start_and_end(client):
     pd.testing.assert_frame_equal(named, wire)
 
 
-def test_the_services_day_decides_which_dividends_have_happened() -> None:
+def test_the_services_day_decides_which_dividends_have_happened(make_sandbox: Any) -> None:
     """A service whose day is behind this machine's lists a coming dividend as announced
     (no previous close): it has not happened, so it is neither applied nor reported as a
     past dividend that could not be applied; once the service's day passes it, it is."""
     import warnings
 
     from marketframe.adjust import ActionNotApplied
-    from marketframe.sandbox import Sandbox
 
-    with (
-        Sandbox(seed=7, now="2026-07-01T14:00:00+08:00", rate_limit=None) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
-    ):
+    with make_sandbox(now="2026-07-01T14:00:00+08:00") as (sb, c):
         args = {"symbol": "0050", "from_": "2026-06-01", "to": "2026-06-30"}
         raw = c.load(CANDLES, **args)
         with warnings.catch_warnings():

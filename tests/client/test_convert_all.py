@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from marketframe import Client, SchemaError
-from marketframe._windows import split
+from marketframe.endpoints import split
 
 
 @pytest.fixture(scope="module")

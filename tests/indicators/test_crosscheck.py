@@ -150,7 +150,7 @@ def test_the_default_weekly_range_after_a_leap_day_is_one_the_service_accepts(cl
     from marketframe.crosscheck import default_start
 
     assert (
-        default_start(marketframe._params.to_date("t", "end", "2025-02-28"), "W").isoformat()
+        default_start(marketframe.endpoints.to_date("t", "end", "2025-02-28"), "W").isoformat()
         == "2024-03-01"
     )
     report = marketframe.crosscheck(client, "0050", "sma", end="2025-02-28", timeframe="W")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,12 +25,9 @@ SYMBOLS = ["2330", "2454"]
 
 
 @pytest.fixture(scope="module")
-def day() -> Iterator[tuple[pd.DataFrame, list[pd.DataFrame]]]:
+def day(make_sandbox: Any) -> Iterator[tuple[pd.DataFrame, list[pd.DataFrame]]]:
     """The REST 1-minute candles of SYMBOLS and the streamed trade frames, as they came."""
-    with (
-        Sandbox(seed=7, now=NOW, rate_limit=None) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
-    ):
+    with make_sandbox(now=NOW) as (sb, c):
         candles = pd.concat(
             [c.stock.intraday.candles(symbol=s, timeframe="1") for s in SYMBOLS],
             ignore_index=True,
@@ -184,14 +182,11 @@ def test_stream_indicators_warm_from_a_store(tmp_path: Path, backend: str) -> No
     check(last, expected(allc, cols), cols)
 
 
-def test_stream_indicators_resume_from_a_checkpoint(tmp_path: Path) -> None:
+def test_stream_indicators_resume_from_a_checkpoint(make_sandbox: Any, tmp_path: Path) -> None:
     """A process that stops mid-day and restarts with the same checkpoint file yields, in
     all, the final rows of an uninterrupted run."""
     ck = tmp_path / "live.npz"
-    with (
-        Sandbox(seed=7, now=NOW, rate_limit=None) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
-    ):
+    with make_sandbox(now=NOW) as (sb, c):
         with c.stream(batch_rows=500) as s:
             whole = _last_word(list(s.indicators(SYMBOLS, spec=SPECS, idle=1.5, peek=False)))
         with c.stream(batch_rows=500) as s:
@@ -213,16 +208,15 @@ def test_stream_indicators_resume_from_a_checkpoint(tmp_path: Path) -> None:
     )
 
 
-def test_drops_and_backfill_heal_to_md_over_the_day_with_revisions_marked() -> None:
+def test_drops_and_backfill_heal_to_md_over_the_day_with_revisions_marked(
+    make_sandbox: Any,
+) -> None:
     """The sandbox drops the connection every 150 events (market clock at 3000x); the
     stream reconnects and backfills the missed trades from REST. A backfilled trade lands in
     a bar already closed by later trades, so that bar is emitted again with
     ``revised=True``. After the drops heal, the last word on every bar of the day equals
     ``df.md`` over the day's REST candles, and every bar the stream corrected is marked."""
-    with (
-        Sandbox(seed=7, now=NOW, rate_limit=None, stream_speed=3000.0, drop_after=150) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
-    ):
+    with make_sandbox(now=NOW, stream_speed=3000.0, drop_after=150) as (sb, c):
         candles = pd.concat(
             [c.stock.intraday.candles(symbol=s, timeframe="1") for s in SYMBOLS],
             ignore_index=True,
@@ -327,7 +321,7 @@ def test_frame_from_blocks_equals_the_constructor_path() -> None:
     """The rows out are handed to pandas as blocks (pandas >= 3); the ``DataFrame``
     constructor path (pandas < 3) gives an equal frame, empty or not, one step or several,
     flags for all the rows of a step or one per row."""
-    from marketframe.stream._live_rows import _Out, _Rows
+    from marketframe.stream._live.rows import _Out, _Rows
 
     eng = LiveIndicators(ABC, SPECS)
     out = _Out(ABC, eng.columns)
@@ -485,7 +479,7 @@ def test_trades_before_the_close_minute_keep_the_bars_forming() -> None:
     ],
 )
 def test_stream_indicators_refuses_bad_arguments_when_called(
-    kw: dict[str, object], name: str
+    make_sandbox: Any, kw: dict[str, object], name: str
 ) -> None:
     """``indicators`` is a generator: its mistakes surfaced at the first ``next`` (a
     timeframe of 7 minutes was taken, an int symbol subscribed to and waited for ever). They
@@ -494,8 +488,7 @@ def test_stream_indicators_refuses_bad_arguments_when_called(
 
     args: dict[str, object] = {"symbols": SYMBOLS, **kw}
     with (
-        Sandbox(seed=7, now=NOW, rate_limit=None) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+        make_sandbox(now=NOW) as (sb, c),
         c.stream() as s,
     ):
         with pytest.raises(InvalidParams, match=name) as err:

@@ -93,7 +93,7 @@ def test_public_api_is_strict_clean_and_typed_for_users(tmp_path: Path) -> None:
 
 def test_the_tree_stub_is_current() -> None:
     assert STUB_PATH.read_text(encoding="utf-8") == render_tree(), (
-        "marketframe/_tree.pyi is stale: run python3 -m marketframe._gen"
+        "marketframe/client/_tree.pyi is stale: run python3 -m marketframe._gen"
     )
 
 
@@ -149,7 +149,7 @@ def test_init_exports_are_explicit_and_agree_with_the_lazy_table() -> None:
             literal_all = ast.literal_eval(node.value)
     assert typed == marketframe._LAZY
     assert literal_all == sorted(literal_all) == marketframe.__all__
-    eager = {"__version__", "crosscheck", "frames", "indicators", "options"}
+    eager = {"__version__", "crosscheck", "download", "frames", "indicators", "options"}
     assert set(literal_all) == set(typed) | eager
     for name in literal_all:
         assert getattr(marketframe, name) is not None

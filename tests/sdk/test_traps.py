@@ -10,8 +10,7 @@ import pytest
 import requests
 
 from marketframe import Client, InvalidParams, SymbolNotFound
-from marketframe._params import encode, validate
-from marketframe.endpoints import get
+from marketframe.endpoints import encode, get, validate
 
 SPREAD = "TXFL6/A7"  # TXF December 2026 against January 2027 (the sandbox's now: 2026-11-20)
 

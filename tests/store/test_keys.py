@@ -13,9 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from marketframe._windows import split
 from marketframe.client import Client
-from marketframe.endpoints import ENDPOINTS
+from marketframe.endpoints import ENDPOINTS, split
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
 

@@ -28,7 +28,10 @@ def test_a_dataset_never_synced_raises_not_synced_naming_sync(store: Store) -> N
     assert "store.sync('stock.historical.candles', '2330', start='2017-01-01'" in text
     assert "timeframe='W'" in text
     assert info.value.missing == [
-        ("2330", *(marketframe._params.to_date("x", "d", d) for d in ("2017-01-01", "2017-12-31")))
+        (
+            "2330",
+            *(marketframe.endpoints.to_date("x", "d", d) for d in ("2017-01-01", "2017-12-31")),
+        )
     ]
     with pytest.raises(NotSynced):
         store.read("stock.technical.sma", "2330", period=20)

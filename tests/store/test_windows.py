@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from marketframe._time import one_year_after
-from marketframe._windows import (
+from marketframe.endpoints import (
     earliest,
     final_until,
     merge,

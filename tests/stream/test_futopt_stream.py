@@ -245,7 +245,7 @@ def test_polars_frames_of_the_futopt_stream(client: Client) -> None:
     ("version", "after_hours"), [("v1.0", False), ("v1.1", False), ("v1.1", True)]
 )
 def test_drops_resubscribe_the_alias_and_backfill_the_session_gap_free(
-    version: str, after_hours: bool, tmp_path: Any
+    make_sandbox: Any, version: str, after_hours: bool, tmp_path: Any
 ) -> None:
     # the day session: 07:30-13:45 at 3000x lasts ~7.5 s; the night session (15:00 to 05:00
     # the next morning, across midnight): 12:00-05:00 at 6000x lasts ~10 s. The sandbox drops
@@ -253,10 +253,7 @@ def test_drops_resubscribe_the_alias_and_backfill_the_session_gap_free(
     # reconnects (backoff 0.05 s: 75-150 market seconds by day, about 5 trades; 0.3 s: 15-30
     # market minutes at night, about 5-10 trades): trades are missed, then backfilled
     speed, start, backoff = (6000.0, "12:00", 0.3) if after_hours else (3000.0, "07:30", 0.05)
-    with (
-        Sandbox(seed=7, now=NOW, rate_limit=None, stream_speed=speed, drop_after=120) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
-    ):
+    with make_sandbox(now=NOW, stream_speed=speed, drop_after=120) as (sb, c):
         with c.stream(
             market="futopt",
             version=version,

@@ -399,22 +399,18 @@ def test_a_drop_after_the_days_last_streamed_trade_is_filled_while_rest_serves_t
     assert by_kind[False].filled == len(regular) - 1
 
 
-def test_a_gap_open_across_the_day_change_keeps_the_new_days_trades() -> None:
+def test_a_gap_open_across_the_day_change_keeps_the_new_days_trades(make_sandbox: Any) -> None:
     # the drop came after day 1's last trade (the fixed-price trade, or an earlier one) and
     # no trade of day 2 closed it: REST now serves day 2, whose trades belong to the gap too
     import asyncio
 
-    from marketframe.sandbox import Sandbox
     from marketframe.stream import AsyncStream
     from marketframe.stream._ledger import TradeLedger
     from marketframe.stream._protocol import Subscription
 
     day1_fixed = {"symbol": "2330", "time": us("2026-11-20T14:30:00"), "serial": 99999999}
     day1_mid = {"symbol": "2330", "time": us("2026-11-20T12:00:00"), "serial": 400000}
-    with (
-        Sandbox(seed=7, now="2026-11-23T09:10:00+08:00", rate_limit=None) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
-    ):
+    with make_sandbox(now="2026-11-23T09:10:00+08:00") as (sb, c):
         day2 = [serial for trial, serial in rest_kinds(c, "2330") if not trial]
         for last, old_error in ((day1_fixed, False), (day1_mid, True)):
             ledger = TradeLedger()

@@ -142,7 +142,7 @@ def test_two_days_through_drops_garbage_and_a_full_buffer_equal_rest(tmp_path: P
     assert len(rec.files) >= 2 and not list((tmp_path / "rec").rglob("*.tmp"))
 
 
-def test_a_gap_on_a_day_rest_no_longer_serves_reports_an_error_not_zero() -> None:
+def test_a_gap_on_a_day_rest_no_longer_serves_reports_an_error_not_zero(make_sandbox: Any) -> None:
     from marketframe.stream import AsyncStream
     from marketframe.stream._ledger import TradeLedger
     from marketframe.stream._protocol import Subscription
@@ -159,10 +159,7 @@ def test_a_gap_on_a_day_rest_no_longer_serves_reports_an_error_not_zero() -> Non
         ("2026-11-20", 98575, None),
         ("2026-11-23", None, 328247),
     ]
-    with (
-        Sandbox(seed=7, now=NEXT_OPEN, rate_limit=None) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
-    ):
+    with make_sandbox(now=NEXT_OPEN) as (sb, c):
         import asyncio
 
         async def fill() -> None:

@@ -210,10 +210,9 @@ def test_a_slow_consumer_gets_back_pressure_not_losses(client: Client) -> None:
     assert rows == sum(len(rest_trades(client, sym)) for sym in ("2330", "2454", "2317"))
 
 
-def test_a_closed_stream_says_why() -> None:
+def test_a_closed_stream_says_why(make_sandbox: Any) -> None:
     with (
-        Sandbox(seed=7, now=NOW, rate_limit=None, drop_after=30) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+        make_sandbox(now=NOW, drop_after=30) as (sb, c),
         c.stream(reconnect=False) as s,
     ):
         s.subscribe("trades", "2330")
@@ -229,13 +228,10 @@ def test_a_closed_stream_says_why() -> None:
             s.subscribe("trades", "2454")
 
 
-def test_fast_replay_reconnects_drop_duplicates(tmp_path: Path) -> None:
+def test_fast_replay_reconnects_drop_duplicates(make_sandbox: Any, tmp_path: Path) -> None:
     # stream_speed=0: each connection replays the day from the start (and is dropped after the
     # same 400 events): after every drop the client must drop what it already has
-    with (
-        Sandbox(seed=7, now=NOW, rate_limit=None, drop_after=400) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
-    ):
+    with make_sandbox(now=NOW, drop_after=400) as (sb, c):
         with c.stream(backoff=0.01, max_reconnects=20, backend="arrow") as s:
             s.subscribe("trades", ["2330", "2454"])
             t = s.read("trades", idle=1.5)
@@ -246,12 +242,11 @@ def test_fast_replay_reconnects_drop_duplicates(tmp_path: Path) -> None:
         assert t.num_rows == 400
 
 
-def test_drops_mid_session_backfill_and_record_the_whole_day(tmp_path: Path) -> None:
+def test_drops_mid_session_backfill_and_record_the_whole_day(
+    make_sandbox: Any, tmp_path: Path
+) -> None:
     symbols = ("2330", "2454")
-    with (
-        Sandbox(seed=7, now=NOW, rate_limit=None, stream_speed=3000.0, drop_after=150) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
-    ):
+    with make_sandbox(now=NOW, stream_speed=3000.0, drop_after=150) as (sb, c):
         with c.stream(backfill=True, backoff=0.05, max_reconnects=50) as s:
             rec = s.record(tmp_path / "rec", rows_per_file=500)
             # restart the shared market clock at 07:30, an hour (1.2 s at 3000x) before the
@@ -324,10 +319,9 @@ def test_a_crash_leaves_only_complete_files(sb: Sandbox, tmp_path: Path) -> None
     assert table.column_names == STREAM_SCHEMAS["trades"].names
 
 
-def test_maximum_connections_is_a_clear_error() -> None:
+def test_maximum_connections_is_a_clear_error(make_sandbox: Any) -> None:
     with (
-        Sandbox(seed=7, now=NOW, rate_limit=None, max_connections=1) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
+        make_sandbox(now=NOW, max_connections=1) as (sb, c),
         c.stream(),
     ):
         with pytest.raises(StreamError, match="Maximum number of connections reached"):

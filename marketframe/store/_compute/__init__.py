@@ -183,8 +183,8 @@ def _events(parts: Parts, src: Any, mode: str, symbols: Sequence[str]) -> dict[s
     import datetime as dt
 
     from marketframe import adjust as _adjust
-    from marketframe._fetch import fetch_actions
     from marketframe._time import taipei_today
+    from marketframe.client import fetch_actions
 
     man = parts.log
     firsts = [

@@ -42,7 +42,7 @@ def source_of(dataset: str, timeframe: str | None, params: dict[str, Any]) -> An
 def check_workers(executor: Any, max_workers: Any) -> None:
     """``executor`` and ``max_workers`` of :meth:`Store.compute`, before the store is locked
     and read (an executor given by name failed only then, on its first task)."""
-    from marketframe._options import check_int
+    from marketframe._checks import check_int
     from marketframe.exceptions import InvalidParams
 
     if max_workers is not None:

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from marketframe._windows import Interval
+from marketframe.endpoints import Interval
 from marketframe.store import _io
 from marketframe.store._dataset import NO_SYMBOL, DatasetId
 

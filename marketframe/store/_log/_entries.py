@@ -21,7 +21,7 @@ HINT = f"{FOLDER}/_last_checkpoint.json"
 _NAME = re.compile(r"^(\d{20})(\.checkpoint)?\.json$")
 
 
-class Damaged(ValueError):
+class _Damaged(ValueError):
     """A log file that cannot be read as one (its reason is the message)."""
 
 
@@ -46,7 +46,7 @@ def encode(body: dict[str, Any]) -> bytes:
 
 
 def decode(data: bytes, kind: str) -> dict[str, Any]:
-    """The body of a log file of ``kind`` (``entry`` or ``checkpoint``); :class:`Damaged`
+    """The body of a log file of ``kind`` (``entry`` or ``checkpoint``); :class:`_Damaged`
     when the bytes are not one whole such file."""
     raw, sep, tail = data.rstrip(b"\n").rpartition(b"\n")
     try:
@@ -54,13 +54,13 @@ def decode(data: bytes, kind: str) -> dict[str, Any]:
     except (orjson.JSONDecodeError, AttributeError):
         want = None
     if want is None:
-        raise Damaged("is damaged (its checksum line is missing)")
+        raise _Damaged("is damaged (its checksum line is missing)")
     if hashlib.sha256(raw).hexdigest() != want:
-        raise Damaged("is damaged (its content does not match its checksum)")
+        raise _Damaged("is damaged (its content does not match its checksum)")
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise Damaged(f"is damaged ({exc})") from None
+        raise _Damaged(f"is damaged ({exc})") from None
     if not isinstance(body, dict) or body.get("format") != FORMAT or body.get("kind") != kind:
-        raise Damaged(f"is not a marketframe store log {kind}")
+        raise _Damaged(f"is not a marketframe store log {kind}")
     return body

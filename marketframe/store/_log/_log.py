@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from marketframe._windows import Interval, intersect, merge, subtract
+from marketframe.endpoints import Interval, intersect, merge, subtract
 from marketframe.exceptions import LeaseLost
 from marketframe.store._dataset import DatasetId
 from marketframe.store._log import _entries, _legacy
@@ -43,7 +43,7 @@ from marketframe.store._log._document import (
 )
 from marketframe.store._log._entries import FORMAT, checkpoint_name, entry_name
 from marketframe.store._log._reader import CHECKPOINT_EVERY, Reader
-from marketframe.store._storage import PreconditionFailed, Storage
+from marketframe.store._storage import Storage, _PreconditionFailed
 
 
 def now(after: str | None = None) -> str:
@@ -239,7 +239,7 @@ class Log(Reader):
                 try:
                     self.storage.create(entry_name(g), data)
                     break
-                except PreconditionFailed:
+                except _PreconditionFailed:
                     theirs = self._read_entry(g)
                     if theirs is not None and theirs[0].get("id") == body["id"]:
                         break  # ours: the reply to a PUT that landed was lost
@@ -277,7 +277,7 @@ class Log(Reader):
         data = _entries.encode(body)
         try:
             self.storage.create(checkpoint_name(0), data)
-        except PreconditionFailed:
+        except _PreconditionFailed:
             pass  # another writer upgraded it first (the same manifest)
         self._note_checkpoint(0, len(data))
         self._legacy = None
@@ -295,7 +295,7 @@ class Log(Reader):
                 self.storage.create(
                     checkpoint_name(g), _entries.encode(self._checkpoint_body(g, doc))
                 )
-            except PreconditionFailed:
+            except _PreconditionFailed:
                 self.generation = g
                 continue
             break
@@ -341,7 +341,7 @@ class Log(Reader):
         data = _entries.encode(self._checkpoint_body(g, self._data))
         try:
             self.storage.create(checkpoint_name(g), data)
-        except PreconditionFailed:
+        except _PreconditionFailed:
             return
         self.written += len(data)
         self._note_checkpoint(g, len(data))

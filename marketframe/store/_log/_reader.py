@@ -12,7 +12,7 @@ import orjson
 from marketframe.store._dataset import DatasetId
 from marketframe.store._log import _entries, _legacy
 from marketframe.store._log._document import Changes, apply, check, copy, fresh, touched
-from marketframe.store._log._entries import Damaged, checkpoint_name, entry_name
+from marketframe.store._log._entries import _Damaged, checkpoint_name, entry_name
 from marketframe.store._log._view import View
 from marketframe.store._storage import Storage
 
@@ -105,7 +105,7 @@ class Reader(View):
         try:
             data = self.storage.read(checkpoint_name(g))
             body = _entries.decode(data, "checkpoint")
-        except (FileNotFoundError, Damaged):
+        except (FileNotFoundError, _Damaged):
             return None
         return (body, len(data)) if check(body.get("state")) is None else None
 
@@ -118,7 +118,7 @@ class Reader(View):
             return None
         try:
             return _entries.decode(data, "entry"), len(data)
-        except Damaged as exc:
+        except _Damaged as exc:
             self.damage, self.where = str(exc), entry_name(g)
             self.path = self.storage.path(self.where)
             return None
@@ -178,7 +178,7 @@ class Reader(View):
                 body = _entries.decode(self.storage.read(entry_name(k)), "entry")
             except FileNotFoundError:
                 continue
-            except Damaged:
+            except _Damaged:
                 skipped.append(k)
                 continue
             if body.get("replaces"):

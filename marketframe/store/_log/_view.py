@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from marketframe._windows import Interval
+from marketframe.endpoints import Interval
 from marketframe.exceptions import StoreCorrupted
 from marketframe.store._dataset import DatasetId
 from marketframe.store._log._document import Doc, copy, fresh, to_intervals

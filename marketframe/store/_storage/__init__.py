@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from marketframe.store._dataset import DatasetId
-from marketframe.store._storage._base import PreconditionFailed, fsync_dir
+from marketframe.store._storage._base import _PreconditionFailed, fsync_dir
 from marketframe.store._storage._local import LOCK, LocalStorage, directory
 from marketframe.store._storage._object import ObjectStorage
 
@@ -26,7 +26,7 @@ __all__ = [
     "LOCK",
     "LocalStorage",
     "ObjectStorage",
-    "PreconditionFailed",
+    "_PreconditionFailed",
     "Storage",
     "fsync_dir",
     "storage_for",
@@ -83,7 +83,7 @@ class Storage(Protocol):
     def is_empty(self) -> bool: ...
 
     def create(self, rel: str, data: bytes) -> None:
-        """Write ``rel`` whole if it does not exist, else :class:`PreconditionFailed`."""
+        """Write ``rel`` whole if it does not exist, else :class:`_PreconditionFailed`."""
 
     def replace(self, rel: str, data: bytes) -> None:
         """Write ``rel`` whole, atomically, whether or not it exists."""

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 
-class PreconditionFailed(Exception):
+class _PreconditionFailed(Exception):
     """A conditional write lost: the file or object exists, or changed since it was read."""
 
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from marketframe.exceptions import LeaseLost, StoreLocked, StoreUnavailable
 from marketframe.store._dataset import NO_SYMBOL, DatasetId
-from marketframe.store._storage._base import PreconditionFailed
+from marketframe.store._storage._base import _PreconditionFailed
 
 if TYPE_CHECKING:
     from marketframe.store._storage._object import ObjectStorage
@@ -134,7 +134,7 @@ class Leases:
         try:
             self._put(key, None)
             return None
-        except PreconditionFailed:
+        except _PreconditionFailed:
             pass
         except StoreUnavailable:
             # the PUT may have landed and only its reply been lost: ours if it holds our id
@@ -160,7 +160,7 @@ class Leases:
         try:
             self._put(key, tag)
             return None
-        except PreconditionFailed:  # another writer took it over first (or our reply lost)
+        except _PreconditionFailed:  # another writer took it over first (or our reply lost)
             return self._try(key)
 
     def acquire(self, ds: DatasetId, symbols: Sequence[str], timeout: float) -> None:
@@ -205,7 +205,7 @@ class Leases:
                 sent = time.monotonic()
                 try:
                     self._put(key, tag, deadline=min(self.storage.timeout, self.ttl / 3))
-                except PreconditionFailed:
+                except _PreconditionFailed:
                     if not self._ours(key, sent):
                         self.lost[key] = "was taken over by another writer after it expired"
                 except Exception as exc:  # noqa: BLE001 - any failure: the lease may lapse

@@ -18,7 +18,7 @@ import pyarrow as pa
 from marketframe.exceptions import InvalidParams, StoreCorrupted, StoreLocked, StoreReadOnly
 from marketframe.store import _io
 from marketframe.store._dataset import DatasetId
-from marketframe.store._storage._base import PreconditionFailed, fsync_dir
+from marketframe.store._storage._base import _PreconditionFailed, fsync_dir
 
 #: the lock file of a local store, in its root
 LOCK = ".lock"
@@ -143,7 +143,7 @@ class LocalStorage:
     # -- the log's calls: files created once, listings, versions kept -----------------------
 
     def create(self, rel: str, data: bytes) -> None:
-        """Write ``rel`` durably if it does not exist, else :class:`PreconditionFailed`. The
+        """Write ``rel`` durably if it does not exist, else :class:`_PreconditionFailed`. The
         bytes are staged and fsynced first, then linked into place (a link fails if the
         name exists): the file appears whole or not at all, whatever kills the writer."""
         path = self.root / rel
@@ -151,7 +151,7 @@ class LocalStorage:
         try:
             os.link(tmp, path)
         except FileExistsError:
-            raise PreconditionFailed(rel) from None
+            raise _PreconditionFailed(rel) from None
         finally:
             tmp.unlink(missing_ok=True)
         fsync_dir(path.parent)

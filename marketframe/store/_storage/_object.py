@@ -26,7 +26,7 @@ import pyarrow as pa
 from marketframe.exceptions import InvalidParams, StoreCorrupted, StoreUnavailable
 from marketframe.store import _io
 from marketframe.store._dataset import DatasetId
-from marketframe.store._storage._base import PreconditionFailed
+from marketframe.store._storage._base import _PreconditionFailed
 from marketframe.store._storage._lease import leased
 from marketframe.store._storage._remote import (
     describe,
@@ -278,7 +278,7 @@ class ObjectStorage:
         self, rel: str, data: bytes, token: str | None, deadline: float | None = None
     ) -> str:
         """Write ``data`` if the object is absent (``token`` None) or still has ``token``;
-        returns the new token, raises :class:`PreconditionFailed` when the condition fails.
+        returns the new token, raises :class:`_PreconditionFailed` when the condition fails.
         A reply lost on the way may turn into a failed condition on the retry (the write
         landed): callers that can tell their own write (leases: the owner id) check."""
         if not self.s3:  # emulated: atomic within one process only (memory://, tests)
@@ -288,7 +288,7 @@ class ObjectStorage:
                 except FileNotFoundError:
                     now = None
                 if now != token:
-                    raise PreconditionFailed(rel)
+                    raise _PreconditionFailed(rel)
                 self.fs.pipe_file(self.key(rel), data)
                 return md5(data)
         cond = {"IfNoneMatch": "*"} if token is None else {"IfMatch": f'"{token}"'}
@@ -305,7 +305,7 @@ class ObjectStorage:
             )
         except (OSError, ValueError) as exc:
             if precondition(exc):
-                raise PreconditionFailed(rel) from None
+                raise _PreconditionFailed(rel) from None
             raise
         return str(resp.get("ETag", md5(data))).strip('"')
 
@@ -320,7 +320,7 @@ class ObjectStorage:
 
     def create(self, rel: str, data: bytes) -> None:
         """PUT ``rel`` only if it does not exist (``If-None-Match: *``), else
-        :class:`PreconditionFailed`. A reply lost after the PUT landed turns into a failed
+        :class:`_PreconditionFailed`. A reply lost after the PUT landed turns into a failed
         condition on the retry: callers tell their own object by its content."""
         self.put_if(rel, data, None)
 

@@ -77,7 +77,7 @@ def precondition(exc: BaseException) -> bool:
     and a bucket, key or symbol may contain "412"."""
     seen: BaseException | None = exc
     while seen is not None:
-        if type(seen).__name__ == "PreconditionFailed":
+        if type(seen).__name__ == "_PreconditionFailed":
             return True
         answer = getattr(seen, "response", None)
         if isinstance(answer, dict):

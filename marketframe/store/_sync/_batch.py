@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from marketframe._windows import Interval
+from marketframe.endpoints import Interval
 from marketframe.store import _io
 from marketframe.store._dataset import DatasetId
 from marketframe.store._log import Log

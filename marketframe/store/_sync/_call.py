@@ -8,9 +8,8 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
-from marketframe._params import to_date
 from marketframe._time import taipei_today
-from marketframe._windows import Interval, earliest, plan, split
+from marketframe.endpoints import Interval, earliest, plan, split, to_date
 from marketframe.exceptions import SyncError
 from marketframe.store import _io
 from marketframe.store._dataset import NO_SYMBOL, Dataset, check_range, check_symbols, resolve

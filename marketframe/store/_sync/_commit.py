@@ -16,8 +16,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from marketframe._windows import Interval, final_until
 from marketframe.convert import concat, order_keys
+from marketframe.endpoints import Interval, final_until
 from marketframe.exceptions import StoreCorrupted
 from marketframe.store import _io, _upsert
 from marketframe.store._dataset import NO_SYMBOL, Dataset, DatasetId, Fetch

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from marketframe._progress import progress_bar
 from marketframe._time import session_date, taipei_today
-from marketframe._windows import (
+from marketframe.endpoints import (
     Interval,
     earliest,
     fetch_start,

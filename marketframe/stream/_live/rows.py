@@ -1,4 +1,4 @@
-"""The live engine's data (``_live``): a bar's layout, a trade into a bar, trade times in, and
+"""The live engine's data (``engine``): a bar's layout, a trade into a bar, trade times in, and
 the rows out: steps leave their rows as blocks of columns (``_Rows``), joined into one frame
 with its blocks handed to pandas as they are."""
 

@@ -9,9 +9,9 @@ import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from marketframe import _params
-from marketframe._windows import Interval
-from marketframe.endpoints import MINUTE_TIMEFRAMES, Endpoint
+from marketframe.endpoints import _params
+from marketframe.endpoints._model import MINUTE_TIMEFRAMES, Endpoint
+from marketframe.endpoints._windows import Interval
 from marketframe.exceptions import InvalidParams
 
 __all__ = ["NOT_IDENTITY", "check_dataset", "check_range", "check_symbols", "latest_only"]

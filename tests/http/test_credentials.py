@@ -312,7 +312,7 @@ def test_commands_use_whichever_credential_variable_is_set(
 ) -> None:
     """``marketframe load/download/store`` reach the service with a bearer or SDK token set in
     the environment, not only with MARKETFRAME_API_KEY."""
-    from marketframe._connect import connect
+    from marketframe.client import connect
 
     for kind in ("bearer_token", "sdk_token"):
         monkeypatch.setenv(ENV[kind], sandbox.credentials[kind]["basic"])

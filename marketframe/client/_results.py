@@ -2,7 +2,8 @@
 of the one request path after the transport: bytes -> table, many outcomes -> one table or
 :class:`BatchError`, and adjusted prices fetched through the fan-out.
 
-Imports run one way: :mod:`marketframe.client` imports this module, never the reverse.
+Imports run one way: the client (:mod:`marketframe.client._client`) imports this module, never
+the reverse.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The live engine's batch path (``_live``): a trades batch into bars with numpy.
+"""The live engine's batch path (``engine``): a trades batch into bars with numpy.
 
 The symbols whose trades in the batch are all new and in order are grouped by symbol and
 bar (``reduceat`` over the trades sorted by symbol); their closed bars are queued for
-``_live_steps`` to step and their forming bars held as one array. The others take the
+``steps`` to step and their forming bars held as one array. The others take the
 exact per-trade path (``LiveIndicators._trade``), in the batch's order. The common shapes
 cost no more than they need: a batch already in symbol order is not sorted, a bar of one
 trade is not reduced, and a batch with one bar per symbol (the usual one between two
@@ -19,8 +19,8 @@ import pandas as pd
 
 from marketframe.indicators import stateful as sf
 
-from ._live_rows import _W
-from ._live_steps import _Steps
+from .rows import _W
+from .steps import _Steps
 
 
 class _Bars(_Steps):

@@ -10,7 +10,8 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 
 from marketframe._time import one_year_after
-from marketframe.endpoints import EARLIEST, ENDPOINTS, MINUTE_TIMEFRAMES
+from marketframe.endpoints._model import EARLIEST, MINUTE_TIMEFRAMES
+from marketframe.endpoints._table import ENDPOINTS
 from marketframe.exceptions import InvalidParams
 
 Interval = tuple[dt.date, dt.date]

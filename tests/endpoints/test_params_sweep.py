@@ -15,8 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from marketframe import Client, InvalidParams
-from marketframe._params import DATE_SPAN, encode, is_request_value, validate
-from marketframe.endpoints import ENDPOINTS, Endpoint, Param
+from marketframe.endpoints import (
+    DATE_SPAN,
+    ENDPOINTS,
+    Endpoint,
+    Param,
+    encode,
+    is_request_value,
+    validate,
+)
 from marketframe.sandbox import Sandbox
 
 PAIRS = [(ep.name, p.name) for ep in ENDPOINTS.values() for p in ep.params]
@@ -103,11 +110,8 @@ def bad_values(p: Param) -> st.SearchStrategy[Any]:
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[Client, Sandbox]]:
-    with (
-        Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=None) as sb,
-        Client(sb.api_key, base_url=sb.base_url, cache=False) as c,
-    ):
+def served(make_sandbox: Any) -> Iterator[tuple[Client, Sandbox]]:
+    with make_sandbox() as (sb, c):
         yield c, sb
 
 

@@ -17,14 +17,20 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
-from marketframe._closed import say_if_closed
-from marketframe._params import to_date
 from marketframe._progress import progress_bar
-from marketframe._selection import check_dataset, check_range, check_symbols, latest_only
 from marketframe._time import taipei_today
-from marketframe._windows import plan
 from marketframe.convert import check_backend, concat, to_frame
-from marketframe.endpoints import MARKETS, get
+from marketframe.endpoints import (
+    MARKETS,
+    check_dataset,
+    check_range,
+    check_symbols,
+    get,
+    latest_only,
+    plan,
+    say_if_closed,
+    to_date,
+)
 from marketframe.exceptions import BatchError, InvalidParams
 
 if TYPE_CHECKING:
@@ -157,8 +163,8 @@ def download(
     (dropped; the board is checked against the ticker's market), and ``layout="wide"`` or
     ``group_by="column"``/``"ticker"``: one row per date, a column per (field, symbol).
     """
-    from marketframe import _yf
     from marketframe._time import taipei_today
+    from marketframe.download import _yf
 
     yf = _yf.resolve(start, end, timeframe, period, interval, adjust, taipei_today())
     start, end, timeframe, adjust = yf["start"], yf["end"], yf["timeframe"], yf["adjust"]
@@ -193,7 +199,7 @@ def _shaped(table: pa.Table, backend: str, layout: str, group_by: str | None) ->
     """The frame in ``backend``, long or wide (``_yf.wide``)."""
     frame = to_frame(table, backend)
     if layout == "wide":
-        from marketframe._yf import wide
+        from marketframe.download._yf import wide
 
         return wide(frame, backend, group_by)
     return frame
@@ -213,7 +219,7 @@ def check(
     store: Any,
 ) -> dict[str, Any]:
     """Every argument checked and normalised (InvalidParams before any request), by the
-    checks the store uses too (:mod:`marketframe._selection`), each naming ``download``."""
+    checks the store uses too (:mod:`marketframe.endpoints`), each naming ``download``."""
     from marketframe import adjust as adjusting
 
     check_backend("download", backend)
@@ -264,7 +270,7 @@ def _session(client: Client[Any] | None, store: Any) -> Iterator[tuple[Any, Stor
     if client is not None:
         yield client, (Store(store, client) if store is not None else None)
         return
-    from marketframe._connect import connect
+    from marketframe.client import connect
 
     with connect(backend="arrow", cache=False) as session:
         yield session, (Store(store, session) if store is not None else None)

@@ -15,7 +15,7 @@ Rows out: ``symbol, time`` (bar start), OHLCV, one column per indicator output,
   moved past its session's end (any symbol's trade at or after the minute after the close of
   ``marketframe.calendar``'s regular stock session: the after-hours 14:30 trade, the next
   day's trial matches or first trades), or at ``flush()``. Trades from the minute after the
-  close on (the after-hours session) make no bar (``_live_sessions``).
+  close on (the after-hours session) make no bar (``sessions``).
 * Bars are built a trades batch at a time, not a trade at a time: the batch is grouped by
   symbol and bar with numpy (``reduceat`` over the rows sorted by symbol), and the closed
   bars of all symbols are stepped together. A symbol whose trades in the batch are not all
@@ -30,8 +30,8 @@ Rows out: ``symbol, time`` (bar start), OHLCV, one column per indicator output,
   stopped (trades already seen are skipped when they come again).
 
 Layers: this module takes the trades (the per-trade path) and keeps the public face and
-persistence; ``_live_bars`` holds the forming bars and takes a batch with numpy;
-``_live_steps`` steps the closed bars' indicators (checkpoints, replay); ``_live_rows`` holds
+persistence; ``bars`` holds the forming bars and takes a batch with numpy;
+``steps`` steps the closed bars' indicators (checkpoints, replay); ``rows`` holds
 a bar's layout and builds the rows out.
 """
 
@@ -50,9 +50,9 @@ import pandas as pd
 from marketframe.exceptions import InvalidParams
 from marketframe.indicators import stateful as sf
 
-from ._live_bars import _Bars
-from ._live_rows import _W, _add, _epoch_us, _Out, _row, _Rows
-from ._live_sessions import ended, session_end
+from .bars import _Bars
+from .rows import _W, _add, _epoch_us, _Out, _row, _Rows
+from .sessions import ended, session_end
 
 _VERSION = 1
 _DAY_US = 86_400_000_000
@@ -84,10 +84,9 @@ def check_arguments(
     subscribed or read (it is a generator: without this, a mistake surfaced at the first
     ``next``, and a symbol the service never sends waited for ever); returns the symbols
     and the timeframe as text."""
-    from marketframe._options import check_int
-    from marketframe._selection import symbol_list
+    from marketframe._checks import check_int
     from marketframe.convert import check_backend
-    from marketframe.endpoints import MINUTE_TIMEFRAMES
+    from marketframe.endpoints import MINUTE_TIMEFRAMES, symbol_list
     from marketframe.exceptions import InvalidParams
 
     where = "Stream.indicators"

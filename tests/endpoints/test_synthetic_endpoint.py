@@ -16,9 +16,9 @@ import polars as pl
 import pytest
 
 from marketframe import Client, InvalidParams, Store
-from marketframe import endpoints as endpoints_module
 from marketframe._gen.docs import render
 from marketframe.endpoints import FROM, SYMBOL, TO, Endpoint
+from marketframe.endpoints import _table as endpoints_table
 from marketframe.sandbox import Query, Route, Sandbox, Service
 from marketframe.sandbox._payloads import px
 from marketframe.schemas._core import col, env, schema
@@ -71,7 +71,7 @@ def sb() -> Iterator[Sandbox]:
 @pytest.fixture
 def row(monkeypatch: pytest.MonkeyPatch) -> Endpoint:
     """The row, in ENDPOINTS for this test only (every reader of the table sees it)."""
-    monkeypatch.setitem(endpoints_module._BY_NAME, NAME, ROW)
+    monkeypatch.setitem(endpoints_table._BY_NAME, NAME, ROW)
     return ROW
 
 

@@ -48,7 +48,7 @@ def make_client(
     """The client :func:`connect` yields, by the same rule, for a caller that keeps it
     (``marketframe.Ticker``'s shared client); the caller closes it."""
     from marketframe._http.credential import from_environment
-    from marketframe.client import ENV_KEY, Client
+    from marketframe.client._client import ENV_KEY, Client
 
     notice = None if quiet else (notice or sys.stderr)
     base_url = base_url or os.environ.get("MARKETFRAME_BASE_URL")
@@ -73,7 +73,7 @@ def sandbox_client(notice: TextIO | None = None, **options: Any) -> Any:
     """The embedded sandbox the commands, ``download`` and ``Store.sync`` fall back to
     without a credential (unlimited plan), announced on ``notice`` (one line, as
     :func:`connect` says it)."""
-    from marketframe.client import ENV_KEY, Client
+    from marketframe.client._client import ENV_KEY, Client
 
     client = Client.sandbox(rate_limit=None, **options)
     if notice:

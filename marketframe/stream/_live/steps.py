@@ -1,4 +1,4 @@
-"""The live engine's closed bars and the indicator states stepped over them (``_live`` adds
+"""The live engine's closed bars and the indicator states stepped over them (``engine`` adds
 the trades, the forming bars and persistence on top).
 
 A closed bar is queued (``_close``) and stepped with the others by ``_flush_pending``, a round
@@ -16,7 +16,7 @@ import numpy as np
 
 from marketframe.indicators import stateful as sf
 
-from ._live_rows import _HEAD, _chunk, _Rows
+from .rows import _HEAD, _chunk, _Rows
 
 
 def _specs(spec: Iterable[sf.IndicatorSpec | str]) -> list[sf.IndicatorSpec]:

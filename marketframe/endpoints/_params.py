@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from marketframe._time import TAIPEI, one_year_after
-from marketframe.endpoints import EARLIEST, MINUTE_TIMEFRAMES, Endpoint
+from marketframe.endpoints._model import EARLIEST, MINUTE_TIMEFRAMES, Endpoint
 from marketframe.exceptions import InvalidParams, did_you_mean
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

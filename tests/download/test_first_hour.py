@@ -13,7 +13,7 @@ import pytest
 
 import marketframe
 from marketframe import BatchError, Client, InvalidParams, SymbolNotFound, Ticker
-from marketframe._yf import months_before
+from marketframe.download._yf import months_before
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +134,7 @@ def test_the_ticker_object(client: Any, backend: str) -> None:
 
 
 def test_tickers_share_one_client_not_one_each(monkeypatch: Any) -> None:
-    from marketframe import ticker
+    from marketframe.download import _ticker as ticker
 
     for name in ("MARKETFRAME_API_KEY", "MARKETFRAME_BEARER_TOKEN", "MARKETFRAME_SDK_TOKEN"):
         monkeypatch.delenv(name, raising=False)

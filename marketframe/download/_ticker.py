@@ -28,7 +28,7 @@ def shared_client() -> Any:
     global _shared
     with _lock:
         if _shared is None:  # the rule of download() and the commands
-            from marketframe._connect import make_client
+            from marketframe.client import make_client
 
             _shared = make_client(notice=sys.stderr)
         return _shared
@@ -44,8 +44,8 @@ class Ticker:
     """
 
     def __init__(self, symbol: str, *, client: Any = None, backend: str = "pandas"):
-        from marketframe import _yf
         from marketframe.convert import check_backend
+        from marketframe.download import _yf
 
         if not isinstance(symbol, str) or not symbol.strip():
             raise InvalidParams("Ticker", "symbol", f"has value {symbol!r}", "a symbol like '2330'")
@@ -65,7 +65,7 @@ class Ticker:
     def _checked(self) -> Any:
         client = self.client
         if self._suffix:
-            from marketframe import _yf
+            from marketframe.download import _yf
 
             _yf.check_boards(client, self._suffix)
             self._suffix = {}
@@ -88,7 +88,7 @@ class Ticker:
         ``interval`` (default ``"1d"``), ``start``/``end`` (``end`` inclusive),
         ``adjust`` (``True``/``"all"``, ``"splits"``; default prices as traded) and any
         other option of ``download`` (``fields``, ``layout``, ``store`` ...)."""
-        from marketframe._download import download
+        from marketframe.download._download import download
 
         if start is not None or end is not None:
             period = None
@@ -107,9 +107,9 @@ class Ticker:
     # -- corporate actions ------------------------------------------------------------------
 
     def _actions(self, start: Any, end: Any) -> tuple[Any, Any]:
-        from marketframe._fetch import fetch_actions
-        from marketframe._params import to_date
         from marketframe._time import taipei_today
+        from marketframe.client import fetch_actions
+        from marketframe.endpoints import to_date
 
         hi = to_date("Ticker", "end", end) if end is not None else taipei_today()
         lo = to_date("Ticker", "start", start) if start is not None else dt.date(2010, 1, 1)

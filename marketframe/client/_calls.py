@@ -6,12 +6,11 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from marketframe._params import aliases
-from marketframe.endpoints import Endpoint
+from marketframe.endpoints import Endpoint, aliases
 from marketframe.exceptions import InvalidParams, did_you_mean
 
 if TYPE_CHECKING:
-    from marketframe.client import Client
+    from marketframe.client._client import Client
 
 
 class Call:

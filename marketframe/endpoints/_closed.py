@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from marketframe.exceptions import InvalidParams, NoSession
 
 if TYPE_CHECKING:
-    from marketframe.endpoints import Endpoint
+    from marketframe.endpoints._model import Endpoint
 
 
 def say_if_answer_closed(ep: Endpoint, values: Mapping[str, Any]) -> None:

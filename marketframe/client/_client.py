@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import pyarrow as pa
 
-from marketframe import _fetch, _options, _params, adjust
-from marketframe._calls import Call, Node
-from marketframe._closed import say_if_answer_closed
-from marketframe._fetch import ClientStats, Fetched
+from marketframe import _checks, adjust
 from marketframe._http import credential as _credential
 from marketframe._http.fanout import Budget, Fanout, Outcome
 from marketframe._http.request import Prepared, prepare
 from marketframe._http.transport import DEFAULT_DEADLINE, Response, Transport
-from marketframe._streams import Streams
 from marketframe._time import session_date, taipei_today
 from marketframe._typing import Backend, ClientOptions, FrameT
+from marketframe.client import _results
+from marketframe.client._calls import Call, Node
+from marketframe.client._results import ClientStats, Fetched
+from marketframe.client._streams import Streams
 from marketframe.convert import BACKENDS, check_backend, to_frame
-from marketframe.endpoints import ENDPOINTS, get
+from marketframe.endpoints import ENDPOINTS, get, say_if_answer_closed, vocabulary
 from marketframe.exceptions import BatchError, InvalidParams
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
 
-    from marketframe._tree import Tree as _TreeBase  # the typed endpoint tree (generated)
+    from marketframe.client._tree import Tree as _TreeBase  # the typed endpoint tree (generated)
 else:
     _TreeBase = Generic  # at run time the tree is built from ENDPOINTS in Client.__init__
 
@@ -72,7 +72,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
 
     For type checkers ``Client`` is generic in its frame type: ``Client()`` is a
     ``Client[pandas.DataFrame]``, ``Client(backend="polars")`` a ``Client[polars.DataFrame]``,
-    and the endpoint tree (``marketframe/_tree.pyi``) returns that type.
+    and the endpoint tree (``marketframe/client/_tree.pyi``) returns that type.
     """
 
     @overload
@@ -122,9 +122,9 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
     ):
         credential = _credential.resolve(api_key, bearer_token, sdk_token)
         self.backend: Backend = check_backend("Client", backend)
-        self.decode = _options.check_bool("decode", decode)
-        self.max_workers = _options.check_int("max_workers", max_workers, 1)
-        options = _options.check_options(
+        self.decode = _checks.check_bool("decode", decode)
+        self.max_workers = _checks.check_int("max_workers", max_workers, 1)
+        options = _checks.check_options(
             base_url=base_url,
             cache=cache,
             timeout=timeout,
@@ -272,7 +272,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
     def fetch(self, name: str, *, refresh: bool = False, **params: Any) -> Fetched:
         """The table plus per-response metadata (status, cache hit, retries, rate limit)."""
         ep = get(name)
-        params = _params.vocabulary(ep, params)  # start/end, symbols, odd_lot (glossary)
+        params = vocabulary(ep, params)  # start/end, symbols, odd_lot (glossary)
         multi = ep.multi_param
         value = params.get(multi) if multi else None
         if multi is None or not isinstance(value, list | tuple):
@@ -285,7 +285,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
                 )
             # every symbol's request is checked before the first one is sent
             jobs = [self.prepare(name, refresh=refresh, **{**params, multi: v}) for v in value]
-            fetched = _fetch.gather(ep.name, jobs, self.send_all(jobs))
+            fetched = _results.gather(ep.name, jobs, self.send_all(jobs))
         if fetched.table.num_rows == 0:  # why it is empty, when the market was shut
             say_if_answer_closed(ep, jobs[0].values)
         return fetched
@@ -298,14 +298,14 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         take the glossary's words too; the path parameter takes one value."""
         ep = get(name)
         kind = self._transport.credential.kind
-        return prepare(ep, _params.vocabulary(ep, params), credential=kind, refresh=refresh)
+        return prepare(ep, vocabulary(ep, params), credential=kind, refresh=refresh)
 
     def send(self, prepared: Prepared, budget: Budget | None = None) -> Fetched:
         """Send one prepared request and convert its answer (``budget``: the deadline and
         retries it shares with a fan-out, else its own). A paged endpoint (a day's trades)
         without ``limit=``/``offset=`` is fetched page after page: the whole day."""
-        if _fetch.paged(prepared):
-            return _fetch.send_pages(
+        if _results.paged(prepared):
+            return _results.send_pages(
                 prepared, lambda page: self._convert(page, self._transport.send(page, budget))
             )
         return self._convert(prepared, self._transport.send(prepared, budget))
@@ -316,7 +316,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         so a fan-out's workers converting together only fight for it (forced switches,
         wake-ups, cold caches); their requests stay in flight together."""
         with self._converting:
-            return _fetch.convert(prepared, resp, self.decode)
+            return _results.convert(prepared, resp, self.decode)
 
     def send_all(
         self,
@@ -342,7 +342,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         """:meth:`send_all` without the conversion: each outcome holds the answer (its body
         and metadata) for a caller that types many together (:meth:`convert_all`). Not for
         paged endpoints (a day's trades), whose pages :meth:`send_all` follows."""
-        if any(_fetch.paged(p) for p in prepared):
+        if any(_results.paged(p) for p in prepared):
             raise InvalidParams(
                 "receive_all", "prepared", "holds a paged request", "send_all for paged requests"
             )
@@ -352,9 +352,9 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         self, prepared: Sequence[Prepared], responses: Sequence[Response]
     ) -> list[Outcome[Fetched]]:
         """The tables of answers from :meth:`receive_all` (or each one's conversion error),
-        the windows of one symbol typed in one conversion (``_fetch.convert_many``)."""
+        the windows of one symbol typed in one conversion (``_results.convert_many``)."""
         with self._converting:
-            return _fetch.convert_many(prepared, responses, self.decode)
+            return _results.convert_many(prepared, responses, self.decode)
 
     def adjust_prices(self, table: pa.Table, mode: str, today: dt.date | None = None) -> pa.Table:
         """Historical candles ``table`` adjusted (``mode`` "splits" or "all",
@@ -362,7 +362,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         day after its first bar up to ``today`` (default: today in Asia/Taipei, or the last
         bar's day if later)."""
         day = today or taipei_today()
-        return _fetch.adjust_prices(self.prepare, self.send_all, table, mode, day)
+        return _results.adjust_prices(self.prepare, self.send_all, table, mode, day)
 
     def _stream_credential(self) -> _credential.Credential:
         return self._transport.credential

@@ -1,4 +1,5 @@
-"""Validation of ``Client(...)`` options, before anything is sent.
+"""Argument checks: ``Client(...)``'s options, before anything is sent, and :func:`check_int`,
+which the store and the live engine use too.
 
 A bad option raises :class:`InvalidParams` at construction, naming the fix, instead of failing
 later inside ``requests``. The credential (API key, bearer token or SDK token) is checked the
