@@ -9,9 +9,11 @@ batch kernels over the whole partition with each spec's context of the last ``K`
 front (:mod:`._derive`): it holds one partition, never the symbol's history.
 
 Part files are named by content (``part-<first bar>-<hash>.parquet``), so a task never
-overwrites a recorded file; the driver records a task's files in the manifest, then deletes
-the files they replace. A process killed at any point leaves files the manifest does not
-record; the next run removes them first, so a rerun after ``kill -9`` equals a clean run.
+overwrites a recorded file with other bytes; the driver records a task's files in the
+manifest, saves it, then deletes the files it replaced that the saved manifest no longer
+records (a part written again byte for byte keeps its name, and stays). A process killed at
+any point leaves files the manifest does not record; the next run removes them first, so a
+rerun after ``kill -9`` equals a clean run.
 Imports run one way: this module -> :mod:`._task` -> :mod:`._derive`; the arguments are
 checked by :mod:`._compute_args`.
 """
@@ -151,17 +153,19 @@ def record(
     result: Result,
     values: Mapping[str, dict[str, Any]],
     before: Mapping[str, Mapping[str, Mapping[str, Any]]],
-) -> list[str]:
-    """A task's files into the manifest (not saved yet); returns the files to delete after
-    the save. ``before``: per derived dataset, the symbol's files the task was given (its
-    row count follows from them and the outcome, without a pass over the dataset's files)."""
-    gone: list[str] = []
+) -> list[tuple[DatasetId, str]]:
+    """A task's files into the manifest (not saved yet); returns the files it replaced, to
+    delete after the save if the saved manifest no longer records them (:func:`recorded`):
+    a part written again byte for byte has the name of the one it replaces. ``before``: per
+    derived dataset, the symbol's files the task was given (its row count follows from them
+    and the outcome, without a pass over the dataset's files)."""
+    gone: list[tuple[DatasetId, str]] = []
     for o in result.outcomes:
         manifest._dataset(o.ds, values[o.ds.key])  # made with what it is derived from
         for rel in o.dropped:
             if rel.endswith(".parquet"):
                 manifest.drop_file(o.ds, rel)
-            gone.append(rel)
+            gone.append((o.ds, rel))
         for rel, rec in o.written.items():
             manifest.commit_file(o.ds, rel, rec)
         if o.state is not None:
@@ -169,10 +173,20 @@ def record(
         if o.written or o.dropped:
             # the symbol's entry carries the dataset's values (what it was derived from)
             dropped = set(o.dropped)
-            kept = [r for rel, r in before.get(o.ds.key, {}).items() if rel not in dropped]
-            rows = sum(int(r.get("rows", 0)) for r in [*kept, *o.written.values()])
+            kept = {rel: r for rel, r in before.get(o.ds.key, {}).items() if rel not in dropped}
+            rows = sum(int(r.get("rows", 0)) for r in {**kept, **o.written}.values())
             manifest.note(o.ds, result.symbol, "rows", rows)
     return gone
+
+
+def recorded(manifest: Any, ds: DatasetId, rel: str) -> bool:
+    """Whether the manifest records ``rel`` of ``ds``: as a part file, or as the state its
+    symbol's entry names. A file it records is never deleted."""
+    if manifest.file(ds, rel) is not None:
+        return True
+    symbol = _io.where(rel)[0]
+    state = manifest.noted(ds, symbol, "state") if symbol is not None else None
+    return bool(state) and state[0] == rel
 
 
 def _events(store: Any, src: Any, mode: str, symbols: Sequence[str]) -> dict[str, list[Any]]:
@@ -272,7 +286,7 @@ def compute(
                 max_workers=min(max_workers or os.cpu_count() or 1, len(tasks)),
                 mp_context=ctx,
             )
-        gone: list[str] = []
+        gone: list[tuple[DatasetId, str]] = []
         given = {t.symbol: t for t in tasks}
         last = time.monotonic()
 
@@ -289,8 +303,9 @@ def compute(
 
         def flush() -> None:
             man.save()
-            for rel in gone:  # only once the manifest no longer records them
-                store._storage.delete(rel)
+            for ds, rel in gone:  # only what the generation just saved no longer records
+                if not recorded(man, ds, rel):
+                    store._storage.delete(rel)
             gone.clear()
 
         try:

@@ -124,7 +124,8 @@ class Task:
 
 @dataclass
 class Outcome:
-    """What a task wrote for one target: the driver records it, then deletes ``dropped``."""
+    """What a task wrote for one target: the driver records it, then deletes ``dropped``
+    (those the saved manifest no longer records)."""
 
     ds: DatasetId
     written: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -312,10 +313,13 @@ def compact(
     rel = (part_dir(ds, symbol, input_rel) / f"part-{first}-{digest[:12]}.parquet").as_posix()
     rec = publish(storage, rel, data, digest, merged.num_rows)
     for old in files:
+        if old == rel:
+            continue  # the merge is this very file
         if old in out.written:
             del out.written[old]
-            storage.delete(old)  # never recorded: nobody reads it
-        else:
-            out.dropped.append(old)
+            if old not in recorded:  # never recorded: nobody reads it
+                storage.delete(old)
+                continue
+        out.dropped.append(old)  # the driver deletes it once no manifest records it
     out.written[rel] = rec
     return [*kept, rel]

@@ -1,0 +1,154 @@
+"""Derived data that heals: compute never deletes a file its manifest records, notices
+damage to its own outputs, and ``verify(repair=True)`` recomputes a damaged derived symbol.
+
+Each trigger of the lost-file case is tried as a user meets it: a hard-link backup restored,
+a damaged state slot, a repaired older minute-year input file. After each, every derived
+file the manifest records is there (``verify`` finds nothing), the derived data equals
+``df.md`` over the source, and a rerun is ``unchanged``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from marketframe.sandbox import Sandbox
+from marketframe.store import Store
+
+from ._helpers import NOW
+from .test_compute import DAILY, SPECS, check, reference
+
+MINUTE_NOW = "2027-01-08T14:00:00+08:00"  # the latest 30 days span two year partitions
+
+
+def store(sb: Sandbox, path: Path) -> Store:
+    return Store(path, api_key=sb.api_key, base_url=sb.base_url)
+
+
+@pytest.fixture
+def minute_clock(sb: Sandbox) -> Iterator[None]:
+    sb.set_now(MINUTE_NOW)
+    try:
+        yield
+    finally:
+        sb.set_now(NOW)
+
+
+def healthy(st: Store, timeframe: str | None = None) -> None:
+    """Every file the manifest records is there and intact, the derived data equals
+    ``df.md`` over the source, and a rerun has nothing to do."""
+    assert st.verify().problems == []
+    check(st, reference(st.read(DAILY, timeframe=timeframe)), timeframe=timeframe)
+    again = st.compute(DAILY, SPECS, timeframe=timeframe, max_workers=1)
+    assert all(set(m) == {"unchanged"} for m in again.modes.values()), again.modes
+
+
+def rewrite_first_bar(st: Store, symbol: str, column: str) -> None:
+    """The first stored one-minute bar of ``symbol`` (the older year's) changed, written as
+    a sync writes it (a repaired file): ``close`` 1% up, or ``volume`` one more."""
+    from marketframe.store._report import SyncReport
+    from marketframe.store._sync import _commit, resolve
+
+    spec = resolve(DAILY, "1", {})
+    row = st.read(DAILY, symbol, timeframe="1", backend="arrow").slice(0, 1)
+    i = row.schema.get_field_index(column)
+    value = row.column(column).to_pylist()[0]
+    changed = value * 1.01 if column == "close" else value + 1
+    row = row.set_column(i, row.schema.field(i), pa.array([changed], row.schema[i].type))
+    _commit.write_rows(st._storage, st._manifest, spec, symbol, row, SyncReport(spec.ds))
+    st._manifest.save()
+
+
+def test_restoring_a_hard_link_backup_loses_no_part(sb: Sandbox, tmp_path: Path) -> None:
+    """A backup made with ``cp -al`` and restored as docs/compute.md describes: the slot a
+    later run rewrote in place no longer matches the backup's manifest, so the symbols are
+    computed again in full, to parts byte-identical to (named as) the backup's own."""
+    live, backup = tmp_path / "live", tmp_path / "backup"
+    with store(sb, live) as st:
+        st.sync(DAILY, ["2330", "2454"], "2023-01-01", "2026-09-30", progress=False)
+        st.compute(DAILY, SPECS, max_workers=1)  # names slot a
+    subprocess.run(["cp", "-al", str(live), str(backup)], check=True)
+    with store(sb, live) as st:
+        for end in ("2026-10-31", "2026-11-20"):  # slot b, then slot a rewritten in place
+            st.sync(DAILY, ["2330", "2454"], "2023-01-01", end, progress=False)
+            st.compute(DAILY, SPECS, max_workers=1)
+    shutil.rmtree(live)
+    os.rename(backup, live)  # the backup restored
+    with store(sb, live) as st:
+        rep = st.compute(DAILY, SPECS, max_workers=1)
+        assert all(m == {"full": ["2330", "2454"]} for m in rep.modes.values()), rep.modes
+        healthy(st)
+
+
+@pytest.mark.parametrize("timeframe", [None, "1"])
+@pytest.mark.usefixtures("minute_clock")
+def test_a_zeroed_state_slot_loses_no_part(
+    sb: Sandbox, tmp_path: Path, timeframe: str | None
+) -> None:
+    """A named state slot zeroed (a disk error, a bad restore): nothing else changed, so
+    the symbol's full recomputation writes the very parts it has, under the same names."""
+    with store(sb, tmp_path / "z") as st:
+        kw = {"timeframe": timeframe} if timeframe else {"start": "2023-01-01"}
+        st.sync(DAILY, ["2330", "2454"], progress=False, **kw)  # type: ignore[arg-type]
+        st.compute(DAILY, SPECS, timeframe=timeframe, max_workers=1)
+        slots = list((tmp_path / "z").glob("dataset=derived.*/*/*/sym=2454/_state-a.bin"))
+        assert len(slots) == len(SPECS)
+        for f in slots:
+            f.write_bytes(bytes(f.stat().st_size))
+        rep = st.compute(DAILY, SPECS, timeframe=timeframe, max_workers=1)
+        want = {"full": ["2454"], "unchanged": ["2330"]}
+        assert all(m == want for m in rep.modes.values()), rep.modes
+        healthy(st, timeframe)
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        "volume",  # no indicator reads it: every part comes out the same
+        "close",  # far from the year's end: 2027's parts come out the same
+    ],
+)
+@pytest.mark.usefixtures("minute_clock")
+def test_a_repaired_older_minute_year_loses_no_part(
+    sb: Sandbox, tmp_path: Path, column: str
+) -> None:
+    with store(sb, tmp_path / "y") as st:
+        st.sync(DAILY, ["2330", "2454"], timeframe="1", progress=False)
+        st.compute(DAILY, SPECS, timeframe="1", max_workers=1)
+        rewrite_first_bar(st, "2454", column)
+        rep = st.compute(DAILY, SPECS, timeframe="1", max_workers=1)
+        want = {"recomputed": ["2454"], "unchanged": ["2330"]}
+        assert all(m == want for m in rep.modes.values()), rep.modes
+        healthy(st, "1")
+
+
+def test_compacting_never_deletes_a_recorded_part(tmp_path: Path) -> None:
+    """A part the run wrote again byte for byte (so under a recorded name) and then merged
+    with the others is handed to the driver as replaced, not deleted by the task: the
+    manifest still records it until the driver's save."""
+    import numpy as np
+
+    from marketframe.indicators import stateful as sf
+    from marketframe.store._compute._derive import COMPACT, Outcome, compact, write_part
+    from marketframe.store._log._document import DatasetId
+    from marketframe.store._storage._local import LocalStorage
+
+    storage, sp = LocalStorage(tmp_path), sf.spec("sma", 2)
+    ds = DatasetId("derived.sma", "p", "D")
+    made: dict[str, dict[str, object]] = {}
+    for i in range(COMPACT + 1):
+        date = pa.chunked_array([pa.array([i * 10 + j for j in range(5)], pa.date32())])
+        made |= write_part(storage, ds, "2330", "x/part-0.parquet", sp, date, [np.ones(5)])
+    files = list(made)
+    again = files[-1]  # recorded, and written again by this run with the same bytes
+    out = Outcome(ds, written={again: made[again]})
+    merged = compact(storage, ds, "2330", "x/part-0.parquet", files, made, out)
+    assert merged is not None and again not in merged
+    assert (tmp_path / again).is_file()
+    assert again in out.dropped and again not in out.written
