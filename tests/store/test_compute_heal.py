@@ -18,10 +18,12 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from marketframe.indicators import stateful as sf
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
 
 from ._helpers import NOW
+from .conftest import Place
 from .test_compute import DAILY, SPECS, check, reference
 
 MINUTE_NOW = "2027-01-08T14:00:00+08:00"  # the latest 30 days span two year partitions
@@ -152,3 +154,58 @@ def test_compacting_never_deletes_a_recorded_part(tmp_path: Path) -> None:
     assert merged is not None and again not in merged
     assert (tmp_path / again).is_file()
     assert again in out.dropped and again not in out.written
+
+
+def damage(place: Place, name: str, rel: str, how: str) -> None:
+    """Damage the file ``rel`` of store ``name``: truncated, one bit flipped, or deleted."""
+    if place.server is None:
+        path = place.tmp / name / rel
+        data = path.read_bytes()
+    else:
+        s3, key = place.server.client(), f"{name}/{rel}"
+        data = s3.get_object(Bucket=place.bucket, Key=key)["Body"].read()
+    if how == "truncated":
+        data = data[: len(data) // 2]
+    elif how == "bit-flipped":
+        data = data[:100] + bytes([data[100] ^ 1]) + data[101:]
+    if place.server is None:
+        path.unlink() if how == "deleted" else path.write_bytes(data)
+    elif how == "deleted":
+        s3.delete_object(Bucket=place.bucket, Key=key)
+    else:
+        s3.put_object(Bucket=place.bucket, Key=key, Body=data)
+
+
+@pytest.mark.parametrize("how", ["truncated", "bit-flipped", "deleted"])
+def test_a_damaged_derived_part_is_computed_again(sb: Sandbox, place: Place, how: str) -> None:
+    """Compute checks its own outputs as a sync checks its files (size and time, an ETag on
+    an object store; hashed only when they differ): a damaged part's symbol is computed
+    again, not reported ``unchanged`` over a store that cannot be read."""
+    with place.store("d", api_key=sb.api_key, base_url=sb.base_url) as st:
+        st.sync(DAILY, ["2330", "2454"], "2023-01-01", "2026-11-20", progress=False)
+        st.compute(DAILY, SPECS, max_workers=1)
+        (part,) = [f for f in place.files("d", "dataset=derived.rsi/") if "sym=2454/part-" in f]
+        damage(place, "d", part, how)
+        rep = st.compute(DAILY, SPECS, max_workers=1)
+        rsi = next(k for k in rep.modes if k.startswith("derived.rsi|"))
+        assert rep.modes[rsi] == {"full": ["2454"], "unchanged": ["2330"]}
+        assert all(set(m) == {"unchanged"} for k, m in rep.modes.items() if k != rsi)
+        healthy(st)
+
+
+def test_a_touched_derived_part_is_kept_and_its_time_recorded(sb: Sandbox, tmp_path: Path) -> None:
+    """A part whose time changed but not its bytes (a store copied without keeping times)
+    is hashed once, found intact and kept: its new time is recorded, nothing recomputed."""
+    from marketframe.store._compute._derive import derived_id
+    from marketframe.store._sync import resolve
+
+    with store(sb, tmp_path / "t") as st:
+        st.sync(DAILY, ["2330"], "2023-01-01", "2026-11-20", progress=False)
+        st.compute(DAILY, "rsi", max_workers=1)
+        (part,) = (tmp_path / "t").glob("dataset=derived.rsi/**/part-*.parquet")
+        os.utime(part, ns=(1_000_000_000, 1_000_000_000))
+        rep = st.compute(DAILY, "rsi", max_workers=1)
+        assert list(rep.modes.values()) == [{"unchanged": ["2330"]}]
+        ds = derived_id(resolve(DAILY, None, {}).ds, sf.spec("rsi"), None)
+        rel = part.relative_to(tmp_path / "t").as_posix()
+        assert st._manifest.file(ds, rel)["mtime_ns"] == 1_000_000_000  # type: ignore[index]

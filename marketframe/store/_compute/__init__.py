@@ -166,6 +166,9 @@ def record(
             if rel.endswith(".parquet"):
                 manifest.drop_file(o.ds, rel)
             gone.append((o.ds, rel))
+        for rel, rec in o.restamped.items():
+            if rel not in o.dropped:
+                manifest.commit_file(o.ds, rel, rec)
         for rel, rec in o.written.items():
             manifest.commit_file(o.ds, rel, rec)
         if o.state is not None:

@@ -129,6 +129,8 @@ class Outcome:
 
     ds: DatasetId
     written: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # recorded parts intact but touched (a store copied without keeping times): new stamps
+    restamped: dict[str, dict[str, Any]] = field(default_factory=dict)
     dropped: list[str] = field(default_factory=list)
     state: tuple[str, dict[str, Any]] | None = None
     rows: int = 0  # rows computed (new bars)

@@ -135,6 +135,8 @@ class _Run:
         self.start: int | None = None
         self.skip = 0
         meta = self._meta()
+        if meta is not None and not self._outputs_intact():
+            meta = None  # a part of its own damaged or missing: computed again in full
         consumed: list[dict[str, Any]] = list(meta["consumed"]) if meta else []
         made: dict[str, list[str]] = dict(meta["made"]) if meta else {}
         inputs = task.inputs
@@ -198,6 +200,27 @@ class _Run:
         ):
             meta = None
         return meta
+
+    def _outputs_intact(self) -> bool:
+        """Whether every part the manifest records for the target is there with its
+        recorded content: its size and time (an object store's ETag, one listing of the
+        symbol's folder) against the record, hashed only when they differ. Parts only
+        touched are kept with their new stamps."""
+        from marketframe.store._storage import recheck
+
+        files, storage = self.target.files, self.storage
+        listed = None
+        if files and storage.remote:
+            where = _io.symbol_dir(Path(), self.target.ds, self.task.symbol).as_posix()
+            listed = storage.stamps(where)
+        for rel, rec in files.items():
+            kept = recheck(storage, rel, rec, listed)
+            if kept is None:
+                self.out.restamped.clear()
+                return False
+            if kept is not rec:
+                self.out.restamped[rel] = dict(kept)
+        return True
 
     def feed(self, i: int, table: pa.Table, rows: np.ndarray) -> None:
         """Partition ``i``: the kernels over its new bars with the context in front."""
