@@ -209,3 +209,68 @@ def test_a_touched_derived_part_is_kept_and_its_time_recorded(sb: Sandbox, tmp_p
         ds = derived_id(resolve(DAILY, None, {}).ds, sf.spec("rsi"), None)
         rel = part.relative_to(tmp_path / "t").as_posix()
         assert st._manifest.file(ds, rel)["mtime_ns"] == 1_000_000_000  # type: ignore[index]
+
+
+@pytest.mark.parametrize("timeframe", [None, "1"])
+@pytest.mark.usefixtures("minute_clock")
+def test_verify_repair_computes_a_damaged_derived_part_again(
+    sb: Sandbox, place: Place, timeframe: str | None
+) -> None:
+    """``verify(repair=True)``, the command ``StoreCorrupted`` names, repairs derived data
+    (daily and minute) by computing the damaged symbol again from its source; the data
+    then reads as ``df.md`` over the source and nothing is left to do."""
+    with place.store("v", api_key=sb.api_key, base_url=sb.base_url) as st:
+        kw = {"timeframe": timeframe} if timeframe else {"start": "2023-01-01"}
+        st.sync(DAILY, ["2330", "2454"], progress=False, **kw)  # type: ignore[arg-type]
+        st.compute(DAILY, SPECS, timeframe=timeframe, max_workers=1)
+        parts = [f for f in place.files("v", "dataset=derived.macd/") if "sym=2454/" in f]
+        damage(place, "v", next(f for f in parts if "/part-" in f), "truncated")
+        found = st.verify()
+        assert len(found.problems) == 1
+        rep = st.verify(repair=True)
+        assert rep.failures == [] and len(rep.repaired) == 1, rep
+        assert "computed again from stock.historical.candles" in rep.repaired[0]
+        healthy(st, timeframe)
+
+
+def test_verify_repair_fetches_a_source_then_computes_its_derived_data(
+    sb: Sandbox, tmp_path: Path
+) -> None:
+    """A damaged source file and a damaged adjusted derived part of the same symbol: the
+    source is fetched again first, then the derived symbol computed from it."""
+    with store(sb, tmp_path / "both") as st:
+        st.sync(DAILY, ["2330", "2454"], "2023-01-01", "2026-11-20", progress=False)
+        st.compute(DAILY, "rsi", max_workers=1, adjust="all")
+        root = tmp_path / "both"
+        (src,) = root.glob("dataset=stock.historical.candles/*/*/sym=2454/part-0.parquet")
+        (der,) = root.glob("dataset=derived.rsi/*/*/sym=2454/part-*.parquet")
+        for f in (src, der):
+            f.write_bytes(f.read_bytes()[:-10])
+        rep = st.verify(repair=True)
+        assert rep.failures == [] and len(rep.repaired) == 2, rep
+        assert st.verify().problems == []
+        got = st.read_derived(DAILY, "rsi", adjust="all")
+        ref = st.read(DAILY, adjust="all").md.rsi(14).set_index(["symbol", "date"])
+        want = ref.loc[list(zip(got["symbol"], got["date"], strict=True))]["rsi_14"]
+        assert len(got) == len(ref)
+        import numpy as np
+
+        np.testing.assert_allclose(got["rsi_14"], want, rtol=1e-12, atol=1e-9)
+
+
+def test_verify_repair_reports_what_it_cannot_compute_again(sb: Sandbox, tmp_path: Path) -> None:
+    """A derived part whose source no longer holds the symbol (its coverage forgotten, as a
+    failed refetch leaves it) cannot be computed again: a failure of the report naming
+    the sync to run, never a raw error."""
+    from marketframe.store._sync import resolve
+
+    with store(sb, tmp_path / "orphan") as st:
+        st.sync(DAILY, ["2330"], "2026-01-01", "2026-11-20", progress=False)
+        st.compute(DAILY, "rsi", max_workers=1)
+        (der,) = (tmp_path / "orphan").glob("dataset=derived.rsi/**/part-*.parquet")
+        der.write_bytes(b"x")
+        st._manifest.drop_symbol(resolve(DAILY, None, {}).ds, "2330")
+        st._manifest.save()
+        rep = st.verify(repair=True)
+        assert rep.repaired == [] and len(rep.failures) == 1
+        assert "not computed again" in rep.failures[0] and "sync(" in rep.failures[0]

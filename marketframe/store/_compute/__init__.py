@@ -229,9 +229,12 @@ def compute(
     adjust: str | None,
     params: dict[str, Any],
     runner: Callable[[list[Task]], Iterable[Result]] | None = None,
+    *,
+    held: bool = False,
 ) -> ComputeReport:
     """``Store.compute``; ``runner``: maps the tasks to their results some other way
-    (Spark's ``mapInArrow``, :mod:`._spark`) instead of an executor."""
+    (Spark's ``mapInArrow``, :mod:`._spark`) instead of an executor; ``held``: the caller
+    holds a local store's lock (a repair of ``verify``)."""
     import time
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
@@ -265,7 +268,8 @@ def compute(
         report.modes[ds.key] = {}
     with contextlib.ExitStack() as locks:
         if isinstance(store._storage, LocalStorage):
-            locks.enter_context(store._locked())
+            if not held:
+                locks.enter_context(store._locked())
         elif syms:
             for ds in ids:
                 locks.enter_context(store._locked(ds, syms))
