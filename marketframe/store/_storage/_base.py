@@ -1,5 +1,5 @@
 """What the store's modules share at the bottom of their imports: the conditional-write
-failure of object storage and a durable rename."""
+failure of object storage, a durable rename and whether a process runs."""
 
 from __future__ import annotations
 
@@ -23,3 +23,14 @@ def fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host runs (or exists and is another user's)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

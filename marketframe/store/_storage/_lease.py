@@ -38,7 +38,7 @@ from typing import Any
 
 from marketframe.exceptions import LeaseLost, StoreLocked, StoreUnavailable
 from marketframe.store._log._document import NO_SYMBOL, DatasetId
-from marketframe.store._storage._base import _PreconditionFailed
+from marketframe.store._storage._base import _PreconditionFailed, alive
 from marketframe.store._storage._object import ObjectStorage
 
 LEASES = "_leases"
@@ -50,21 +50,11 @@ def lease_key(ds: DatasetId, symbol: str) -> str:
     return f"{LEASES}/{ds.endpoint}/{ds.params}/{ds.timeframe or '-'}/{name}.json"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def stale(lease: dict[str, Any], now: float) -> bool:
     """Whether a lease may be taken over: expired, or its owner on this host is gone."""
     if float(lease.get("expires", 0)) < now:
         return True
-    return lease.get("host") == socket.gethostname() and not _alive(int(lease.get("pid", 0)))
+    return lease.get("host") == socket.gethostname() and not alive(int(lease.get("pid", 0)))
 
 
 #: a lease not renewed for this share of its ttl is no longer written under: the rest of the
