@@ -17,6 +17,7 @@ import pyarrow as pa
 from marketframe._params import to_date
 from marketframe.convert import check_backend, to_frame
 from marketframe.exceptions import (  # the store's errors live in the one error tree
+    ComputeInterrupted,
     InvalidParams,
     LeaseLost,
     NotSynced,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 from marketframe.store._compute import ComputeReport  # noqa: E402
 
 __all__ = [
+    "ComputeInterrupted",
     "ComputeReport",
     "spark_compute",
     "Failure",

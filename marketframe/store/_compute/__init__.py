@@ -44,7 +44,7 @@ from marketframe.store._compute._derive import (
     fingerprint,
 )
 from marketframe.store._compute._strays import mark_clean, remove_strays
-from marketframe.store._compute._task import run_task
+from marketframe.store._compute._task import run_task, start_worker
 from marketframe.store._log._document import DatasetId
 
 __all__ = ["ComputeReport", "Result", "Task", "compute", "context_rows", "fingerprint"]
@@ -237,8 +237,10 @@ def compute(
     holds a local store's lock (a repair of ``verify``)."""
     import time
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     from marketframe import adjust as _adjust
+    from marketframe.exceptions import ComputeInterrupted
     from marketframe.store._storage._local import LocalStorage
     from marketframe.store._sync import check_symbols
 
@@ -292,6 +294,8 @@ def compute(
             own = pool = ProcessPoolExecutor(
                 max_workers=min(max_workers or os.cpu_count() or 1, len(tasks)),
                 mp_context=ctx,
+                initializer=start_worker,  # a worker exits when this process is gone
+                initargs=(os.getpid(),),
             )
         gone: list[tuple[DatasetId, str]] = []
         given = {t.symbol: t for t in tasks}
@@ -324,12 +328,18 @@ def compute(
                     done(run_task(t))
             else:
                 assert pool is not None
-                with _no_main() if own is not None else contextlib.nullcontext():
-                    pending = {pool.submit(run_task, t) for t in tasks}
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for f in finished:
-                        done(f.result())
+                try:
+                    with _no_main() if own is not None else contextlib.nullcontext():
+                        pending = {pool.submit(run_task, t) for t in tasks}
+                    while pending:
+                        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        for f in finished:
+                            done(f.result())
+                except (BrokenProcessPool, EOFError) as exc:
+                    if own is None:
+                        raise  # the caller's executor: its own error
+                    why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                    raise ComputeInterrupted(store.root, why) from exc
         finally:
             flush()
             if own is not None:
