@@ -44,8 +44,9 @@ from marketframe.store._compute._derive import (
     fingerprint,
 )
 from marketframe.store._compute._strays import mark_clean, remove_strays
-from marketframe.store._compute._task import run_task, start_worker
+from marketframe.store._compute._task import remember, run_task, start_worker
 from marketframe.store._log._document import DatasetId
+from marketframe.store._storage._remote import credential_names, withhold_credentials
 
 __all__ = ["ComputeReport", "Result", "Task", "compute", "context_rows", "fingerprint"]
 __all__ += ["read", "run_task"]
@@ -103,9 +104,11 @@ def build_tasks(
     adjust: str | None,
     events: Mapping[str, list[Any]] | None,
     storage_options: dict[str, Any] | None,
+    credentials: tuple[str, ...] = (),
 ) -> list[Task]:
     """One task per symbol, from the manifest as it is now. The files are grouped by symbol
-    in one pass per dataset (a pass per symbol made planning quadratic in the symbols)."""
+    in one pass per dataset (a pass per symbol made planning quadratic in the symbols).
+    ``storage_options``: without credentials, whose names are ``credentials``."""
     man = store._manifest
     ids = [derived_id(spec.ds, sp, adjust) for sp in specs]
     srcs = by_symbol(_io.recorded(man.files(spec.ds), None, None))
@@ -123,7 +126,9 @@ def build_tasks(
         if adjust:
             digest = adjust + ":" + json.dumps([[str(e.day), e.price, e.shares] for e in evs])
         root = str(store.root)
-        tasks.append(Task(root, storage_options, sym, inputs, targets, evs or None, digest))
+        tasks.append(
+            Task(root, storage_options, sym, inputs, targets, evs or None, digest, credentials)
+        )
     return tasks
 
 
@@ -279,7 +284,12 @@ def compute(
         man.check()
         report.removed = remove_strays(store._storage, man, ids)
         events = _events(store, src, mode, syms) if mode else None
-        tasks = build_tasks(store, src, specs, syms, mode, events, store._storage_options)
+        # the credentials stay in this process and go to its own pool's workers, never
+        # into a task: a task is pickled to Dask, Ray or Spark, and shown by its repr
+        public, secret = withhold_credentials(store._storage_options)
+        remember(str(store.root), secret)
+        names = credential_names(secret)
+        tasks = build_tasks(store, src, specs, syms, mode, events, public, names)
         pool = executor
         own = None
         inline = pool is None and (max_workers == 1 or len(tasks) <= 1 or runner is not None)
@@ -294,8 +304,9 @@ def compute(
             own = pool = ProcessPoolExecutor(
                 max_workers=min(max_workers or os.cpu_count() or 1, len(tasks)),
                 mp_context=ctx,
-                initializer=start_worker,  # a worker exits when this process is gone
-                initargs=(os.getpid(),),
+                # a worker exits when this process is gone, and has the credentials
+                initializer=start_worker,
+                initargs=(os.getpid(), {str(store.root): secret} if secret else {}),
             )
         gone: list[tuple[DatasetId, str]] = []
         given = {t.symbol: t for t in tasks}

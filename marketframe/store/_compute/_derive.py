@@ -111,7 +111,12 @@ class Target:
 
 @dataclass
 class Task:
-    """One symbol: its source files in time order (checked against their records)."""
+    """One symbol: its source files in time order (checked against their records).
+
+    It crosses processes and machines, so it holds no secret: ``storage_options`` are the
+    store's without their credentials, which ``credentials`` names (never their values). A
+    worker of compute's own pool is given them by its initializer; any other worker (Dask,
+    Ray, Spark) takes them from its environment (the AWS variables or profile)."""
 
     store: str  # a local path or an fsspec URL
     storage_options: dict[str, Any] | None
@@ -120,6 +125,7 @@ class Task:
     targets: list[Target]
     events: list[Any] | None = None  # corporate actions of ``adjust=`` (adjust.Event)
     events_digest: str = ""
+    credentials: tuple[str, ...] = ()  # the names of the storage options withheld
 
 
 @dataclass

@@ -59,10 +59,29 @@ def _none(use: slice) -> np.ndarray:
     return np.empty((use.stop - use.start, 0))
 
 
-def _storage(task: Task) -> Any:
-    from marketframe.store._storage import storage_for
+#: the credentials of stores (by URL) given to the driver's ``Store(storage_options=...)``:
+#: known in the driver's process and, through their initializer, to the workers of
+#: compute's own pool; never in a task (:class:`._derive.Task`)
+_CREDENTIALS: dict[str, dict[str, Any]] = {}
 
-    return storage_for(task.store, task.storage_options, Path)
+
+def _storage(task: Task) -> Any:
+    from marketframe.exceptions import ConfigurationError
+    from marketframe.store._storage import storage_for
+    from marketframe.store._storage._remote import with_credentials
+
+    secret = _CREDENTIALS.get(task.store, {})
+    try:
+        return storage_for(task.store, with_credentials(task.storage_options, secret), Path)
+    except ConfigurationError as exc:
+        if not task.credentials or secret:
+            raise
+        raise ConfigurationError(
+            f"{exc} here: the credentials given to the driver's Store(storage_options=...) "
+            f"({', '.join(task.credentials)}) are never sent with a task",
+            hint="give this executor's workers the standard AWS variables "
+            "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) or AWS_PROFILE in their environment",
+        ) from None
 
 
 class _Source:
@@ -309,11 +328,19 @@ def run_task(task: Task) -> Result:
 # the workers of compute's own pool
 
 
-def start_worker(driver: int) -> None:
-    """The initializer of each worker of compute's own pool: the worker exits as soon as
-    its driver (process ``driver``) is gone. Nothing else would tell it after a ``kill -9``
-    of the driver: it waits on a queue whose writing end it holds itself, and the pool's
-    forkserver and resource tracker live as long as any worker does."""
+def remember(store: str, secret: dict[str, Any]) -> None:
+    """The credentials of ``store`` (a URL), for the tasks run in this process."""
+    if secret:
+        _CREDENTIALS[store] = secret
+
+
+def start_worker(driver: int, credentials: dict[str, dict[str, Any]]) -> None:
+    """The initializer of each worker of compute's own pool. ``credentials``: the stores'
+    credentials (by URL) given to the driver, which the tasks never carry. The worker exits
+    as soon as its driver (process ``driver``) is gone. Nothing else would tell it after a
+    ``kill -9`` of the driver: it waits on a queue whose writing end it holds itself, and
+    the pool's forkserver and resource tracker live as long as any worker does."""
+    _CREDENTIALS.update(credentials)
     threading.Thread(
         target=_exit_after, args=(driver,), name="marketframe-driver-watch", daemon=True
     ).start()
