@@ -33,8 +33,10 @@ CAUGHT_AT_ONCE = {
     ("convert/_columns.py", "_hhmmss"): "the column reader turns it into SchemaError",
     ("academy/_tokens.py", "from_dict"): "TokenStore.load turns it into TokenStoreError",
     ("academy/_tokens.py", "_number"): "TokenStore.load turns it into TokenStoreError",
-    ("store/_state.py", "read_state"): "a compute task reads a bad state file as none: "
-    "the symbol is computed again",
+    (
+        "store/_compute/_statefile.py",
+        "read_state",
+    ): "a compute task reads a bad state file as none: the symbol is computed again",
 }
 BUILTINS = {
     "ValueError",
