@@ -14,8 +14,8 @@ manifest, saves it, then deletes the files it replaced that the saved manifest n
 records (a part written again byte for byte keeps its name, and stays). A process killed at
 any point leaves files the manifest does not record; the next run removes them first, so a
 rerun after ``kill -9`` equals a clean run.
-Imports run one way: this module -> :mod:`._task` -> :mod:`._derive`; the arguments are
-checked by :mod:`._compute_args`.
+Imports run one way: this module -> :mod:`._pool` (its own process pool) -> :mod:`._task`
+-> :mod:`._derive`; the arguments are checked by :mod:`._compute_args`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,16 +42,14 @@ from marketframe.store._compute._derive import (
     derived_id,
     fingerprint,
 )
+from marketframe.store._compute._pool import no_main, own_pool, worker_deaths
 from marketframe.store._compute._strays import mark_clean, remove_strays
-from marketframe.store._compute._task import remember, run_task, start_worker
+from marketframe.store._compute._task import remember, run_task
 from marketframe.store._log._document import DatasetId
 from marketframe.store._storage._remote import credential_names, withhold_credentials
 
 __all__ = ["ComputeReport", "Result", "Task", "compute", "context_rows", "fingerprint"]
 __all__ += ["read", "run_task"]
-
-# the modules a worker process needs, imported once in the forkserver (not per worker)
-PRELOAD = ["marketframe.indicators", "marketframe.store._compute._task"]
 
 # ---------------------------------------------------------------------------------------
 # the driver
@@ -130,27 +127,6 @@ def build_tasks(
             Task(root, storage_options, sym, inputs, targets, evs or None, digest, credentials)
         )
     return tasks
-
-
-@contextlib.contextmanager
-def _no_main() -> Iterator[None]:
-    """While our pool starts its workers (they start on ``submit``): the caller's main
-    module hidden from multiprocessing, which would run it again in every worker (as
-    ``__mp_main__``) to find functions defined there. A task is our function on plain data
-    and needs none of it, while re-running it breaks the pool: a script without an
-    ``if __name__ == "__main__"`` guard calls ``compute`` again in the worker, and code
-    from ``python -c`` or standard input has no file to run."""
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    saved = {k: main.__dict__.pop(k) for k in ("__file__", "__spec__") if k in main.__dict__}
-    main.__spec__ = None  # multiprocessing reads it without a default
-    try:
-        yield
-    finally:
-        del main.__spec__
-        main.__dict__.update(saved)
 
 
 def record(
@@ -241,11 +217,9 @@ def compute(
     (Spark's ``mapInArrow``, :mod:`._spark`) instead of an executor; ``held``: the caller
     holds a local store's lock (a repair of ``verify``)."""
     import time
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
+    from concurrent.futures import FIRST_COMPLETED, wait
 
     from marketframe import adjust as _adjust
-    from marketframe.exceptions import ComputeInterrupted
     from marketframe.store._storage._local import LocalStorage
     from marketframe.store._sync import check_symbols
 
@@ -294,20 +268,8 @@ def compute(
         own = None
         inline = pool is None and (max_workers == 1 or len(tasks) <= 1 or runner is not None)
         if pool is None and not inline:
-            import multiprocessing as mp
-
-            ctx = mp.get_context("forkserver")
-            # the workers fork from a server that has imported the kernels and the task
-            # (numpy, pyarrow, pandas): no worker pays the imports (only a first start
-            # of the server reads this)
-            ctx.set_forkserver_preload(PRELOAD)
-            own = pool = ProcessPoolExecutor(
-                max_workers=min(max_workers or os.cpu_count() or 1, len(tasks)),
-                mp_context=ctx,
-                # a worker exits when this process is gone, and has the credentials
-                initializer=start_worker,
-                initargs=(os.getpid(), {str(store.root): secret} if secret else {}),
-            )
+            workers = min(max_workers or os.cpu_count() or 1, len(tasks))
+            own = pool = own_pool(workers, str(store.root), secret)
         gone: list[tuple[DatasetId, str]] = []
         given = {t.symbol: t for t in tasks}
         last = time.monotonic()
@@ -339,18 +301,13 @@ def compute(
                     done(run_task(t))
             else:
                 assert pool is not None
-                try:
-                    with _no_main() if own is not None else contextlib.nullcontext():
+                with worker_deaths(store.root) if own is not None else contextlib.nullcontext():
+                    with no_main() if own is not None else contextlib.nullcontext():
                         pending = {pool.submit(run_task, t) for t in tasks}
                     while pending:
                         finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                         for f in finished:
                             done(f.result())
-                except (BrokenProcessPool, EOFError) as exc:
-                    if own is None:
-                        raise  # the caller's executor: its own error
-                    why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-                    raise ComputeInterrupted(store.root, why) from exc
         finally:
             flush()
             if own is not None:
