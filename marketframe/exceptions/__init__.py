@@ -30,6 +30,7 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
     +-- MissingColumnsError (ValueError)   a frame lacks a column an indicator needs (frames)
     +-- NotCheckable (ValueError)      nothing to cross-check in the range (crosscheck)
     +-- StoreCorrupted, StoreLocked (LeaseLost), SyncError   the Parquet store (store)
+    +-- ComputeInterrupted             a worker of the store's compute pool died (store)
     +-- StoreUnavailable (OSError), StoreReadOnly (PermissionError)   its storage (store)
     +-- NotSynced (LookupError)        a store read of a range no sync covered (store)
     +-- AcademyError                   the course platform's OAuth client (academy), with
@@ -122,6 +123,7 @@ from marketframe.exceptions._service import (
     error_for_status,
 )
 from marketframe.exceptions._store import (
+    ComputeInterrupted,
     LeaseLost,
     NotSynced,
     PartlySynced,
@@ -141,6 +143,7 @@ __all__ = [
     "AuthorizationError",
     "BadRequest",
     "BatchError",
+    "ComputeInterrupted",
     "ConfigurationError",
     "ConventionTypeError",
     "DeadlineExceeded",

@@ -64,6 +64,22 @@ class StoreLocked(MarketframeError):
         )
 
 
+class ComputeInterrupted(MarketframeError):
+    """A worker process of :meth:`Store.compute`'s own pool died before its task finished
+    (killed, out of memory). What the other tasks finished is recorded; a rerun resumes,
+    computing only what is missing."""
+
+    hint = "rerun store.compute(...): it resumes where this run stopped"
+
+    def __init__(self, path: str | os.PathLike[str], why: str):
+        self.path = str(path)
+        super().__init__(
+            f"{self.path}: a worker process of compute's pool died ({why}); the symbols "
+            "finished before are recorded. Rerun store.compute(...): it resumes where this "
+            "run stopped"
+        )
+
+
 class NotSynced(MarketframeError, LookupError):
     """:meth:`Store.read` asked for a dataset, symbol or date range the store never synced.
 

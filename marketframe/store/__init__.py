@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from marketframe.convert import check_backend, to_frame
 from marketframe.exceptions import (  # the store's errors live in the one error tree
+    ComputeInterrupted,
     LeaseLost,
     NotSynced,
     PartlySynced,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from marketframe.indicators.stateful import IndicatorSpec
 
 __all__ = [
+    "ComputeInterrupted",
     "ComputeReport",
     "spark_compute",
     "Failure",

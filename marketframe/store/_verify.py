@@ -5,7 +5,10 @@ hash, row count) and parses it (a file that matches its hash has the page checks
 written with: see :func:`._io.parse_checked`). A repair restores a damaged manifest from the
 previous generation (``_manifest.prev.json``), removes each damaged file, forgets what its
 symbol held and fetches that range again; minute data comes back only as far as the service
-still has it (the latest 30 days).
+still has it (the latest 30 days). A damaged part of a derived dataset is computed again
+from its source (the dataset's recorded values name the source, the spec and the
+adjustment), after the sources' own repairs. What cannot be repaired is a failure of the
+report, never an exception.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from contextlib import nullcontext
 from typing import Any
 
 from marketframe.endpoints import ENDPOINTS, merge
-from marketframe.exceptions import StoreCorrupted, SyncError
+from marketframe.exceptions import MarketframeError, StoreCorrupted, SyncError
 from marketframe.store import _io
 from marketframe.store._dataset import NO_SYMBOL, DatasetId
 from marketframe.store._log import _legacy
@@ -66,8 +69,12 @@ def run(
                 sym, _ = _io.where(rel)
                 damaged.setdefault((ds, sym or NO_SYMBOL), []).append(rel)
     if repair and damaged:
-        for (ds, sym), rels in damaged.items():
-            _refetch(parts, ds, sym, rels, values[ds], today, progress, report)
+        derived = {k: v for k, v in damaged.items() if k[0].endpoint.startswith("derived.")}
+        for (ds, sym), rels in damaged.items():  # the sources first: derived data reads them
+            if (ds, sym) not in derived:
+                _refetch(parts, ds, sym, rels, values[ds], today, progress, report)
+        for (ds, sym), rels in derived.items():
+            _recompute(parts, ds, sym, rels, values, report)
     return report
 
 
@@ -82,6 +89,9 @@ def _refetch(
     report: VerifyReport,
 ) -> None:
     """Remove ``rels`` (damaged files of one symbol), forget its coverage, fetch it again."""
+    if ds.endpoint not in ENDPOINTS:  # a store written by a later version
+        report.failures += [f"{rel}: {ds.endpoint} is no endpoint of this version" for rel in rels]
+        return
     manifest = parts.log
     held = manifest.intervals(ds, sym)
     ranges = merge([*held["final"], *held["open"]])
@@ -103,8 +113,68 @@ def _refetch(
         except SyncError as exc:
             report.failures += [str(f) for f in exc.report.failures]
             continue
+        except MarketframeError as exc:  # the store locked, unreachable, refused...
+            report.failures += [f"{rel}: not fetched again ({exc})" for rel in rels]
+            continue
         span = "the service's latest 30 days" if minute else f"{lo}..{hi}"
         report.repaired += [f"{rel}: fetched again ({span})" for rel in rels]
+
+
+def _recompute(
+    parts: Parts,
+    ds: DatasetId,
+    sym: str,
+    rels: list[str],
+    values: dict[DatasetId, dict[str, Any]],
+    report: VerifyReport,
+) -> None:
+    """Remove ``rels`` (damaged parts of a derived dataset's symbol) and forget its state,
+    then compute the symbol again in full from its source, as the dataset's values record
+    it (the source dataset, the spec, the adjustment)."""
+    from marketframe.indicators.stateful import IndicatorSpec
+    from marketframe.store import _compute
+
+    own = values[ds]
+    source = next((d for d in values if d.key == own.get("source")), None)
+    try:
+        spec = IndicatorSpec.from_json(own["spec"])
+        adjust = own.get("adjust")
+        same = source is not None and _compute.derived_id(source, spec, adjust) == ds
+    except (KeyError, TypeError, ValueError, MarketframeError):
+        same = False
+    if source is None or not same:
+        why = (
+            f"its source {own.get('source')} is not in the store"
+            if source is None
+            else "it was written by another version (compute it again)"
+        )
+        report.failures += [f"{rel}: cannot be computed again: {why}" for rel in rels]
+        return
+    remote = parts.storage.remote
+    manifest = parts.log
+    try:
+        with parts.locked(ds, [sym]) if remote else nullcontext():
+            for rel in rels:
+                parts.storage.delete(rel)
+                manifest.drop_file(ds, rel)
+            manifest.note(ds, sym, "state", None)  # computed again from its first bar
+            manifest.commit("repair")
+        _compute.compute(
+            parts,
+            source.endpoint,
+            spec,
+            [sym],
+            source.timeframe,
+            None,
+            1,
+            adjust,
+            dict(values[source]),
+            held=not remote,
+        )
+    except MarketframeError as exc:  # the source not held, the store locked, unreachable...
+        report.failures += [f"{rel}: not computed again ({exc})" for rel in rels]
+        return
+    report.repaired += [f"{rel}: computed again from {source.endpoint}" for rel in rels]
 
 
 def _restore(parts: Parts) -> tuple[dict[str, Any], str]:

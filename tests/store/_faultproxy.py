@@ -15,6 +15,9 @@ bounded spell):
                 response swallowed, and the connection closed: the server did the work, the
                 client never hears of it. One reply is dropped, then the mode is back to pass.
 
+``then``: with ``match``, the mode to switch to once the matched request was reset (or its
+reply dropped), e.g. ``then="reset"``: the network goes down right after that request.
+
 Counters say what happened: ``connections``, ``resets``, ``dropped_replies``, ``blackholed``.
 Threads, not asyncio: the proxy must keep running while the code under test blocks.
 """
@@ -44,6 +47,7 @@ class _Conn:
     def __init__(self, client: socket.socket, upstream: socket.socket):
         self.client, self.upstream = client, upstream
         self.doomed = False  # its current request's reply is to be dropped
+        self.then: str | None = None  # the mode once that reply is dropped
         self.closed = False
 
 
@@ -55,6 +59,7 @@ class FaultProxy:
         self.mode = "pass"
         self.delay = delay
         self.match: bytes | None = None  # drop-reply: only a request containing these bytes
+        self.then: str | None = None  # the mode once the matched request met its fault
         self.connections = self.resets = self.dropped_replies = self.blackholed = 0
         self._lock = threading.Lock()
         self._conns: set[_Conn] = set()
@@ -82,11 +87,19 @@ class FaultProxy:
     def faults(self) -> int:
         return self.resets + self.dropped_replies + self.blackholed
 
-    def set(self, mode: str, *, match: bytes | None = None, delay: float | None = None) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode {mode!r}; allowed: {', '.join(MODES)}")
+    def set(
+        self,
+        mode: str,
+        *,
+        match: bytes | None = None,
+        delay: float | None = None,
+        then: str | None = None,
+    ) -> None:
+        for m in (mode, then or "pass"):
+            if m not in MODES:
+                raise ValueError(f"mode {m!r}; allowed: {', '.join(MODES)}")
         with self._lock:
-            self.match = match
+            self.match, self.then = match, then
             if delay is not None:
                 self.delay = delay
             self.mode = mode
@@ -133,6 +146,15 @@ class FaultProxy:
             for s in (c.client, c.upstream):
                 with contextlib.suppress(OSError):
                     s.close()
+
+    def _after_fault(self, then: str | None) -> None:
+        """The matched request met its fault: on to ``then`` (the caller holds the lock)."""
+        if then is None:
+            return
+        self.mode, self.match, self.then = then, None, None
+        if then == "reset":  # open connections too
+            for c in list(self._conns):
+                self._kill(c, reset=True)
 
     def _accept(self) -> None:
         while not self._stop:
@@ -185,13 +207,15 @@ class FaultProxy:
                         self.match is None or (to_server and self.match in data)
                     ):
                         self._kill(c, reset=True)
+                        if self.match is not None:
+                            self._after_fault(self.then)
                         return
                     if mode == "blackhole":
                         self.blackholed += 1
                         continue  # read and forgotten: the other side waits
                     if mode == "drop-reply" and to_server:
                         if self.match is None or self.match in data:
-                            c.doomed = True
+                            c.doomed, c.then = True, self.then
                             self.mode, self.match = "pass", None  # one reply only
                     if c.doomed and not to_server and data.startswith(b"HTTP/1.1 100 "):
                         pass  # "100 Continue": the client sends the body, the server acts
@@ -199,6 +223,7 @@ class FaultProxy:
                         # the server answered; the client never hears of it
                         self.dropped_replies += 1
                         self._kill(c, reset=True, count=False)
+                        self._after_fault(c.then)
                         return
                     delay = self.delay if mode == "delay" else 0.0
                 if delay:

@@ -134,6 +134,32 @@ def test_taking_several_leases_is_all_or_nothing_and_a_network_error_is_typed(
         assert st.sync(CANDLES, ["0050", "2330"], "2024-01-01", "2024-06-30", progress=False).ok
 
 
+@pytest.mark.parametrize("fault", ["reset", "drop-reply"])
+def test_a_failed_lease_put_never_locks_the_process_out(
+    s3: Place, sb: Sandbox, proxy: FaultProxy, fault: str
+) -> None:
+    """The second symbol's lease PUT reset (or landed, its reply lost) and the network down
+    right after, so the failed sync could not release what it took: the next sync in the
+    same process takes its own leftovers over at once instead of being StoreLocked by
+    itself (its pid runs, so they looked live until they expired)."""
+    with Store(
+        s3.url("leftover"),
+        api_key=sb.api_key,
+        base_url=sb.base_url,
+        storage_options=_through(proxy, **ONE_TRY),
+        lock_timeout=0,
+    ) as st:
+        with proxy.fault(fault, match=b"/2330.json", then="reset"):
+            with pytest.raises(StoreUnavailable):
+                st.sync(CANDLES, ["0050", "2330"], "2024-01-01", "2024-06-30", progress=False)
+        left = s3.files("leftover", "_leases/")
+        assert left  # the network was down: nothing could be released
+        assert (fault == "drop-reply") is any(k.endswith("/2330.json") for k in left)
+        report = st.sync(CANDLES, ["0050", "2330"], "2024-01-01", "2024-06-30", progress=False)
+        assert report.ok and report.rows_written > 100
+    assert s3.files("leftover", "_leases/") == []  # taken over, then released
+
+
 def test_a_lost_reply_to_a_lease_put_is_recognised_as_its_own(
     s3: Place, sb: Sandbox, proxy: FaultProxy
 ) -> None:

@@ -237,7 +237,7 @@ def run_schedule(
         problems = [] if st0._parts.storage.is_empty() else st0.verify().problems
         tally.reported += len(problems)
         flagged = {p.split("sym=", 1)[1].split("/", 1)[0] for p in problems if "sym=" in p}
-        manifest_damaged = any(p.startswith("_manifest") for p in problems)
+        manifest_damaged = any(p.startswith(("_log", "_manifest")) for p in problems)
         cov = [] if manifest_damaged else st0.coverage(backend="arrow").to_pylist()
         for row in cov:
             if row["status"] == "empty" or row["symbol"] in flagged:

@@ -9,11 +9,13 @@ batch kernels over the whole partition with each spec's context of the last ``K`
 front (:mod:`._derive`): it holds one partition, never the symbol's history.
 
 Part files are named by content (``part-<first bar>-<hash>.parquet``), so a task never
-overwrites a recorded file; the driver records a task's files in the manifest, then deletes
-the files they replace. A process killed at any point leaves files the manifest does not
-record; the next run removes them first, so a rerun after ``kill -9`` equals a clean run.
-Imports run one way: this module -> :mod:`._task` -> :mod:`._derive`; the arguments are
-checked by :mod:`._compute_args`.
+overwrites a recorded file with other bytes; the driver records a task's files in the
+manifest, saves it, then deletes the files it replaced that the saved manifest no longer
+records (a part written again byte for byte keeps its name, and stays). A process killed at
+any point leaves files the manifest does not record; the next run removes them first, so a
+rerun after ``kill -9`` equals a clean run.
+Imports run one way: this module -> :mod:`._pool` (its own process pool) -> :mod:`._task`
+-> :mod:`._derive`; the arguments are checked by :mod:`._compute_args`.
 """
 
 from __future__ import annotations
@@ -21,8 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,17 +42,16 @@ from marketframe.store._compute._derive import (
     derived_id,
     derived_params,
 )
+from marketframe.store._compute._pool import no_main, own_pool, worker_deaths
 from marketframe.store._compute._strays import mark_clean, remove_strays, retire
-from marketframe.store._compute._task import run_task
+from marketframe.store._compute._task import remember, run_task
 from marketframe.store._dataset import DatasetId
 from marketframe.store._log import Log
 from marketframe.store._parts import Parts
+from marketframe.store._storage._remote import credential_names, withhold_credentials
 
 __all__ = ["ComputeReport", "Result", "Task", "compute", "context_rows", "derived_params"]
 __all__ += ["read", "run_task"]
-
-# the modules a worker process needs, imported once in the forkserver (not per worker)
-PRELOAD = ["marketframe.indicators", "marketframe.store._compute._task"]
 
 # ---------------------------------------------------------------------------------------
 # the driver
@@ -103,9 +103,11 @@ def build_tasks(
     adjust: str | None,
     events: Mapping[str, list[Any]] | None,
     storage_options: dict[str, Any] | None,
+    credentials: tuple[str, ...] = (),
 ) -> list[Task]:
     """One task per symbol, from the manifest as it is now. The files are grouped by symbol
-    in one pass per dataset (a pass per symbol made planning quadratic in the symbols)."""
+    in one pass per dataset (a pass per symbol made planning quadratic in the symbols).
+    ``storage_options``: without credentials, whose names are ``credentials``."""
     man = parts.log
     ids = [derived_id(spec.ds, sp, adjust) for sp in specs]
     srcs = by_symbol(_io.recorded(man.files(spec.ds), None, None))
@@ -123,29 +125,10 @@ def build_tasks(
         if adjust:
             digest = adjust + ":" + json.dumps([[str(e.day), e.price, e.shares] for e in evs])
         root = str(parts.root)
-        tasks.append(Task(root, storage_options, sym, inputs, targets, evs or None, digest))
+        tasks.append(
+            Task(root, storage_options, sym, inputs, targets, evs or None, digest, credentials)
+        )
     return tasks
-
-
-@contextlib.contextmanager
-def _no_main() -> Iterator[None]:
-    """While our pool starts its workers (they start on ``submit``): the caller's main
-    module hidden from multiprocessing, which would run it again in every worker (as
-    ``__mp_main__``) to find functions defined there. A task is our function on plain data
-    and needs none of it, while re-running it breaks the pool: a script without an
-    ``if __name__ == "__main__"`` guard calls ``compute`` again in the worker, and code
-    from ``python -c`` or standard input has no file to run."""
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    saved = {k: main.__dict__.pop(k) for k in ("__file__", "__spec__") if k in main.__dict__}
-    main.__spec__ = None  # multiprocessing reads it without a default
-    try:
-        yield
-    finally:
-        del main.__spec__
-        main.__dict__.update(saved)
 
 
 def record(
@@ -165,6 +148,9 @@ def record(
             if rel.endswith(".parquet"):
                 manifest.drop_file(o.ds, rel)
             gone.append((o.ds, rel, before.get(o.ds.key, {}).get(rel)))
+        for rel, rec in o.restamped.items():
+            if rel not in o.dropped:
+                manifest.commit_file(o.ds, rel, rec)
         for rel, rec in o.written.items():
             manifest.commit_file(o.ds, rel, rec)
         if o.state is not None:
@@ -172,8 +158,8 @@ def record(
         if o.written or o.dropped:
             # the symbol's entry carries the dataset's values (what it was derived from)
             dropped = set(o.dropped)
-            kept = [r for rel, r in before.get(o.ds.key, {}).items() if rel not in dropped]
-            rows = sum(int(r.get("rows", 0)) for r in [*kept, *o.written.values()])
+            kept = {rel: r for rel, r in before.get(o.ds.key, {}).items() if rel not in dropped}
+            rows = sum(int(r.get("rows", 0)) for r in {**kept, **o.written}.values())
             manifest.note(o.ds, result.symbol, "rows", rows)
     return gone
 
@@ -215,11 +201,14 @@ def compute(
     adjust: str | None,
     params: dict[str, Any],
     runner: Callable[[list[Task]], Iterable[Result]] | None = None,
+    *,
+    held: bool = False,
 ) -> ComputeReport:
     """``Store.compute``; ``runner``: maps the tasks to their results some other way
-    (Spark's ``mapInArrow``, :mod:`._spark`) instead of an executor."""
+    (Spark's ``mapInArrow``, :mod:`._spark`) instead of an executor; ``held``: the caller
+    holds a local store's lock (a repair of ``verify``)."""
     import time
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
 
     from marketframe import adjust as _adjust
     from marketframe.store._dataset import check_symbols
@@ -250,7 +239,8 @@ def compute(
         report.modes[ds.key] = {}
     with contextlib.ExitStack() as locks:
         if not parts.storage.remote:
-            locks.enter_context(parts.locked(writing="compute"))
+            if not held:
+                locks.enter_context(parts.locked(writing="compute"))
         elif syms:
             for ds in ids:  # an object store: the leases of the derived symbols
                 locks.enter_context(parts.locked(ds, syms, writing="compute"))
@@ -258,22 +248,18 @@ def compute(
         man.check()
         report.removed = remove_strays(parts.storage, man, ids)
         events = _events(parts, src, mode, syms) if mode else None
-        tasks = build_tasks(parts, src, specs, syms, mode, events, parts.storage_options)
+        # the credentials stay in this process and go to its own pool's workers, never
+        # into a task: a task is pickled to Dask, Ray or Spark, and shown by its repr
+        public, secret = withhold_credentials(parts.storage_options)
+        remember(str(parts.root), secret)
+        names = credential_names(secret)
+        tasks = build_tasks(parts, src, specs, syms, mode, events, public, names)
         pool = executor
         own = None
         inline = pool is None and (max_workers == 1 or len(tasks) <= 1 or runner is not None)
         if pool is None and not inline:
-            import multiprocessing as mp
-
-            ctx = mp.get_context("forkserver")
-            # the workers fork from a server that has imported the kernels and the task
-            # (numpy, pyarrow, pandas): no worker pays the imports (only a first start
-            # of the server reads this)
-            ctx.set_forkserver_preload(PRELOAD)
-            own = pool = ProcessPoolExecutor(
-                max_workers=min(max_workers or os.cpu_count() or 1, len(tasks)),
-                mp_context=ctx,
-            )
+            workers = min(max_workers or os.cpu_count() or 1, len(tasks))
+            own = pool = own_pool(workers, str(parts.root), secret)
         gone: list[tuple[DatasetId, str, Mapping[str, Any] | None]] = []
         given = {t.symbol: t for t in tasks}
         last = time.monotonic()
@@ -303,12 +289,13 @@ def compute(
                     done(run_task(t))
             else:
                 assert pool is not None
-                with _no_main() if own is not None else contextlib.nullcontext():
-                    pending = {pool.submit(run_task, t) for t in tasks}
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for f in finished:
-                        done(f.result())
+                with worker_deaths(parts.root) if own is not None else contextlib.nullcontext():
+                    with no_main() if own is not None else contextlib.nullcontext():
+                        pending = {pool.submit(run_task, t) for t in tasks}
+                    while pending:
+                        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        for f in finished:
+                            done(f.result())
         finally:
             flush()
             man.commit("compute")  # the versions kept by the last flush

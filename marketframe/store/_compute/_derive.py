@@ -113,7 +113,12 @@ class Target:
 
 @dataclass
 class Task:
-    """One symbol: its source files in time order (checked against their records)."""
+    """One symbol: its source files in time order (checked against their records).
+
+    It crosses processes and machines, so it holds no secret: ``storage_options`` are the
+    store's without their credentials, which ``credentials`` names (never their values). A
+    worker of compute's own pool is given them by its initializer; any other worker (Dask,
+    Ray, Spark) takes them from its environment (the AWS variables or profile)."""
 
     store: str  # a local path or an fsspec URL
     storage_options: dict[str, Any] | None
@@ -122,14 +127,18 @@ class Task:
     targets: list[Target]
     events: list[Any] | None = None  # corporate actions of ``adjust=`` (adjust.Event)
     events_digest: str = ""
+    credentials: tuple[str, ...] = ()  # the names of the storage options withheld
 
 
 @dataclass
 class Outcome:
-    """What a task wrote for one target: the driver records it, then deletes ``dropped``."""
+    """What a task wrote for one target: the driver records it, then deletes ``dropped``
+    (those the saved manifest no longer records)."""
 
     ds: DatasetId
     written: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # recorded parts intact but touched (a store copied without keeping times): new stamps
+    restamped: dict[str, dict[str, Any]] = field(default_factory=dict)
     dropped: list[str] = field(default_factory=list)
     state: tuple[str, dict[str, Any]] | None = None
     rows: int = 0  # rows computed (new bars)
@@ -314,10 +323,13 @@ def compact(
     rel = (part_dir(ds, symbol, input_rel) / f"part-{first}-{digest[:12]}.parquet").as_posix()
     rec = publish(storage, rel, data, digest, merged.num_rows)
     for old in files:
+        if old == rel:
+            continue  # the merge is this very file
         if old in out.written:
             del out.written[old]
-            storage.delete(old)  # never recorded: nobody reads it
-        else:
-            out.dropped.append(old)
+            if old not in recorded:  # never recorded: nobody reads it
+                storage.delete(old)
+                continue
+        out.dropped.append(old)  # the driver deletes it once no manifest records it
     out.written[rel] = rec
     return [*kept, rel]

@@ -82,6 +82,10 @@ def retire(
     for ds, rel, rec in gone:
         if log.file(ds, rel) is not None:
             continue
+        symbol = _io.where(rel)[0]
+        state = log.noted(ds, symbol, "state") if symbol is not None else None
+        if state and state[0] == rel:  # the state the symbol's entry names
+            continue
         digest = None if rec is None else rec.get("hash")
         if digest is not None and rel.endswith(".parquet"):
             if storage.move(rel, _io.version_path(str(digest), rel)):

@@ -19,6 +19,9 @@ a task may start at different files; the partitions are read from the earliest s
 
 from __future__ import annotations
 
+import os
+import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,10 +59,29 @@ def _none(use: slice) -> np.ndarray:
     return np.empty((use.stop - use.start, 0))
 
 
-def _storage(task: Task) -> Any:
-    from marketframe.store._storage import storage_for
+#: the credentials of stores (by URL) given to the driver's ``Store(storage_options=...)``:
+#: known in the driver's process and, through their initializer, to the workers of
+#: compute's own pool; never in a task (:class:`._derive.Task`)
+_CREDENTIALS: dict[str, dict[str, Any]] = {}
 
-    return storage_for(task.store, task.storage_options, make=False)
+
+def _storage(task: Task) -> Any:
+    from marketframe.exceptions import ConfigurationError
+    from marketframe.store._storage import storage_for
+    from marketframe.store._storage._remote import with_credentials
+
+    secret = _CREDENTIALS.get(task.store, {})
+    try:
+        return storage_for(task.store, with_credentials(task.storage_options, secret), make=False)
+    except ConfigurationError as exc:
+        if not task.credentials or secret:
+            raise
+        raise ConfigurationError(
+            f"{exc} here: the credentials given to the driver's Store(storage_options=...) "
+            f"({', '.join(task.credentials)}) are never sent with a task",
+            hint="give this executor's workers the standard AWS variables "
+            "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) or AWS_PROFILE in their environment",
+        ) from None
 
 
 class _Source:
@@ -134,6 +156,8 @@ class _TargetRun:
         self.start: int | None = None
         self.skip = 0
         meta = self._meta()
+        if meta is not None and not self._outputs_intact():
+            meta = None  # a part of its own damaged or missing: computed again in full
         consumed: list[dict[str, Any]] = list(meta["consumed"]) if meta else []
         made: dict[str, list[str]] = dict(meta["made"]) if meta else {}
         inputs = task.inputs
@@ -197,6 +221,27 @@ class _TargetRun:
         ):
             meta = None
         return meta
+
+    def _outputs_intact(self) -> bool:
+        """Whether every part the manifest records for the target is there with its
+        recorded content: its size and time (an object store's ETag, one listing of the
+        symbol's folder) against the record, hashed only when they differ. Parts only
+        touched are kept with their new stamps."""
+        from marketframe.store._storage import recheck
+
+        files, storage = self.target.files, self.storage
+        listed = None
+        if files and storage.remote:
+            where = _io.symbol_dir(Path(), self.target.ds, self.task.symbol).as_posix()
+            listed = storage.stamps(where)
+        for rel, rec in files.items():
+            kept = recheck(storage, rel, rec, listed)
+            if kept is None:
+                self.out.restamped.clear()
+                return False
+            if kept is not rec:
+                self.out.restamped[rel] = dict(kept)
+        return True
 
     def feed(self, i: int, table: pa.Table, rows: np.ndarray) -> None:
         """Partition ``i``: the kernels over its new bars with the context in front."""
@@ -277,3 +322,45 @@ def run_task(task: Task) -> Result:
             if r.start is not None and i >= r.start:
                 r.feed(i, table, rows)
     return Result(task.symbol, [r.finish() for r in runs])
+
+
+# ---------------------------------------------------------------------------------------
+# the workers of compute's own pool
+
+
+def remember(store: str, secret: dict[str, Any]) -> None:
+    """The credentials of ``store`` (a URL), for the tasks run in this process."""
+    if secret:
+        _CREDENTIALS[store] = secret
+
+
+def start_worker(driver: int, credentials: dict[str, dict[str, Any]]) -> None:
+    """The initializer of each worker of compute's own pool. ``credentials``: the stores'
+    credentials (by URL) given to the driver, which the tasks never carry. The worker exits
+    as soon as its driver (process ``driver``) is gone. Nothing else would tell it after a
+    ``kill -9`` of the driver: it waits on a queue whose writing end it holds itself, and
+    the pool's forkserver and resource tracker live as long as any worker does."""
+    _CREDENTIALS.update(credentials)
+    threading.Thread(
+        target=_exit_after, args=(driver,), name="marketframe-driver-watch", daemon=True
+    ).start()
+
+
+def _exit_after(pid: int) -> None:
+    """Wait for process ``pid`` to end (Linux: a pidfd, readable once it has; elsewhere a
+    check every half second), then end this process at once."""
+    import select
+    import time
+
+    from marketframe.store._storage._base import alive
+
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux, or already gone
+        fd = None
+    if fd is not None:
+        select.select([fd], [], [])
+    else:
+        while alive(pid):
+            time.sleep(0.5)
+    os._exit(70)  # no cleanup of a task half done: the next run removes its files

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from marketframe.store import _io
 from marketframe.store._dataset import DatasetId
 from marketframe.store._storage._base import _PreconditionFailed, fsync_dir
 from marketframe.store._storage._local import LOCK, LocalStorage, directory
@@ -128,3 +129,31 @@ def storage_for(
     if isinstance(path, str) and path.startswith("file://"):
         path = path[len("file://") :]
     return LocalStorage(directory(path) if make else Path(path))
+
+
+def recheck(
+    storage: LocalStorage | ObjectStorage,
+    rel: str,
+    rec: Mapping[str, Any],
+    listed: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Mapping[str, Any] | None:
+    """A recorded file checked cheaply: its size and modification time (an object store's
+    ETag: from ``listed``, one listing of its folder, when given) against the record, and
+    hashed only when they differ. Returns the record to keep: ``rec`` itself, or for a file
+    only touched (a store copied without keeping times) ``rec`` with its new stamp; None
+    when the file is missing or its content is not the recorded one."""
+    if listed is not None and isinstance(storage, ObjectStorage):
+        same = storage.unchanged(rel, rec, listed.get(rel, {}))
+    else:
+        same = storage.unchanged(rel, rec)
+    if same:
+        return rec
+    try:
+        data = storage.read(rel) if "hash" in rec else None
+    except FileNotFoundError:
+        return None
+    if data is None or not _io.matches(data, rec):
+        return None
+    if rec.get("size") != len(data):
+        return rec  # the bytes of its pending replacement: kept as recorded
+    return {**{k: v for k, v in rec.items() if k != "pending"}, **storage.restamp(rel)}

@@ -1,5 +1,6 @@
 """What the storages share at the bottom of their imports: the failure of a conditional write
-(a file created only if absent, an object written only if unchanged) and a durable rename."""
+(a file created only if absent, an object written only if unchanged), a durable rename and
+whether a process runs."""
 
 from __future__ import annotations
 
@@ -23,3 +24,14 @@ def fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host runs (or exists and is another user's)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -18,7 +18,10 @@ the manifest checks the leases first). Before building a symbol's partition the 
 its lease back (still its own ETag) and the latest manifest (its symbol's records unchanged
 by anyone else): nothing is published from a stale view. A reply lost after a conditional
 PUT reached the server (the retry then fails its condition on the writer's own write) is
-recognised by the owner id in the lease's body. Taking several leases is all or nothing.
+recognised by the owner id in the lease's body. Taking several leases is all or nothing:
+a failure releases those taken, and those whose PUT may have landed. Should the release not
+reach the store either (the network down), this process takes its leftovers over at once
+(a lease of its pid that no live sync of it owns), instead of finding itself locked out.
 
 Guarantees and assumptions: writers' clocks agree to within a small fraction of ``ttl``
 (NTP); the object store implements conditional PUTs (AWS S3 since 2024, SeaweedFS, MinIO).
@@ -38,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from marketframe.exceptions import LeaseLost, StoreLocked, StoreUnavailable
 from marketframe.store._dataset import NO_SYMBOL, DatasetId
-from marketframe.store._storage._base import _PreconditionFailed
+from marketframe.store._storage._base import _PreconditionFailed, alive
 
 if TYPE_CHECKING:
     from marketframe.store._storage._object import ObjectStorage
@@ -52,21 +55,24 @@ def lease_key(ds: DatasetId, symbol: str) -> str:
     return f"{LEASES}/{ds.endpoint}/{ds.params}/{ds.timeframe or '-'}/{name}.json"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+#: the owner ids of this process's :class:`Leases` that are taking or holding leases. A lease
+#: of this process under any other owner is a leftover of a sync whose release could not
+#: reach the store (the network down after a PUT failed): taken over at once, for this
+#: process would otherwise find itself holding the symbols until the lease expired
+_LIVE: set[str] = set()
 
 
 def stale(lease: dict[str, Any], now: float) -> bool:
-    """Whether a lease may be taken over: expired, or its owner on this host is gone."""
+    """Whether a lease may be taken over: expired, its owner on this host gone, or a
+    leftover of this very process (no live :class:`Leases` of it owns it)."""
     if float(lease.get("expires", 0)) < now:
         return True
-    return lease.get("host") == socket.gethostname() and not _alive(int(lease.get("pid", 0)))
+    if lease.get("host") != socket.gethostname():
+        return False
+    pid = int(lease.get("pid", 0))
+    if pid == os.getpid():
+        return lease.get("owner") not in _LIVE
+    return not alive(pid)
 
 
 #: a lease not renewed for this share of its ttl is no longer written under: the rest of the
@@ -89,6 +95,7 @@ class Leases:
         self.ttl = ttl
         self.owner = uuid.uuid4().hex
         self.held: dict[str, str] = {}  # key -> ETag of our last write
+        self.tried: set[str] = set()  # keys whose PUT was sent (it may have landed)
         self.renewed: dict[str, float] = {}  # key -> monotonic time our last write was sent
         self.lost: dict[str, str] = {}  # key -> why
         self._lock = threading.RLock()
@@ -108,6 +115,7 @@ class Leases:
 
     def _put(self, key: str, tag: str | None, deadline: float | None = None) -> None:
         sent = time.monotonic()
+        self.tried.add(key)
         new = self.storage.put_if(key, self._body(), tag, deadline=deadline)
         with self._lock:
             self.held[key], self.renewed[key] = new, sent
@@ -116,13 +124,7 @@ class Leases:
         """After an ambiguous reply (a lost answer, then 412 on the retry): whether the lease
         is ours after all (it holds this writer's owner id); if so it is held from ``sent``."""
         found = self.storage.read_versioned(key)
-        if found is None:
-            return False
-        try:
-            owner = json.loads(found[0]).get("owner")
-        except (ValueError, AttributeError):
-            return False
-        if owner != self.owner:
+        if found is None or _owner(found[0]) != self.owner:
             return False
         with self._lock:
             self.held[key], self.renewed[key] = found[1], sent
@@ -170,6 +172,7 @@ class Leases:
         are renewed from the first one on (a long wait for a later symbol keeps them)."""
         deadline = None if timeout < 0 else time.monotonic() + timeout
         pause = 0.05
+        _LIVE.add(self.owner)
         self._thread = threading.Thread(target=self._renew, name="marketframe-lease", daemon=True)
         self._thread.start()
         try:
@@ -253,14 +256,27 @@ class Leases:
             self.storage.guard = None
         if self.storage.leases is self:
             self.storage.leases = None
-        for key in list(self.held):
+        for key in sorted(self.tried | set(self.held)):
             try:
                 found = self.storage.read_versioned(key)
-                if found is not None and found[1] == self.held[key]:
+                if found is not None and (
+                    found[1] == self.held.get(key) or _owner(found[0]) == self.owner
+                ):  # ours: held, or a PUT that landed though its reply was lost
                     self.storage.delete(key)
-            except Exception:  # noqa: BLE001 - best effort: an unreleased lease expires
-                pass
-            self.held.pop(key)
+            except Exception:  # noqa: BLE001 - best effort: an unreleased lease expires,
+                pass  # and this process takes it over at once (:data:`_LIVE`)
+            self.held.pop(key, None)
+        self.tried.clear()
+        _LIVE.discard(self.owner)
+
+
+def _owner(body: bytes) -> Any:
+    """The owner id in a lease's body (None if it is not a lease)."""
+    try:
+        lease = json.loads(body)
+    except ValueError:
+        return None
+    return lease.get("owner") if isinstance(lease, dict) else None
 
 
 def _who(ds: DatasetId, sym: str, lease: dict[str, Any]) -> str:

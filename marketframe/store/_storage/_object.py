@@ -220,8 +220,12 @@ class ObjectStorage:
         except FileNotFoundError:
             return None
 
-    def unchanged(self, rel: str, rec: Mapping[str, Any]) -> bool:
-        info = self.info(rel)
+    def unchanged(
+        self, rel: str, rec: Mapping[str, Any], info: Mapping[str, Any] | None = None
+    ) -> bool:
+        """Whether the object has a recorded size and ETag (``info``: what a listing said
+        of it, else one HEAD)."""
+        info = self.info(rel) if info is None else info
         if info is None:
             return False
         tag = str(info.get("ETag") or info.get("etag") or "").strip('"')
@@ -376,6 +380,16 @@ class ObjectStorage:
         if ds is None or not symbols:
             return nullcontext()
         return leased(self, ds, symbols, timeout, ttl)
+
+    def stamps(self, rel: str) -> dict[str, dict[str, Any]]:
+        """The objects under the folder ``rel`` (recursively) with their size and ETag: one
+        listing where a HEAD per object would be a request each."""
+        try:
+            found = self._do(self._op("LIST", rel), self._async("find"), self.key(rel), detail=True)
+        except FileNotFoundError:
+            return {}
+        n = len(self.base) + 1
+        return {p[n:]: dict(v) for p, v in found.items()}
 
     def _bucket(self) -> str:
         return self.base.split("/", 1)[0]

@@ -1,7 +1,8 @@
 """What an object store's URLs, settings and failures mean, below
 :class:`~._object.ObjectStorage`: a URL as it may be shown (never ``user:password@``), the
-filesystem settings of a URL and ``storage_options``, and a failure told apart as the
-network, missing credentials or a failed write condition (not an answer the caller handles).
+filesystem settings of a URL and ``storage_options``, the credentials among those options
+(kept apart from what may be shown or sent), and a failure told apart as the network,
+missing credentials or a failed write condition (not an answer the caller handles).
 """
 
 from __future__ import annotations
@@ -33,6 +34,73 @@ def split_credentials(url: str) -> tuple[str, str | None, str | None]:
     userinfo, _, host = netloc.rpartition("@")
     user, _, password = userinfo.partition(":")
     return f"{scheme}://{host}{slash}{path}", user or None, password or None
+
+
+#: the ``storage_options`` (and the keys of their nested dicts, as s3fs's ``client_kwargs``)
+#: that are credentials: never in a compute task, a repr or a pickle
+CREDENTIALS = frozenset(
+    {
+        "key",
+        "secret",
+        "token",
+        "username",
+        "password",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "aws_session_token",
+        "account_key",
+        "sas_token",
+        "connection_string",
+        "client_secret",
+    }
+)
+
+
+def withhold_credentials(
+    options: Mapping[str, Any] | None,
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """``storage_options`` without their credentials, and the credentials alone (nested
+    dicts kept as nested dicts): :func:`with_credentials` puts them back together."""
+    if not options:
+        return (dict(options) if options is not None else None), {}
+    public: dict[str, Any] = {}
+    secret: dict[str, Any] = {}
+    for name, value in options.items():
+        if name in CREDENTIALS:
+            secret[name] = value
+        elif isinstance(value, Mapping):
+            inner_public, inner_secret = withhold_credentials(value)
+            public[name] = inner_public
+            if inner_secret:
+                secret[name] = inner_secret
+        else:
+            public[name] = value
+    return public, secret
+
+
+def with_credentials(
+    options: Mapping[str, Any] | None, secret: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """``options`` with the credentials ``secret`` (of :func:`withhold_credentials`) back."""
+    if not secret:
+        return dict(options) if options is not None else None
+    out = dict(options or {})
+    for name, value in secret.items():
+        inner = out.get(name)
+        out[name] = with_credentials(inner, value) if isinstance(value, Mapping) else value
+    return out
+
+
+def credential_names(secret: Mapping[str, Any], prefix: str = "") -> tuple[str, ...]:
+    """The names of the credentials ``secret`` holds (``client_kwargs.aws_secret_access_key``),
+    never their values."""
+    names: list[str] = []
+    for name, value in secret.items():
+        if isinstance(value, Mapping):
+            names += credential_names(value, f"{prefix}{name}.")
+        else:
+            names.append(prefix + name)
+    return tuple(sorted(names))
 
 
 def network_error(exc: BaseException) -> bool:

@@ -23,7 +23,7 @@ from marketframe.store import _io, _upsert
 from marketframe.store._dataset import NO_SYMBOL, Dataset, DatasetId, Fetch
 from marketframe.store._log import Log
 from marketframe.store._report import SyncReport
-from marketframe.store._storage import Storage
+from marketframe.store._storage import Storage, recheck
 from marketframe.store._sync._batch import Batch, Unit
 
 
@@ -245,19 +245,12 @@ def forget_damaged(
     want = set(symbols)
     for rel, rec in manifest.files(ds).items():
         sym, _ = _io.where(rel)
-        if (sym or NO_SYMBOL) not in want or root.unchanged(rel, rec):
+        if (sym or NO_SYMBOL) not in want:
             continue
-        try:
-            data = root.read(rel) if "hash" in rec else None
-        except FileNotFoundError:
-            data = None
-        if data is not None and _io.matches(data, rec):
-            if rec.get("size") == len(data):
-                manifest.commit_file(
-                    ds,
-                    rel,
-                    {**{k: v for k, v in rec.items() if k != "pending"}, **root.restamp(rel)},
-                )
+        kept = recheck(root, rel, rec)
+        if kept is not None:
+            if kept is not rec:  # only touched: its new time recorded
+                manifest.commit_file(ds, rel, dict(kept))
             continue
         root.delete(rel)
         manifest.drop_file(ds, rel)
