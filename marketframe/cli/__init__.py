@@ -33,6 +33,7 @@ _COMMANDS: tuple[str, ...] = (
     "marketframe.sandbox._cli",
     "marketframe.cli._academy",
     "marketframe.cli._store",
+    "marketframe.cli._history",
 )
 
 # What to do about the operating-system errors a command commonly meets.

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from marketframe.cli import out_path
+from marketframe.cli._store_args import existing_store, params_of, store_path, symbols_of
 from marketframe.endpoints import ENDPOINTS, MARKETS, TIMEFRAMES
 
 
@@ -94,7 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     s.add_argument(
         "--store",
-        type=_where,
+        type=store_path,
         required=True,
         help="the store directory, or an object-store URL (s3://bucket/prefix; "
         "credentials and AWS_ENDPOINT_URL from the AWS environment)",
@@ -112,9 +113,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     e.add_argument(
         "--store",
-        type=_where,
+        type=store_path,
         default=None,
         help="a store to sync through (default: a temporary one)",
+    )
+    e.add_argument(
+        "--as-of",
+        default=None,
+        metavar="SNAPSHOT|TIME",
+        help="export what --store held then (a snapshot, or a time such as "
+        "2026-11-20T18:00), fetching nothing",
     )
     _add_common(e)
     e.set_defaults(func=run_export)
@@ -126,7 +134,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "restore the manifest and fetch damaged data again.",
     )
     v.add_argument(
-        "--store", type=_where, required=True, help="the store directory, or an object-store URL"
+        "--store",
+        type=store_path,
+        required=True,
+        help="the store directory, or an object-store URL",
     )
     v.add_argument("--repair", action="store_true", help="repair what does not match")
     v.add_argument("--today", help="the service's date for refetched responses without one")
@@ -134,72 +145,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     v.add_argument("--base-url", default=None, help="service URL for refetches (as for sync)")
     v.add_argument("--workers", type=int, default=8, help="concurrent requests of a repair")
     v.set_defaults(func=run_verify)
-
-
-def _params(ep_name: str, items: list[str]) -> dict[str, Any]:
-    from marketframe.exceptions import InvalidParams
-
-    ep = ENDPOINTS[ep_name]
-    out: dict[str, Any] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or name not in ep.param_map:
-            allowed = [
-                p.name
-                for p in ep.params
-                if p.name not in (*(ep.date_range or ()), "symbol", "timeframe", "sort")
-            ]
-            raise InvalidParams(
-                ep_name,
-                name or item,
-                "is not NAME=VALUE of a parameter here",
-                ", ".join(allowed) or "none",
-            )
-        kind = ep.param_map[name].type
-        if kind == "int":
-            try:
-                out[name] = int(value)
-            except ValueError:
-                raise InvalidParams(
-                    ep_name, name, f"is not an integer: {value!r}", "0, 1, 2, ..."
-                ) from None
-        else:
-            out[name] = value
-    return out
-
-
-def _symbols(args: argparse.Namespace, client: Any) -> list[str] | None:
-    from marketframe.exceptions import InvalidParams
-
-    syms: list[str] = list(args.symbols)
-    for f in args.symbols_file:
-        try:
-            lines = f.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise InvalidParams(
-                "sync",
-                "symbols-file",
-                f"cannot be read: {exc.strerror}",
-                "a readable file of symbols, one a line",
-            ) from None
-        except UnicodeDecodeError as exc:
-            raise InvalidParams(
-                "sync",
-                "symbols-file",
-                f"{str(f)!r} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})",
-                "a UTF-8 text file of symbols, one a line",
-            ) from None
-        syms += [t for line in lines for t in line.split("#", 1)[0].split()]
-    boards = [
-        client.prepare("stock.intraday.tickers", type=args.type, market=b) for b in args.board
-    ]
-    for got in client.send_all(boards):  # every board in one fan-out
-        if got.error is not None:
-            raise got.error
-        syms += got.result.table.column("symbol").to_pylist()
-    if not syms:
-        return None
-    return list(dict.fromkeys(syms))
 
 
 def _session(stack: ExitStack, args: argparse.Namespace) -> Any:
@@ -212,33 +157,15 @@ def _session(stack: ExitStack, args: argparse.Namespace) -> Any:
     )
 
 
-def _where(text: str) -> Path | str:
-    """``--store``: an object-store URL stays text, anything else is a local path. An empty
-    path (it would make the current directory a store) or an existing file is refused here,
-    as a usage error (exit 2) before anything is created."""
-    if "://" in text and not text.startswith("file://"):
-        return text
-    if not text.strip():
-        raise argparse.ArgumentTypeError(
-            "is empty; give the store's directory (it is created if missing)"
-        )
-    path = Path(text.removeprefix("file://"))
-    if path.expanduser().exists() and not path.expanduser().is_dir():
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is a file, not a directory; give a store directory (new or holding a store)"
-        )
-    return path
-
-
 def _sync(
     args: argparse.Namespace, root: Path | str, stack: ExitStack
 ) -> tuple[Any, Any, dict[str, Any]]:
     from marketframe.store import Store
 
-    params = _params(args.endpoint, args.param)
+    params = params_of(args.endpoint, args.param)
     client = _session(stack, args)
     store = stack.enter_context(Store(root, client, max_workers=max(1, args.workers)))
-    symbols = _symbols(args, client)
+    symbols = symbols_of(args, client)
     report = store.sync(
         args.endpoint,
         symbols,
@@ -306,17 +233,9 @@ def _saved(a: argparse.Namespace) -> None:
 
 def run_verify(a: argparse.Namespace) -> int:
     """Errors go to the common handler of marketframe.cli."""
-    from marketframe.exceptions import InvalidParams
     from marketframe.store import Store
 
-    if isinstance(a.store, Path) and not a.store.expanduser().is_dir():
-        # Store() would create it: a typo is not a store (an object store: verify says so)
-        raise InvalidParams(
-            "verify",
-            "store",
-            f"{str(a.store)!r} does not exist",
-            "the directory of an existing store",
-        )
+    existing_store(a.store, "verify")
     with ExitStack() as stack:
         client = _session(stack, a) if a.repair else None
         store = stack.enter_context(Store(a.store, client))
@@ -359,14 +278,39 @@ def run_export(a: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
     with ExitStack() as stack:
-        root = a.store or Path(
-            stack.enter_context(tempfile.TemporaryDirectory(prefix="marketframe-export-"))
-        )
-        store, report, ctx = _sync(a, root, stack)
-        table = _read_synced(store, a, ctx, failed=bool(report.failures))
+        if a.as_of is not None:
+            table, report = _held_then(a, stack), None
+        else:
+            root = a.store or Path(
+                stack.enter_context(tempfile.TemporaryDirectory(prefix="marketframe-export-"))
+            )
+            store, report, ctx = _sync(a, root, stack)
+            table = _read_synced(store, a, ctx, failed=bool(report.failures))
         a.out.parent.mkdir(parents=True, exist_ok=True)
         tmp = a.out.with_name(f".{a.out.name}.{os.getpid()}.tmp")
         pq.write_table(table, tmp, compression="zstd")
         os.replace(tmp, a.out)
     print(f"wrote {table.num_rows} rows to {a.out}", file=sys.stderr)
+    if report is None:
+        return 0
     return _finish(a, report, {"out": str(a.out), "rows": table.num_rows})
+
+
+def _held_then(a: argparse.Namespace, stack: ExitStack) -> Any:
+    """``export --as-of``: the rows the store held then, nothing fetched."""
+    from marketframe.exceptions import InvalidParams
+    from marketframe.store import Store
+
+    if a.store is None:
+        raise InvalidParams("export", "as-of", "needs --store", "--store STORE --as-of NAME")
+    existing_store(a.store, "export")
+    store = stack.enter_context(Store(a.store, client=None))
+    symbols = list(a.symbols) or None
+    if a.symbols_file or a.board:
+        raise InvalidParams(
+            "export", "as-of", "reads the store only", "--symbols (or none: every symbol held)"
+        )
+    params = params_of(a.endpoint, a.param)
+    return store.read(
+        a.endpoint, symbols, a.start, a.end, a.timeframe, backend="arrow", as_of=a.as_of, **params
+    )

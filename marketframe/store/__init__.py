@@ -30,6 +30,7 @@ from marketframe.exceptions import (  # the store's errors live in the one error
 from marketframe.store import _compute, _read
 from marketframe.store._compute import ComputeReport
 from marketframe.store._core import StoreCore
+from marketframe.store._log._history import GcReport, Snapshot
 from marketframe.store._report import Failure, SyncReport, VerifyReport
 from marketframe.store._storage import LOCK as LOCK  # the lock file's name
 from marketframe.store._sync import _call as _sync_call
@@ -45,9 +46,11 @@ __all__ = [
     "ComputeReport",
     "spark_compute",
     "Failure",
+    "GcReport",
     "LeaseLost",
     "NotSynced",
     "PartlySynced",
+    "Snapshot",
     "Store",
     "StoreCorrupted",
     "StoreLocked",
@@ -57,7 +60,7 @@ __all__ = [
     "SyncReport",
     "VerifyReport",
 ]
-for _cls in (ComputeReport, Failure, SyncReport, VerifyReport):
+for _cls in (ComputeReport, Failure, GcReport, Snapshot, SyncReport, VerifyReport):
     _cls.__module__ = __name__  # shown (reprs, docs) where users import them from
 
 
@@ -121,6 +124,7 @@ class Store(StoreCore):
         timeframe: str | None = None,
         *,
         backend: Literal["pandas"] = "pandas",
+        as_of: str | dt.datetime | None = None,
         **params: Any,
     ) -> pd.DataFrame: ...
 
@@ -134,6 +138,7 @@ class Store(StoreCore):
         timeframe: str | None = None,
         *,
         backend: Literal["polars"],
+        as_of: str | dt.datetime | None = None,
         **params: Any,
     ) -> pl.DataFrame: ...
 
@@ -147,6 +152,7 @@ class Store(StoreCore):
         timeframe: str | None = None,
         *,
         backend: Literal["arrow"],
+        as_of: str | dt.datetime | None = None,
         **params: Any,
     ) -> pa.Table: ...
 
@@ -160,6 +166,7 @@ class Store(StoreCore):
         *,
         backend: str = "pandas",
         adjust: str | None = None,
+        as_of: str | dt.datetime | None = None,
         **params: Any,
     ) -> Any:
         """The stored rows of a dataset as a pandas / polars frame or Arrow table.
@@ -177,10 +184,14 @@ class Store(StoreCore):
         missing or replaced file raises :class:`StoreCorrupted` naming it.
         ``adjust="splits"`` or ``"all"`` (historical candles) adjusts the stored raw prices on
         read with corporate actions fetched through the store's client (docs/adjusted.md).
+        ``as_of``: the rows as the store held them then: a snapshot's name
+        (:meth:`snapshot`) or a time (a ``datetime``, naive meaning Asia/Taipei; a text with a
+        time of day), within what :meth:`gc` keeps.
         """
         check_backend("Store.read", backend)
+        parts = self._parts
         return to_frame(
-            _read.read(self._parts, endpoint, symbols, start, end, timeframe, adjust, params),
+            _read.read(parts, endpoint, symbols, start, end, timeframe, adjust, params, as_of),
             backend,
         )
 
@@ -229,6 +240,7 @@ class Store(StoreCore):
         *,
         adjust: str | None = None,
         backend: Literal["pandas"] = "pandas",
+        as_of: str | dt.datetime | None = None,
         **params: Any,
     ) -> pd.DataFrame: ...
 
@@ -242,6 +254,7 @@ class Store(StoreCore):
         *,
         adjust: str | None = None,
         backend: Literal["polars"],
+        as_of: str | dt.datetime | None = None,
         **params: Any,
     ) -> pl.DataFrame: ...
 
@@ -255,6 +268,7 @@ class Store(StoreCore):
         *,
         adjust: str | None = None,
         backend: Literal["arrow"],
+        as_of: str | dt.datetime | None = None,
         **params: Any,
     ) -> pa.Table: ...
 
@@ -267,14 +281,17 @@ class Store(StoreCore):
         *,
         adjust: str | None = None,
         backend: str = "pandas",
+        as_of: str | dt.datetime | None = None,
         **params: Any,
     ) -> Any:
         """The rows :meth:`compute` wrote for ``spec`` over ``dataset`` (``symbol``,
         ``date``, one column per output), sorted by symbol and date, every file checked
-        against the manifest."""
+        against its record; ``as_of`` as for :meth:`read`."""
         check_backend("Store.read_derived", backend)
+        parts = self._parts
         return to_frame(
-            _compute.read(self._parts, dataset, spec, symbols, timeframe, adjust, params), backend
+            _compute.read(parts, dataset, spec, symbols, timeframe, adjust, params, as_of),
+            backend,
         )
 
 

@@ -15,7 +15,9 @@ from marketframe.convert import to_frame
 from marketframe.endpoints import to_date
 from marketframe.exceptions import InvalidParams
 from marketframe.store import _open, _read, _verify
-from marketframe.store._log import Log
+from marketframe.store._dataset import NO_SYMBOL, DatasetId
+from marketframe.store._log import Log, _history
+from marketframe.store._log._history import GcReport, Snapshot
 from marketframe.store._parts import Parts
 from marketframe.store._report import VerifyReport
 from marketframe.store._storage import storage_for
@@ -161,3 +163,45 @@ class StoreCore:
         to hold no rows, e.g. before a listing; also listed under final or open).
         """
         return to_frame(_read.coverage(self._parts.log), backend)
+
+    # -- history: snapshots, gc (docs/store.md, "Snapshots and reading as of") --------------
+
+    def snapshot(self, name: str) -> Snapshot:
+        """Pin the store as it is now under ``name``: ``read(..., as_of=name)`` and
+        ``read_derived(..., as_of=name)`` then read exactly what they read now, whatever
+        later syncs, repairs or corporate actions change, until ``delete_snapshot(name)``.
+        Cheap: no data is copied (files replaced later are kept aside, see :meth:`gc`)."""
+        name = _history.check_name(name)
+        parts = self._parts
+        with parts.locked(*_HISTORY, writing=f"snapshot {name!r}"):
+            parts.log.reload()
+            return _history.take(parts.storage, parts.log, name)
+
+    def list_snapshots(self) -> list[Snapshot]:
+        """The store's snapshots, oldest generation first."""
+        return _history.listing(self._parts.storage)
+
+    def delete_snapshot(self, name: str) -> None:
+        """Forget a snapshot; what only it pinned goes at the next :meth:`gc`."""
+        name = _history.check_name(name, "Store.delete_snapshot")
+        with self._parts.locked(*_HISTORY, writing=f"delete_snapshot {name!r}"):
+            _history.delete(self._parts.storage, name)
+
+    def gc(self, keep: dt.timedelta = dt.timedelta(days=7)) -> GcReport:
+        """Remove the file versions replaced more than ``keep`` ago that no snapshot and
+        not the current state record, and the log before the newest checkpoint older than
+        ``keep``: ``as_of`` reads any time of the last ``keep``, and a snapshot for as long
+        as it exists. Returns what was removed."""
+        if not isinstance(keep, dt.timedelta) or keep < dt.timedelta(0):
+            raise InvalidParams(
+                "Store.gc", "keep", f"has value {keep!r}", "a datetime.timedelta >= 0"
+            )
+        parts = self._parts
+        with parts.locked(*_HISTORY, writing="gc"):
+            parts.log.reload()
+            return _history.gc(parts.storage, parts.log, keep)
+
+
+#: what snapshots and gc lock: the whole store on a local disk; on an object store, a lease
+#: of their own (writers of data never wait for them: they only pin or remove what is old)
+_HISTORY = (DatasetId("_store", "history", None), [NO_SYMBOL])

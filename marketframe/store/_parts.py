@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from marketframe.store import _open
 from marketframe.store._dataset import DatasetId
-from marketframe.store._log import Log
+from marketframe.store._log import Log, View, _history
 from marketframe.store._storage import LocalStorage, ObjectStorage
 
 if TYPE_CHECKING:
@@ -36,6 +36,22 @@ class Parts:
     base_url: str | None = None
     _client: Client[Any] | None = field(default=None, repr=False)
     own_client: bool = True
+    _views: dict[int, View] = field(default_factory=dict, repr=False)  # earlier generations
+
+    def view(self, as_of: Any, where: str) -> View:
+        """The store as ``as_of`` names it (a snapshot, a time); the current state when
+        None. Earlier generations never change: the last few read are kept."""
+        self.log.reload()
+        if as_of is None:
+            return self.log
+        g = _history.generation_of(self.storage, self.log, as_of, where)
+        if g == self.log.generation:
+            return self.log
+        if g not in self._views:
+            while len(self._views) >= 4:
+                self._views.pop(next(iter(self._views)))
+            self._views[g] = _history.state_at(self.storage, g)
+        return self._views[g]
 
     @property
     def root(self) -> Path | str:

@@ -14,9 +14,10 @@ import pyarrow.compute as pc
 from marketframe import adjust as _adjust
 from marketframe.convert import oldest_first
 from marketframe.endpoints import to_date
+from marketframe.exceptions import InvalidParams
 from marketframe.store import _held, _io
 from marketframe.store._dataset import NO_SYMBOL, check_symbols, resolve
-from marketframe.store._log import Log
+from marketframe.store._log import Log, _history
 from marketframe.store._parts import Parts
 
 
@@ -29,10 +30,20 @@ def read(
     timeframe: str | None,
     adjust: str | None,
     params: dict[str, Any],
+    as_of: Any = None,
 ) -> pa.Table:
-    """The rows :meth:`Store.read` returns, as one Arrow table (its checks and warnings)."""
+    """The rows :meth:`Store.read` returns, as one Arrow table (its checks and warnings);
+    ``as_of``: as an earlier generation held them (a snapshot, a time)."""
     spec = resolve(endpoint, timeframe, params)
     mode = _adjust.check_read(spec.ep.name, adjust, spec.params, spec.ds.timeframe)
+    if mode is not None and as_of is not None:
+        raise InvalidParams(
+            "Store.read",
+            "adjust",
+            f"{adjust!r} with as_of: adjusting applies the corporate actions known now, "
+            "not those known then",
+            "adjust=None with as_of (the raw prices as they were held)",
+        )
     # symbol-less datasets (corporate actions) are filtered on their symbol column
     syms = None if symbols is None or not spec.has_symbol else check_symbols(spec, symbols)
     lo = to_date(endpoint, "start", start) if start is not None else None
@@ -40,17 +51,20 @@ def read(
     years = None
     if spec.has_symbol and (lo is not None or hi is not None):
         years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)
-    manifest, storage = parts.log, parts.storage
-    manifest.reload()
+    storage = parts.storage
+    manifest = parts.view(as_of, "Store.read")
     manifest.check()
     _held.check(manifest, spec, syms, lo, hi)  # never synced: NotSynced, not 0 rows
     logical = spec.ep.schema.arrow(minute=spec.minute)
     files = _io.recorded(manifest.files(spec.ds), syms, years, spec.ds)
-    tables = [
-        _io.from_physical(t, logical)
-        for t in (storage.read_file(rel, rec, parts.fix) for rel, rec in files)
-        if t.num_rows
-    ]
+    if manifest is parts.log:
+        read = [storage.read_file(rel, rec, parts.fix) for rel, rec in files]
+    else:  # an earlier generation: files where they are, or where replaced ones are kept
+        read = [
+            _history.read_file(storage, parts.log, spec.ds, rel, dict(rec), parts.fix)
+            for rel, rec in files
+        ]
+    tables = [_io.from_physical(t, logical) for t in read if t.num_rows]
     if not tables:
         table = logical.empty_table()
     else:

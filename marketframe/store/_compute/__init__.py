@@ -46,7 +46,7 @@ from marketframe.store._compute._pool import no_main, own_pool, worker_deaths
 from marketframe.store._compute._strays import mark_clean, remove_strays, retire
 from marketframe.store._compute._task import remember, run_task
 from marketframe.store._dataset import DatasetId
-from marketframe.store._log import Log
+from marketframe.store._log import Log, _history
 from marketframe.store._parts import Parts
 from marketframe.store._storage._remote import credential_names, withhold_credentials
 
@@ -317,6 +317,7 @@ def read(
     timeframe: str | None,
     adjust: str | None,
     params: dict[str, Any],
+    as_of: Any = None,
 ) -> pa.Table:
     from marketframe import adjust as _adjust
     from marketframe.exceptions import InvalidParams
@@ -325,8 +326,7 @@ def read(
     src = source_of(dataset, timeframe, params)
     mode = _adjust.check_read(src.ep.name, adjust, src.params, src.ds.timeframe)
     ds = derived_id(src.ds, sp, mode)
-    man = parts.log
-    man.reload()
+    man = parts.view(as_of, "Store.read_derived")
     man.check()
     recorded = man.files(ds)
     entries = man.datasets() if not recorded else []  # a copy of every entry: only here
@@ -354,7 +354,13 @@ def read(
                 f"store.compute({dataset!r}, spec, symbols) first",
             )
     chosen = _io.recorded(files, want, None)
-    tables = [parts.storage.read_file(rel, rec, parts.fix) for rel, rec in chosen]
+    if man is parts.log:
+        tables = [parts.storage.read_file(rel, rec, parts.fix) for rel, rec in chosen]
+    else:  # an earlier generation: parts where they are, or where replaced ones are kept
+        tables = [
+            _history.read_file(parts.storage, parts.log, ds, rel, dict(rec), parts.fix)
+            for rel, rec in chosen
+        ]
     tables = [t for t in tables if t.num_rows]
     if not tables:
         date = src.ep.schema.arrow(minute=src.minute).field("date").type

@@ -9,6 +9,7 @@ object store, where writers of different symbols run at once.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -74,6 +75,9 @@ class Storage(Protocol):
         """The stamp of the file as it is now."""
 
     def exists(self, rel: str) -> bool: ...
+
+    def stat(self, rel: str) -> tuple[int, dt.datetime] | None:
+        """The file's size and when it was last written, or None when absent."""
 
     def delete(self, rel: str) -> None:
         """Remove ``rel`` if it exists."""

@@ -6,6 +6,7 @@ check of a sync. Writers take one file lock, ``.lock`` in the root."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -125,6 +126,17 @@ class LocalStorage:
 
     def exists(self, rel: str) -> bool:
         return (self.root / rel).exists()
+
+    def stat(self, rel: str) -> tuple[int, dt.datetime] | None:
+        """The file's size and when it was last written, linked or renamed (the later of
+        its modification and change times: a version kept by a link keeps its old
+        modification time), or None."""
+        try:
+            st = (self.root / rel).stat()
+        except FileNotFoundError:
+            return None
+        when = dt.datetime.fromtimestamp(max(st.st_mtime, st.st_ctime), dt.UTC)
+        return st.st_size, when
 
     def delete(self, rel: str) -> None:
         (self.root / rel).unlink(missing_ok=True)

@@ -15,6 +15,7 @@ bucket and prefix only).
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -23,15 +24,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from marketframe.exceptions import InvalidParams, StoreCorrupted, StoreUnavailable
+from marketframe.exceptions import InvalidParams, StoreCorrupted
 from marketframe.store import _io
 from marketframe.store._dataset import DatasetId
 from marketframe.store._storage._base import _PreconditionFailed
 from marketframe.store._storage._lease import leased
 from marketframe.store._storage._remote import (
-    describe,
-    network_error,
-    no_credentials,
+    call,
     precondition,
     settings,
     shown_url,
@@ -116,50 +115,10 @@ class ObjectStorage:
     # -- every call: a deadline, typed errors ------------------------------------------------
 
     def _do(self, what: str, fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
-        """``fn(*args, **kw)`` within the deadline: a coroutine function of an async
-        filesystem runs on its loop while this thread waits in short slices (Ctrl-C is
-        seen at once); a network failure or the deadline raise :class:`StoreUnavailable`."""
-        import asyncio
-        import concurrent.futures
-        import time
-
+        """``fn(*args, **kw)`` within the store's deadline (``_deadline=`` another): see
+        :func:`._remote.call`."""
         deadline = kw.pop("_deadline", None) or self.timeout
-        try:
-            if not asyncio.iscoroutinefunction(fn):
-                return fn(*args, **kw)
-            fut = asyncio.run_coroutine_threadsafe(fn(*args, **kw), self.fs.loop)
-            end = time.monotonic() + deadline
-            try:
-                while True:
-                    left = end - time.monotonic()
-                    if left <= 0:
-                        fut.cancel()
-                        raise StoreUnavailable(
-                            what, f"no answer within {deadline:g} s (the store's timeout)"
-                        )
-                    try:
-                        return fut.result(timeout=min(0.25, left))
-                    except concurrent.futures.TimeoutError:
-                        if fut.done():
-                            raise
-                        continue
-            except BaseException:
-                fut.cancel()
-                raise
-        except StoreUnavailable:
-            raise
-        except Exception as exc:
-            if no_credentials(exc):
-                from marketframe.exceptions import ConfigurationError
-
-                raise ConfigurationError(
-                    f"{self.url}: no credentials for the object store were found",
-                    hint="set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), "
-                    "or pass storage_options={'key': ..., 'secret': ...}",
-                ) from None
-            if network_error(exc):
-                raise StoreUnavailable(what, describe(exc)) from None
-            raise
+        return call(what, self.url, self.fs, deadline, fn, *args, **kw)
 
     def _op(self, verb: str, rel: str) -> str:
         return f"{verb} {self.path(rel)}"
@@ -238,6 +197,16 @@ class ObjectStorage:
 
     def exists(self, rel: str) -> bool:
         return self.info(rel) is not None
+
+    def stat(self, rel: str) -> tuple[int, dt.datetime] | None:
+        """The object's size and when it was written (a copy is a new write), or None."""
+        info = self.info(rel)
+        if info is None:
+            return None
+        when = info.get("LastModified") or info.get("last_modified") or info.get("mtime")
+        if not isinstance(when, dt.datetime):
+            when = dt.datetime.now(dt.UTC)  # unknown: taken as new, never removed by age
+        return int(info.get("size", 0)), when
 
     def delete(self, rel: str) -> None:
         try:

@@ -7,11 +7,19 @@ missing credentials or a failed write condition (not an answer the caller handle
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from marketframe.exceptions import InvalidParams, MarketframeWarning
+from marketframe.exceptions import (
+    ConfigurationError,
+    InvalidParams,
+    MarketframeWarning,
+    StoreUnavailable,
+)
 
 
 def shown_url(url: str) -> str:
@@ -211,3 +219,46 @@ def settings(
         config.setdefault("retries", {"max_attempts": ATTEMPTS, "mode": "standard"})
         opts["config_kwargs"] = config
     return url, protocol, opts, deadline
+
+
+def call(
+    what: str, url: str, fs: Any, deadline: float, fn: Callable[..., Any], *args: Any, **kw: Any
+) -> Any:
+    """``fn(*args, **kw)`` of the filesystem ``fs`` within ``deadline`` seconds: a coroutine
+    function of an async filesystem runs on its loop while this thread waits in short
+    slices (Ctrl-C is seen at once); a network failure or the deadline raise
+    :class:`StoreUnavailable` naming ``what``, missing credentials a ``ConfigurationError``."""
+    try:
+        if not asyncio.iscoroutinefunction(fn):
+            return fn(*args, **kw)
+        fut = asyncio.run_coroutine_threadsafe(fn(*args, **kw), fs.loop)
+        end = time.monotonic() + deadline
+        try:
+            while True:
+                left = end - time.monotonic()
+                if left <= 0:
+                    fut.cancel()
+                    raise StoreUnavailable(
+                        what, f"no answer within {deadline:g} s (the store's timeout)"
+                    )
+                try:
+                    return fut.result(timeout=min(0.25, left))
+                except concurrent.futures.TimeoutError:
+                    if fut.done():
+                        raise
+                    continue
+        except BaseException:
+            fut.cancel()
+            raise
+    except StoreUnavailable:
+        raise
+    except Exception as exc:
+        if no_credentials(exc):
+            raise ConfigurationError(
+                f"{url}: no credentials for the object store were found",
+                hint="set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), "
+                "or pass storage_options={'key': ..., 'secret': ...}",
+            ) from None
+        if network_error(exc):
+            raise StoreUnavailable(what, describe(exc)) from None
+        raise
