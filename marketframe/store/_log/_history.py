@@ -302,7 +302,7 @@ def generation_of(storage: Storage, log: Log, as_of: Any, where: str) -> int:
             raise InvalidParams(
                 where,
                 "as_of",
-                f"{as_of!r} is neither a snapshot nor a time of day",
+                f"no snapshot is named {as_of!r}, and it is no time of day",
                 f"a snapshot ({names}), or a time: a datetime or '2026-11-20T18:00' "
                 "(a date alone is ambiguous: which moment of it?)",
             )

@@ -77,8 +77,10 @@ class Log(Reader):
     def _dataset(self, ds: DatasetId, values: dict[str, Any] | None) -> dict[str, Any]:
         """The dataset's entry, for a change (every update goes through here)."""
         self.check()
-        self._touched.add(("datasets", ds.key, ""))
-        d = self._data["datasets"].setdefault(ds.key, {**dataset_meta(ds, values), "symbols": {}})
+        d = self._data["datasets"].get(ds.key)
+        if d is None:  # new: its meta goes with the next entry (an entry holds what changed)
+            d = self._data["datasets"][ds.key] = {**dataset_meta(ds, values), "symbols": {}}
+            self._touched.add(("datasets", ds.key, ""))
         d.setdefault("files", {})
         return d  # type: ignore[no-any-return]
 
