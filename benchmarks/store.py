@@ -44,12 +44,12 @@ import pyarrow.compute as pc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 import requests  # noqa: E402
 from _common import best, print_ratios, start_sandbox, write_held  # noqa: E402
-from marketframe.store._log._manifest import Manifest  # noqa: E402
 
 from marketframe.client import Client  # noqa: E402
 from marketframe.endpoints import split  # noqa: E402
 from marketframe.store import Store, _io  # noqa: E402
 from marketframe.store._dataset import resolve  # noqa: E402
+from marketframe.store._log import Log  # noqa: E402
 from marketframe.store._storage import LocalStorage  # noqa: E402
 
 KEY = "sandbox-advanced"
@@ -199,7 +199,7 @@ def bench_read(
     years = len(_io.split_by_year(template))
     t = time.perf_counter()
     store_root.mkdir(parents=True)
-    manifest = Manifest(LocalStorage(store_root))
+    manifest = Log(LocalStorage(store_root))
     for i in range(n_symbols):
         sym = f"S{i:04d}"
         relabelled = template.set_column(

@@ -23,12 +23,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 from _common import ROOT, start_sandbox, write_held
-from marketframe.store._log._manifest import Manifest
 
 from marketframe.client import Client
 from marketframe.endpoints import split
 from marketframe.store import Store
 from marketframe.store._dataset import resolve
+from marketframe.store._log import Log
 from marketframe.store._storage import ObjectStorage
 
 KEY = "sandbox-advanced"
@@ -94,7 +94,7 @@ def bench_s3_read(
     url = f"s3://{bucket}/big"
     storage = ObjectStorage(url, server.options())
     spec = resolve("stock.historical.candles", "D", {})
-    manifest = Manifest(storage)
+    manifest = Log(storage)
     t = time.perf_counter()
     for i in range(n_symbols):
         sym = f"S{i:04d}"

@@ -60,7 +60,7 @@ def version_path(digest: str, rel: str) -> str:
     kept: ``_versions/``, outside every dataset directory, so readers of a dataset directory
     (pyarrow, polars, DuckDB, Spark) never see them; and named without ``.parquet``, so a
     ``**/*.parquet`` glob over the whole store does not match them either."""
-    return f"{VERSIONS}/{digest[:2]}/{digest}"
+    return f"{VERSIONS}/{digest}"
 
 
 def by_year(ds: DatasetId) -> bool:

@@ -79,6 +79,7 @@ def retire(
     ``_versions/`` (an earlier generation or a snapshot may read it), anything else deleted.
     A file the commit records again (a part rewritten with the same content has the same
     name) is left where it is: only what no longer stands in the current generation moves."""
+    moved: list[str] = []
     for ds, rel, rec in gone:
         if log.file(ds, rel) is not None:
             continue
@@ -88,7 +89,10 @@ def retire(
             continue
         digest = None if rec is None else rec.get("hash")
         if digest is not None and rel.endswith(".parquet"):
-            if storage.move(rel, _io.version_path(str(digest), rel)):
+            to = _io.version_path(str(digest), rel)
+            if storage.move(rel, to):
                 log.kept(str(digest), rel)
+                moved += [rel, to]
         else:
             storage.delete(rel)
+    storage.sync_dirs(moved)

@@ -192,23 +192,26 @@ class LocalStorage:
 
     def keep(self, rel: str, to: str) -> bool:
         """Keep ``rel``'s current bytes at ``to`` as well (a hard link: no copy) before
-        ``rel`` is replaced; False if ``rel`` does not exist. An existing ``to`` is kept."""
+        ``rel`` is replaced; False if ``rel`` does not exist. An existing ``to`` is kept.
+        Durable once :meth:`sync_dirs` of ``to`` returns (one directory fsync for many)."""
         return self._place(os.link, rel, to)
 
     def move(self, rel: str, to: str) -> bool:
-        """Move ``rel`` to ``to`` (a rename); False if ``rel`` does not exist."""
+        """Move ``rel`` to ``to`` (a rename); False if ``rel`` does not exist. Durable once
+        :meth:`sync_dirs` of both returns."""
         return self._place(os.replace, rel, to)
 
     def _place(self, how: Callable[[Path, Path], None], rel: str, to: str) -> bool:
         dst = self.root / to
-        dst.parent.mkdir(parents=True, exist_ok=True)
         try:
             how(self.root / rel, dst)
         except FileNotFoundError:
+            if not dst.parent.is_dir() and (self.root / rel).exists():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                return self._place(how, rel, to)
             return False
         except FileExistsError:  # a link to a name already kept
             return True
-        fsync_dir(dst.parent)
         return True
 
     def sync_dirs(self, rels: Sequence[str]) -> None:

@@ -94,20 +94,29 @@ class Batch:
             raise
         self._last = time.monotonic()
         self._published = [u for u in staged if u.files]
+        kept = [
+            self._keep_replaced(unit.ds, rel)
+            for unit in self._published
+            for _, rel, _ in unit.files
+        ]
+        self.storage.sync_dirs([k for k in kept if k is not None])  # durable before replaced
         for unit in self._published:
             for staged_file, rel, _ in unit.files:
-                self._keep_replaced(unit.ds, rel)
                 self.storage.publish(staged_file, rel)
 
-    def _keep_replaced(self, ds: DatasetId, rel: str) -> None:
+    def _keep_replaced(self, ds: DatasetId, rel: str) -> str | None:
         """Before ``rel`` is replaced: its recorded version kept under ``_versions/`` (a
-        snapshot or ``as_of`` may read it), if the file in place is that version."""
+        snapshot or ``as_of`` may read it), if the file in place is that version; where."""
         rec = self.log.file(ds, rel)
         if rec is None or "hash" not in rec:
-            return
+            return None
         was = {k: v for k, v in rec.items() if k != "pending"}
         # an object store's copy is checked when it is read (a HEAD first would cost a
         # request per file); a local file is linked only if it is still the recorded one
-        if self.storage.remote or self.storage.unchanged(rel, was):
-            if self.storage.keep(rel, _io.version_path(str(rec["hash"]), rel)):
-                self.log.kept(str(rec["hash"]), rel)
+        if not (self.storage.remote or self.storage.unchanged(rel, was)):
+            return None
+        to = _io.version_path(str(rec["hash"]), rel)
+        if not self.storage.keep(rel, to):
+            return None
+        self.log.kept(str(rec["hash"]), rel)
+        return to
