@@ -20,7 +20,7 @@ class SyncError(MarketframeError):
 
 
 class StoreCorrupted(MarketframeError):
-    """A store file (partition or manifest) is damaged, missing or not the one recorded.
+    """A store file (partition, or the log's) is damaged, missing or not the one recorded.
 
     Nothing is read from it; ``.path`` names it. ``store.verify(repair=True)`` (or
     ``marketframe verify --store ROOT --repair``) refetches what it held.

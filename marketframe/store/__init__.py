@@ -185,8 +185,8 @@ class Store(StoreCore):
         ``adjust="splits"`` or ``"all"`` (historical candles) adjusts the stored raw prices on
         read with corporate actions fetched through the store's client (docs/adjusted.md).
         ``as_of``: the rows as the store held them then: a snapshot's name
-        (:meth:`snapshot`) or a time (a ``datetime``, naive meaning Asia/Taipei; a text with a
-        time of day), within what :meth:`gc` keeps.
+        (:meth:`snapshot`) or a time (a ``datetime``, naive meaning this machine's local time
+        as ``datetime.now()`` gives; a text with a time of day), within what :meth:`gc` keeps.
         """
         check_backend("Store.read", backend)
         parts = self._parts

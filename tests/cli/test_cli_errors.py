@@ -137,6 +137,13 @@ CASES: dict[str, tuple[list[str], int, tuple[str, ...]]] = {
         ("FAILED", "ZZZZ"),
     ),
     "academy without a URL": (["academy", "whoami"], 2, ("--url", "MARKETFRAME_ACADEMY_URL")),
+    "snapshot without an action": (["snapshot", "--store", "s"], 2, ("ACTION",)),
+    "snapshot of no store": (
+        ["snapshot", "create", "x", "--store", "missing"],
+        2,
+        ("does not exist", "existing store"),
+    ),
+    "gc bad --keep": (["gc", "--store", "s", "--keep", "soon"], 2, ("not a duration",)),
 }
 
 

@@ -23,7 +23,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from marketframe._time import TAIPEI
 from marketframe.exceptions import InvalidParams, StoreCorrupted
 from marketframe.store import _io
 from marketframe.store._dataset import DatasetId
@@ -292,7 +291,8 @@ def _time_of(storage: Storage, g: int) -> str | None:
 
 def generation_of(storage: Storage, log: Log, as_of: Any, where: str) -> int:
     """The generation ``as_of`` names: a snapshot's name, or a time (a ``datetime``, naive
-    meaning Asia/Taipei, or an ISO text with a time of day); the store's generation then."""
+    meaning this machine's local time, or an ISO text with a time of day); the store's
+    generation then."""
     if isinstance(as_of, str):
         if _NAME.match(as_of) and storage.exists(_path(as_of)):
             return get(storage, as_of).generation
@@ -308,9 +308,9 @@ def generation_of(storage: Storage, log: Log, as_of: Any, where: str) -> int:
             )
         as_of = when
     if isinstance(as_of, dt.datetime):
-        if as_of.tzinfo is None:
-            as_of = as_of.replace(tzinfo=TAIPEI)
-        return generation_at(storage, log, as_of)
+        # naive: this machine's local time, as datetime.now() gives (the store's history is
+        # the time its commits were made, not a market's time)
+        return generation_at(storage, log, as_of.astimezone())
     raise InvalidParams(where, "as_of", f"has value {as_of!r}", "a snapshot's name, or a datetime")
 
 
