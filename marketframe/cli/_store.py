@@ -128,10 +128,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     e.set_defaults(func=run_export)
     v = sub.add_parser(
         "verify",
-        help="check a Parquet store's files and manifest; --repair",
+        help="check a Parquet store's files and log; --repair",
         description="Check every file a store records (size, content hash, "
-        "page checksums, rows) and its manifest; with --repair, "
-        "restore the manifest and fetch damaged data again.",
+        "page checksums, rows) and its log; with --repair, "
+        "rebuild a damaged log and fetch damaged data again.",
     )
     v.add_argument(
         "--store",

@@ -180,7 +180,7 @@ class Store(StoreCore):
         a range synced only in part returns what is held and warns :class:`PartlySynced`. A
         synced range without rows (before a listing, a holiday) is an empty frame. Reading
         needs no lock: files are replaced atomically.
-        Every file read is checked against the manifest (size, content hash): a damaged,
+        Every file read is checked against the log (size, content hash): a damaged,
         missing or replaced file raises :class:`StoreCorrupted` naming it.
         ``adjust="splits"`` or ``"all"`` (historical candles) adjusts the stored raw prices on
         read with corporate actions fetched through the store's client (docs/adjusted.md).
@@ -310,7 +310,7 @@ def spark_compute(
 ) -> ComputeReport:
     """:meth:`Store.compute` on Spark: the symbol list mapped with ``mapInArrow`` (no
     shuffle), each executor reading and writing the store on S3 or a shared path; the
-    driver records the results in the manifest. See docs/compute.md."""
+    driver records the results in the log. See docs/compute.md."""
     from marketframe.store._compute._spark import spark_compute as run
 
     st = store if isinstance(store, Store) else Store(store, storage_options=storage_options)

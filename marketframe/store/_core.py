@@ -126,12 +126,12 @@ class StoreCore:
         today: dt.date | str | None = None,
         progress: bool | None = False,
     ) -> VerifyReport:
-        """Check every file the manifest records (size, content hash, that it parses, rows)
-        and the manifest itself. ``repair=True`` restores a damaged manifest from its
-        previous generation, removes damaged files and fetches again what they held (minute
-        data only as far back as the service still has it); a damaged part of a derived
-        dataset is computed again from its source. What cannot be repaired is listed in
-        the report's ``failures``. Returns a :class:`VerifyReport`.
+        """Check every file the store's log records (size, content hash, that it parses,
+        rows) and the log itself. ``repair=True`` rebuilds a damaged log from what of it
+        reads whole, removes damaged files and fetches again what they held (minute data
+        only as far back as the service still has it); a damaged part of a derived dataset
+        is computed again from its source. What cannot be repaired is listed in the report's
+        ``failures``. Returns a :class:`VerifyReport`.
         """
         if self._parts.storage.is_empty():  # a typo must not pass as a healthy, empty store
             raise InvalidParams(

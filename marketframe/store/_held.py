@@ -14,21 +14,21 @@ from marketframe.store._log import View
 
 
 def check(
-    manifest: View, spec: Any, symbols: list[str] | None, lo: dt.date | None, hi: dt.date | None
+    log: View, spec: Any, symbols: list[str] | None, lo: dt.date | None, hi: dt.date | None
 ) -> None:
     """Raise :class:`NotSynced` for every asked symbol (``None``: the dataset) the store holds
     nothing of in ``[lo, hi]``; warn :class:`PartlySynced` for the parts of the range that are
     missing where some of it is held. Final, open and known-empty intervals all count."""
     ds = spec.ds
     if symbols is None:
-        held_syms = [s for s in _symbols(manifest, ds.key)]
+        held_syms = [s for s in _symbols(log, ds.key)]
         asked = held_syms or [None]
     else:
         asked = list(symbols)
     missing: list[tuple[str | None, Any, Any]] = []
     partly: list[tuple[str | None, Interval]] = []
     for sym in asked:
-        ivs = [] if sym is None else _held(manifest, ds, sym if spec.has_symbol else NO_SYMBOL)
+        ivs = [] if sym is None else _held(log, ds, sym if spec.has_symbol else NO_SYMBOL)
         label = sym if spec.has_symbol else None
         if not ivs:
             missing.append((label, lo, hi))
@@ -65,13 +65,13 @@ def _label(spec: Any) -> str:
     return spec.ep.name + (f" ({', '.join(extra)})" if extra else "")
 
 
-def _held(manifest: View, ds: Any, symbol: str) -> list[Interval]:
-    got = manifest.intervals(ds, symbol)
+def _held(log: View, ds: Any, symbol: str) -> list[Interval]:
+    got = log.intervals(ds, symbol)
     return merge([*got["final"], *got["open"], *got["empty"]])
 
 
-def _symbols(manifest: View, key: str) -> list[str]:
-    for ds, d in manifest.datasets():
+def _symbols(log: View, key: str) -> list[str]:
+    for ds, d in log.datasets():
         if ds.key == key:
             return sorted(d.get("symbols", {}))
     return []

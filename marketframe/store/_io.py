@@ -118,7 +118,7 @@ def from_physical(table: pa.Table, logical: pa.Schema) -> pa.Table:
 
 
 def digest(data: bytes | memoryview) -> str:
-    """The content hash the manifest keeps per file: SHA-256, 64 hex digits (the CPU's SHA
+    """The content hash the log keeps per file: SHA-256, 64 hex digits (the CPU's SHA
     instructions hash it at about 1.4 GB/s here, BLAKE2b at 0.5: every file written and
     every file read is hashed whole). Records written before hold BLAKE2b-128 (32 hex
     digits); :func:`matches` checks a record with the algorithm its length names."""
@@ -144,7 +144,7 @@ def time_encoding(schema: pa.Schema) -> dict[str, str] | None:
 
 
 def serialize(table: pa.Table) -> bytes:
-    """Parquet bytes of ``table`` with page checksums (for readers without the manifest's
+    """Parquet bytes of ``table`` with page checksums (for readers without the log's
     record: a read with one checks the whole file's hash), the bar times by
     :func:`time_encoding`."""
     sink = pa.BufferOutputStream()
@@ -181,8 +181,8 @@ def recorded(
     years: tuple[int, int] | None,
     ds: DatasetId | None = None,
 ) -> list[tuple[str, Mapping[str, Any]]]:
-    """The manifest's published files of ``symbols`` (all when None) in the inclusive
-    ``years``, in symbol then year order. The manifest, not a directory listing, says what is
+    """The log's published files of ``symbols`` (all when None) in the inclusive
+    ``years``, in symbol then year order. The log, not a directory listing, says what is
     held: a deleted file is reported, a stray one is ignored."""
     want = None if symbols is None else set(symbols)
     out = []
@@ -224,7 +224,7 @@ def parse_checked(
     if expect is not None and not matches(data, expect):
         raise StoreCorrupted(
             path,
-            "does not match the manifest's size and content hash: it "
+            "does not match its recorded size and content hash: it "
             "was changed, truncated or replaced after it was written",
             repair_hint,
         )

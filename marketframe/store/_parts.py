@@ -1,6 +1,6 @@
 """What a :class:`~marketframe.store.Store` is made of, handed to the modules that do its work
 (sync, read, verify, compute) instead of the ``Store`` itself: where its files live, its
-manifest, the settings of its writers, and the client its syncs fetch with. Nothing reads a
+log, the settings of its writers, and the client its syncs fetch with. Nothing reads a
 ``Store``'s private fields; everything a module needs is a field or a method here."""
 
 from __future__ import annotations

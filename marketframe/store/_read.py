@@ -1,6 +1,6 @@
 """``Store.read`` and ``Store.coverage`` as Arrow tables: a dataset's rows from the files the
-manifest records (each checked), filtered and ordered as the loaders return them; and what
-the manifest says the store holds. The face converts them to the asked backend."""
+log records (each checked), filtered and ordered as the loaders return them; and what
+the log says the store holds. The face converts them to the asked backend."""
 
 from __future__ import annotations
 
@@ -52,12 +52,12 @@ def read(
     if spec.has_symbol and (lo is not None or hi is not None):
         years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)
     storage = parts.storage
-    manifest = parts.view(as_of, "Store.read")
-    manifest.check()
-    _held.check(manifest, spec, syms, lo, hi)  # never synced: NotSynced, not 0 rows
+    log = parts.view(as_of, "Store.read")
+    log.check()
+    _held.check(log, spec, syms, lo, hi)  # never synced: NotSynced, not 0 rows
     logical = spec.ep.schema.arrow(minute=spec.minute)
-    files = _io.recorded(manifest.files(spec.ds), syms, years, spec.ds)
-    if manifest is parts.log:
+    files = _io.recorded(log.files(spec.ds), syms, years, spec.ds)
+    if log is parts.log:
         read = [storage.read_file(rel, rec, parts.fix) for rel, rec in files]
     else:  # an earlier generation: files where they are, or where replaced ones are kept
         read = [
@@ -95,14 +95,14 @@ def read(
     return table.replace_schema_metadata(meta)
 
 
-def coverage(manifest: Log) -> pa.Table:
+def coverage(log: Log) -> pa.Table:
     """:meth:`Store.coverage`'s rows: one per (dataset, params, timeframe, symbol, interval)."""
-    manifest.reload()
-    manifest.check()
+    log.reload()
+    log.check()
     rows: dict[str, list[Any]] = {
         k: [] for k in ("dataset", "params", "timeframe", "symbol", "status", "start", "end")
     }
-    for ds, d in manifest.datasets():
+    for ds, d in log.datasets():
         for sym, e in sorted(d.get("symbols", {}).items()):
             for status in ("final", "open", "empty"):
                 for a, b in e.get(status, []):

@@ -93,7 +93,7 @@ class SyncReport:
 class VerifyReport:
     """The outcome of :meth:`Store.verify`: what was checked, found and repaired.
 
-    ``problems`` lists each damaged, missing or replaced file (and a damaged manifest) as
+    ``problems`` lists each damaged, missing or replaced file (and a damaged log) as
     ``path: problem``; ``repaired`` what a repair did about them; ``failures`` the refetches of
     a repair that failed (rerun ``verify(repair=True)`` to retry them).
     """

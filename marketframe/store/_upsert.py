@@ -1,5 +1,5 @@
 """Merging new rows into one partition: one row per key (the new row wins), in key order,
-as the stored physical schema, serialized and hashed for the manifest. Nothing is written
+as the stored physical schema, serialized and hashed for the log. Nothing is written
 here; :mod:`._commit` stages and publishes what :func:`prepare` returns. Imports run one
 way: this module -> :mod:`._io`.
 """
@@ -78,7 +78,7 @@ def physical(table: pa.Table) -> pa.Table:
 
 @dataclass(frozen=True)
 class Written:
-    """What the manifest records of a partition file: checked on every read and by verify."""
+    """What the log records of a partition file: checked on every read and by verify."""
 
     size: int
     rows: int

@@ -1,9 +1,10 @@
-"""``Store.verify``: find damaged, missing or replaced files and a damaged manifest; repair.
+"""``Store.verify``: find damaged, missing or replaced files and a damaged log; repair.
 
-A check reads every file the manifest records and compares it with its record (size, content
+A check reads every file the log records and compares it with its record (size, content
 hash, row count) and parses it (a file that matches its hash has the page checksums it was
-written with: see :func:`._io.parse_checked`). A repair restores a damaged manifest from the
-previous generation (``_manifest.prev.json``), removes each damaged file, forgets what its
+written with: see :func:`._io.parse_checked`). A repair rebuilds a damaged log from what of it
+reads whole (:meth:`._log.Reader.salvage`; a store of an earlier layout: its manifest's
+previous generation, see :mod:`._log._legacy`), removes each damaged file, forgets what its
 symbol held and fetches that range again; minute data comes back only as far as the service
 still has it (the latest 30 days). A damaged part of a derived dataset is computed again
 from its source (the dataset's recorded values name the source, the spec and the
@@ -44,20 +45,20 @@ def run(
     parts: Parts, repair: bool, *, today: dt.date | None, progress: bool | None
 ) -> VerifyReport:
     """Check (and with ``repair`` fix) the store; called under the store's lock."""
-    manifest = parts.log
-    manifest.reload()
+    log = parts.log
+    log.reload()
     report = VerifyReport(str(parts.root))
-    if manifest.damage is not None:
-        report.problems.append(f"{manifest.where}: {manifest.damage}")
+    if log.damage is not None:
+        report.problems.append(f"{log.where}: {log.damage}")
         if not repair:
             return report
         data, how = _restore(parts)
-        manifest.replace_state(data)
-        manifest.commit("repair")
+        log.replace_state(data)
+        log.commit("repair")
         report.repaired.append(how)
     damaged: dict[tuple[DatasetId, str], list[str]] = {}
     values: dict[DatasetId, dict[str, Any]] = {}
-    for ds, d in manifest.datasets():
+    for ds, d in log.datasets():
         values[ds] = d.get("values", {})
         for rel, rec in sorted(d.get("files", {}).items()):
             if "hash" not in rec:
@@ -92,17 +93,17 @@ def _refetch(
     if ds.endpoint not in ENDPOINTS:  # a store written by a later version
         report.failures += [f"{rel}: {ds.endpoint} is no endpoint of this version" for rel in rels]
         return
-    manifest = parts.log
-    held = manifest.intervals(ds, sym)
+    log = parts.log
+    held = log.intervals(ds, sym)
     ranges = merge([*held["final"], *held["open"]])
     # a local store is locked as a whole already; an object store's repair takes the lease
     # of the one symbol it rewrites
     with parts.locked(ds, [sym]) if parts.storage.remote else nullcontext():
         for rel in rels:
             parts.storage.delete(rel)
-            manifest.drop_file(ds, rel)
-        manifest.drop_symbol(ds, sym)
-        manifest.commit("repair")
+            log.drop_file(ds, rel)
+        log.drop_symbol(ds, sym)
+        log.commit("repair")
     symbols = None if sym == NO_SYMBOL else sym
     minute = _io.by_year(ds) and ENDPOINTS[ds.endpoint].minute_range != "checked"
     for lo, hi in [(None, None)] if minute else ranges:
@@ -151,14 +152,14 @@ def _recompute(
         report.failures += [f"{rel}: cannot be computed again: {why}" for rel in rels]
         return
     remote = parts.storage.remote
-    manifest = parts.log
+    log = parts.log
     try:
         with parts.locked(ds, [sym]) if remote else nullcontext():
             for rel in rels:
                 parts.storage.delete(rel)
-                manifest.drop_file(ds, rel)
-            manifest.note(ds, sym, "state", None)  # computed again from its first bar
-            manifest.commit("repair")
+                log.drop_file(ds, rel)
+            log.note(ds, sym, "state", None)  # computed again from its first bar
+            log.commit("repair")
         _compute.compute(
             parts,
             source.endpoint,

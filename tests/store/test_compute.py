@@ -121,7 +121,7 @@ def test_a_rerun_after_a_sync_computes_only_the_new_bars(sb: Sandbox, tmp_path: 
 
 
 def test_reruns_rewrite_the_spare_state_slot(sb: Sandbox, place: Place) -> None:
-    """Each rerun writes the state slot the manifest does not name, and continues from the
+    """Each rerun writes the state slot the log does not name, and continues from the
     named one: two state files per symbol and dataset however many days are appended, and
     no lease left behind on an object store."""
     with place.store("slots", api_key=sb.api_key, base_url=sb.base_url) as st:
@@ -295,7 +295,7 @@ def test_kill_9_mid_compute_then_rerun_equals_a_clean_run(
 ) -> None:
     """Killed after a task published its files and before the driver recorded them (on an
     object store: holding its leases), then rerun: equal to a clean run, and nothing the
-    manifest does not record is left."""
+    log does not record is left."""
     syms = SYMS + ["2317", "2412", "1301"]
     with (
         place.store("k", api_key=sb.api_key, base_url=sb.base_url) as st,
@@ -328,7 +328,7 @@ def test_kill_9_mid_compute_then_rerun_equals_a_clean_run(
         assert rep.removed > 0  # the killed run's unrecorded files
         clean.compute(DAILY, SPECS, max_workers=1)
         same(st, clean)
-        for name in SPECS:  # on disk, only what the manifest records: a part per symbol
+        for name in SPECS:  # on disk, only what the log records: a part per symbol
             parts = [f for f in place.files("k", f"dataset=derived.{name}/") if "/part-" in f]
             assert len(parts) == len(st.read_derived(DAILY, name)["symbol"].unique())
     # object stores: the killed run's leases were taken over (their owner is gone) and released

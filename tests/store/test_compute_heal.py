@@ -1,9 +1,9 @@
-"""Derived data that heals: compute never deletes a file its manifest records, notices
+"""Derived data that heals: compute never deletes a file its log records, notices
 damage to its own outputs, and ``verify(repair=True)`` recomputes a damaged derived symbol.
 
 Each trigger of the lost-file case is tried as a user meets it: a hard-link backup restored,
 a damaged state slot, a repaired older minute-year input file. After each, every derived
-file the manifest records is there (``verify`` finds nothing), the derived data equals
+file the log records is there (``verify`` finds nothing), the derived data equals
 ``df.md`` over the source, and a rerun is ``unchanged``.
 """
 
@@ -43,7 +43,7 @@ def minute_clock(sb: Sandbox) -> Iterator[None]:
 
 
 def healthy(st: Store, timeframe: str | None = None) -> None:
-    """Every file the manifest records is there and intact, the derived data equals
+    """Every file the log records is there and intact, the derived data equals
     ``df.md`` over the source, and a rerun has nothing to do."""
     assert st.verify().problems == []
     check(st, reference(st.read(DAILY, timeframe=timeframe)), timeframe=timeframe)
@@ -70,7 +70,7 @@ def rewrite_first_bar(st: Store, symbol: str, column: str) -> None:
 
 def test_restoring_a_hard_link_backup_loses_no_part(sb: Sandbox, tmp_path: Path) -> None:
     """A backup made with ``cp -al`` and restored as docs/compute.md describes: the slot a
-    later run rewrote in place no longer matches the backup's manifest, so the symbols are
+    later run rewrote in place no longer matches the backup's log, so the symbols are
     computed again in full, to parts byte-identical to (named as) the backup's own."""
     live, backup = tmp_path / "live", tmp_path / "backup"
     with store(sb, live) as st:
@@ -134,7 +134,7 @@ def test_a_repaired_older_minute_year_loses_no_part(
 def test_compacting_never_deletes_a_recorded_part(tmp_path: Path) -> None:
     """A part the run wrote again byte for byte (so under a recorded name) and then merged
     with the others is handed to the driver as replaced, not deleted by the task: the
-    manifest still records it until the driver's save."""
+    log still records it until the driver's save."""
     import numpy as np
 
     from marketframe.indicators import stateful as sf

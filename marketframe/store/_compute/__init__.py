@@ -1,18 +1,18 @@
 """Derived datasets: indicators computed over a stored dataset, one task per symbol; the
-driver side (the tasks planned from the manifest, run on an executor, recorded).
+driver side (the tasks planned from the log, run on an executor, recorded).
 
 The tasks (:mod:`._task`) are plain picklable functions of plain data, so any
 ``concurrent.futures.Executor`` runs them (a process pool, ``dask.distributed``, Ray) and so
 does Spark's ``mapInArrow`` (:mod:`._spark`); the driver (:func:`compute`) alone touches the
-manifest. A task reads each of its symbol's partitions once for all the specs and runs the
+log. A task reads each of its symbol's partitions once for all the specs and runs the
 batch kernels over the whole partition with each spec's context of the last ``K`` bars in
 front (:mod:`._derive`): it holds one partition, never the symbol's history.
 
 Part files are named by content (``part-<first bar>-<hash>.parquet``), so a task never
 overwrites a recorded file with other bytes; the driver records a task's files in the
-manifest, saves it, then deletes the files it replaced that the saved manifest no longer
+log, saves it, then deletes the files it replaced that the saved log no longer
 records (a part written again byte for byte keeps its name, and stays). A process killed at
-any point leaves files the manifest does not record; the next run removes them first, so a
+any point leaves files the log does not record; the next run removes them first, so a
 rerun after ``kill -9`` equals a clean run.
 Imports run one way: this module -> :mod:`._pool` (its own process pool) -> :mod:`._task`
 -> :mod:`._derive`; the arguments are checked by :mod:`._compute_args`.
@@ -105,7 +105,7 @@ def build_tasks(
     storage_options: dict[str, Any] | None,
     credentials: tuple[str, ...] = (),
 ) -> list[Task]:
-    """One task per symbol, from the manifest as it is now. The files are grouped by symbol
+    """One task per symbol, from the log as it is now. The files are grouped by symbol
     in one pass per dataset (a pass per symbol made planning quadratic in the symbols).
     ``storage_options``: without credentials, whose names are ``credentials``."""
     man = parts.log
@@ -132,7 +132,7 @@ def build_tasks(
 
 
 def record(
-    manifest: Log,
+    log: Log,
     result: Result,
     values: Mapping[str, dict[str, Any]],
     before: Mapping[str, Mapping[str, Mapping[str, Any]]],
@@ -143,24 +143,24 @@ def record(
     outcome, without a pass over the dataset's files)."""
     gone: list[tuple[DatasetId, str, Mapping[str, Any] | None]] = []
     for o in result.outcomes:
-        manifest.declare(o.ds, values[o.ds.key])  # made with what it is derived from
+        log.declare(o.ds, values[o.ds.key])  # made with what it is derived from
         for rel in o.dropped:
             if rel.endswith(".parquet"):
-                manifest.drop_file(o.ds, rel)
+                log.drop_file(o.ds, rel)
             gone.append((o.ds, rel, before.get(o.ds.key, {}).get(rel)))
         for rel, rec in o.restamped.items():
             if rel not in o.dropped:
-                manifest.commit_file(o.ds, rel, rec)
+                log.commit_file(o.ds, rel, rec)
         for rel, rec in o.written.items():
-            manifest.commit_file(o.ds, rel, rec)
+            log.commit_file(o.ds, rel, rec)
         if o.state is not None:
-            manifest.note(o.ds, result.symbol, "state", list(o.state))
+            log.note(o.ds, result.symbol, "state", list(o.state))
         if o.written or o.dropped:
             # the symbol's entry carries the dataset's values (what it was derived from)
             dropped = set(o.dropped)
             kept = {rel: r for rel, r in before.get(o.ds.key, {}).items() if rel not in dropped}
             rows = sum(int(r.get("rows", 0)) for r in {**kept, **o.written}.values())
-            manifest.note(o.ds, result.symbol, "rows", rows)
+            log.note(o.ds, result.symbol, "rows", rows)
     return gone
 
 

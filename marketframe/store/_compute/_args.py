@@ -68,7 +68,7 @@ def label(sp: sf.IndicatorSpec, adjust: str | None) -> str:
 
 
 def computed(entries: list[tuple[DatasetId, dict[str, Any]]], source: DatasetId) -> list[str]:
-    """The derived datasets computed over ``source``, of the manifest's ``entries``
+    """The derived datasets computed over ``source``, of the log's ``entries``
     (:meth:`View.datasets`), by :func:`label`."""
     names = []
     for ds, entry in entries:

@@ -133,7 +133,7 @@ class Task:
 @dataclass
 class Outcome:
     """What a task wrote for one target: the driver records it, then deletes ``dropped``
-    (those the saved manifest no longer records)."""
+    (those the saved log no longer records)."""
 
     ds: DatasetId
     written: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -243,14 +243,14 @@ def publish(
     storage: Any, rel: str, data: bytes | memoryview, digest: str, rows: int | None = None
 ) -> dict[str, Any]:
     """Stage and publish ``data`` (whose :func:`_io.digest` is ``digest``) at ``rel``;
-    returns its record for the manifest."""
+    returns its record for the log."""
     staged, stamp = storage.stage(rel, bytes(data) if storage.remote else data)
     storage.publish(staged, rel)
     return record(data, digest, stamp, rows)
 
 
 def record(data: bytes | memoryview, digest: str, stamp: dict, rows: int | None = None) -> dict:
-    """The manifest's record of a written file: its size, hash, the storage's stamp."""
+    """The log's record of a written file: its size, hash, the storage's stamp."""
     return {"size": len(data), "hash": digest, **stamp, **({} if rows is None else {"rows": rows})}
 
 
@@ -330,6 +330,6 @@ def compact(
             if old not in recorded:  # never recorded: nobody reads it
                 storage.delete(old)
                 continue
-        out.dropped.append(old)  # the driver deletes it once no manifest records it
+        out.dropped.append(old)  # the driver deletes it once no log records it
     out.written[rel] = rec
     return [*kept, rel]

@@ -1,10 +1,10 @@
 """Derived datasets computed by Spark: the symbol list mapped with ``mapInArrow``.
 
 The driver plans one task per symbol exactly as :meth:`Store.compute` does (from the
-manifest), ships the tasks as rows of a DataFrame split into ``partitions`` slices (no
+log), ships the tasks as rows of a DataFrame split into ``partitions`` slices (no
 shuffle: ``parallelize`` then ``mapInArrow``), each executor runs the same
 :func:`marketframe.store._compute.run_task` against the store on S3 or a shared path, and
-the driver records what the tasks wrote in the manifest. Executors need marketframe
+the driver records what the tasks wrote in the log. Executors need marketframe
 installed (and the store's credentials in their environment for S3).
 """
 

@@ -1,7 +1,7 @@
 """The state file of a derived dataset's symbol, and the digest of the rows it consumed.
 
 A symbol's state has two slots, ``_state-a.bin`` and ``_state-b.bin``: a run writes the one
-the manifest does not name, in place, and the manifest's save then names it. A run killed
+the log does not name, in place, and the log's save then names it. A run killed
 before the save leaves the named slot as it was, so no state needs a new file, a rename or a
 deletion (five of each per symbol and day, for the five indicators).
 
@@ -41,7 +41,7 @@ SLOTS = ("_state-a.bin", "_state-b.bin")
 
 
 def state_slot(ds: DatasetId, symbol: str, named: str | None) -> str:
-    """The state slot a run writes: the one the manifest does not name (``named``)."""
+    """The state slot a run writes: the one the log does not name (``named``)."""
     spare = SLOTS[1] if named is not None and named.endswith("/" + SLOTS[0]) else SLOTS[0]
     return (_io.symbol_dir(Path(), ds, symbol) / spare).as_posix()
 

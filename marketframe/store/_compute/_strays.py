@@ -26,8 +26,8 @@ from marketframe.store._storage import Storage, fsync_dir
 CLEAN = "_clean"
 
 
-def remove_strays(storage: Any, manifest: Any, ids: Sequence[DatasetId]) -> int:
-    """Files under the derived datasets the manifest does not record (a killed run's): gone.
+def remove_strays(storage: Any, log: Any, ids: Sequence[DatasetId]) -> int:
+    """Files under the derived datasets the log does not record (a killed run's): gone.
     Call under the store's lock, before any task of the run writes."""
     n = 0
     for ds in ids:
@@ -47,12 +47,12 @@ def remove_strays(storage: Any, manifest: Any, ids: Sequence[DatasetId]) -> int:
                 for d, _, names in os.walk(top)
                 for name in names
             ]
-        keep = set(manifest.files(ds))
+        keep = set(log.files(ds))
         for rel in found:
             if rel.rsplit("/", 1)[-1] in SLOTS:
                 continue  # a state slot: the named one, or the spare a run rewrites in place
             if "/_state-" in rel:  # a state from before the slots: kept while named
-                st = manifest.noted(ds, _io.where(rel)[0] or "", "state")
+                st = log.noted(ds, _io.where(rel)[0] or "", "state")
                 if st and st[0] == rel:
                     continue
             if rel not in keep:

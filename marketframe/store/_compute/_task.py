@@ -6,7 +6,7 @@ the whole partition with that target's context in front (:mod:`._derive`), write
 bars' outputs and carries the context on, so it holds one partition (plus the contexts) in
 memory, never the symbol's history. It is a plain picklable function of plain data
 (:func:`run_task`), so any ``concurrent.futures.Executor`` runs it (a process pool,
-``dask.distributed``, Ray) and so does Spark's ``mapInArrow``; it touches no manifest.
+``dask.distributed``, Ray) and so does Spark's ``mapInArrow``; it touches no log.
 
 **Incremental.** Each target compares the source's current files with what its state
 consumed. Unchanged files are skipped; a file that only grew (new bars appended: the rows
@@ -223,7 +223,7 @@ class _TargetRun:
         return meta
 
     def _outputs_intact(self) -> bool:
-        """Whether every part the manifest records for the target is there with its
+        """Whether every part the log records for the target is there with its
         recorded content: its size and time (an object store's ETag, one listing of the
         symbol's folder) against the record, hashed only when they differ. Parts only
         touched are kept with their new stamps."""
@@ -311,7 +311,7 @@ class _TargetRun:
 
 def run_task(task: Task) -> Result:
     """Bring every target of one symbol up to date (see the module docstring). Runs
-    anywhere the store is reachable; touches no manifest."""
+    anywhere the store is reachable; touches no log."""
     storage = _storage(task)
     source = _Source(task, storage)
     runs = [_TargetRun(task, storage, source, t) for t in task.targets]

@@ -14,8 +14,8 @@ owner is a process of this host that no longer runs (``kill -9``). A stale lease
 over with ``If-Match`` on the ETag that was read, so of two writers taking it over one wins.
 Any failure to renew marks the lease lost, and so does a lease not renewed for 2/3 of its
 ttl; a writer with a lost lease stops before its next write (every PUT of a partition and of
-the manifest checks the leases first). Before building a symbol's partition the writer reads
-its lease back (still its own ETag) and the latest manifest (its symbol's records unchanged
+the log checks the leases first). Before building a symbol's partition the writer reads
+its lease back (still its own ETag) and the latest log (its symbol's records unchanged
 by anyone else): nothing is published from a stale view. A reply lost after a conditional
 PUT reached the server (the retry then fails its condition on the writer's own write) is
 recognised by the owner id in the lease's body. Taking several leases is all or nothing:
@@ -85,7 +85,7 @@ class Leases:
 
     Any failure to renew a lease (the network, a deadline, a refusal) marks it lost, and so
     does a lease not renewed for ``FRESH`` of its ttl: :meth:`check` (called before every PUT
-    of a partition and of the manifest) then raises :class:`LeaseLost`. Before a symbol's
+    of a partition and of the log) then raises :class:`LeaseLost`. Before a symbol's
     partition is built, :meth:`confirm` reads its lease back from the store: the writer
     builds only on a view it still holds the lease over.
     """

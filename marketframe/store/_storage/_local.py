@@ -56,7 +56,7 @@ class LocalStorage:
             with open(path, "rb") as f:
                 data = f.read()
         except FileNotFoundError:
-            raise StoreCorrupted(path, "is missing (the manifest records it)", hint) from None
+            raise StoreCorrupted(path, "is missing (the store's log records it)", hint) from None
         return _io.parse_checked(data, path, rec, hint, columns)
 
     def stage(self, rel: str, data: bytes | memoryview) -> tuple[Any, dict[str, Any]]:

@@ -1,13 +1,13 @@
 """A store on an object store reached through fsspec (``s3://``, ``gs://``, ``memory://``...).
 
 An object PUT is atomic (a reader sees the old object or the new one), so a partition is
-"staged" in memory and published by one PUT; the manifest records it as pending first, as on
+"staged" in memory and published by one PUT; the log records it as pending first, as on
 disk. Objects have no modification time worth keeping, so a file's record holds the MD5 of its
 bytes, which is the ETag S3 servers give a single-part upload: the cheap "unchanged" check of a
 sync is one HEAD per file.
 
 Conditional writes (``If-None-Match: *`` and ``If-Match: <etag>`` on PUT) back the leases and
-the manifest's compare-and-swap on S3 (see :mod:`._lease`). Credentials are never held here:
+the log's compare-and-swap on S3 (see :mod:`._lease`). Credentials are never held here:
 fsspec/botocore read them from the standard AWS environment variables, profile or instance
 role, or from ``storage_options`` passed by the caller, which are never shown (``url`` is the
 bucket and prefix only).
@@ -152,7 +152,7 @@ class ObjectStorage:
             data = self.read(rel)
         except FileNotFoundError:
             raise StoreCorrupted(
-                self.path(rel), "is missing (the manifest records it)", hint
+                self.path(rel), "is missing (the store's log records it)", hint
             ) from None
         return _io.parse_checked(data, self.path(rel), rec, hint, columns)
 
@@ -224,7 +224,7 @@ class ObjectStorage:
             return True
         return not found
 
-    # -- conditional writes (leases, the manifest) ------------------------------------------
+    # -- conditional writes (leases, the log) ------------------------------------------
 
     def read_versioned(self, rel: str) -> tuple[bytes, str] | None:
         """The object and its version token (ETag), or None when absent."""

@@ -210,7 +210,7 @@ def settings(
     if not (deadline > 0 and deadline != float("inf")):
         raise InvalidParams("Store", "timeout", f"has value {deadline!r}", "seconds > 0 (finite)")
     if protocol in ("s3", "s3a"):
-        # every HEAD must see the latest object (leases, manifest): no listing cache
+        # every HEAD must see the latest object (leases, log): no listing cache
         opts.setdefault("use_listings_cache", False)
         opts.setdefault("skip_instance_cache", True)
         config = dict(opts.get("config_kwargs") or {})

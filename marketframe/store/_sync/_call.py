@@ -42,13 +42,13 @@ def held_already(
     takes no lock and writes nothing, so it also works on a read-only store."""
     if want is None:  # minute timeframes: always refetched
         return None
-    manifest, storage = parts.log, parts.storage
-    manifest.reload()
-    manifest.check()
+    log, storage = parts.log, parts.storage
+    log.reload()
+    log.check()
     report = SyncReport(spec.ds.key, symbols=len(syms) if spec.has_symbol else 0)
     for sym in syms:
         kind_symbol = sym if spec.has_symbol else None
-        held = manifest.final(spec.ds, sym)
+        held = log.final(spec.ds, sym)
         windows, before = plan(want, held, kind_symbol, spec.lead_days())
         if windows or (before is not None and plan(before, held, None)[0]):
             return None
@@ -56,7 +56,7 @@ def held_already(
         lo = max(want[0], floor) if floor else want[0]
         if lo <= want[1]:
             report.windows_skipped += len(split(lo, want[1], spec.lead_days(), floor))
-    for rel, rec in manifest.files(spec.ds).items():
+    for rel, rec in log.files(spec.ds).items():
         sym = _io.where(rel)[0] or NO_SYMBOL
         if sym in syms and not storage.unchanged(rel, rec):
             return None  # the sync's cheap check has something to fix

@@ -55,7 +55,7 @@ def _in_window(table: pa.Table, window: Interval) -> pa.Table:
 def commit_symbol(
     batch: Batch,
     root: Storage,
-    manifest: Log,
+    log: Log,
     spec: Dataset,
     symbol: str,
     results: list[tuple[Fetch, pa.Table, dt.date]],
@@ -66,7 +66,7 @@ def commit_symbol(
     if not results:
         return
     counts = SyncReport(report.dataset)
-    batch.add(_write(root, manifest, spec, symbol, results, counts))
+    batch.add(_write(root, log, spec, symbol, results, counts))
     with lock:
         for k in ("rows_received", "rows_written", "windows_fetched", "empty_windows"):
             setattr(report, k, getattr(report, k) + getattr(counts, k))
@@ -75,7 +75,7 @@ def commit_symbol(
 
 def _write(
     root: Storage,
-    manifest: Log,
+    log: Log,
     spec: Dataset,
     symbol: str,
     results: list[tuple[Fetch, pa.Table, dt.date]],
@@ -97,7 +97,7 @@ def _write(
     unit = Unit(spec.ds, spec.params)
     if kept or replace:
         table = concat(kept) if kept else None
-        unit.files = stage_rows(root, manifest, spec, symbol, table, report, replace=replace)
+        unit.files = stage_rows(root, log, spec, symbol, table, report, replace=replace)
     for task, table, today in results:
         report.windows_fetched += 1
         if task.window is None:  # minute timeframe: what came back, never final
@@ -121,7 +121,7 @@ def _write(
 
 def stage_rows(
     root: Storage,
-    manifest: Log,
+    log: Log,
     spec: Dataset,
     symbol: str,
     table: pa.Table | None,
@@ -140,14 +140,14 @@ def stage_rows(
     if table is None:
         table = spec.ep.schema.arrow(minute=spec.minute).empty_table()
     parts = _io.split_partitions(spec.ds, table) if spec.has_symbol else {None: table}
-    _under_lease(root, manifest, spec.ds, symbol)
+    _under_lease(root, log, spec.ds, symbol)
     staged: list[tuple[Any, str, dict[str, Any]]] = []
     try:
         for year, part in parts.items():
             rel = _io.partition_path(
                 Path(), spec.ds, symbol if spec.has_symbol else None, year
             ).as_posix()
-            old = _current(root, manifest, spec, symbol, rel, report)
+            old = _current(root, log, spec, symbol, rel, report)
             if old is not None and replace:
                 old = _outside(old, _io.date_column(spec.ep), replace)
             if old is None and not part.num_rows:
@@ -165,7 +165,7 @@ def stage_rows(
 
 def write_rows(
     root: Storage,
-    manifest: Log,
+    log: Log,
     spec: Dataset,
     symbol: str,
     table: pa.Table | None,
@@ -174,8 +174,8 @@ def write_rows(
     replace: list[Interval] | None = None,
 ) -> None:
     """Upsert one symbol's rows and commit them at once (pending, in place, current)."""
-    batch = Batch(root, manifest, "write", every=0)
-    staged = stage_rows(root, manifest, spec, symbol, table, report, replace=replace)
+    batch = Batch(root, log, "write", every=0)
+    staged = stage_rows(root, log, spec, symbol, table, report, replace=replace)
     batch.add(Unit(spec.ds, spec.params, staged))
     batch.close()
 
@@ -197,45 +197,45 @@ def _outside(table: pa.Table, column: str, windows: list[Interval]) -> pa.Table:
     return table.filter(pc.invert(pc.fill_null(inside, False)))
 
 
-def _under_lease(root: Storage, manifest: Log, ds: DatasetId, symbol: str) -> None:
+def _under_lease(root: Storage, log: Log, ds: DatasetId, symbol: str) -> None:
     """Object stores: before a partition is built from this writer's view, its lease must
-    still be this writer's (read back from the store) and the latest manifest must record
+    still be this writer's (read back from the store) and the latest log must record
     the symbol as this writer last saw it; otherwise another writer wrote it meanwhile and
     building on this view would publish over its rows: :class:`LeaseLost`."""
     leases = getattr(root, "leases", None)
     if leases is None:
         return
     leases.confirm(ds, symbol)
-    if manifest.refresh(ds, symbol):
+    if log.refresh(ds, symbol):
         from marketframe.exceptions import LeaseLost
 
         raise LeaseLost(
             root.url,
             leases.ttl,
-            f"the manifest's records of {ds.endpoint} {symbol} changed under this writer's "
+            f"the log's records of {ds.endpoint} {symbol} changed under this writer's "
             "lease (another writer synced it); nothing more is written, rerun the sync",
         )
 
 
 def _current(
-    root: Storage, manifest: Log, spec: Dataset, symbol: str, rel: str, report: SyncReport
+    root: Storage, log: Log, spec: Dataset, symbol: str, rel: str, report: SyncReport
 ) -> pa.Table | None:
     """The partition's rows to merge into, fully checked. A damaged file is not merged: the
     symbol's coverage is forgotten (only what this sync fetched is then held) and the file is
     listed in ``report.repaired``."""
-    rec = manifest.file(spec.ds, rel)
+    rec = log.file(spec.ds, rel)
     if rec is None or not root.exists(rel):
         return None
     try:
         return root.read_file(rel, rec)
     except StoreCorrupted:
-        manifest.drop_symbol(spec.ds, symbol)
+        log.drop_symbol(spec.ds, symbol)
         report.repaired.append(rel)
         return None
 
 
 def forget_damaged(
-    root: Storage, manifest: Log, ds: DatasetId, symbols: Sequence[str], report: SyncReport
+    root: Storage, log: Log, ds: DatasetId, symbols: Sequence[str], report: SyncReport
 ) -> None:
     """The cheap check of a sync, before planning: a recorded file of these symbols whose size
     or modification time differs from its record is hashed; if its content is not the recorded
@@ -243,16 +243,16 @@ def forget_damaged(
     fetches the requested range again. A file only touched (a store copied without keeping
     times) keeps its content and gets its new time recorded."""
     want = set(symbols)
-    for rel, rec in manifest.files(ds).items():
+    for rel, rec in log.files(ds).items():
         sym, _ = _io.where(rel)
         if (sym or NO_SYMBOL) not in want:
             continue
         kept = recheck(root, rel, rec)
         if kept is not None:
             if kept is not rec:  # only touched: its new time recorded
-                manifest.commit_file(ds, rel, dict(kept))
+                log.commit_file(ds, rel, dict(kept))
             continue
         root.delete(rel)
-        manifest.drop_file(ds, rel)
-        manifest.drop_symbol(ds, sym or NO_SYMBOL)
+        log.drop_file(ds, rel)
+        log.drop_symbol(ds, sym or NO_SYMBOL)
         report.repaired.append(rel)

@@ -1,8 +1,8 @@
 """One sync: validate, plan the missing windows, fetch them concurrently, write, record.
 
 The order of effects is what makes a sync safe to kill at any point: for each symbol the
-partition files are upserted first and the manifest is rewritten after, so a window is only
-ever recorded as held once its rows are on disk. A rerun refetches whatever the manifest does
+partition files are upserted first and the log is rewritten after, so a window is only
+ever recorded as held once its rows are on disk. A rerun refetches whatever the log does
 not record, and because writes are upserts on the endpoint's key, refetching a window that was
 already written cannot duplicate a row.
 """
@@ -49,7 +49,7 @@ class _SyncRun:
     spec: Dataset
     client: Client
     root: Storage
-    manifest: Log
+    log: Log
     batch: Batch
     report: SyncReport
     clock_today: dt.date
@@ -83,7 +83,7 @@ def _request(spec: Dataset, task: Fetch, today: dt.date) -> dict[str, Any]:
 def run(
     client: Client,
     root: Storage,
-    manifest: Log,
+    log: Log,
     spec: Dataset,
     symbols: list[str],
     want: Interval | None,
@@ -93,23 +93,23 @@ def run(
     max_workers: int,
     commit_every: float = 2.0,
 ) -> SyncReport:
-    """Fetch what ``manifest`` does not hold as final, write it, record it; never raises for a
+    """Fetch what ``log`` does not hold as final, write it, record it; never raises for a
     failed window (it is in the report)."""
     t0 = time.perf_counter()
     report = SyncReport(spec.ds.key, symbols=len(symbols) if spec.has_symbol else 0)
     clock_today = today or taipei_today()
     lead = spec.lead_days()
-    forget_damaged(root, manifest, spec.ds, symbols, report)
+    forget_damaged(root, log, spec.ds, symbols, report)
     tasks: list[Fetch] = []
     for sym in symbols:
         if want is None:
             tasks.append(Fetch(sym, None, None))
             continue
-        held = manifest.final(spec.ds, sym)
+        held = log.final(spec.ds, sym)
         kind_symbol = sym if spec.has_symbol else None
         windows, before = plan(want, held, kind_symbol, lead)
         if before is not None:  # before the earliest data: empty by the service's rules
-            manifest.record(spec.ds, sym, before, before[1], empty=True, params=spec.params)
+            log.record(spec.ds, sym, before, before[1], empty=True, params=spec.params)
         floor = earliest(kind_symbol)
         lo = max(want[0], floor) if floor else want[0]
         report.windows_skipped += (
@@ -125,7 +125,7 @@ def run(
     for t in tasks:
         pending[t.symbol] += 1
     bar = progress_bar(len(tasks), spec.ds.key, progress, client)
-    batch = Batch(root, manifest, f"sync {spec.ep.name}", commit_every)
+    batch = Batch(root, log, f"sync {spec.ep.name}", commit_every)
     try:
         if tasks:
             # fetches through the client's fan-out; each symbol's writes, once all its
@@ -134,7 +134,7 @@ def run(
             # in flight; the symbols already handed to the writers are still written
             with ThreadPoolExecutor(2, thread_name_prefix="marketframe-write") as writers:
                 state = _SyncRun(
-                    spec, client, root, manifest, batch, report, clock_today, writers, bar, pending
+                    spec, client, root, log, batch, report, clock_today, writers, bar, pending
                 )
                 state.requests = requests
                 client.receive_all(
@@ -213,7 +213,7 @@ def _convert_and_commit(
     commit_symbol(
         state.batch,
         state.root,
-        state.manifest,
+        state.log,
         state.spec,
         tasks[answered[0][0]].symbol,
         results,
