@@ -238,6 +238,8 @@ class Store(StoreCore):
         symbols: str | Sequence[str] | None = None,
         timeframe: str | None = None,
         *,
+        start: str | dt.date | None = None,
+        end: str | dt.date | None = None,
         adjust: str | None = None,
         backend: Literal["pandas"] = "pandas",
         as_of: str | dt.datetime | None = None,
@@ -252,6 +254,8 @@ class Store(StoreCore):
         symbols: str | Sequence[str] | None = None,
         timeframe: str | None = None,
         *,
+        start: str | dt.date | None = None,
+        end: str | dt.date | None = None,
         adjust: str | None = None,
         backend: Literal["polars"],
         as_of: str | dt.datetime | None = None,
@@ -266,6 +270,8 @@ class Store(StoreCore):
         symbols: str | Sequence[str] | None = None,
         timeframe: str | None = None,
         *,
+        start: str | dt.date | None = None,
+        end: str | dt.date | None = None,
         adjust: str | None = None,
         backend: Literal["arrow"],
         as_of: str | dt.datetime | None = None,
@@ -279,6 +285,8 @@ class Store(StoreCore):
         symbols: str | Sequence[str] | None = None,
         timeframe: str | None = None,
         *,
+        start: str | dt.date | None = None,
+        end: str | dt.date | None = None,
         adjust: str | None = None,
         backend: str = "pandas",
         as_of: str | dt.datetime | None = None,
@@ -286,11 +294,14 @@ class Store(StoreCore):
     ) -> Any:
         """The rows :meth:`compute` wrote for ``spec`` over ``dataset`` (``symbol``,
         ``date``, one column per output), sorted by symbol and date, every file checked
-        against its record; ``as_of`` as for :meth:`read`."""
+        against its record; ``start``/``end`` (inclusive) filter on ``date``; ``as_of`` as
+        for :meth:`read`."""
         check_backend("Store.read_derived", backend)
         parts = self._parts
         return to_frame(
-            _compute.read(parts, dataset, spec, symbols, timeframe, adjust, params, as_of),
+            _compute.read(
+                parts, dataset, spec, symbols, timeframe, adjust, params, as_of, start, end
+            ),
             backend,
         )
 

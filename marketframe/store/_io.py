@@ -25,6 +25,7 @@ storage's (:mod:`._storage`); this module is the layout and the format.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -90,6 +91,20 @@ def date_column(ep: Endpoint) -> str:
     if "date" in schema.names:
         return "date"
     return next(f.name for f in schema if pa.types.is_date(f.type))
+
+
+def within(col: Any, lo: dt.date | None, hi: dt.date | None) -> Any:
+    """The mask of ``col`` (dates, or timestamps taken as Asia/Taipei days) inside the
+    inclusive range ``lo``..``hi`` (either end open when None)."""
+    if pa.types.is_timestamp(col.type):
+        col = pc.cast(pc.local_timestamp(col), pa.date32())
+    mask: Any = None
+    if lo is not None:
+        mask = pc.greater_equal(col, pa.scalar(lo, pa.date32()))
+    if hi is not None:
+        m2 = pc.less_equal(col, pa.scalar(hi, pa.date32()))
+        mask = m2 if mask is None else pc.and_(mask, m2)
+    return mask
 
 
 def years_of(table: pa.Table) -> pa.Array:

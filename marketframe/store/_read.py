@@ -70,16 +70,7 @@ def read(
     else:
         table = tables[0] if len(tables) == 1 else _io.concat_partitions(tables)
     if table.num_rows and (lo is not None or hi is not None):
-        col: Any = table.column(_io.date_column(spec.ep))  # a date or timestamp column
-        if pa.types.is_timestamp(col.type):
-            col = pc.cast(pc.local_timestamp(col), pa.date32())
-        mask: Any = None
-        if lo is not None:
-            mask = pc.greater_equal(col, pa.scalar(lo, pa.date32()))
-        if hi is not None:
-            m2 = pc.less_equal(col, pa.scalar(hi, pa.date32()))
-            mask = m2 if mask is None else pc.and_(mask, m2)
-        table = table.filter(mask)
+        table = table.filter(_io.within(table.column(_io.date_column(spec.ep)), lo, hi))
     if not spec.has_symbol and symbols is not None and table.num_rows:
         wanted = [symbols] if isinstance(symbols, str) else list(symbols)
         table = table.filter(pc.is_in(table.column("symbol"), pa.array(wanted)))

@@ -7,6 +7,7 @@ DuckDB; ``dask.distributed`` and Spark give the in-process result row for row.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import signal
@@ -19,9 +20,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import marketframe  # noqa: F401  (registers df.md)
+from marketframe.exceptions import InvalidParams
 from marketframe.indicators import stateful as sf
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
@@ -545,3 +548,37 @@ def test_reading_a_dataset_never_computed_names_those_that_were(
         with pytest.raises(InvalidParams, match=r"rsi\(14\) \[RsiConvention\(seed='first'"):
             st.read_derived(DAILY, seeded)
         assert len(st.read_derived(DAILY, "rsi")) == len(st.read(DAILY))
+
+
+def test_read_derived_takes_a_date_range(sb: Sandbox, tmp_path: Path) -> None:
+    with store(sb, tmp_path / "r") as st:
+        st.sync(DAILY, SYMS, "2024-06-01", "2025-06-30", progress=False)
+        st.compute(DAILY, "sma", max_workers=1)
+        whole = st.read_derived(DAILY, "sma", backend="arrow")
+        part = st.read_derived(
+            DAILY, "sma", ["2330"], start="2025-01-01", end="2025-03-31", backend="arrow"
+        )
+        dates = part.column("date").to_pylist()
+        assert part.num_rows > 40 and set(part.column("symbol").to_pylist()) == {"2330"}
+        assert min(dates) >= dt.date(2025, 1, 2) and max(dates) <= dt.date(2025, 3, 31)
+        mask = pc.and_(
+            pc.equal(whole.column("symbol"), "2330"),
+            pc.and_(
+                pc.greater_equal(whole.column("date"), pa.scalar(dt.date(2025, 1, 1))),
+                pc.less_equal(whole.column("date"), pa.scalar(dt.date(2025, 3, 31))),
+            ),
+        )
+        assert whole.filter(mask).column("sma_20").to_pylist() == part.column("sma_20").to_pylist()
+        with pytest.raises(InvalidParams, match="start"):
+            st.read_derived(DAILY, "sma", start="2025-13-01")
+
+
+def test_compute_over_a_dataset_never_synced_says_so(sb: Sandbox, tmp_path: Path) -> None:
+    from marketframe.store import NotSynced
+
+    with store(sb, tmp_path / "e") as st:
+        with pytest.raises(NotSynced, match=r"store\.sync\('stock\.historical\.candles'"):
+            st.compute(DAILY, "sma", max_workers=1)
+        st.sync(DAILY, "2330", "2025-01-01", "2025-03-31", progress=False)
+        with pytest.raises(NotSynced, match="timeframe W"):
+            st.compute(DAILY, "sma", timeframe="W", max_workers=1)

@@ -21,6 +21,7 @@ Imports run one way: this module -> :mod:`._pool` (its own process pool) -> :mod
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from marketframe.indicators import stateful as sf
-from marketframe.store import _io
+from marketframe.store import _held, _io
 from marketframe.store._compute._args import check_workers, computed, label, source_of, specs_of
 from marketframe.store._compute._derive import (
     Result,
@@ -166,7 +167,6 @@ def record(
 
 def _events(parts: Parts, src: Any, mode: str, symbols: Sequence[str]) -> dict[str, list[Any]]:
     """The corporate actions of ``adjust=`` for ``symbols`` (one fetch, in the driver)."""
-    import datetime as dt
 
     from marketframe import adjust as _adjust
     from marketframe._time import taipei_today
@@ -221,13 +221,11 @@ def compute(
     man = parts.log
     man.reload()
     man.check()
-    if symbols is None:
+    # a dataset (or symbol) never synced: NotSynced naming the sync, not an empty report
+    syms = None if symbols is None else check_symbols(src, symbols)
+    _held.check(man, src, syms, None, None)
+    if syms is None:
         syms = symbols_of(man.files(src.ds))
-    else:
-        syms = check_symbols(src, symbols)
-        from marketframe.store import _held
-
-        _held.check(man, src, syms, None, None)  # never synced: NotSynced
     ids = [derived_id(src.ds, sp, mode) for sp in specs]
     values = {
         ds.key: {"source": src.ds.key, "spec": sp.to_json(), "adjust": mode}
@@ -318,8 +316,11 @@ def read(
     adjust: str | None,
     params: dict[str, Any],
     as_of: Any = None,
+    start: Any = None,
+    end: Any = None,
 ) -> pa.Table:
     from marketframe import adjust as _adjust
+    from marketframe.endpoints import to_date
     from marketframe.exceptions import InvalidParams
 
     (sp,) = specs_of(spec)
@@ -353,7 +354,12 @@ def read(
                 f"{', '.join(missing)} not computed for {ds.endpoint} ({ds.params})",
                 f"store.compute({dataset!r}, spec, symbols) first",
             )
-    chosen = _io.recorded(files, want, None)
+    lo = to_date("Store.read_derived", "start", start) if start is not None else None
+    hi = to_date("Store.read_derived", "end", end) if end is not None else None
+    years = None
+    if lo is not None or hi is not None:
+        years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)
+    chosen = _io.recorded(files, want, years)
     if man is parts.log:
         tables = [parts.storage.read_file(rel, rec, parts.fix) for rel, rec in chosen]
     else:  # an earlier generation: parts where they are, or where replaced ones are kept
@@ -371,5 +377,7 @@ def read(
     # answer's columns are nullable, as an empty answer's are
     table = pa.concat_tables(tables, promote_options="default").replace_schema_metadata(None)
     table = table.cast(pa.schema([f.with_nullable(True) for f in table.schema]))
+    if lo is not None or hi is not None:
+        table = table.filter(_io.within(table.column("date"), lo, hi))
     order = pc.sort_indices(table, sort_keys=[("symbol", "ascending"), ("date", "ascending")])
     return table.take(order)

@@ -27,7 +27,7 @@ from marketframe.exceptions import InvalidParams, StoreCorrupted
 from marketframe.store import _io
 from marketframe.store._dataset import DatasetId
 from marketframe.store._log import _entries
-from marketframe.store._log._document import apply, check
+from marketframe.store._log._document import apply, check, fresh
 from marketframe.store._log._entries import FORMAT, _Damaged, checkpoint_name, entry_name
 from marketframe.store._log._log import Log, now
 from marketframe.store._log._view import View
@@ -170,9 +170,7 @@ def state_at(storage: Storage, generation: int) -> View:
 
 
 def _replay_from_start(storage: Storage, generation: int) -> View:
-    view = View(generation=-1)
-    doc = view._data
-    time = None
+    doc, time = fresh(), None
     for k in range(0, generation + 1):
         entry = _read(storage, k)
         apply(doc, entry.get("changes", {}))
