@@ -12,11 +12,11 @@ its own: the client's HTTP cache answers repeated calls.
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
 import threading
 from typing import Any
 
+from marketframe.endpoints import EARLIEST, to_date
 from marketframe.exceptions import InvalidParams
 
 _shared: Any = None
@@ -109,10 +109,9 @@ class Ticker:
     def _actions(self, start: Any, end: Any) -> tuple[Any, Any]:
         from marketframe._time import taipei_today
         from marketframe.client import fetch_actions
-        from marketframe.endpoints import to_date
 
         hi = to_date("Ticker", "end", end) if end is not None else taipei_today()
-        lo = to_date("Ticker", "start", start) if start is not None else dt.date(2010, 1, 1)
+        lo = to_date("Ticker", "start", start) if start is not None else EARLIEST["stock"]
         client = self._checked()
         capital, dividends = fetch_actions(client.prepare, client.send_all, lo, hi, "all")
         return _mine(capital, self.symbol), _mine(dividends, self.symbol)

@@ -15,6 +15,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from marketframe.endpoints import EARLIEST
 from marketframe.exceptions import BatchError, InvalidParams, SymbolNotFound
 
 #: yfinance's periods that mean something here ("1d"/"5d": the last 1 or 5 sessions)
@@ -38,8 +39,6 @@ INTERVALS: Mapping[str, str] = {
 _NOT_OFFERED = ("2m", "90m", "5d", "3mo")
 #: Yahoo's suffix -> the boards it stands for (.TW: the TWSE; .TWO: the TPEx, OTC and emerging)
 SUFFIXES: Mapping[str, tuple[str, ...]] = {"TW": ("TSE",), "TWO": ("OTC", "ESB")}
-#: the service's first day of daily history (stocks)
-FIRST_DAY = dt.date(2010, 1, 1)
 #: the wide layout's fields, in yfinance's order, when the frame has them
 WIDE_FIELDS = ("open", "high", "low", "close", "volume")
 LAYOUTS = ("long", "wide")
@@ -119,7 +118,7 @@ def resolve(
     first = (
         dt.date(today.year, 1, 1)
         if period == "ytd"
-        else FIRST_DAY
+        else EARLIEST["stock"]
         if period == "max"
         else months_before(today, _MONTHS[period])
     )
