@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Literal, overload
 import numpy as np
 import pandas as pd
 
+from marketframe._time import TZ_NAME
 from marketframe.calendar._checks import (
     _backend,
     _coverage,
@@ -276,7 +277,7 @@ def sessions(
     if backend == "polars":
         import polars as pl
 
-        stamp = pl.Datetime("us", "Asia/Taipei")
+        stamp = pl.Datetime("us", TZ_NAME)
         return pl.from_pandas(frame).with_columns(
             pl.col("session").cast(pl.Date), pl.col("open", "close").cast(stamp)
         )
@@ -330,7 +331,7 @@ def minutes(
     if backend == "polars":
         import polars as pl
 
-        return pl.Series("minute", index).cast(pl.Datetime("us", "Asia/Taipei"))
+        return pl.Series("minute", index).cast(pl.Datetime("us", TZ_NAME))
     return index
 
 

@@ -158,16 +158,11 @@ def _pandas_types(t: pa.DataType) -> Any:
     return None
 
 
-#: pandas dtype of calendar dates (daily/weekly/monthly ``date`` and every other date column):
-#: tz-naive, in microseconds like the intraday timestamps and like pandas 3's own parsing of
-#: date strings, so ``merge_asof`` with ``pd.to_datetime(...)`` keys needs no cast.
-PANDAS_DATE = "datetime64[us]"
-
-
 def _dates_as_datetimes(table: pa.Table) -> pa.Table:
     """Arrow ``date32`` columns -> tz-naive ``timestamp[us]`` (a date is its midnight), so
     pandas gets a datetime64 column that takes string comparisons, ``.loc`` slices and
-    ``resample``."""
+    ``resample``. Microseconds like the intraday timestamps and like pandas 3's own parsing
+    of date strings, so ``merge_asof`` with ``pd.to_datetime(...)`` keys needs no cast."""
     dates = [i for i, f in enumerate(table.schema) if pa.types.is_date32(f.type)]
     for i in dates:
         f = table.schema.field(i)

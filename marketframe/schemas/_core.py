@@ -10,9 +10,8 @@ from dataclasses import KW_ONLY, dataclass, field
 
 import pyarrow as pa
 
+from marketframe._time import TZ_NAME as TZ
 from marketframe.exceptions import DefinitionError
-
-TZ = "Asia/Taipei"
 
 #: kind -> Arrow type of the column (``date_or_time`` is a date for D/W/M, a timestamp otherwise).
 ARROW_TYPES: dict[str, pa.DataType] = {
