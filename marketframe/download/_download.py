@@ -9,6 +9,7 @@ store lacks is fetched) and the frame is :meth:`Store.read`'s. See ``docs/loader
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 from collections.abc import Iterator, Sequence
@@ -167,21 +168,20 @@ def download(
     from marketframe.download import _yf
 
     yf = _yf.resolve(start, end, timeframe, period, interval, adjust, taipei_today())
-    start, end, timeframe, adjust = yf["start"], yf["end"], yf["timeframe"], yf["adjust"]
     symbols, suffixed = _yf.split_suffixes(symbols)
     layout = _yf.check_layout(layout, group_by, backend)
-    args = check(symbols, start, end, timeframe, adjust, fields, backend, store)
+    args = check(symbols, yf.start, yf.end, yf.timeframe, yf.adjust, fields, backend, store)
     with _session(client, store) as (session, st):
         if suffixed:
             _yf.check_boards(session, suffixed)
-        syms = _expand(session, args["symbols"])
+        syms = _expand(session, args.symbols)
         if st is not None:
             table, errors = _via_store(st, syms, args, progress)
         else:
             table, errors = _fetch(session, syms, args, progress)
-        table = _yf.keep_recent(table, yf["sessions"], yf["since"])
-        if args["adjust"] is not None and table is not None:  # once, on every symbol's rows
-            table = session.adjust_prices(table, args["adjust"])
+        table = _yf.keep_recent(table, yf.sessions, yf.since)
+        if args.adjust is not None and table is not None:  # once, on every symbol's rows
+            table = session.adjust_prices(table, args.adjust)
         if errors:
             exc = BatchError(
                 "download",
@@ -190,8 +190,8 @@ def download(
                 len(syms),
             )
             raise _yf.with_suggestions(session, exc)
-    if not args["minute"] and table.num_rows == 0:  # empty: say so if the market was shut
-        say_if_closed("download", args["start"], args["end"])
+    if args.span is not None and table.num_rows == 0:  # empty: say so if the market was shut
+        say_if_closed("download", *args.span)
     return _shaped(table, backend, layout, group_by)
 
 
@@ -208,16 +208,40 @@ def _shaped(table: pa.Table, backend: str, layout: str, group_by: str | None) ->
 # -- arguments ------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass(frozen=True)
+class Arguments:
+    """``download``'s arguments checked and normalised (what :func:`check` returns)."""
+
+    symbols: list[str]  # symbols and board names, as given
+    timeframe: str
+    #: the range (inclusive); None for minute candles: the latest 30 days, asked for without one
+    span: tuple[dt.date, dt.date] | None
+    fields: str | None  # the price fields asked for, encoded; None: the default ones
+    adjust: str | None  # ``"splits"``, ``"all"`` or None (prices as traded)
+
+    @property
+    def minute(self) -> bool:
+        return self.span is None
+
+    @property
+    def start(self) -> dt.date | None:
+        return self.span[0] if self.span else None
+
+    @property
+    def end(self) -> dt.date | None:
+        return self.span[1] if self.span else None
+
+
 def check(
-    symbols: Any,
-    start: Any,
-    end: Any,
-    timeframe: Any,
-    adjust: Any,
-    fields: Any,
-    backend: Any,
-    store: Any,
-) -> dict[str, Any]:
+    symbols: str | Sequence[str],
+    start: object,
+    end: object,
+    timeframe: object,
+    adjust: object,
+    fields: object,
+    backend: object,
+    store: object,
+) -> Arguments:
     """Every argument checked and normalised (InvalidParams before any request), by the
     checks the store uses too (:mod:`marketframe.endpoints`), each naming ``download``."""
     from marketframe import adjust as adjusting
@@ -242,15 +266,13 @@ def check(
         hi = to_date("download", "end", end) if end is not None else today
         lo = start if start is not None else hi - dt.timedelta(days=364)
         span = check_range(ep, tf, lo, hi, today, where="download")
-    return {
-        "timeframe": tf,
-        "minute": latest_only(ep, tf),
-        "symbols": items,
-        "start": span[0] if span else None,
-        "end": span[1] if span else None,
-        "fields": canon.get("fields"),
-        "adjust": mode,
-    }
+    return Arguments(
+        symbols=items,
+        timeframe=str(tf),
+        span=span,
+        fields=canon.get("fields"),
+        adjust=mode,
+    )
 
 
 def _is_store(obj: Any) -> bool:
@@ -286,7 +308,7 @@ def _expand(client: Client[Any], items: list[str]) -> list[str]:
         if got.error is not None:
             raise got.error
         assert got.result is not None
-        listed[board] = got.result.table.column("symbol").to_pylist()
+        listed[board] = [str(s) for s in got.result.table.column("symbol").to_pylist()]
     out: list[str] = []
     for item in items:
         out += listed.get(item, [item])
@@ -296,19 +318,19 @@ def _expand(client: Client[Any], items: list[str]) -> list[str]:
 # -- fetching -------------------------------------------------------------------------------
 
 
-def _requests(client: Client[Any], args: dict[str, Any], symbol: str) -> list[Prepared]:
+def _requests(client: Client[Any], args: Arguments, symbol: str) -> list[Prepared]:
     """The under-one-year windows of one symbol, prepared (checked once, encoded)."""
-    base: dict[str, Any] = {"symbol": symbol, "timeframe": args["timeframe"], "sort": "asc"}
-    if args["fields"] is not None:
-        base["fields"] = args["fields"]
-    if args["minute"]:
+    base: dict[str, Any] = {"symbol": symbol, "timeframe": args.timeframe, "sort": "asc"}
+    if args.fields is not None:
+        base["fields"] = args.fields
+    if args.span is None:  # minute candles
         return [client.prepare(ENDPOINT, **base)]
-    windows, _ = plan((args["start"], args["end"]), [], symbol)
+    windows, _ = plan(args.span, [], symbol)
     return [client.prepare(ENDPOINT, **base, from_=lo, to=hi) for lo, hi in windows]
 
 
 def _fetch(
-    client: Client[Any], symbols: list[str], args: dict[str, Any], progress: bool | None
+    client: Client[Any], symbols: list[str], args: Arguments, progress: bool | None
 ) -> tuple[pa.Table | None, dict[str, BaseException]]:
     """Every window of every symbol through the client's fan-out; each symbol's answers are
     typed together (``client.convert_all``) in this thread as its last one comes in, while the
@@ -353,24 +375,24 @@ def _fetch(
     return concat(tables), errors
 
 
-def _empty(args: dict[str, Any]) -> pa.Table:
-    return get(ENDPOINT).schema.arrow(minute=args["minute"]).empty_table()
+def _empty(args: Arguments) -> pa.Table:
+    return get(ENDPOINT).schema.arrow(minute=args.minute).empty_table()
 
 
 def _via_store(
-    st: Store, symbols: list[str], args: dict[str, Any], progress: bool | None
+    st: Store, symbols: list[str], args: Arguments, progress: bool | None
 ) -> tuple[pa.Table | None, dict[str, BaseException]]:
     from marketframe.store import SyncError
 
-    params = {"fields": args["fields"]} if args["fields"] is not None else {}
+    params: dict[str, Any] = {"fields": args.fields} if args.fields is not None else {}
     errors: dict[str, BaseException] = {}
     try:
         st.sync(
             ENDPOINT,
             symbols,
-            args["start"],
-            args["end"],
-            args["timeframe"],
+            args.start,
+            args.end,
+            args.timeframe,
             progress=progress,
             **params,
         )
@@ -381,7 +403,5 @@ def _via_store(
     ok = sorted(s for s in symbols if s not in errors)
     if not ok:
         return None, errors
-    table = st.read(
-        ENDPOINT, ok, args["start"], args["end"], args["timeframe"], backend="arrow", **params
-    )
+    table = st.read(ENDPOINT, ok, args.start, args.end, args.timeframe, backend="arrow", **params)
     return table, errors

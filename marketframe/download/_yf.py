@@ -11,6 +11,7 @@ of a suffix check and of a did-you-mean, through the same client. See docs/migra
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -54,19 +55,32 @@ def months_before(day: dt.date, months: int) -> dt.date:
     return dt.date(y, m, min(day.day, calendar.monthrange(y, m)[1]))
 
 
+@dataclasses.dataclass(frozen=True)
+class Resolved:
+    """What the yfinance words say in the service's: the range (as given, or the period's),
+    the timeframe and the adjustment, and what to keep of the answer."""
+
+    start: object
+    end: object
+    timeframe: str
+    adjust: object  # checked later, with the other arguments (``download.check``)
+    #: how many of the latest sessions to keep (``period="1d"``/``"5d"``), else None
+    sessions: int | None = None
+    #: the first day to keep of minute candles (which come without a range), else None
+    since: dt.date | None = None
+
+
 def resolve(
-    start: Any,
-    end: Any,
+    start: object,
+    end: object,
     timeframe: str | None,
     period: str | None,
     interval: str | None,
-    adjust: Any,
+    adjust: object,
     today: dt.date,
-) -> dict[str, Any]:
-    """start, end, timeframe and adjust from the yfinance words, and ``sessions``: how many
-    of the latest sessions to keep (``period="1d"``/``"5d"``), else None; ``since``: the
-    first day to keep of minute candles (which come without a range). Conflicts raise
-    InvalidParams before any request."""
+) -> Resolved:
+    """start, end, timeframe and adjust from the yfinance words (:class:`Resolved`).
+    Conflicts raise InvalidParams before any request."""
     if adjust is True:
         adjust = "all"
     elif adjust is False:
@@ -89,14 +103,7 @@ def resolve(
         timeframe = INTERVALS[interval]
     timeframe = timeframe or "D"
     minute = timeframe not in ("D", "W", "M")
-    out: dict[str, Any] = {
-        "start": start,
-        "end": end,
-        "timeframe": timeframe,
-        "adjust": adjust,
-        "sessions": None,
-        "since": None,
-    }
+    out = Resolved(start, end, timeframe, adjust)
     if period is None:
         return out
     if start is not None or end is not None:
@@ -111,10 +118,12 @@ def resolve(
             "download", "period", f"is {period!r}{_hint(str(period), PERIODS)}", ", ".join(PERIODS)
         )
     if period in ("1d", "5d"):
-        out["sessions"] = int(period[0])
-        if not minute:  # enough calendar days to hold the sessions, then the last N kept
-            out["start"] = today - dt.timedelta(days=7 * out["sessions"] + 10)
-        return out
+        sessions = int(period[0])
+        if minute:
+            return dataclasses.replace(out, sessions=sessions)
+        # enough calendar days to hold the sessions, then the last N kept
+        start = today - dt.timedelta(days=7 * sessions + 10)
+        return dataclasses.replace(out, start=start, sessions=sessions)
     first = (
         dt.date(today.year, 1, 1)
         if period == "ytd"
@@ -131,10 +140,8 @@ def resolve(
                 "service keeps",
                 "1d, 5d or 1mo with a minute interval (or interval='1d' for longer)",
             )
-        out["since"] = first
-        return out
-    out["start"] = first
-    return out
+        return dataclasses.replace(out, since=first)
+    return dataclasses.replace(out, start=first)
 
 
 def _hint(word: str, choices: Any) -> str:
