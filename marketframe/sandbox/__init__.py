@@ -31,6 +31,7 @@ from ._server import (
     RestApp,
     SandboxOptionError,
     Settings,
+    Stats,
     check_option,
     check_stream_option,
 )
@@ -249,7 +250,7 @@ class Sandbox:
         return 0 if server is None else len(server.connections)
 
     @property
-    def stats(self):
+    def stats(self) -> Stats:
         return self.rest.stats
 
     # --- addresses ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _calendar as cal
+from ._query import Json
 from ._universe import Instrument
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ class Day:
     book_time: np.ndarray = field(default_factory=lambda: _EMPTY)
     book_serial: np.ndarray = field(default_factory=lambda: _EMPTY)
     #: the day's REST trade rows, built once per kind (``_payloads.trade_rows`` pages them)
-    rows: dict[str, list[dict]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    rows: dict[str, list[Json]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def running(self) -> Running:
@@ -170,7 +171,8 @@ def _path(
         pl = free[int(rng.integers(0, len(free)))]
         keys[pl] = 0
     idx = _bridge(rng, sorted(keys.items()), top)
-    return lad[idx]
+    prices: np.ndarray = lad[idx]
+    return prices
 
 
 def _split_sizes(rng: np.random.Generator, total: int, n: int, auction_share: bool) -> np.ndarray:
