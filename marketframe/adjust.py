@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -179,7 +179,7 @@ def events_of(
     def keep(sym: str, day: dt.date | None) -> bool:
         return day is not None and day <= today and (wanted is None or sym in wanted)
 
-    cols = (
+    cols: tuple[str, ...] = (
         "symbol",
         "effective_date",
         "adjustment_factor",
@@ -249,9 +249,8 @@ def bar_days(table: pa.Table) -> np.ndarray:
     """The Asia/Taipei calendar day of each row's ``date`` (dates or minute timestamps)."""
     col = table.column("date")
     if pa.types.is_timestamp(col.type):
-        if col.type.tz is not None:
-            col = pc.local_timestamp(col)
-        col = pc.cast(col, pa.date32())
+        local = pc.local_timestamp(col) if col.type.tz is not None else col
+        return pc.cast(local, pa.date32()).to_numpy(zero_copy_only=False).astype("datetime64[D]")
     return col.to_numpy(zero_copy_only=False).astype("datetime64[D]")
 
 
@@ -260,12 +259,16 @@ def apply(table: pa.Table, events: Mapping[str, Sequence[Event]]) -> pa.Table:
     if table.num_rows == 0:
         return table
     days = bar_days(table)
-    coded = pc.dictionary_encode(table.column("symbol")).combine_chunks()
+    # one chunk of a dictionary column is a DictionaryArray (the stubs say Array)
+    coded = cast(
+        "pa.DictionaryArray[Any, Any]",
+        pc.dictionary_encode(table.column("symbol")).combine_chunks(),
+    )
     codes = coded.indices.to_numpy(zero_copy_only=False)
     price = np.ones(table.num_rows)
     shares = np.ones(table.num_rows)
     for k, sym in enumerate(coded.dictionary.to_pylist()):
-        evs = events.get(sym)
+        evs = events.get(str(sym))
         rows = codes == k
         if evs:
             price[rows] = factors(days[rows], [(e.day, e.price) for e in evs])
@@ -331,7 +334,7 @@ def adjust_table(
         from marketframe.endpoints import get
 
         dividends = get(DIVIDENDS).schema.arrow().empty_table()
-    symbols = pc.unique(table.column("symbol")).to_pylist()
+    symbols = [str(s) for s in pc.unique(table.column("symbol")).to_pylist()]
     return apply(table, events_of(capital, dividends, mode, end, symbols))
 
 

@@ -161,7 +161,7 @@ def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int
     return show
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``academy`` command to an argparse subparsers object."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(

@@ -21,7 +21,7 @@ def _tolerance(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number > 0") from None
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "crosscheck",
         help="audit the service's technical indicators against local recomputation",

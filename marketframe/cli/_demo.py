@@ -21,7 +21,7 @@ from marketframe.sandbox import iso_time
 DEFAULT_SYMBOLS = ("2330", "2317", "2454", "0050", "6488")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "demo",
         help="a tour of marketframe (no API key needed: runs on the built-in sandbox)",

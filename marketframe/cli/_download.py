@@ -25,7 +25,7 @@ from marketframe.exceptions import BatchError
 FIRST_DATE, FIRST_INDEX_DATE = EARLIEST["stock"], EARLIEST["index"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "download",
         help="candles of many symbols over any range, as one CSV / Parquet file",

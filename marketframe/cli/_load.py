@@ -28,7 +28,7 @@ def _options(ep: Endpoint, p: Param) -> list[str]:
     return names + ["--" + words[p.name]] if p.name in words else names
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     load = sub.add_parser(
         "load",
         help="load any REST endpoint as a table / CSV / Parquet",
