@@ -20,6 +20,7 @@ Everything here takes tables and returns tables; the client fetches the corporat
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -28,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from marketframe.endpoints import ENDPOINTS, get
 from marketframe.exceptions import ActionNotApplied, InvalidParams, SchemaError
 
 CAPITAL = "stock.corporate_actions.capital_changes"
@@ -95,7 +97,6 @@ def check_read(
     """``Store.read(..., adjust=...)`` checked (before reading or any request)."""
     if adjust is None:
         return None
-    from marketframe.endpoints import get
 
     if not get(endpoint).adjustable:
         raise InvalidParams(
@@ -109,8 +110,6 @@ def check_read(
 
 def _adjustable() -> str:
     """The endpoints whose rows take ``adjust=`` (``Endpoint.adjustable``)."""
-    from marketframe.endpoints import ENDPOINTS
-
     return ", ".join(n for n, ep in ENDPOINTS.items() if ep.adjustable)
 
 
@@ -220,8 +219,6 @@ def events_of(
                 sym, day, ratio, 1.0 / (1.0 + _num(stock) / 1000.0)
             )
     if skipped:
-        import warnings
-
         warnings.warn(
             f"{len(skipped)} past dividend(s) not applied, the service gave no previous close "
             f"for them: {', '.join(skipped[:10])}{' ...' if len(skipped) > 10 else ''}; "
@@ -331,8 +328,6 @@ def adjust_table(
     if table.num_rows == 0:
         return table
     if dividends is None:
-        from marketframe.endpoints import get
-
         dividends = get(DIVIDENDS).schema.arrow().empty_table()
     symbols = [str(s) for s in pc.unique(table.column("symbol")).to_pylist()]
     return apply(table, events_of(capital, dividends, mode, end, symbols))
@@ -341,8 +336,6 @@ def adjust_table(
 def check_load(name: str, adjust: Any, params: Mapping[str, Any]) -> str | None:
     """``client.load(name, adjust=..., **params)`` checked: the endpoint takes ``adjust=``
     and ``adjust`` fits the other parameters."""
-    from marketframe.endpoints import get
-
     if not get(name).adjustable:
         raise InvalidParams(
             name,

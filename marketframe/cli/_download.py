@@ -11,7 +11,8 @@ import argparse
 import sys
 from typing import Any
 
-from marketframe.cli import emit, out_path
+from marketframe.cli import describe, emit, out_path
+from marketframe.download import check, download
 from marketframe.endpoints import (
     EARLIEST,
     HISTORICAL_FIELDS,
@@ -19,7 +20,7 @@ from marketframe.endpoints import (
     MINUTE_TIMEFRAMES,
     TIMEFRAMES,
 )
-from marketframe.exceptions import BatchError
+from marketframe.exceptions import BatchError, MarketframeError
 
 #: the service's first date of daily history (stocks; indices)
 FIRST_DATE, FIRST_INDEX_DATE = EARLIEST["stock"], EARLIEST["index"]
@@ -92,8 +93,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # the client (requests) loads only for a command that calls the service
     from marketframe.client import connect
-    from marketframe.download import check, download
 
     fields: Any = ",".join(args.fields) if args.fields else None
     # bad arguments fail before a sandbox starts or a request is sent
@@ -136,14 +137,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _one_line(err: BaseException) -> str:
-    from marketframe.cli import describe
-
     return describe(err)
 
 
 def _failed_all(exc: Any) -> Exception:
     """Every symbol failed: one error naming each (the first symbol's fix last)."""
-    from marketframe.exceptions import MarketframeError
-
     parts = [f"{sym}: {_one_line(err)}" for sym, err in exc.errors.items()]
     return MarketframeError("every symbol failed; nothing written: " + "; ".join(parts))

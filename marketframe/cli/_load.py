@@ -98,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         params[param.name] = value
     if getattr(args, "adjust", None):
         params["adjust"] = args.adjust
+    # the client (requests) loads only for a command that calls the service
     from marketframe.client import connect
 
     with connect(base_url=args.base_url, backend="arrow") as client:

@@ -19,6 +19,7 @@ from typing import Any, cast
 
 import numpy as np
 import orjson
+import pandas as pd
 import pyarrow as pa
 
 from marketframe._typing import Backend
@@ -151,8 +152,6 @@ def table_units(table: pa.Table) -> dict[str, str]:
 
 
 def _pandas_types(t: pa.DataType) -> Any:
-    import pandas as pd
-
     if pa.types.is_integer(t):
         return pd.Int64Dtype()
     return None
@@ -199,7 +198,7 @@ def to_polars(table: pa.Table) -> Any:
     """polars: ``Datetime("us", "Asia/Taipei")``, ``Int64``, ``Categorical``, ``Date``.
 
     polars frames carry no metadata: read units with :func:`marketframe.units`."""
-    import polars as pl
+    import polars as pl  # an optional extra: loaded when asked for
 
     return pl.from_arrow(table)
 

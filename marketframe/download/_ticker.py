@@ -16,6 +16,14 @@ import sys
 import threading
 from typing import Any
 
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from marketframe._time import taipei_today
+from marketframe.convert import check_backend, to_frame
+from marketframe.download import _yf
+from marketframe.download._download import download
 from marketframe.endpoints import EARLIEST, to_date
 from marketframe.exceptions import InvalidParams
 
@@ -28,6 +36,7 @@ def shared_client() -> Any:
     global _shared
     with _lock:
         if _shared is None:  # the rule of download() and the commands
+            # the client (requests) loads with the first Ticker that needs one
             from marketframe.client import make_client
 
             _shared = make_client(notice=sys.stderr)
@@ -44,9 +53,6 @@ class Ticker:
     """
 
     def __init__(self, symbol: str, *, client: Any = None, backend: str = "pandas"):
-        from marketframe.convert import check_backend
-        from marketframe.download import _yf
-
         if not isinstance(symbol, str) or not symbol.strip():
             raise InvalidParams("Ticker", "symbol", f"has value {symbol!r}", "a symbol like '2330'")
         bare, found = _yf.split_suffixes(symbol.strip())
@@ -65,8 +71,6 @@ class Ticker:
     def _checked(self) -> Any:
         client = self.client
         if self._suffix:
-            from marketframe.download import _yf
-
             _yf.check_boards(client, self._suffix)
             self._suffix = {}
         return client
@@ -88,8 +92,6 @@ class Ticker:
         ``interval`` (default ``"1d"``), ``start``/``end`` (``end`` inclusive),
         ``adjust`` (``True``/``"all"``, ``"splits"``; default prices as traded) and any
         other option of ``download`` (``fields``, ``layout``, ``store`` ...)."""
-        from marketframe.download._download import download
-
         if start is not None or end is not None:
             period = None
         options.setdefault("backend", self.backend)
@@ -107,8 +109,7 @@ class Ticker:
     # -- corporate actions ------------------------------------------------------------------
 
     def _actions(self, start: Any, end: Any) -> tuple[Any, Any]:
-        from marketframe._time import taipei_today
-        from marketframe.client import fetch_actions
+        from marketframe.client import fetch_actions  # the client (requests): on first use
 
         hi = to_date("Ticker", "end", end) if end is not None else taipei_today()
         lo = to_date("Ticker", "start", start) if start is not None else EARLIEST["stock"]
@@ -130,8 +131,6 @@ class Ticker:
         """Dividends and capital changes in one frame: ``date``, ``action``
         (``dividend`` or the capital change's type), ``cash_dividend``,
         ``stock_dividend_shares``, ``adjustment_factor``."""
-        import pandas as pd
-
         capital, dividends = self._actions(start, end)
         cap = capital.to_pandas()
         div = dividends.to_pandas()
@@ -210,25 +209,19 @@ class Ticker:
         return self.get_trades()
 
     def _frame(self, table: Any, when: str) -> Any:
-        import pyarrow.compute as pc
-
         if table.num_rows:
             table = table.take(pc.sort_indices(table, [(when, "ascending")]))
-        from marketframe.convert import to_frame
 
         return to_frame(table, self.backend)
 
 
 def _mine(table: Any, symbol: str) -> Any:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     return table.filter(pc.equal(table.column("symbol"), pa.scalar(symbol)))
 
 
 def _backend(frame: Any, backend: str) -> Any:
     if backend == "polars":
-        import polars as pl
+        import polars as pl  # an optional extra: loaded when asked for
 
         return pl.from_pandas(frame)
     return frame

@@ -11,13 +11,18 @@ of a suffix check and of a did-you-mean, through the same client. See docs/migra
 
 from __future__ import annotations
 
+import calendar
 import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from marketframe.endpoints import EARLIEST
-from marketframe.exceptions import BatchError, InvalidParams, SymbolNotFound
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from marketframe.endpoints import EARLIEST, MARKETS
+from marketframe.exceptions import BatchError, InvalidParams, SymbolNotFound, did_you_mean
 
 #: yfinance's periods that mean something here ("1d"/"5d": the last 1 or 5 sessions)
 PERIODS: tuple[str, ...] = ("1d", "5d", "1mo", "3mo", "6mo", "1y", "2y", "5y", "10y", "ytd", "max")
@@ -48,8 +53,6 @@ GROUP_BY = ("column", "ticker")
 
 def months_before(day: dt.date, months: int) -> dt.date:
     """The same day ``months`` calendar months earlier (the month's last day if shorter)."""
-    import calendar
-
     y, m = divmod(day.year * 12 + day.month - 1 - months, 12)
     m += 1
     return dt.date(y, m, min(day.day, calendar.monthrange(y, m)[1]))
@@ -145,8 +148,6 @@ def resolve(
 
 
 def _hint(word: str, choices: Any) -> str:
-    from marketframe.exceptions import did_you_mean
-
     return did_you_mean(word, list(choices))
 
 
@@ -192,8 +193,6 @@ def check_boards(client: Any, found: Mapping[str, tuple[str, str]]) -> None:
 
 def known_symbols(client: Any) -> list[str]:
     """Every stock and index symbol of the ticker lists (for a did-you-mean)."""
-    from marketframe.endpoints import MARKETS
-
     out: list[str] = []
     for kind in ("EQUITY", "INDEX"):
         for market in MARKETS:
@@ -248,9 +247,6 @@ def _count(frame: Any) -> int:
 
 def keep_recent(table: Any, sessions: int | None, since: dt.date | None) -> Any:
     """Arrow rows of the last ``sessions`` dates of each symbol, or from ``since`` on."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if table is None or table.num_rows == 0 or (sessions is None and since is None):
         return table
     day = (
@@ -293,7 +289,7 @@ def wide(frame: Any, backend: str, group_by: str | None) -> Any:
     float64, volume a nullable Int64 (a symbol without a bar on a date has a missing value)."""
     time_col = "date"
     if backend == "polars":
-        import polars as pl
+        import polars as pl  # an optional extra: loaded when asked for
 
         fields = [f for f in WIDE_FIELDS if f in frame.columns]
         out = frame.with_columns(pl.col("symbol").cast(pl.Utf8)).pivot(
@@ -302,7 +298,6 @@ def wide(frame: Any, backend: str, group_by: str | None) -> Any:
         if len(fields) == 1:  # polars names a lone value's columns by the symbol only
             out = out.rename({c: f"{fields[0]}_{c}" for c in out.columns if c != time_col})
         return out.sort(time_col)
-    import pandas as pd
 
     fields = [f for f in WIDE_FIELDS if f in frame.columns]
     sym = frame["symbol"].astype(str)

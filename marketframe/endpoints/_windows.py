@@ -150,7 +150,8 @@ def final_until(
 def _over(today: dt.date, end: dt.date) -> bool:
     """No stock session from ``today`` to ``end`` (False outside the calendar's coverage:
     the period may still trade)."""
-    from marketframe import calendar  # pandas and exchange_calendars: on first use
+    # the calendar (exchange_calendars) loads on first use: import marketframe stays light
+    from marketframe import calendar
 
     try:
         return len(calendar.sessions_in_range(today, end)) == 0
