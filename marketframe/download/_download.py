@@ -9,8 +9,6 @@ store lacks is fetched) and the frame is :meth:`Store.read`'s. See ``docs/loader
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as dt
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -20,19 +18,15 @@ import pyarrow as pa
 
 from marketframe._progress import progress_bar
 from marketframe._time import taipei_today
-from marketframe.convert import check_backend, concat, to_frame
+from marketframe.convert import concat, to_frame
+from marketframe.download._check import ENDPOINT, Arguments, _is_store, check
 from marketframe.endpoints import (
     MARKETS,
-    check_dataset,
-    check_range,
-    check_symbols,
     get,
-    latest_only,
     plan,
     say_if_closed,
-    to_date,
 )
-from marketframe.exceptions import BatchError, InvalidParams
+from marketframe.exceptions import BatchError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,7 +38,6 @@ if TYPE_CHECKING:
     from marketframe.client import Client
     from marketframe.store import Store
 
-ENDPOINT = "stock.historical.candles"
 #: windows from which ``progress=None`` shows a bar (on a terminal or in a notebook)
 LONG_WORK = 20
 #: the endpoint listing a board's symbols, and the ticker type a board name expands to
@@ -164,7 +157,6 @@ def download(
     (dropped; the board is checked against the ticker's market), and ``layout="wide"`` or
     ``group_by="column"``/``"ticker"``: one row per date, a column per (field, symbol).
     """
-    from marketframe._time import taipei_today
     from marketframe.download import _yf
 
     yf = _yf.resolve(start, end, timeframe, period, interval, adjust, taipei_today())
@@ -203,82 +195,6 @@ def _shaped(table: pa.Table, backend: str, layout: str, group_by: str | None) ->
 
         return wide(frame, backend, group_by)
     return frame
-
-
-# -- arguments ------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class Arguments:
-    """``download``'s arguments checked and normalised (what :func:`check` returns)."""
-
-    symbols: list[str]  # symbols and board names, as given
-    timeframe: str
-    #: the range (inclusive); None for minute candles: the latest 30 days, asked for without one
-    span: tuple[dt.date, dt.date] | None
-    fields: str | None  # the price fields asked for, encoded; None: the default ones
-    adjust: str | None  # ``"splits"``, ``"all"`` or None (prices as traded)
-
-    @property
-    def minute(self) -> bool:
-        return self.span is None
-
-    @property
-    def start(self) -> dt.date | None:
-        return self.span[0] if self.span else None
-
-    @property
-    def end(self) -> dt.date | None:
-        return self.span[1] if self.span else None
-
-
-def check(
-    symbols: str | Sequence[str],
-    start: object,
-    end: object,
-    timeframe: object,
-    adjust: object,
-    fields: object,
-    backend: object,
-    store: object,
-) -> Arguments:
-    """Every argument checked and normalised (InvalidParams before any request), by the
-    checks the store uses too (:mod:`marketframe.endpoints`), each naming ``download``."""
-    from marketframe import adjust as adjusting
-
-    check_backend("download", backend)
-    mode = adjusting.check("download", adjust, {"timeframe": timeframe})
-    if store is not None and not _is_store(store) and not isinstance(store, str | os.PathLike):
-        raise InvalidParams(
-            "download",
-            "store",
-            f"has value {store!r}",
-            "a marketframe.Store, a directory path, or None",
-        )
-    ep = get(ENDPOINT)
-    params = {"fields": fields} if fields is not None else {}
-    tf, canon = check_dataset(ep, str(timeframe), params, where="download")
-    items = check_symbols(ep, symbols, where="download") or []
-    today = taipei_today()
-    if latest_only(ep, tf):
-        span = check_range(ep, tf, start, end, today, where="download")
-    else:
-        hi = to_date("download", "end", end) if end is not None else today
-        lo = start if start is not None else hi - dt.timedelta(days=364)
-        span = check_range(ep, tf, lo, hi, today, where="download")
-    return Arguments(
-        symbols=items,
-        timeframe=str(tf),
-        span=span,
-        fields=canon.get("fields"),
-        adjust=mode,
-    )
-
-
-def _is_store(obj: Any) -> bool:
-    from marketframe.store import Store
-
-    return isinstance(obj, Store)
 
 
 @contextmanager
