@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from marketframe import adjust as adjusting
 from marketframe._time import taipei_today
 from marketframe.convert import check_backend
 from marketframe.endpoints import (
@@ -64,8 +65,6 @@ def check(
 ) -> Arguments:
     """Every argument checked and normalised (InvalidParams before any request), by the
     checks the store uses too (:mod:`marketframe.endpoints`), each naming ``download``."""
-    from marketframe import adjust as adjusting
-
     check_backend("download", backend)
     mode = adjusting.check("download", adjust, {"timeframe": timeframe})
     if store is not None and not _is_store(store) and not isinstance(store, str | os.PathLike):
@@ -96,6 +95,6 @@ def check(
 
 
 def _is_store(obj: Any) -> bool:
-    from marketframe.store import Store
+    from marketframe.store import Store  # only when given one: import marketframe stays light
 
     return isinstance(obj, Store)

@@ -19,6 +19,7 @@ import pyarrow as pa
 from marketframe._progress import progress_bar
 from marketframe._time import taipei_today
 from marketframe.convert import concat, to_frame
+from marketframe.download import _yf
 from marketframe.download._check import ENDPOINT, Arguments, _is_store, check
 from marketframe.endpoints import (
     MARKETS,
@@ -26,7 +27,7 @@ from marketframe.endpoints import (
     plan,
     say_if_closed,
 )
-from marketframe.exceptions import BatchError
+from marketframe.exceptions import BatchError, SyncError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -157,8 +158,6 @@ def download(
     (dropped; the board is checked against the ticker's market), and ``layout="wide"`` or
     ``group_by="column"``/``"ticker"``: one row per date, a column per (field, symbol).
     """
-    from marketframe.download import _yf
-
     yf = _yf.resolve(start, end, timeframe, period, interval, adjust, taipei_today())
     symbols, suffixed = _yf.split_suffixes(symbols)
     layout = _yf.check_layout(layout, group_by, backend)
@@ -191,16 +190,14 @@ def _shaped(table: pa.Table, backend: str, layout: str, group_by: str | None) ->
     """The frame in ``backend``, long or wide (``_yf.wide``)."""
     frame = to_frame(table, backend)
     if layout == "wide":
-        from marketframe.download._yf import wide
-
-        return wide(frame, backend, group_by)
+        return _yf.wide(frame, backend, group_by)
     return frame
 
 
 @contextmanager
 def _session(client: Client[Any] | None, store: Any) -> Iterator[tuple[Any, Store | None]]:
     """The client (the given one, the store's, or the commands' rule) and the store."""
-    from marketframe.store import Store
+    from marketframe.store import Store  # only when given one: import marketframe stays light
 
     if _is_store(store):
         yield store.client if client is None else client, store
@@ -208,6 +205,7 @@ def _session(client: Client[Any] | None, store: Any) -> Iterator[tuple[Any, Stor
     if client is not None:
         yield client, (Store(store, client) if store is not None else None)
         return
+    # the client (requests) loads only when download makes its own
     from marketframe.client import connect
 
     with connect(backend="arrow", cache=False) as session:
@@ -298,8 +296,6 @@ def _empty(args: Arguments) -> pa.Table:
 def _via_store(
     st: Store, symbols: list[str], args: Arguments, progress: bool | None
 ) -> tuple[pa.Table | None, dict[str, BaseException]]:
-    from marketframe.store import SyncError
-
     params: dict[str, Any] = {"fields": args.fields} if args.fields is not None else {}
     errors: dict[str, BaseException] = {}
     try:
