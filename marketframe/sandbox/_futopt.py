@@ -287,7 +287,6 @@ class FutOpt:
         kinds = np.full(n, KIND_CONT, dtype=np.int8)
         kinds[0], kinds[-1] = KIND_OPEN, KIND_CLOSE
         serial = int(rng.integers(1000, 90000)) + np.cumsum(rng.integers(1, 40, n))
-        empty = np.zeros(0, dtype=np.int64)
         inst = Instrument(
             c.symbol,
             c.name,
@@ -317,11 +316,5 @@ class FutOpt:
             serial.astype(np.int64),
             kinds,
             side,
-            empty,
-            empty,
-            empty,
-            empty,
-            None,
-            False,
-            "AFTERHOURS" if afterhours else "REGULAR",
+            session="AFTERHOURS" if afterhours else "REGULAR",
         )
