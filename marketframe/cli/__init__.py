@@ -96,6 +96,26 @@ def out_path(*suffixes: str) -> Callable[[str], Path]:
     return check
 
 
+def add_table_out(p: argparse.ArgumentParser) -> None:
+    """``-o/--out``: where a command that prints a table writes it instead."""
+    p.add_argument(
+        "-o",
+        "--out",
+        type=out_path(".csv", ".parquet"),
+        help="write .csv or .parquet instead of printing",
+    )
+
+
+def add_base_url(p: argparse.ArgumentParser) -> None:
+    """``--base-url``: the service a command calls (the rule of ``client.connect``)."""
+    p.add_argument(
+        "--base-url",
+        default=None,
+        help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
+        "a sandbox: the one at this URL, else an embedded one)",
+    )
+
+
 def emit(table: Any, out: Path | None) -> None:
     """A command's table: printed, or written to ``out`` (.parquet or .csv by its suffix) next
     to it then renamed, so an interrupted run leaves no torn file."""

@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from marketframe.cli import describe, emit, out_path
+from marketframe.cli import add_base_url, add_table_out, describe, emit
 from marketframe.download import check, download
 from marketframe.endpoints import (
     EARLIEST,
@@ -66,12 +66,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="adjust prices locally for capital changes (splits) or also dividends "
         "(all), from the corporate actions (docs/adjusted.md)",
     )
-    p.add_argument(
-        "-o",
-        "--out",
-        type=out_path(".csv", ".parquet"),
-        help="write .csv or .parquet instead of printing",
-    )
+    add_table_out(p)
     p.add_argument(
         "--store",
         metavar="DIR",
@@ -83,12 +78,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help="a progress bar (default: when stderr is a terminal)",
     )
-    p.add_argument(
-        "--base-url",
-        default=None,
-        help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
-        "a sandbox: the one at this URL, else an embedded one)",
-    )
+    add_base_url(p)
     p.set_defaults(func=run)
 
 

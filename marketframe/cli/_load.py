@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from marketframe.adjust import MODES
-from marketframe.cli import emit, out_path
+from marketframe.cli import add_base_url, add_table_out, emit
 from marketframe.endpoints import ENDPOINTS, Endpoint, Param
 
 _TYPES: dict[str, Any] = {"int": int, "float": float}
@@ -67,18 +67,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                 help="adjust prices locally for capital changes (splits) or also "
                 "dividends (all), from the corporate actions (docs/adjusted.md)",
             )
-        p.add_argument(
-            "-o",
-            "--out",
-            type=out_path(".csv", ".parquet"),
-            help="write .csv or .parquet instead of printing",
-        )
-        p.add_argument(
-            "--base-url",
-            default=None,
-            help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
-            "a sandbox: the one at this URL, else an embedded one)",
-        )
+        add_table_out(p)
+        add_base_url(p)
         p.set_defaults(func=run)
 
 

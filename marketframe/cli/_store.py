@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from marketframe.cli import out_path
+from marketframe.cli import add_base_url, out_path
 from marketframe.cli._store_args import existing_store, params_of, store_path, symbols_of
 from marketframe.endpoints import ENDPOINTS, MARKETS, MINUTE_TIMEFRAMES, TIMEFRAMES, get
 from marketframe.exceptions import InvalidParams, NotSynced
@@ -82,12 +82,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="a progress bar (default: when stderr is a terminal), as for download",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument(
-        "--base-url",
-        default=None,
-        help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
-        "a sandbox: the one at this URL, else an embedded one)",
-    )
+    add_base_url(p)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
