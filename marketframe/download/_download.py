@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, overload
 
 import pyarrow as pa
 
 from marketframe._progress import progress_bar
 from marketframe._time import taipei_today
+from marketframe._typing import DayLike
 from marketframe.convert import concat, to_frame
 from marketframe.download import _yf
 from marketframe.download._check import ENDPOINT, Arguments, _is_store, check
@@ -46,70 +47,58 @@ BOARD_ENDPOINT = "stock.intraday.tickers"
 BOARD_TYPE = "EQUITY"
 
 
+class Options(TypedDict, total=False):
+    """The keyword options of :func:`download` besides ``backend`` (for type checkers)."""
+
+    period: str | None
+    interval: str | None
+    timeframe: str | None
+    adjust: str | bool | None
+    fields: str | Sequence[str] | None
+    layout: str
+    group_by: str | None
+    store: Store | str | os.PathLike[str] | None
+    client: Client[Any] | None
+    progress: bool | None
+
+
 @overload
 def download(
     symbols: str | Sequence[str],
-    start: Any = None,
-    end: Any = None,
+    start: DayLike | None = None,
+    end: DayLike | None = None,
     *,
-    period: str | None = None,
-    interval: str | None = None,
-    timeframe: str | None = None,
-    adjust: str | bool | None = None,
-    fields: str | Sequence[str] | None = None,
     backend: Literal["pandas"] = "pandas",
-    layout: str = "long",
-    group_by: str | None = None,
-    store: Store | str | os.PathLike[str] | None = None,
-    client: Client[Any] | None = None,
-    progress: bool | None = None,
+    **options: Unpack[Options],
 ) -> pd.DataFrame: ...
 
 
 @overload
 def download(
     symbols: str | Sequence[str],
-    start: Any = None,
-    end: Any = None,
+    start: DayLike | None = None,
+    end: DayLike | None = None,
     *,
-    period: str | None = None,
-    interval: str | None = None,
-    timeframe: str | None = None,
-    adjust: str | bool | None = None,
-    fields: str | Sequence[str] | None = None,
     backend: Literal["polars"],
-    layout: str = "long",
-    group_by: str | None = None,
-    store: Store | str | os.PathLike[str] | None = None,
-    client: Client[Any] | None = None,
-    progress: bool | None = None,
+    **options: Unpack[Options],
 ) -> pl.DataFrame: ...
 
 
 @overload
 def download(
     symbols: str | Sequence[str],
-    start: Any = None,
-    end: Any = None,
+    start: DayLike | None = None,
+    end: DayLike | None = None,
     *,
-    period: str | None = None,
-    interval: str | None = None,
-    timeframe: str | None = None,
-    adjust: str | bool | None = None,
-    fields: str | Sequence[str] | None = None,
     backend: Literal["arrow"],
-    layout: str = "long",
-    group_by: str | None = None,
-    store: Store | str | os.PathLike[str] | None = None,
-    client: Client[Any] | None = None,
-    progress: bool | None = None,
+    **options: Unpack[Options],
 ) -> pa.Table: ...
 
 
 def download(
     symbols: str | Sequence[str],
-    start: Any = None,
-    end: Any = None,
+    start: DayLike | None = None,
+    end: DayLike | None = None,
     *,
     period: str | None = None,
     interval: str | None = None,
