@@ -21,7 +21,7 @@ from marketframe._time import taipei_today
 from marketframe._typing import DayLike
 from marketframe.convert import concat, to_frame
 from marketframe.download import _yf
-from marketframe.download._check import ENDPOINT, Arguments, _is_store, check
+from marketframe.download._check import ENDPOINT, Arguments, check
 from marketframe.endpoints import (
     MARKETS,
     get,
@@ -184,11 +184,13 @@ def _shaped(table: pa.Table, backend: str, layout: str, group_by: str | None) ->
 
 
 @contextmanager
-def _session(client: Client[Any] | None, store: Any) -> Iterator[tuple[Any, Store | None]]:
+def _session(
+    client: Client[Any] | None, store: Store | str | os.PathLike[str] | None
+) -> Iterator[tuple[Client[Any], Store | None]]:
     """The client (the given one, the store's, or the commands' rule) and the store."""
     from marketframe.store import Store  # only when given one: import marketframe stays light
 
-    if _is_store(store):
+    if isinstance(store, Store):
         yield store.client if client is None else client, store
         return
     if client is not None:

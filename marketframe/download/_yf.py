@@ -14,8 +14,8 @@ from __future__ import annotations
 import calendar
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
@@ -23,6 +23,9 @@ import pyarrow.compute as pc
 
 from marketframe.endpoints import EARLIEST, MARKETS
 from marketframe.exceptions import BatchError, InvalidParams, SymbolNotFound, did_you_mean
+
+if TYPE_CHECKING:
+    from marketframe.client import Client
 
 #: yfinance's periods that mean something here ("1d"/"5d": the last 1 or 5 sessions)
 PERIODS: tuple[str, ...] = ("1d", "5d", "1mo", "3mo", "6mo", "1y", "2y", "5y", "10y", "ytd", "max")
@@ -147,7 +150,7 @@ def resolve(
     return dataclasses.replace(out, start=first)
 
 
-def _hint(word: str, choices: Any) -> str:
+def _hint(word: str, choices: Iterable[str]) -> str:
     return did_you_mean(word, list(choices))
 
 
@@ -170,7 +173,7 @@ def split_suffixes(symbols: Any) -> tuple[Any, dict[str, tuple[str, str]]]:
     return out, found
 
 
-def check_boards(client: Any, found: Mapping[str, tuple[str, str]]) -> None:
+def check_boards(client: Client[Any], found: Mapping[str, tuple[str, str]]) -> None:
     """Each suffixed symbol's board checked against its ticker's market (one ticker request
     each): ``2330.TWO`` is refused, naming ``2330.TW``."""
     for bare, (given, suffix) in found.items():
@@ -191,7 +194,7 @@ def check_boards(client: Any, found: Mapping[str, tuple[str, str]]) -> None:
             )
 
 
-def known_symbols(client: Any) -> list[str]:
+def known_symbols(client: Client[Any]) -> list[str]:
     """Every stock and index symbol of the ticker lists (for a did-you-mean)."""
     out: list[str] = []
     for kind in ("EQUITY", "INDEX"):
@@ -204,7 +207,7 @@ def known_symbols(client: Any) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def with_suggestions(client: Any, exc: BatchError) -> BatchError:
+def with_suggestions(client: Client[Any], exc: BatchError) -> BatchError:
     """``exc`` with each unknown symbol's error naming the closest known symbol."""
     unknown = {s: e for s, e in exc.errors.items() if isinstance(e, SymbolNotFound)}
     if not unknown:
