@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import Any
 
+from marketframe.adjust import MODES
 from marketframe.cli import add_base_url, add_table_out, describe, emit
 from marketframe.download import check, download
 from marketframe.endpoints import (
@@ -61,7 +62,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--adjust",
-        choices=("splits", "all"),
+        choices=MODES,
         default=None,
         help="adjust prices locally for capital changes (splits) or also dividends "
         "(all), from the corporate actions (docs/adjusted.md)",

@@ -27,6 +27,9 @@ from marketframe.exceptions import InvalidParams
 
 #: the endpoint ``download`` reads
 ENDPOINT = "stock.historical.candles"
+#: the endpoint listing a board's symbols, and the ticker type a board name expands to
+BOARD_ENDPOINT = "stock.intraday.tickers"
+BOARD_TYPE = "EQUITY"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,7 +21,7 @@ from marketframe._time import taipei_today
 from marketframe._typing import DayLike
 from marketframe.convert import concat, to_frame
 from marketframe.download import _yf
-from marketframe.download._check import ENDPOINT, Arguments, check
+from marketframe.download._check import BOARD_ENDPOINT, BOARD_TYPE, ENDPOINT, Arguments, check
 from marketframe.endpoints import (
     MARKETS,
     get,
@@ -42,9 +42,6 @@ if TYPE_CHECKING:
 
 #: windows from which ``progress=None`` shows a bar (on a terminal or in a notebook)
 LONG_WORK = 20
-#: the endpoint listing a board's symbols, and the ticker type a board name expands to
-BOARD_ENDPOINT = "stock.intraday.tickers"
-BOARD_TYPE = "EQUITY"
 
 
 class Options(TypedDict, total=False):

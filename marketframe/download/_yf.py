@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from marketframe.download._check import BOARD_ENDPOINT
 from marketframe.endpoints import EARLIEST, MARKETS
 from marketframe.exceptions import BatchError, InvalidParams, SymbolNotFound, did_you_mean
 
@@ -200,7 +201,7 @@ def known_symbols(client: Client[Any]) -> list[str]:
     for kind in ("EQUITY", "INDEX"):
         for market in MARKETS:
             try:
-                table = client.fetch_table("stock.intraday.tickers", type=kind, market=market)
+                table = client.fetch_table(BOARD_ENDPOINT, type=kind, market=market)
             except Exception:  # noqa: BLE001 - a hint only: a board that fails is skipped
                 continue
             out += [str(s) for s in table.column("symbol").to_pylist()]
