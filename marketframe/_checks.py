@@ -78,16 +78,15 @@ def check_base_url(base_url: object) -> str:
 
 
 def _positive(name: str, value: object, *, zero: bool = False) -> float:
-    ok = (
+    if (
         isinstance(value, int | float)
         and not isinstance(value, bool)
         and math.isfinite(value)
         and (value >= 0 if zero else value > 0)
-    )
-    if not ok:
-        what = "a finite number >= 0" if zero else "a finite number > 0"
-        raise InvalidParams(_WHERE, name, f"must be {what}, got {value!r}", f"{what} (seconds)")
-    return float(value)  # type: ignore[arg-type]
+    ):
+        return float(value)
+    what = "a finite number >= 0" if zero else "a finite number > 0"
+    raise InvalidParams(_WHERE, name, f"must be {what}, got {value!r}", f"{what} (seconds)")
 
 
 def check_timeout(value: object) -> float | tuple[float, float]:

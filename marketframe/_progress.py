@@ -48,6 +48,7 @@ class SyncBar:
     """A tqdm bar over a sync's windows whose postfix is the honest ETA and the plan."""
 
     def __init__(self, total: int, label: str, progress: bool | None, client: Any):
+        # tqdm.auto takes ipywidgets (an optional extra) in a notebook: loaded with a bar
         from tqdm.auto import tqdm
 
         self._client = client

@@ -8,11 +8,16 @@ type checker knows that ``Client().stock.intraday.quote("2330")`` is a pandas Da
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from typing import Literal, TypeAlias, TypedDict, TypeVar
 
 #: The frame libraries a result can be returned in.
 Backend: TypeAlias = Literal["pandas", "polars", "arrow"]
+
+#: A day as the service's date parameters take it: ``"YYYY-MM-DD"``, a ``date``, or a
+#: ``datetime`` (a ``pandas.Timestamp`` too; a tz-aware one counts in Asia/Taipei).
+DayLike: TypeAlias = str | dt.date
 
 #: The default frame type of a Client / Stream (set by its ``backend``).
 FrameT = TypeVar("FrameT")

@@ -20,14 +20,16 @@ Everything here takes tables and returns tables; the client fetches the corporat
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from marketframe.endpoints import ENDPOINTS, get
 from marketframe.exceptions import ActionNotApplied, InvalidParams, SchemaError
 
 CAPITAL = "stock.corporate_actions.capital_changes"
@@ -95,7 +97,6 @@ def check_read(
     """``Store.read(..., adjust=...)`` checked (before reading or any request)."""
     if adjust is None:
         return None
-    from marketframe.endpoints import get
 
     if not get(endpoint).adjustable:
         raise InvalidParams(
@@ -109,8 +110,6 @@ def check_read(
 
 def _adjustable() -> str:
     """The endpoints whose rows take ``adjust=`` (``Endpoint.adjustable``)."""
-    from marketframe.endpoints import ENDPOINTS
-
     return ", ".join(n for n, ep in ENDPOINTS.items() if ep.adjustable)
 
 
@@ -179,7 +178,7 @@ def events_of(
     def keep(sym: str, day: dt.date | None) -> bool:
         return day is not None and day <= today and (wanted is None or sym in wanted)
 
-    cols = (
+    cols: tuple[str, ...] = (
         "symbol",
         "effective_date",
         "adjustment_factor",
@@ -220,8 +219,6 @@ def events_of(
                 sym, day, ratio, 1.0 / (1.0 + _num(stock) / 1000.0)
             )
     if skipped:
-        import warnings
-
         warnings.warn(
             f"{len(skipped)} past dividend(s) not applied, the service gave no previous close "
             f"for them: {', '.join(skipped[:10])}{' ...' if len(skipped) > 10 else ''}; "
@@ -249,9 +246,8 @@ def bar_days(table: pa.Table) -> np.ndarray:
     """The Asia/Taipei calendar day of each row's ``date`` (dates or minute timestamps)."""
     col = table.column("date")
     if pa.types.is_timestamp(col.type):
-        if col.type.tz is not None:
-            col = pc.local_timestamp(col)
-        col = pc.cast(col, pa.date32())
+        local = pc.local_timestamp(col) if col.type.tz is not None else col
+        return pc.cast(local, pa.date32()).to_numpy(zero_copy_only=False).astype("datetime64[D]")
     return col.to_numpy(zero_copy_only=False).astype("datetime64[D]")
 
 
@@ -260,12 +256,16 @@ def apply(table: pa.Table, events: Mapping[str, Sequence[Event]]) -> pa.Table:
     if table.num_rows == 0:
         return table
     days = bar_days(table)
-    coded = pc.dictionary_encode(table.column("symbol")).combine_chunks()
+    # one chunk of a dictionary column is a DictionaryArray (the stubs say Array)
+    coded = cast(
+        "pa.DictionaryArray[Any, Any]",
+        pc.dictionary_encode(table.column("symbol")).combine_chunks(),
+    )
     codes = coded.indices.to_numpy(zero_copy_only=False)
     price = np.ones(table.num_rows)
     shares = np.ones(table.num_rows)
     for k, sym in enumerate(coded.dictionary.to_pylist()):
-        evs = events.get(sym)
+        evs = events.get(str(sym))
         rows = codes == k
         if evs:
             price[rows] = factors(days[rows], [(e.day, e.price) for e in evs])
@@ -328,18 +328,14 @@ def adjust_table(
     if table.num_rows == 0:
         return table
     if dividends is None:
-        from marketframe.endpoints import get
-
         dividends = get(DIVIDENDS).schema.arrow().empty_table()
-    symbols = pc.unique(table.column("symbol")).to_pylist()
+    symbols = [str(s) for s in pc.unique(table.column("symbol")).to_pylist()]
     return apply(table, events_of(capital, dividends, mode, end, symbols))
 
 
 def check_load(name: str, adjust: Any, params: Mapping[str, Any]) -> str | None:
     """``client.load(name, adjust=..., **params)`` checked: the endpoint takes ``adjust=``
     and ``adjust`` fits the other parameters."""
-    from marketframe.endpoints import get
-
     if not get(name).adjustable:
         raise InvalidParams(
             name,

@@ -14,7 +14,9 @@ import inspect
 import sys
 from pathlib import Path
 
+from marketframe._gen import sessions, stubs
 from marketframe.endpoints import EARLIEST, ENDPOINTS, FRESHNESS, Endpoint, Param
+from marketframe.exceptions import STATUS_ERRORS, MarketframeError
 
 # kind -> (Arrow, pandas, polars) dtype names shown in the table
 DTYPES = {
@@ -172,8 +174,6 @@ def _first_paragraph(doc: str | None) -> str:
 
 
 def render_errors() -> str:
-    from marketframe.exceptions import STATUS_ERRORS, MarketframeError
-
     for name in ERROR_MODULES:
         importlib.import_module(name)
     status_of = {cls: code for code, cls in STATUS_ERRORS.items()}
@@ -232,8 +232,6 @@ def render_errors() -> str:
 
 
 def main() -> int:
-    from marketframe._gen import sessions, stubs
-
     DOC_PATH.parent.mkdir(exist_ok=True)
     DOC_PATH.write_text(render(), encoding="utf-8")
     ERRORS_PATH.write_text(render_errors(), encoding="utf-8")

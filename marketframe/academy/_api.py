@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from marketframe.academy._account import Account
 from marketframe.academy._frame import Backend, to_frame
@@ -15,6 +15,13 @@ from marketframe.academy._resource import api_url, error_for_response, send
 from marketframe.exceptions import AcademyError
 
 log = logging.getLogger("marketframe.academy")
+
+
+class _LoadOptions(TypedDict, total=False):
+    """The keyword options of :meth:`Api.load`."""
+
+    backend: Backend
+    anonymous: bool
 
 
 class Api(Account):
@@ -33,30 +40,16 @@ class Api(Account):
         401 raises :class:`InvalidToken`, a 403 ``insufficient_scope`` :class:`InsufficientScope`.
         """
         url = api_url(self.platform_url, path)
-        if anonymous:
+        token = None if anonymous else self.access_token()
+        resp = send(
+            self.session, "GET", url, access_token=token, params=params, timeout=self.timeout
+        )
+        if not anonymous and resp.status_code == 401 and self.tokens().refresh_token:
+            log.debug("api answered 401; refreshing once and retrying")
+            token = self.refresh().access_token
             resp = send(
-                self.session, "GET", url, access_token=None, params=params, timeout=self.timeout
+                self.session, "GET", url, access_token=token, params=params, timeout=self.timeout
             )
-        else:
-            resp = send(
-                self.session,
-                "GET",
-                url,
-                access_token=self.access_token(),
-                params=params,
-                timeout=self.timeout,
-            )
-            if resp.status_code == 401 and self.tokens().refresh_token:
-                log.debug("api answered 401; refreshing once and retrying")
-                tokens = self.refresh()
-                resp = send(
-                    self.session,
-                    "GET",
-                    url,
-                    access_token=tokens.access_token,
-                    params=params,
-                    timeout=self.timeout,
-                )
         if not resp.ok:
             raise error_for_response(resp)
         return json_body(resp)
@@ -73,12 +66,7 @@ class Api(Account):
         return to_frame(self.get(path, params, anonymous=anonymous), backend)
 
     def frame(
-        self,
-        path: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        backend: Backend = "pandas",
-        anonymous: bool = False,
+        self, path: str, params: Mapping[str, Any] | None = None, **options: Unpack[_LoadOptions]
     ) -> Any:
         """Deprecated name of :meth:`load` (docs/glossary.md: ``load`` is service -> frame)."""
         warnings.warn(
@@ -86,7 +74,7 @@ class Api(Account):
             DeprecationWarning,
             stacklevel=2,
         )
-        return self.load(path, params, backend=backend, anonymous=anonymous)
+        return self.load(path, params, **options)
 
     def openapi(self) -> dict[str, Any]:
         body = self.get("/openapi.json", anonymous=True)

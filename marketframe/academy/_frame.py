@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import pandas as pd
+
 from marketframe.exceptions import AcademyError
 
 __all__ = ["Backend", "records_of", "to_frame"]
@@ -37,12 +39,10 @@ def records_of(body: Any) -> list[dict[str, Any]]:
 def to_frame(body: Any, backend: Backend = "pandas") -> Any:
     records = records_of(body)
     if backend == "pandas":
-        import pandas as pd
-
         return pd.DataFrame.from_records(records)
     if backend == "polars":
         try:
-            import polars as pl
+            import polars as pl  # an optional extra: loaded when asked for
         except ImportError:  # pragma: no cover - depends on the environment
             raise AcademyError(
                 "polars is not installed",

@@ -159,7 +159,10 @@ def revoke(
     def go(s: OAuth2Session) -> requests.Response:
         # authlib's `none` and `client_secret_post` auth both put client_id in the body,
         # as the spec asks: adding it here again would be a duplicate parameter
-        return s.revoke_token(url, token=token, token_type_hint=hint, timeout=timeout)
+        resp: requests.Response = s.revoke_token(
+            url, token=token, token_type_hint=hint, timeout=timeout
+        )
+        return resp
 
     resp = _call(reg, "revocation endpoint", go)
     log.debug("revocation POST %s -> %s", url, resp.status_code)

@@ -9,6 +9,7 @@ for ``application_type=native`` clients, so the listener can take a free port ea
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -50,7 +51,7 @@ class ClientRegistration:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ClientRegistration:
+    def from_dict(cls, data: Mapping[str, Any]) -> ClientRegistration:
         return cls(
             issuer=str(data["issuer"]),
             client_id=str(data["client_id"]),
@@ -64,7 +65,9 @@ class ClientRegistration:
     def expired(self, now: float) -> bool:
         """Whether the client secret has expired (0 / missing means it never does)."""
         exp = self.client_secret_expires_at
-        return bool(exp) and now >= float(exp)  # type: ignore[arg-type]
+        if not exp:
+            return False
+        return now >= float(exp)
 
 
 def register_client(

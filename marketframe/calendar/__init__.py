@@ -36,12 +36,14 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+import warnings
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 import pandas as pd
 
+from marketframe._time import TZ_NAME
 from marketframe.calendar._checks import (
     _backend,
     _coverage,
@@ -102,9 +104,7 @@ def _base() -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def _xtai() -> np.ndarray:
-    import warnings
-
-    import exchange_calendars as xcals
+    import exchange_calendars as xcals  # about a second: loaded on first use
 
     with warnings.catch_warnings():  # its own pandas deprecations are not the user's to see
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -222,7 +222,7 @@ def sessions_in_range(
     _backend(backend, where)
     labels = _range(start, end, market, session, where)
     if backend == "polars":
-        import polars as pl
+        import polars as pl  # an optional extra: loaded when asked for
 
         return pl.Series("session", labels, dtype=pl.Date)
     return pd.DatetimeIndex(labels.astype("datetime64[ns]"), name="session")
@@ -274,9 +274,9 @@ def sessions(
         }
     )
     if backend == "polars":
-        import polars as pl
+        import polars as pl  # an optional extra: loaded when asked for
 
-        stamp = pl.Datetime("us", "Asia/Taipei")
+        stamp = pl.Datetime("us", TZ_NAME)
         return pl.from_pandas(frame).with_columns(
             pl.col("session").cast(pl.Date), pl.col("open", "close").cast(stamp)
         )
@@ -328,9 +328,9 @@ def minutes(
     opens, closes = _bounds(np.datetime64(d, "D"), hours)
     index = pd.date_range(opens, closes, freq="min", inclusive="left", name="minute")
     if backend == "polars":
-        import polars as pl
+        import polars as pl  # an optional extra: loaded when asked for
 
-        return pl.Series("minute", index).cast(pl.Datetime("us", "Asia/Taipei"))
+        return pl.Series("minute", index).cast(pl.Datetime("us", TZ_NAME))
     return index
 
 

@@ -11,7 +11,9 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pandas as pd
 
-TAIPEI = ZoneInfo("Asia/Taipei")
+from marketframe._time import TZ_NAME
+
+TAIPEI = ZoneInfo(TZ_NAME)
 
 #: First and last day the calendar covers.
 FIRST_DAY = dt.date(2010, 1, 1)

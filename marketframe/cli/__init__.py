@@ -24,6 +24,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+import pandas as pd
+import pyarrow.parquet as pq
+
+from marketframe import __version__
+from marketframe.exceptions import InvalidParams, MarketframeError, did_you_mean
+
 # Modules each exposing register(subparsers), in the order `--help` lists them.
 _COMMANDS: tuple[str, ...] = (
     "marketframe.cli._demo",
@@ -66,8 +72,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
         if m:
-            from marketframe.exceptions import did_you_mean
-
             hint = did_you_mean(m[1], re.findall(r"'([^']*)'", m[2]))
             if hint:
                 message = (
@@ -92,12 +96,30 @@ def out_path(*suffixes: str) -> Callable[[str], Path]:
     return check
 
 
+def add_table_out(p: argparse.ArgumentParser) -> None:
+    """``-o/--out``: where a command that prints a table writes it instead."""
+    p.add_argument(
+        "-o",
+        "--out",
+        type=out_path(".csv", ".parquet"),
+        help="write .csv or .parquet instead of printing",
+    )
+
+
+def add_base_url(p: argparse.ArgumentParser) -> None:
+    """``--base-url``: the service a command calls (the rule of ``client.connect``)."""
+    p.add_argument(
+        "--base-url",
+        default=None,
+        help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
+        "a sandbox: the one at this URL, else an embedded one)",
+    )
+
+
 def emit(table: Any, out: Path | None) -> None:
     """A command's table: printed, or written to ``out`` (.parquet or .csv by its suffix) next
     to it then renamed, so an interrupted run leaves no torn file."""
     if out is None:
-        import pandas as pd
-
         with pd.option_context("display.width", 200, "display.max_columns", 12):
             print(table.to_pandas())
         return
@@ -105,8 +127,6 @@ def emit(table: Any, out: Path | None) -> None:
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         if out.suffix.lower() == ".parquet":
-            import pyarrow.parquet as pq
-
             pq.write_table(table, tmp)
         else:
             table.to_pandas().to_csv(tmp, index=False)
@@ -125,7 +145,6 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog="Run `marketframe COMMAND --help` for a command's options.",
     )
-    from marketframe import __version__
 
     parser.add_argument("--version", action="version", version=f"marketframe {__version__}")
     parser.add_argument(
@@ -142,8 +161,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def describe(exc: BaseException) -> str:
     """One line saying what went wrong and, where known, what to do next."""
-    from marketframe.exceptions import MarketframeError
-
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, MarketframeError):  # the next step, unless the message ends with it
         step = exc.next_step()
@@ -179,15 +196,11 @@ def missing_extra(exc: BaseException | None) -> tuple[str, str] | None:
 
 def exit_status(exc: BaseException) -> int:
     """2 for a usage error (nothing was requested), 1 for a failure."""
-    from marketframe.exceptions import InvalidParams
-
     return USAGE if isinstance(exc, InvalidParams) else FAILURE
 
 
 def run_command(args: argparse.Namespace, *, debug: bool = False) -> int:
     """Run a parsed command under the common error handler."""
-    from marketframe.exceptions import MarketframeError
-
     where = f"marketframe {args.command}"
 
     def one_line(message: Any, category: Any, *_: Any, **__: Any) -> None:

@@ -15,6 +15,8 @@ import webbrowser
 from collections.abc import Callable
 from typing import Any
 
+from marketframe.exceptions import AcademyError
+
 __all__ = ["URL_ENV", "register"]
 
 URL_ENV = "MARKETFRAME_ACADEMY_URL"
@@ -25,7 +27,7 @@ _read_line: Callable[[str], str] = input
 
 
 def _client(args: argparse.Namespace, **kwargs: Any) -> Any:
-    from marketframe.academy.client import AcademyClient
+    from marketframe.academy.client import AcademyClient  # authlib: by this command only
 
     # --url / --home may come before or after the subcommand (SUPPRESS keeps either)
     url = getattr(args, "url", None) or os.environ.get(URL_ENV)
@@ -36,8 +38,6 @@ def _client(args: argparse.Namespace, **kwargs: Any) -> Any:
 
 def _no_url(message: str, hint: str) -> Exception:
     """The AcademyError of a missing ``--url``, marked as a usage error (exit status 2)."""
-    from marketframe.academy import AcademyError
-
     exc = AcademyError(message, hint=hint)
     exc.usage = True  # type: ignore[attr-defined]
     return exc
@@ -49,8 +49,6 @@ def _err(msg: str) -> None:
 
 def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from marketframe.academy import AcademyError
-
         try:
             return fn(args)
         except AcademyError as exc:
@@ -135,8 +133,6 @@ def _logout(args: argparse.Namespace) -> int:
 
 @_guard
 def _call(args: argparse.Namespace) -> int:
-    from marketframe.academy import AcademyError
-
     params: dict[str, str] = {}
     for item in args.param or []:
         key, sep, value = item.partition("=")
@@ -161,7 +157,7 @@ def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int
     return show
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``academy`` command to an argparse subparsers object."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(

@@ -5,23 +5,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from marketframe.crosscheck import INDICATOR_NAMES, TOLERANCE, crosscheck
+from marketframe.crosscheck import INDICATOR_NAMES, TOLERANCE, check_tolerance, crosscheck
 from marketframe.endpoints import TIMEFRAMES
-from marketframe.exceptions import NotCheckable
+from marketframe.exceptions import InvalidParams, NotCheckable
 
 
 def _tolerance(text: str) -> float:
     """``--tolerance``: a finite number > 0 (a usage error, exit 2, otherwise)."""
-    from marketframe.crosscheck import check_tolerance
-    from marketframe.exceptions import InvalidParams
-
     try:
         return check_tolerance(float(text))
     except (ValueError, InvalidParams):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number > 0") from None
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "crosscheck",
         help="audit the service's technical indicators against local recomputation",
@@ -69,6 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _run(args: argparse.Namespace) -> int:
     """Check each indicator; one that cannot be checked is reported and skipped. Exit 1 when
     any indicator disagrees with every known convention, or when none could be checked."""
+    # the client (requests) loads only for a command that calls the service
     from marketframe.client import connect
 
     failures = checked = 0

@@ -15,13 +15,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+import marketframe
 from marketframe.crosscheck import INDICATOR_NAMES
+from marketframe.indicators.options import options
 from marketframe.sandbox import iso_time
+from marketframe.store import Store
 
 DEFAULT_SYMBOLS = ("2330", "2317", "2454", "0050", "6488")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "demo",
         help="a tour of marketframe (no API key needed: runs on the built-in sandbox)",
@@ -64,14 +69,12 @@ def _step(n: int, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import matplotlib
+    import matplotlib  # an optional extra, and heavy: loaded by this command only
 
     matplotlib.use("agg")
-    import pandas as pd
 
-    import marketframe
+    # the client (requests) loads only for a command that calls the service
     from marketframe.client import connect
-    from marketframe.store import Store
 
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -195,8 +198,6 @@ def indicators(candles: Any, found: dict[str, str], since: dt.date | None = None
     """The five indicators of every symbol, under the conventions ``found`` by the
     cross-check (so the table shows the numbers the service shows); from ``since`` on only
     when given (the recursive ones, RSI, KDJ and MACD, depend on where the series starts)."""
-    from marketframe.indicators.options import options
-
     if since is not None:
         candles = candles[candles["date"] >= str(since)]
     with options.context(conventions=found):

@@ -11,7 +11,9 @@ import argparse
 import sys
 from typing import Any
 
-from marketframe.cli import emit, out_path
+from marketframe.adjust import MODES
+from marketframe.cli import add_base_url, add_table_out, describe, emit
+from marketframe.download import check, download
 from marketframe.endpoints import (
     EARLIEST,
     HISTORICAL_FIELDS,
@@ -19,13 +21,13 @@ from marketframe.endpoints import (
     MINUTE_TIMEFRAMES,
     TIMEFRAMES,
 )
-from marketframe.exceptions import BatchError
+from marketframe.exceptions import BatchError, MarketframeError
 
 #: the service's first date of daily history (stocks; indices)
 FIRST_DATE, FIRST_INDEX_DATE = EARLIEST["stock"], EARLIEST["index"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "download",
         help="candles of many symbols over any range, as one CSV / Parquet file",
@@ -60,17 +62,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--adjust",
-        choices=("splits", "all"),
+        choices=MODES,
         default=None,
         help="adjust prices locally for capital changes (splits) or also dividends "
         "(all), from the corporate actions (docs/adjusted.md)",
     )
-    p.add_argument(
-        "-o",
-        "--out",
-        type=out_path(".csv", ".parquet"),
-        help="write .csv or .parquet instead of printing",
-    )
+    add_table_out(p)
     p.add_argument(
         "--store",
         metavar="DIR",
@@ -82,18 +79,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=None,
         help="a progress bar (default: when stderr is a terminal)",
     )
-    p.add_argument(
-        "--base-url",
-        default=None,
-        help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
-        "a sandbox: the one at this URL, else an embedded one)",
-    )
+    add_base_url(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    # the client (requests) loads only for a command that calls the service
     from marketframe.client import connect
-    from marketframe.download import check, download
 
     fields: Any = ",".join(args.fields) if args.fields else None
     # bad arguments fail before a sandbox starts or a request is sent
@@ -136,14 +128,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _one_line(err: BaseException) -> str:
-    from marketframe.cli import describe
-
     return describe(err)
 
 
 def _failed_all(exc: Any) -> Exception:
     """Every symbol failed: one error naming each (the first symbol's fix last)."""
-    from marketframe.exceptions import MarketframeError
-
     parts = [f"{sym}: {_one_line(err)}" for sym, err in exc.errors.items()]
     return MarketframeError("every symbol failed; nothing written: " + "; ".join(parts))

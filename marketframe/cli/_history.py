@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from marketframe.cli._store_args import existing_store, store_path
+from marketframe.store import Store
 
 
 def _days(text: str) -> dt.timedelta:
@@ -22,7 +23,7 @@ def _days(text: str) -> dt.timedelta:
     return dt.timedelta(hours=n) if m[2] == "h" else dt.timedelta(days=n)
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s = sub.add_parser(
         "snapshot",
         help="pin a store as it is now (create, list, delete)",
@@ -70,8 +71,6 @@ def _shown(snap: Any) -> dict[str, Any]:
 
 def run_snapshot(a: argparse.Namespace) -> int:
     """Errors go to the common handler of marketframe.cli."""
-    from marketframe.store import Store
-
     existing_store(a.store, a.action)
     with Store(a.store, client=None) as st:
         if a.action == "create":
@@ -97,8 +96,6 @@ def run_snapshot(a: argparse.Namespace) -> int:
 
 def run_gc(a: argparse.Namespace) -> int:
     """Errors go to the common handler of marketframe.cli."""
-    from marketframe.store import Store
-
     existing_store(a.store, "gc")
     with Store(a.store, client=None) as st:
         report = st.gc(keep=a.keep)

@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from marketframe.adjust import MODES
-from marketframe.cli import emit, out_path
+from marketframe.cli import add_base_url, add_table_out, emit
 from marketframe.endpoints import ENDPOINTS, Endpoint, Param
 
 _TYPES: dict[str, Any] = {"int": int, "float": float}
@@ -28,7 +28,7 @@ def _options(ep: Endpoint, p: Param) -> list[str]:
     return names + ["--" + words[p.name]] if p.name in words else names
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     load = sub.add_parser(
         "load",
         help="load any REST endpoint as a table / CSV / Parquet",
@@ -67,18 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                 help="adjust prices locally for capital changes (splits) or also "
                 "dividends (all), from the corporate actions (docs/adjusted.md)",
             )
-        p.add_argument(
-            "-o",
-            "--out",
-            type=out_path(".csv", ".parquet"),
-            help="write .csv or .parquet instead of printing",
-        )
-        p.add_argument(
-            "--base-url",
-            default=None,
-            help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
-            "a sandbox: the one at this URL, else an embedded one)",
-        )
+        add_table_out(p)
+        add_base_url(p)
         p.set_defaults(func=run)
 
 
@@ -98,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         params[param.name] = value
     if getattr(args, "adjust", None):
         params["adjust"] = args.adjust
+    # the client (requests) loads only for a command that calls the service
     from marketframe.client import connect
 
     with connect(base_url=args.base_url, backend="arrow") as client:

@@ -19,9 +19,13 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from marketframe.cli import out_path
+import pyarrow.parquet as pq
+
+from marketframe.cli import add_base_url, out_path
 from marketframe.cli._store_args import existing_store, params_of, store_path, symbols_of
-from marketframe.endpoints import ENDPOINTS, MARKETS, TIMEFRAMES
+from marketframe.endpoints import ENDPOINTS, MARKETS, MINUTE_TIMEFRAMES, TIMEFRAMES, get
+from marketframe.exceptions import InvalidParams, NotSynced
+from marketframe.store import Store
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -78,15 +82,10 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         help="a progress bar (default: when stderr is a terminal), as for download",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument(
-        "--base-url",
-        default=None,
-        help="service URL (default: the real service; without MARKETFRAME_API_KEY, "
-        "a sandbox: the one at this URL, else an embedded one)",
-    )
+    add_base_url(p)
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s = sub.add_parser(
         "sync",
         help="fetch what a local Parquet store is missing",
@@ -148,6 +147,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _session(stack: ExitStack, args: argparse.Namespace) -> Any:
+    # the client (requests) loads only for a command that calls the service
     from marketframe.client import connect
 
     return stack.enter_context(
@@ -160,8 +160,6 @@ def _session(stack: ExitStack, args: argparse.Namespace) -> Any:
 def _sync(
     args: argparse.Namespace, root: Path | str, stack: ExitStack
 ) -> tuple[Any, Any, dict[str, Any]]:
-    from marketframe.store import Store
-
     params = params_of(args.endpoint, args.param)
     client = _session(stack, args)
     store = stack.enter_context(Store(root, client, max_workers=max(1, args.workers)))
@@ -212,8 +210,6 @@ def _saved(a: argparse.Namespace) -> None:
     arrives, so nothing fetched is lost) and that the same command resumes."""
     held = ""
     try:
-        from marketframe.store import Store
-
         with Store(a.store, client=None) as st:
             cov = st.coverage()
         cov = cov[(cov["dataset"] == a.endpoint) & (cov["status"] != "empty")]
@@ -233,8 +229,6 @@ def _saved(a: argparse.Namespace) -> None:
 
 def run_verify(a: argparse.Namespace) -> int:
     """Errors go to the common handler of marketframe.cli."""
-    from marketframe.store import Store
-
     existing_store(a.store, "verify")
     with ExitStack() as stack:
         client = _session(stack, a) if a.repair else None
@@ -255,8 +249,6 @@ def run_verify(a: argparse.Namespace) -> int:
 def _read_synced(store: Any, a: argparse.Namespace, ctx: dict[str, Any], failed: bool) -> Any:
     """What the export's sync left in the store. Symbols whose every window failed hold
     nothing (``NotSynced``): they are left out, and the report lists their failures."""
-    from marketframe.store import NotSynced
-
     args = (a.endpoint, ctx["symbols"], a.start, a.end, a.timeframe)
     try:
         return store.read(*args, backend="arrow", **ctx["params"])
@@ -267,7 +259,6 @@ def _read_synced(store: Any, a: argparse.Namespace, ctx: dict[str, Any], failed:
         keep = [s for s in ctx["symbols"] or () if s not in gone]
         if keep:
             return store.read(a.endpoint, keep, *args[2:], backend="arrow", **ctx["params"])
-        from marketframe.endpoints import MINUTE_TIMEFRAMES, get
 
         minute = a.timeframe in MINUTE_TIMEFRAMES
         return get(a.endpoint).schema.arrow(minute=minute).empty_table()
@@ -275,8 +266,6 @@ def _read_synced(store: Any, a: argparse.Namespace, ctx: dict[str, Any], failed:
 
 def run_export(a: argparse.Namespace) -> int:
     """Errors go to the common handler of marketframe.cli."""
-    import pyarrow.parquet as pq
-
     with ExitStack() as stack:
         if a.as_of is not None:
             table, report = _held_then(a, stack), None
@@ -298,9 +287,6 @@ def run_export(a: argparse.Namespace) -> int:
 
 def _held_then(a: argparse.Namespace, stack: ExitStack) -> Any:
     """``export --as-of``: the rows the store held then, nothing fetched."""
-    from marketframe.exceptions import InvalidParams
-    from marketframe.store import Store
-
     if a.store is None:
         raise InvalidParams("export", "as-of", "needs --store", "--store STORE --as-of NAME")
     existing_store(a.store, "export")

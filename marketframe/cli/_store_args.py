@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from marketframe.endpoints import ENDPOINTS
+from marketframe.exceptions import InvalidParams
 
 
 def store_path(text: str) -> Path | str:
@@ -31,8 +32,6 @@ def store_path(text: str) -> Path | str:
 def existing_store(store: Path | str, command: str) -> None:
     """A local store path that does not exist is a typo, not a store: refused before
     ``Store()`` would create it (an object store: the command says so)."""
-    from marketframe.exceptions import InvalidParams
-
     if isinstance(store, Path) and not store.expanduser().is_dir():
         raise InvalidParams(
             command,
@@ -43,8 +42,6 @@ def existing_store(store: Path | str, command: str) -> None:
 
 
 def params_of(ep_name: str, items: list[str]) -> dict[str, Any]:
-    from marketframe.exceptions import InvalidParams
-
     ep = ENDPOINTS[ep_name]
     out: dict[str, Any] = {}
     for item in items:
@@ -75,8 +72,6 @@ def params_of(ep_name: str, items: list[str]) -> dict[str, Any]:
 
 
 def symbols_of(args: argparse.Namespace, client: Any) -> list[str] | None:
-    from marketframe.exceptions import InvalidParams
-
     syms: list[str] = list(args.symbols)
     for f in args.symbols_file:
         try:

@@ -19,6 +19,7 @@ from typing import Any, cast
 
 import numpy as np
 import orjson
+import pandas as pd
 import pyarrow as pa
 
 from marketframe._typing import Backend
@@ -151,23 +152,16 @@ def table_units(table: pa.Table) -> dict[str, str]:
 
 
 def _pandas_types(t: pa.DataType) -> Any:
-    import pandas as pd
-
     if pa.types.is_integer(t):
         return pd.Int64Dtype()
     return None
 
 
-#: pandas dtype of calendar dates (daily/weekly/monthly ``date`` and every other date column):
-#: tz-naive, in microseconds like the intraday timestamps and like pandas 3's own parsing of
-#: date strings, so ``merge_asof`` with ``pd.to_datetime(...)`` keys needs no cast.
-PANDAS_DATE = "datetime64[us]"
-
-
 def _dates_as_datetimes(table: pa.Table) -> pa.Table:
     """Arrow ``date32`` columns -> tz-naive ``timestamp[us]`` (a date is its midnight), so
     pandas gets a datetime64 column that takes string comparisons, ``.loc`` slices and
-    ``resample``."""
+    ``resample``. Microseconds like the intraday timestamps and like pandas 3's own parsing
+    of date strings, so ``merge_asof`` with ``pd.to_datetime(...)`` keys needs no cast."""
     dates = [i for i, f in enumerate(table.schema) if pa.types.is_date32(f.type)]
     for i in dates:
         f = table.schema.field(i)
@@ -204,7 +198,7 @@ def to_polars(table: pa.Table) -> Any:
     """polars: ``Datetime("us", "Asia/Taipei")``, ``Int64``, ``Categorical``, ``Date``.
 
     polars frames carry no metadata: read units with :func:`marketframe.units`."""
-    import polars as pl
+    import polars as pl  # an optional extra: loaded when asked for
 
     return pl.from_arrow(table)
 

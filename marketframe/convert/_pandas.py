@@ -16,8 +16,14 @@ from functools import lru_cache
 from typing import Any, cast
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 from numpy.typing import DTypeLike, NDArray
+
+try:  # pandas 3 takes a frame's blocks through a public constructor
+    from pandas.api.internals import create_dataframe_from_blocks
+except ImportError:  # pandas < 3: the caller takes Arrow's own conversion
+    create_dataframe_from_blocks = None
 
 #: rows up to which :func:`small_frame` is used (past it Arrow's C++ conversion is as fast)
 SMALL = 4096
@@ -57,19 +63,9 @@ def _string_dtype() -> Any:
 @lru_cache(maxsize=512)
 def _category(words: tuple[str, ...], ordered: bool) -> Any:
     """A categorical dtype per dictionary: built (and its categories checked) once."""
-    import pandas as pd
-
     # an empty dictionary gets object categories from Arrow, as here
     categories = pd.Index(pa.array(words, pa.string()).to_pandas() if words else [], dtype=None)
     return pd.CategoricalDtype(categories, ordered=ordered)
-
-
-def _create() -> Any:
-    try:
-        from pandas.api.internals import create_dataframe_from_blocks
-    except ImportError:  # pandas < 3
-        return None
-    return create_dataframe_from_blocks
 
 
 def _group_of(field: pa.Field[Any], t: pa.DataType) -> tuple[Any, ...] | None:
@@ -113,7 +109,6 @@ def _plan(schema: pa.Schema) -> _Plan | None:
     for seen, plan in known:
         if schema.equals(seen, check_metadata=True):
             return plan
-    import pandas as pd
 
     groups: dict[tuple[Any, ...], list[int]] = {}
     got: _Plan | None = None
@@ -147,9 +142,8 @@ def small_frame(table: pa.Table) -> Any:
     1-D array per column cut from it; a per-column read costs more than the values of a
     one-row table."""
     n = table.num_rows
-    if n > SMALL or (create := _create()) is None:
+    if n > SMALL or create_dataframe_from_blocks is None:
         return None
-    import pandas as pd
 
     plan = _plan(table.schema)
     if plan is None:
@@ -226,20 +220,16 @@ def small_frame(table: pa.Table) -> Any:
             (np.vstack([d for d, _ in dates]), np.array([i for _, at in dates for i in at]))
         )
     # a view of the shape's labels: its own object (``columns.name`` may be set)
-    return create(blocks, index=pd.RangeIndex(n), columns=labels.view())
+    return create_dataframe_from_blocks(blocks, index=pd.RangeIndex(n), columns=labels.view())
 
 
 @lru_cache(maxsize=64)
 def _zone(tz: str) -> Any:
     """The pandas dtype of ``timestamp[us, tz]`` (its ``__from_arrow__`` is pyarrow's own)."""
-    import pandas as pd
-
     return pd.DatetimeTZDtype(unit="us", tz=tz)
 
 
 def _category_array(arr: pa.Array[Any]) -> Any:
-    import pandas as pd
-
     coded = cast("pa.DictionaryArray[Any, Any]", arr)  # what a dictionary type holds
     t = coded.type
     codes = _values(coded.indices, t.index_type.to_pandas_dtype()).astype(np.int64)

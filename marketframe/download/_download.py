@@ -9,29 +9,26 @@ store lacks is fetched) and the frame is :meth:`Store.read`'s. See ``docs/loader
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, overload
 
 import pyarrow as pa
 
 from marketframe._progress import progress_bar
 from marketframe._time import taipei_today
-from marketframe.convert import check_backend, concat, to_frame
+from marketframe._typing import DayLike
+from marketframe.convert import concat, to_frame
+from marketframe.download import _yf
+from marketframe.download._check import BOARD_ENDPOINT, BOARD_TYPE, ENDPOINT, Arguments, check
 from marketframe.endpoints import (
     MARKETS,
-    check_dataset,
-    check_range,
-    check_symbols,
     get,
-    latest_only,
     plan,
     say_if_closed,
-    to_date,
 )
-from marketframe.exceptions import BatchError, InvalidParams
+from marketframe.exceptions import BatchError, SyncError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,78 +40,62 @@ if TYPE_CHECKING:
     from marketframe.client import Client
     from marketframe.store import Store
 
-ENDPOINT = "stock.historical.candles"
 #: windows from which ``progress=None`` shows a bar (on a terminal or in a notebook)
 LONG_WORK = 20
-#: the endpoint listing a board's symbols, and the ticker type a board name expands to
-BOARD_ENDPOINT = "stock.intraday.tickers"
-BOARD_TYPE = "EQUITY"
+
+
+class Options(TypedDict, total=False):
+    """The keyword options of :func:`download` besides ``backend`` (for type checkers)."""
+
+    period: str | None
+    interval: str | None
+    timeframe: str | None
+    adjust: str | bool | None
+    fields: str | Sequence[str] | None
+    layout: str
+    group_by: str | None
+    store: Store | str | os.PathLike[str] | None
+    client: Client[Any] | None
+    progress: bool | None
 
 
 @overload
 def download(
     symbols: str | Sequence[str],
-    start: Any = None,
-    end: Any = None,
+    start: DayLike | None = None,
+    end: DayLike | None = None,
     *,
-    period: str | None = None,
-    interval: str | None = None,
-    timeframe: str | None = None,
-    adjust: str | bool | None = None,
-    fields: str | Sequence[str] | None = None,
     backend: Literal["pandas"] = "pandas",
-    layout: str = "long",
-    group_by: str | None = None,
-    store: Store | str | os.PathLike[str] | None = None,
-    client: Client[Any] | None = None,
-    progress: bool | None = None,
+    **options: Unpack[Options],
 ) -> pd.DataFrame: ...
 
 
 @overload
 def download(
     symbols: str | Sequence[str],
-    start: Any = None,
-    end: Any = None,
+    start: DayLike | None = None,
+    end: DayLike | None = None,
     *,
-    period: str | None = None,
-    interval: str | None = None,
-    timeframe: str | None = None,
-    adjust: str | bool | None = None,
-    fields: str | Sequence[str] | None = None,
     backend: Literal["polars"],
-    layout: str = "long",
-    group_by: str | None = None,
-    store: Store | str | os.PathLike[str] | None = None,
-    client: Client[Any] | None = None,
-    progress: bool | None = None,
+    **options: Unpack[Options],
 ) -> pl.DataFrame: ...
 
 
 @overload
 def download(
     symbols: str | Sequence[str],
-    start: Any = None,
-    end: Any = None,
+    start: DayLike | None = None,
+    end: DayLike | None = None,
     *,
-    period: str | None = None,
-    interval: str | None = None,
-    timeframe: str | None = None,
-    adjust: str | bool | None = None,
-    fields: str | Sequence[str] | None = None,
     backend: Literal["arrow"],
-    layout: str = "long",
-    group_by: str | None = None,
-    store: Store | str | os.PathLike[str] | None = None,
-    client: Client[Any] | None = None,
-    progress: bool | None = None,
+    **options: Unpack[Options],
 ) -> pa.Table: ...
 
 
 def download(
     symbols: str | Sequence[str],
-    start: Any = None,
-    end: Any = None,
+    start: DayLike | None = None,
+    end: DayLike | None = None,
     *,
     period: str | None = None,
     interval: str | None = None,
@@ -163,25 +144,21 @@ def download(
     (dropped; the board is checked against the ticker's market), and ``layout="wide"`` or
     ``group_by="column"``/``"ticker"``: one row per date, a column per (field, symbol).
     """
-    from marketframe._time import taipei_today
-    from marketframe.download import _yf
-
     yf = _yf.resolve(start, end, timeframe, period, interval, adjust, taipei_today())
-    start, end, timeframe, adjust = yf["start"], yf["end"], yf["timeframe"], yf["adjust"]
     symbols, suffixed = _yf.split_suffixes(symbols)
     layout = _yf.check_layout(layout, group_by, backend)
-    args = check(symbols, start, end, timeframe, adjust, fields, backend, store)
+    args = check(symbols, yf.start, yf.end, yf.timeframe, yf.adjust, fields, backend, store)
     with _session(client, store) as (session, st):
         if suffixed:
             _yf.check_boards(session, suffixed)
-        syms = _expand(session, args["symbols"])
+        syms = _expand(session, args.symbols)
         if st is not None:
             table, errors = _via_store(st, syms, args, progress)
         else:
             table, errors = _fetch(session, syms, args, progress)
-        table = _yf.keep_recent(table, yf["sessions"], yf["since"])
-        if args["adjust"] is not None and table is not None:  # once, on every symbol's rows
-            table = session.adjust_prices(table, args["adjust"])
+        table = _yf.keep_recent(table, yf.sessions, yf.since)
+        if args.adjust is not None and table is not None:  # once, on every symbol's rows
+            table = session.adjust_prices(table, args.adjust)
         if errors:
             exc = BatchError(
                 "download",
@@ -190,8 +167,8 @@ def download(
                 len(syms),
             )
             raise _yf.with_suggestions(session, exc)
-    if not args["minute"] and table.num_rows == 0:  # empty: say so if the market was shut
-        say_if_closed("download", args["start"], args["end"])
+    if args.span is not None and table.num_rows == 0:  # empty: say so if the market was shut
+        say_if_closed("download", *args.span)
     return _shaped(table, backend, layout, group_by)
 
 
@@ -199,77 +176,24 @@ def _shaped(table: pa.Table, backend: str, layout: str, group_by: str | None) ->
     """The frame in ``backend``, long or wide (``_yf.wide``)."""
     frame = to_frame(table, backend)
     if layout == "wide":
-        from marketframe.download._yf import wide
-
-        return wide(frame, backend, group_by)
+        return _yf.wide(frame, backend, group_by)
     return frame
 
 
-# -- arguments ------------------------------------------------------------------------------
-
-
-def check(
-    symbols: Any,
-    start: Any,
-    end: Any,
-    timeframe: Any,
-    adjust: Any,
-    fields: Any,
-    backend: Any,
-    store: Any,
-) -> dict[str, Any]:
-    """Every argument checked and normalised (InvalidParams before any request), by the
-    checks the store uses too (:mod:`marketframe.endpoints`), each naming ``download``."""
-    from marketframe import adjust as adjusting
-
-    check_backend("download", backend)
-    mode = adjusting.check("download", adjust, {"timeframe": timeframe})
-    if store is not None and not _is_store(store) and not isinstance(store, str | os.PathLike):
-        raise InvalidParams(
-            "download",
-            "store",
-            f"has value {store!r}",
-            "a marketframe.Store, a directory path, or None",
-        )
-    ep = get(ENDPOINT)
-    params = {"fields": fields} if fields is not None else {}
-    tf, canon = check_dataset(ep, str(timeframe), params, where="download")
-    items = check_symbols(ep, symbols, where="download") or []
-    today = taipei_today()
-    if latest_only(ep, tf):
-        span = check_range(ep, tf, start, end, today, where="download")
-    else:
-        hi = to_date("download", "end", end) if end is not None else today
-        lo = start if start is not None else hi - dt.timedelta(days=364)
-        span = check_range(ep, tf, lo, hi, today, where="download")
-    return {
-        "timeframe": tf,
-        "minute": latest_only(ep, tf),
-        "symbols": items,
-        "start": span[0] if span else None,
-        "end": span[1] if span else None,
-        "fields": canon.get("fields"),
-        "adjust": mode,
-    }
-
-
-def _is_store(obj: Any) -> bool:
-    from marketframe.store import Store
-
-    return isinstance(obj, Store)
-
-
 @contextmanager
-def _session(client: Client[Any] | None, store: Any) -> Iterator[tuple[Any, Store | None]]:
+def _session(
+    client: Client[Any] | None, store: Store | str | os.PathLike[str] | None
+) -> Iterator[tuple[Client[Any], Store | None]]:
     """The client (the given one, the store's, or the commands' rule) and the store."""
-    from marketframe.store import Store
+    from marketframe.store import Store  # only when given one: import marketframe stays light
 
-    if _is_store(store):
+    if isinstance(store, Store):
         yield store.client if client is None else client, store
         return
     if client is not None:
         yield client, (Store(store, client) if store is not None else None)
         return
+    # the client (requests) loads only when download makes its own
     from marketframe.client import connect
 
     with connect(backend="arrow", cache=False) as session:
@@ -286,7 +210,7 @@ def _expand(client: Client[Any], items: list[str]) -> list[str]:
         if got.error is not None:
             raise got.error
         assert got.result is not None
-        listed[board] = got.result.table.column("symbol").to_pylist()
+        listed[board] = [str(s) for s in got.result.table.column("symbol").to_pylist()]
     out: list[str] = []
     for item in items:
         out += listed.get(item, [item])
@@ -296,19 +220,19 @@ def _expand(client: Client[Any], items: list[str]) -> list[str]:
 # -- fetching -------------------------------------------------------------------------------
 
 
-def _requests(client: Client[Any], args: dict[str, Any], symbol: str) -> list[Prepared]:
+def _requests(client: Client[Any], args: Arguments, symbol: str) -> list[Prepared]:
     """The under-one-year windows of one symbol, prepared (checked once, encoded)."""
-    base: dict[str, Any] = {"symbol": symbol, "timeframe": args["timeframe"], "sort": "asc"}
-    if args["fields"] is not None:
-        base["fields"] = args["fields"]
-    if args["minute"]:
+    base: dict[str, Any] = {"symbol": symbol, "timeframe": args.timeframe, "sort": "asc"}
+    if args.fields is not None:
+        base["fields"] = args.fields
+    if args.span is None:  # minute candles
         return [client.prepare(ENDPOINT, **base)]
-    windows, _ = plan((args["start"], args["end"]), [], symbol)
+    windows, _ = plan(args.span, [], symbol)
     return [client.prepare(ENDPOINT, **base, from_=lo, to=hi) for lo, hi in windows]
 
 
 def _fetch(
-    client: Client[Any], symbols: list[str], args: dict[str, Any], progress: bool | None
+    client: Client[Any], symbols: list[str], args: Arguments, progress: bool | None
 ) -> tuple[pa.Table | None, dict[str, BaseException]]:
     """Every window of every symbol through the client's fan-out; each symbol's answers are
     typed together (``client.convert_all``) in this thread as its last one comes in, while the
@@ -353,24 +277,22 @@ def _fetch(
     return concat(tables), errors
 
 
-def _empty(args: dict[str, Any]) -> pa.Table:
-    return get(ENDPOINT).schema.arrow(minute=args["minute"]).empty_table()
+def _empty(args: Arguments) -> pa.Table:
+    return get(ENDPOINT).schema.arrow(minute=args.minute).empty_table()
 
 
 def _via_store(
-    st: Store, symbols: list[str], args: dict[str, Any], progress: bool | None
+    st: Store, symbols: list[str], args: Arguments, progress: bool | None
 ) -> tuple[pa.Table | None, dict[str, BaseException]]:
-    from marketframe.store import SyncError
-
-    params = {"fields": args["fields"]} if args["fields"] is not None else {}
+    params: dict[str, Any] = {"fields": args.fields} if args.fields is not None else {}
     errors: dict[str, BaseException] = {}
     try:
         st.sync(
             ENDPOINT,
             symbols,
-            args["start"],
-            args["end"],
-            args["timeframe"],
+            args.start,
+            args.end,
+            args.timeframe,
             progress=progress,
             **params,
         )
@@ -381,7 +303,5 @@ def _via_store(
     ok = sorted(s for s in symbols if s not in errors)
     if not ok:
         return None, errors
-    table = st.read(
-        ENDPOINT, ok, args["start"], args["end"], args["timeframe"], backend="arrow", **params
-    )
+    table = st.read(ENDPOINT, ok, args.start, args.end, args.timeframe, backend="arrow", **params)
     return table, errors

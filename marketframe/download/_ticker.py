@@ -12,22 +12,35 @@ its own: the client's HTTP cache answers repeated calls.
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from marketframe._time import taipei_today
+from marketframe._typing import DayLike
+from marketframe.convert import check_backend, to_frame
+from marketframe.download import _yf
+from marketframe.download._download import download
+from marketframe.endpoints import EARLIEST, to_date
 from marketframe.exceptions import InvalidParams
 
-_shared: Any = None
+if TYPE_CHECKING:
+    from marketframe.client import Client
+
+_shared: Client[Any] | None = None
 _lock = threading.Lock()
 
 
-def shared_client() -> Any:
+def shared_client() -> Client[Any]:
     """The client of every ``Ticker`` made without one (created on first use)."""
     global _shared
     with _lock:
         if _shared is None:  # the rule of download() and the commands
+            # the client (requests) loads with the first Ticker that needs one
             from marketframe.client import make_client
 
             _shared = make_client(notice=sys.stderr)
@@ -43,10 +56,7 @@ class Ticker:
     ``"pandas"`` or ``"polars"`` for the frames returned.
     """
 
-    def __init__(self, symbol: str, *, client: Any = None, backend: str = "pandas"):
-        from marketframe.convert import check_backend
-        from marketframe.download import _yf
-
+    def __init__(self, symbol: str, *, client: Client[Any] | None = None, backend: str = "pandas"):
         if not isinstance(symbol, str) or not symbol.strip():
             raise InvalidParams("Ticker", "symbol", f"has value {symbol!r}", "a symbol like '2330'")
         bare, found = _yf.split_suffixes(symbol.strip())
@@ -59,14 +69,12 @@ class Ticker:
         return f"marketframe.Ticker({self.symbol!r})"
 
     @property
-    def client(self) -> Any:
+    def client(self) -> Client[Any]:
         return self._client if self._client is not None else shared_client()
 
-    def _checked(self) -> Any:
+    def _checked(self) -> Client[Any]:
         client = self.client
         if self._suffix:
-            from marketframe.download import _yf
-
             _yf.check_boards(client, self._suffix)
             self._suffix = {}
         return client
@@ -77,8 +85,8 @@ class Ticker:
         self,
         period: str | None = "1mo",
         interval: str = "1d",
-        start: Any = None,
-        end: Any = None,
+        start: DayLike | None = None,
+        end: DayLike | None = None,
         *,
         adjust: str | bool | None = None,
         **options: Any,
@@ -88,8 +96,6 @@ class Ticker:
         ``interval`` (default ``"1d"``), ``start``/``end`` (``end`` inclusive),
         ``adjust`` (``True``/``"all"``, ``"splits"``; default prices as traded) and any
         other option of ``download`` (``fields``, ``layout``, ``store`` ...)."""
-        from marketframe.download._download import download
-
         if start is not None or end is not None:
             period = None
         options.setdefault("backend", self.backend)
@@ -106,33 +112,30 @@ class Ticker:
 
     # -- corporate actions ------------------------------------------------------------------
 
-    def _actions(self, start: Any, end: Any) -> tuple[Any, Any]:
-        from marketframe._time import taipei_today
-        from marketframe.client import fetch_actions
-        from marketframe.endpoints import to_date
+    def _actions(self, start: DayLike | None, end: DayLike | None) -> tuple[pa.Table, pa.Table]:
+        from marketframe.client import fetch_actions  # the client (requests): on first use
 
         hi = to_date("Ticker", "end", end) if end is not None else taipei_today()
-        lo = to_date("Ticker", "start", start) if start is not None else dt.date(2010, 1, 1)
+        lo = to_date("Ticker", "start", start) if start is not None else EARLIEST["stock"]
         client = self._checked()
         capital, dividends = fetch_actions(client.prepare, client.send_all, lo, hi, "all")
+        assert dividends is not None  # mode "all" fetches them
         return _mine(capital, self.symbol), _mine(dividends, self.symbol)
 
-    def get_dividends(self, start: Any = None, end: Any = None) -> Any:
+    def get_dividends(self, start: DayLike | None = None, end: DayLike | None = None) -> Any:
         """The dividend rows of this symbol (cash and stock), oldest first; since 2010 by
         default (one request a year, cached by the client)."""
         return self._frame(self._actions(start, end)[1], "date")
 
-    def get_splits(self, start: Any = None, end: Any = None) -> Any:
+    def get_splits(self, start: DayLike | None = None, end: DayLike | None = None) -> Any:
         """The capital changes of this symbol (splits, reductions, par value changes) with
         their price adjustment factors, oldest first."""
         return self._frame(self._actions(start, end)[0], "effective_date")
 
-    def get_actions(self, start: Any = None, end: Any = None) -> Any:
+    def get_actions(self, start: DayLike | None = None, end: DayLike | None = None) -> Any:
         """Dividends and capital changes in one frame: ``date``, ``action``
         (``dividend`` or the capital change's type), ``cash_dividend``,
         ``stock_dividend_shares``, ``adjustment_factor``."""
-        import pandas as pd
-
         capital, dividends = self._actions(start, end)
         cap = capital.to_pandas()
         div = dividends.to_pandas()
@@ -210,26 +213,20 @@ class Ticker:
         """:meth:`get_trades` with the endpoint's defaults."""
         return self.get_trades()
 
-    def _frame(self, table: Any, when: str) -> Any:
-        import pyarrow.compute as pc
-
+    def _frame(self, table: pa.Table, when: str) -> Any:
         if table.num_rows:
             table = table.take(pc.sort_indices(table, [(when, "ascending")]))
-        from marketframe.convert import to_frame
 
         return to_frame(table, self.backend)
 
 
-def _mine(table: Any, symbol: str) -> Any:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
+def _mine(table: pa.Table, symbol: str) -> pa.Table:
     return table.filter(pc.equal(table.column("symbol"), pa.scalar(symbol)))
 
 
 def _backend(frame: Any, backend: str) -> Any:
     if backend == "polars":
-        import polars as pl
+        import polars as pl  # an optional extra: loaded when asked for
 
         return pl.from_pandas(frame)
     return frame

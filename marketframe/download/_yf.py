@@ -11,11 +11,22 @@ of a suffix check and of a did-you-mean, through the same client. See docs/migra
 
 from __future__ import annotations
 
+import calendar
+import dataclasses
 import datetime as dt
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from marketframe.exceptions import BatchError, InvalidParams, SymbolNotFound
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from marketframe.download._check import BOARD_ENDPOINT
+from marketframe.endpoints import EARLIEST, MARKETS
+from marketframe.exceptions import BatchError, InvalidParams, SymbolNotFound, did_you_mean
+
+if TYPE_CHECKING:
+    from marketframe.client import Client
 
 #: yfinance's periods that mean something here ("1d"/"5d": the last 1 or 5 sessions)
 PERIODS: tuple[str, ...] = ("1d", "5d", "1mo", "3mo", "6mo", "1y", "2y", "5y", "10y", "ytd", "max")
@@ -38,8 +49,6 @@ INTERVALS: Mapping[str, str] = {
 _NOT_OFFERED = ("2m", "90m", "5d", "3mo")
 #: Yahoo's suffix -> the boards it stands for (.TW: the TWSE; .TWO: the TPEx, OTC and emerging)
 SUFFIXES: Mapping[str, tuple[str, ...]] = {"TW": ("TSE",), "TWO": ("OTC", "ESB")}
-#: the service's first day of daily history (stocks)
-FIRST_DAY = dt.date(2010, 1, 1)
 #: the wide layout's fields, in yfinance's order, when the frame has them
 WIDE_FIELDS = ("open", "high", "low", "close", "volume")
 LAYOUTS = ("long", "wide")
@@ -48,26 +57,37 @@ GROUP_BY = ("column", "ticker")
 
 def months_before(day: dt.date, months: int) -> dt.date:
     """The same day ``months`` calendar months earlier (the month's last day if shorter)."""
-    import calendar
-
     y, m = divmod(day.year * 12 + day.month - 1 - months, 12)
     m += 1
     return dt.date(y, m, min(day.day, calendar.monthrange(y, m)[1]))
 
 
+@dataclasses.dataclass(frozen=True)
+class Resolved:
+    """What the yfinance words say in the service's: the range (as given, or the period's),
+    the timeframe and the adjustment, and what to keep of the answer."""
+
+    start: object
+    end: object
+    timeframe: str
+    adjust: object  # checked later, with the other arguments (``download.check``)
+    #: how many of the latest sessions to keep (``period="1d"``/``"5d"``), else None
+    sessions: int | None = None
+    #: the first day to keep of minute candles (which come without a range), else None
+    since: dt.date | None = None
+
+
 def resolve(
-    start: Any,
-    end: Any,
+    start: object,
+    end: object,
     timeframe: str | None,
     period: str | None,
     interval: str | None,
-    adjust: Any,
+    adjust: object,
     today: dt.date,
-) -> dict[str, Any]:
-    """start, end, timeframe and adjust from the yfinance words, and ``sessions``: how many
-    of the latest sessions to keep (``period="1d"``/``"5d"``), else None; ``since``: the
-    first day to keep of minute candles (which come without a range). Conflicts raise
-    InvalidParams before any request."""
+) -> Resolved:
+    """start, end, timeframe and adjust from the yfinance words (:class:`Resolved`).
+    Conflicts raise InvalidParams before any request."""
     if adjust is True:
         adjust = "all"
     elif adjust is False:
@@ -90,14 +110,7 @@ def resolve(
         timeframe = INTERVALS[interval]
     timeframe = timeframe or "D"
     minute = timeframe not in ("D", "W", "M")
-    out: dict[str, Any] = {
-        "start": start,
-        "end": end,
-        "timeframe": timeframe,
-        "adjust": adjust,
-        "sessions": None,
-        "since": None,
-    }
+    out = Resolved(start, end, timeframe, adjust)
     if period is None:
         return out
     if start is not None or end is not None:
@@ -112,14 +125,16 @@ def resolve(
             "download", "period", f"is {period!r}{_hint(str(period), PERIODS)}", ", ".join(PERIODS)
         )
     if period in ("1d", "5d"):
-        out["sessions"] = int(period[0])
-        if not minute:  # enough calendar days to hold the sessions, then the last N kept
-            out["start"] = today - dt.timedelta(days=7 * out["sessions"] + 10)
-        return out
+        sessions = int(period[0])
+        if minute:
+            return dataclasses.replace(out, sessions=sessions)
+        # enough calendar days to hold the sessions, then the last N kept
+        start = today - dt.timedelta(days=7 * sessions + 10)
+        return dataclasses.replace(out, start=start, sessions=sessions)
     first = (
         dt.date(today.year, 1, 1)
         if period == "ytd"
-        else FIRST_DAY
+        else EARLIEST["stock"]
         if period == "max"
         else months_before(today, _MONTHS[period])
     )
@@ -132,15 +147,11 @@ def resolve(
                 "service keeps",
                 "1d, 5d or 1mo with a minute interval (or interval='1d' for longer)",
             )
-        out["since"] = first
-        return out
-    out["start"] = first
-    return out
+        return dataclasses.replace(out, since=first)
+    return dataclasses.replace(out, start=first)
 
 
-def _hint(word: str, choices: Any) -> str:
-    from marketframe.exceptions import did_you_mean
-
+def _hint(word: str, choices: Iterable[str]) -> str:
     return did_you_mean(word, list(choices))
 
 
@@ -163,7 +174,7 @@ def split_suffixes(symbols: Any) -> tuple[Any, dict[str, tuple[str, str]]]:
     return out, found
 
 
-def check_boards(client: Any, found: Mapping[str, tuple[str, str]]) -> None:
+def check_boards(client: Client[Any], found: Mapping[str, tuple[str, str]]) -> None:
     """Each suffixed symbol's board checked against its ticker's market (one ticker request
     each): ``2330.TWO`` is refused, naming ``2330.TW``."""
     for bare, (given, suffix) in found.items():
@@ -184,22 +195,20 @@ def check_boards(client: Any, found: Mapping[str, tuple[str, str]]) -> None:
             )
 
 
-def known_symbols(client: Any) -> list[str]:
+def known_symbols(client: Client[Any]) -> list[str]:
     """Every stock and index symbol of the ticker lists (for a did-you-mean)."""
-    from marketframe.endpoints import MARKETS
-
     out: list[str] = []
     for kind in ("EQUITY", "INDEX"):
         for market in MARKETS:
             try:
-                table = client.fetch_table("stock.intraday.tickers", type=kind, market=market)
+                table = client.fetch_table(BOARD_ENDPOINT, type=kind, market=market)
             except Exception:  # noqa: BLE001 - a hint only: a board that fails is skipped
                 continue
             out += [str(s) for s in table.column("symbol").to_pylist()]
     return list(dict.fromkeys(out))
 
 
-def with_suggestions(client: Any, exc: BatchError) -> BatchError:
+def with_suggestions(client: Client[Any], exc: BatchError) -> BatchError:
     """``exc`` with each unknown symbol's error naming the closest known symbol."""
     unknown = {s: e for s, e in exc.errors.items() if isinstance(e, SymbolNotFound)}
     if not unknown:
@@ -242,9 +251,6 @@ def _count(frame: Any) -> int:
 
 def keep_recent(table: Any, sessions: int | None, since: dt.date | None) -> Any:
     """Arrow rows of the last ``sessions`` dates of each symbol, or from ``since`` on."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if table is None or table.num_rows == 0 or (sessions is None and since is None):
         return table
     day = (
@@ -287,7 +293,7 @@ def wide(frame: Any, backend: str, group_by: str | None) -> Any:
     float64, volume a nullable Int64 (a symbol without a bar on a date has a missing value)."""
     time_col = "date"
     if backend == "polars":
-        import polars as pl
+        import polars as pl  # an optional extra: loaded when asked for
 
         fields = [f for f in WIDE_FIELDS if f in frame.columns]
         out = frame.with_columns(pl.col("symbol").cast(pl.Utf8)).pivot(
@@ -296,7 +302,6 @@ def wide(frame: Any, backend: str, group_by: str | None) -> Any:
         if len(fields) == 1:  # polars names a lone value's columns by the symbol only
             out = out.rename({c: f"{fields[0]}_{c}" for c in out.columns if c != time_col})
         return out.sort(time_col)
-    import pandas as pd
 
     fields = [f for f in WIDE_FIELDS if f in frame.columns]
     sym = frame["symbol"].astype(str)

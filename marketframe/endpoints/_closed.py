@@ -35,7 +35,8 @@ def say_if_closed(where: str, start: dt.date, end: dt.date) -> None:
     """Warn (:class:`NoSession`) when no trading day falls in ``start..end``: the frame will
     be empty because the market was closed, which an empty frame alone does not say. The
     warning points at the first caller outside the package."""
-    from marketframe import calendar  # exchange_calendars: loaded only when asked
+    # the calendar (exchange_calendars) loads on first use: import marketframe stays light
+    from marketframe import calendar
 
     try:
         if len(calendar.sessions_in_range(start, end)):

@@ -215,7 +215,7 @@ def validate(ep: Endpoint, params: Mapping[str, Any]) -> dict[str, Any]:
     if minute:
         check_minute(ep, out)
     if ep.date_range and not (minute and ep.minute_range == "ignored"):
-        _check_range(ep, out)
+        _check_range(ep, ep.date_range, out)
     return out
 
 
@@ -251,8 +251,8 @@ def check_minute(ep: Endpoint, values: Mapping[str, Any]) -> None:
             )
 
 
-def _check_range(ep: Endpoint, out: dict[str, Any]) -> None:
-    lo_name, hi_name = ep.date_range  # type: ignore[misc]
+def _check_range(ep: Endpoint, names: tuple[str, str], out: dict[str, Any]) -> None:
+    lo_name, hi_name = names
     lo, hi = out.get(lo_name), out.get(hi_name)
     wire_lo = ep.param_map[lo_name].wire_name
     if lo is not None and hi is not None:

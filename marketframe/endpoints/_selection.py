@@ -26,13 +26,11 @@ def check_dataset(
     """The timeframe and the canonical parameters that shape the data (everything but
     symbols and dates) of ``ep``, checked against its row."""
     where = where or ep.name
-    bad = [k for k in params if k in (*ep.date_range, ep.multi_param) or k not in ep.param_map]
+    # the parameters that select symbols and dates: sync/read arguments, not the dataset's
+    selecting = (*(ep.date_range or ()), ep.multi_param)
+    bad = [k for k in params if k in selecting or k not in ep.param_map]
     if bad:
-        allowed = [
-            p.name
-            for p in ep.params
-            if p.name not in (*ep.date_range, ep.multi_param, "timeframe", "sort")
-        ]
+        allowed = [p.name for p in ep.params if p.name not in (*selecting, "timeframe", "sort")]
         raise InvalidParams(
             where,
             bad[0],
@@ -61,9 +59,7 @@ def check_dataset(
     missing = [
         p.name
         for p in ep.params
-        if p.required
-        and p.name not in canon
-        and p.name not in (*ep.date_range, ep.multi_param, "timeframe")
+        if p.required and p.name not in canon and p.name not in (*selecting, "timeframe")
     ]
     if missing:
         raise InvalidParams(where, missing[0], "is required", None)

@@ -7,6 +7,7 @@ from types import MappingProxyType
 
 from marketframe.endpoints._model import Endpoint
 from marketframe.endpoints._rows import _ROWS
+from marketframe.exceptions import InvalidParams, did_you_mean
 
 #: the rows by name (a live view: tests that add a synthetic row see it everywhere)
 _BY_NAME: dict[str, Endpoint] = {e.name: e for e in _ROWS}
@@ -18,8 +19,6 @@ def get(name: str) -> Endpoint:
     try:
         return ENDPOINTS[name]
     except KeyError:
-        from marketframe.exceptions import InvalidParams, did_you_mean
-
         raise InvalidParams(
             name,
             "endpoint",

@@ -131,12 +131,11 @@ def final_until(
     an endpoint whose row has ``refresh_days`` (they keep changing after their date) are final
     only that long after their date: refetched by every sync until then.
     """
-    refresh = ENDPOINTS[endpoint].refresh_days if endpoint in ENDPOINTS else None
+    row = ENDPOINTS.get(endpoint) if endpoint is not None else None
+    refresh = row.refresh_days if row is not None else None
     if refresh is not None:
         return today - dt.timedelta(days=refresh)
-    if timeframe in MINUTE_TIMEFRAMES and (
-        endpoint not in ENDPOINTS or ENDPOINTS[endpoint].minute_range != "checked"
-    ):
+    if timeframe in MINUTE_TIMEFRAMES and (row is None or row.minute_range != "checked"):
         return None  # the latest 30 days: rows that age out, never final
     if timeframe == "W":
         start = today - dt.timedelta(days=today.weekday())
@@ -151,7 +150,8 @@ def final_until(
 def _over(today: dt.date, end: dt.date) -> bool:
     """No stock session from ``today`` to ``end`` (False outside the calendar's coverage:
     the period may still trade)."""
-    from marketframe import calendar  # pandas and exchange_calendars: on first use
+    # the calendar (exchange_calendars) loads on first use: import marketframe stays light
+    from marketframe import calendar
 
     try:
         return len(calendar.sessions_in_range(today, end)) == 0

@@ -14,11 +14,14 @@ or from a shell: ``marketframe sandbox --port 8000``. See docs/sandbox.md.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import signal
 import threading
 from datetime import datetime, timedelta
 from typing import Any
+
+from aiohttp import web
 
 from . import _calendar as cal
 from ._auth import DEMO_CREDENTIALS, DEMO_KEYS
@@ -31,6 +34,7 @@ from ._server import (
     RestApp,
     SandboxOptionError,
     Settings,
+    Stats,
     check_option,
     check_stream_option,
 )
@@ -80,8 +84,6 @@ def _parse_now(now: str | datetime | None) -> datetime | None:
 
 def iso_time(text: str) -> str:
     """argparse type of ``--now``: an ISO time, refused as a usage error otherwise."""
-    import argparse
-
     try:
         _parse_now(text)
     except ValueError:
@@ -249,7 +251,7 @@ class Sandbox:
         return 0 if server is None else len(server.connections)
 
     @property
-    def stats(self):
+    def stats(self) -> Stats:
         return self.rest.stats
 
     # --- addresses ---------------------------------------------------------------------------
@@ -300,8 +302,6 @@ class Sandbox:
         return self
 
     def _serve(self) -> None:
-        from aiohttp import web
-
         # Ctrl-C belongs to the thread that started the sandbox: with SIGINT/SIGTERM blocked
         # here (and in the executor threads this loop starts, which inherit the mask), the
         # kernel delivers them to the main thread, whose wait they then interrupt.

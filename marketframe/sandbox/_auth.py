@@ -35,7 +35,6 @@ DEMO_CREDENTIALS: dict[str, dict[str, str]] = {
     "bearer_token": {plan: f"sandbox-bearer-{plan}" for plan in DEMO_KEYS},
     "sdk_token": {plan: f"sandbox-sdk-{plan}" for plan in DEMO_KEYS},
 }
-PLAN_OF_KEY = {v: k for k, v in DEMO_KEYS.items()}
 _PLAN = {
     (kind, value): plan
     for kind, values in DEMO_CREDENTIALS.items()

@@ -25,7 +25,7 @@ HOLIDAYS: frozenset[tuple[int, int]] = frozenset({(1, 1), (2, 28), (4, 4), (5, 1
 
 def _table(text: str) -> frozenset[date]:
     """The dates of a ``_sessions`` table (lines of a year and its MMDD days)."""
-    out = set()
+    out: set[date] = set()
     for line in text.strip().splitlines():
         year, *days = line.split()
         out.update(date(int(year), int(d[:2]), int(d[2:])) for d in days)
@@ -101,13 +101,15 @@ def trading_days(start: date, end: date) -> np.ndarray:
 def previous_trading_day(d: date) -> date:
     days = all_trading_days()
     i = np.searchsorted(days, np.datetime64(d, "D"), side="left") - 1
-    return days[i].astype(object)
+    day: date = days[i].astype(object)
+    return day
 
 
 def next_trading_day(d: date) -> date:
     days = all_trading_days()
     i = np.searchsorted(days, np.datetime64(d, "D"), side="right")
-    return days[i].astype(object)
+    day: date = days[i].astype(object)
+    return day
 
 
 def at(d: date, t: time) -> datetime:

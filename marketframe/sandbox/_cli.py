@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
+from collections.abc import Callable
 
-from . import iso_time
+from . import Sandbox, iso_time
 from ._auth import DEMO_CREDENTIALS, DEMO_KEYS
 from ._server import SandboxOptionError, check_option, check_stream_option
 from ._stream_replay import MAX_SUBSCRIPTIONS
 
 
-def _stream_option(name: str):  # type: ignore[no-untyped-def]
+def _stream_option(name: str) -> Callable[[str], int]:
     """argparse type of an integer streaming setting (0: no cap)."""
 
     def parse(text: str) -> int:
@@ -29,12 +30,14 @@ def _stream_option(name: str):  # type: ignore[no-untyped-def]
     return parse
 
 
-def _option(name: str, kind: type, scale: float = 1.0, allowed: str | None = None):  # type: ignore[no-untyped-def]
+def _option(
+    name: str, kind: type[float], scale: float = 1.0, allowed: str | None = None
+) -> Callable[[str], float]:
     """argparse type of the server option ``name``: its range is checked when the command
     line is read (exit 2 naming the range), never by a server that then fails every request.
     ``scale`` converts the flag's unit to the option's (milliseconds to seconds)."""
 
-    def parse(text: str) -> int | float:
+    def parse(text: str) -> float:
         try:
             value = kind(text)
             check_option(name, value * scale if scale != 1.0 else value)
@@ -49,7 +52,43 @@ def _option(name: str, kind: type, scale: float = 1.0, allowed: str | None = Non
     return parse
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+_NOW_HELP = (
+    "freeze the clock at this ISO time (e.g. 2026-11-20T10:30:00+08:00); "
+    "default: follow the wall clock"
+)
+_LATENCY = _option("latency", float, 1e-3, "milliseconds from 0 to 60000")
+_SUBSCRIPTIONS = _stream_option("max_subscriptions")
+_SUBSCRIPTIONS_HELP = "subscriptions one WebSocket connection may hold (0: no cap)"
+
+#: The flags, in the order ``--help`` lists them: flag -> (type, default, help). ``int`` and
+#: ``float`` name a server option (the flag's name): its range is checked as the command line
+#: is read (``_option``); any other type is argparse's as it is.
+_FLAGS: dict[str, tuple[Callable[[str], object], object, str]] = {
+    "--host": (str, "127.0.0.1", "address to listen on"),
+    "--port": (int, 8000, "port (0 picks a free one)"),
+    "--seed": (int, 0, "seed of the synthetic market"),
+    "--now": (iso_time, None, _NOW_HELP),
+    "--rate-limit": (int, 600, "requests per key per minute (0: unlimited)"),
+    "--rate-window": (float, 60.0, "seconds of one rate-limit window"),
+    "--latency-ms": (_LATENCY, 0.0, "delay added to each response"),
+    "--fault-rate": (float, 0.0, "share of requests answered with a random 5xx"),
+    "--reset-rate": (float, 0.0, "share of requests whose connection is dropped unanswered"),
+    "--extra-equities": (
+        int,
+        0,
+        "add N generic synthetic equities (9001, 9002, ...) for bulk jobs",
+    ),
+    "--http-connections": (
+        int,
+        512,
+        "connections open at once; more are closed on accept (0: no cap)",
+    ),
+    "--idle-timeout": (float, 60.0, "seconds a connection may go without a complete request"),
+    "--max-subscriptions": (_SUBSCRIPTIONS, MAX_SUBSCRIPTIONS, _SUBSCRIPTIONS_HELP),
+}
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "sandbox",
         help="run the local emulator of the market data service",
@@ -60,80 +99,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    p.add_argument(
-        "--port", type=_option("port", int), default=8000, help="port (0 picks a free one)"
-    )
-    p.add_argument(
-        "--seed", type=_option("seed", int), default=0, help="seed of the synthetic market"
-    )
-    p.add_argument(
-        "--now",
-        default=None,
-        type=iso_time,
-        help="freeze the clock at this ISO time (e.g. 2026-11-20T10:30:00+08:00); "
-        "default: follow the wall clock",
-    )
-    p.add_argument(
-        "--rate-limit",
-        type=_option("rate_limit", int),
-        default=600,
-        help="requests per key per minute (0: unlimited)",
-    )
-    p.add_argument(
-        "--rate-window",
-        type=_option("rate_window", float),
-        default=60.0,
-        help="seconds of one rate-limit window",
-    )
-    p.add_argument(
-        "--latency-ms",
-        type=_option("latency", float, 1e-3, "milliseconds from 0 to 60000"),
-        default=0.0,
-        help="delay added to each response",
-    )
-    p.add_argument(
-        "--fault-rate",
-        type=_option("fault_rate", float),
-        default=0.0,
-        help="share of requests answered with a random 5xx",
-    )
-    p.add_argument(
-        "--reset-rate",
-        type=_option("reset_rate", float),
-        default=0.0,
-        help="share of requests whose connection is dropped unanswered",
-    )
-    p.add_argument(
-        "--extra-equities",
-        type=_option("extra_equities", int),
-        default=0,
-        help="add N generic synthetic equities (9001, 9002, ...) for bulk jobs",
-    )
-    p.add_argument(
-        "--http-connections",
-        type=_option("http_connections", int),
-        default=512,
-        help="connections open at once; more are closed on accept (0: no cap)",
-    )
-    p.add_argument(
-        "--idle-timeout",
-        type=_option("idle_timeout", float),
-        default=60.0,
-        help="seconds a connection may go without a complete request",
-    )
-    p.add_argument(
-        "--max-subscriptions",
-        type=_stream_option("max_subscriptions"),
-        default=MAX_SUBSCRIPTIONS,
-        help="subscriptions one WebSocket connection may hold (0: no cap)",
-    )
+    for flag, (kind, default, text) in _FLAGS.items():
+        if kind is int or kind is float:
+            kind = _option(flag.removeprefix("--").replace("-", "_"), kind)
+        p.add_argument(flag, type=kind, default=default, help=text)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import Sandbox
-
     # "Serving until interrupted" must hold even when started with SIGINT ignored (a
     # background job of a non-interactive shell), so `kill -INT` stops it like Ctrl-C.
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -162,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _banner(sb, seed: int) -> None:  # type: ignore[no-untyped-def]
+def _banner(sb: Sandbox, seed: int) -> None:
     print(f"marketframe sandbox (seed {seed}, now {sb.now().isoformat()})")
     print(f"  base URL   {sb.base_url}")
     print(f"  streaming  {sb.ws_url}")

@@ -71,15 +71,19 @@ def _ladder(lo: int, hi: int, option: bool) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
+def _normal_cdf(x: float) -> float:
+    """The standard normal distribution function."""
+    return 0.5 * (1 + math.erf(x / math.sqrt(2)))
+
+
 def _black(forward: float, strike: float, years: float, call: bool, sigma: float = 0.18) -> float:
     years = max(years, 1 / 365)
     s = sigma * math.sqrt(years)
     d1 = (math.log(forward / strike) + s * s / 2) / s
     d2 = d1 - s
-    n = lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2)))  # noqa: E731
     if call:
-        return forward * n(d1) - strike * n(d2)
-    return strike * n(-d2) - forward * n(-d1)
+        return forward * _normal_cdf(d1) - strike * _normal_cdf(d2)
+    return strike * _normal_cdf(-d2) - forward * _normal_cdf(-d1)
 
 
 #: the trial-matching windows before each session opens (TAIFEX: 08:30 and 14:50)
@@ -283,7 +287,6 @@ class FutOpt:
         kinds = np.full(n, KIND_CONT, dtype=np.int8)
         kinds[0], kinds[-1] = KIND_OPEN, KIND_CLOSE
         serial = int(rng.integers(1000, 90000)) + np.cumsum(rng.integers(1, 40, n))
-        empty = np.zeros(0, dtype=np.int64)
         inst = Instrument(
             c.symbol,
             c.name,
@@ -313,11 +316,5 @@ class FutOpt:
             serial.astype(np.int64),
             kinds,
             side,
-            empty,
-            empty,
-            empty,
-            empty,
-            None,
-            False,
-            "AFTERHOURS" if afterhours else "REGULAR",
+            session="AFTERHOURS" if afterhours else "REGULAR",
         )

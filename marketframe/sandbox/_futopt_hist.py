@@ -23,6 +23,7 @@ from . import _calendar as cal
 from ._futopt import FutOpt
 from ._futopt_contracts import MONTH_CODES, PRODUCTS, PUT_CODES, Contract, settlement_date
 from ._intraday import Day
+from ._query import Json
 
 #: contract-month forms the history takes (YYYYMM, weekly, spread, continuous)
 _MONTH = r"\d{4}(?:0[1-9]|1[0-2])"
@@ -191,7 +192,7 @@ class History:
         return got, int(got.volume * (2 + rng.random()))
 
 
-def minute_bars(day: Day, n: int, tf: int) -> list[dict]:
+def minute_bars(day: Day, n: int, tf: int) -> list[Json]:
     """Minute candles of the first ``n`` trades, aligned on the first trade's minute: date
     (epoch µs of the bar start), OHLC in cents, volume, transaction, and the day's average
     price up to the bar's end (cents, float)."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _calendar as cal
+from ._query import Json
 from ._universe import Instrument
 
 if TYPE_CHECKING:
@@ -48,10 +49,11 @@ class Day:
     serial: np.ndarray
     kind: np.ndarray
     side: np.ndarray  # +1 traded at the ask, -1 at the bid, 0 not split (opening auction)
-    trial_time: np.ndarray
-    trial_price: np.ndarray
-    trial_size: np.ndarray
-    trial_serial: np.ndarray
+    #: the trial matches before the open (none on a day without them)
+    trial_time: np.ndarray = field(default_factory=lambda: _EMPTY)
+    trial_price: np.ndarray = field(default_factory=lambda: _EMPTY)
+    trial_size: np.ndarray = field(default_factory=lambda: _EMPTY)
+    trial_serial: np.ndarray = field(default_factory=lambda: _EMPTY)
     fixed: tuple[int, int, int] | None = None  # after-hours fixed-price trade (time, price, size)
     etf: bool = False
     session: str = "REGULAR"
@@ -60,7 +62,7 @@ class Day:
     book_time: np.ndarray = field(default_factory=lambda: _EMPTY)
     book_serial: np.ndarray = field(default_factory=lambda: _EMPTY)
     #: the day's REST trade rows, built once per kind (``_payloads.trade_rows`` pages them)
-    rows: dict[str, list[dict]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    rows: dict[str, list[Json]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def running(self) -> Running:
@@ -170,7 +172,8 @@ def _path(
         pl = free[int(rng.integers(0, len(free)))]
         keys[pl] = 0
     idx = _bridge(rng, sorted(keys.items()), top)
-    return lad[idx]
+    prices: np.ndarray = lad[idx]
+    return prices
 
 
 def _split_sizes(rng: np.random.Generator, total: int, n: int, auction_share: bool) -> np.ndarray:
@@ -345,7 +348,6 @@ def make_oddlot(rng: np.random.Generator, lot: Day) -> Day:
     kinds = np.full(n, KIND_CALL, dtype=np.int8)  # call auctions: never continuous
     kinds[-1] = KIND_CLOSE
     serial = 1 + np.cumsum(rng.integers(1, 30, n))
-    empty = np.zeros(0, dtype=np.int64)
     return Day(
         inst,
         d,
@@ -362,10 +364,5 @@ def make_oddlot(rng: np.random.Generator, lot: Day) -> Day:
         serial.astype(np.int64),
         kinds,
         side,
-        empty,
-        empty,
-        empty,
-        empty,
-        None,
-        etf,
+        etf=etf,
     )

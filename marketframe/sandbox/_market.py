@@ -137,7 +137,7 @@ class Market:
         self.universe = Universe(extra_equities)
         self._daily: dict[str, Daily] = {}
         self._factors: dict[str, np.ndarray] = {}
-        self._days: OrderedDict[tuple, Day] = OrderedDict()
+        self._days: OrderedDict[tuple[str, date, bool], Day] = OrderedDict()
         self._turnover: dict[tuple[str, date], int] = {}
         self._lock = Lock()
 
@@ -277,7 +277,7 @@ class Market:
         size = rng.uniform(0.085, 0.15, n) * np.where(rng.random(n) < 0.5, 1.0, -1.0)
         return np.where(hit, size, 0.0)
 
-    def _warrant_moves(self, inst: Instrument, days: np.ndarray) -> tuple[list, list]:
+    def _warrant_moves(self, inst: Instrument, days: np.ndarray) -> tuple[list[float], list[float]]:
         """(up, down) limit moves of the warrant per day, in cents of the warrant: its
         underlying's limit moves that day times the exercise ratio (TWSE: a warrant's price
         limits follow its underlying's, scaled by the exercise ratio)."""

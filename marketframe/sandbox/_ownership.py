@@ -49,6 +49,8 @@ TDCC_BRACKETS: tuple[tuple[str, int, int | None], ...] = (
     ("800,001-1,000,000", 800_001, 1_000_000),
     ("1,000,001以上", 1_000_001, None),
 )
+#: the (low, high) holdings of every bracket but the last, open-ended one
+_BOUNDED = [(lo, hi) for _, lo, hi in TDCC_BRACKETS if hi is not None]
 _SURNAMES = "陳林黃張李王吳劉蔡楊許鄭謝郭洪曾邱廖賴周"
 _GIVEN = (
     "志明",
@@ -83,7 +85,8 @@ def hundredths(values: np.ndarray) -> np.ndarray:
     short[total[:, 0] == 0] = 0
     frac = np.where(present, raw - base, -1.0)
     rank = np.argsort(np.argsort(-frac, axis=1, kind="stable"), axis=1, kind="stable")
-    return base + (rank < short[:, None])
+    shares: np.ndarray = base + (rank < short[:, None])
+    return shares
 
 
 @dataclass(frozen=True)
@@ -228,10 +231,7 @@ class Ownership:
         outstanding = int(rng.integers(200_000, 30_000_000)) * 1000
         spots = rng.uniform(0.3, 0.6, b - 1)
         avg = np.array(
-            [
-                lo + int((hi - lo) * u)
-                for (_, lo, hi), u in zip(TDCC_BRACKETS[:-1], spots, strict=True)
-            ],
+            [lo + int((hi - lo) * u) for (lo, hi), u in zip(_BOUNDED, spots, strict=True)],
             dtype=np.int64,
         )
         weights = np.geomspace(1.0, 3.0, b - 1) * rng.uniform(0.7, 1.3, b - 1)

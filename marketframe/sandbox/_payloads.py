@@ -6,12 +6,17 @@ as integers, others with two decimals; epoch-microsecond times; flags only when 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
+from typing import TypeVar
 
 import numpy as np
 
 from . import _calendar as cal
 from ._intraday import KIND_CLOSE, KIND_CONT, KIND_OPEN, Day
+from ._query import Json
+from ._universe import Instrument
+
+_Number = TypeVar("_Number", bound=float | None)
 
 
 def px(cents: int | float | None) -> int | float | None:
@@ -22,7 +27,7 @@ def px(cents: int | float | None) -> int | float | None:
     return c // 100 if c % 100 == 0 else c / 100
 
 
-def num(x: float | int | None) -> float | int | None:
+def num(x: _Number) -> _Number | int:
     """A number as the service writes it: an integral float as an integer (``22530``, not
     ``22530.0``; orjson writes every float with a decimal point)."""
     if isinstance(x, float) and x.is_integer():
@@ -43,8 +48,8 @@ def iso_minute(t_us: int) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}+08:00"
 
 
-def header(day_or_inst, d) -> dict:
-    inst = getattr(day_or_inst, "inst", day_or_inst)
+def header(day_or_inst: Day | Instrument, d: date) -> Json:
+    inst = day_or_inst.inst if isinstance(day_or_inst, Day) else day_or_inst
     return {
         "date": d.isoformat(),
         "type": inst.type,
@@ -87,7 +92,7 @@ def trade_flags(day: Day, i: int) -> dict[str, bool]:
     return flags
 
 
-def candles(day: Day, t_us: int, timeframe: int) -> list[dict]:
+def candles(day: Day, t_us: int, timeframe: int) -> list[Json]:
     """Start-labelled candles of ``timeframe`` minutes from the trades seen by ``t_us``."""
     n = day.visible(t_us)
     if not n:
@@ -123,7 +128,7 @@ def candles(day: Day, t_us: int, timeframe: int) -> list[dict]:
     return out
 
 
-def trade_rows(day: Day, t_us: int, *, trial: bool = False, futopt: bool = False) -> list[dict]:
+def trade_rows(day: Day, t_us: int, *, trial: bool = False, futopt: bool = False) -> list[Json]:
     """Trades seen by ``t_us``, oldest first (the caller sorts and pages; the rows are shared
     with later calls: never change them). The day's rows are built once per kind, so a page
     of 50 costs a slice, not the ~7,000 rows of a busy stock."""
@@ -142,7 +147,7 @@ def trade_rows(day: Day, t_us: int, *, trial: bool = False, futopt: bool = False
     return rows
 
 
-def _all_trade_rows(day: Day, *, trial: bool, futopt: bool) -> list[dict]:
+def _all_trade_rows(day: Day, *, trial: bool, futopt: bool) -> list[Json]:
     if trial:
         return [
             {"price": p, "size": s, "time": t, "serial": sr}
@@ -177,7 +182,7 @@ def _all_trade_rows(day: Day, *, trial: bool, futopt: bool) -> list[dict]:
     return rows
 
 
-def volume_rows(day: Day, t_us: int, *, split: bool = True) -> list[dict]:
+def volume_rows(day: Day, t_us: int, *, split: bool = True) -> list[Json]:
     """Price-volume distribution, highest price first."""
     n = day.visible(t_us)
     if not n or day.inst.type == "INDEX":

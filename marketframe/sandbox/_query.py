@@ -8,6 +8,12 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from typing import Any
+
+#: A JSON object as the service sends it (its values of any JSON type).
+Json = dict[str, Any]
+#: The path parameters of a matched route, by name.
+Match = dict[str, str]
 
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 

@@ -17,6 +17,10 @@ import numpy as np
 from . import _calendar as cal
 from ._intraday import KIND_CONT, KIND_OPEN, Day
 from ._payloads import header, limit_flags, num, px, ratio
+from ._query import Json
+
+#: ``Market.rng``: a generator seeded by the market's seed and the parts given
+SeedRng = Callable[..., np.random.Generator]
 
 
 def last_update(day: Day, n: int, t_us: int) -> tuple[int, int] | None:
@@ -56,7 +60,7 @@ class BookSizes:
     def __init__(
         self,
         day: Day,
-        seed_rng: Callable[..., np.random.Generator],
+        seed_rng: SeedRng,
         serials: np.ndarray | None = None,
     ) -> None:
         draw = seed_rng(day.inst.symbol, day.date.toordinal(), "books")
@@ -67,7 +71,7 @@ class BookSizes:
             self._known = dict(zip(serials.tolist(), self.rows(serials), strict=True))
 
     @classmethod
-    def whole_day(cls, day: Day, seed_rng: Callable[..., np.random.Generator]) -> BookSizes:
+    def whole_day(cls, day: Day, seed_rng: SeedRng) -> BookSizes:
         """With the sizes of every update of ``day`` (its trades and the moves between)
         computed at once: for a stream channel's quotes."""
         return cls(day, seed_rng, np.concatenate((day.serial, day.book_serial)))
@@ -122,11 +126,11 @@ def _levels(
 def book(
     day: Day,
     n: int,
-    seed_rng: Callable[..., np.random.Generator],
+    seed_rng: SeedRng,
     serial: int | None = None,
     *,
     sizes: BookSizes | None = None,
-) -> tuple[list[dict], list[dict]]:
+) -> tuple[list[Json], list[Json]]:
     """Best five bid and ask levels after the ``n``-th trade (as of the update ``serial``,
     the last trade's by default: the sizes move at every update). ``sizes``: the day's
     :class:`BookSizes`, when the caller builds many books."""
@@ -140,14 +144,14 @@ def book(
     return book_levels(day, int(day.bid[last]), int(day.ask[last]), sizes(serial))
 
 
-def book_levels(day: Day, bid: int, ask: int, size: Sequence[int]) -> tuple[list[dict], list[dict]]:
+def book_levels(day: Day, bid: int, ask: int, size: Sequence[int]) -> tuple[list[Json], list[Json]]:
     """The bid and ask levels of a book whose best bid and ask are ``bid`` and ``ask``, with
     the ten sizes ``size`` of :class:`BookSizes`."""
     bid_prices, ask_prices, locked_up, locked_down = _levels(
         bid, ask, day.limit_up, day.limit_down, day.etf
     )
-    bids: list[dict] = [{"price": p, "size": s} for p, s in zip(bid_prices, size, strict=False)]
-    asks: list[dict] = [{"price": p, "size": s} for p, s in zip(ask_prices, size[5:], strict=False)]
+    bids: list[Json] = [{"price": p, "size": s} for p, s in zip(bid_prices, size, strict=False)]
+    asks: list[Json] = [{"price": p, "size": s} for p, s in zip(ask_prices, size[5:], strict=False)]
     # a locked book's limit side queues: its first level is 20 times the usual size
     if locked_up and bids:
         bids[0]["size"] *= 20
@@ -160,17 +164,17 @@ def quote(
     day: Day,
     t_us: int,
     name: str,
-    seed_rng,
+    seed_rng: SeedRng,
     *,
     oddlot: bool = False,
     books: BookSizes | None = None,
-) -> dict:
+) -> Json:
     """The stock quote (REST ``intraday/quote`` and the ``aggregates`` channel) at ``t_us``;
     ``books``: the day's :class:`BookSizes`, when the caller builds many quotes."""
     inst = day.inst
     n = day.visible(t_us)
     nt = day.visible_trials(t_us)
-    out: dict = header(day, day.date)
+    out: Json = header(day, day.date)
     out["name"] = name
     out["referencePrice"] = px(day.reference)
     out["previousClose"] = px(day.previous_close)

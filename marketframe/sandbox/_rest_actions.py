@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _calendar as cal
 from . import _payloads as wire
-from ._query import Query, bad
+from ._query import Json, Match, Query, bad
 from ._service import Route, Service
 
 #: the query keys of each route's DTO, a whitelist (sdk-parity.md section 7: "unknown keys
@@ -33,7 +33,7 @@ def _action_range(svc: Service, q: Query, route: str | None = None) -> tuple[dat
     return start, end, sort
 
 
-def capital_changes(svc: Service, m: dict, q: Query) -> dict:
+def capital_changes(svc: Service, m: Match, q: Query) -> Json:
     start, end, sort = _action_range(svc, q, "capital-changes")
     rows = []
     for sym in svc.market.universe.instruments:
@@ -74,7 +74,7 @@ def capital_changes(svc: Service, m: dict, q: Query) -> dict:
     return {"start_date": str(start), "end_date": str(end), "sort": sort, "data": rows}
 
 
-def dividends(svc: Service, m: dict, q: Query) -> dict:
+def dividends(svc: Service, m: Match, q: Query) -> Json:
     start, end, sort = _action_range(svc, q)
     exchange = q.choice("exchange", ("TWSE", "TPEx"))
     today = svc.now().date()
@@ -111,7 +111,7 @@ def dividends(svc: Service, m: dict, q: Query) -> dict:
     return {"start_date": str(start), "end_date": str(end), "sort": sort, "data": rows}
 
 
-def listing_applicants(svc: Service, m: dict, q: Query) -> dict:
+def listing_applicants(svc: Service, m: Match, q: Query) -> Json:
     start, end, sort = _action_range(svc, q, "listing-applicants")
     exchange = q.choice("exchange", ("TWSE", "TPEx"))
     today = svc.now().date()
@@ -126,7 +126,7 @@ def listing_applicants(svc: Service, m: dict, q: Query) -> dict:
     return {"start_date": str(start), "end_date": str(end), "sort": sort, "data": rows}
 
 
-def _applicants(svc: Service, year: int, today: date) -> list[dict]:
+def _applicants(svc: Service, year: int, today: date) -> list[Json]:
     """The year's six applicants, drawn in full whatever range is asked (same seed and
     date, same rows). Symbols repeat every ten years, like a company that applies again:
     a row is identified by (symbol, applicationDate). Later steps fill in as ``today``

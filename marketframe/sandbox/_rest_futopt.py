@@ -9,9 +9,11 @@ from . import _calendar as cal
 from . import _payloads as wire
 from . import _quote
 from ._futopt import with_trials
-from ._futopt_contracts import PRODUCTS
+from ._futopt_contracts import PRODUCTS, Contract
 from ._futopt_hist import minute_bars
-from ._query import Query, ServiceError, bad
+from ._intraday import Day
+from ._query import Json, Match, Query, ServiceError, bad
+from ._quote import SeedRng
 from ._service import Route, Service
 
 FUTOPT_FRAMES = ("1", "5", "10", "15", "30", "60")
@@ -53,7 +55,7 @@ def _list_session(q: Query) -> tuple[str | None, bool]:
     return q.choice("session", ("REGULAR", "AFTERHOURS")), True
 
 
-def products(svc: Service, m: dict, q: Query) -> dict:
+def products(svc: Service, m: Match, q: Query) -> Json:
     type_ = q.need("type", ("FUTURE", "OPTION"))
     q.choice("exchange", ("TAIFEX",))
     session, spelt = _list_session(q)
@@ -87,7 +89,7 @@ def products(svc: Service, m: dict, q: Query) -> dict:
     return _futopt_envelope(type_, rows, session=session, contractType=ctype, status=status)
 
 
-def _futopt_envelope(type_: str, rows: list[dict], **echo: str | None) -> dict:
+def _futopt_envelope(type_: str, rows: list[Json], **echo: str | None) -> Json:
     """The list envelope: type, exchange, the filters that were given, then the rows."""
     out: dict[str, Any] = {"type": type_, "exchange": "TAIFEX"}
     out.update({k: v for k, v in echo.items() if v})
@@ -95,7 +97,7 @@ def _futopt_envelope(type_: str, rows: list[dict], **echo: str | None) -> dict:
     return out
 
 
-def futopt_tickers(svc: Service, m: dict, q: Query) -> dict:
+def futopt_tickers(svc: Service, m: Match, q: Query) -> Json:
     type_ = q.need("type", ("FUTURE", "OPTION"))
     q.choice("exchange", ("TAIFEX",))
     session, spelt = _list_session(q)
@@ -133,7 +135,7 @@ def futopt_tickers(svc: Service, m: dict, q: Query) -> dict:
     return out
 
 
-def _contract_day(svc: Service, m: dict, q: Query):
+def _contract_day(svc: Service, m: Match, q: Query) -> tuple[Contract, date, Day]:
     afterhours = _session(svc, q)
     d = _futopt_date(svc, afterhours)
     c = svc.futopt.contract(m["symbol"], d)
@@ -145,7 +147,7 @@ def _contract_day(svc: Service, m: dict, q: Query):
     return c, d, day
 
 
-def _fo_header(svc: Service | None, day, d: date) -> dict:
+def _fo_header(svc: Service | None, day: Day, d: date) -> Json:
     return {
         "date": d.isoformat(),
         "type": day.inst.type,
@@ -154,11 +156,11 @@ def _fo_header(svc: Service | None, day, d: date) -> dict:
     }
 
 
-def _fo_t(svc: Service, day) -> int:
+def _fo_t(svc: Service, day: Day) -> int:
     return min(cal.epoch_us(svc.now()), int(day.time[-1]))
 
 
-def futopt_ticker(svc: Service, m: dict, q: Query) -> dict:
+def futopt_ticker(svc: Service, m: Match, q: Query) -> Json:
     c, d, day = _contract_day(svc, m, q)
     out = _fo_header(svc, day, d)
     out.update(
@@ -173,12 +175,14 @@ def futopt_ticker(svc: Service, m: dict, q: Query) -> dict:
     return out
 
 
-def futopt_quote(svc: Service, m: dict, q: Query) -> dict:
+def futopt_quote(svc: Service, m: Match, q: Query) -> Json:
     c, d, day = _contract_day(svc, m, q)
     return quote_at(day, _fo_t(svc, day), c.name, svc.market.rng)
 
 
-def quote_at(day, t: int, name: str, rng, books: _quote.BookSizes | None = None) -> dict:
+def quote_at(
+    day: Day, t: int, name: str, rng: SeedRng, books: _quote.BookSizes | None = None
+) -> Json:
     """The futures/options quote at ``t``: the REST quote, and the object the ``aggregates``
     stream channel sends (with ``isTrial`` and ``lastTrial`` when the day has trial matches
     and the last match at ``t`` is one). ``books``: as :func:`_quote.quote`'s."""
@@ -236,7 +240,7 @@ def quote_at(day, t: int, name: str, rng, books: _quote.BookSizes | None = None)
     return out
 
 
-def futopt_candles(svc: Service, m: dict, q: Query) -> dict:
+def futopt_candles(svc: Service, m: Match, q: Query) -> Json:
     c, d, day = _contract_day(svc, m, q)
     tf = q.pick("timeframe", FUTOPT_FRAMES, "1")
     rows = _fo_candles(svc, day, int(tf))
@@ -246,7 +250,7 @@ def futopt_candles(svc: Service, m: dict, q: Query) -> dict:
     return out
 
 
-def _fo_candles(svc: Service, day, tf: int) -> list[dict]:
+def _fo_candles(svc: Service, day: Day, tf: int) -> list[Json]:
     return [
         {
             "date": wire.iso_minute(b["t"]),
@@ -261,7 +265,7 @@ def _fo_candles(svc: Service, day, tf: int) -> list[dict]:
     ]
 
 
-def futopt_trades(svc: Service, m: dict, q: Query) -> dict:
+def futopt_trades(svc: Service, m: Match, q: Query) -> Json:
     c, d, day = _contract_day(svc, m, q)
     offset = q.whole("offset", 0)
     limit = q.whole("limit", 50, minimum=1)
@@ -288,7 +292,7 @@ def futopt_trades(svc: Service, m: dict, q: Query) -> dict:
     return out
 
 
-def futopt_volumes(svc: Service, m: dict, q: Query) -> dict:
+def futopt_volumes(svc: Service, m: Match, q: Query) -> Json:
     c, d, day = _contract_day(svc, m, q)
     out = _fo_header(svc, day, d)
     out["data"] = wire.volume_rows(day, _fo_t(svc, day), split=False)

@@ -13,7 +13,7 @@ from . import _calendar as cal
 from . import _payloads as wire
 from ._futopt_contracts import PRODUCTS, Contract
 from ._futopt_hist import CODE_RE, MONTH_RE, Bar, History, minute_bars, month_of
-from ._query import Query, ServiceError, bad
+from ._query import Json, Match, Query, ServiceError, bad
 from ._rest_futopt import _futopt_date
 from ._rest_historical import _year_before
 from ._service import Route, Service
@@ -27,7 +27,7 @@ def _history(svc: Service) -> History:
     return History(svc.futopt)
 
 
-def _product(m: dict) -> str:
+def _product(m: Match) -> str:
     product = m["product"]
     if product in PRODUCTS:
         return product
@@ -68,26 +68,28 @@ def _now_us(svc: Service) -> int:
 
 
 def _row(c: Contract | None, month: str, bar: Bar | None) -> dict[str, Any]:
-    option = c is not None and c.strike is not None
+    option = c if c is not None and c.strike is not None else None
     change = None if bar is None or not bar.reference else bar.close - bar.reference
     return {
         "contractMonth": month,
-        "callPut": ("CALL" if c.call else "PUT") if option else None,
-        "strikePrice": c.strike if option else None,
+        "callPut": ("CALL" if option.call else "PUT") if option else None,
+        "strikePrice": option.strike if option else None,
         "exchange": "TAIFEX",
         "openPrice": wire.px(bar.open) if bar else None,
         "highPrice": wire.px(bar.high) if bar else None,
         "lowPrice": wire.px(bar.low) if bar else None,
         "closePrice": wire.px(bar.close) if bar else None,
         "change": wire.px(change),
-        "changePercent": None if change is None else wire.ratio(change * 100, bar.reference),
+        "changePercent": None
+        if bar is None or change is None
+        else wire.ratio(change * 100, bar.reference),
         "volume": bar.volume if bar else 0,
     }
 
 
 def _daily_rows(
     h: History, product: str, d: date, ah: bool, t: int, month: str | None
-) -> list[dict]:
+) -> list[Json]:
     contracts = h.outrights(product, d) + h.weeklies(product, d)
     rows = []
     for c in contracts:
@@ -121,7 +123,7 @@ def _daily_rows(
     return rows
 
 
-def daily(svc: Service, m: dict, q: Query) -> dict:
+def daily(svc: Service, m: Match, q: Query) -> Json:
     product = _product(m)
     ah = _session(q)
     month = _month(q)
@@ -129,7 +131,7 @@ def daily(svc: Service, m: dict, q: Query) -> dict:
     h = _history(svc)
     if month is not None and month.endswith("!") and PRODUCTS[product].type != "FUTURE":
         raise bad("continuous contract months (1!, 2!, 3!) are for futures only")
-    rows: list[dict] = []
+    rows: list[Json] = []
     resolved = month
     if h.opened(d, ah, _now_us(svc)):
         if month is not None and month.endswith("!"):  # the real month of that day
@@ -210,7 +212,7 @@ def _values(bar: dict[str, Any], ref: int, fields: tuple[str, ...]) -> dict[str,
     return {f: values[f] for f in fields}
 
 
-def candles(svc: Service, m: dict, q: Query) -> dict:
+def candles(svc: Service, m: Match, q: Query) -> Json:
     product = _product(m)
     ah = _session(q)
     tf = q.pick("timeframe", FRAMES, "D")

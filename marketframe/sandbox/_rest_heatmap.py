@@ -25,7 +25,7 @@ import numpy as np
 from . import _calendar as cal
 from . import _payloads as wire
 from . import _quote
-from ._query import Query, ServiceError, bad
+from ._query import Json, Match, Query, ServiceError, bad
 from ._rest_snapshot import snapshot_at
 from ._service import Route, Service
 from ._universe import Instrument
@@ -64,7 +64,7 @@ def _snapshot_time(svc: Service, d: date, text: str | None) -> int:
     return cal.epoch_us(snapshot_at(svc, d, wanted))
 
 
-def _row(inst: Instrument, qt: dict[str, Any], d: date, period_base: int | None) -> dict:
+def _row(inst: Instrument, qt: dict[str, Any], d: date, period_base: int | None) -> Json:
     row: dict[str, Any] = {
         "date": d.isoformat(),
         "type": inst.type,
@@ -96,7 +96,7 @@ def _base_close(svc: Service, symbol: str, start: date) -> int | None:
     return int(daily.close[i]) if i >= 0 else None
 
 
-def snapshot_heatmap(svc: Service, m: dict, q: Query) -> dict:
+def snapshot_heatmap(svc: Service, m: Match, q: Query) -> Json:
     index = svc.market.universe.get(m["symbol"])
     if index is None or index.type != "INDEX":  # a stock code or a board: 404, as the service
         raise ServiceError(404, "Resource Not Found")

@@ -13,7 +13,7 @@ import numpy as np
 from . import _adjusted as adj
 from . import _calendar as cal
 from . import _payloads as wire
-from ._query import Query, ServiceError, bad
+from ._query import Json, Match, Query, ServiceError, bad
 from ._service import MINUTE_FRAMES, TIMEFRAMES, Route, Service
 from ._universe import Instrument
 
@@ -66,7 +66,7 @@ def _daily_rows(
     tf: str,
     fields: tuple[str, ...],
     adjusted: bool = False,
-) -> list[dict]:
+) -> list[Json]:
     """D/W/M candles labelled by their first trading day, aggregated over whole periods."""
     daily = svc.market.daily(inst.symbol)
     now = svc.now()
@@ -160,11 +160,11 @@ def _turnover(svc: Service, inst: Instrument, d: date) -> int:
     return svc.market.turnover(inst.symbol, d)
 
 
-def _minute_rows(svc: Service, inst: Instrument, tf: int, fields: tuple[str, ...]) -> list[dict]:
+def _minute_rows(svc: Service, inst: Instrument, tf: int, fields: tuple[str, ...]) -> list[Json]:
     """The latest 30 days of minute candles (volume in shares, like all historical data)."""
     today = svc.today()
     mult = 1000 if inst.unit == "lots" else 1
-    rows: list[dict] = []
+    rows: list[Json] = []
     for d64 in cal.trading_days(today - timedelta(days=29), today):
         d = d64.astype(object)
         day = svc.market.day(inst.symbol, d)
@@ -190,7 +190,7 @@ def _fields(svc: Service, q: Query, minute: bool) -> tuple[str, ...]:
     return tuple(f for f in HIST_FIELDS if f in got)
 
 
-def historical_candles(svc: Service, m: dict, q: Query) -> dict:
+def historical_candles(svc: Service, m: Match, q: Query) -> Json:
     inst = svc.instrument(m["symbol"])
     tf = q.pick("timeframe", TIMEFRAMES, "D")
     sort = q.pick("sort", ("asc", "desc"), "desc")
@@ -224,7 +224,7 @@ def historical_candles(svc: Service, m: dict, q: Query) -> dict:
     return out
 
 
-def historical_stats(svc: Service, m: dict, q: Query) -> dict:
+def historical_stats(svc: Service, m: Match, q: Query) -> Json:
     inst = svc.instrument(m["symbol"])
     daily = svc.market.daily(inst.symbol)
     now = svc.now()

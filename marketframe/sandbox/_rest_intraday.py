@@ -9,11 +9,11 @@ import numpy as np
 from . import _calendar as cal
 from . import _payloads as wire
 from . import _quote
-from ._query import Query
+from ._query import Json, Match, Query
 from ._service import MARKETS, MINUTE_FRAMES, Route, Service
 
 
-def tickers(svc: Service, m: dict, q: Query) -> dict:
+def tickers(svc: Service, m: Match, q: Query) -> Json:
     type_ = q.need("type", ("EQUITY", "INDEX", "WARRANT", "ODDLOT"))
     exchange = q.choice("exchange", ("TWSE", "TPEx"))
     market = q.choice("market", MARKETS)
@@ -62,7 +62,7 @@ def tickers(svc: Service, m: dict, q: Query) -> dict:
     return out
 
 
-def ticker(svc: Service, m: dict, q: Query) -> dict:
+def ticker(svc: Service, m: Match, q: Query) -> Json:
     inst = svc.instrument(m["symbol"])
     oddlot = svc.oddlot(q)
     d = svc.today()
@@ -139,7 +139,7 @@ def ticker(svc: Service, m: dict, q: Query) -> dict:
     return out
 
 
-def quote(svc: Service, m: dict, q: Query) -> dict:
+def quote(svc: Service, m: Match, q: Query) -> Json:
     inst = svc.instrument(m["symbol"])
     d, day = svc.day(inst, svc.oddlot(q))
     if day is None:
@@ -149,7 +149,7 @@ def quote(svc: Service, m: dict, q: Query) -> dict:
     return _quote.quote(day, svc.t_us(d), inst.name, svc.market.rng)
 
 
-def candles(svc: Service, m: dict, q: Query) -> dict:
+def candles(svc: Service, m: Match, q: Query) -> Json:
     inst = svc.instrument(m["symbol"])
     tf = q.pick("timeframe", MINUTE_FRAMES, "1")
     sort = q.pick("sort", ("asc", "desc"), "asc")
@@ -164,7 +164,7 @@ def candles(svc: Service, m: dict, q: Query) -> dict:
     return out
 
 
-def trades(svc: Service, m: dict, q: Query) -> dict:
+def trades(svc: Service, m: Match, q: Query) -> Json:
     inst = svc.instrument(m["symbol"])
     offset = q.whole("offset", 0)
     limit = q.whole("limit", 50, minimum=1)
@@ -179,7 +179,7 @@ def trades(svc: Service, m: dict, q: Query) -> dict:
     return out
 
 
-def volumes(svc: Service, m: dict, q: Query) -> dict:
+def volumes(svc: Service, m: Match, q: Query) -> Json:
     inst = svc.instrument(m["symbol"])
     d, day = svc.day(inst, svc.oddlot(q))
     out = wire.header(inst, d)

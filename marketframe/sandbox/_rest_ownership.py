@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _ownership as own
-from ._query import Query
+from ._query import Json, Match, Query
 from ._rest_historical import _range
 from ._service import Route, Service
 from ._universe import Instrument
@@ -58,9 +58,9 @@ def _serve(
     q: Query,
     *,
     series: Callable[[Instrument], Any] | None,
-    rows: Callable[[Any, slice], list[dict]],
+    rows: Callable[[Any, slice], list[Json]],
     monthly: bool = False,
-) -> dict:
+) -> Json:
     """The body of one ownership route: the visible rows of ``series`` within the range."""
     q, sort = _query(q, monthly)
     start, end = _range(svc, inst, q, required=False)
@@ -98,21 +98,21 @@ def _equity(
     return make if ok else None
 
 
-def etf_holdings(svc: Service, m: dict, q: Query) -> dict:
+def etf_holdings(svc: Service, m: Match, q: Query) -> Json:
     inst = svc.instrument(m["symbol"])
     return _serve(
         svc, inst, q, series=_equity(inst, svc.ownership.etf, etf=True), rows=own.rows_etf
     )
 
 
-def institutional_trades(svc: Service, m: dict, q: Query) -> dict:
+def institutional_trades(svc: Service, m: Match, q: Query) -> Json:
     inst = svc.instrument(m["symbol"])
     return _serve(
         svc, inst, q, series=_equity(inst, svc.ownership.institutional), rows=own.rows_institutional
     )
 
 
-def director_holdings(svc: Service, m: dict, q: Query) -> dict:
+def director_holdings(svc: Service, m: Match, q: Query) -> Json:
     inst = svc.instrument(m["symbol"])
     return _serve(
         svc,
@@ -124,7 +124,7 @@ def director_holdings(svc: Service, m: dict, q: Query) -> dict:
     )
 
 
-def tdcc_distribution(svc: Service, m: dict, q: Query) -> dict:
+def tdcc_distribution(svc: Service, m: Match, q: Query) -> Json:
     inst = svc.instrument(m["symbol"])
     return _serve(svc, inst, q, series=_equity(inst, svc.ownership.tdcc), rows=own.rows_tdcc)
 

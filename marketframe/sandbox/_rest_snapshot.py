@@ -6,7 +6,7 @@ from datetime import date, datetime, timedelta
 
 from . import _calendar as cal
 from . import _quote
-from ._query import Query, bad
+from ._query import Json, Match, Query, bad
 from ._service import MARKETS, Route, Service
 
 
@@ -24,7 +24,7 @@ def snapshot_at(svc: Service, d: date, wanted: datetime | None = None) -> dateti
     return snap.replace(second=snap.second - snap.second % 5, microsecond=0)
 
 
-def _snapshot_rows(svc: Service, market: str, type_: str) -> tuple[date, str, list[dict]]:
+def _snapshot_rows(svc: Service, market: str, type_: str) -> tuple[date, str, list[Json]]:
     d = svc.today()
     t = svc.t_us(d)
     snap = snapshot_at(svc, d)
@@ -59,21 +59,21 @@ def _snapshot_rows(svc: Service, market: str, type_: str) -> tuple[date, str, li
     return d, snap.strftime("%H%M%S"), rows
 
 
-def _market_param(svc: Service, m: dict) -> str:
+def _market_param(svc: Service, m: Match) -> str:
     market = m["market"]
     if market not in MARKETS:
         raise bad(f"Invalid market '{market}'; allowed values: {', '.join(MARKETS)}")
     return market
 
 
-def snapshot_quotes(svc: Service, m: dict, q: Query) -> dict:
+def snapshot_quotes(svc: Service, m: Match, q: Query) -> Json:
     market = _market_param(svc, m)
     type_ = q.pick("type", ("ALLBUT0999", "COMMONSTOCK"), "ALLBUT0999")
     d, time_, rows = _snapshot_rows(svc, market, type_)
     return {"date": d.isoformat(), "time": time_, "market": market, "data": rows}
 
 
-def snapshot_movers(svc: Service, m: dict, q: Query) -> dict:
+def snapshot_movers(svc: Service, m: Match, q: Query) -> Json:
     market = _market_param(svc, m)
     direction = q.need("direction", ("up", "down"))
     change = q.need("change", ("percent", "value"))
@@ -96,7 +96,7 @@ def snapshot_movers(svc: Service, m: dict, q: Query) -> dict:
     return {"date": d.isoformat(), "time": time_, "market": market, "change": change, "data": rows}
 
 
-def snapshot_actives(svc: Service, m: dict, q: Query) -> dict:
+def snapshot_actives(svc: Service, m: Match, q: Query) -> Json:
     market = _market_param(svc, m)
     trade = q.need("trade", ("volume", "value"))
     type_ = q.pick("type", ("ALLBUT0999", "COMMONSTOCK"), "ALLBUT0999")

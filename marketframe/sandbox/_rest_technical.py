@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _technical as tech
 from ._payloads import num
-from ._query import Query
+from ._query import Json, Match, Query
 from ._rest_historical import _daily_rows, _minute_rows, _range
 from ._service import MINUTE_FRAMES, TIMEFRAMES, Route, Service
 
@@ -23,7 +23,7 @@ INDICATORS = {
 }
 
 
-def technical(name: str, params: tuple[str, ...], svc: Service, m: dict, q: Query) -> dict:
+def technical(name: str, params: tuple[str, ...], svc: Service, m: Match, q: Query) -> Json:
     """Indicator ``name`` over the candles of the range, warm-up bars omitted."""
     inst = svc.instrument(m["symbol"])
     tf = q.need("timeframe", TIMEFRAMES)

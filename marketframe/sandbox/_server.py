@@ -12,6 +12,7 @@ import math
 import random
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -22,8 +23,9 @@ from aiohttp import web
 
 from ._auth import rest_plan
 from ._limits import rest_pool
-from ._query import Query, ServiceError
+from ._query import Json, Query, ServiceError
 from ._service import PLANS, Route, Service
+from ._streaming import Streaming
 
 log = logging.getLogger("marketframe.sandbox")
 
@@ -212,7 +214,7 @@ class RestApp:
 
     # --- responses ---------------------------------------------------------------------------
 
-    def _json(self, body: Any, status: int, headers: dict[str, str]) -> web.Response:
+    def _json(self, body: Json | bytes, status: int, headers: dict[str, str]) -> web.Response:
         self.stats.served += 1
         self.stats.by_status[status] = self.stats.by_status.get(status, 0) + 1
         raw = body if isinstance(body, bytes) else orjson.dumps(body)
@@ -236,12 +238,14 @@ class RestApp:
         # X-RateLimit-Reset stays on the rate limiter's real clock: clients pace by it
         return {"Date": format_datetime(served, usegmt=True)}
 
-    def _error(self, status: int, headers: dict[str, str], message: str | None = None):
+    def _error(
+        self, status: int, headers: dict[str, str], message: str | None = None
+    ) -> web.Response:
         return self._json(
             {"statusCode": status, "message": message or MESSAGES[status]}, status, headers
         )
 
-    def handler(self, route: Route):
+    def handler(self, route: Route) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
         async def handle(request: web.Request) -> web.StreamResponse:
             if self.stats.record_paths:
                 self.stats.paths.append(request.path_qs)
@@ -291,7 +295,7 @@ class RestApp:
 
         return handle
 
-    def build(self, streaming=None) -> web.Application:
+    def build(self, streaming: Streaming | None = None) -> web.Application:
         app = web.Application()
         if streaming is not None:
             # stocks stream on v1.0 only; futures/options on v1.0 and v1.1 (any other version

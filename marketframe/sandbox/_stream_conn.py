@@ -7,7 +7,8 @@ import asyncio
 import contextlib
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import date
+from typing import Any, TypeGuard
 
 from aiohttp import WSMsgType, web
 
@@ -22,7 +23,7 @@ class _Sub:
     oddlot: bool  # odd lot (stock) or after-hours session (futures/options)
     events: Events
     pos: int = 0
-    day: Any = None  # the session day of ``events``
+    day: date | None = None  # the session day of ``events``
     market: str = "stock"
     version: str = "v1.0"
     requested: str = ""  # the symbol as subscribed (a continuous alias stays an alias)
@@ -109,9 +110,17 @@ class _Conn:
     version: str = "v1.0"
 
 
-def _strings(values: Any, allow_int: bool = False) -> bool:
-    """``values`` is a list of non-empty strings (or ints, ``allow_int``)."""
-    kinds = (str, int) if allow_int else (str,)
+def _strings(values: object) -> TypeGuard[list[str]]:
+    """``values`` is a list of non-empty strings (symbols)."""
+    return _listed(values, (str,))
+
+
+def _ids(values: object) -> TypeGuard[list[str | int]]:
+    """``values`` is a list of non-empty strings or ints (subscription ids)."""
+    return _listed(values, (str, int))
+
+
+def _listed(values: object, kinds: tuple[type, ...]) -> bool:
     return isinstance(values, list) and all(
         isinstance(v, kinds) and not isinstance(v, bool) and str(v) for v in values
     )

@@ -18,6 +18,7 @@ from . import _calendar as cal
 from . import _payloads as wire
 from . import _quote
 from ._intraday import Day
+from ._query import Json
 
 Rng = Callable[..., np.random.Generator]
 
@@ -37,7 +38,7 @@ class Events:
         return self._times
 
 
-def _flags_and(row: dict, flags: dict) -> dict:
+def _flags_and(row: Json, flags: Json) -> Json:
     row.update(flags)
     return row
 
@@ -47,7 +48,7 @@ def build_events(channel: str, day: Day, rng: Rng) -> Events:
     return pack(iter_rows(channel, day, rng))
 
 
-def pack(rows: Iterable[tuple[int, dict]]) -> Events:
+def pack(rows: Iterable[tuple[int, Json]]) -> Events:
     """(time, data) pairs -> :class:`Events`, sorted by time (stable). Each row is serialized
     as it comes, so rows made one at a time (:func:`iter_rows`) are freed at once: a busy
     day's 22,000 books held as dicts to the end made the garbage collector's full passes
@@ -57,12 +58,12 @@ def pack(rows: Iterable[tuple[int, dict]]) -> Events:
     return Events(np.array([r[0] for r in dumped], dtype=np.int64), [r[1] for r in dumped])
 
 
-def event_rows(channel: str, day: Day, rng: Rng) -> list[tuple[int, dict]]:
+def event_rows(channel: str, day: Day, rng: Rng) -> list[tuple[int, Json]]:
     """The (time, data) pairs of ``channel`` for one instrument's day, unsorted."""
     return list(iter_rows(channel, day, rng))
 
 
-def iter_rows(channel: str, day: Day, rng: Rng) -> Iterator[tuple[int, dict]]:
+def iter_rows(channel: str, day: Day, rng: Rng) -> Iterator[tuple[int, Json]]:
     """:func:`event_rows` one by one (the books and the aggregates are made as they are
     asked for)."""
     inst = day.inst
@@ -72,7 +73,7 @@ def iter_rows(channel: str, day: Day, rng: Rng) -> Iterator[tuple[int, dict]]:
         "exchange": inst.exchange,
         "market": inst.market,
     }
-    rows: list[tuple[int, dict]] = []
+    rows: list[tuple[int, Json]] = []
     n = len(day.time)
     if channel == "indices":
         if inst.type == "INDEX":

@@ -30,6 +30,7 @@ from . import _payloads as wire
 from . import _quote
 from ._futopt import FutOpt, _otick, with_trials
 from ._intraday import Day
+from ._query import Json
 from ._rest_futopt import quote_at
 from ._stream_events import Events, Rng, event_rows, pack
 
@@ -57,7 +58,7 @@ def day_of(futopt: FutOpt, symbol: str, d: date, after_hours: bool) -> Day | Non
     return futopt.day(c, d, after_hours) if c is not None else None
 
 
-def _head(day: Day) -> dict:
+def _head(day: Day) -> Json:
     inst = day.inst
     return {"symbol": inst.symbol, "type": inst.type, "exchange": inst.exchange}
 
@@ -66,15 +67,15 @@ def _tick(day: Day, price: int) -> int:
     return _otick(price) if day.inst.type.startswith("OPTION") else 100
 
 
-def _trades(day: Day, v11: bool) -> list[tuple[int, dict]]:
-    rows: list[tuple[int, dict]] = []
+def _trades(day: Day, v11: bool) -> list[tuple[int, Json]]:
+    rows: list[tuple[int, Json]] = []
     sizes, side = day.size, day.side
     cum = np.cumsum(sizes).tolist()
     at_bid = np.cumsum(np.where(side < 0, sizes, 0)).tolist()
     at_ask = np.cumsum(np.where(side > 0, sizes, 0)).tolist()
     for i, t in enumerate(day.time.tolist()):
         serial = int(day.serial[i])
-        trade = {
+        trade: Json = {
             "price": wire.px(day.price[i]),
             "size": int(sizes[i]),
             "bid": wire.px(day.bid[i]),
@@ -117,7 +118,7 @@ def _trades(day: Day, v11: bool) -> list[tuple[int, dict]]:
     return rows
 
 
-def _books(day: Day, rng: Rng, v11: bool) -> list[tuple[int, dict]]:
+def _books(day: Day, rng: Rng, v11: bool) -> list[tuple[int, Json]]:
     rows = []
     for t, row in event_rows("books", day, rng):
         row.pop("market", None)

@@ -19,14 +19,18 @@ import asyncio
 import time
 import weakref
 from dataclasses import dataclass
+from datetime import date
 from datetime import time as dtime
-from typing import Any
 
 import numpy as np
 
 from . import _calendar as cal
 from . import _stream_futopt as fo
+from ._service import Service
 from ._stream_events import Events, build_events
+
+#: (channel, symbol, odd lot or after hours, session day, market, version): one event list
+_Key = tuple[str, str, bool, date, str, str]
 
 #: the default cap of subscriptions per connection (the service documents none)
 MAX_SUBSCRIPTIONS = 200
@@ -49,15 +53,15 @@ class StreamSettings:
 class Replay:
     """The shared market clock and the event lists it replays (``Streaming`` sends them)."""
 
-    def __init__(self, service: Any, settings: StreamSettings) -> None:
+    def __init__(self, service: Service, settings: StreamSettings) -> None:
         self.service = service
         self.market = service.market
         self.settings = settings
-        self._cache: dict[tuple, Events] = {}
+        self._cache: dict[_Key, Events] = {}
         # every replay a subscription still holds, whether or not the LRU above still does:
         # a connection past the LRU's size shares them instead of building its own copies
-        self._shared: weakref.WeakValueDictionary[tuple, Events] = weakref.WeakValueDictionary()
-        self._building: dict[tuple, asyncio.Future[Events]] = {}
+        self._shared: weakref.WeakValueDictionary[_Key, Events] = weakref.WeakValueDictionary()
+        self._building: dict[_Key, asyncio.Future[Events]] = {}
         self.builds = 0  # event lists built (each (channel, symbol, day) once while cached)
         self.restart()
 
@@ -67,7 +71,7 @@ class Replay:
 
     # --- the replay day ------------------------------------------------------------------------
 
-    def replay_date(self):
+    def replay_date(self) -> date:
         return self.service.today()
 
     def start_us(self) -> int:

@@ -28,7 +28,8 @@ import contextlib
 import hashlib
 import heapq
 import time
-from datetime import datetime
+from collections.abc import Awaitable, Callable
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,9 @@ from aiohttp import WSMsgType, web
 from . import _calendar as cal
 from . import _stream_futopt as fo
 from ._auth import WS_REJECTED, ws_plan
-from ._stream_conn import _Conn, _Frames, _quietly, _strings, _Sub
+from ._query import Json
+from ._service import Service
+from ._stream_conn import _Conn, _Frames, _ids, _quietly, _strings, _Sub
 from ._stream_events import garbage
 from ._stream_replay import Replay, StreamSettings
 
@@ -54,14 +57,16 @@ SUBSCRIPTIONS_CODE = 1001
 
 
 class Streaming(Replay):
-    def __init__(self, service: Any, settings: StreamSettings) -> None:
+    def __init__(self, service: Service, settings: StreamSettings) -> None:
         super().__init__(service, settings)
         self.connections = 0
         self.garbage_sent = 0
 
     # --- the WebSocket handler -------------------------------------------------------------------
 
-    def handler(self, market: str, version: str) -> Any:
+    def handler(
+        self, market: str, version: str
+    ) -> Callable[[web.Request], Awaitable[web.WebSocketResponse]]:
         """The handler of ``/marketdata/{version}/{market}/streaming``."""
 
         async def handle(request: web.Request) -> web.WebSocketResponse:
@@ -165,14 +170,14 @@ class Streaming(Replay):
             await self._subscribe(conn, data)
         elif event == "unsubscribe":
             ids = data.get("ids") if "ids" in data else [data.get("id")]
-            if not _strings(ids, allow_int=True):
+            if not _ids(ids):
                 await self._error(
                     conn, "Invalid unsubscribe: give id (a string) or ids (a list of strings)"
                 )
                 return
-            ids = [str(i) for i in ids]
-            gone = [{"id": i} for i in ids if conn.subs.pop(i, None) is not None]
-            missing = [i for i in ids if i not in {g["id"] for g in gone}]
+            names = [str(i) for i in ids]
+            gone = [{"id": i} for i in names if conn.subs.pop(i, None) is not None]
+            missing = [i for i in names if i not in {g["id"] for g in gone}]
             if missing:
                 await self._error(conn, f"Subscription not found: {', '.join(missing)}")
             if gone:
@@ -187,7 +192,7 @@ class Streaming(Replay):
                 "subscribe, unsubscribe, subscriptions",
             )
 
-    async def _subscribe(self, conn: _Conn, data: dict) -> None:
+    async def _subscribe(self, conn: _Conn, data: Json) -> None:
         channel = data.get("channel")
         allowed = fo.CHANNELS if conn.market == "futopt" else CHANNELS
         if not isinstance(channel, str) or channel not in allowed:
@@ -256,7 +261,7 @@ class Streaming(Replay):
             await self._send(conn, "subscribed", replies if many else replies[0])
         conn.changed.set()
 
-    def _resolve(self, conn: _Conn, channel: str, symbol: str, day: Any) -> str | None:
+    def _resolve(self, conn: _Conn, channel: str, symbol: str, day: date) -> str | None:
         """The instrument (stock) or contract (futures/options) ``symbol`` names, or None."""
         if conn.market == "futopt":
             return fo.resolve(self.service.futopt, symbol, day)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
 STOCK_HISTORY_START = date(2010, 1, 4)
 #: share of a stock's daily variance that is its industry's factor (same industry code)
@@ -44,7 +45,8 @@ class Instrument:
     #: seconds between call auctions: 0 continuous trading; disposition stocks are matched
     #: every 5 minutes (TPEx/TWSE disposition measures, "分盤交易": one match every 5 minutes)
     matching_interval: int = 0
-    extra: dict[str, object] = field(default_factory=dict, hash=False, compare=False)
+    #: what the service says of this instrument alone (a warrant's terms), as it says it
+    extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def unit(self) -> str:
@@ -68,7 +70,18 @@ class Instrument:
         return self.market != "ESB" and self.type != "INDEX"
 
 
-def _eq(symbol, name, name_en, exchange, market, industry, price, volume, trades, **kw):
+def _eq(
+    symbol: str,
+    name: str,
+    name_en: str,
+    exchange: str,
+    market: str,
+    industry: str,
+    price: float,
+    volume: int,
+    trades: int,
+    **kw: Any,  # the other fields of Instrument, of their own types
+) -> Instrument:
     return Instrument(
         symbol,
         name,

@@ -10,9 +10,11 @@ from dataclasses import KW_ONLY, dataclass, field
 
 import pyarrow as pa
 
+from marketframe._time import TZ_NAME
 from marketframe.exceptions import DefinitionError
 
-TZ = "Asia/Taipei"
+#: the zone of every timestamp column
+TZ = TZ_NAME
 
 #: kind -> Arrow type of the column (``date_or_time`` is a date for D/W/M, a timestamp otherwise).
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -148,8 +150,17 @@ def col(
     )
 
 
-def env(spec: str, kind: str, unit: str | None = None, **kw: object) -> Col:
-    return col(spec, kind, unit, env=True, **kw)  # type: ignore[arg-type]
+def env(
+    spec: str,
+    kind: str,
+    unit: str | None = None,
+    *,
+    req: bool = False,
+    name: str | None = None,
+    param: str | None = None,
+) -> Col:
+    """An envelope column: ``col(..., env=True)``."""
+    return col(spec, kind, unit, env=True, req=req, name=name, param=param)
 
 
 def many(kind: str, specs: str, unit: str | None = None, env: bool = False) -> list[Col]:
