@@ -19,12 +19,13 @@ import pyarrow as pa
 from marketframe._http.credential import Credential
 from marketframe._typing import Backend, FrameT
 from marketframe.convert import to_frame
-from marketframe.stream._client import AsyncStream, StreamStats
+from marketframe.stream._client import AsyncStream
 from marketframe.stream._frames import Batch
 from marketframe.stream._ledger import Gap
 from marketframe.stream._protocol import Subscription
 from marketframe.stream._reading import Collector
 from marketframe.stream._recorder import Recorder
+from marketframe.stream._stats import StreamStats
 
 if TYPE_CHECKING:
     import pandas as pd

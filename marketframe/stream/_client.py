@@ -28,7 +28,6 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,23 +45,9 @@ from ._ledger import Gap, TradeLedger
 from ._protocol import Subscription
 from ._reading import Collector
 from ._recorder import Recorder
+from ._stats import StreamStats
 
 _KEEP = 200  # malformed frames and quarantined rows kept for inspection (the latest)
-
-
-@dataclass
-class StreamStats:
-    messages: int = 0  # data messages received
-    heartbeats: int = 0
-    reconnects: int = 0
-    duplicates: int = 0  # trades dropped because their serial was already seen
-    backfilled: int = 0  # trades added from REST
-    paused: int = 0  # times the reader waited for the consumer (buffer full)
-    malformed: int = 0  # frames skipped because they could not be read (see .malformed)
-    quarantined: int = 0  # rows set aside because they could not be converted
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class AsyncStream(Connection):
