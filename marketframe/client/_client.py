@@ -25,11 +25,11 @@ from marketframe._http.transport import DEFAULT_DEADLINE, Response, Transport
 from marketframe._time import session_date, taipei_today
 from marketframe._typing import Backend, ClientOptions, FrameT
 from marketframe.client import _results
-from marketframe.client._calls import Call, Node
+from marketframe.client._calls import grow
 from marketframe.client._results import ClientStats, Fetched
 from marketframe.client._streams import Streams
 from marketframe.convert import BACKENDS, check_backend, to_frame
-from marketframe.endpoints import ENDPOINTS, get, say_if_answer_closed, vocabulary
+from marketframe.endpoints import get, say_if_answer_closed, vocabulary
 from marketframe.exceptions import BatchError, InvalidParams
 
 if TYPE_CHECKING:
@@ -141,14 +141,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         self._fanout = Fanout(self.max_workers, options["retries"], options["deadline"])
         # answers are converted one at a time (see ``_convert``)
         self._converting = threading.Lock()
-        for ep in ENDPOINTS.values():
-            node: Any = self
-            parts = ep.name.split(".")
-            for i, part in enumerate(parts[:-1]):
-                if not hasattr(node, part):
-                    setattr(node, part, Node(".".join(parts[: i + 1])))
-                node = getattr(node, part)
-            setattr(node, parts[-1], Call(self, ep))
+        grow(self, self.load)  # the endpoint tree: client.stock.intraday.quote, ...
 
     @overload
     @classmethod
