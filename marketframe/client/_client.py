@@ -47,7 +47,7 @@ ENV_KEY = _credential.ENV["api_key"]
 __all__ = ["BACKENDS", "Client", "ClientStats", "Fetched", "Prepared"]
 
 
-class Client(Streams[FrameT], _TreeBase[FrameT]):
+class Client(_TreeBase[FrameT]):
     """Typed frames from the market data service.
 
     The credential is exactly one of ``api_key`` (sent as ``X-API-KEY``), ``bearer_token``
@@ -203,6 +203,12 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         return self._transport.base_url
 
     @property
+    def stream(self) -> Streams[FrameT]:
+        """``client.stream(...)``: a WebSocket stream with this client's credential
+        (:class:`~marketframe.client._streams.Streams`, docs/streaming.md)."""
+        return Streams(self._transport.credential, self.base_url, self.backend, self)
+
+    @property
     def cache_path(self) -> Path | None:
         return getattr(self._transport, "cache_path", None)
 
@@ -356,9 +362,6 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         bar's day if later)."""
         day = today or taipei_today()
         return _results.adjust_prices(self.prepare, self.send_all, table, mode, day)
-
-    def _stream_credential(self) -> _credential.Credential:
-        return self._transport.credential
 
     def stats(self) -> ClientStats:
         """Requests sent, cache hits, retries, time spent pacing, and responses by status
