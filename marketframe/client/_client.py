@@ -170,6 +170,7 @@ class Client(_TreeBase[FrameT]):
         itself (``backend``, ``decode``, ``cache``, ...), which go to the client; the cache is
         off unless asked for.
         """
+        # the emulator (aiohttp's server, its synthetic market: about 0.1 s) loads only here
         from marketframe.sandbox import Sandbox
 
         set_here = {*_credential.KINDS, "base_url"}

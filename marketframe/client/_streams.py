@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 from marketframe._http.credential import Credential
 from marketframe._typing import Backend, FrameT
-from marketframe.stream import AsyncStream, Stream, ws_url
 
 if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
     import pyarrow as pa
+
+    from marketframe.stream import AsyncStream, Stream
 
 
 class Streams(Generic[FrameT]):
@@ -109,6 +110,9 @@ class Streams(Generic[FrameT]):
         by default as in the official SDKs, or ``"v1.0"``; a ``url`` ending in
         ``/futopt/streaming`` is a futures/options stream too). ``backfill=True`` refills
         trades missed during a reconnect from the REST trades endpoint through this client."""
+        # the stream and aiohttp (about 0.1 s) load with the first stream, not with every client
+        from marketframe.stream import AsyncStream, Stream, ws_url
+
         if options.get("options") is None:  # a StreamOptions object carries its own backend
             options.setdefault("backend", self._backend)
         kind = AsyncStream if async_ else Stream
