@@ -24,8 +24,10 @@ from typing import Any
 
 import requests
 
+from marketframe import calendar
 from marketframe._time import TAIPEI
 from marketframe.endpoints import FRESHNESS, MINUTE_TIMEFRAMES, Endpoint
+from marketframe.exceptions import InvalidParams
 
 KEY_HEADER = "X-API-KEY"
 #: every header that can carry a credential (:data:`marketframe._http.credential.HEADERS`)
@@ -106,7 +108,7 @@ def _credential_of(headers: Any) -> str:
 
 def credential_key_fn(secret: bytes) -> Callable[..., str]:
     """A requests-cache ``key_fn``: HMAC of the request's credential + the normal request key."""
-    from requests_cache import create_key
+    from requests_cache import create_key  # heavy (about 0.1 s): a cached client's only
 
     def key_fn(request: Any, **kwargs: Any) -> str:
         credential = _credential_of(request.headers)
@@ -120,7 +122,7 @@ def cached_session(cache: bool | Path) -> tuple[requests.Session, Path | None]:
     """A plain session (``cache=False``) or a private, per-credential cached one."""
     if cache is False:
         return requests.Session(), None
-    import requests_cache
+    import requests_cache  # heavy (about 0.1 s): loaded by the first cached client
 
     default = default_cache_path()
     path = default if cache is True else Path(cache).expanduser()
@@ -170,9 +172,6 @@ def expire_after(ep: Endpoint, values: Mapping[str, Any], now: dt.datetime | Non
 def _next_trading_8am(now: dt.datetime) -> dt.datetime:
     """08:00 (Taipei) of the first trading day whose 08:00 is after ``now``: across weekends
     and holidays by :mod:`marketframe.calendar`; outside its coverage, the next day's 08:00."""
-    from marketframe import calendar  # pandas: only when reference data is cached
-    from marketframe.exceptions import InvalidParams
-
     now = now.astimezone(TAIPEI)
     try:
         opens = calendar.next_open(now)

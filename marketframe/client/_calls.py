@@ -1,23 +1,36 @@
 """The endpoint tree's parts: one :class:`Call` per endpoint row (its signature and
-docstring read from the row) under :class:`Node` groups; ``Client`` builds the tree."""
+docstring read from the row) under :class:`Node` groups; :func:`grow` hangs them on a
+``Client``, each leaf handed the client's ``load``."""
 
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
-from marketframe.endpoints import Endpoint, aliases
+from marketframe.endpoints import ENDPOINTS, Endpoint, aliases
 from marketframe.exceptions import InvalidParams, did_you_mean
 
-if TYPE_CHECKING:
-    from marketframe.client._client import Client
+
+def grow(root: object, load: Callable[..., Any]) -> None:
+    """The tree on ``root`` (a client): a :class:`Node` per group, a :class:`Call` of
+    ``load`` (the client's) per endpoint row."""
+    for ep in ENDPOINTS.values():
+        node: Any = root
+        parts = ep.name.split(".")
+        for i, part in enumerate(parts[:-1]):
+            if not hasattr(node, part):
+                setattr(node, part, Node(".".join(parts[: i + 1])))
+            node = getattr(node, part)
+        setattr(node, parts[-1], Call(load, ep))
 
 
 class Call:
-    """One leaf of the tree: ``client.stock.intraday.quote(symbol="2330")``."""
+    """One leaf of the tree: ``client.stock.intraday.quote(symbol="2330")``, which is
+    ``load("stock.intraday.quote", symbol="2330")``."""
 
-    def __init__(self, client: Client[Any], ep: Endpoint):
-        self._client = client
+    def __init__(self, load: Callable[..., Any], ep: Endpoint):
+        self._load = load
         self.endpoint = ep
         self.__name__ = ep.name.rsplit(".", 1)[1]
         self.__qualname__ = ep.name
@@ -46,7 +59,7 @@ class Call:
                     "one of the two",
                 )
             params[first] = args[0]
-        return self._client.load(self.endpoint.name, **params)
+        return self._load(self.endpoint.name, **params)
 
     def __repr__(self) -> str:
         return f"<marketframe endpoint {self.endpoint.name}{self.__signature__}>"

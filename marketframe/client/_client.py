@@ -25,11 +25,11 @@ from marketframe._http.transport import DEFAULT_DEADLINE, Response, Transport
 from marketframe._time import session_date, taipei_today
 from marketframe._typing import Backend, ClientOptions, FrameT
 from marketframe.client import _results
-from marketframe.client._calls import Call, Node
+from marketframe.client._calls import grow
 from marketframe.client._results import ClientStats, Fetched
 from marketframe.client._streams import Streams
 from marketframe.convert import BACKENDS, check_backend, to_frame
-from marketframe.endpoints import ENDPOINTS, get, say_if_answer_closed, vocabulary
+from marketframe.endpoints import get, say_if_answer_closed, vocabulary
 from marketframe.exceptions import BatchError, InvalidParams
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ ENV_KEY = _credential.ENV["api_key"]
 __all__ = ["BACKENDS", "Client", "ClientStats", "Fetched", "Prepared"]
 
 
-class Client(Streams[FrameT], _TreeBase[FrameT]):
+class Client(_TreeBase[FrameT]):
     """Typed frames from the market data service.
 
     The credential is exactly one of ``api_key`` (sent as ``X-API-KEY``), ``bearer_token``
@@ -141,14 +141,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         self._fanout = Fanout(self.max_workers, options["retries"], options["deadline"])
         # answers are converted one at a time (see ``_convert``)
         self._converting = threading.Lock()
-        for ep in ENDPOINTS.values():
-            node: Any = self
-            parts = ep.name.split(".")
-            for i, part in enumerate(parts[:-1]):
-                if not hasattr(node, part):
-                    setattr(node, part, Node(".".join(parts[: i + 1])))
-                node = getattr(node, part)
-            setattr(node, parts[-1], Call(self, ep))
+        grow(self, self.load)  # the endpoint tree: client.stock.intraday.quote, ...
 
     @overload
     @classmethod
@@ -177,6 +170,7 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         itself (``backend``, ``decode``, ``cache``, ...), which go to the client; the cache is
         off unless asked for.
         """
+        # the emulator (aiohttp's server, its synthetic market: about 0.1 s) loads only here
         from marketframe.sandbox import Sandbox
 
         set_here = {*_credential.KINDS, "base_url"}
@@ -208,6 +202,12 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
     @property
     def base_url(self) -> str:
         return self._transport.base_url
+
+    @property
+    def stream(self) -> Streams[FrameT]:
+        """``client.stream(...)``: a WebSocket stream with this client's credential
+        (:class:`~marketframe.client._streams.Streams`, docs/streaming.md)."""
+        return Streams(self._transport.credential, self.base_url, self.backend, self)
 
     @property
     def cache_path(self) -> Path | None:
@@ -363,9 +363,6 @@ class Client(Streams[FrameT], _TreeBase[FrameT]):
         bar's day if later)."""
         day = today or taipei_today()
         return _results.adjust_prices(self.prepare, self.send_all, table, mode, day)
-
-    def _stream_credential(self) -> _credential.Credential:
-        return self._transport.credential
 
     def stats(self) -> ClientStats:
         """Requests sent, cache hits, retries, time spent pacing, and responses by status

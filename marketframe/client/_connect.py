@@ -10,6 +10,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from marketframe._http.credential import from_environment
+from marketframe.client._client import ENV_KEY, Client
+
 
 @contextmanager
 def connect(
@@ -47,9 +50,6 @@ def make_client(
 ) -> Any:
     """The client :func:`connect` yields, by the same rule, for a caller that keeps it
     (``marketframe.Ticker``'s shared client); the caller closes it."""
-    from marketframe._http.credential import from_environment
-    from marketframe.client._client import ENV_KEY, Client
-
     notice = None if quiet else (notice or sys.stderr)
     base_url = base_url or os.environ.get("MARKETFRAME_BASE_URL")
     if base_url:
@@ -61,6 +61,7 @@ def make_client(
         return client
     client_options.setdefault("cache", False)  # a sandbox: nothing worth keeping
     if base_url:
+        # the emulator's keys: its module (aiohttp's server, about 0.1 s) only for a sandbox
         from marketframe.sandbox import DEMO_KEYS
 
         if notice:
@@ -73,8 +74,6 @@ def sandbox_client(notice: TextIO | None = None, **options: Any) -> Any:
     """The embedded sandbox the commands, ``download`` and ``Store.sync`` fall back to
     without a credential (unlimited plan), announced on ``notice`` (one line, as
     :func:`connect` says it)."""
-    from marketframe.client._client import ENV_KEY, Client
-
     client = Client.sandbox(rate_limit=None, **options)
     if notice:
         print(

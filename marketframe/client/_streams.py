@@ -1,10 +1,12 @@
-"""``client.stream(...)``: the WebSocket side of :class:`~marketframe.Client`, a base class
-of it (the REST client imports this module, never the reverse)."""
+"""``client.stream(...)``: the WebSocket side of :class:`~marketframe.Client`, a part it
+hands its credential, origin and backend (the REST client imports this module, never the
+reverse)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
+from marketframe._http.credential import Credential
 from marketframe._typing import Backend, FrameT
 
 if TYPE_CHECKING:
@@ -12,25 +14,21 @@ if TYPE_CHECKING:
     import polars as pl
     import pyarrow as pa
 
-    from marketframe._http.credential import Credential
     from marketframe.stream import AsyncStream, Stream
 
 
 class Streams(Generic[FrameT]):
-    """The ``stream`` method of a client; the client supplies its backend, base URL and
-    credential."""
+    """``client.stream``: opens streams with a client's credential, at its origin, in its
+    backend, with the client (``rest``) for backfills."""
 
-    backend: Backend
-
-    @property
-    def base_url(self) -> str:
-        raise NotImplementedError
-
-    def _stream_credential(self) -> Credential:
-        raise NotImplementedError
+    def __init__(self, credential: Credential, base_url: str, backend: Backend, rest: Any) -> None:
+        self._credential = credential
+        self._base_url = base_url
+        self._backend = backend
+        self._rest = rest
 
     @overload
-    def stream(
+    def __call__(
         self,
         *,
         async_: Literal[False] = False,
@@ -43,7 +41,7 @@ class Streams(Generic[FrameT]):
     ) -> Stream[FrameT]: ...
 
     @overload
-    def stream(
+    def __call__(
         self,
         *,
         async_: Literal[False] = False,
@@ -56,7 +54,7 @@ class Streams(Generic[FrameT]):
     ) -> Stream[pd.DataFrame]: ...
 
     @overload
-    def stream(
+    def __call__(
         self,
         *,
         async_: Literal[False] = False,
@@ -69,7 +67,7 @@ class Streams(Generic[FrameT]):
     ) -> Stream[pl.DataFrame]: ...
 
     @overload
-    def stream(
+    def __call__(
         self,
         *,
         async_: Literal[False] = False,
@@ -82,7 +80,7 @@ class Streams(Generic[FrameT]):
     ) -> Stream[pa.Table]: ...
 
     @overload
-    def stream(
+    def __call__(
         self,
         *,
         async_: Literal[True],
@@ -93,7 +91,7 @@ class Streams(Generic[FrameT]):
         **options: Any,
     ) -> AsyncStream: ...
 
-    def stream(
+    def __call__(
         self,
         *,
         async_: bool = False,
@@ -112,17 +110,18 @@ class Streams(Generic[FrameT]):
         by default as in the official SDKs, or ``"v1.0"``; a ``url`` ending in
         ``/futopt/streaming`` is a futures/options stream too). ``backfill=True`` refills
         trades missed during a reconnect from the REST trades endpoint through this client."""
+        # the stream and aiohttp (about 0.1 s) load with the first stream, not with every client
         from marketframe.stream import AsyncStream, Stream, ws_url
 
         if options.get("options") is None:  # a StreamOptions object carries its own backend
-            options.setdefault("backend", self.backend)
+            options.setdefault("backend", self._backend)
         kind = AsyncStream if async_ else Stream
-        address = ws_url(self.base_url, market or "stock", version)  # checks both
+        address = ws_url(self._base_url, market or "stock", version)  # checks both
         # market None: the product of ``url`` (``.../futopt/streaming``), else stock
         return kind(
-            self._stream_credential(),
+            self._credential,
             url or address,
-            rest=self,
+            rest=self._rest,
             backfill=backfill,
             market=market,
             **options,

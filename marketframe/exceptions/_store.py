@@ -3,18 +3,32 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from marketframe.exceptions._base import MarketframeError, MarketframeWarning
 
-if TYPE_CHECKING:
-    from marketframe.store import SyncReport
+
+class Failed(Protocol):
+    """One item a sync could not fetch (a ``marketframe.store.Failure``)."""
+
+    @property
+    def symbol(self) -> str | None: ...
+
+
+class Report(Protocol):
+    """What a :class:`SyncError` carries: a ``marketframe.store.SyncReport``, as the errors
+    see it (the store imports the errors; the errors, at the bottom, never import the store).
+    ``str()`` of it is the error's message."""
+
+    @property
+    def failures(self) -> Sequence[Failed]: ...
 
 
 class SyncError(MarketframeError):
     """Some windows of a sync failed; everything else was written; `.report` lists them."""
 
-    def __init__(self, report: SyncReport):
+    def __init__(self, report: Report):
         self.report = report
         super().__init__(str(report))
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from marketframe.stream._blocking import Stream
 
-from ._client import AsyncStream, StreamStats
+from ._client import AsyncStream
 from ._config import StreamOptions
 from ._frames import CHANNELS, FUTOPT_CHANNELS, FUTOPT_STREAM_SCHEMAS, STREAM_SCHEMAS, Batch
 from ._ledger import Gap
 from ._live import LiveIndicators
 from ._protocol import Subscription, ws_url
 from ._recorder import Recorder, read_recorded
+from ._stats import StreamStats
 
 __all__ = [
     "CHANNELS",

@@ -15,20 +15,137 @@ later trading day: its rows of that day are the gap's too (the drop spanned the 
 so the gap is split like a gap closed by the new day's first trade (:func:`split_day`): the
 rest of its own day (known empty after the fixed-price trade, else no longer fetchable) and
 the served day's gap, which the rows fill.
+
+:class:`Backfills` is the stream's part that keeps the trade ledger and runs the fills: a gap a
+trade closes is filled at once, a gap still open after a reconnect (``TradeLedger.quiet``)
+once ``QUIET_GAP_S`` passed without a trade closing it, and at ``close()`` what is still open.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Coroutine, Iterable
 from typing import Any
 
 import orjson
 
-from marketframe.exceptions import GapUnavailable
+from marketframe.exceptions import GapUnavailable, redact
 
-from ._ledger import FIXED_PRICE_SERIAL, REGULAR, Gap, position
+from ._buffer import RowBuffer
+from ._ledger import FIXED_PRICE_SERIAL, REGULAR, Gap, TradeLedger, position
+from ._protocol import Subscription
+from ._stats import StreamStats
 
 ENDPOINT = "stock.intraday.trades"
 FUTOPT_ENDPOINT = "futopt.intraday.trades"
+#: seconds a reconnected stream waits for a trade to close each gap before filling it up to
+#: now (the rest of the day may have passed during the drop: nothing would close it)
+QUIET_GAP_S = 1.0
+
+
+class Backfills:
+    """The trade ledger of a stream and the tasks filling its gaps from REST through
+    ``rest`` (a :class:`marketframe.Client`); ``enabled``: ``backfill=True`` (without it,
+    gaps are recorded, never filled)."""
+
+    def __init__(
+        self,
+        ledger: TradeLedger,
+        buf: RowBuffer,
+        stats: StreamStats,
+        *,
+        rest: Any,
+        enabled: bool,
+        market: str,
+        key: str,
+        stop: asyncio.Event,
+    ) -> None:
+        self.ledger = ledger
+        self._buf = buf
+        self._stats = stats
+        self._rest = rest
+        self.enabled = enabled
+        self._market = market
+        self._key = key  # redacted from a gap's error
+        self._stop = stop  # set by close(): a quiet gap is then filled by close()
+        #: the fills running
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    def accept(self, row: dict[str, Any], odd_lot: bool, symbol: str | None) -> bool:
+        """A streamed trade into the ledger; False for a duplicate. The gaps it closes are
+        filled."""
+        keep, gaps = self.ledger.accept(row, odd_lot, symbol)
+        if self.enabled:
+            for gap in gaps:
+                self.start(gap)
+        return keep
+
+    def dropped(self, subs: Iterable[Subscription]) -> None:
+        """The connection dropped: ``subs``' trades have gaps from here."""
+        self.ledger.dropped(subs)
+
+    def resubscribed(self) -> None:
+        """The subscriptions are back: the gaps no trade closes soon are filled up to now."""
+        if self.enabled:
+            for gap in self.ledger.quiet():
+                self._track(self._fill_quiet(gap))
+
+    def close_open(self) -> None:
+        """Closing: every gap still open ends now, and is filled."""
+        for gap in self.ledger.close_open():
+            if self.enabled:
+                self.start(gap)
+
+    def start(self, gap: Gap) -> None:
+        self._track(self.backfill(gap))
+
+    async def wait(self) -> None:
+        """Until the fills running now have finished."""
+        await asyncio.gather(*list(self.tasks), return_exceptions=True)
+
+    def _track(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def backfill(self, gap: Gap) -> None:
+        try:
+            rows, served = await self._fetch(gap)
+        except Exception as exc:  # noqa: BLE001 - recorded on the gap, never swallowed silently
+            gap.error = redact(f"{type(exc).__name__}: {exc}", self._key)
+            return
+        self._fill(gap, rows, served)
+
+    async def _fill_quiet(self, gap: Gap) -> None:
+        """A provisional gap up to now (``TradeLedger.quiet``): filled if no trade has
+        closed it after ``QUIET_GAP_S`` and once its rows are in; left open on an error (a
+        later trade or ``close()`` closes it and its backfill reports the error)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), QUIET_GAP_S)
+            return  # closing: close() fills what is still open
+        if not self.ledger.still_open(gap):
+            return  # closed by a trade meanwhile
+        try:
+            rows, served = await self._fetch(gap)
+        except Exception:  # noqa: BLE001 - the gap stays open, see above
+            return
+        if self.ledger.settle(gap):
+            self._fill(gap, rows, served)
+
+    async def _fetch(self, gap: Gap) -> tuple[list[dict[str, Any]], str | None]:
+        return await asyncio.get_running_loop().run_in_executor(
+            None, fetch_gap, self._rest, gap, 500, self._market
+        )
+
+    def _fill(self, gap: Gap, rows: list[dict[str, Any]], served: str | None) -> None:
+        later = split_day(gap, served)
+        if later is not None:  # a gap up to now filled on a later day: the rows are its
+            self.ledger.add(later, gap)
+            gap = later
+        self.ledger.filled(gap, rows)
+        self._stats.backfilled += len(rows)
+        self._buf.extend("trades", gap.odd_lot or gap.after_hours, rows)
 
 
 def fetch_gap(

@@ -14,20 +14,22 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
+import pandas as pd
 import pyarrow as pa
 
 from marketframe._http.credential import Credential
 from marketframe._typing import Backend, FrameT
 from marketframe.convert import to_frame
-from marketframe.stream._client import AsyncStream, StreamStats
+from marketframe.stream._client import AsyncStream
 from marketframe.stream._frames import Batch
 from marketframe.stream._ledger import Gap
+from marketframe.stream._live import LiveIndicators, check_arguments
 from marketframe.stream._protocol import Subscription
 from marketframe.stream._reading import Collector
 from marketframe.stream._recorder import Recorder
+from marketframe.stream._stats import StreamStats
 
 if TYPE_CHECKING:
-    import pandas as pd
     import polars as pl
 
     from marketframe.indicators.stateful import IndicatorSpec
@@ -218,8 +220,6 @@ class Stream(Generic[FrameT]):
         resumed from when it exists (a restarted process continues equal to one that never
         stopped; trades seen again are skipped). Ends after ``idle`` seconds without data
         (``None``: when the stream ends), closing the forming bars."""
-        from marketframe.stream._live import LiveIndicators, check_arguments
-
         args = (symbols, timeframe, warmup, warmup_bars, checkpoint, idle, backend)
         syms, tf = check_arguments(*args)
         path = Path(checkpoint) if checkpoint is not None else None
@@ -354,8 +354,6 @@ class Stream(Generic[FrameT]):
 def _warm_candles(source: Any, symbols: Sequence[str], timeframe: str, bars: int) -> Any:
     """The last ``bars`` candles of each symbol from a ``Store`` (its stored
     ``stock.historical.candles`` of ``timeframe``) or a ``Client`` (today's intraday candles)."""
-    import pandas as pd
-
     frames = []
     if hasattr(source, "read_derived"):  # a Store
         df = source.read("stock.historical.candles", list(symbols), timeframe=timeframe)

@@ -24,52 +24,42 @@ in :attr:`AsyncStream.malformed` and skipped; a row that cannot be converted is 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass
+from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 from typing import Any
-
-import aiohttp
 
 from marketframe._http.credential import Credential, resolve
 from marketframe.exceptions import InvalidParams, redact
 
 from . import _protocol as proto
+from ._backfill import Backfills
 from ._buffer import RowBuffer
 from ._config import StreamOptions
 from ._connection import Connection
 from ._frames import Batch, to_table_sorting
+from ._inbox import Inbox
 from ._ledger import Gap, TradeLedger
+from ._link import Link
 from ._protocol import Subscription
 from ._reading import Collector
 from ._recorder import Recorder
+from ._requests import Requests
+from ._stats import StreamStats
 
 _KEEP = 200  # malformed frames and quarantined rows kept for inspection (the latest)
 
 
-@dataclass
-class StreamStats:
-    messages: int = 0  # data messages received
-    heartbeats: int = 0
-    reconnects: int = 0
-    duplicates: int = 0  # trades dropped because their serial was already seen
-    backfilled: int = 0  # trades added from REST
-    paused: int = 0  # times the reader waited for the consumer (buffer full)
-    malformed: int = 0  # frames skipped because they could not be read (see .malformed)
-    quarantined: int = 0  # rows set aside because they could not be converted
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-class AsyncStream(Connection):
+class AsyncStream:
     """An authenticated WebSocket stream of market data (``async with``).
 
     Prefer :meth:`marketframe.Client.stream` (``async_=True``) which fills in the URL, the key
     and the REST client used for backfills. Parameters are documented in docs/streaming.md.
+
+    Its parts, each made here and handed what it uses: the :class:`~._link.Link` they share
+    (the socket, the subscriptions, the stream's state), the buffer, the backfills (the trade
+    ledger and its fills), the reader (``Inbox``), the requests and the connection.
     """
 
     def __init__(
@@ -101,49 +91,70 @@ class AsyncStream(Connection):
         #: the checked options (``overrides``: any of its fields by name)
         self.options = StreamOptions.of(options, **overrides)
         self.url = url
-        self._credential = credential  # sent in the auth frame (apikey / token / sdkToken)
         self._key = credential.secret  # redacted from every message
         #: the product streamed: ``stock`` or ``futopt`` (by default read from the URL's path)
         self.market = proto.check_market(market or proto.market_of(url))[0]
         self.rest = rest
         self.backfill = backfill
         self.stats = StreamStats()
-        self.last_heartbeat: int | None = None  # epoch microseconds (server's clock)
-        self._subs: dict[str, Subscription] = {}
-        self._buf = RowBuffer(self.options.max_buffer, self.options.batch_rows)
-        self._ledger = TradeLedger(self.market)
-        self._session: aiohttp.ClientSession | None = None
-        self._ws: aiohttp.ClientWebSocketResponse | None = None
-        self._replies: asyncio.Queue[Any] = asyncio.Queue()
-        self._lock = asyncio.Lock()
-        self._tasks: list[asyncio.Task[Any]] = []
-        self._backfills: set[asyncio.Task[Any]] = set()
-        self._runner: asyncio.Task[Any] | None = None
-        self._error: BaseException | None = None
-        self._closing = False
-        self._stop = asyncio.Event()
-        self._closed = False
-        self._last_recv = time.monotonic()
-        self._last_close: tuple[int | None, str | None] = (None, None)
-        self._server_error: str | None = None
-        self._recorder: Recorder | None = None
-        self._pending_odd = False
-        self._gone: dict[str, Subscription] = {}  # unsubscribed (data may still be in flight)
-        self._online = False  # connected, authenticated and resubscribed
-        self._changed = asyncio.Event()  # replaced and set at each change of state
         #: the latest malformed frames (reason: text, truncated), oldest first
         self.malformed: deque[str] = deque(maxlen=_KEEP)
         #: the latest rows that could not be converted: (channel, raw row, why)
         self.quarantine: deque[tuple[str, dict[str, Any], str]] = deque(maxlen=_KEEP)
+        self._recorder: Recorder | None = None
+        self._link = Link()
+        self._buf = RowBuffer(self.options.max_buffer, self.options.batch_rows)
+        self._gaps = Backfills(
+            TradeLedger(self.market),
+            self._buf,
+            self.stats,
+            rest=rest,
+            enabled=backfill,
+            market=self.market,
+            key=self._key,
+            stop=self._link.stop,
+        )
+        self._inbox = Inbox(
+            self._link, self._buf, self._gaps, self.stats, self.malformed, self.market, self._key
+        )
+        self._requests = Requests(self._link, self._buf, self.options, url, self.market)
+        self._connection = Connection(
+            self._link,
+            self._inbox,
+            self._requests,
+            self._gaps,
+            self._buf,
+            self.stats,
+            credential,
+            url=url,
+            options=self.options,
+        )
 
     @property
     def gaps(self) -> list[Gap]:
         """Gaps of trades after reconnects (see :class:`Gap`)."""
-        return self._ledger.gaps
+        return self._gaps.ledger.gaps
+
+    @property
+    def _ledger(self) -> TradeLedger:
+        return self._gaps.ledger
+
+    @_ledger.setter
+    def _ledger(self, ledger: TradeLedger) -> None:  # a test's own, with its gaps
+        self._gaps.ledger = ledger
+
+    async def _backfill(self, gap: Gap) -> None:
+        await self._gaps.backfill(gap)
+
+    @property
+    def last_heartbeat(self) -> int | None:
+        """The latest heartbeat's time: epoch microseconds (server's clock), or None."""
+        return self._inbox.last_heartbeat
 
     def __repr__(self) -> str:  # never the key
-        state = "closed" if self._closed else "open" if self._ws is not None else "new"
-        return f"<AsyncStream {self.url} {state}, {len(self._subs)} subscriptions>"
+        link = self._link
+        state = "closed" if link.closed else "open" if link.ws is not None else "new"
+        return f"<AsyncStream {self.url} {state}, {len(link.subs)} subscriptions>"
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -158,49 +169,25 @@ class AsyncStream(Connection):
         """Open the socket and authenticate; :class:`StreamTimeout` when the server does not
         complete the handshake or answer ``auth`` in time, :class:`StreamAuthError` for a
         refused key."""
-        if self._ws is not None:
-            return self
-        self._session = aiohttp.ClientSession()
-        try:
-            self._ws = await self._open()
-        except BaseException:
-            await self._session.close()
-            self._session = None
-            raise
-        self._set_online(True)
-        self._runner = asyncio.create_task(self._run(self._ws))
-        self._tasks.append(asyncio.create_task(self._watchdog()))
+        if self._link.ws is None:
+            await self._connection.start()
         return self
 
     async def close(self) -> None:
         """Close the socket, finish backfills (open gaps are filled up to now when
         ``backfill=True``), write what is buffered to the recorder and close its files."""
-        if self._closed:
+        link = self._link
+        if link.closed:
             return
-        self._closing = True
-        self._stop.set()
+        link.closing = True
+        link.stop.set()
         self._buf.release()  # a reader paused on a full buffer must finish
-        self._signal()
-        for t in self._tasks:
-            t.cancel()
-        if self._runner is not None:
-            while not self._runner.done():
-                ws = self._ws
-                if ws is not None and not ws.closed:
-                    await ws.close()
-                # a reconnect in flight checks _closing when it returns
-                await asyncio.wait({self._runner}, timeout=1.0)
-            with contextlib.suppress(BaseException):
-                await self._runner
-        elif self._ws is not None:
-            await self._ws.close()
-        for gap in self._ledger.close_open():
-            if self.backfill:
-                self._start_backfill(gap)
+        link.signal()
+        await self._connection.stop()
+        self._gaps.close_open()
         await self.wait_backfills()
-        if self._session is not None:
-            await self._session.close()
-        self._closed = True
+        await self._connection.close_session()
+        link.closed = True
         self._buf.data.set()
         if self._recorder is not None:
             while self._buf.size:
@@ -214,18 +201,55 @@ class AsyncStream(Connection):
         """Wait until every gap is known and filled: a reconnect in flight first restores the
         subscriptions (the gaps a drop left, and their quiet backfills, are known only then),
         then every started backfill finishes. Returns at once on a closed or failed stream."""
+        link = self._link
         while True:
             while (
-                not self._online
-                and not self._closing
-                and self._error is None
-                and self._runner is not None
-                and not self._runner.done()
+                not link.online
+                and not link.closing
+                and link.error is None
+                and self._connection.running
             ):
-                await self._changed.wait()
-            if not self._backfills:
+                await link.changed.wait()
+            if not self._gaps.tasks:
                 return
-            await asyncio.gather(*list(self._backfills), return_exceptions=True)
+            await self._gaps.wait()
+
+    # -- requests ---------------------------------------------------------------------------
+
+    async def subscribe(
+        self,
+        channel: str,
+        symbols: str | Sequence[str],
+        *,
+        odd_lot: bool = False,
+        after_hours: bool = False,
+    ) -> list[Subscription]:
+        """Subscribe one or many symbols on ``channel``; returns the acknowledged
+        subscriptions. An unknown channel raises :class:`InvalidParams` before sending; a
+        symbol the server refuses raises :class:`StreamSubscribeError` upon its reply (the
+        accepted ones of the same call stay subscribed, see ``.subscribed``). If the
+        connection drops before the reply, the request is sent again after the reconnect.
+        ``odd_lot``: odd-lot stock trading; ``after_hours``: the after-hours session of
+        futures/options (each only on its product's stream)."""
+        return await self._requests.subscribe(channel, symbols, (odd_lot, after_hours))
+
+    async def unsubscribe(self, subs: Subscription | str | Iterable[Subscription | str]) -> None:
+        """Unsubscribe subscriptions (or their ids). If the connection drops before the
+        reply, they are not restored by the reconnect (which is what was asked)."""
+        await self._requests.unsubscribe(subs)
+
+    async def subscriptions(self) -> list[Subscription]:
+        """The server's list of this connection's subscriptions."""
+        return await self._requests.subscriptions()
+
+    @property
+    def subscribed(self) -> list[Subscription]:
+        """The subscriptions acknowledged so far (kept across reconnects)."""
+        return list(self._link.subs.values())
+
+    async def ping(self, state: str | None = None) -> dict[str, Any]:
+        """Send ``ping``; the ``pong``'s data (``time`` in epoch microseconds, ``state``)."""
+        return await self._requests.ping(state)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -286,11 +310,9 @@ class AsyncStream(Connection):
             taken = self._buf.take()
             if taken is not None:
                 return taken
-            if self._error is not None:
-                raise self._error
-            if self._closed or (
-                self._runner is not None and self._runner.done() and not self._backfills
-            ):
+            if self._link.error is not None:
+                raise self._link.error
+            if self._link.closed or (self._connection.ended and not self._gaps.tasks):
                 return None
             self._buf.data.clear()
             wait = None if end is None else end - time.monotonic()

@@ -1,6 +1,6 @@
-"""The connection side of :class:`marketframe.stream.AsyncStream`: open and authenticate,
-run the reader, reconnect with backoff after a drop, resubscribe, watch the heartbeat, and
-refill gaps from REST (see the module docstring of :mod:`._client` for the policy).
+"""The connection of :class:`marketframe.stream.AsyncStream`: open and authenticate, run the
+reader, reconnect with backoff after a drop, resubscribe, watch the heartbeat (see the module
+docstring of :mod:`._client` for the policy; the gaps a drop leaves are :mod:`._backfill`'s).
 """
 
 from __future__ import annotations
@@ -23,25 +23,90 @@ from marketframe.exceptions import (
 )
 
 from . import _protocol as proto
-from ._backfill import fetch_gap, split_day
+from ._backfill import Backfills
+from ._buffer import RowBuffer
+from ._config import StreamOptions
 from ._inbox import Inbox, _reason
-from ._ledger import Gap
+from ._link import Link
 from ._requests import Requests, _Dropped
-
-#: seconds a reconnected stream waits for a trade to close each gap before filling it up to
-#: now (the rest of the day may have passed during the drop: nothing would close it)
-QUIET_GAP_S = 1.0
+from ._stats import StreamStats
 
 
-class Connection(Requests, Inbox):
-    """Connecting and healing (a mixin: the attributes below are set by
-    ``AsyncStream.__init__``)."""
+class Connection:
+    """Opening, running and healing a stream's socket on its :class:`~._link.Link`: the
+    reader (``inbox``) reads it, the requests (``requests``) resubscribe and ping on it, the
+    backfills (``gaps``) hear of drops and restored subscriptions."""
 
-    rest: Any
-    _credential: Credential
-    _session: aiohttp.ClientSession | None
-    _backfills: set[asyncio.Task[Any]]
-    _stop: asyncio.Event
+    def __init__(
+        self,
+        link: Link,
+        inbox: Inbox,
+        requests: Requests,
+        gaps: Backfills,
+        buf: RowBuffer,
+        stats: StreamStats,
+        credential: Credential,
+        *,
+        url: str,
+        options: StreamOptions,
+    ) -> None:
+        self._link = link
+        self._inbox = inbox
+        self._requests = requests
+        self._gaps = gaps
+        self._buf = buf
+        self._stats = stats
+        self._credential = credential  # sent in the auth frame (apikey / token / sdkToken)
+        self._key = credential.secret  # redacted from every message
+        self.url = url
+        self.options = options
+        self._session: aiohttp.ClientSession | None = None
+        self._runner: asyncio.Task[Any] | None = None  # _run: reads, reconnects
+        self._tasks: list[asyncio.Task[Any]] = []  # the watchdog
+
+    @property
+    def running(self) -> bool:
+        """The reader (and its reconnects) runs."""
+        return self._runner is not None and not self._runner.done()
+
+    @property
+    def ended(self) -> bool:
+        """The reader ran and has ended (the stream closed, or failed)."""
+        return self._runner is not None and self._runner.done()
+
+    async def start(self) -> None:
+        """Open the socket, authenticate, and start the reader and the watchdog."""
+        self._session = aiohttp.ClientSession()
+        try:
+            self._link.ws = await self._open()
+        except BaseException:
+            await self._session.close()
+            self._session = None
+            raise
+        self._link.set_online(True)
+        self._runner = asyncio.create_task(self._run(self._link.ws))
+        self._tasks.append(asyncio.create_task(self._watchdog()))
+
+    async def stop(self) -> None:
+        """End the watchdog and the reader, a reconnect in flight too (the link is
+        ``closing``), and close the socket."""
+        for t in self._tasks:
+            t.cancel()
+        if self._runner is not None:
+            while not self._runner.done():
+                ws = self._link.ws
+                if ws is not None and not ws.closed:
+                    await ws.close()
+                # a reconnect in flight checks closing when it returns
+                await asyncio.wait({self._runner}, timeout=1.0)
+            with contextlib.suppress(BaseException):
+                await self._runner
+        elif self._link.ws is not None:
+            await self._link.ws.close()
+
+    async def close_session(self) -> None:
+        if self._session is not None:
+            await self._session.close()
 
     async def _open(self) -> aiohttp.ClientWebSocketResponse:
         assert self._session is not None
@@ -74,7 +139,7 @@ class Connection(Requests, Inbox):
                     raise StreamClosed(
                         f"{self.url} closed the connection during auth", ws.close_code, _reason(msg)
                     )
-                body = self._parse(msg.data)
+                body = self._inbox.parse(msg.data)
                 if body is None:
                     raise StreamError(
                         f"{self.url} answered auth with a frame that cannot be "
@@ -82,7 +147,7 @@ class Connection(Requests, Inbox):
                     )
                 event = body.get("event")
                 if event == "authenticated":
-                    self._last_recv = time.monotonic()
+                    self._link.last_recv = time.monotonic()
                     return ws
                 if event == "error":
                     data = body.get("data")
@@ -102,7 +167,7 @@ class Connection(Requests, Inbox):
         """Read the socket; after a drop, reconnect, resubscribe and mark the gaps."""
         resubscribe = False
         while True:
-            reader = asyncio.create_task(self._read(ws))
+            reader = asyncio.create_task(self._inbox.read(ws))
             if resubscribe:
                 try:
                     await self._resubscribe()
@@ -115,24 +180,26 @@ class Connection(Requests, Inbox):
                         await reader
                     return
                 else:
-                    self._set_online(True)
-                    if self.backfill:
-                        for gap in self._ledger.quiet():
-                            self._track(self._fill_quiet(gap))
+                    self._link.set_online(True)
+                    self._gaps.resubscribed()
             try:
                 await reader
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer
                 self._fail(exc)
                 return
-            self._set_online(False)
-            if self._closing:
+            self._link.set_online(False)
+            if self._link.closing:
                 return
-            code, reason = self._last_close
+            code, reason = self._link.last_close
             if not self.options.reconnect:
-                why = f"; last server error: {self._server_error}" if self._server_error else ""
+                why = (
+                    f"; last server error: {self._link.server_error}"
+                    if self._link.server_error
+                    else ""
+                )
                 self._fail(StreamClosed(f"the server closed the stream{why}", code, reason))
                 return
-            self._ledger.dropped(self._subs.values())
+            self._gaps.dropped(self._link.subs.values())
             try:
                 new_ws = await self._reconnect()
             except BaseException as exc:  # noqa: BLE001
@@ -144,12 +211,12 @@ class Connection(Requests, Inbox):
             resubscribe = True
 
     async def _reconnect(self) -> aiohttp.ClientWebSocketResponse | None:
-        code, reason = self._last_close
+        code, reason = self._link.last_close
         for attempt in range(self.options.max_reconnects):
             delay = min(self.options.max_backoff, self.options.backoff * 2**attempt)
             with contextlib.suppress(TimeoutError):  # close() cuts the wait short
-                await asyncio.wait_for(self._stop.wait(), delay * (0.5 + random.random() / 2))
-            if self._closing:
+                await asyncio.wait_for(self._link.stop.wait(), delay * (0.5 + random.random() / 2))
+            if self._link.closing:
                 return None
             try:
                 ws = await self._open()
@@ -157,11 +224,11 @@ class Connection(Requests, Inbox):
                 raise
             except StreamError:
                 continue
-            if self._closing:  # close() ran while this connection was opening
+            if self._link.closing:  # close() ran while this connection was opening
                 await ws.close()
                 return None
-            self._ws = ws
-            self.stats.reconnects += 1
+            self._link.ws = ws
+            self._stats.reconnects += 1
             return ws
         raise StreamClosed(
             f"the connection dropped and {self.options.max_reconnects} reconnect attempts failed",
@@ -172,86 +239,40 @@ class Connection(Requests, Inbox):
     async def _resubscribe(self) -> None:
         """Subscribe again what was subscribed; if the connection drops meanwhile, what is
         not yet acknowledged stays in the list for the next attempt."""
-        wanted = list(self._subs.values())
+        wanted = list(self._link.subs.values())
         groups: dict[tuple[str, bool], list[str]] = {}
         for sub in wanted:
             groups.setdefault((sub.channel, sub.flag), []).append(sub.symbol)
-        self._subs.clear()
+        self._link.subs.clear()
         try:
             for (channel, odd), syms in groups.items():
-                await self._subscribe(channel, syms, odd)
+                await self._requests.subscribe_once(channel, syms, odd)
         except _Dropped:
-            have = {(s.channel, s.symbol, s.flag) for s in self._subs.values()}
+            have = {(s.channel, s.symbol, s.flag) for s in self._link.subs.values()}
             for sub in wanted:
                 if (sub.channel, sub.symbol, sub.flag) not in have:
-                    self._subs[sub.id] = sub
+                    self._link.subs[sub.id] = sub
             raise
 
     def _fail(self, exc: BaseException) -> None:
-        if self._error is None and not self._closing:
-            self._error = exc
+        if self._link.error is None and not self._link.closing:
+            self._link.error = exc
         self._buf.data.set()
-        self._set_online(False)
-
-    def _start_backfill(self, gap: Gap) -> None:
-        self._track(self._backfill(gap))
-
-    def _track(self, coro: Any) -> None:
-        task = asyncio.create_task(coro)
-        self._backfills.add(task)
-        task.add_done_callback(self._backfills.discard)
-
-    async def _backfill(self, gap: Gap) -> None:
-        try:
-            rows, served = await self._fetch(gap)
-        except Exception as exc:  # noqa: BLE001 - recorded on the gap, never swallowed silently
-            gap.error = redact(f"{type(exc).__name__}: {exc}", self._key)
-            return
-        self._fill(gap, rows, served)
-
-    async def _fill_quiet(self, gap: Gap) -> None:
-        """A provisional gap up to now (``TradeLedger.quiet``): filled if no trade has
-        closed it after ``QUIET_GAP_S`` and once its rows are in; left open on an error (a
-        later trade or ``close()`` closes it and its backfill reports the error)."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stop.wait(), QUIET_GAP_S)
-            return  # closing: close() fills what is still open
-        if not self._ledger.still_open(gap):
-            return  # closed by a trade meanwhile
-        try:
-            rows, served = await self._fetch(gap)
-        except Exception:  # noqa: BLE001 - the gap stays open, see above
-            return
-        if self._ledger.settle(gap):
-            self._fill(gap, rows, served)
-
-    async def _fetch(self, gap: Gap) -> tuple[list[dict[str, Any]], str | None]:
-        return await asyncio.get_running_loop().run_in_executor(
-            None, fetch_gap, self.rest, gap, 500, self.market
-        )
-
-    def _fill(self, gap: Gap, rows: list[dict[str, Any]], served: str | None) -> None:
-        later = split_day(gap, served)
-        if later is not None:  # a gap up to now filled on a later day: the rows are its
-            self._ledger.add(later, gap)
-            gap = later
-        self._ledger.filled(gap, rows)
-        self.stats.backfilled += len(rows)
-        self._buf.extend("trades", gap.odd_lot or gap.after_hours, rows)
+        self._link.set_online(False)
 
     async def _watchdog(self) -> None:
         """Ping when nothing arrived for ``heartbeat_timeout`` s; no pong: force a reconnect."""
         period = max(0.05, self.options.heartbeat_timeout / 3)
         while True:
             await asyncio.sleep(period)
-            ws = self._ws
+            ws = self._link.ws
             if ws is None or ws.closed or not self._buf.space.is_set():
                 continue
-            if time.monotonic() - self._last_recv < self.options.heartbeat_timeout:
+            if time.monotonic() - self._link.last_recv < self.options.heartbeat_timeout:
                 continue
             try:  # on this connection only: a drop is what the watchdog is looking for
-                await self._request(proto.ping("watchdog"), bool)
+                await self._requests.request(proto.ping("watchdog"), bool)
             except (_Dropped, StreamError):
-                if ws is self._ws and not ws.closed:
-                    self._last_close = (4000, "no heartbeat, data or pong")
+                if ws is self._link.ws and not ws.closed:
+                    self._link.last_close = (4000, "no heartbeat, data or pong")
                     await ws.close(code=4000, message=b"no heartbeat")

@@ -1,4 +1,4 @@
-"""The reading side of :class:`marketframe.stream.AsyncStream`: frames in, rows buffered.
+"""The reader of :class:`marketframe.stream.AsyncStream`: frames in, rows buffered.
 
 Each text frame is parsed once (orjson) and classified: ``data`` rows go to the buffer (trades
 through the ledger first: duplicates dropped, gaps closed and handed to the backfill),
@@ -10,7 +10,6 @@ consumer, except while a request waits for its reply or the stream is closing.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections import deque
@@ -22,48 +21,49 @@ import orjson
 from marketframe.exceptions import redact
 
 from . import _protocol as proto
+from ._backfill import Backfills
 from ._buffer import RowBuffer
 from ._frames import CHANNELS, FUTOPT_CHANNELS, futopt_trade_rows
-from ._ledger import Gap, TradeLedger
+from ._link import CLOSED, Link
 from ._protocol import Subscription
-from ._requests import _CLOSED
+from ._stats import StreamStats
 
 
 class Inbox:
-    """The reader (a mixin: the attributes below are set by ``AsyncStream.__init__``)."""
+    """The reader of a stream's socket: rows into the buffer (trades through the backfills'
+    ledger), replies onto the :class:`~._link.Link` for the request waiting for them."""
 
-    stats: Any
-    market: str  # stock or futopt
-    backfill: bool
-    last_heartbeat: int | None
-    malformed: deque[str]
-    _key: str
-    _buf: RowBuffer
-    _ledger: TradeLedger
-    _subs: dict[str, Subscription]
-    _gone: dict[str, Subscription]
-    _replies: asyncio.Queue[Any]
-    _lock: asyncio.Lock
-    _pending_odd: bool
-    _server_error: str | None
-    _last_recv: float
-    _last_close: tuple[int | None, str | None]
+    def __init__(
+        self,
+        link: Link,
+        buf: RowBuffer,
+        gaps: Backfills,
+        stats: StreamStats,
+        malformed: deque[str],
+        market: str,
+        key: str,
+    ) -> None:
+        self._link = link
+        self._buf = buf
+        self._gaps = gaps
+        self.stats = stats
+        self.malformed = malformed  # the stream's: the latest frames skipped, oldest first
+        self.market = market  # stock or futopt
+        self._key = key  # redacted from every frame kept
+        self.last_heartbeat: int | None = None  # epoch microseconds (server's clock)
 
-    def _start_backfill(self, gap: Gap) -> None:
-        raise NotImplementedError
-
-    async def _read(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+    async def read(self, ws: aiohttp.ClientWebSocketResponse) -> None:
         on_text = self._on_text
         try:
             while True:
                 msg = await ws.receive()
                 if msg.type == aiohttp.WSMsgType.TEXT:
-                    self._last_recv = time.monotonic()
+                    self._link.last_recv = time.monotonic()
                     on_text(msg.data)
                     if self._buf.full and not self._buf.urgent and not self._buf.released:
                         self.stats.paused += 1
                         await self._buf.wait_space()
-                        self._last_recv = time.monotonic()
+                        self._link.last_recv = time.monotonic()
                 elif msg.type in (
                     aiohttp.WSMsgType.CLOSE,
                     aiohttp.WSMsgType.CLOSING,
@@ -71,12 +71,12 @@ class Inbox:
                     aiohttp.WSMsgType.ERROR,
                 ):
                     code = msg.data if msg.type == aiohttp.WSMsgType.CLOSE else ws.close_code
-                    self._last_close = (code, _reason(msg))
+                    self._link.last_close = (code, _reason(msg))
                     return
                 elif msg.type == aiohttp.WSMsgType.BINARY:
                     self._bad_frame("a binary frame", repr(msg.data[:100]))
         finally:
-            self._replies.put_nowait(_CLOSED)
+            self._link.replies.put_nowait(CLOSED)
             if not ws.closed:
                 with contextlib.suppress(aiohttp.ClientError, ConnectionError):
                     await ws.close()
@@ -85,7 +85,7 @@ class Inbox:
         self.stats.malformed += 1
         self.malformed.append(f"{why}: {redact(text[:200], self._key)}")
 
-    def _parse(self, text: str) -> dict[str, Any] | None:
+    def parse(self, text: str) -> dict[str, Any] | None:
         """A frame's JSON object, or None (counted as malformed)."""
         try:
             body = orjson.loads(text)
@@ -98,7 +98,7 @@ class Inbox:
         return body
 
     def _on_text(self, text: str) -> None:
-        body = self._parse(text)
+        body = self.parse(text)
         if body is None:
             return
         event = body.get("event")
@@ -112,7 +112,7 @@ class Inbox:
                 return self._bad_frame("data is not an object", text)
             self.stats.messages += 1
             sid = body.get("id")
-            sub = self._subs.get(sid) or self._gone.get(sid)  # type: ignore[arg-type]
+            sub = self._link.subs.get(sid) or self._link.gone.get(sid)  # type: ignore[arg-type]
             odd = sub.flag if sub is not None else False
             if channel != "trades":
                 return self._buf.add(channel, odd, row)
@@ -120,11 +120,7 @@ class Inbox:
             if rows is None:  # a futures/options trades frame holds a list of trades
                 return self._bad_frame("trades is not a list of objects", text)
             for one in rows:
-                keep, gaps = self._ledger.accept(one, odd, sub.symbol if sub else None)
-                if self.backfill:
-                    for gap in gaps:
-                        self._start_backfill(gap)
-                if not keep:
+                if not self._gaps.accept(one, odd, sub.symbol if sub else None):
                     self.stats.duplicates += 1
                     continue
                 self._buf.add(channel, odd, one)
@@ -142,7 +138,7 @@ class Inbox:
                     if not isinstance(d, dict) or d.get("id") is None:
                         self._bad_frame("subscribed reply without an id", text)
                         continue
-                    flag = self._pending_odd  # odd lot, or after hours on futures/options
+                    flag = self._link.pending_flag  # odd lot, or after hours on futures/options
                     sub = Subscription(
                         str(d["id"]),
                         str(d.get("channel")),
@@ -150,10 +146,10 @@ class Inbox:
                         flag and self.market != "futopt",
                         flag and self.market == "futopt",
                     )
-                    self._subs[sub.id] = sub
-            if event == "error" and not self._lock.locked():
-                self._server_error = proto.message_of(body)
-            self._replies.put_nowait(body)
+                    self._link.subs[sub.id] = sub
+            if event == "error" and not self._link.lock.locked():
+                self._link.server_error = proto.message_of(body)
+            self._link.replies.put_nowait(body)
         else:
             self._bad_frame(f"unknown event {str(event)[:40]!r}", text)
 

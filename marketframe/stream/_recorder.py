@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from marketframe.convert import by_time
 from marketframe.exceptions import InvalidParams
 
-from ._frames import Batch
+from ._frames import Batch, to_table
 
 
 @dataclass
@@ -122,8 +122,6 @@ def read_recorded(
     folder = Path(directory) / _folder(channel, odd_lot, market, after_hours)
     files = sorted(folder.glob("*.parquet"))
     if not files:
-        from ._frames import to_table
-
         return to_table(channel, [], market=market)
     tables = [pq.read_table(f) for f in files]
     table = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()

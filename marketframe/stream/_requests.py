@@ -27,15 +27,15 @@ from marketframe.exceptions import (
 from . import _protocol as proto
 from ._buffer import RowBuffer
 from ._config import StreamOptions
+from ._link import CLOSED, Link
 from ._protocol import Subscription
 
 T = TypeVar("T")
-_CLOSED = object()  # put in the reply queue when the connection ends
 
 
 class _Dropped(Exception):  # noqa: N818 - internal, never reaches the user
     """The connection dropped while a request waited for its reply: healed by
-    :meth:`AsyncStream._healing`, or turned into :class:`StreamClosed`."""
+    :meth:`Requests._healing`, or turned into :class:`StreamClosed`."""
 
     def __init__(self, ws: Any, code: int | None, reason: str | None) -> None:
         super().__init__("the connection closed before the reply")
@@ -43,61 +43,44 @@ class _Dropped(Exception):  # noqa: N818 - internal, never reaches the user
 
 
 class Requests:
-    """The request side of :class:`marketframe.stream.AsyncStream` (a mixin: the attributes
-    below are set by its ``__init__``)."""
+    """The requests of a stream on its :class:`~._link.Link`; the reader (``_inbox``) queues
+    their replies there."""
 
-    url: str
-    market: str  # stock or futopt
-    options: StreamOptions
-    _ws: aiohttp.ClientWebSocketResponse | None
-    _subs: dict[str, Subscription]
-    _gone: dict[str, Subscription]
-    _replies: asyncio.Queue[Any]
-    _lock: asyncio.Lock
-    _buf: RowBuffer
-    _online: bool
-    _changed: asyncio.Event
-    _pending_odd: bool
-    _server_error: str | None
-    _last_close: tuple[int | None, str | None]
-    _error: BaseException | None
-    _closed: bool
-    _closing: bool
+    def __init__(
+        self, link: Link, buf: RowBuffer, options: StreamOptions, url: str, market: str
+    ) -> None:
+        self._link = link
+        self._buf = buf
+        self.options = options
+        self.url = url
+        self.market = market  # stock or futopt
 
     async def subscribe(
-        self,
-        channel: str,
-        symbols: str | Sequence[str],
-        *,
-        odd_lot: bool = False,
-        after_hours: bool = False,
+        self, channel: str, symbols: str | Sequence[str], flags: tuple[bool, bool]
     ) -> list[Subscription]:
-        """Subscribe one or many symbols on ``channel``; returns the acknowledged
-        subscriptions. An unknown channel raises :class:`InvalidParams` before sending; a
-        symbol the server refuses raises :class:`StreamSubscribeError` upon its reply (the
-        accepted ones of the same call stay subscribed, see ``.subscribed``). If the
-        connection drops before the reply, the request is sent again after the reconnect.
-        ``odd_lot``: odd-lot stock trading; ``after_hours``: the after-hours session of
-        futures/options (each only on its product's stream)."""
+        """:meth:`AsyncStream.subscribe` (``flags``: odd lot, after hours), sent again after
+        a reconnect."""
         proto.check_channel(channel, self.market)
         syms = proto.symbols_of(symbols)
-        flag = self._flag(odd_lot, after_hours)
+        flag = self._flag(*flags)
         first = True
 
         async def attempt() -> list[Subscription]:
             nonlocal first
             todo = syms
             if not first:  # what the resubscription already restored is not asked again
-                have = {
-                    s.symbol for s in self._subs.values() if s.channel == channel and s.flag == flag
+                restored = {
+                    s.symbol
+                    for s in self._link.subs.values()
+                    if s.channel == channel and s.flag == flag
                 }
-                todo = [x for x in syms if x not in have]
+                todo = [x for x in syms if x not in restored]
             first = False
-            acked = await self._subscribe(channel, todo, flag) if todo else []
+            acked = await self.subscribe_once(channel, todo, flag) if todo else []
             wanted = set(syms)
             have = [
                 s
-                for s in self._subs.values()
+                for s in self._link.subs.values()
                 if s.channel == channel and s.flag == flag and s.symbol in wanted
             ]
             # an ack may name another symbol than asked (a server resolving an alias)
@@ -126,7 +109,9 @@ class Requests:
             )
         return odd_lot or after_hours
 
-    async def _subscribe(self, channel: str, syms: list[str], odd_lot: bool) -> list[Subscription]:
+    async def subscribe_once(
+        self, channel: str, syms: list[str], odd_lot: bool
+    ) -> list[Subscription]:
         def refusal(r: dict[str, Any]) -> bool:
             return r.get("event") == "error" and proto.is_refusal(proto.message_of(r), syms)
 
@@ -136,45 +121,44 @@ class Requests:
                 map(refusal, replies)
             ) >= len(syms)
 
-        self._pending_odd = odd_lot  # the reader registers the subscriptions it acknowledges
-        replies = await self._request(proto.subscribe(channel, syms, odd_lot, self.market), done)
+        self._link.pending_flag = odd_lot  # the reader registers the subscriptions it acknowledges
+        replies = await self.request(proto.subscribe(channel, syms, odd_lot, self.market), done)
         subs: list[Subscription] = []
         failed: dict[str, str] = {}
         for r in replies:
             if r.get("event") == "subscribed":
-                subs += [self._subs[i] for i in proto.reply_ids(r) if i in self._subs]
+                subs += [self._link.subs[i] for i in proto.reply_ids(r) if i in self._link.subs]
             elif refusal(r):
                 msg = proto.message_of(r)
                 sym = proto.refused_symbol(msg, syms) or ",".join(syms)
                 failed[sym] = msg
             elif r.get("event") == "error":  # not about this request
-                self._server_error = proto.message_of(r)
+                self._link.server_error = proto.message_of(r)
         if failed:
             raise StreamSubscribeError(channel, failed, subs)
         return subs
 
     async def unsubscribe(self, subs: Subscription | str | Iterable[Subscription | str]) -> None:
-        """Unsubscribe subscriptions (or their ids). If the connection drops before the
-        reply, they are not restored by the reconnect (which is what was asked)."""
+        """:meth:`AsyncStream.unsubscribe`; a reconnect does not restore them."""
         items = [subs] if isinstance(subs, Subscription | str) else list(subs)
         ids = [s.id if isinstance(s, Subscription) else str(s) for s in items]
-        unknown = [i for i in ids if i not in self._subs]
+        unknown = [i for i in ids if i not in self._link.subs]
         if unknown or not ids:
             raise InvalidParams(
                 "stream.unsubscribe",
                 "ids",
                 f"has unknown ids {unknown}",
-                ", ".join(self._subs) or "no subscription is active",
+                ", ".join(self._link.subs) or "no subscription is active",
             )
         for i in ids:  # from now on a reconnect does not subscribe them again
-            self._gone[i] = self._subs.pop(i)
+            self._link.gone[i] = self._link.subs.pop(i)
         first = True
 
         async def attempt() -> None:
             nonlocal first
             if first:  # after a reconnect they are already gone
                 first = False
-                await self._request(
+                await self.request(
                     proto.unsubscribe(ids),
                     lambda rs: any(r.get("event") in ("unsubscribed", "error") for r in rs),
                 )
@@ -185,7 +169,7 @@ class Requests:
         """The server's list of this connection's subscriptions."""
 
         async def attempt() -> list[dict[str, Any]]:
-            return await self._request(proto.dumps("subscriptions"), bool)
+            return await self.request(proto.dumps("subscriptions"), bool)
 
         replies = await self._healing(attempt)
         self._raise_error_reply(replies[-1])
@@ -193,7 +177,7 @@ class Requests:
         for d in proto.as_list(replies[-1].get("data")):
             if not isinstance(d, dict) or d.get("id") is None:
                 continue
-            known = self._subs.get(str(d["id"]))
+            known = self._link.subs.get(str(d["id"]))
             out.append(
                 Subscription(
                     str(d["id"]),
@@ -205,16 +189,11 @@ class Requests:
             )
         return out
 
-    @property
-    def subscribed(self) -> list[Subscription]:
-        """The subscriptions acknowledged so far (kept across reconnects)."""
-        return list(self._subs.values())
-
     async def ping(self, state: str | None = None) -> dict[str, Any]:
         """Send ``ping``; the ``pong``'s data (``time`` in epoch microseconds, ``state``)."""
 
         async def attempt() -> list[dict[str, Any]]:
-            return await self._request(proto.ping(state), bool)
+            return await self.request(proto.ping(state), bool)
 
         replies = await self._healing(attempt)
         self._raise_error_reply(replies[-1])
@@ -231,7 +210,7 @@ class Requests:
         is off or exhausted, :class:`StreamClosed` when the user closed it."""
         old: Any = None
         while True:
-            await self._wait_online(old)
+            await self._link.wait_online(old)
             try:
                 return await attempt()
             except _Dropped as drop:
@@ -239,36 +218,19 @@ class Requests:
                     raise StreamClosed(str(drop), drop.code, drop.reason) from None
                 old = drop.ws
 
-    async def _wait_online(self, old: Any) -> None:
-        """Until a connection other than ``old`` is up and resubscribed."""
-        while True:
-            self._check_alive()
-            ws = self._ws
-            if self._online and ws is not None and ws is not old and not ws.closed:
-                return
-            await self._changed.wait()
-
-    def _signal(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
-
-    def _set_online(self, online: bool) -> None:
-        self._online = online
-        self._signal()
-
-    async def _request(
+    async def request(
         self, text: str, done: Callable[[list[dict[str, Any]]], bool]
     ) -> list[dict[str, Any]]:
         """Send one request and collect its replies (requests are serialised: the protocol
         has no correlation ids, so one request is outstanding at a time). Raises
         :class:`_Dropped` when the connection ends first."""
-        self._check_alive()
-        async with self._lock:
-            while not self._replies.empty():
-                self._replies.get_nowait()
-            ws = self._ws
+        self._link.check_alive()
+        async with self._link.lock:
+            while not self._link.replies.empty():
+                self._link.replies.get_nowait()
+            ws = self._link.ws
             if ws is None or ws.closed:
-                raise _Dropped(ws, *self._last_close)
+                raise _Dropped(ws, *self._link.last_close)
             self._buf.urgent += 1  # the reply is behind the data: a paused reader resumes
             self._buf.wake()
             try:
@@ -281,23 +243,19 @@ class Requests:
                 replies: list[dict[str, Any]] = []
                 while not done(replies):
                     try:
-                        r = await asyncio.wait_for(self._replies.get(), self.options.reply_timeout)
+                        r = await asyncio.wait_for(
+                            self._link.replies.get(), self.options.reply_timeout
+                        )
                     except TimeoutError:
                         raise StreamTimeout(
                             f"no reply from {self.url} within {self.options.reply_timeout:g} s"
                         ) from None
-                    if r is _CLOSED:
-                        raise _Dropped(ws, *self._last_close)
+                    if r is CLOSED:
+                        raise _Dropped(ws, *self._link.last_close)
                     replies.append(r)
                 return replies
             finally:
                 self._buf.urgent -= 1
-
-    def _check_alive(self) -> None:
-        if self._error is not None:
-            raise self._error
-        if self._closed or self._closing:
-            raise StreamClosed("the stream was closed by the user")
 
 
 def _never(replies: list[dict[str, Any]]) -> bool:

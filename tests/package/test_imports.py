@@ -1,9 +1,10 @@
 """The package's import graph: no cycles, and no private name taken from another package.
 
-Every ``import`` of the package's own modules counts, at module level or inside a function
-(a function-local import is still a dependency), except those under ``if TYPE_CHECKING:``.
-A private module or name (one starting with ``_``) belongs to the package that holds it and
-may be imported only from inside that package."""
+Every ``import`` of the package's own modules counts, at module level, inside a function (a
+function-local import is still a dependency) or under ``if TYPE_CHECKING:`` (a module that
+needs another's types depends on it: a type-only import back closes a circle as surely as
+any other). A private module or name (one starting with ``_``) belongs to the package that
+holds it and may be imported only from inside that package."""
 
 from __future__ import annotations
 
@@ -39,26 +40,11 @@ def _resolve(importer: str, level: int, module: str | None) -> str:
     return ".".join(base + ([module] if module else []))
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Import statements, skipping the bodies of ``if TYPE_CHECKING:``."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            yield from (n for child in node.orelse for n in _imports_of(child))
-            continue
-        yield from _imports_of(node)
-
-
-def _imports_of(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    if isinstance(node, ast.Import | ast.ImportFrom):
-        yield node
-    else:
-        yield from _imports(node)
+    """Import statements, wherever they stand (``if TYPE_CHECKING:`` bodies included)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
 
 
 def edges() -> Iterator[tuple[str, str, str | None]]:
@@ -143,17 +129,25 @@ def cycles() -> list[list[str]]:
     return found
 
 
+#: circles of type-only imports inside one package, left to the packages that hold them: each
+#: goes when one side says what it reads as a protocol (or the type moves), and its row here
+TYPE_ONLY_CYCLES = [
+    ["marketframe.sandbox._intraday", "marketframe.sandbox._market"],  # Daily, for make_day
+    ["marketframe.store._storage._lease", "marketframe.store._storage._object"],  # ObjectStorage
+]
+
+
 def test_the_import_graph_has_no_cycle() -> None:
-    assert cycles() == []
+    assert cycles() == TYPE_ONLY_CYCLES
 
 
 def test_the_graph_walker_sees_a_cycle_and_a_crossing() -> None:
-    """The checks above can fail: a function-local import back is a cycle, and
-    ``marketframe.store._sync`` is private to the store."""
+    """The checks above can fail: a function-local or type-only import back is a cycle,
+    and ``marketframe.store._sync`` is private to the store."""
     assert _owner("marketframe.store._sync", None) == "marketframe.store"
     assert _owner("marketframe.convert", "_hidden") == "marketframe.convert"
     assert _owner("marketframe.client", None) is None
     tree = ast.parse(
         "def f():\n    from marketframe import client\nif TYPE_CHECKING:\n    import x\n"
     )
-    assert [type(n).__name__ for n in _imports(tree)] == ["ImportFrom"]
+    assert [type(n).__name__ for n in _imports(tree)] == ["ImportFrom", "Import"]

@@ -1,7 +1,7 @@
 """The layers of the map in docs/contributing.md hold: a module of the package imports only
 modules of the rows below its own row, or of its own folder (or root module). The rows are read
 from the document, so the map and the code cannot drift apart. As in ``test_imports``, every
-import counts, at module level or inside a function, except those under ``if TYPE_CHECKING:``.
+import counts: at module level, inside a function or under ``if TYPE_CHECKING:``.
 
 Test folders follow the package, and one named like a standard-library module is no package
 (it would be imported under that name and hide the standard library's)."""

@@ -11,30 +11,23 @@ minutes) skips the bookkeeping of symbols with several.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from marketframe.indicators import stateful as sf
-
 from .rows import _W
+from .sessions import ended
 from .steps import _Steps
 
 
-class _Bars(_Steps):
-    """The forming bars and the highest serial seen, per symbol, as arrays; the batch path."""
+class _Bars:
+    """The forming bars and the highest serial seen, per symbol, as arrays; the batch path.
+    Closed bars go to ``steps``, the engine's closed bars and indicator states."""
 
-    def __init__(
-        self,
-        symbols: Sequence[str],
-        spec: Iterable[sf.IndicatorSpec | str],
-        *,
-        timeframe: int,
-        checkpoint_every: int,
-    ) -> None:
-        super().__init__(symbols, spec, checkpoint_every=checkpoint_every)
+    def __init__(self, steps: _Steps, *, timeframe: int) -> None:
+        self._steps = steps
+        self.symbols = steps.symbols
         self.width_us = int(timeframe) * 60_000_000
         self.timeframe = int(timeframe)
         n = len(self.symbols)
@@ -43,10 +36,27 @@ class _Bars(_Steps):
         self._form = np.full((n, _W), np.nan)
         self._maxser = np.full(n, -1, dtype=np.int64)
 
-    def _trade(
-        self, sym: str, t_us: int, price: float, size: float, serial: float, out: list[Any]
-    ) -> None:
-        raise NotImplementedError  # the exact path: LiveIndicators
+    def _get_forming(self, col: int) -> list[float] | None:
+        row = self._form[col]
+        return None if np.isnan(row[0]) else row.tolist()
+
+    def _set_forming(self, col: int, bar: list[float] | None) -> None:
+        self._form[col] = np.nan if bar is None else bar
+
+    def _close_ended(self, now_us: int) -> None:
+        """Close the forming bars whose session is over at ``now_us``: no trade can come
+        into them any more (stepped with the batch's other closes)."""
+        starts = self._form[:, 0]
+        first = np.fmin.reduce(starts)  # NaN only when no bar is forming
+        if np.isnan(first) or not ended(np.array([int(first)]), now_us)[0]:
+            return  # the earliest forming bar's session goes on: every other one too
+        held = np.flatnonzero(~np.isnan(starts))
+        done_c = held[ended(starts[held].astype(np.int64), now_us)]
+        if not len(done_c):
+            return
+        done = self._form[done_c].copy()
+        self._form[done_c] = np.nan
+        self._steps._record_closes(done_c, done)
 
     def _codes(self, col: pd.Series[Any]) -> np.ndarray:
         """Symbol indices of a column of symbols (-1: not one of ours)."""
@@ -66,14 +76,15 @@ class _Bars(_Steps):
         price: np.ndarray,
         size: np.ndarray,
         serial: np.ndarray,
-        out: list[Any],
-    ) -> np.ndarray:
+    ) -> tuple[np.ndarray, list[tuple[str, int, float, float, float]]]:
         """Trades into bars: the symbols whose trades are all new and in order (serials
-        above every one seen, bars not before the forming one) grouped with numpy; the
-        others trade by trade. Returns the symbols touched (sorted indices)."""
+        above every one seen, bars not before the forming one) grouped with numpy. Returns
+        the symbols touched (sorted indices) and the others' new trades, for the exact path
+        (``LiveIndicators._trade``) in the batch's order: ``(symbol, time, price, size,
+        serial)``."""
         n = len(codes)
         if not n:
-            return np.empty(0, dtype=np.intp)
+            return np.empty(0, dtype=np.intp), []
         if n > 1 and not bool((codes[1:] >= codes[:-1]).all()):
             order = np.argsort(codes, kind="stable")
             c, t, p, v, ser = codes[order], times[order], price[order], size[order], serial[order]
@@ -85,19 +96,21 @@ class _Bars(_Steps):
         syms: np.ndarray = c[firsts]
         # in order: serials rise, bars do not go back (the first against the held state)
         form_t = self._form[syms, 0]
-        floor = np.where(np.isnan(form_t), self._last[syms] + 1.0, form_t)
+        floor = np.where(np.isnan(form_t), self._steps._last[syms] + 1.0, form_t)
         ok = np.empty(n, dtype=bool)
         ok[1:] = (ser[1:] > ser[:-1]) & (start[1:] >= start[:-1])
         ok[firsts] = (ser[firsts] > self._maxser[syms]) & (start[firsts] >= floor)
         fast_sym = np.logical_and.reduceat(ok, firsts)
         if fast_sym.all():
             self._fast(c, start, p, v, ser)
-            return syms
+            return syms, []
         if fast_sym.any():
             fast = np.repeat(fast_sym, np.diff(np.append(firsts, n)))
             self._fast(c[fast], start[fast], p[fast], v[fast], ser[fast])
         # the exact path, in the batch's order
-        self._fold()
+        self._steps._fold()
+        seen = self._steps.seen
+        late: list[tuple[str, int, float, float, float]] = []
         slow = ~fast_sym[np.searchsorted(syms, codes)]
         for col, tu, pr, sz, sn in zip(
             codes[slow].tolist(),
@@ -108,12 +121,12 @@ class _Bars(_Steps):
             strict=True,
         ):
             sym = self.symbols[col]
-            if sn in self.seen[sym]:
+            if sn in seen[sym]:
                 continue
-            self.seen[sym].add(sn)
+            seen[sym].add(sn)
             self._maxser[col] = max(self._maxser[col], sn)
-            self._trade(sym, tu, pr, sz, float(sn), out)
-        return syms
+            late.append((sym, tu, pr, sz, float(sn)))
+        return syms, late
 
     def _fast(
         self, c: np.ndarray, start: np.ndarray, p: np.ndarray, v: np.ndarray, ser: np.ndarray
@@ -170,10 +183,10 @@ class _Bars(_Steps):
         if len(done_c):
             # done_c: each symbol's held close (if any) first, then its segments in order;
             # without segments (``last is None``) a close per symbol at most
-            self._record_closes(done_c, done, unique=last is None)
+            self._steps._record_closes(done_c, done, unique=last is None)
         if last is None:
             self._form[sc] = bars
         else:
             self._form[sc[last]] = bars[last]
         self._maxser[c[sym_end]] = ser[sym_end]
-        self._seen_log.append((c, ser))
+        self._steps._seen_log.append((c, ser))

@@ -52,7 +52,8 @@ from marketframe.indicators import stateful as sf
 
 from .bars import _Bars
 from .rows import _W, _add, _epoch_us, _Out, _row, _Rows
-from .sessions import ended, session_end
+from .sessions import session_end
+from .steps import _Steps
 
 _VERSION = 1
 _DAY_US = 86_400_000_000
@@ -110,8 +111,10 @@ def check_arguments(
     return syms, tf
 
 
-class LiveIndicators(_Bars):
-    """Bars and indicators for ``symbols`` (see the module docstring)."""
+class LiveIndicators:
+    """Bars and indicators for ``symbols`` (see the module docstring). Its parts: the closed
+    bars and the indicators' states (``steps``), the forming bars and the batch path
+    (``bars``); this class takes the trades that path leaves (the exact path), and saves."""
 
     def __init__(
         self,
@@ -121,9 +124,57 @@ class LiveIndicators(_Bars):
         timeframe: int = 1,
         checkpoint_every: int = 30,
     ) -> None:
-        super().__init__(symbols, spec, timeframe=timeframe, checkpoint_every=checkpoint_every)
+        self._steps = _Steps(symbols, spec, checkpoint_every=checkpoint_every)
+        self._bars = _Bars(self._steps, timeframe=timeframe)
         self._out = _Out(self.symbols, self.columns)
         self.warm_bars: dict[str, int] = {s: 0 for s in self.symbols}
+
+    # -- the parts' state, read-only
+
+    @property
+    def symbols(self) -> list[str]:
+        return self._steps.symbols
+
+    @property
+    def index(self) -> dict[str, int]:
+        return self._steps.index
+
+    @property
+    def specs(self) -> list[sf.IndicatorSpec]:
+        return self._steps.specs
+
+    @property
+    def columns(self) -> list[str]:
+        return self._steps.columns
+
+    @property
+    def checkpoint_every(self) -> int:
+        return self._steps.checkpoint_every
+
+    @property
+    def states(self) -> list[sf.State]:
+        return self._steps.states
+
+    @property
+    def bars(self) -> dict[str, list[list[float]]]:
+        """The closed bars per symbol: ``[time_us, o, h, l, c, v, first, last serial]``."""
+        return self._steps.bars
+
+    @property
+    def seen(self) -> dict[str, set[int]]:
+        return self._steps.seen
+
+    @property
+    def checkpoints(self) -> list[tuple[list[sf.State], np.ndarray]]:
+        return self._steps.checkpoints
+
+    @property
+    def timeframe(self) -> int:
+        return self._bars.timeframe
+
+    @property
+    def width_us(self) -> int:
+        return self._bars.width_us
 
     # -- history
 
@@ -131,7 +182,7 @@ class LiveIndicators(_Bars):
         """Warm up from history: a long frame of candles (``symbol``, ``date``, ``open``,
         ``high``, ``low``, ``close``, ``volume``), oldest first per symbol; the bars count
         as closed (a later trade in one of them is a revision)."""
-        self._fold()
+        self._steps._fold()
         per: dict[str, list[list[float]]] = {}
         for sym, g in candles.groupby("symbol", sort=False, observed=True):
             if sym not in self.index:
@@ -151,18 +202,18 @@ class LiveIndicators(_Bars):
                 lengths[j] = len(rows)
                 self.bars[sym].extend(rows)
             if bool((lengths == longest).all()):  # the usual case: one pass over the panel
-                self._warm_step(list(range(len(self.symbols))), panel)
+                self._steps._warm_step(list(range(len(self.symbols))), panel)
             else:
                 for t in range(longest):
                     cols = np.flatnonzero(lengths > t).tolist()
-                    self._warm_step(cols, panel[t : t + 1, cols])
-            self._closes += int(lengths.sum())
+                    self._steps._warm_step(cols, panel[t : t + 1, cols])
+            self._steps._closes += int(lengths.sum())
         for sym in per:
             self.warm_bars[sym] = len(self.bars[sym])
-            self._last[self.index[sym]] = self.bars[sym][-1][0]
-            self._nbars[self.index[sym]] = len(self.bars[sym])
-        self.checkpoints.clear()
-        self._checkpoint()
+            self._steps._last[self.index[sym]] = self.bars[sym][-1][0]
+            self._steps._nbars[self.index[sym]] = len(self.bars[sym])
+        self._steps.checkpoints.clear()
+        self._steps._checkpoint()
 
     # -- trades
 
@@ -174,7 +225,7 @@ class LiveIndicators(_Bars):
         if len(trades):
             df = trades
             times = _epoch_us(df["time"])
-            codes = self._codes(df["symbol"])
+            codes = self._bars._codes(df["symbol"])
             keep = _regular(times) & (codes >= 0)
             if "is_trial" in df:
                 keep &= ~df["is_trial"].to_numpy(dtype=bool)
@@ -185,91 +236,71 @@ class LiveIndicators(_Bars):
             if not every:
                 codes, times = codes[keep], times[keep]
             now = int(clock.max())  # every trade counts for the clock: after-hours, trials
-            touched = self._batch(codes, times, price, size, serial, out)
-            self._close_ended(now)
+            touched, late = self._bars._batch(codes, times, price, size, serial)
+            for trade in late:
+                self._trade(*trade, out)
+            self._bars._close_ended(now)
             forming = None
             if peek and len(touched):
-                forming = touched[~np.isnan(self._form[touched, 0])]
+                forming = touched[~np.isnan(self._bars._form[touched, 0])]
             if forming is not None and len(forming):
-                self._flush_pending(out, (forming, self._form[forming]))
+                self._steps._flush_pending(out, (forming, self._bars._form[forming]))
             else:
-                self._flush_pending(out)
+                self._steps._flush_pending(out)
         return self._out.frame(out)
-
-    def _get_forming(self, col: int) -> list[float] | None:
-        row = self._form[col]
-        return None if np.isnan(row[0]) else row.tolist()
-
-    def _set_forming(self, col: int, bar: list[float] | None) -> None:
-        self._form[col] = np.nan if bar is None else bar
 
     def _trade(
         self, sym: str, t_us: int, price: float, size: float, serial: float, out: list[Any]
     ) -> None:
         start = float(t_us - t_us % self.width_us)
-        self._fold()
+        self._steps._fold()
         bars = self.bars[sym]
         warm = self.warm_bars[sym]
         if warm and start <= bars[warm - 1][0]:
             return  # the history (warm-up) already holds this bar
         col = self.index[sym]
-        cur = self._get_forming(col)
+        cur = self._bars._get_forming(col)
         if cur is not None and start > cur[0]:
-            self._set_forming(col, None)
-            self._close(sym, cur, out)
+            self._bars._set_forming(col, None)
+            self._steps._close(sym, cur, out)
             cur = None
         if cur is None and (not bars or start > bars[-1][0]):
-            self._set_forming(col, [start, price, price, price, price, size, serial, serial])
+            self._bars._set_forming(col, [start, price, price, price, price, size, serial, serial])
             return
         if cur is not None and start == cur[0]:
             _add(cur, price, size, serial)
-            self._set_forming(col, cur)
+            self._bars._set_forming(col, cur)
             return
         # a trade in a closed bar: a backfilled (late) trade; correct it and replay
-        self._flush_pending(out)  # the closes before it are stepped first
+        self._steps._flush_pending(out)  # the closes before it are stepped first
         j = next((i for i in range(len(bars) - 1, -1, -1) if bars[i][0] <= start), None)
         if j is None or bars[j][0] != start:
             new = [start, price, price, price, price, size, serial, serial]
             bars.insert(0 if j is None else j + 1, new)
             j = 0 if j is None else j + 1
-            self._nbars[col] += 1
+            self._steps._nbars[col] += 1
         else:
             _add(bars[j], price, size, serial)
-        self._last[col] = bars[-1][0]
-        self._replay(sym, j, out)
+        self._steps._last[col] = bars[-1][0]
+        self._steps._replay(sym, j, out)
 
     def peek(self, sym: str) -> dict[str, Any] | None:
         """The forming bar's row (``is_final=False``); the state is not changed."""
-        cur = self._get_forming(self.index[sym])
+        cur = self._bars._get_forming(self.index[sym])
         if cur is None:
             return None
-        (block,) = self._step([([self.index[sym]], np.array([cur]), False)])
+        (block,) = self._steps._step([([self.index[sym]], np.array([cur]), False)])
         return _row(self.specs, sym, block, 0, final=False)
-
-    def _close_ended(self, now_us: int) -> None:
-        """Close the forming bars whose session is over at ``now_us``: no trade can come
-        into them any more (stepped with the batch's other closes)."""
-        starts = self._form[:, 0]
-        first = np.fmin.reduce(starts)  # NaN only when no bar is forming
-        if np.isnan(first) or not ended(np.array([int(first)]), now_us)[0]:
-            return  # the earliest forming bar's session goes on: every other one too
-        held = np.flatnonzero(~np.isnan(starts))
-        done_c = held[ended(starts[held].astype(np.int64), now_us)]
-        if not len(done_c):
-            return
-        done = self._form[done_c].copy()
-        self._form[done_c] = np.nan
-        self._record_closes(done_c, done)
 
     def flush(self) -> pd.DataFrame:
         """Close every forming bar (the session ended): their final rows."""
         out: list[_Rows] = []
         for sym in self.symbols:
-            cur = self._get_forming(self.index[sym])
+            cur = self._bars._get_forming(self.index[sym])
             if cur is not None:
-                self._set_forming(self.index[sym], None)
-                self._close(sym, cur, out)
-        self._flush_pending(out)
+                self._bars._set_forming(self.index[sym], None)
+                self._steps._close(sym, cur, out)
+        self._steps._flush_pending(out)
         return self._out.frame(out)
 
     # -- persistence
@@ -277,17 +308,17 @@ class LiveIndicators(_Bars):
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write everything needed to resume to ``path`` (atomically: a temporary file
         renamed over it). An ``.npz`` of arrays with a JSON header; no pickle."""
-        self._flush_pending(None)
-        self._fold()
+        self._steps._flush_pending(None)
+        self._steps._fold()
         meta = {
             "version": _VERSION,
             "symbols": self.symbols,
             "timeframe": self.timeframe,
             "checkpoint_every": self.checkpoint_every,
             "specs": [sp.to_json() for sp in self.specs],
-            "forming": {s: self._get_forming(i) for i, s in enumerate(self.symbols)},
+            "forming": {s: self._bars._get_forming(i) for i, s in enumerate(self.symbols)},
             "warm_bars": self.warm_bars,
-            "closes": self._closes,
+            "closes": self._steps._closes,
         }
         arrays: dict[str, np.ndarray] = {
             "__meta__": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
@@ -323,7 +354,7 @@ class LiveIndicators(_Bars):
                 timeframe=meta["timeframe"],
                 checkpoint_every=meta["checkpoint_every"],
             )
-            self.states = [
+            self._steps.states = [
                 sf.State.from_bytes(npz[f"state_{k}"].tobytes()) for k in range(len(specs))
             ]
             for i, s in enumerate(self.symbols):
@@ -334,14 +365,14 @@ class LiveIndicators(_Bars):
                 self.seen[s] = set(npz[f"seen_{i}"].tolist())
         for i, s in enumerate(self.symbols):
             f = meta["forming"].get(s)
-            self._set_forming(i, f if f is None else f + [np.nan] * (_W - len(f)))
-            self._nbars[i] = len(self.bars[s])
+            self._bars._set_forming(i, f if f is None else f + [np.nan] * (_W - len(f)))
+            self._steps._nbars[i] = len(self.bars[s])
             if self.bars[s]:
-                self._last[i] = self.bars[s][-1][0]
+                self._steps._last[i] = self.bars[s][-1][0]
             if self.seen[s]:
-                self._maxser[i] = max(self.seen[s])
+                self._bars._maxser[i] = max(self.seen[s])
         self.warm_bars = meta["warm_bars"]
-        self._closes = meta["closes"]
-        self.checkpoints.clear()
-        self._checkpoint()
+        self._steps._closes = meta["closes"]
+        self._steps.checkpoints.clear()
+        self._steps._checkpoint()
         return self

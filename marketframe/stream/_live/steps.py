@@ -1,5 +1,5 @@
-"""The live engine's closed bars and the indicator states stepped over them (``engine`` adds
-the trades, the forming bars and persistence on top).
+"""The live engine's closed bars and the indicator states stepped over them (``engine`` holds
+them beside the forming bars of ``bars``, and adds the trades and persistence).
 
 A closed bar is queued (``_close``) and stepped with the others by ``_flush_pending``, a round
 of symbols at a time (one vectorised step per indicator per round). Every
