@@ -24,7 +24,7 @@ from datetime import date
 
 import numpy as np
 
-from ._market import Daily
+from ._daily import Daily
 
 PRICE_COLUMNS = ("ref", "open", "high", "low", "close")
 

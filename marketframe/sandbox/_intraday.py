@@ -11,16 +11,13 @@ import math
 from dataclasses import dataclass, field
 from datetime import date, time
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _calendar as cal
+from ._daily import Daily
 from ._query import Json
 from ._universe import Instrument
-
-if TYPE_CHECKING:
-    from ._market import Daily
 
 KIND_OPEN, KIND_CONT, KIND_CLOSE, KIND_CALL = 0, 1, 2, 3
 #: odd-lot intraday trading: the first call auction at 09:10, then one a minute to 13:30

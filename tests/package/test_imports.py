@@ -129,16 +129,8 @@ def cycles() -> list[list[str]]:
     return found
 
 
-#: circles of type-only imports inside one package, left to the packages that hold them: each
-#: goes when one side says what it reads as a protocol (or the type moves), and its row here
-TYPE_ONLY_CYCLES = [
-    ["marketframe.sandbox._intraday", "marketframe.sandbox._market"],  # Daily, for make_day
-    ["marketframe.store._storage._lease", "marketframe.store._storage._object"],  # ObjectStorage
-]
-
-
 def test_the_import_graph_has_no_cycle() -> None:
-    assert cycles() == TYPE_ONLY_CYCLES
+    assert cycles() == []
 
 
 def test_the_graph_walker_sees_a_cycle_and_a_crossing() -> None:

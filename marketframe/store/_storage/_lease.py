@@ -35,16 +35,33 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from marketframe.exceptions import LeaseLost, StoreLocked, StoreUnavailable
 from marketframe.store._dataset import NO_SYMBOL, DatasetId
 from marketframe.store._storage._base import _PreconditionFailed, alive
 
-if TYPE_CHECKING:
-    from marketframe.store._storage._object import ObjectStorage
+
+class Conditional(Protocol):
+    """What leases ask of an object store: conditional writes and reads with their version
+    (:class:`._object.ObjectStorage`), and the two fields through which a sync's writes check
+    its leases."""
+
+    url: str
+    timeout: float
+    guard: Callable[[], None] | None
+    leases: Any
+
+    def read_versioned(self, rel: str) -> tuple[bytes, str] | None: ...
+
+    def put_if(
+        self, rel: str, data: bytes, token: str | None, deadline: float | None = None
+    ) -> str: ...
+
+    def delete(self, rel: str) -> None: ...
+
 
 LEASES = "_leases"
 DEFAULT_TTL = 60.0
@@ -90,7 +107,7 @@ class Leases:
     builds only on a view it still holds the lease over.
     """
 
-    def __init__(self, storage: ObjectStorage, ttl: float = DEFAULT_TTL):
+    def __init__(self, storage: Conditional, ttl: float = DEFAULT_TTL):
         self.storage = storage
         self.ttl = ttl
         self.owner = uuid.uuid4().hex
@@ -289,7 +306,7 @@ def _who(ds: DatasetId, sym: str, lease: dict[str, Any]) -> str:
 
 @contextmanager
 def leased(
-    storage: ObjectStorage,
+    storage: Conditional,
     ds: DatasetId,
     symbols: Sequence[str],
     timeout: float,
