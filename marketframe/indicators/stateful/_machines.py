@@ -25,7 +25,7 @@ Array = NDArray[np.float64]
 _NOISE = 64.0 * np.finfo(np.float64).eps  # the batch Bollinger's flat-variance threshold
 
 
-class _Machine:
+class Machine:
     """One indicator's state layout and its one-bar step (all symbols at once).
 
     ``rings``: name -> length of a ring of the last inputs (``(length, symbols)``; the row
@@ -91,7 +91,7 @@ def _ema(
     return new
 
 
-class _Sma(_Machine):
+class Sma(Machine):
     def __init__(self, spec: IndicatorSpec) -> None:
         super().__init__(spec)
         self.n = int(spec.params[0])
@@ -120,7 +120,7 @@ def _past(pos: NDArray[np.int64], start: int) -> bool:
     return not pos.size or bool(pos.min() > start)
 
 
-class _Ema(_Machine):
+class Ema(Machine):
     def __init__(self, spec: IndicatorSpec) -> None:
         super().__init__(spec)
         conv = spec.convention
@@ -139,7 +139,7 @@ class _Ema(_Machine):
         _push(ring, bar, v)
 
 
-class _Rsi(_Machine):
+class Rsi(Machine):
     """Wilder averages ``g``/``l`` of gains and losses; during the "sma" seed window they
     hold the running sums of the first changes of the run."""
 
@@ -188,7 +188,7 @@ class _Rsi(_Machine):
             res[cpos < start] = np.nan
 
 
-class _Macd(_Machine):
+class Macd(Machine):
     """Fast and slow EMAs ``f``/``s`` and the signal ``g`` (the running sum of the line
     during the signal's "sma" seed window); ``run``: the price run."""
 
@@ -254,7 +254,7 @@ class _Macd(_Machine):
         _push(ring, bar, v)
 
 
-class _BBands(_Machine):
+class BBands(Machine):
     """The last ``n-1`` closes and ``ref``, the first close ever seen (the batch kernel
     takes the moments of ``close - ref``: its flat-window threshold depends on it)."""
 
@@ -298,7 +298,7 @@ class _BBands(_Machine):
         _push(ring, bar, v)
 
 
-class _Kdj(_Machine):
+class Kdj(Machine):
     """The last ``n-1`` highs and lows; "sma" smoothing: the last RSVs and Ks its windows
     need; "recursive": K, D and the length of the current run of RSVs."""
 
@@ -360,11 +360,11 @@ class _Kdj(_Machine):
         np.subtract(3.0 * k_out, 2.0 * d_out, out=j_out)
 
 
-_MACHINES: dict[str, Callable[[IndicatorSpec], _Machine]] = {
-    "sma": _Sma,
-    "ema": _Ema,
-    "rsi": _Rsi,
-    "macd": _Macd,
-    "bbands": _BBands,
-    "kdj": _Kdj,
+_MACHINES: dict[str, Callable[[IndicatorSpec], Machine]] = {
+    "sma": Sma,
+    "ema": Ema,
+    "rsi": Rsi,
+    "macd": Macd,
+    "bbands": BBands,
+    "kdj": Kdj,
 }
