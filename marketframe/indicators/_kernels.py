@@ -22,6 +22,7 @@ from marketframe.exceptions import InvalidParams
 
 from . import _fast as fast_path
 from . import _reference as reference
+from ._registry import period as _period
 from .conventions import (
     BBandsConvention,
     EmaConvention,
@@ -63,13 +64,6 @@ def _series(x: ArrayLike, name: str = "x") -> Array:
             "indicators", name, f"must be 1-D (bars) or 2-D (bars, symbols), got shape {a.shape}"
         )
     return a
-
-
-def _period(n: int, name: str = "n", minimum: int = 1) -> int:
-    ok = isinstance(n, int | np.integer | float) and not isinstance(n, bool)
-    if not ok or int(n) != n or n < minimum:
-        raise InvalidParams("indicators", name, f"must be an integer >= {minimum}, got {n!r}")
-    return int(n)
 
 
 _MIN_RUN = 256  # mean NaN-free run length from which runs are computed one by one
@@ -158,14 +152,14 @@ def _path(
 
 def sma(x: ArrayLike, n: int = 20, *, convention: SmaConvention | str | None = None) -> Array:
     """Simple moving average of the trailing ``n`` bars; first valid bar ``n-1``."""
-    resolve("sma", convention, SmaConvention)
+    resolve("sma", convention)
     xa, n = _series(x), _period(n)
     return _path(fast_path.sma, reference.sma, (xa,), n, column=lambda c: sma(c, n))  # type: ignore[no-any-return]
 
 
 def ema(x: ArrayLike, n: int = 20, *, convention: EmaConvention | str | None = None) -> Array:
     """Exponential moving average with ``k = 2/(n+1)`` (seed: see ``EmaConvention``)."""
-    conv = resolve("ema", convention, EmaConvention)
+    conv = resolve("ema", convention)
     assert isinstance(conv, EmaConvention)
     n = _period(n)
     xa = _series(x)
@@ -183,7 +177,7 @@ def ema(x: ArrayLike, n: int = 20, *, convention: EmaConvention | str | None = N
 
 def rsi(x: ArrayLike, n: int = 14, *, convention: RsiConvention | str | None = None) -> Array:
     """Wilder's relative strength index, 0..100 (see ``RsiConvention``)."""
-    conv = resolve("rsi", convention, RsiConvention)
+    conv = resolve("rsi", convention)
     assert isinstance(conv, RsiConvention)
     n = _period(n)
     xa = _series(x)
@@ -196,6 +190,20 @@ def rsi(x: ArrayLike, n: int = 14, *, convention: RsiConvention | str | None = N
         conv.flat,
         column=lambda c: rsi(c, n, convention=conv),
     )
+
+
+def check_macd(fast: int, slow: int) -> None:
+    """The MACD's fast period is the shorter."""
+    if fast >= slow:
+        raise InvalidParams("macd", "fast", f"({fast}) must be shorter than slow ({slow})")
+
+
+def macd_fast_start(fast: int, slow: int, conv: MacdConvention) -> int:
+    """The bar the fast EMA starts at: the slow EMA's seed bar (TA-Lib's alignment) or its
+    own ``fast-1``; 0 when the EMAs are seeded with the first value."""
+    if conv.seed == "first":
+        return 0
+    return slow - 1 if conv.align == "slow" else fast - 1
 
 
 def macd(
@@ -211,16 +219,12 @@ def macd(
     Under TA-Lib's convention the line is valid from bar ``slow-1`` and the signal from
     ``slow+signal-2``; ``talib.MACD`` shows the line only from the latter bar.
     """
-    conv = resolve("macd", convention, MacdConvention)
+    conv = resolve("macd", convention)
     assert isinstance(conv, MacdConvention)
     fast, slow, signal = _period(fast, "fast"), _period(slow, "slow"), _period(signal, "signal")
-    if fast >= slow:
-        raise InvalidParams("macd", "fast", f"({fast}) must be shorter than slow ({slow})")
+    check_macd(fast, slow)
     xa = _series(x)
-    if conv.seed == "first":
-        fast_start = 0
-    else:
-        fast_start = slow - 1 if conv.align == "slow" else fast - 1
+    fast_start = macd_fast_start(fast, slow, conv)
     res = _path(
         fast_path.macd,
         reference.macd,
@@ -235,6 +239,12 @@ def macd(
     return MacdResult(*res)
 
 
+def check_bbands(n: int, ddof: int) -> None:
+    """A window longer than the deviation's ``ddof``."""
+    if n - ddof <= 0:
+        raise InvalidParams("bbands", "n", f"(window {n}) too short for ddof={ddof}")
+
+
 def bbands(
     x: ArrayLike,
     n: int = 20,
@@ -243,11 +253,10 @@ def bbands(
     convention: BBandsConvention | str | None = None,
 ) -> BBandsResult:
     """Bollinger bands: SMA(n) middle, ``middle +- mult * std`` (``ddof`` per convention)."""
-    conv = resolve("bbands", convention, BBandsConvention)
+    conv = resolve("bbands", convention)
     assert isinstance(conv, BBandsConvention)
     xa, n = _series(x), _period(n)
-    if n - conv.ddof <= 0:
-        raise InvalidParams("bbands", "n", f"(window {n}) too short for ddof={conv.ddof}")
+    check_bbands(n, conv.ddof)
     res = _path(
         fast_path.bbands,
         reference.bbands,
@@ -290,7 +299,7 @@ def kdj(
     Under TA-Lib's convention K is valid from bar ``n+m1-2`` and D from ``n+m1+m2-3``;
     ``talib.STOCH`` shows both only from the latter bar.
     """
-    conv = resolve("kdj", convention, KdjConvention)
+    conv = resolve("kdj", convention)
     assert isinstance(conv, KdjConvention)
     m1, m2, n = _period(m1, "m1"), _period(m2, "m2"), _period(n)
     h, lo, c = _hlc(high, low, close)
