@@ -20,7 +20,7 @@ from ._linrec import restart, run_position
 Array = NDArray[np.float64]
 
 
-def leading_nan_rows(x: Array) -> int:
+def _leading_nan_rows(x: Array) -> int:
     """Number of leading rows that are NaN in every column (computed on the rest)."""
     if x.shape[0] == 0 or not np.isnan(x[0]).all():
         return 0
@@ -37,7 +37,7 @@ def sma(x: Array, n: int) -> Array:
 
 def ema(x: Array, n: int, seed: str, start: int) -> Array:
     """EMA(n) restarted on each NaN-free run, starting at run position ``start``."""
-    f = leading_nan_rows(x)
+    f = _leading_nan_rows(x)
     out = np.full(x.shape, np.nan)
     xs = x[f:]
     if xs.shape[0] <= start:
@@ -62,7 +62,7 @@ def rsi(x: Array, n: int, seed: str, flat: float) -> Array:
     if x.shape[0] < 2:
         return out
     d = x[1:] - x[:-1]  # change on bar t+1
-    f = leading_nan_rows(d)
+    f = _leading_nan_rows(d)
     d = d[f:]
     start = n - 1 if seed == "sma" else 0
     if d.shape[0] <= start:
@@ -132,7 +132,7 @@ def rsv(h: Array, lo: Array, c: Array, n: int, flat: float) -> Array:
 
 
 def _smooth_recursive(x: Array, m: int, seed: float) -> Array:
-    f = leading_nan_rows(x)
+    f = _leading_nan_rows(x)
     out = np.full(x.shape, np.nan)
     xs = x[f:]
     if xs.shape[0] == 0:
