@@ -145,7 +145,7 @@ class Indicator:
         except (TypeError, ValueError):
             return []  # a builtin or a C function: nothing to read
         positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        named = positional[len(self.inputs) : len(self.inputs) + len(self.periods)]
+        named = positional[len(self.inputs) :]
         out = []
         if [p.name for p in named] != [p.name for p in self.periods]:
             out.append(f"the kernel's periods {[p.name for p in named]} are not the row's")
