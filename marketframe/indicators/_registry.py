@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from marketframe.exceptions import ConventionTypeError, InvalidParams
+from marketframe.exceptions import ConventionTypeError, DefinitionError, InvalidParams
 
 #: a recursion run from a fresh seed this many bars back differs from the carried one by
 #: ``a**bars`` of a price difference: the warm-ups take it below this share of the price
@@ -114,7 +114,7 @@ class Indicator:
         object.__setattr__(self, "variants", MappingProxyType(dict(self.variants)))
         problems = self._problems()
         if problems:
-            raise TypeError(f"indicator row {self.name!r}: {'; '.join(problems)}")
+            raise DefinitionError(f"indicator row {self.name!r}: {'; '.join(problems)}")
 
     def _problems(self) -> list[str]:
         """What contradicts itself in the row (it fails when it is made, naming the field)."""
@@ -217,9 +217,9 @@ _ROWS: dict[str, Indicator] = {}
 
 
 def register(row: Indicator) -> Indicator:
-    """Add ``row`` to the table (``ValueError`` if its name is taken); returns it."""
+    """Add ``row`` to the table (``DefinitionError`` if its name is taken); returns it."""
     if row.name in _ROWS:
-        raise ValueError(f"an indicator named {row.name!r} is already registered")
+        raise DefinitionError(f"an indicator named {row.name!r} is already registered")
     _ROWS[row.name] = row
     return row
 

@@ -13,6 +13,7 @@ import pytest
 from marketframe import frames
 from marketframe import indicators as ind
 from marketframe.endpoints import ENDPOINTS
+from marketframe.exceptions import DefinitionError
 from marketframe.frames._methods import IndicatorMethods
 from marketframe.indicators import Chart, Period, registry
 from marketframe.indicators import stateful as sf
@@ -61,12 +62,12 @@ ROW = registry.get("macd")
 def test_a_row_that_contradicts_itself_fails_when_made(
     change: dict[str, Any], problem: str
 ) -> None:
-    with pytest.raises(TypeError, match=f"indicator row .*{problem}"):
+    with pytest.raises(DefinitionError, match=f"indicator row .*{problem}"):
         dataclasses.replace(ROW, **change)
 
 
 def test_a_taken_name_is_not_registered_again() -> None:
-    with pytest.raises(ValueError, match="'macd' is already registered"):
+    with pytest.raises(DefinitionError, match="'macd' is already registered"):
         registry.register(ROW)
     assert registry.get("macd") is ROW
 
