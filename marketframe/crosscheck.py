@@ -37,22 +37,23 @@ TOLERANCE = 1e-9
 
 @dataclass(frozen=True)
 class _Spec:
-    """An indicator as the cross-check sees it, read from its endpoint row."""
+    """An indicator as the cross-check sees it: its endpoint row, and through ``row`` its
+    local indicator's row (``marketframe.indicators.registry``: kernel, inputs, scale)."""
 
     endpoint: str
-    local: str  # name in marketframe.indicators
+    local: str  # name in the indicator table
     params: dict[str, int]  # service parameter -> default
     outputs: tuple[str, ...]  # service output columns (snake_case, as the loaders name them)
-    bounded: bool  # 0..100 oscillator (scale 100) or price units
-    inputs: tuple[str, ...]  # price columns the kernel takes
     results: tuple[str, ...]  # the kernel result's fields, in the order of ``outputs``
+
+    @property
+    def row(self) -> ind.Indicator:
+        return ind.registry.get(self.local)
 
 
 #: every technical row of ENDPOINTS, by its short name (``sma``)
 SPECS: dict[str, _Spec] = {
-    ep.short_name: _Spec(
-        ep.name, t.local, dict(t.defaults), ep.outputs, t.bounded, t.inputs, t.results
-    )
+    ep.short_name: _Spec(ep.name, t.local, dict(t.defaults), ep.outputs, t.results)
     for ep in ENDPOINTS.values()
     if (t := ep.technical) is not None
 }
@@ -65,9 +66,9 @@ def _local(
 ) -> dict[str, np.ndarray]:
     """The indicator recomputed locally, keyed by the service's output column names: the
     row's kernel on its price inputs and parameters (in the row's order)."""
-    kernel = getattr(ind, spec.local)
-    got = kernel(
-        *(prices[k] for k in spec.inputs), *(params[p] for p in spec.params), convention=convention
+    row = spec.row
+    got = row.kernel(
+        *(prices[k] for k in row.inputs), *(params[p] for p in spec.params), convention=convention
     )
     if not spec.results:  # one array
         return {spec.outputs[0]: got}
@@ -326,14 +327,14 @@ def crosscheck(
         if not earlier.empty:
             alignments["warmup"] = pd.concat([earlier, base], ignore_index=True)
     close_scale = float(np.nanmean(np.abs(base["close"].to_numpy(float)))) if len(base) else 1
-    scale = 100.0 if spec.bounded else max(close_scale, 1e-12)
+    scale = 100.0 if spec.row.bounded else max(close_scale, 1e-12)
     wanted = _key(service["date"])
     results: list[VariantResult] = []
     series: dict[tuple[str, str], dict[str, np.ndarray]] = {}
     for align, candles in alignments.items():
         pos = {k: i for i, k in enumerate(_key(candles["date"]))}
         idx = np.array([pos.get(k, -1) for k in wanted])
-        prices = {k: candles[k].to_numpy(float) for k in ("high", "low", "close")}
+        prices = {k: candles[k].to_numpy(float) for k in spec.row.inputs}
         for conv in ind.variants(spec.local):
             local = _local(spec, prices, values, conv)
             picked = {

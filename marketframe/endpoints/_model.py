@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from marketframe._time import TAIPEI as TAIPEI
 from marketframe.exceptions import DefinitionError
+from marketframe.indicators import registry
 from marketframe.schemas import Schema
 
 #: Timeframes of historical and technical endpoints; the first seven are minutes.
@@ -72,17 +73,42 @@ class Param:
 
 @dataclass(frozen=True, kw_only=True)
 class Technical:
-    """What a technical-indicator row adds: how the package recomputes and audits it."""
+    """What a technical-indicator row adds: how the package recomputes and audits it. The
+    local indicator's kernel, inputs, periods' defaults and scale are its row of the
+    indicator table (:mod:`marketframe.indicators.registry`)."""
 
-    local: str  # the kernel's name in :mod:`marketframe.indicators`
-    #: every indicator parameter -> the usual value, in the order the kernel takes them
-    defaults: Mapping[str, int]
-    bounded: bool  # a 0..100 oscillator (cross-check scale 100) or in price units
+    local: str  # the indicator's name in the table (and its kernel's in marketframe.indicators)
+    #: the service's names of the indicator's periods, in the order of its row's (the first
+    #: ones: Bollinger's ``period`` is the row's ``n``; the service has no ``mult``)
+    params: tuple[str, ...]
     #: bars the service omits at the start of a range (its warm-up), from the parameters
     warmup: Callable[[Mapping[str, Any]], int]
-    inputs: tuple[str, ...] = ("close",)  # the price columns the kernel takes, in order
     #: the kernel result's fields in the order of the row's outputs (empty: one array)
     results: tuple[str, ...] = ()
+
+    @property
+    def indicator(self) -> registry.Indicator:
+        """The local indicator's row."""
+        return registry.get(self.local)
+
+    @property
+    def defaults(self) -> Mapping[str, int]:
+        """Every service parameter of the indicator -> the usual value (its row's default)."""
+        pairs = zip(self.params, self.indicator.defaults, strict=False)
+        return MappingProxyType({name: int(v) for name, v in pairs})
+
+    def problems(self) -> list[str]:
+        """What does not fit the local indicator's row (the endpoint row names them)."""
+        if self.local not in registry.names():
+            return [f"technical.local {self.local!r} is not an indicator of the table"]
+        row = self.indicator
+        out = []
+        if len(self.params) > len(row.periods):
+            out.append(f"technical.params are more than the periods of {self.local}")
+        fields = getattr(row.result, "_fields", ())
+        if not set(self.results) <= set(fields):
+            out.append(f"technical.results are not fields of {self.local}'s result {fields}")
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,15 +157,17 @@ class Endpoint:
             ("date_range", self.date_range or ()),
             ("example", self.example),
             ("minute_refused", self.minute_refused),
-            ("technical.defaults", self.technical.defaults if self.technical else ()),
+            ("technical.params", self.technical.params if self.technical else ()),
         ):
             problems += [f"{what} names {k!r}, not a parameter" for k in used if k not in names]
         if (
             self.minute_range != "checked" or self.minute_fields is not None or self.minute_refused
         ) and "timeframe" not in names:
             problems.append("minute rules without a timeframe parameter")
-        if self.technical is not None and len(self.technical.results or ("",)) != len(self.outputs):
-            problems.append(f"technical.results do not match the outputs {self.outputs}")
+        if self.technical is not None:
+            problems += self.technical.problems()
+            if len(self.technical.results or ("",)) != len(self.outputs):
+                problems.append(f"technical.results do not match the outputs {self.outputs}")
         holes = re.findall(r"{(\w+)}", self.path)
         if holes != [p.name for p in self.params if p.in_path]:
             problems.append(f"path placeholders {holes} are not its path parameters")

@@ -197,26 +197,20 @@ _ROWS: tuple[Endpoint, ...] = (
     _tech(
         "sma",
         tech_s.TECHNICAL_SMA,
-        Technical(
-            local="sma", defaults={"period": 20}, bounded=False, warmup=lambda p: p["period"]
-        ),
+        Technical(local="sma", params=("period",), warmup=lambda p: p["period"]),
     ),
     _tech(
         "rsi",
         tech_s.TECHNICAL_RSI,
-        Technical(
-            local="rsi", defaults={"period": 14}, bounded=True, warmup=lambda p: p["period"] + 1
-        ),
+        Technical(local="rsi", params=("period",), warmup=lambda p: p["period"] + 1),
     ),
     _tech(
         "kdj",
         tech_s.TECHNICAL_KDJ,
         Technical(
             local="kdj",
-            defaults={"rPeriod": 9, "kPeriod": 3, "dPeriod": 3},
-            bounded=True,
+            params=("rPeriod", "kPeriod", "dPeriod"),
             warmup=lambda p: p["rPeriod"],
-            inputs=("high", "low", "close"),
             results=("k", "d", "j"),
         ),
     ),
@@ -225,8 +219,7 @@ _ROWS: tuple[Endpoint, ...] = (
         tech_s.TECHNICAL_MACD,
         Technical(
             local="macd",
-            defaults={"fast": 12, "slow": 26, "signal": 9},
-            bounded=False,
+            params=("fast", "slow", "signal"),
             warmup=lambda p: p["slow"] + p["signal"],
             results=("line", "signal"),
         ),
@@ -236,8 +229,7 @@ _ROWS: tuple[Endpoint, ...] = (
         tech_s.TECHNICAL_BB,
         Technical(
             local="bbands",
-            defaults={"period": 20},
-            bounded=False,
+            params=("period",),
             warmup=lambda p: p["period"],
             results=("upper", "middle", "lower"),
         ),

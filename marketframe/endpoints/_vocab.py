@@ -125,7 +125,7 @@ def _tech(name: str, schema: Schema, technical: Technical) -> Endpoint:
             FROM_REQ,
             TO_REQ,
             TIMEFRAME_REQ,
-            *[_p(e, "int", req=True, minimum=1) for e in technical.defaults],
+            *[_p(e, "int", req=True, minimum=1) for e in technical.params],
         ),
         schema=schema,
         freshness="historical",

@@ -51,6 +51,7 @@ __all__ = [
     "MissingColumnsError",
     "bbands",
     "ema",
+    "indicator",
     "kdj",
     "macd",
     "rsi",
@@ -74,6 +75,22 @@ def _methods(df: Any) -> IndicatorMethods[Any]:
         "marketframe.frames",
         "df",
         f"is a {type(df).__name__}: expected a pandas DataFrame or a polars DataFrame/LazyFrame",
+    )
+
+
+def indicator(
+    df: FrameT,
+    name: str,
+    *periods: float,
+    symbol: str | None = "symbol",
+    date: str | None = "date",
+    convention: Any = None,
+    **columns: Any,
+) -> FrameT:
+    """``df.md.indicator(name, *periods)``: any indicator of the table by its name
+    (``marketframe.indicators.registry``), its output columns appended."""
+    return _methods(df).indicator(  # type: ignore[no-any-return]
+        name, *periods, symbol=symbol, date=date, convention=convention, **columns
     )
 
 

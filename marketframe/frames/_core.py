@@ -19,9 +19,8 @@ from numpy.typing import NDArray
 
 from marketframe.exceptions import MissingColumnsError
 
-from .. import indicators as ind
-from ..exceptions import InvalidParams, did_you_mean
-from ..indicators import check_period as _period
+from ..exceptions import did_you_mean
+from ..indicators import registry
 from ..indicators import segmented as seg_kernels
 from ..indicators.options import resolve
 from ._order import Layout
@@ -32,132 +31,67 @@ Array = NDArray[np.float64]
 @dataclass(frozen=True)
 class Request:
     """What to compute: ``kernel`` on one series (or a panel), ``segmented`` on many series
-    laid end to end (``segmented(segments, *columns)``, NaN-free columns only)."""
+    laid end to end (``segmented(segments, *columns)``, NaN-free columns only; None: the
+    indicator has no such fast path, and the symbols go through ``kernel`` as a panel)."""
 
     indicator: str
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     kernel: Callable[..., Any]
-    segmented: Callable[..., Any]
+    segmented: Callable[..., Any] | None
 
 
-def _fmt(v: float) -> str:
-    return f"{v:g}"
+def request(
+    indicator: str, params: Sequence[float], columns: Sequence[str], convention: Any
+) -> Request:
+    """The request of ``indicator`` (a row of the indicator table) with these periods, over
+    these columns (one per input of the row), checked now: the convention, the periods and
+    what the row's ``check`` says of them. An indicator of one input over another column
+    than the row's is named after it (``open_sma_20``)."""
+    row = registry.get(indicator)
+    conv = resolve(indicator, convention)
+    values = row.checked(tuple(params), conv)
+    names = row.names(values)
+    if len(row.inputs) == 1 and columns[0] != row.inputs[0]:
+        names = tuple(f"{columns[0]}_{name}" for name in names)
 
+    def kernel(*arrays: Array) -> Any:
+        return row.kernel(*arrays, *values, convention=conv)
 
-def _named(base: str, column: str, default: str = "close") -> str:
-    return base if column == default else f"{column}_{base}"
+    fast = row.segmented
+    segmented = None
+    if fast is not None:
+
+        def segmented(seg: Any, *arrays: Array) -> Any:
+            return fast(seg, values, conv, kernel, *arrays)
+
+    return Request(indicator, tuple(columns), names, kernel, segmented)
 
 
 def sma_request(n: int, column: str, convention: Any) -> Request:
-    resolve("sma", convention, ind.SmaConvention)
-    n = _period(n)
-    return Request(
-        "sma",
-        (column,),
-        (_named(f"sma_{n}", column),),
-        lambda x: ind.sma(x, n, convention=convention),
-        lambda seg, x: seg_kernels.sma(x, seg, n),
-    )
+    return request("sma", (n,), (column,), convention)
 
 
 def ema_request(n: int, column: str, convention: Any) -> Request:
-    conv = resolve("ema", convention, ind.EmaConvention)
-    assert isinstance(conv, ind.EmaConvention)
-    n = _period(n)
-    start = n - 1 if conv.seed == "sma" else 0
-
-    def kernel(x: Array) -> Array:
-        return ind.ema(x, n, convention=conv)
-
-    return Request(
-        "ema",
-        (column,),
-        (_named(f"ema_{n}", column),),
-        kernel,
-        lambda seg, x: seg_kernels.ema(x, seg, n, conv.seed, start, kernel),
-    )
+    return request("ema", (n,), (column,), convention)
 
 
 def rsi_request(n: int, column: str, convention: Any) -> Request:
-    conv = resolve("rsi", convention, ind.RsiConvention)
-    assert isinstance(conv, ind.RsiConvention)
-    n = _period(n)
-
-    def kernel(x: Array) -> Array:
-        return ind.rsi(x, n, convention=conv)
-
-    return Request(
-        "rsi",
-        (column,),
-        (_named(f"rsi_{n}", column),),
-        kernel,
-        lambda seg, x: seg_kernels.rsi(x, seg, n, conv.seed, conv.flat, kernel),
-    )
+    return request("rsi", (n,), (column,), convention)
 
 
 def macd_request(fast: int, slow: int, signal: int, column: str, convention: Any) -> Request:
-    conv = resolve("macd", convention, ind.MacdConvention)
-    assert isinstance(conv, ind.MacdConvention)
-    fast, slow, signal = _period(fast, "fast"), _period(slow, "slow"), _period(signal, "signal")
-    if fast >= slow:
-        raise InvalidParams("macd", "fast", f"({fast}) must be shorter than slow ({slow})")
-    if conv.seed == "first":
-        fast_start = 0
-    else:
-        fast_start = slow - 1 if conv.align == "slow" else fast - 1
-    tag = f"{fast}_{slow}_{signal}"
-    names = tuple(_named(f"{p}_{tag}", column) for p in ("macd", "macd_signal", "macd_hist"))
-
-    def kernel(x: Array) -> tuple[Array, ...]:
-        return tuple(ind.macd(x, fast, slow, signal, convention=conv))
-
-    return Request(
-        "macd",
-        (column,),
-        names,
-        kernel,
-        lambda seg, x: seg_kernels.macd(x, seg, fast, slow, signal, conv.seed, fast_start, kernel),
-    )
+    return request("macd", (fast, slow, signal), (column,), convention)
 
 
 def bbands_request(n: int, mult: float, column: str, convention: Any) -> Request:
-    conv = resolve("bbands", convention, ind.BBandsConvention)
-    assert isinstance(conv, ind.BBandsConvention)
-    n = _period(n)
-    if n - conv.ddof <= 0:
-        raise InvalidParams("bbands", "n", f"(window {n}) too short for ddof={conv.ddof}")
-    tag = f"{n}_{_fmt(mult)}"
-    names = tuple(_named(f"bb_{p}_{tag}", column) for p in ("upper", "middle", "lower"))
-    return Request(
-        "bbands",
-        (column,),
-        names,
-        lambda x: tuple(ind.bbands(x, n, mult, convention=conv)),
-        lambda seg, x: seg_kernels.bbands(x, seg, n, float(mult), conv.ddof),
-    )
+    return request("bbands", (n, mult), (column,), convention)
 
 
 def kdj_request(
     n: int, m1: int, m2: int, high: str, low: str, close: str, convention: Any
 ) -> Request:
-    conv = resolve("kdj", convention, ind.KdjConvention)
-    assert isinstance(conv, ind.KdjConvention)
-    m1, m2, n = _period(m1, "m1"), _period(m2, "m2"), _period(n)
-    tag = f"{n}_{m1}_{m2}"
-
-    def kernel(h: Array, lo: Array, c: Array) -> tuple[Array, ...]:
-        return tuple(ind.kdj(h, lo, c, n, m1, m2, convention=conv))
-
-    return Request(
-        "kdj",
-        (high, low, close),
-        tuple(f"kdj_{p}_{tag}" for p in "kdj"),
-        kernel,
-        lambda seg, h, lo, c: seg_kernels.kdj(
-            h, lo, c, seg, n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv, kernel
-        ),
-    )
+    return request("kdj", (n, m1, m2), (high, low, close), convention)
 
 
 def lookup(name: str, available: Sequence[Any]) -> str | None:
@@ -243,7 +177,7 @@ def compute(request: Request, arrays: list[Array], layout: Layout) -> list[Array
     starts, lengths = layout.starts, layout.lengths
     if starts is None or lengths is None or size == 0:
         outs = _run(request, arrays)
-    elif _nan_free(arrays):
+    elif request.segmented is not None and _nan_free(arrays):
         res = request.segmented(seg_kernels.Segments(starts, size), *arrays)
         outs = list(res) if isinstance(res, tuple) else [res]
     else:

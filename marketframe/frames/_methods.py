@@ -1,16 +1,24 @@
-"""The indicator methods shared by every ``md`` accessor; each backend supplies ``_apply``."""
+"""The indicator methods shared by every ``md`` accessor; each backend supplies ``_apply``.
+
+Every row of the indicator table (``marketframe.indicators.registry``) is a method:
+``df.md.indicator(name, *periods, ...)``, also spelled ``df.md.<name>(...)``. The built-in
+ones are also written out below, for their signatures (typed, with their defaults).
+"""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from ..exceptions import InvalidParams
+from ..exceptions import InvalidParams, did_you_mean
 from ..indicators import (
     BBandsConvention,
     EmaConvention,
     KdjConvention,
     MacdConvention,
     RsiConvention,
+    registry,
 )
 from . import _core
 
@@ -27,6 +35,56 @@ class IndicatorMethods(Generic[F]):
 
     def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> Any:
         raise NotImplementedError
+
+    def _takes(self, row: registry.Indicator) -> None:
+        """Raises if the accessor cannot give the indicator its inputs (one Series)."""
+
+    def indicator(
+        self,
+        name: str,
+        *periods: float,
+        symbol: str | None = "symbol",
+        date: str | None = "date",
+        convention: Any = None,
+        **columns: Any,
+    ) -> F:
+        """Any indicator of the table by its name: ``df.md.indicator("rsi", 14)`` is
+        ``df.md.rsi(14)``. ``periods`` in the row's order (missing ones: its defaults), or by
+        name (``slow=30``); the input columns by the row's input names (``close="adj"``,
+        ``high="High"``), or ``column=`` for an indicator of one input."""
+        row = registry.get(name)
+        self._takes(row)
+        values = dict(zip((p.name for p in row.periods), row.defaults, strict=True))
+        if len(periods) > len(row.periods):
+            raise InvalidParams(
+                f"md.{name}", "periods", f"takes {len(row.periods)} values, got {len(periods)}"
+            )
+        values.update(zip(list(values), periods, strict=False))
+        inputs = dict(zip(row.inputs, row.inputs, strict=True))
+        for key, value in columns.items():
+            if key in values:
+                values[key] = value
+            elif key in inputs or (key == "column" and len(inputs) == 1):
+                inputs[row.inputs[0] if key == "column" else key] = value
+            else:
+                allowed = [*values, *inputs] + (["column"] if len(inputs) == 1 else [])
+                raise InvalidParams(
+                    f"md.{name}",
+                    key,
+                    f"is not a period or an input of {name}{did_you_mean(key, allowed)}",
+                    ", ".join(allowed),
+                )
+        request = _core.request(name, tuple(values.values()), tuple(inputs.values()), convention)
+        return self._apply(request, symbol, date)  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Callable[..., F]:
+        """``df.md.<name>(...)`` for a row of the indicator table without a method here."""
+        if name.startswith("_") or name not in registry.names():
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return functools.partial(self.indicator, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *registry.names()})
 
     def plot(self, **options: Any) -> Any:
         """A candlestick chart with volume and the indicator columns already on the frame
@@ -121,14 +179,19 @@ class IndicatorMethods(Generic[F]):
 
 
 class SeriesMethods(IndicatorMethods[F]):
-    """The methods on one Series (``close.md.rsi(14)``): KDJ, which needs high, low and
-    close, is a clear error there."""
+    """The methods on one Series (``close.md.rsi(14)``): an indicator of several inputs
+    (KDJ: high, low and close) is a clear error there."""
+
+    def _takes(self, row: registry.Indicator) -> None:
+        if len(row.inputs) > 1:
+            fields = f"{', '.join(row.inputs[:-1])} and {row.inputs[-1]}"
+            raise InvalidParams(
+                "md",
+                row.name,
+                f"needs {fields}, not one Series",
+                f"df.md.{row.name}() on a frame with {fields} columns",
+            )
 
     def kdj(self, *args: Any, **kwargs: Any) -> F:
         """KDJ needs high, low and close: call it on a frame (``df.md.kdj()``)."""
-        raise InvalidParams(
-            "md",
-            "kdj",
-            "needs high, low and close, not one Series",
-            "df.md.kdj() on a frame with high, low and close columns",
-        )
+        return self.indicator("kdj", *args, **kwargs)

@@ -3,10 +3,17 @@
 Every kernel takes a 1-D series or a 2-D panel shaped ``(n_bars, n_symbols)`` and returns
 arrays of the same shape, warm-up bars NaN. See ``docs/indicators.md`` for the conventions,
 the missing-value policy and performance figures.
+
+Each indicator is a row of ``registry`` (its inputs, periods, conventions, outputs, warm-up,
+kernel and state-carrying machine): the ``md`` accessor, ``marketframe.options``, the
+stateful specs, the store's derived datasets, the live engine, the cross-check and the
+charts read it (docs/contributing.md, "Adding an indicator").
 """
 
 from __future__ import annotations
 
+from . import _registry as registry  # the indicator table
+from . import _rows  # noqa: F401  (importing the rows registers them)
 from . import _segmented as segmented  # the kernels over many series laid end to end
 from ._kernels import (
     BBandsResult,
@@ -20,9 +27,9 @@ from ._kernels import (
     rsv,
     sma,
 )
-from ._kernels import _period as check_period
+from ._registry import Chart, Indicator, Period, register, variants
+from ._registry import period as check_period
 from .conventions import (
-    INDICATORS,
     BBandsConvention,
     Convention,
     EmaConvention,
@@ -30,19 +37,24 @@ from .conventions import (
     MacdConvention,
     RsiConvention,
     SmaConvention,
-    variants,
 )
+
+#: the built-in indicators' names, sorted (``registry.names()`` also has any registered since)
+INDICATORS: tuple[str, ...] = registry.names()
 
 __all__ = [
     "BBandsConvention",
     "BBandsResult",
+    "Chart",
     "Convention",
     "EmaConvention",
     "INDICATORS",
+    "Indicator",
     "KdjConvention",
     "KdjResult",
     "MacdConvention",
     "MacdResult",
+    "Period",
     "RsiConvention",
     "SmaConvention",
     "bbands",
@@ -50,6 +62,8 @@ __all__ = [
     "ema",
     "kdj",
     "macd",
+    "register",
+    "registry",
     "rsi",
     "rsv",
     "segmented",

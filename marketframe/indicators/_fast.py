@@ -5,8 +5,8 @@ read their ``n-1`` previous bars from the input, recursions carry their state fr
 to chunk (``Recursion``). All intermediates live in a few chunk-sized scratch buffers
 reused for every chunk: they stay in cache, and nothing large is allocated per chunk
 (glibc returns large freed blocks to the OS, and faulting them back in dominated the
-timings). Results equal the whole-array paths in ``_kernels``; tests run with tiny
-chunks to cross many boundaries.
+timings). Each function is a fast path of the function of its name in ``_reference``, with
+the same arguments, and equals it; tests run with tiny chunks to cross many boundaries.
 """
 
 from __future__ import annotations

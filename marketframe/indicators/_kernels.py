@@ -21,8 +21,8 @@ from numpy.typing import ArrayLike, NDArray
 from marketframe.exceptions import InvalidParams
 
 from . import _fast as fast_path
-from . import _rolling as rolling
-from ._linrec import restart, run_position
+from . import _reference as reference
+from ._registry import period as _period
 from .conventions import (
     BBandsConvention,
     EmaConvention,
@@ -64,13 +64,6 @@ def _series(x: ArrayLike, name: str = "x") -> Array:
             "indicators", name, f"must be 1-D (bars) or 2-D (bars, symbols), got shape {a.shape}"
         )
     return a
-
-
-def _period(n: int, name: str = "n", minimum: int = 1) -> int:
-    ok = isinstance(n, int | np.integer | float) and not isinstance(n, bool)
-    if not ok or int(n) != n or n < minimum:
-        raise InvalidParams("indicators", name, f"must be an integer >= {minimum}, got {n!r}")
-    return int(n)
 
 
 _MIN_RUN = 256  # mean NaN-free run length from which runs are computed one by one
@@ -144,108 +137,73 @@ def _fast(
     return outs if isinstance(res, tuple) else outs[0]
 
 
-def _leading_nan_rows(x: Array) -> int:
-    """Number of leading rows that are NaN in every column (computed on the rest)."""
-    if x.shape[0] == 0 or not np.isnan(x[0]).all():
-        return 0
-    valid: NDArray[np.bool_] = ~np.isnan(x)
-    if x.ndim == 2:
-        valid = np.any(valid, axis=1)
-    return int(np.argmax(valid)) if valid.any() else x.shape[0]
-
-
-def _ema_from(x: Array, n: int, seed: str, start: int) -> Array:
-    """EMA(n) restarted on each NaN-free run, starting at run position ``start``."""
-    f = _leading_nan_rows(x)
-    out = np.full(x.shape, np.nan)
-    xs = x[f:]
-    if xs.shape[0] <= start:
-        return out
-    k = 2.0 / (n + 1)
-    pos = run_position(xs)
-    if seed == "first":
-        seeds = xs
-    elif pos is None:
-        seeds = np.empty_like(xs)
-        seeds[start] = xs[start - n + 1 : start + 1].mean(axis=0)
-    else:
-        seeds = rolling.mean(xs, n)
-    out[f:] = restart(k * xs, seeds, pos, start, 1.0 - k)
-    return out
+def _path(
+    fast: Callable[..., Any],
+    reference: Callable[..., Any],
+    arrays: tuple[Array, ...],
+    *args: Any,
+    column: Callable[..., Any],
+) -> Any:
+    """The fast path's answer where it gives one (``_fast`` above), else the reference's:
+    ``fast`` and ``reference`` take the same arguments (``_fast.sma`` and ``_reference.sma``)."""
+    res = _fast(fast, arrays, *args, column=column)
+    return res if res is not None else reference(*arrays, *args)
 
 
 def sma(x: ArrayLike, n: int = 20, *, convention: SmaConvention | str | None = None) -> Array:
     """Simple moving average of the trailing ``n`` bars; first valid bar ``n-1``."""
-    resolve("sma", convention, SmaConvention)
+    resolve("sma", convention)
     xa, n = _series(x), _period(n)
-    res = _fast(fast_path.sma, (xa,), n, column=lambda c: sma(c, n))
-    return res if res is not None else rolling.mean(xa, n)
+    return _path(fast_path.sma, reference.sma, (xa,), n, column=lambda c: sma(c, n))  # type: ignore[no-any-return]
 
 
 def ema(x: ArrayLike, n: int = 20, *, convention: EmaConvention | str | None = None) -> Array:
     """Exponential moving average with ``k = 2/(n+1)`` (seed: see ``EmaConvention``)."""
-    conv = resolve("ema", convention, EmaConvention)
+    conv = resolve("ema", convention)
     assert isinstance(conv, EmaConvention)
     n = _period(n)
     xa = _series(x)
     start = n - 1 if conv.seed == "sma" else 0
-    res = _fast(
-        fast_path.ema, (xa,), n, conv.seed, start, column=lambda c: ema(c, n, convention=conv)
+    return _path(  # type: ignore[no-any-return]
+        fast_path.ema,
+        reference.ema,
+        (xa,),
+        n,
+        conv.seed,
+        start,
+        column=lambda c: ema(c, n, convention=conv),
     )
-    if res is not None:
-        return res  # type: ignore[no-any-return]
-    return _ema_from(xa, n, conv.seed, start)
 
 
 def rsi(x: ArrayLike, n: int = 14, *, convention: RsiConvention | str | None = None) -> Array:
     """Wilder's relative strength index, 0..100 (see ``RsiConvention``)."""
-    conv = resolve("rsi", convention, RsiConvention)
+    conv = resolve("rsi", convention)
     assert isinstance(conv, RsiConvention)
     n = _period(n)
     xa = _series(x)
-    res = _fast(
-        fast_path.rsi, (xa,), n, conv.seed, conv.flat, column=lambda c: rsi(c, n, convention=conv)
+    return _path(  # type: ignore[no-any-return]
+        fast_path.rsi,
+        reference.rsi,
+        (xa,),
+        n,
+        conv.seed,
+        conv.flat,
+        column=lambda c: rsi(c, n, convention=conv),
     )
-    if res is not None:
-        return res  # type: ignore[no-any-return]
-    out = np.full(xa.shape, np.nan)
-    if xa.shape[0] < 2:
-        return out
-    d = xa[1:] - xa[:-1]  # change on bar t+1
-    f = _leading_nan_rows(d)
-    d = d[f:]
-    start = n - 1 if conv.seed == "sma" else 0
-    if d.shape[0] <= start:
-        return out
-    pos = run_position(d)
-    gains = np.maximum(d, 0.0)
-    losses = np.maximum(-d, 0.0)
-    a = (n - 1.0) / n
+
+
+def check_macd(fast: int, slow: int) -> None:
+    """The MACD's fast period is the shorter."""
+    if fast >= slow:
+        raise InvalidParams("macd", "fast", f"({fast}) must be shorter than slow ({slow})")
+
+
+def macd_fast_start(fast: int, slow: int, conv: MacdConvention) -> int:
+    """The bar the fast EMA starts at: the slow EMA's seed bar (TA-Lib's alignment) or its
+    own ``fast-1``; 0 when the EMAs are seeded with the first value."""
     if conv.seed == "first":
-        g_seed, l_seed = gains, losses
-    elif pos is None:
-        g_seed, l_seed = np.empty_like(d), np.empty_like(d)
-        g_seed[start] = gains[:n].mean(axis=0)
-        l_seed[start] = losses[:n].mean(axis=0)
-    else:
-        g_seed, l_seed = rolling.mean(gains, n), rolling.mean(losses, n)
-    g = restart(gains / n, g_seed, pos, start, a)
-    lo = restart(losses / n, l_seed, pos, start, a)
-    if pos is not None:
-        # superposition leaves ~1e-17 of earlier runs: clamp, and find "no change yet" exactly
-        np.maximum(g, 0.0, out=g, where=~np.isnan(g))
-        np.maximum(lo, 0.0, out=lo, where=~np.isnan(lo))
-        moving = (d != 0.0) & (pos >= 0)
-        count = np.cumsum(moving, axis=0)
-        before = np.maximum.accumulate(np.where(pos == 0, count - moving, -1), axis=0)
-        flat = (count - before == 0) & (pos >= start)  # no change since the run began
-    total = g + lo
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = 100.0 * g / total
-    flat = total == 0.0 if pos is None else flat | (total == 0.0)
-    r[flat] = conv.flat
-    out[1 + f :] = r
-    return out
+        return 0
+    return slow - 1 if conv.align == "slow" else fast - 1
 
 
 def macd(
@@ -261,19 +219,15 @@ def macd(
     Under TA-Lib's convention the line is valid from bar ``slow-1`` and the signal from
     ``slow+signal-2``; ``talib.MACD`` shows the line only from the latter bar.
     """
-    conv = resolve("macd", convention, MacdConvention)
+    conv = resolve("macd", convention)
     assert isinstance(conv, MacdConvention)
     fast, slow, signal = _period(fast, "fast"), _period(slow, "slow"), _period(signal, "signal")
-    if fast >= slow:
-        raise InvalidParams("macd", "fast", f"({fast}) must be shorter than slow ({slow})")
+    check_macd(fast, slow)
     xa = _series(x)
-    if conv.seed == "first":
-        fast_start = slow_start = sig_start = 0
-    else:
-        fast_start = slow - 1 if conv.align == "slow" else fast - 1
-        slow_start, sig_start = slow - 1, signal - 1
-    res = _fast(
+    fast_start = macd_fast_start(fast, slow, conv)
+    res = _path(
         fast_path.macd,
+        reference.macd,
         (xa,),
         fast,
         slow,
@@ -282,11 +236,13 @@ def macd(
         fast_start,
         column=lambda c: tuple(macd(c, fast, slow, signal, convention=conv)),
     )
-    if res is not None:
-        return MacdResult(*res)
-    line = _ema_from(xa, fast, conv.seed, fast_start) - _ema_from(xa, slow, conv.seed, slow_start)
-    sig = _ema_from(line, signal, conv.seed, sig_start)
-    return MacdResult(line, sig, line - sig)
+    return MacdResult(*res)
+
+
+def check_bbands(n: int, ddof: int) -> None:
+    """A window longer than the deviation's ``ddof``."""
+    if n - ddof <= 0:
+        raise InvalidParams("bbands", "n", f"(window {n}) too short for ddof={ddof}")
 
 
 def bbands(
@@ -297,55 +253,35 @@ def bbands(
     convention: BBandsConvention | str | None = None,
 ) -> BBandsResult:
     """Bollinger bands: SMA(n) middle, ``middle +- mult * std`` (``ddof`` per convention)."""
-    conv = resolve("bbands", convention, BBandsConvention)
+    conv = resolve("bbands", convention)
     assert isinstance(conv, BBandsConvention)
     xa, n = _series(x), _period(n)
-    if n - conv.ddof <= 0:
-        raise InvalidParams("bbands", "n", f"(window {n}) too short for ddof={conv.ddof}")
-    res = _fast(
+    check_bbands(n, conv.ddof)
+    res = _path(
         fast_path.bbands,
+        reference.bbands,
         (xa,),
         n,
         mult,
         conv.ddof,
         column=lambda c: tuple(bbands(c, n, mult, convention=conv)),
     )
-    if res is not None:
-        return BBandsResult(*res)
-    mid, std = rolling.mean_and_std(xa, n, conv.ddof)
-    width = mult * std
-    return BBandsResult(mid + width, mid, mid - width)
+    return BBandsResult(*res)
 
 
-def rsv(high: ArrayLike, low: ArrayLike, close: ArrayLike, n: int = 9, flat: float = 0.0) -> Array:
-    """Raw stochastic value ``100*(C - LLV(L,n))/(HHV(H,n) - LLV(L,n))``; ``flat`` if HHV == LLV."""
+def _hlc(high: ArrayLike, low: ArrayLike, close: ArrayLike) -> tuple[Array, Array, Array]:
     h, lo, c = _series(high, "high"), _series(low, "low"), _series(close, "close")
     if not h.shape == lo.shape == c.shape:
         raise InvalidParams(
             "indicators", "high/low/close", f"shapes differ: {h.shape}, {lo.shape}, {c.shape}"
         )
-    n = _period(n)
-    ll = rolling.rolling_min(lo, n)
-    den = rolling.rolling_max(h, n) - ll
-    den /= 100.0  # TA-Lib's arithmetic: (C - L) / ((H - L) / 100)
-    num = c - ll
-    out = np.full(c.shape, float(flat))
-    with np.errstate(invalid="ignore"):
-        np.divide(num, den, out=out, where=den != 0.0)
-    out[np.isnan(num) | np.isnan(den)] = np.nan
-    return out
+    return h, lo, c
 
 
-def _smooth_recursive(x: Array, m: int, seed: float) -> Array:
-    f = _leading_nan_rows(x)
-    out = np.full(x.shape, np.nan)
-    xs = x[f:]
-    if xs.shape[0] == 0:
-        return out
-    a = 1.0 - 1.0 / m
-    v = xs / m
-    out[f:] = restart(v, a * seed + v, run_position(xs), 0, a)
-    return out
+def rsv(high: ArrayLike, low: ArrayLike, close: ArrayLike, n: int = 9, flat: float = 0.0) -> Array:
+    """Raw stochastic value ``100*(C - LLV(L,n))/(HHV(H,n) - LLV(L,n))``; ``flat`` if HHV == LLV."""
+    h, lo, c = _hlc(high, low, close)
+    return reference.rsv(h, lo, c, _period(n), flat)
 
 
 def kdj(
@@ -363,16 +299,13 @@ def kdj(
     Under TA-Lib's convention K is valid from bar ``n+m1-2`` and D from ``n+m1+m2-3``;
     ``talib.STOCH`` shows both only from the latter bar.
     """
-    conv = resolve("kdj", convention, KdjConvention)
+    conv = resolve("kdj", convention)
     assert isinstance(conv, KdjConvention)
     m1, m2, n = _period(m1, "m1"), _period(m2, "m2"), _period(n)
-    h, lo, c = _series(high, "high"), _series(low, "low"), _series(close, "close")
-    if not h.shape == lo.shape == c.shape:
-        raise InvalidParams(
-            "indicators", "high/low/close", f"shapes differ: {h.shape}, {lo.shape}, {c.shape}"
-        )
-    res = _fast(
+    h, lo, c = _hlc(high, low, close)
+    res = _path(
         fast_path.kdj,
+        reference.kdj,
         (h, lo, c),
         n,
         m1,
@@ -382,15 +315,4 @@ def kdj(
         conv.flat_rsv,
         column=lambda hc, lc, cc: tuple(kdj(hc, lc, cc, n, m1, m2, convention=conv)),
     )
-    if res is not None:
-        return KdjResult(*res)
-    missing = np.isnan(h) | np.isnan(lo) | np.isnan(c)  # a bar lacking any of the three
-    h, lo, c = (np.where(missing, np.nan, a) for a in (h, lo, c))
-    r = rsv(h, lo, c, n, conv.flat_rsv)
-    if conv.smoothing == "sma":
-        k = rolling.mean(r, m1)
-        d = rolling.mean(k, m2)
-    else:
-        k = _smooth_recursive(r, m1, conv.seed)
-        d = _smooth_recursive(k, m2, conv.seed)
-    return KdjResult(k, d, 3.0 * k - 2.0 * d)
+    return KdjResult(*res)

@@ -1,20 +1,17 @@
-"""Indicator conventions as small frozen dataclasses: TA-Lib's as the defaults, but for KDJ.
-
-KDJ defaults to the recursion Taiwanese brokers (and the service) show, seeded at 50
-(``"kdj=recursive50"``); TA-Lib's ``STOCH`` smoothing is ``convention="talib"``.
+"""Indicator conventions as small frozen dataclasses, their field defaults TA-Lib's.
 
 The service publishes no conventions for its beta technical endpoints, so a cross-check
-must try several. ``variants(indicator)`` lists the known convention sets of one indicator,
-each under a short name (``"talib"``, ``"ema_seed=first"``, ``"kdj=recursive50"``,
-``"bb_ddof=1"`` ...); every kernel also accepts such a name in place of a dataclass.
+must try several. Each indicator's row (``_rows``) lists its known convention sets under
+short names (``"talib"``, ``"ema_seed=first"``, ``"kdj=recursive50"``, ``"bb_ddof=1"`` ...)
+and its default: TA-Lib's, but for KDJ, the recursion Taiwanese brokers (and the service)
+show, seeded at 50 (``"kdj=recursive50"``). ``variants(indicator)`` lists them; every kernel
+also accepts such a name in place of a dataclass.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
-
-from marketframe.exceptions import ConventionTypeError, InvalidParams
 
 Seed = Literal["sma", "first"]
 
@@ -93,66 +90,3 @@ Convention: TypeAlias = (
     | BBandsConvention
     | KdjConvention
 )
-
-_VARIANTS: dict[str, dict[str, Convention]] = {
-    "sma": {"talib": SmaConvention()},
-    "ema": {"talib": EmaConvention(), "ema_seed=first": EmaConvention(seed="first")},
-    "rsi": {
-        "talib": RsiConvention(),
-        "rsi_seed=first": RsiConvention(seed="first"),
-        "rsi_flat=50": RsiConvention(flat=50.0),
-    },
-    "macd": {
-        "talib": MacdConvention(),
-        "ema_seed=first": MacdConvention(seed="first"),
-        "macd_align=own": MacdConvention(align="own"),
-    },
-    "bbands": {"talib": BBandsConvention(), "bb_ddof=1": BBandsConvention(ddof=1)},
-    "kdj": {
-        "talib": KdjConvention(),
-        "kdj=recursive50": KdjConvention(smoothing="recursive", seed=50.0),
-        "rsv_flat=50": KdjConvention(flat_rsv=50.0),
-        "kdj=recursive50,rsv_flat=50": KdjConvention(
-            smoothing="recursive", seed=50.0, flat_rsv=50.0
-        ),
-    },
-}
-
-INDICATORS: tuple[str, ...] = tuple(sorted(_VARIANTS))
-
-#: the convention of ``convention=None``, by indicator: TA-Lib's, but KDJ as Taiwanese
-#: brokers and the service show it (``K = 2/3 K' + RSV/3`` seeded at 50)
-DEFAULTS: dict[str, str] = {name: "talib" for name in INDICATORS} | {"kdj": "kdj=recursive50"}
-
-
-def variants(indicator: str) -> dict[str, Convention]:
-    """Known convention sets of ``indicator`` by short name; ``"talib"`` is always first."""
-    try:
-        return dict(_VARIANTS[indicator])
-    except KeyError:
-        raise InvalidParams(
-            "indicators", "indicator", f"is unknown: {indicator!r}", ", ".join(INDICATORS)
-        ) from None
-
-
-def named(indicator: str, convention: object, expected: type) -> Convention:
-    """A convention dataclass from None (the indicator's built-in default), a variant name,
-    or an instance. :func:`marketframe.indicators.options.resolve` puts the process-wide
-    default (``marketframe.options.conventions``) in front of this."""
-    if convention is None:
-        return _VARIANTS[indicator][DEFAULTS[indicator]]
-    if isinstance(convention, str):
-        known = _VARIANTS[indicator]
-        if convention not in known:
-            raise InvalidParams(
-                indicator, "convention", f"is unknown: {convention!r}", ", ".join(known)
-            )
-        return known[convention]
-    if not isinstance(convention, expected):
-        raise ConventionTypeError(
-            indicator,
-            "convention",
-            f"must be a {expected.__name__}, a variant name or None,"
-            f" not {type(convention).__name__}",
-        )
-    return convention  # type: ignore[return-value]

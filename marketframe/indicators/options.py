@@ -21,39 +21,31 @@ from typing import Any
 
 from marketframe.exceptions import InvalidParams, did_you_mean
 
-from . import conventions as conv
+from . import _registry as registry
 
 
 class Conventions(MutableMapping[str, Any]):
     """indicator name -> its default convention (a dataclass; set a name or a dataclass)."""
 
-    _TYPES = {
-        "sma": conv.SmaConvention,
-        "ema": conv.EmaConvention,
-        "rsi": conv.RsiConvention,
-        "macd": conv.MacdConvention,
-        "bbands": conv.BBandsConvention,
-        "kdj": conv.KdjConvention,
-    }
-
     def __init__(self, values: Mapping[str, Any] | None = None) -> None:
-        self._values: dict[str, conv.Convention] = {}
+        self._values: dict[str, Any] = {}
         self.update(values or {})
 
     def __setitem__(self, indicator: str, value: Any) -> None:
-        if indicator not in self._TYPES:
+        known = [row.name for row in registry.rows()]
+        if indicator not in known:
             raise InvalidParams(
                 "options.conventions",
                 "indicator",
-                f"is unknown: {indicator!r}{did_you_mean(str(indicator), self._TYPES)}",
-                ", ".join(self._TYPES),
+                f"is unknown: {indicator!r}{did_you_mean(str(indicator), known)}",
+                ", ".join(known),
             )
         if value is None:
             self._values.pop(indicator, None)
             return
-        self._values[indicator] = conv.named(indicator, value, self._TYPES[indicator])
+        self._values[indicator] = registry.get(indicator).convention_of(value)
 
-    def __getitem__(self, indicator: str) -> conv.Convention:
+    def __getitem__(self, indicator: str) -> Any:
         return self._values[indicator]
 
     def __delitem__(self, indicator: str) -> None:
@@ -103,11 +95,11 @@ class Options:
 options = Options()
 
 
-def resolve(indicator: str, convention: object, expected: type) -> conv.Convention:
+def resolve(indicator: str, convention: object) -> Any:
     """A convention dataclass from None (``marketframe.options.conventions``, else the
-    indicator's built-in default), a variant name, or an instance."""
+    indicator's default in its row), a variant name, or an instance."""
     if convention is None:
         default = options.conventions.get(indicator)
         if default is not None:
             return default
-    return conv.named(indicator, convention, expected)
+    return registry.get(indicator).convention_of(convention)

@@ -29,6 +29,8 @@ from marketframe.plot._artists import (
     _draw,
     _same_times,
     _window,
+    overlay_prefixes,
+    panel_prefixes,
 )
 
 __all__ = ["BAND", "DOWN", "LAST", "OVERLAYS", "PANELS", "PRICE", "UP", "candles", "pyplot", "save"]
@@ -74,16 +76,19 @@ def _normalised(pdf: pd.DataFrame) -> pd.DataFrame:
 
 
 def _classify(columns: Sequence[str], skip: set[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """The columns drawn over the price, and those of each panel, by the indicator table's
+    charts (``marketframe.indicators.registry``)."""
     overlays: list[str] = []
     panels: dict[str, list[str]] = {}
+    over, below = overlay_prefixes(), panel_prefixes()
     for c in columns:
         if c in skip:
             continue
         low = c.lower()
-        if low.startswith(OVERLAYS):
+        if low.startswith(over):
             overlays.append(c)
             continue
-        for panel, prefixes in PANELS.items():
+        for panel, prefixes in below.items():
             if low.startswith(prefixes) and (len(low) > 1 or low in prefixes):
                 panels.setdefault(panel, []).append(c)
                 break

@@ -10,14 +10,39 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-#: Column-name prefixes drawn in their own panel below the price, by panel.
-PANELS: dict[str, tuple[str, ...]] = {
-    "rsi": ("rsi",),
-    "kdj": ("kdj_k", "kdj_d", "kdj_j", "k", "d", "j"),
-    "macd": ("macd",),
-}
-#: Prefixes drawn over the price.
-OVERLAYS: tuple[str, ...] = ("sma", "ema", "bb_", "bbands")
+from marketframe.indicators import Chart, registry
+
+
+def overlay_prefixes() -> tuple[str, ...]:
+    """Column-name prefixes drawn over the price: the output columns (and the chart's
+    aliases) of the indicators whose row's chart has no panel of its own."""
+    return tuple(p for row in registry.rows() if row.chart.panel is None for p in _prefixes(row))
+
+
+def panel_prefixes() -> dict[str, tuple[str, ...]]:
+    """Column-name prefixes drawn in their own panel below the price, by panel (the rows'
+    ``chart.panel``)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for row in registry.rows():
+        if row.chart.panel is not None:
+            out[row.chart.panel] = out.get(row.chart.panel, ()) + _prefixes(row)
+    return out
+
+
+def panel_chart(panel: str) -> Chart:
+    """The chart of the indicator drawn in ``panel`` (its levels and guides)."""
+    return next((r.chart for r in registry.rows() if r.chart.panel == panel), Chart(panel))
+
+
+def _prefixes(row: registry.Indicator) -> tuple[str, ...]:
+    return (*row.outputs, *row.chart.aliases)
+
+
+#: Column-name prefixes drawn in their own panel below the price, by panel: the indicators
+#: of the table when the package was imported (a chart reads the table when it is drawn).
+PANELS: dict[str, tuple[str, ...]] = panel_prefixes()
+#: Prefixes drawn over the price (as ``PANELS``).
+OVERLAYS: tuple[str, ...] = overlay_prefixes()
 
 UP, DOWN = "#d62728", "#2ca02c"  # Taiwan convention: red up, green down
 _RGBA = {UP: (0.839, 0.153, 0.157, 1.0), DOWN: (0.173, 0.627, 0.173, 1.0)}
@@ -284,19 +309,19 @@ def _draw(
                 pax.plot(x, _column(pdf, col), linewidth=1.0, label=col)
         for col in hist:
             _bars(pax, x, _column(pdf, col), "0.6", label=col)
-        if panel == "rsi":
-            # the 30/70 guides as one collection in data units across the window (axhline's
+        chart = panel_chart(panel)
+        if chart.guides:
+            # the guides as one collection in data units across the window (axhline's
             # axes-spanning transform cost more to place than the panel's lines)
             from matplotlib.collections import LineCollection
 
             span = (-1.0, float(max(n, 1)))
-            guides = [[(span[0], v), (span[1], v)] for v in (30.0, 70.0)]
+            guides = [[(span[0], float(v)), (span[1], float(v))] for v in chart.levels]
             pax.add_collection(
                 LineCollection(guides, colors="0.7", linewidths=0.6, linestyles="--")
             )
-            pax.set_yticks([30, 70])
-        elif panel == "kdj":
-            pax.set_yticks([20, 80])
+        if chart.levels:
+            pax.set_yticks(list(chart.levels))
         pax.set_ylabel(panel, fontsize=8)
         if legend:
             _legend(pax, 7)

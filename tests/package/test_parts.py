@@ -35,7 +35,7 @@ UNCHECKED = {
 
 #: classes whose methods that raise NotImplementedError are an interface, with the reason
 INTERFACES = {
-    "marketframe.indicators.stateful._machines._Machine": "one step, a machine per indicator",
+    "marketframe.indicators.stateful._machines.Machine": "one step, a machine per indicator",
     "marketframe.frames._methods.IndicatorMethods": "its _apply, the pandas or polars one",
 }
 

@@ -18,14 +18,16 @@ is faster through the batch kernels; use ``apply`` for what comes after it, or w
 with ``apply`` over the history once.
 
 The package is laid out bottom up, each module importing only those below it: ``_spec``
-(``IndicatorSpec``, ``spec``), ``_machines`` (each indicator's state layout and one-bar
-step), ``_state`` (``State`` and its serialised form), and here the drivers ``apply`` and
-``step`` over a series or a panel.
+(``IndicatorSpec``, ``spec``), ``_machines`` (``Machine``: an indicator's state layout and
+one-bar step; the built-in ones are ``machines.Sma`` ...), ``_state`` (``State`` and its
+serialised form), and here the drivers ``apply`` and ``step`` over a series or a panel. What
+an indicator takes, its periods, outputs and machine are its row of the indicator table
+(``marketframe.indicators.registry``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
 import numpy as np
@@ -34,46 +36,46 @@ from numpy.typing import ArrayLike
 from marketframe.exceptions import InvalidParams
 
 from .._kernels import BBandsResult, KdjResult, MacdResult
-from ._machines import Array
+from . import _machines as machines
+from ._machines import Array, Machine
 from ._spec import IndicatorSpec, spec
 from ._state import FORMAT_VERSION, State
 
 __all__ = [
     "FORMAT_VERSION",
     "IndicatorSpec",
+    "Machine",
     "Output",
     "State",
     "apply",
+    "machines",
     "spec",
     "step",
 ]
 
-for _cls in (IndicatorSpec, State):
+for _cls in (IndicatorSpec, State, Machine):
     _cls.__module__ = __name__  # shown (reprs, docs, pickles) where users import them from
 
 Output: TypeAlias = Array | MacdResult | BBandsResult | KdjResult
-
-_RESULTS: dict[str, Callable[..., Output]] = {
-    "macd": MacdResult,
-    "bbands": BBandsResult,
-    "kdj": KdjResult,
-}
 
 # ---------------------------------------------------------------------------------------
 # apply / step
 
 
 def _inputs(values: object, sp: IndicatorSpec) -> tuple[Array, ...]:
-    if sp.indicator == "kdj":
+    names = sp.inputs
+    if len(names) > 1:
         if isinstance(values, Mapping):
             try:
-                raw: Sequence[object] = [values[k] for k in ("high", "low", "close")]
+                raw: Sequence[object] = [values[k] for k in names]
             except KeyError as e:
-                raise InvalidParams("kdj", "values", f"lacks {e.args[0]!r}") from None
-        elif isinstance(values, tuple | list) and len(values) == 3:
+                raise InvalidParams(sp.indicator, "values", f"lacks {e.args[0]!r}") from None
+        elif isinstance(values, tuple | list) and len(values) == len(names):
             raw = values
         else:
-            raise InvalidParams("kdj", "values", "must be (high, low, close) or a mapping of them")
+            raise InvalidParams(
+                sp.indicator, "values", f"must be ({', '.join(names)}) or a mapping of them"
+            )
     else:
         raw = [values]
     out = []
@@ -99,11 +101,12 @@ def apply(
 ) -> tuple[Output, State]:
     """Continue ``spec`` over ``values`` from ``state``: ``(outputs, new state)``.
 
-    ``values``: a 1-D series of bars, or a ``(bars, symbols)`` panel (KDJ: a tuple or
-    mapping of high, low and close, each so shaped); zero bars are fine. ``state``: None
-    to start (a fresh state of the input's width), else the state a previous call returned
-    (same spec and width). Outputs are shaped like the input and typed like the batch
-    kernel's (an array, ``MacdResult``, ``BBandsResult``, ``KdjResult``). The given state is
+    ``values``: a 1-D series of bars, or a ``(bars, symbols)`` panel (an indicator of
+    several inputs, as KDJ: a tuple or mapping of them, high, low and close, each so
+    shaped); zero bars are fine. ``state``: None to start (a fresh state of the input's
+    width), else the state a previous call returned (same spec and width). Outputs are
+    shaped like the input and typed like the batch kernel's (an array, ``MacdResult``,
+    ``BBandsResult``, ``KdjResult``). The given state is
     left unchanged unless ``inplace=True`` (then it is advanced and returned: no copy).
     """
     arrays = _inputs(values, spec)
@@ -139,9 +142,7 @@ def apply(
     for t in range(bars):
         m.step(s, b0 + t, tuple(x[t] for x in xs), tuple(o[t] for o in outs))
     state.bars = b0 + bars
-    res = tuple(o.reshape(shape) for o in outs)
-    wrap = _RESULTS.get(spec.indicator)
-    return (wrap(*res) if wrap else res[0]), state
+    return spec.row.wrap(tuple(o.reshape(shape) for o in outs)), state
 
 
 def step(
@@ -158,7 +159,7 @@ def step(
             spec.indicator, "bar", f"must be one value per symbol, got {arrays[0].shape}"
         )
     one = tuple(a[None] for a in arrays)
-    arg: object = one if spec.indicator == "kdj" else one[0]
+    arg: object = one if len(one) > 1 else one[0]
     out, new = apply(arg, spec, state, inplace=inplace)  # type: ignore[arg-type]
     if isinstance(out, tuple):
         return type(out)(*(o[0] for o in out)), new

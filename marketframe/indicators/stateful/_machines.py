@@ -1,7 +1,8 @@
 """The per-indicator machines: each one's state layout and its one-bar step over symbols.
 
-A machine is built from an ``IndicatorSpec``; ``State`` allocates the arrays it lays out
-and the drivers (``apply``) call its ``step`` once per bar, all symbols at once.
+A machine is built from an ``IndicatorSpec`` by its indicator's row (``machine``); ``State``
+allocates the arrays it lays out and the drivers (``apply``) call its ``step`` once per bar,
+all symbols at once. Each machine gives its batch kernel's answer, one bar at a time.
 """
 
 from __future__ import annotations
@@ -25,20 +26,21 @@ Array = NDArray[np.float64]
 _NOISE = 64.0 * np.finfo(np.float64).eps  # the batch Bollinger's flat-variance threshold
 
 
-class _Machine:
+class Machine:
     """One indicator's state layout and its one-bar step (all symbols at once).
 
     ``rings``: name -> length of a ring of the last inputs (``(length, symbols)``; the row
     of bar ``b`` is ``b % length``); ``scalars``: name -> (dtype, initial value), one per
-    symbol. ``step`` reads the bar's inputs (one value per symbol), writes one row per
-    output, and updates the state arrays in place: the scalars, and in each ring only the
-    row of its bar (``_push``; ``State.advance`` relies on it to peek without a copy).
+    symbol. ``step`` reads the bar's inputs (one value per symbol, in the order of the row's
+    ``inputs``), writes one row per output (``outputs``: the row's), and updates the state
+    arrays in place: the scalars, and in each ring only the row of its bar (``_push``;
+    ``State.advance`` relies on it to peek without a copy). A subclass sets ``rings`` and
+    ``scalars`` in its ``__init__`` and defines ``step``.
     """
-
-    outputs = 1
 
     def __init__(self, spec: IndicatorSpec) -> None:
         self.spec = spec
+        self.outputs = len(spec.row.outputs)
         self.rings: dict[str, int] = {}
         self.scalars: dict[str, tuple[type, float]] = {}
 
@@ -91,7 +93,7 @@ def _ema(
     return new
 
 
-class _Sma(_Machine):
+class Sma(Machine):
     def __init__(self, spec: IndicatorSpec) -> None:
         super().__init__(spec)
         self.n = int(spec.params[0])
@@ -120,7 +122,7 @@ def _past(pos: NDArray[np.int64], start: int) -> bool:
     return not pos.size or bool(pos.min() > start)
 
 
-class _Ema(_Machine):
+class Ema(Machine):
     def __init__(self, spec: IndicatorSpec) -> None:
         super().__init__(spec)
         conv = spec.convention
@@ -139,7 +141,7 @@ class _Ema(_Machine):
         _push(ring, bar, v)
 
 
-class _Rsi(_Machine):
+class Rsi(Machine):
     """Wilder averages ``g``/``l`` of gains and losses; during the "sma" seed window they
     hold the running sums of the first changes of the run."""
 
@@ -188,11 +190,9 @@ class _Rsi(_Machine):
             res[cpos < start] = np.nan
 
 
-class _Macd(_Machine):
+class Macd(Machine):
     """Fast and slow EMAs ``f``/``s`` and the signal ``g`` (the running sum of the line
     during the signal's "sma" seed window); ``run``: the price run."""
-
-    outputs = 3
 
     def __init__(self, spec: IndicatorSpec) -> None:
         super().__init__(spec)
@@ -254,11 +254,9 @@ class _Macd(_Machine):
         _push(ring, bar, v)
 
 
-class _BBands(_Machine):
+class BBands(Machine):
     """The last ``n-1`` closes and ``ref``, the first close ever seen (the batch kernel
     takes the moments of ``close - ref``: its flat-window threshold depends on it)."""
-
-    outputs = 3
 
     def __init__(self, spec: IndicatorSpec) -> None:
         super().__init__(spec)
@@ -298,11 +296,9 @@ class _BBands(_Machine):
         _push(ring, bar, v)
 
 
-class _Kdj(_Machine):
+class Kdj(Machine):
     """The last ``n-1`` highs and lows; "sma" smoothing: the last RSVs and Ks its windows
     need; "recursive": K, D and the length of the current run of RSVs."""
-
-    outputs = 3
 
     def __init__(self, spec: IndicatorSpec) -> None:
         super().__init__(spec)
@@ -358,13 +354,3 @@ class _Kdj(_Machine):
                 y[...] = new
                 dst[...] = new
         np.subtract(3.0 * k_out, 2.0 * d_out, out=j_out)
-
-
-_MACHINES: dict[str, Callable[[IndicatorSpec], _Machine]] = {
-    "sma": _Sma,
-    "ema": _Ema,
-    "rsi": _Rsi,
-    "macd": _Macd,
-    "bbands": _BBands,
-    "kdj": _Kdj,
-}

@@ -12,7 +12,6 @@ from numpy.typing import NDArray
 
 from marketframe.exceptions import InvalidParams
 
-from ._machines import _MACHINES
 from ._spec import IndicatorSpec
 
 FORMAT_VERSION = 1
@@ -40,7 +39,7 @@ class State:
         self.spec = spec
         self.symbols = symbols
         self.bars = int(bars)
-        self._machine = _MACHINES[spec.indicator](spec)
+        self._machine = spec.row.machine(spec)
         width = 1 if symbols is None else int(symbols)
         fresh = self._fresh(width)
         if arrays is None:

@@ -2,11 +2,12 @@
 context a partition's batch kernels need in front of it, the state file, and the part files.
 
 A partition's outputs are the batch kernels (the ``df.md`` ones) run over the whole
-partition at once with the last ``K`` bars before it in front (:func:`context_rows`):
-windows need their last ``n-1`` bars; a recursion (EMA, Wilder's averages, MACD, the
-recursive KDJ) run from a fresh seed ``K`` bars back differs from the one carried since the
-first bar by ``a**K`` times a price difference, and ``K`` is chosen so that this is below
-``1e-17`` of the price: the carried values equal one pass over the whole history to rounding.
+partition at once with the last ``K`` bars before it in front (:func:`context_rows`, the
+indicator's ``warmup`` in its row of ``marketframe.indicators.registry``): windows need
+their last ``n-1`` bars; a recursion (EMA, Wilder's averages, MACD, the recursive KDJ) run
+from a fresh seed ``K`` bars back differs from the one carried since the first bar by
+``a**K`` times a price difference, and ``K`` is chosen so that this is below ``1e-17`` of
+the price: the carried values equal one pass over the whole history to rounding.
 That context, the last ``K`` bars, is the state kept per symbol (a JSON header and the raw
 float64 context, no pickle) beside the derived files, with what it has consumed: per input
 file its path, content hash and rows, and for the last one (the only one a sync can append
@@ -22,7 +23,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,46 +33,41 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from marketframe import indicators as ind
+from marketframe.indicators import registry
 from marketframe.indicators import stateful as sf
 from marketframe.store import _io
 from marketframe.store._dataset import DatasetId
 
 FORMAT = "marketframe.store.derived"
 VERSION = 1
-INPUTS = ("open", "high", "low", "close", "volume")  # the rows of block() after the time
-# the inputs any kernel reads (KDJ: high, low, close; the others: close): a task reads and
-# digests only these; the open and the volume stay NaN in its block (they shape no output)
-USED = ("high", "low", "close")
-DIGESTED = (0, *(1 + INPUTS.index(c) for c in USED))  # the rows of block(): time and USED
-_TOL = 1e-18  # a**K below this: a carried recursion's start is far below any price's rounding
+INPUTS = registry.FIELDS  # the rows of block() after the time: the fields an indicator reads
 COMPACT = 8  # part files in one (symbol, year) directory before they are merged into one
 
 
-def _decay(a: float) -> int:
-    return 1 if a <= 0.0 else int(math.log(_TOL) / math.log(a)) + 1
+def used() -> tuple[str, ...]:
+    """The inputs the registered indicators read (KDJ: high, low, close; the others: the
+    close): a task reads and digests only these; the others stay NaN in its block (they
+    shape no output). ``USED`` is the same, read as a constant."""
+    read = {f for row in registry.rows() for f in row.inputs}
+    return tuple(f for f in INPUTS if f in read)
+
+
+def digested() -> tuple[int, ...]:
+    """The rows of :func:`block` a rows digest covers: the time and :func:`used`."""
+    return (0, *(1 + INPUTS.index(c) for c in used()))
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    if name == "USED":  # computed when read: an indicator registered at run time counts
+        return used()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def context_rows(sp: sf.IndicatorSpec) -> int:
     """Bars of history in front of new bars that make the batch kernels' outputs on the new
     bars equal the carried state's (windows: exactly; recursions: to ``1e-18`` of the
-    scale; see the module docstring)."""
-    p = [int(v) for v in sp.params[:3]] if sp.indicator != "bbands" else [int(sp.params[0])]
-    name = sp.indicator
-    if name in ("sma", "bbands"):
-        return p[0] - 1
-    if name == "ema":
-        return 2 * p[0] + _decay(1.0 - 2.0 / (p[0] + 1))
-    if name == "rsi":
-        return 2 * p[0] + 1 + _decay((p[0] - 1.0) / p[0])
-    if name == "macd":
-        fast, slow, sig = p
-        return 2 * (slow + sig) + _decay(1.0 - 2.0 / (slow + 1)) + _decay(1.0 - 2.0 / (sig + 1))
-    n, m1, m2 = p  # kdj
-    conv = sp.convention
-    if getattr(conv, "smoothing", "recursive") == "sma":
-        return n + m1 + m2
-    return 2 * (n + m1 + m2) + _decay(1.0 - 1.0 / m1) + _decay(1.0 - 1.0 / m2)
+    scale; see the module docstring): the indicator's ``warmup`` (its row)."""
+    return int(sp.row.warmup(sp.params, sp.convention))
 
 
 def derived_params(source: DatasetId, sp: sf.IndicatorSpec, adjust: str | None) -> str:
@@ -178,30 +173,18 @@ def block(table: pa.Table) -> np.ndarray:
 
 
 def needs(sp: sf.IndicatorSpec) -> slice:
-    """The rows of :func:`block` the spec's kernels read (a slice: a view): high, low and
-    close for KDJ, else the close."""
-    return slice(2, 5) if sp.indicator == "kdj" else slice(4, 5)
+    """The rows of :func:`block` the spec's kernel reads (a slice: a view): from its first
+    input to its last (high, low and close for KDJ; the close for the others)."""
+    rows = [1 + INPUTS.index(f) for f in sp.inputs]
+    return slice(min(rows), max(rows) + 1)
 
 
 def outputs(sp: sf.IndicatorSpec, cols: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The batch kernels over ``cols`` (the rows of :func:`block` that :func:`needs` names,
+    """The batch kernel over ``cols`` (the rows of :func:`block` that :func:`needs` names,
     in its order), one array per output name."""
-    c = cols[-1]
-    p = sp.params
-    conv = sp.convention
-    res: Any
-    if sp.indicator == "sma":
-        res = ind.sma(c, int(p[0]), convention=conv)  # type: ignore[arg-type]
-    elif sp.indicator == "ema":
-        res = ind.ema(c, int(p[0]), convention=conv)  # type: ignore[arg-type]
-    elif sp.indicator == "rsi":
-        res = ind.rsi(c, int(p[0]), convention=conv)  # type: ignore[arg-type]
-    elif sp.indicator == "macd":
-        res = ind.macd(c, int(p[0]), int(p[1]), int(p[2]), convention=conv)  # type: ignore[arg-type]
-    elif sp.indicator == "bbands":
-        res = ind.bbands(c, int(p[0]), float(p[1]), convention=conv)  # type: ignore[arg-type]
-    else:
-        res = ind.kdj(cols[0], cols[1], c, int(p[0]), int(p[1]), int(p[2]), convention=conv)  # type: ignore[arg-type]
+    first = needs(sp).start
+    arrays = [cols[1 + INPUTS.index(f) - first] for f in sp.inputs]
+    res = sp.row.kernel(*arrays, *sp.params, convention=sp.convention)
     return tuple(res) if isinstance(res, tuple) else (res,)
 
 

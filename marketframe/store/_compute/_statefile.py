@@ -18,7 +18,7 @@ import numpy as np
 import orjson
 
 from marketframe.store import _io
-from marketframe.store._compute._derive import DIGESTED
+from marketframe.store._compute._derive import digested
 from marketframe.store._dataset import DatasetId
 
 _MAGIC = b"MFSTATE1"
@@ -65,29 +65,29 @@ def read_state(data: bytes, use: slice) -> tuple[dict[str, Any], np.ndarray]:
 
 class RowsDigest:
     """Digests of the first ``n`` rows of one :func:`._derive.block`, of the columns that
-    shape an output (the time and ``USED``): whether consumed rows changed. An appended day asks
-    for the rows the state consumed, then for all of them: one SHA-256 per column (as the
-    store's file hashes: the fastest here, see :func:`._io.digest`) goes on from where the
-    last ``n`` stopped, so the file's rows are hashed once, not twice. The digest of ``n``
-    rows is the SHA-256 of the columns' digests, tagged ``c:``."""
+    shape an output (the time and :func:`._derive.used`): whether consumed rows changed. An
+    appended day asks for the rows the state consumed, then for all of them: one SHA-256 per
+    column (as the store's file hashes: the fastest here, see :func:`._io.digest`) goes on
+    from where the last ``n`` stopped, so the file's rows are hashed once, not twice. The
+    digest of ``n`` rows is the SHA-256 of the columns' digests, tagged ``c:``."""
 
     TAG = "c:"
 
     def __init__(self, cols: np.ndarray):
-        self.cols, self.done = cols, 0
-        self.h = [hashlib.sha256() for _ in DIGESTED]
+        self.cols, self.done, self.rows = cols, 0, digested()
+        self.h = [hashlib.sha256() for _ in self.rows]
 
     def upto(self, n: int, like: str | None = None) -> str:
         """The digest of the first ``n`` rows; ``like``: a recorded digest, whose form
         (tagged, or the single hash of the stores written before) is the one made."""
         if like is not None and not like.startswith(self.TAG):
             h = hashlib.sha256()  # before the tag: the columns' first n rows, one hash
-            for j in DIGESTED:
+            for j in self.rows:
                 h.update(np.ascontiguousarray(self.cols[j, :n]).data)
             return h.hexdigest()
         if n < self.done:  # fewer rows than hashed: start over
-            self.done, self.h = 0, [hashlib.sha256() for _ in DIGESTED]
-        for j, h in zip(DIGESTED, self.h, strict=True):
+            self.done, self.h = 0, [hashlib.sha256() for _ in self.rows]
+        for j, h in zip(self.rows, self.h, strict=True):
             h.update(np.ascontiguousarray(self.cols[j, self.done : n]).data)
         self.done = n
         return self.TAG + hashlib.sha256(b"".join(h.copy().digest() for h in self.h)).hexdigest()

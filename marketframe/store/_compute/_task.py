@@ -31,7 +31,6 @@ from marketframe.indicators import stateful as sf
 from marketframe.store import _io
 from marketframe.store._compute._derive import (
     FORMAT,
-    USED,
     VERSION,
     Outcome,
     Result,
@@ -43,6 +42,7 @@ from marketframe.store._compute._derive import (
     needs,
     outputs,
     record,
+    used,
     write_part,
 )
 from marketframe.store._compute._statefile import (
@@ -100,7 +100,7 @@ class _Source:
             rel, rec = self.task.inputs[i]
             # the kernels' columns only (the symbol and timeframe strings cost a third of a
             # read, and no kernel reads the open or the volume); adjusting needs them all
-            cols = None if self.task.events else ["date", *USED]
+            cols = None if self.task.events else ["date", *used()]
             table = self.storage.read_file(rel, rec, columns=cols)
             if self.task.events:
                 from marketframe import adjust as _adjust

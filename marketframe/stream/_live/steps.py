@@ -16,11 +16,17 @@ import numpy as np
 
 from marketframe.indicators import stateful as sf
 
-from .rows import _HEAD, _chunk, _Rows
+from .rows import _BASE, _HEAD, _chunk, _Rows
 
 
 def _specs(spec: Iterable[sf.IndicatorSpec | str]) -> list[sf.IndicatorSpec]:
     return [s if isinstance(s, sf.IndicatorSpec) else sf.spec(s) for s in spec]
+
+
+def _fields(spec: sf.IndicatorSpec) -> tuple[int, ...]:
+    """Where the indicator's inputs (its row's) are in a bar: time, open, high, low, close,
+    volume are 0..5 (KDJ: 2, 3, 4; the others: 4)."""
+    return tuple(_BASE.index(f) - 1 for f in spec.inputs)
 
 
 class _Steps:
@@ -43,8 +49,8 @@ class _Steps:
         self.bars: dict[str, list[list[float]]] = {s: [] for s in self.symbols}
         self.seen: dict[str, set[int]] = {s: set() for s in self.symbols}
         self._outputs = sum(len(sp.names) for sp in self.specs)
-        # per indicator: takes high, low and close (KDJ) or the close; its outputs
-        self._layout = [(sp.indicator == "kdj", len(sp.names)) for sp in self.specs]
+        # per indicator: the fields of a bar it takes; its outputs
+        self._layout = [(_fields(sp), len(sp.names)) for sp in self.specs]
         # per symbol, as an array (the batch path reads it for every symbol at once): the last
         # closed bar's time
         self._last = np.full(n, -np.inf)
@@ -93,9 +99,8 @@ class _Steps:
 
     def _inputs(self, rows: np.ndarray, spec: sf.IndicatorSpec) -> Any:
         # rows: (bars, symbols, _W) of time, o, h, l, c, v, first and last serial
-        if spec.indicator == "kdj":
-            return rows[..., 2], rows[..., 3], rows[..., 4]
-        return rows[..., 4]
+        xs = tuple(rows[..., j] for j in _fields(spec))
+        return xs if len(xs) > 1 else xs[0]
 
     def _warm_step(self, cols: Any, rows: np.ndarray) -> None:
         """Step ``rows`` (bars, len(cols), _W) for symbols ``cols``, committed."""
@@ -126,9 +131,9 @@ class _Steps:
             n = len(cols)
             wholes.append(n == len(self.symbols) and bool(np.all(np.diff(cols) > 0)))
         at = _HEAD
-        for state, (kdj, k) in zip(self.states, self._layout, strict=True):
+        for state, (fields, k) in zip(self.states, self._layout, strict=True):
             for (cols, _, commit), block, every in zip(passes, blocks, wholes, strict=True):
-                xs = (block[2], block[3], block[4]) if kdj else (block[4],)
+                xs = tuple(block[j] for j in fields)
                 outs = tuple(block[at : at + k])
                 if every:
                     state.advance(xs, outs, commit=commit)
