@@ -7,7 +7,10 @@ input's shape; warm-up bars are NaN.
 Missing values (the "restart" policy): a NaN bar is NaN in every output, and each NaN-free
 run of the input is computed as if it were a separate series: windows never span a gap,
 and recursive averages start a fresh warm-up and seed after it. Nothing is ever filled
-with 0.0 (TA-Lib's RSI outputs 0.0 for ever after one NaN).
+with 0.0 (TA-Lib's RSI outputs 0.0 for ever after one NaN). An infinite input (a price of
+``inf`` or ``-inf`` is no price) is missing too: every path (batch, state-carrying, derived
+datasets, live) sees the same NaN, where an ``inf`` in a blocked recursion turned whole
+blocks, earlier bars included, into NaN.
 """
 
 from __future__ import annotations
@@ -63,7 +66,14 @@ def _series(x: ArrayLike, name: str = "x") -> Array:
         raise InvalidParams(
             "indicators", name, f"must be 1-D (bars) or 2-D (bars, symbols), got shape {a.shape}"
         )
-    return a
+    return missing_inf(a)
+
+
+def missing_inf(a: Array) -> Array:
+    """``a`` with its infinite values as NaN (a copy only when there are some): missing,
+    under the restart policy of the module docstring."""
+    inf = np.isinf(a)
+    return np.where(inf, np.nan, a) if inf.any() else a
 
 
 _MIN_RUN = 256  # mean NaN-free run length from which runs are computed one by one

@@ -582,3 +582,68 @@ def test_compute_over_a_dataset_never_synced_says_so(sb: Sandbox, tmp_path: Path
         st.sync(DAILY, "2330", "2025-01-01", "2025-03-31", progress=False)
         with pytest.raises(NotSynced, match="timeframe W"):
             st.compute(DAILY, "sma", timeframe="W", max_workers=1)
+
+
+def test_undefined_outputs_are_nulls_that_sql_and_polars_skip(sb: Sandbox, tmp_path: Path) -> None:
+    import duckdb
+    import polars as pl
+
+    with store(sb, tmp_path / "n") as st:
+        st.sync(DAILY, SYMS, "2024-01-01", "2025-06-30", progress=False)
+        report = st.compute(DAILY, "rsi", max_workers=1)
+        path = f"{st.root}/{report.paths()[0]}"
+        avg = duckdb.sql(f"select avg(rsi_14) from read_parquet('{path}/**/*.parquet')").fetchall()
+        assert avg[0][0] == pytest.approx(avg[0][0]) and 0 < avg[0][0] < 100  # not NaN
+        lazy = pl.scan_parquet(f"{path}/**/*.parquet", hive_partitioning=True)
+        assert 0 < lazy.select(pl.col("rsi_14").mean()).collect().item() < 100
+        got = st.read_derived(DAILY, "rsi", backend="polars").sort("symbol", "date")
+        raw = st.read(DAILY, backend="polars")
+        want = raw.md.rsi(14).sort("symbol", "date")
+        assert got["rsi_14"].null_count() == want["rsi_14"].null_count() == 14 * len(SYMS)
+        assert got["rsi_14"].is_nan().sum() == 0
+        np.testing.assert_allclose(
+            got["rsi_14"].fill_null(-1).to_numpy(), want["rsi_14"].fill_null(-1).to_numpy()
+        )
+        pandas = st.read_derived(DAILY, "rsi")  # nulls read as NaN, as df.md gives them
+        assert pandas["rsi_14"].isna().sum() == 14 * len(SYMS)
+
+
+def test_an_infinite_close_is_missing_in_compute_as_in_md(sb: Sandbox, tmp_path: Path) -> None:
+    """An inf close in an older minute-year file: the kernels take it as missing (NaN) in
+    df.md, in the state-carrying path and in compute, whose later files start from a
+    context holding it; every derived value equals df.md over the same rows."""
+    from marketframe.store._dataset import resolve
+    from marketframe.store._report import SyncReport
+    from marketframe.store._sync import _commit
+
+    sb.set_now("2027-01-08T14:00:00+08:00")  # the latest 30 days span two year partitions
+    try:
+        with store(sb, tmp_path / "inf") as st:
+            st.sync(DAILY, ["2330"], timeframe="1", progress=False)
+            raw = st.read(DAILY, "2330", timeframe="1", backend="arrow")
+            last_2026 = pc.max(
+                raw.filter(
+                    pc.less(raw.column("date"), pa.scalar(dt.datetime(2027, 1, 1, tzinfo=dt.UTC)))
+                ).column("date")
+            ).as_py()
+            spec = resolve(DAILY, "1", {})
+            row = raw.filter(pc.equal(raw.column("date"), pa.scalar(last_2026)))
+            i = row.schema.get_field_index("close")
+            row = row.set_column(i, "close", pa.array([float("inf")], row.schema[i].type))
+            _commit.write_rows(
+                st._parts.storage, st._parts.log, spec, "2330", row, SyncReport(spec.ds)
+            )
+            st._parts.log.commit()
+            st.compute(DAILY, ["sma", "ema", "rsi"], timeframe="1", max_workers=1)
+            source = st.read(DAILY, "2330", timeframe="1")
+            assert np.isinf(source["close"]).sum() == 1
+            want = source.md.sma(20).md.ema(20).md.rsi(14).set_index(["symbol", "date"])
+            for name, col in (("sma", "sma_20"), ("ema", "ema_20"), ("rsi", "rsi_14")):
+                got = st.read_derived(DAILY, name, timeframe="1")
+                ref = want.loc[list(zip(got["symbol"], got["date"], strict=True))][col]
+                a, b = got[col].to_numpy(float), ref.to_numpy(float)
+                np.testing.assert_array_equal(np.isnan(a), np.isnan(b), err_msg=col)
+                assert np.isfinite(a[~np.isnan(a)]).all()
+                np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-9, err_msg=col)
+    finally:
+        sb.set_now(NOW)

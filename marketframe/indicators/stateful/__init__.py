@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike
 
 from marketframe.exceptions import InvalidParams
 
-from .._kernels import BBandsResult, KdjResult, MacdResult
+from .._kernels import BBandsResult, KdjResult, MacdResult, missing_inf
 from . import _machines as machines
 from ._machines import Array, Machine
 from ._spec import IndicatorSpec, spec
@@ -84,7 +84,7 @@ def _inputs(values: object, sp: IndicatorSpec) -> tuple[Array, ...]:
             a = np.asarray(v, dtype=np.float64)
         except (TypeError, ValueError) as e:
             raise InvalidParams("indicators", "values", f"must be numbers: {e}") from None
-        out.append(a)
+        out.append(missing_inf(a))  # as the batch kernels take them
     if len({a.shape for a in out}) != 1:
         raise InvalidParams(
             sp.indicator, "values", f"shapes differ: {', '.join(str(a.shape) for a in out)}"

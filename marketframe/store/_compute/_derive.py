@@ -254,17 +254,23 @@ def write_part(
     date: pa.ChunkedArray[Any],
     values: Sequence[np.ndarray],
 ) -> dict[str, dict[str, Any]]:
-    """One part file of new bars: the symbol, the bar times and the outputs. The columns
-    are declared non-nullable (the outputs are NaN where undefined, never null): a nullable
-    column's definition levels cost twice the encoding of its values."""
+    """One part file of new bars: the symbol, the bar times and the outputs. An output is
+    null where the kernel leaves it undefined (NaN: the warm-up, a missing input), as
+    ``df.md`` on polars gives it, so SQL and polars aggregates skip it (a NaN made DuckDB's
+    ``avg`` NaN) and pandas reads it as NaN, as ``df.md`` on pandas gives it. Only a column
+    with such values is declared nullable: a nullable column's definition levels cost twice
+    the encoding of its values, and most parts (every one after a symbol's first) have
+    none."""
     arrays: list[Any] = [_symbol_column(symbol, len(date)), date]
     fields = [
         pa.field("symbol", pa.string(), nullable=False),
         pa.field("date", date.type, nullable=bool(date.null_count)),
     ]
     for name, v in zip(sp.names, values, strict=True):
-        arrays.append(pa.array(v, pa.float64()))
-        fields.append(pa.field(name, pa.float64(), nullable=False))
+        undefined = np.isnan(v)
+        missing = bool(undefined.any())
+        arrays.append(pa.array(v, pa.float64(), mask=undefined if missing else None))
+        fields.append(pa.field(name, pa.float64(), nullable=missing))
     meta: dict[bytes | str, bytes | str] = {
         b"marketframe.store.derived": json.dumps(sp.to_json()).encode()
     }
