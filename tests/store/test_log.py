@@ -155,3 +155,25 @@ def test_a_store_opens_in_the_time_of_its_state_not_of_its_history(tmp_path: Pat
     assert fresh.final(DAILY, "2330") == log.final(DAILY, "2330")
     assert sum(".checkpoint." in r for r in reads) == 1
     assert len(reads) <= CHECKPOINT_EVERY + 3
+
+
+def test_a_view_older_than_gc_catches_up_from_a_checkpoint(tmp_path: Path) -> None:
+    """A reader whose next entry gc removed (its view older than gc's keep) does not take
+    the missing entry for the end of the log: it starts again from the newest checkpoint."""
+    from marketframe.store._log import _history
+
+    storage = LocalStorage(tmp_path)
+    old, writer = Log(storage), Log(storage)
+    day = dt.date(2025, 1, 1)
+    _record(writer, "2330", day)
+    writer.commit()
+    old.reload()
+    assert old.final(DAILY, "2330") == [(day, day)]
+    for i in range(1, CHECKPOINT_EVERY * 2 + 10):
+        _record(writer, "2330", day + dt.timedelta(days=i))
+        writer.commit()
+    _history.gc(storage, writer, dt.timedelta(0))
+    assert not (tmp_path / "_log" / "00000000000000000001.json").exists()  # removed
+    old.reload()
+    assert old.generation == writer.generation
+    assert old.final(DAILY, "2330") == writer.final(DAILY, "2330")

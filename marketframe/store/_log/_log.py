@@ -354,7 +354,9 @@ class Log(Reader):
         try:  # a hint only: readers that find it stale or missing look further
             self.storage.replace(_entries.HINT, orjson.dumps({"generation": g}))
         except OSError:
-            pass
+            return
+        seen = self.storage.stat(_entries.HINT)  # this view is current: not a move to follow
+        self._hint_seen = None if seen is None else (seen[0], seen[1].timestamp())
 
     def ensure_checkpoint(self) -> int:
         """A checkpoint of the committed state (a snapshot pins one); its generation (-1: a

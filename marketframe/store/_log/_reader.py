@@ -41,6 +41,7 @@ class Reader(View):
         self._foreign: dict[tuple[str, str], int] = {}  # (key, symbol) -> generation
         self._view = -1  # the generation a writer's view was built on
         self.where = _entries.FOLDER  # the file a damage is in, relative to the root
+        self._hint_seen: tuple[int, float] | None = None  # the hint's size and time, last look
 
     def _pending(self) -> Changes | None:
         """This reader's own uncommitted changes, kept on top while it catches up."""
@@ -56,8 +57,26 @@ class Reader(View):
             if not self._loaded or self.damage is not None:
                 self._load()  # again after damage: a repair may have written a checkpoint
             else:
+                was = self.generation
                 self._catch_up()
+                if self.generation == was and self._trimmed():
+                    self._load()  # gc removed the entries after this view: start again
             self._view = self.generation
+
+    def _trimmed(self) -> bool:
+        """Whether a checkpoint newer than this view was written meanwhile (the hint moved):
+        the next entry's absence then may mean gc removed it, not that nothing was committed
+        (a view older than gc's ``keep``). One stat of the hint when nothing is new."""
+        seen = self.storage.stat(_entries.HINT)
+        stamp = None if seen is None else (seen[0], seen[1].timestamp())
+        if stamp == self._hint_seen:
+            return False
+        self._hint_seen = stamp
+        try:
+            hinted = int(orjson.loads(self.storage.read(_entries.HINT))["generation"])
+        except (FileNotFoundError, ValueError, KeyError, TypeError):
+            return False
+        return hinted > self.generation
 
     def _load(self) -> None:
         self._data, self.generation, self.damage, self._legacy = fresh(), -1, None, None
@@ -83,6 +102,8 @@ class Reader(View):
     def _newest_checkpoint(self) -> tuple[int, dict[str, Any], int] | None:
         """The newest checkpoint that reads whole (the hint's, else found by listing), and
         its size in bytes."""
+        seen = self.storage.stat(_entries.HINT)
+        self._hint_seen = None if seen is None else (seen[0], seen[1].timestamp())
         try:
             hinted: int | None = int(orjson.loads(self.storage.read(_entries.HINT))["generation"])
         except (FileNotFoundError, ValueError, KeyError, TypeError):
