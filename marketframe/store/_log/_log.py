@@ -233,11 +233,14 @@ class Log(Reader):
                 "what": what,
                 "changes": mine,
             }
+            guard = getattr(self.storage, "guard", None)  # an object store's sync: its leases
             while True:
                 g = self.generation + 1
                 stamp = now(self.time)
                 body.update(generation=g, time=stamp)
                 data = _entries.encode(body)
+                if guard is not None:
+                    guard()  # a writer whose lease lapsed commits nothing (LeaseLost)
                 try:
                     self.storage.create(entry_name(g), data)
                     break
