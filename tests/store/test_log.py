@@ -177,3 +177,21 @@ def test_a_view_older_than_gc_catches_up_from_a_checkpoint(tmp_path: Path) -> No
     old.reload()
     assert old.generation == writer.generation
     assert old.final(DAILY, "2330") == writer.final(DAILY, "2330")
+
+
+def test_a_writer_whose_lease_lapsed_commits_nothing() -> None:
+    import os
+
+    from marketframe.store._storage import ObjectStorage
+
+    storage = ObjectStorage(f"memory://mf-log-{os.getpid()}/s")
+    log = Log(storage)
+
+    def lapsed() -> None:
+        raise LeaseLost(storage.url, 60, "this writer's lease of 2330 was not renewed for 45 s")
+
+    storage.guard = lapsed  # what a sync's leases install while it runs
+    _record(log, "2330", dt.date(2025, 3, 3))
+    with pytest.raises(LeaseLost, match="not renewed"):
+        log.commit()
+    assert storage.names("_log") == [] and Log(storage).final(DAILY, "2330") == []
