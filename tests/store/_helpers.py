@@ -19,18 +19,19 @@ def subprocess_env() -> dict[str, str]:
     return env
 
 
+def plain(t: pa.Table) -> pa.Table:
+    """``t`` in one chunk with its dictionary columns decoded (encodings may differ)."""
+    cols = [
+        c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c
+        for c in t.combine_chunks().itercolumns()
+    ]
+    return pa.table(cols, names=t.column_names)
+
+
 def arrow_equal(a: pa.Table, b: pa.Table) -> None:
     """Row-for-row, value-for-value equality (dictionary encodings may differ; NaN equals
     NaN: an indicator's warm-up)."""
-
-    def plain(t: pa.Table) -> pa.Table:
-        cols = [
-            c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c
-            for c in t.itercolumns()
-        ]
-        return pa.table(cols, names=t.column_names)
-
-    pa_a, pa_b = plain(a.combine_chunks()), plain(b.combine_chunks())
+    pa_a, pa_b = plain(a), plain(b)
     assert pa_a.column_names == pa_b.column_names
     assert pa_a.num_rows == pa_b.num_rows
     for name in pa_a.column_names:

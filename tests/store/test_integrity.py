@@ -4,6 +4,7 @@ and the repair, never a raw one; stores written by earlier versions open and are
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -117,6 +118,27 @@ def test_sync_repairs_what_its_cheap_check_finds(
     report = st.sync(CANDLES, SYMS, START, END, progress=False)
     assert report.repaired and report.requests > 0
     arrow_equal(st.read(CANDLES, SYMS, backend="arrow"), clean)
+
+
+def test_a_sync_that_finds_damage_only_while_merging_fetches_its_range_again(
+    make_store: Callable[..., Store],
+) -> None:
+    """Bit rot keeps a file's size and modification time, so the sync's cheap check passes
+    it and the damage is found only when the open tail is merged into the file: the sync
+    still returns with its whole range held, as one over an intact file."""
+    clean, st = make_store("clean"), make_store()
+    for s in (clean, st):
+        s.sync(CANDLES, SYMS, "2026-01-01", progress=False)  # up to today: the tail is open
+    path = _file(st.root, "2330")
+    before = path.stat()
+    _flip_close(path)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as bit rot leaves it
+    report = st.sync(CANDLES, SYMS, "2026-01-01", progress=False)
+    assert report.ok and report.repaired == [path.relative_to(st.root).as_posix()]
+    clean.sync(CANDLES, SYMS, "2026-01-01", progress=False)
+    arrow_equal(st.read(CANDLES, SYMS, backend="arrow"), clean.read(CANDLES, SYMS, backend="arrow"))
+    assert st.verify().problems == []
+    assert st.sync(CANDLES, SYMS, "2026-01-01", progress=False).windows_fetched == len(SYMS)
 
 
 def test_files_are_written_with_page_checksums(make_store: Callable[..., Store]) -> None:

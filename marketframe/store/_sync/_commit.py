@@ -221,8 +221,8 @@ def _current(
     root: Storage, log: Log, spec: Dataset, symbol: str, rel: str, report: SyncReport
 ) -> pa.Table | None:
     """The partition's rows to merge into, fully checked. A damaged file is not merged: the
-    symbol's coverage is forgotten (only what this sync fetched is then held) and the file is
-    listed in ``report.repaired``."""
+    symbol's coverage is forgotten (the sync then fetches its range again: :func:`._run.run`)
+    and the file is listed in ``report.repaired``."""
     rec = log.file(spec.ds, rel)
     if rec is None or not root.exists(rel):
         return None

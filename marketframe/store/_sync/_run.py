@@ -28,7 +28,8 @@ from marketframe.endpoints import (
     plan,
     split,
 )
-from marketframe.store._dataset import Dataset, Fetch
+from marketframe.store import _io
+from marketframe.store._dataset import NO_SYMBOL, Dataset, Fetch
 from marketframe.store._log import Log
 from marketframe.store._report import Failure, SyncReport
 from marketframe.store._storage import Storage
@@ -92,14 +93,22 @@ def run(
     progress: bool | None,
     max_workers: int,
     commit_every: float = 2.0,
+    again: bool = True,
 ) -> SyncReport:
     """Fetch what ``log`` does not hold as final, write it, record it; never raises for a
-    failed window (it is in the report)."""
+    failed window (it is in the report).
+
+    A file whose damage only its merge finds (bit rot keeps its size and modification time,
+    so the cheap check passed it) loses its symbol's coverage after the plan was made: with
+    ``again``, those symbols are synced once more, so the requested range is held when the
+    sync returns."""
     t0 = time.perf_counter()
     report = SyncReport(spec.ds.key, symbols=len(symbols) if spec.has_symbol else 0)
     clock_today = today or taipei_today()
     lead = spec.lead_days()
     forget_damaged(root, log, spec.ds, symbols, report)
+    cheap = len(report.repaired)  # found by the cheap check: this pass fetches their range
+    skipped: dict[str, int] = {}
     tasks: list[Fetch] = []
     for sym in symbols:
         if want is None:
@@ -112,9 +121,10 @@ def run(
             log.record(spec.ds, sym, before, before[1], empty=True, params=spec.params)
         floor = earliest(kind_symbol)
         lo = max(want[0], floor) if floor else want[0]
-        report.windows_skipped += (
+        skipped[sym] = (
             max(0, len(split(lo, want[1], lead, floor)) - len(windows)) if lo <= want[1] else 0
         )
+        report.windows_skipped += skipped[sym]
         tasks += [Fetch(sym, w, fetch_start(w[0], lead, floor)) for w in windows]
     # every request is prepared (checked, encoded) once, before the first one is sent
     requests = [
@@ -159,9 +169,37 @@ def run(
     report.requests = after.requests - before_stats.requests
     report.retries = after.retries - before_stats.retries
     report.cache_hits = after.cache_hits - before_stats.cache_hits
+    late = sorted({_io.where(rel)[0] or NO_SYMBOL for rel in report.repaired[cheap:]})
+    if again and late and want is not None:  # minute data: nothing older to fetch
+        more = run(
+            client,
+            root,
+            log,
+            spec,
+            late,
+            want,
+            today=today,
+            progress=progress,
+            max_workers=max_workers,
+            commit_every=commit_every,
+            again=False,
+        )
+        _add(report, more)
+        # the final windows the damaged file's symbols were spared were not held after all
+        report.windows_skipped -= sum(skipped.get(s, 0) for s in late)
     report.failures.sort(key=lambda f: (f.symbol or "", f.start or dt.date.min))
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _add(report: SyncReport, more: SyncReport) -> None:
+    """``more``'s counts and findings added to ``report`` (a second pass of one sync)."""
+    for k in ("requests", "retries", "cache_hits", "windows_fetched", "empty_windows"):
+        setattr(report, k, getattr(report, k) + getattr(more, k))
+    report.rows_received += more.rows_received
+    report.rows_written += more.rows_written
+    report.failures += more.failures
+    report.repaired += more.repaired
 
 
 def _collect(tasks: list[Fetch], i: int, outcome: Outcome[Response], state: _SyncRun) -> None:
