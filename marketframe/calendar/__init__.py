@@ -5,8 +5,12 @@ with Taiwan's lunar holidays, observance rules and typhoon closures) plus this p
 corrections, kept in ONE table, :data:`CORRECTIONS`, each with its evidence. The calendar is
 exactly the base plus the corrections (a test checks it, and that every correction is needed).
 
-Covered: 2010-01-01 to 2026-12-31 (:data:`FIRST_DAY`, :data:`LAST_DAY`; 2026 is the latest
-year TWSE has announced). A date outside raises :class:`~marketframe.exceptions.InvalidParams`.
+Covered: 2010-01-01 to 2035-12-31 (:data:`FIRST_DAY`, :data:`LAST_DAY`). The table holds the
+official schedules through 2026 (:data:`OFFICIAL_LAST_DAY`; TWSE announces a year's schedule
+in the autumn before it); later years are PROVISIONAL, XTAI's rules alone:
+:func:`is_provisional` says so, and every function answering about such a year warns
+:class:`~marketframe.exceptions.ProvisionalSchedule` naming it. A date outside the coverage
+raises :class:`~marketframe.exceptions.InvalidParams`.
 
 Sessions (``market=``, ``session=``), times Asia/Taipei:
 
@@ -35,6 +39,7 @@ rest of the package, so it keeps data generated from this module instead.
 from __future__ import annotations
 
 import datetime as dt
+import sys
 import threading
 import warnings
 from functools import cache, lru_cache
@@ -56,6 +61,7 @@ from marketframe.calendar._table import (
     FIRST_DAY,
     HOURS,
     LAST_DAY,
+    OFFICIAL_LAST_DAY,
     TAIPEI,
     Backend,
     Correction,
@@ -64,7 +70,7 @@ from marketframe.calendar._table import (
     Market,
     SessionName,
 )
-from marketframe.exceptions import InvalidParams
+from marketframe.exceptions import InvalidParams, ProvisionalSchedule
 
 if TYPE_CHECKING:
     import polars as pl
@@ -74,10 +80,12 @@ __all__ = [
     "FIRST_DAY",
     "HOURS",
     "LAST_DAY",
+    "OFFICIAL_LAST_DAY",
     "TAIPEI",
     "Correction",
     "Hours",
     "base_sessions",
+    "is_provisional",
     "is_session",
     "minutes",
     "next_open",
@@ -162,6 +170,39 @@ def _bounds(label: np.datetime64, hours: Hours) -> tuple[pd.Timestamp, pd.Timest
     return opens, closes
 
 
+# --- provisional years -----------------------------------------------------------------------
+
+
+def _say_provisional(first: dt.date, last: dt.date, where: str) -> None:
+    """Warn :class:`ProvisionalSchedule` when an answer rests on days past
+    :data:`OFFICIAL_LAST_DAY` (``first`` .. ``last``), at the caller of the public function
+    that calls this. The package's own uses of the calendar (the HTTP cache's expiry, the
+    ``NoSession`` warning) do not warn: the caller is a user's."""
+    if last <= OFFICIAL_LAST_DAY:
+        return
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    if caller == "marketframe" or caller.startswith("marketframe."):
+        return
+    first = max(first, OFFICIAL_LAST_DAY + dt.timedelta(days=1))
+    years = str(first.year) if first.year == last.year else f"{first.year}-{last.year}"
+    warnings.warn(
+        ProvisionalSchedule(
+            f"{where}: the official schedule of {years} is not in marketframe.calendar's "
+            f"table yet (it holds the years to {OFFICIAL_LAST_DAY.year}); the answer is "
+            "PROVISIONAL, XTAI's rules (exchange_calendars), and may change when TWSE "
+            "announces the year's holidays"
+        ),
+        stacklevel=3,
+    )
+
+
+def is_provisional(day: DateLike) -> bool:
+    """Whether the calendar's answers about ``day`` are provisional: its year's official
+    schedule is not in the table yet (past :data:`OFFICIAL_LAST_DAY`), so the day follows
+    XTAI's rules alone."""
+    return _day(day, "calendar.is_provisional") > OFFICIAL_LAST_DAY
+
+
 # --- public API -----------------------------------------------------------------------------
 
 
@@ -169,10 +210,11 @@ def is_session(day: DateLike, market: Market = "stock", session: SessionName = "
     """Whether ``day`` has the session (a night session counts for the day it belongs to)."""
     where = "calendar.is_session"
     _hours(market, session, where)
-    d = np.datetime64(_day(day, where), "D")
+    d = _day(day, where)
+    _say_provisional(d, d, where)
     labels = _labels(market, session)
-    i = int(np.searchsorted(labels, d))
-    return i < len(labels) and labels[i] == d
+    i = int(np.searchsorted(labels, np.datetime64(d, "D")))
+    return i < len(labels) and labels[i] == np.datetime64(d, "D")
 
 
 def _range(start: DateLike, end: DateLike, market: str, session: str, where: str) -> np.ndarray:
@@ -221,6 +263,7 @@ def sessions_in_range(
     where = "calendar.sessions_in_range"
     _backend(backend, where)
     labels = _range(start, end, market, session, where)
+    _say_provisional(_day(start, where, "start"), _day(end, where, "end"), where)
     if backend == "polars":
         import polars as pl  # an optional extra: loaded when asked for
 
@@ -265,6 +308,7 @@ def sessions(
     _backend(backend, where)
     hours = _hours(market, session, where)
     labels = _range(start, end, market, session, where)
+    _say_provisional(_day(start, where, "start"), _day(end, where, "end"), where)
     bounds = [_bounds(label, hours) for label in labels]
     frame = pd.DataFrame(
         {
@@ -325,6 +369,7 @@ def minutes(
             f"{d.isoformat()} has no {market} {session} session",
             "a day for which is_session(day, market, session) is true",
         )
+    _say_provisional(d, d, where)
     opens, closes = _bounds(np.datetime64(d, "D"), hours)
     index = pd.date_range(opens, closes, freq="min", inclusive="left", name="minute")
     if backend == "polars":
@@ -350,6 +395,7 @@ def next_open(
     for label in labels[i:]:
         opens = _bounds(label, hours)[0]
         if opens > moment:
+            _say_provisional(moment.date(), pd.Timestamp(label).date(), where)
             return opens
     raise InvalidParams(where, "ts", f"{moment} has no next open in the coverage", _coverage())
 
@@ -369,5 +415,6 @@ def previous_close(
     for label in labels[:i][::-1]:
         closes = _bounds(label, hours)[1]
         if closes < moment:
+            _say_provisional(pd.Timestamp(label).date(), moment.date(), where)
             return closes
     raise InvalidParams(where, "ts", f"{moment} has no previous close in the coverage", _coverage())

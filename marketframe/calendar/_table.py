@@ -15,9 +15,14 @@ from marketframe._time import TZ_NAME
 
 TAIPEI = ZoneInfo(TZ_NAME)
 
-#: First and last day the calendar covers.
+#: First and last day the calendar answers for.
 FIRST_DAY = dt.date(2010, 1, 1)
-LAST_DAY = dt.date(2026, 12, 31)
+LAST_DAY = dt.date(2035, 12, 31)
+#: Last day of the last year whose official schedule the table holds (TWSE announces a year's
+#: schedule in the autumn before it: 2026's on 2025-10-29). Past it the calendar is
+#: PROVISIONAL: XTAI's rules alone (its holiday rules, lunar dates and observances), which may
+#: differ from the schedule TWSE will announce; the functions warn ``ProvisionalSchedule``.
+OFFICIAL_LAST_DAY = dt.date(2026, 12, 31)
 
 Market = Literal["stock", "futopt"]
 SessionName = Literal["regular", "afterhours", "oddlot", "oddlot_afterhours"]

@@ -18,8 +18,9 @@ from . import _sessions
 TAIPEI = ZoneInfo("Asia/Taipei")
 
 #: The fallback rule for years the real table does not cover (before ``_sessions.FIRST_YEAR``,
-#: after ``_sessions.LAST_YEAR``, i.e. not yet announced): weekdays minus these fixed-date
-#: national holidays (month, day). The lunar holidays are left out: they move every year.
+#: after ``_sessions.LAST_YEAR``): weekdays minus these fixed-date national holidays (month,
+#: day). The lunar holidays are left out: they move every year. (The table's years after
+#: ``_sessions.OFFICIAL_LAST_YEAR`` are the calendar's provisional ones, XTAI's rules.)
 HOLIDAYS: frozenset[tuple[int, int]] = frozenset({(1, 1), (2, 28), (4, 4), (5, 1), (10, 10)})
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from marketframe import calendar
+from marketframe.exceptions import ProvisionalSchedule
 from marketframe.sandbox import _calendar as cal
 from marketframe.sandbox import _sessions
 from marketframe.sandbox._market import Market
@@ -33,12 +34,18 @@ def _days(first: dt.date, last: dt.date) -> list[dt.date]:
 
 
 def test_the_sandbox_trades_on_the_calendar_s_days() -> None:
-    every = {d.date() for d in calendar.sessions_in_range(calendar.FIRST_DAY, calendar.LAST_DAY)}
+    """Every year of the calendar, the provisional ones (XTAI's rules, after the official
+    table) too: the sandbox's market spans them."""
+    with pytest.warns(ProvisionalSchedule):
+        every = {
+            d.date() for d in calendar.sessions_in_range(calendar.FIRST_DAY, calendar.LAST_DAY)
+        }
     days = _days(calendar.FIRST_DAY, calendar.LAST_DAY)
     assert [d for d in days if cal.is_trading_day(d)] == sorted(every)
-    assert (_sessions.FIRST_YEAR, _sessions.LAST_YEAR) == (
+    assert (_sessions.FIRST_YEAR, _sessions.LAST_YEAR, _sessions.OFFICIAL_LAST_YEAR) == (
         calendar.FIRST_DAY.year,
         calendar.LAST_DAY.year,
+        calendar.OFFICIAL_LAST_DAY.year,
     )
     got = cal.trading_days(calendar.FIRST_DAY, calendar.LAST_DAY)
     assert [d.astype(object) for d in got] == sorted(every)
@@ -48,19 +55,32 @@ def test_the_night_sessions_agree() -> None:
     """The sandbox keys a night session by the evening it opens on; the calendar by the trading
     day it belongs to (the next one)."""
     first = dt.date(2017, 5, 15)  # TAIFEX's first night session
-    belongs = calendar.sessions_in_range(first, calendar.LAST_DAY, "futopt", "afterhours")
-    evenings = [d for d in _days(first, dt.date(2026, 12, 30)) if cal.has_night_session(d)]
-    assert [cal.next_trading_day(d) for d in evenings] == [d.date() for d in belongs]
+    with pytest.warns(ProvisionalSchedule):
+        belongs = calendar.sessions_in_range(first, calendar.LAST_DAY, "futopt", "afterhours")
+    last = belongs[-1].date()
+    evenings = [d for d in _days(first, last) if cal.has_night_session(d)]
+    assert [cal.next_trading_day(d) for d in evenings if d < last] == [d.date() for d in belongs]
 
 
-@pytest.mark.parametrize("day", [dt.date(2009, 3, 2), dt.date(2027, 2, 16), dt.date(2035, 6, 1)])
-def test_outside_the_table_the_fallback_rule_holds(day: dt.date) -> None:
-    """Years the real calendar does not cover: weekdays minus the fixed national holidays."""
-    assert cal.is_trading_day(day) == (
-        day.weekday() < 5 and (day.month, day.day) not in cal.HOLIDAYS
-    )
-    assert not cal.is_trading_day(dt.date(day.year, 1, 1))
-    assert not cal.is_trading_day(dt.date(day.year, 10, 10))
+def test_before_the_table_the_fallback_rule_holds() -> None:
+    """2009, before the real calendar: weekdays minus the fixed national holidays."""
+    for day in _days(dt.date(2009, 1, 1), dt.date(2009, 12, 31)):
+        assert cal.is_trading_day(day) == (
+            day.weekday() < 5 and (day.month, day.day) not in cal.HOLIDAYS
+        )
+
+
+def test_a_provisional_year_has_its_lunar_new_year() -> None:
+    """2027 (not announced yet): the sandbox closes for Lunar New Year as XTAI's rules do,
+    where the old weekday rule traded through it."""
+    with pytest.warns(ProvisionalSchedule):
+        closed = [
+            d
+            for d in _days(dt.date(2027, 2, 1), dt.date(2027, 2, 12))
+            if d.weekday() < 5 and not calendar.is_session(d)
+        ]
+    assert closed and all(not cal.is_trading_day(d) for d in closed)
+    assert not cal.is_trading_day(dt.date(2027, 2, 8))
 
 
 def _get(svc: Service, path: str, query: dict[str, str] | None = None, **match: str) -> Any:
