@@ -22,9 +22,9 @@ stock     ``oddlot``             09:00-13:30 intraday odd lots, from 2020-10-26
 stock     ``oddlot_afterhours``  13:40-14:30 after-hours odd lots (one match at 14:30)
 stock     ``afterhours``         14:00-14:30 after-hours fixed-price trading
 futopt    ``regular``            08:45-13:45 (the day session)
-futopt    ``afterhours``         15:00-05:00 the next morning, from 2017-05-15; it BELONGS TO
-                                 THE NEXT TRADING DAY, and there is none on an evening
-                                 before a closed weekday
+futopt    ``afterhours``         15:00-05:00 the next morning, from 2017-05-15, on the
+                                 evening of EVERY trading day; it BELONGS TO THE NEXT
+                                 TRADING DAY (the one before a closure too)
 ========  =====================  ============================================================
 
 Every function takes dates as ``datetime.date``, ``datetime.datetime``, ``pandas.Timestamp``,
@@ -143,15 +143,12 @@ def _labels(market: str, session: str) -> np.ndarray:
     days = days[days >= np.datetime64(hours.since, "D")]
     if not hours.overnight:
         return days
-    # a night session starts on the evening of one trading day and belongs to the next one;
-    # it is held only when no weekday between the two is closed
+    # a night session opens on the evening of every trading day and belongs to the next one,
+    # across a closure too (the evening before Lunar New Year's closure belongs to the first
+    # day after it)
     every = _days()
-    prev = every[np.searchsorted(every, days) - 1]
-    ok = np.searchsorted(every, days) > 0
-    between = np.busday_count(prev + 1, days)  # weekdays strictly between the two
-    ok &= between == 0
-    ok &= prev >= np.datetime64(hours.since, "D")
-    return days[ok]
+    result: np.ndarray = every[1:][every[:-1] >= np.datetime64(hours.since, "D")]
+    return result
 
 
 def _previous_day(label: np.datetime64) -> np.datetime64:

@@ -244,7 +244,16 @@ HOURS: dict[tuple[str, str], Hours] = {
         dt.time(5),
         True,
         dt.date(2017, 5, 15),
-        "spec/wire-facts.md: after-hours 15:00-05:00 next day; TAIFEX opened it 2017-05-15",
+        "spec/wire-facts.md: after-hours 15:00-05:00 next day; TAIFEX opened it 2017-05-15 "
+        "(Taipei Times 2016-11-19; LeapRate 2017-05-15). Held on the evening of every day "
+        "with a day session, the last one before a closure too, by the FSC's principle that "
+        "a day session has its night session (有日盤交易時段即有夜盤交易): on 2024-02-05, the "
+        "last day before Lunar New Year, until 05:00 (FSC on the 2024 schedule, Economic "
+        "Daily News money.udn.com/money/story/5607/7669420 and ETtoday "
+        "finance.ettoday.net/news/2651930); likewise 2021-02-05 (FSC, reprinted at "
+        "lotmg.com/a/tai-bei-gu-shi-tai-gu-shu-nian-5ri-feng-guan-17ri-niu-nian-kai-shi.html), "
+        "2025-01-22 (a broker's 2025 table at kaoli77.com, '台指期貨 交易到 1/23(四) 05:00') "
+        "and 2026-02-11 (udn.com/news/story/12806/9290965)",
     ),
 }
 

@@ -50,6 +50,8 @@ FUT_OPEN = time(8, 45)
 FUT_CLOSE = time(13, 45)
 FUT_AH_OPEN = time(15, 0)
 FUT_AH_CLOSE = time(5, 0)
+#: TAIFEX's first after-hours session opened on the evening of this day.
+NIGHT_SESSIONS_FROM = date(2017, 5, 15)
 
 
 def is_trading_day(d: date) -> bool:
@@ -63,20 +65,10 @@ def is_trading_day(d: date) -> bool:
 
 
 def has_night_session(d: date) -> bool:
-    """Whether TAIFEX holds an after-hours session on the evening of ``d`` (15:00 to 05:00).
-
-    Only on a trading day, and not on an evening before a closed weekday: the session belongs
-    to the next trading day, and is not held across a closure (so a Friday's evening belongs
-    to Monday, and there is none on the Friday before a Monday holiday).
-    """
-    if not is_trading_day(d):
-        return False
-    nxt = d + timedelta(days=1)
-    while not is_trading_day(nxt):
-        if nxt.weekday() < 5:
-            return False
-        nxt += timedelta(days=1)
-    return True
+    """Whether TAIFEX holds an after-hours session on the evening of ``d`` (15:00 to 05:00):
+    on every trading day since the first (2017-05-15), the last one before a closure too
+    (the FSC: a day session has its night session). It belongs to the next trading day."""
+    return d >= NIGHT_SESSIONS_FROM and is_trading_day(d)
 
 
 @lru_cache(maxsize=1)

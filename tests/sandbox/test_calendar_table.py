@@ -58,7 +58,8 @@ def test_the_night_sessions_agree() -> None:
     with pytest.warns(ProvisionalSchedule):
         belongs = calendar.sessions_in_range(first, calendar.LAST_DAY, "futopt", "afterhours")
     last = belongs[-1].date()
-    evenings = [d for d in _days(first, last) if cal.has_night_session(d)]
+    evenings = [d for d in _days(dt.date(2017, 5, 1), last) if cal.has_night_session(d)]
+    assert evenings[0] == first
     assert [cal.next_trading_day(d) for d in evenings if d < last] == [d.date() for d in belongs]
 
 
@@ -135,21 +136,28 @@ def test_lunar_new_year_2026_has_no_sessions(market: Market) -> None:
     assert dates == ["2026-02-09", "2026-02-10", "2026-02-11", "2026-02-23", "2026-02-24"]
 
 
-def test_no_night_session_on_the_evening_before_a_closure(market: Market) -> None:
-    """Thursday 2026-06-18's evening would run into the closed Friday: no session; at 20:00
-    that evening the after-hours routes show Wednesday evening's, the last one held."""
+def test_a_night_session_on_the_evening_before_a_closure(market: Market) -> None:
+    """Thursday 2026-06-18, before the Dragon Boat closure: its night session is held (the
+    FSC: a day session has its night session); at 20:00 that evening the after-hours routes
+    show it."""
     assert cal.has_night_session(dt.date(2026, 6, 17))
-    assert not cal.has_night_session(dt.date(2026, 6, 18))
-    assert cal.has_night_session(dt.date(2026, 6, 22))
+    assert cal.has_night_session(dt.date(2026, 6, 18))
+    assert not cal.has_night_session(dt.date(2026, 6, 19))  # the closed day
+    assert not cal.has_night_session(dt.date(2017, 5, 12))  # before TAIFEX had any
     svc = _service(market, "2026-06-18T20:00:00+08:00")
     front = svc.futopt.nth_future("TXF", dt.date(2026, 6, 18), 1)
     assert front is not None
-    assert svc.futopt.day(front, dt.date(2026, 6, 18), True) is None
-    assert svc.futopt.day(front, dt.date(2026, 6, 18), False) is not None
+    assert svc.futopt.day(front, dt.date(2026, 6, 18), True) is not None
     quote = _get(
         svc, "/futopt/intraday/quote/{symbol}", {"session": "afterhours"}, symbol=front.symbol
     )
-    assert quote["date"] == "2026-06-17"
+    assert quote["date"] == "2026-06-18"
+    # on the closed day the after-hours routes still show Thursday evening's
+    later = _service(market, "2026-06-19T20:00:00+08:00")
+    quote = _get(
+        later, "/futopt/intraday/quote/{symbol}", {"session": "afterhours"}, symbol=front.symbol
+    )
+    assert quote["date"] == "2026-06-18"
 
 
 @pytest.mark.parametrize(
@@ -200,3 +208,30 @@ def test_over_http_futures_history_has_no_day_or_night_session_on_a_closure(clie
         d.date() if isinstance(d, dt.datetime) else d for d in night.column("date").to_pylist()
     }
     assert nights and nights <= want
+
+
+def test_over_http_no_night_session_is_missing_before_a_closure_in_2019_to_2026(
+    client: Any,
+) -> None:
+    """From the outside: the TXF night history (keyed by the evening a session opens on) has
+    the evening of every trading day of 2019..today, the evenings before a closed weekday
+    (Lunar New Year, typhoons, national holidays) too; none on a closed day."""
+    today = dt.date(2026, 11, 20)  # the session sandbox's clock, 14:00: tonight's not open yet
+    nights: set[dt.date] = set()
+    for year in range(2019, 2027):
+        df = client.futopt.historical.candles(
+            product="TXF",
+            contractMonth="1!",
+            session="afterhours",
+            start=dt.date(year, 1, 1),
+            end=min(dt.date(year, 12, 31), today),
+            backend="arrow",
+        )
+        nights |= set(df.column("date").to_pylist())
+    days = [d.date() for d in calendar.sessions_in_range(dt.date(2019, 1, 1), today)]
+    before_closure = [
+        a for a, b in zip(days, days[1:], strict=False) if (b - a).days > 1 + 2 * (a.weekday() == 4)
+    ]
+    assert len(before_closure) >= 70
+    assert [d for d in before_closure if d not in nights] == []
+    assert sorted(nights) == days[:-1]
