@@ -18,7 +18,9 @@ Sessions (``market=``, ``session=``), times Asia/Taipei:
 market    session                hours
 ========  =====================  ============================================================
 stock     ``regular``            09:00-13:30 (continuous trading; closing call 13:25-13:30)
-stock     ``oddlot``             09:00-13:30 intraday odd lots, from 2020-10-26
+stock     ``oddlot``             09:00-13:30 intraday odd lots, from 2020-10-26: first match
+                                 09:10, then every 3 min, 1 min from 2022-12-19, 5 s from
+                                 2024-12-02 (:func:`oddlot_interval`)
 stock     ``oddlot_afterhours``  13:40-14:30 after-hours odd lots (one match at 14:30)
 stock     ``afterhours``         14:00-14:30 after-hours fixed-price trading
 futopt    ``regular``            08:45-13:45 (the day session)
@@ -61,6 +63,8 @@ from marketframe.calendar._table import (
     FIRST_DAY,
     HOURS,
     LAST_DAY,
+    ODDLOT_FIRST_MATCH,
+    ODDLOT_INTERVALS,
     OFFICIAL_LAST_DAY,
     TAIPEI,
     Backend,
@@ -68,6 +72,7 @@ from marketframe.calendar._table import (
     DateLike,
     Hours,
     Market,
+    OddLotInterval,
     SessionName,
 )
 from marketframe.exceptions import InvalidParams, ProvisionalSchedule
@@ -80,15 +85,19 @@ __all__ = [
     "FIRST_DAY",
     "HOURS",
     "LAST_DAY",
+    "ODDLOT_FIRST_MATCH",
+    "ODDLOT_INTERVALS",
     "OFFICIAL_LAST_DAY",
     "TAIPEI",
     "Correction",
     "Hours",
+    "OddLotInterval",
     "base_sessions",
     "is_provisional",
     "is_session",
     "minutes",
     "next_open",
+    "oddlot_interval",
     "previous_close",
     "sessions",
     "sessions_in_range",
@@ -415,3 +424,19 @@ def previous_close(
             _say_provisional(pd.Timestamp(label).date(), moment.date(), where)
             return closes
     raise InvalidParams(where, "ts", f"{moment} has no previous close in the coverage", _coverage())
+
+
+def oddlot_interval(day: DateLike) -> int:
+    """The seconds between TWSE's intraday odd-lot call auctions on ``day`` (the first at
+    :data:`ODDLOT_FIRST_MATCH`, 09:10): 180 from 2020-10-26, 60 from 2022-12-19, 5 from
+    2024-12-02 (:data:`ODDLOT_INTERVALS`). Raises :class:`InvalidParams` before 2020-10-26,
+    when there was no intraday odd-lot trading."""
+    where = "calendar.oddlot_interval"
+    d = _day(day, where)
+    got = [x.seconds for x in ODDLOT_INTERVALS if x.since <= d]
+    if not got:
+        first = ODDLOT_INTERVALS[0].since.isoformat()
+        raise InvalidParams(
+            where, "day", f"{d.isoformat()} is before intraday odd lots", f"from {first}"
+        )
+    return got[-1]

@@ -207,6 +207,16 @@ class Hours:
     source: str
 
 
+_ODDLOT_2020 = (
+    "TWSE (topunlisted.com.tw/news/detail/33249646, 2020-09-10): intraday odd lots from "
+    "2020-10-26, orders from 09:00, first match 09:10, then a call auction every 3 minutes"
+)
+_ODDLOT_LATER = (
+    "TWSE (SETN via tw.news.yahoo.com, '盤中零股交易撮合間隔時間縮短至5秒 12/2上路'): the "
+    "interval went from 3 minutes to 1 on 2022-12-19 and from 1 minute to 5 seconds on "
+    "2024-12-02"
+)
+
 #: Session hours by (market, session).
 HOURS: dict[tuple[str, str], Hours] = {
     ("stock", "regular"): Hours(
@@ -217,9 +227,10 @@ HOURS: dict[tuple[str, str], Hours] = {
         dt.time(13, 30),
         False,
         dt.date(2020, 10, 26),
-        "TWSE intraday odd-lot trading from 2020-10-26: orders from 09:00, first match 09:10, "
-        "then every 3 minutes, every minute from 2022-12-19; the spec only says odd lots are "
-        "selectable (type=oddlot)",
+        "intraday odd lots: orders from 09:00, first match 09:10, then a call auction every "
+        "3 minutes; every minute from 2022-12-19; every 5 seconds from 2024-12-02 "
+        f"(ODDLOT_INTERVALS). {_ODDLOT_2020}; {_ODDLOT_LATER}; the spec only says odd lots "
+        "are selectable (type=oddlot)",
     ),
     ("stock", "oddlot_afterhours"): Hours(
         dt.time(13, 40),
@@ -259,3 +270,23 @@ HOURS: dict[tuple[str, str], Hours] = {
 
 _MARKETS = ("stock", "futopt")
 _SESSIONS = {m: tuple(s for mm, s in HOURS if mm == m) for m in _MARKETS}
+
+
+@dataclass(frozen=True)
+class OddLotInterval:
+    """From ``since``, TWSE's intraday odd lots match every ``seconds`` (from 09:10)."""
+
+    since: dt.date
+    seconds: int
+    source: str
+
+
+#: The intraday odd-lot matching interval over time, oldest first.
+ODDLOT_INTERVALS: tuple[OddLotInterval, ...] = (
+    OddLotInterval(dt.date(2020, 10, 26), 180, _ODDLOT_2020),
+    OddLotInterval(dt.date(2022, 12, 19), 60, _ODDLOT_LATER),
+    OddLotInterval(dt.date(2024, 12, 2), 5, _ODDLOT_LATER),
+)
+
+#: The first intraday odd-lot match of a day, then one every interval to the 13:30 close.
+ODDLOT_FIRST_MATCH = dt.time(9, 10)

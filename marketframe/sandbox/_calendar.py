@@ -53,6 +53,15 @@ FUT_AH_CLOSE = time(5, 0)
 #: TAIFEX's first after-hours session opened on the evening of this day.
 NIGHT_SESSIONS_FROM = date(2017, 5, 15)
 
+#: TWSE's intraday odd lots: first match at 09:10 (``_intraday.ODDLOT_FIRST``), then a call
+#: auction every so many seconds, from the dates here (the first opened intraday odd-lot
+#: trading): 3 minutes from 2020-10-26, 1 minute from 2022-12-19, 5 seconds from 2024-12-02.
+ODDLOT_INTERVALS: tuple[tuple[date, int], ...] = (
+    (date(2020, 10, 26), 180),
+    (date(2022, 12, 19), 60),
+    (date(2024, 12, 2), 5),
+)
+
 
 def is_trading_day(d: date) -> bool:
     """Whether the stock market trades on ``d``: the real Taiwan calendar from
@@ -69,6 +78,21 @@ def has_night_session(d: date) -> bool:
     on every trading day since the first (2017-05-15), the last one before a closure too
     (the FSC: a day session has its night session). It belongs to the next trading day."""
     return d >= NIGHT_SESSIONS_FROM and is_trading_day(d)
+
+
+def has_oddlot(d: date) -> bool:
+    """Whether intraday odd lots trade on ``d`` (a trading day from 2020-10-26)."""
+    return d >= ODDLOT_INTERVALS[0][0] and is_trading_day(d)
+
+
+def oddlot_interval(d: date) -> int:
+    """Seconds between the intraday odd-lot call auctions on ``d`` (the first rule's before
+    intraday odd lots existed)."""
+    seconds = ODDLOT_INTERVALS[0][1]
+    for since, every in ODDLOT_INTERVALS:
+        if since <= d:
+            seconds = every
+    return seconds
 
 
 @lru_cache(maxsize=1)

@@ -221,6 +221,7 @@ def test_polars_backend() -> None:
         (lambda: cal.minutes("2026-02-16"), "has no stock regular session"),
         (lambda: cal.minutes("2026-01-05", backend="arrow"), "'pandas', 'polars'"),  # type: ignore[call-overload]
         (lambda: cal.next_open("2035-12-31T14:00"), "no next open"),
+        (lambda: cal.oddlot_interval("2020-10-23"), "from 2020-10-26"),
         (lambda: cal.previous_close("2010-01-04T09:00"), "no previous close"),
     ],
 )
