@@ -29,6 +29,12 @@ futopt    ``afterhours``         15:00-05:00 the next morning, from 2017-05-15, 
                                  TRADING DAY (the one before a closure too)
 ========  =====================  ============================================================
 
+The futures and options hours are those of TAIFEX's domestic index products; ``group=``
+(:data:`GROUPS`) gives another group's: single-stock, FX, gold and TOPIX futures open their
+night session at 17:25, FX, gold and TOPIX close their day at 16:15. The expiring month of
+the index products stops at 13:30 on its last trading day (:func:`expiry`) and has no night
+session that evening.
+
 Every function takes dates as ``datetime.date``, ``datetime.datetime``, ``pandas.Timestamp``,
 ``numpy.datetime64`` or ISO strings; results are pandas (``DatetimeIndex`` / ``DataFrame``) by
 default, polars with ``backend="polars"``.
@@ -55,12 +61,14 @@ from marketframe.calendar._checks import (
     _backend,
     _coverage,
     _day,
+    _group,
     _hours,
     _moment,
 )
 from marketframe.calendar._table import (
     CORRECTIONS,
     FIRST_DAY,
+    GROUPS,
     HOURS,
     LAST_DAY,
     ODDLOT_FIRST_MATCH,
@@ -70,12 +78,14 @@ from marketframe.calendar._table import (
     Backend,
     Correction,
     DateLike,
+    Group,
     Hours,
     Market,
     OddLotInterval,
+    ProductGroup,
     SessionName,
 )
-from marketframe.exceptions import InvalidParams, ProvisionalSchedule
+from marketframe.exceptions import InvalidParams, InvalidParamType, ProvisionalSchedule
 
 if TYPE_CHECKING:
     import polars as pl
@@ -83,6 +93,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CORRECTIONS",
     "FIRST_DAY",
+    "GROUPS",
     "HOURS",
     "LAST_DAY",
     "ODDLOT_FIRST_MATCH",
@@ -90,9 +101,12 @@ __all__ = [
     "OFFICIAL_LAST_DAY",
     "TAIPEI",
     "Correction",
+    "Group",
     "Hours",
     "OddLotInterval",
+    "ProductGroup",
     "base_sessions",
+    "expiry",
     "is_provisional",
     "is_session",
     "minutes",
@@ -284,6 +298,7 @@ def sessions(
     market: Market = ...,
     session: SessionName = ...,
     *,
+    group: Group | None = ...,
     backend: Literal["pandas"] = ...,
 ) -> pd.DataFrame: ...
 @overload
@@ -293,6 +308,7 @@ def sessions(
     market: Market = ...,
     session: SessionName = ...,
     *,
+    group: Group | None = ...,
     backend: Literal["polars"],
 ) -> pl.DataFrame: ...
 def sessions(
@@ -301,6 +317,7 @@ def sessions(
     market: Market = "stock",
     session: SessionName = "regular",
     *,
+    group: Group | None = None,
     backend: Backend = "pandas",
 ) -> pd.DataFrame | pl.DataFrame:
     """The sessions from ``start`` to ``end`` inclusive: one row per trading day with its
@@ -308,11 +325,12 @@ def sessions(
 
     The ``session`` column is the trading day the session belongs to: for the TAIFEX night
     session (``market="futopt", session="afterhours"``) that is the day AFTER the evening it
-    opens on.
+    opens on. ``group``: a TAIFEX product group's hours (:data:`GROUPS`; the futures and
+    options only), the domestic index products' when None.
     """
     where = "calendar.sessions"
     _backend(backend, where)
-    hours = _hours(market, session, where)
+    hours = _hours(market, session, where, group)
     labels = _range(start, end, market, session, where)
     _say_provisional(_day(start, where, "start"), _day(end, where, "end"), where)
     bounds = [_bounds(label, hours) for label in labels]
@@ -339,6 +357,7 @@ def minutes(
     market: Market = ...,
     session: SessionName = ...,
     *,
+    group: Group | None = ...,
     backend: Literal["pandas"] = ...,
 ) -> pd.DatetimeIndex: ...
 @overload
@@ -347,6 +366,7 @@ def minutes(
     market: Market = ...,
     session: SessionName = ...,
     *,
+    group: Group | None = ...,
     backend: Literal["polars"],
 ) -> pl.Series: ...
 def minutes(
@@ -354,6 +374,7 @@ def minutes(
     market: Market = "stock",
     session: SessionName = "regular",
     *,
+    group: Group | None = None,
     backend: Backend = "pandas",
 ) -> pd.DatetimeIndex | pl.Series:
     """The trading minutes of the session of ``day``, each labelled by its start, from the
@@ -362,11 +383,12 @@ def minutes(
 
     ``day`` is the trading day the session belongs to: the night session of
     ``minutes("2026-11-20", "futopt", "afterhours")`` runs from 15:00 on 2026-11-19.
-    Raises :class:`InvalidParams` when ``day`` has no such session.
+    ``group``: as :func:`sessions`'. Raises :class:`InvalidParams` when ``day`` has no such
+    session.
     """
     where = "calendar.minutes"
     _backend(backend, where)
-    hours = _hours(market, session, where)
+    hours = _hours(market, session, where, group)
     d = _day(day, where)
     if not is_session(d, market, session):
         raise InvalidParams(
@@ -386,14 +408,19 @@ def minutes(
 
 
 def next_open(
-    ts: DateLike | dt.datetime, market: Market = "stock", session: SessionName = "regular"
+    ts: DateLike | dt.datetime,
+    market: Market = "stock",
+    session: SessionName = "regular",
+    *,
+    group: Group | None = None,
 ) -> pd.Timestamp:
-    """The first open of the session strictly after ``ts`` (a naive ``ts`` is Taipei time).
+    """The first open of the session strictly after ``ts`` (a naive ``ts`` is Taipei time);
+    ``group``: as :func:`sessions`'.
 
     Raises :class:`InvalidParams` if that open is past the calendar's coverage.
     """
     where = "calendar.next_open"
-    hours = _hours(market, session, where)
+    hours = _hours(market, session, where, group)
     moment = _moment(ts, where)
     labels = _labels(market, session)
     # the session containing or following ts opens no earlier than the day before ts's date
@@ -407,14 +434,19 @@ def next_open(
 
 
 def previous_close(
-    ts: DateLike | dt.datetime, market: Market = "stock", session: SessionName = "regular"
+    ts: DateLike | dt.datetime,
+    market: Market = "stock",
+    session: SessionName = "regular",
+    *,
+    group: Group | None = None,
 ) -> pd.Timestamp:
-    """The last close of the session strictly before ``ts`` (a naive ``ts`` is Taipei time).
+    """The last close of the session strictly before ``ts`` (a naive ``ts`` is Taipei time);
+    ``group``: as :func:`sessions`'.
 
     Raises :class:`InvalidParams` if that close is before the calendar's coverage.
     """
     where = "calendar.previous_close"
-    hours = _hours(market, session, where)
+    hours = _hours(market, session, where, group)
     moment = _moment(ts, where)
     labels = _labels(market, session)
     i = int(np.searchsorted(labels, np.datetime64(moment.date(), "D") + 2, side="right"))
@@ -424,6 +456,48 @@ def previous_close(
             _say_provisional(pd.Timestamp(label).date(), moment.date(), where)
             return closes
     raise InvalidParams(where, "ts", f"{moment} has no previous close in the coverage", _coverage())
+
+
+def expiry(year: int, month: int, group: Group = "index") -> pd.Timestamp:
+    """When the ``month`` contract of ``group``'s products stops trading: the close of its
+    last trading day, the third Wednesday of the month (the next trading day when that is
+    closed), at 13:30 instead of 13:45, tz-aware Asia/Taipei. That evening's night session
+    belongs to the next trading day, without the expired month: the contract's last night
+    session is the one of the evening before.
+
+    Only the groups whose expiry is modelled (the domestic index products); weekly options
+    are not modelled either.
+    """
+    where = "calendar.expiry"
+    g = _group(group, where)
+    modelled = [name for name, x in GROUPS.items() if x.last_day_close is not None]
+    if g.last_day_close is None:
+        raise InvalidParams(
+            where,
+            "group",
+            f"is {group!r}: the last trading day of its products is not modelled",
+            ", ".join(map(repr, modelled)),
+        )
+    for name, value, allowed in (("year", year, "an int"), ("month", month, "an int 1..12")):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidParamType(where, name, f"is {value!r}", allowed)
+    if not 1 <= month <= 12:
+        raise InvalidParams(where, "month", f"is {month}", "1..12")
+    if not FIRST_DAY.year <= year <= LAST_DAY.year:
+        raise InvalidParams(
+            where, "year", f"{year} is outside the calendar's coverage", _coverage()
+        )
+    first = dt.date(year, month, 1)
+    third = first + dt.timedelta(days=(2 - first.weekday()) % 7 + 14)
+    days = _labels("futopt", "regular")
+    i = int(np.searchsorted(days, np.datetime64(third, "D")))
+    if i == len(days):
+        raise InvalidParams(
+            where, "year", f"{year}-{month:02d} ends past the coverage", _coverage()
+        )
+    last = pd.Timestamp(days[i]).date()
+    _say_provisional(last, last, where)
+    return pd.Timestamp(dt.datetime.combine(last, g.last_day_close, tzinfo=TAIPEI))
 
 
 def oddlot_interval(day: DateLike) -> int:

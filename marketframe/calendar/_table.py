@@ -207,6 +207,11 @@ class Hours:
     source: str
 
 
+_AH_INTRO = (
+    "TAIFEX's after-hours introduction (www.taifex.com.tw/enl/eng4/aHIntroduction): 15:00 for "
+    "domestic index, foreign index (but TOPIX) and crude oil products; 17:25 for TOPIX "
+    "futures, FX, gold and equity products; to 05:00 the next day"
+)
 _ODDLOT_2020 = (
     "TWSE (topunlisted.com.tw/news/detail/33249646, 2020-09-10): intraday odd lots from "
     "2020-10-26, orders from 09:00, first match 09:10, then a call auction every 3 minutes"
@@ -217,7 +222,8 @@ _ODDLOT_LATER = (
     "2024-12-02"
 )
 
-#: Session hours by (market, session).
+#: Session hours by (market, session); the futures and options rows are TAIFEX's domestic
+#: index products' (the ``"index"`` group of :data:`GROUPS`).
 HOURS: dict[tuple[str, str], Hours] = {
     ("stock", "regular"): Hours(
         dt.time(9), dt.time(13, 30), False, FIRST_DAY, "spec/wire-facts.md: 09:00-13:30"
@@ -290,3 +296,81 @@ ODDLOT_INTERVALS: tuple[OddLotInterval, ...] = (
 
 #: The first intraday odd-lot match of a day, then one every interval to the 13:30 close.
 ODDLOT_FIRST_MATCH = dt.time(9, 10)
+
+
+Group = Literal["index", "equity", "fx", "gold", "topix"]
+
+
+@dataclass(frozen=True)
+class ProductGroup:
+    """TAIFEX's hours for a group of products: its day session, the open of its night session
+    (which closes at 05:00 like every group's), and the close of the expiring month on its
+    last trading day (None: not modelled, the group's products differ)."""
+
+    products: str
+    regular_open: dt.time
+    regular_close: dt.time
+    afterhours_open: dt.time
+    last_day_close: dt.time | None
+    source: str
+
+
+_TE_SPEC = (
+    "TAIFEX Electronics Sector Index Futures specification (selaw.com.tw LW10833616, "
+    "2018-08-08): 08:45-13:45, 08:45-13:30 on the last trading day for the delivery month "
+    "contract, which is the third Wednesday; after hours 15:00-05:00, none on the last "
+    "trading day for the delivery month contract (TX's specification says the same)"
+)
+
+_NIGHT_1725 = f"after hours 17:25-05:00, none on the expiring month's last day; {_AH_INTRO}"
+
+#: TAIFEX's product groups and their hours (``group=`` of the session functions): the index
+#: products' night opens at 15:00, the others' at 17:25, after a day to 13:45 or 16:15.
+GROUPS: dict[str, ProductGroup] = {
+    "index": ProductGroup(
+        "domestic index futures and options: TX (TXF), MTX (MXF), TMF, TE, ZEF, SOF, M1F, TXO",
+        dt.time(8, 45),
+        dt.time(13, 45),
+        dt.time(15),
+        dt.time(13, 30),
+        f"{_TE_SPEC}; {_AH_INTRO}",
+    ),
+    "equity": ProductGroup(
+        "single-stock futures on stocks and domestic ETFs",
+        dt.time(8, 45),
+        dt.time(13, 45),
+        dt.time(17, 25),
+        None,
+        "TAIFEX Single Stock Futures specification (selaw.com.tw LW10850706, 2024-06-25): "
+        "08:45-13:45 (08:45-16:15 on ETFs of foreign securities), for the contracts TAIFEX "
+        f"announces {_NIGHT_1725}",
+    ),
+    "fx": ProductGroup(
+        "FX futures: RTF, RHF, XEF, XJF, XAF, XBF",
+        dt.time(8, 45),
+        dt.time(16, 15),
+        dt.time(17, 25),
+        None,
+        "TAIFEX USD/CNH (selaw.com.tw 199484, 2018-11-13; last day to 11:00) and USD/JPY "
+        "(selaw.com.tw LW10872630; last day to 14:00) FX futures specifications: 08:45-16:15, "
+        + _NIGHT_1725,
+    ),
+    "gold": ProductGroup(
+        "gold products: TGF, GDF, TGO",
+        dt.time(8, 45),
+        dt.time(16, 15),
+        dt.time(17, 25),
+        None,
+        "TAIFEX NT Dollar Gold Futures specification (selaw.com.tw, 2018-05-11): 08:45-16:15, "
+        + _NIGHT_1725,
+    ),
+    "topix": ProductGroup(
+        "TOPIX futures: TJF",
+        dt.time(8),
+        dt.time(16, 15),
+        dt.time(17, 25),
+        None,
+        "TAIFEX TOPIX Futures specification (selaw.com.tw LW10869606, 2024-10-22): "
+        "08:00-16:15, " + _NIGHT_1725,
+    ),
+}

@@ -50,6 +50,9 @@ FUT_OPEN = time(8, 45)
 FUT_CLOSE = time(13, 45)
 FUT_AH_OPEN = time(15, 0)
 FUT_AH_CLOSE = time(5, 0)
+#: TAIFEX's index futures and options: the expiring month trades 08:45-13:30 on its last
+#: trading day, and has no night session that evening.
+FUT_LAST_DAY_CLOSE = time(13, 30)
 #: TAIFEX's first after-hours session opened on the evening of this day.
 NIGHT_SESSIONS_FROM = date(2017, 5, 15)
 

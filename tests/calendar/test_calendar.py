@@ -221,6 +221,12 @@ def test_polars_backend() -> None:
         (lambda: cal.minutes("2026-02-16"), "has no stock regular session"),
         (lambda: cal.minutes("2026-01-05", backend="arrow"), "'pandas', 'polars'"),  # type: ignore[call-overload]
         (lambda: cal.next_open("2035-12-31T14:00"), "no next open"),
+        (lambda: cal.sessions("2026-01-05", "2026-01-09", group="fx"), "groups are TAIFEX's"),
+        (lambda: cal.minutes("2026-01-05", "futopt", group="bond"), "'index', 'equity'"),  # type: ignore[call-overload]
+        (lambda: cal.expiry(2026, 12, "fx"), "'fx': the last trading day"),
+        (lambda: cal.expiry(2026, 13), "1..12"),
+        (lambda: cal.expiry(2036, 1), "outside the calendar's coverage"),
+        (lambda: cal.expiry("2026", 1), "is '2026'"),  # type: ignore[arg-type]
         (lambda: cal.oddlot_interval("2020-10-23"), "from 2020-10-26"),
         (lambda: cal.previous_close("2010-01-04T09:00"), "no previous close"),
     ],

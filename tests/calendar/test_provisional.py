@@ -33,6 +33,7 @@ def test_2027_is_answered_provisionally() -> None:
         lambda: cal.next_open("2026-12-31T14:00"),  # the answer is 2027-01-04's open
         # 2026-12-31's close, the previous one only if 2027-01-01 is closed: provisional
         lambda: cal.previous_close("2027-01-04T08:00"),
+        lambda: cal.expiry(2027, 1),
     ],
 )
 def test_every_function_answers_2027_with_the_marker(call: object) -> None:

@@ -383,3 +383,35 @@ def test_futures_months_and_option_strike_ladder(sb) -> None:
 
 def itertools_pairwise(xs):
     return zip(xs, xs[1:], strict=False)
+
+
+def _last_trade(s, symbol: str, **params):
+    rows = ok(s, f"futopt/intraday/trades/{symbol}", limit=1, **params)["data"]
+    return _tw(rows[0]["time"])
+
+
+def test_the_expiring_month_stops_at_1330_and_has_no_night_session() -> None:
+    """TAIFEX's TX: 08:45-13:30 on the last trading day of the delivery month (the third
+    Wednesday, 2026-11-18 for TXFK6), no after-hours session for it that day; it trades in
+    the night session of the evening before. The next month is the front one that night."""
+    with Sandbox(seed=7, now="2026-11-18T20:00:00+08:00", rate_limit=1_000_000) as s:
+        assert _last_trade(s, "TXFK6").strftime("%H:%M") < "13:30"
+        assert _last_trade(s, "TXFL6").strftime("%H:%M") >= "13:30"  # to 13:45
+        night = ok(s, "futopt/intraday/tickers", type="FUTURE", product="TXF", session="AFTERHOURS")
+        listed = [r["symbol"] for r in night["data"]]
+        assert "TXFK6" not in listed and "TXFL6" in listed
+        assert get(s, "futopt/intraday/quote/TXFK6", session="afterhours").status_code == 404
+        assert ok(s, "futopt/intraday/quote/TXFL6", session="afterhours")["date"] == "2026-11-18"
+        day = ok(s, "futopt/intraday/tickers", type="FUTURE", product="TXF")["data"]
+        assert "TXFK6" in [r["symbol"] for r in day]  # the day session still lists it
+        history = ok(
+            s,
+            "futopt/historical/candles/TXF",
+            contractMonth="1!",
+            session="afterhours",
+            sort="asc",
+            **{"from": "2026-11-16", "to": "2026-11-18"},
+        )["data"]
+        assert [r["date"] for r in history] == ["2026-11-16", "2026-11-17", "2026-11-18"]
+        s.set_now("2026-11-17T20:00:00+08:00")
+        assert ok(s, "futopt/intraday/quote/TXFK6", session="afterhours")["date"] == "2026-11-17"
