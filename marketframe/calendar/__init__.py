@@ -47,10 +47,6 @@ rest of the package, so it keeps data generated from this module instead.
 from __future__ import annotations
 
 import datetime as dt
-import sys
-import threading
-import warnings
-from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
@@ -61,10 +57,12 @@ from marketframe.calendar._checks import (
     _backend,
     _coverage,
     _day,
-    _group,
     _hours,
     _moment,
 )
+from marketframe.calendar._days import _bounds, _labels, base_sessions
+from marketframe.calendar._provisional import _say_provisional, is_provisional
+from marketframe.calendar._rules import expiry, oddlot_interval
 from marketframe.calendar._table import (
     CORRECTIONS,
     FIRST_DAY,
@@ -85,7 +83,7 @@ from marketframe.calendar._table import (
     ProductGroup,
     SessionName,
 )
-from marketframe.exceptions import InvalidParams, InvalidParamType, ProvisionalSchedule
+from marketframe.exceptions import InvalidParams
 
 if TYPE_CHECKING:
     import polars as pl
@@ -116,112 +114,6 @@ __all__ = [
     "sessions",
     "sessions_in_range",
 ]
-
-# --- the table -----------------------------------------------------------------------------
-
-
-_BUILDING = threading.Lock()
-
-
-@lru_cache(maxsize=1)
-def _base() -> np.ndarray:
-    """XTAI's sessions over the coverage, as ``datetime64[D]`` (loaded once, on first use:
-    importing exchange_calendars and building XTAI take about a second). One thread builds
-    it while the others wait: the warning filters below are process-wide, and a second
-    builder leaving its ``catch_warnings`` would restore them under the first one."""
-    with _BUILDING:
-        return _xtai()
-
-
-@lru_cache(maxsize=1)
-def _xtai() -> np.ndarray:
-    import exchange_calendars as xcals  # about a second: loaded on first use
-
-    with warnings.catch_warnings():  # its own pandas deprecations are not the user's to see
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", FutureWarning)
-        xtai = xcals.get_calendar("XTAI", start=FIRST_DAY.isoformat(), end=LAST_DAY.isoformat())
-    return np.asarray(xtai.sessions.values.astype("datetime64[D]"))
-
-
-def base_sessions() -> pd.DatetimeIndex:
-    """The base calendar's (XTAI's) stock sessions over the coverage, uncorrected."""
-    return pd.DatetimeIndex(_base(), name="session")
-
-
-@lru_cache(maxsize=1)
-def _days() -> np.ndarray:
-    """Every stock session (base + corrections), sorted ``datetime64[D]``."""
-    closed = {np.datetime64(c.day, "D") for c in CORRECTIONS if c.kind == "closed"}
-    opened = {np.datetime64(c.day, "D") for c in CORRECTIONS if c.kind != "closed"}
-    days = {d for d in _base() if d not in closed} | opened
-    return np.array(sorted(days), dtype="datetime64[D]")
-
-
-@cache
-def _labels(market: str, session: str) -> np.ndarray:
-    """The session labels of (market, session): the trading days that have that session."""
-    hours = HOURS[(market, session)]
-    days = _days()
-    days = days[days >= np.datetime64(hours.since, "D")]
-    if not hours.overnight:
-        return days
-    # a night session opens on the evening of every trading day and belongs to the next one,
-    # across a closure too (the evening before Lunar New Year's closure belongs to the first
-    # day after it)
-    every = _days()
-    result: np.ndarray = every[1:][every[:-1] >= np.datetime64(hours.since, "D")]
-    return result
-
-
-def _previous_day(label: np.datetime64) -> np.datetime64:
-    every = _days()
-    result: np.datetime64 = every[np.searchsorted(every, label) - 1]
-    return result
-
-
-def _bounds(label: np.datetime64, hours: Hours) -> tuple[pd.Timestamp, pd.Timestamp]:
-    """Open and close of the session labelled ``label``."""
-    start = _previous_day(label) if hours.overnight else label
-    d = pd.Timestamp(start).date()
-    opens = pd.Timestamp(dt.datetime.combine(d, hours.open, tzinfo=TAIPEI))
-    end = d + dt.timedelta(days=1) if hours.overnight else d
-    closes = pd.Timestamp(dt.datetime.combine(end, hours.close, tzinfo=TAIPEI))
-    return opens, closes
-
-
-# --- provisional years -----------------------------------------------------------------------
-
-
-def _say_provisional(first: dt.date, last: dt.date, where: str) -> None:
-    """Warn :class:`ProvisionalSchedule` when an answer rests on days past
-    :data:`OFFICIAL_LAST_DAY` (``first`` .. ``last``), at the caller of the public function
-    that calls this. The package's own uses of the calendar (the HTTP cache's expiry, the
-    ``NoSession`` warning) do not warn: the caller is a user's."""
-    if last <= OFFICIAL_LAST_DAY:
-        return
-    caller = sys._getframe(2).f_globals.get("__name__", "")
-    if caller == "marketframe" or caller.startswith("marketframe."):
-        return
-    first = max(first, OFFICIAL_LAST_DAY + dt.timedelta(days=1))
-    years = str(first.year) if first.year == last.year else f"{first.year}-{last.year}"
-    warnings.warn(
-        ProvisionalSchedule(
-            f"{where}: the official schedule of {years} is not in marketframe.calendar's "
-            f"table yet (it holds the years to {OFFICIAL_LAST_DAY.year}); the answer is "
-            "PROVISIONAL, XTAI's rules (exchange_calendars), and may change when TWSE "
-            "announces the year's holidays"
-        ),
-        stacklevel=3,
-    )
-
-
-def is_provisional(day: DateLike) -> bool:
-    """Whether the calendar's answers about ``day`` are provisional: its year's official
-    schedule is not in the table yet (past :data:`OFFICIAL_LAST_DAY`), so the day follows
-    XTAI's rules alone."""
-    return _day(day, "calendar.is_provisional") > OFFICIAL_LAST_DAY
-
 
 # --- public API -----------------------------------------------------------------------------
 
@@ -456,61 +348,3 @@ def previous_close(
             _say_provisional(pd.Timestamp(label).date(), moment.date(), where)
             return closes
     raise InvalidParams(where, "ts", f"{moment} has no previous close in the coverage", _coverage())
-
-
-def expiry(year: int, month: int, group: Group = "index") -> pd.Timestamp:
-    """When the ``month`` contract of ``group``'s products stops trading: the close of its
-    last trading day, the third Wednesday of the month (the next trading day when that is
-    closed), at 13:30 instead of 13:45, tz-aware Asia/Taipei. That evening's night session
-    belongs to the next trading day, without the expired month: the contract's last night
-    session is the one of the evening before.
-
-    Only the groups whose expiry is modelled (the domestic index products); weekly options
-    are not modelled either.
-    """
-    where = "calendar.expiry"
-    g = _group(group, where)
-    modelled = [name for name, x in GROUPS.items() if x.last_day_close is not None]
-    if g.last_day_close is None:
-        raise InvalidParams(
-            where,
-            "group",
-            f"is {group!r}: the last trading day of its products is not modelled",
-            ", ".join(map(repr, modelled)),
-        )
-    for name, value, allowed in (("year", year, "an int"), ("month", month, "an int 1..12")):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InvalidParamType(where, name, f"is {value!r}", allowed)
-    if not 1 <= month <= 12:
-        raise InvalidParams(where, "month", f"is {month}", "1..12")
-    if not FIRST_DAY.year <= year <= LAST_DAY.year:
-        raise InvalidParams(
-            where, "year", f"{year} is outside the calendar's coverage", _coverage()
-        )
-    first = dt.date(year, month, 1)
-    third = first + dt.timedelta(days=(2 - first.weekday()) % 7 + 14)
-    days = _labels("futopt", "regular")
-    i = int(np.searchsorted(days, np.datetime64(third, "D")))
-    if i == len(days):
-        raise InvalidParams(
-            where, "year", f"{year}-{month:02d} ends past the coverage", _coverage()
-        )
-    last = pd.Timestamp(days[i]).date()
-    _say_provisional(last, last, where)
-    return pd.Timestamp(dt.datetime.combine(last, g.last_day_close, tzinfo=TAIPEI))
-
-
-def oddlot_interval(day: DateLike) -> int:
-    """The seconds between TWSE's intraday odd-lot call auctions on ``day`` (the first at
-    :data:`ODDLOT_FIRST_MATCH`, 09:10): 180 from 2020-10-26, 60 from 2022-12-19, 5 from
-    2024-12-02 (:data:`ODDLOT_INTERVALS`). Raises :class:`InvalidParams` before 2020-10-26,
-    when there was no intraday odd-lot trading."""
-    where = "calendar.oddlot_interval"
-    d = _day(day, where)
-    got = [x.seconds for x in ODDLOT_INTERVALS if x.since <= d]
-    if not got:
-        first = ODDLOT_INTERVALS[0].since.isoformat()
-        raise InvalidParams(
-            where, "day", f"{d.isoformat()} is before intraday odd lots", f"from {first}"
-        )
-    return got[-1]
