@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from marketframe.calendar import FIRST_DAY, LAST_DAY, sessions_in_range
+from marketframe.calendar import FIRST_DAY, LAST_DAY, OFFICIAL_LAST_DAY, sessions_in_range
 
 #: Where the sandbox keeps its generated copy of the session table.
 SANDBOX_TABLE = "marketframe/sandbox/_sessions.py"
@@ -42,10 +42,13 @@ def render_sandbox_table() -> str:
         "nothing from the rest of the package, so it keeps this copy, and",
         "tests/sandbox/test_calendar_table.py fails when the two disagree. Years outside",
         "FIRST_YEAR..LAST_YEAR use the sandbox's rule-based fallback (``_calendar.py``).",
+        "The years after OFFICIAL_LAST_YEAR are the calendar's provisional ones: XTAI's",
+        "rules, TWSE has not announced them yet.",
         '"""',
         "",
         f"FIRST_YEAR = {FIRST_DAY.year}",
         f"LAST_YEAR = {LAST_DAY.year}",
+        f"OFFICIAL_LAST_YEAR = {OFFICIAL_LAST_DAY.year}",
         "",
         "#: Weekdays without a session: lines of a year and its MMDD days (a year may take",
         "#: several lines).",

@@ -5,8 +5,12 @@ with Taiwan's lunar holidays, observance rules and typhoon closures) plus this p
 corrections, kept in ONE table, :data:`CORRECTIONS`, each with its evidence. The calendar is
 exactly the base plus the corrections (a test checks it, and that every correction is needed).
 
-Covered: 2010-01-01 to 2026-12-31 (:data:`FIRST_DAY`, :data:`LAST_DAY`; 2026 is the latest
-year TWSE has announced). A date outside raises :class:`~marketframe.exceptions.InvalidParams`.
+Covered: 2010-01-01 to 2035-12-31 (:data:`FIRST_DAY`, :data:`LAST_DAY`). The table holds the
+official schedules through 2026 (:data:`OFFICIAL_LAST_DAY`; TWSE announces a year's schedule
+in the autumn before it); later years are PROVISIONAL, XTAI's rules alone:
+:func:`is_provisional` says so, and every function answering about such a year warns
+:class:`~marketframe.exceptions.ProvisionalSchedule` naming it. A date outside the coverage
+raises :class:`~marketframe.exceptions.InvalidParams`.
 
 Sessions (``market=``, ``session=``), times Asia/Taipei:
 
@@ -14,14 +18,22 @@ Sessions (``market=``, ``session=``), times Asia/Taipei:
 market    session                hours
 ========  =====================  ============================================================
 stock     ``regular``            09:00-13:30 (continuous trading; closing call 13:25-13:30)
-stock     ``oddlot``             09:00-13:30 intraday odd lots, from 2020-10-26
+stock     ``oddlot``             09:00-13:30 intraday odd lots, from 2020-10-26: first match
+                                 09:10, then every 3 min, 1 min from 2022-12-19, 5 s from
+                                 2024-12-02 (:func:`oddlot_interval`)
 stock     ``oddlot_afterhours``  13:40-14:30 after-hours odd lots (one match at 14:30)
 stock     ``afterhours``         14:00-14:30 after-hours fixed-price trading
 futopt    ``regular``            08:45-13:45 (the day session)
-futopt    ``afterhours``         15:00-05:00 the next morning, from 2017-05-15; it BELONGS TO
-                                 THE NEXT TRADING DAY, and there is none on an evening
-                                 before a closed weekday
+futopt    ``afterhours``         15:00-05:00 the next morning, from 2017-05-15, on the
+                                 evening of EVERY trading day; it BELONGS TO THE NEXT
+                                 TRADING DAY (the one before a closure too)
 ========  =====================  ============================================================
+
+The futures and options hours are those of TAIFEX's domestic index products; ``group=``
+(:data:`GROUPS`) gives another group's: single-stock, FX, gold and TOPIX futures open their
+night session at 17:25, FX, gold and TOPIX close their day at 16:15. The expiring month of
+the index products stops at 13:30 on its last trading day (:func:`expiry`) and has no night
+session that evening.
 
 Every function takes dates as ``datetime.date``, ``datetime.datetime``, ``pandas.Timestamp``,
 ``numpy.datetime64`` or ISO strings; results are pandas (``DatetimeIndex`` / ``DataFrame``) by
@@ -35,9 +47,6 @@ rest of the package, so it keeps data generated from this module instead.
 from __future__ import annotations
 
 import datetime as dt
-import threading
-import warnings
-from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
@@ -51,17 +60,27 @@ from marketframe.calendar._checks import (
     _hours,
     _moment,
 )
+from marketframe.calendar._days import _bounds, _labels, base_sessions
+from marketframe.calendar._provisional import _say_provisional, is_provisional
+from marketframe.calendar._rules import expiry, oddlot_interval
 from marketframe.calendar._table import (
     CORRECTIONS,
     FIRST_DAY,
+    GROUPS,
     HOURS,
     LAST_DAY,
+    ODDLOT_FIRST_MATCH,
+    ODDLOT_INTERVALS,
+    OFFICIAL_LAST_DAY,
     TAIPEI,
     Backend,
     Correction,
     DateLike,
+    Group,
     Hours,
     Market,
+    OddLotInterval,
+    ProductGroup,
     SessionName,
 )
 from marketframe.exceptions import InvalidParams
@@ -72,95 +91,29 @@ if TYPE_CHECKING:
 __all__ = [
     "CORRECTIONS",
     "FIRST_DAY",
+    "GROUPS",
     "HOURS",
     "LAST_DAY",
+    "ODDLOT_FIRST_MATCH",
+    "ODDLOT_INTERVALS",
+    "OFFICIAL_LAST_DAY",
     "TAIPEI",
     "Correction",
+    "Group",
     "Hours",
+    "OddLotInterval",
+    "ProductGroup",
     "base_sessions",
+    "expiry",
+    "is_provisional",
     "is_session",
     "minutes",
     "next_open",
+    "oddlot_interval",
     "previous_close",
     "sessions",
     "sessions_in_range",
 ]
-
-# --- the table -----------------------------------------------------------------------------
-
-
-_BUILDING = threading.Lock()
-
-
-@lru_cache(maxsize=1)
-def _base() -> np.ndarray:
-    """XTAI's sessions over the coverage, as ``datetime64[D]`` (loaded once, on first use:
-    importing exchange_calendars and building XTAI take about a second). One thread builds
-    it while the others wait: the warning filters below are process-wide, and a second
-    builder leaving its ``catch_warnings`` would restore them under the first one."""
-    with _BUILDING:
-        return _xtai()
-
-
-@lru_cache(maxsize=1)
-def _xtai() -> np.ndarray:
-    import exchange_calendars as xcals  # about a second: loaded on first use
-
-    with warnings.catch_warnings():  # its own pandas deprecations are not the user's to see
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", FutureWarning)
-        xtai = xcals.get_calendar("XTAI", start=FIRST_DAY.isoformat(), end=LAST_DAY.isoformat())
-    return np.asarray(xtai.sessions.values.astype("datetime64[D]"))
-
-
-def base_sessions() -> pd.DatetimeIndex:
-    """The base calendar's (XTAI's) stock sessions over the coverage, uncorrected."""
-    return pd.DatetimeIndex(_base(), name="session")
-
-
-@lru_cache(maxsize=1)
-def _days() -> np.ndarray:
-    """Every stock session (base + corrections), sorted ``datetime64[D]``."""
-    closed = {np.datetime64(c.day, "D") for c in CORRECTIONS if c.kind == "closed"}
-    opened = {np.datetime64(c.day, "D") for c in CORRECTIONS if c.kind != "closed"}
-    days = {d for d in _base() if d not in closed} | opened
-    return np.array(sorted(days), dtype="datetime64[D]")
-
-
-@cache
-def _labels(market: str, session: str) -> np.ndarray:
-    """The session labels of (market, session): the trading days that have that session."""
-    hours = HOURS[(market, session)]
-    days = _days()
-    days = days[days >= np.datetime64(hours.since, "D")]
-    if not hours.overnight:
-        return days
-    # a night session starts on the evening of one trading day and belongs to the next one;
-    # it is held only when no weekday between the two is closed
-    every = _days()
-    prev = every[np.searchsorted(every, days) - 1]
-    ok = np.searchsorted(every, days) > 0
-    between = np.busday_count(prev + 1, days)  # weekdays strictly between the two
-    ok &= between == 0
-    ok &= prev >= np.datetime64(hours.since, "D")
-    return days[ok]
-
-
-def _previous_day(label: np.datetime64) -> np.datetime64:
-    every = _days()
-    result: np.datetime64 = every[np.searchsorted(every, label) - 1]
-    return result
-
-
-def _bounds(label: np.datetime64, hours: Hours) -> tuple[pd.Timestamp, pd.Timestamp]:
-    """Open and close of the session labelled ``label``."""
-    start = _previous_day(label) if hours.overnight else label
-    d = pd.Timestamp(start).date()
-    opens = pd.Timestamp(dt.datetime.combine(d, hours.open, tzinfo=TAIPEI))
-    end = d + dt.timedelta(days=1) if hours.overnight else d
-    closes = pd.Timestamp(dt.datetime.combine(end, hours.close, tzinfo=TAIPEI))
-    return opens, closes
-
 
 # --- public API -----------------------------------------------------------------------------
 
@@ -169,10 +122,11 @@ def is_session(day: DateLike, market: Market = "stock", session: SessionName = "
     """Whether ``day`` has the session (a night session counts for the day it belongs to)."""
     where = "calendar.is_session"
     _hours(market, session, where)
-    d = np.datetime64(_day(day, where), "D")
+    d = _day(day, where)
+    _say_provisional(d, d, where)
     labels = _labels(market, session)
-    i = int(np.searchsorted(labels, d))
-    return i < len(labels) and labels[i] == d
+    i = int(np.searchsorted(labels, np.datetime64(d, "D")))
+    return i < len(labels) and labels[i] == np.datetime64(d, "D")
 
 
 def _range(start: DateLike, end: DateLike, market: str, session: str, where: str) -> np.ndarray:
@@ -221,6 +175,7 @@ def sessions_in_range(
     where = "calendar.sessions_in_range"
     _backend(backend, where)
     labels = _range(start, end, market, session, where)
+    _say_provisional(_day(start, where, "start"), _day(end, where, "end"), where)
     if backend == "polars":
         import polars as pl  # an optional extra: loaded when asked for
 
@@ -235,6 +190,7 @@ def sessions(
     market: Market = ...,
     session: SessionName = ...,
     *,
+    group: Group | None = ...,
     backend: Literal["pandas"] = ...,
 ) -> pd.DataFrame: ...
 @overload
@@ -244,6 +200,7 @@ def sessions(
     market: Market = ...,
     session: SessionName = ...,
     *,
+    group: Group | None = ...,
     backend: Literal["polars"],
 ) -> pl.DataFrame: ...
 def sessions(
@@ -252,6 +209,7 @@ def sessions(
     market: Market = "stock",
     session: SessionName = "regular",
     *,
+    group: Group | None = None,
     backend: Backend = "pandas",
 ) -> pd.DataFrame | pl.DataFrame:
     """The sessions from ``start`` to ``end`` inclusive: one row per trading day with its
@@ -259,12 +217,14 @@ def sessions(
 
     The ``session`` column is the trading day the session belongs to: for the TAIFEX night
     session (``market="futopt", session="afterhours"``) that is the day AFTER the evening it
-    opens on.
+    opens on. ``group``: a TAIFEX product group's hours (:data:`GROUPS`; the futures and
+    options only), the domestic index products' when None.
     """
     where = "calendar.sessions"
     _backend(backend, where)
-    hours = _hours(market, session, where)
+    hours = _hours(market, session, where, group)
     labels = _range(start, end, market, session, where)
+    _say_provisional(_day(start, where, "start"), _day(end, where, "end"), where)
     bounds = [_bounds(label, hours) for label in labels]
     frame = pd.DataFrame(
         {
@@ -289,6 +249,7 @@ def minutes(
     market: Market = ...,
     session: SessionName = ...,
     *,
+    group: Group | None = ...,
     backend: Literal["pandas"] = ...,
 ) -> pd.DatetimeIndex: ...
 @overload
@@ -297,6 +258,7 @@ def minutes(
     market: Market = ...,
     session: SessionName = ...,
     *,
+    group: Group | None = ...,
     backend: Literal["polars"],
 ) -> pl.Series: ...
 def minutes(
@@ -304,6 +266,7 @@ def minutes(
     market: Market = "stock",
     session: SessionName = "regular",
     *,
+    group: Group | None = None,
     backend: Backend = "pandas",
 ) -> pd.DatetimeIndex | pl.Series:
     """The trading minutes of the session of ``day``, each labelled by its start, from the
@@ -312,11 +275,12 @@ def minutes(
 
     ``day`` is the trading day the session belongs to: the night session of
     ``minutes("2026-11-20", "futopt", "afterhours")`` runs from 15:00 on 2026-11-19.
-    Raises :class:`InvalidParams` when ``day`` has no such session.
+    ``group``: as :func:`sessions`'. Raises :class:`InvalidParams` when ``day`` has no such
+    session.
     """
     where = "calendar.minutes"
     _backend(backend, where)
-    hours = _hours(market, session, where)
+    hours = _hours(market, session, where, group)
     d = _day(day, where)
     if not is_session(d, market, session):
         raise InvalidParams(
@@ -325,6 +289,7 @@ def minutes(
             f"{d.isoformat()} has no {market} {session} session",
             "a day for which is_session(day, market, session) is true",
         )
+    _say_provisional(d, d, where)
     opens, closes = _bounds(np.datetime64(d, "D"), hours)
     index = pd.date_range(opens, closes, freq="min", inclusive="left", name="minute")
     if backend == "polars":
@@ -335,14 +300,19 @@ def minutes(
 
 
 def next_open(
-    ts: DateLike | dt.datetime, market: Market = "stock", session: SessionName = "regular"
+    ts: DateLike | dt.datetime,
+    market: Market = "stock",
+    session: SessionName = "regular",
+    *,
+    group: Group | None = None,
 ) -> pd.Timestamp:
-    """The first open of the session strictly after ``ts`` (a naive ``ts`` is Taipei time).
+    """The first open of the session strictly after ``ts`` (a naive ``ts`` is Taipei time);
+    ``group``: as :func:`sessions`'.
 
     Raises :class:`InvalidParams` if that open is past the calendar's coverage.
     """
     where = "calendar.next_open"
-    hours = _hours(market, session, where)
+    hours = _hours(market, session, where, group)
     moment = _moment(ts, where)
     labels = _labels(market, session)
     # the session containing or following ts opens no earlier than the day before ts's date
@@ -350,24 +320,31 @@ def next_open(
     for label in labels[i:]:
         opens = _bounds(label, hours)[0]
         if opens > moment:
+            _say_provisional(moment.date(), pd.Timestamp(label).date(), where)
             return opens
     raise InvalidParams(where, "ts", f"{moment} has no next open in the coverage", _coverage())
 
 
 def previous_close(
-    ts: DateLike | dt.datetime, market: Market = "stock", session: SessionName = "regular"
+    ts: DateLike | dt.datetime,
+    market: Market = "stock",
+    session: SessionName = "regular",
+    *,
+    group: Group | None = None,
 ) -> pd.Timestamp:
-    """The last close of the session strictly before ``ts`` (a naive ``ts`` is Taipei time).
+    """The last close of the session strictly before ``ts`` (a naive ``ts`` is Taipei time);
+    ``group``: as :func:`sessions`'.
 
     Raises :class:`InvalidParams` if that close is before the calendar's coverage.
     """
     where = "calendar.previous_close"
-    hours = _hours(market, session, where)
+    hours = _hours(market, session, where, group)
     moment = _moment(ts, where)
     labels = _labels(market, session)
     i = int(np.searchsorted(labels, np.datetime64(moment.date(), "D") + 2, side="right"))
     for label in labels[:i][::-1]:
         closes = _bounds(label, hours)[1]
         if closes < moment:
+            _say_provisional(pd.Timestamp(label).date(), moment.date(), where)
             return closes
     raise InvalidParams(where, "ts", f"{moment} has no previous close in the coverage", _coverage())

@@ -4,6 +4,7 @@ is allowed, before anything is computed."""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -12,11 +13,13 @@ from marketframe.calendar._table import (
     _MARKETS,
     _SESSIONS,
     FIRST_DAY,
+    GROUPS,
     HOURS,
     LAST_DAY,
     TAIPEI,
     DateLike,
     Hours,
+    ProductGroup,
 )
 from marketframe.exceptions import InvalidParams, InvalidParamType
 
@@ -64,7 +67,9 @@ def _moment(value: DateLike | dt.datetime, where: str, param: str = "ts") -> pd.
     return ts
 
 
-def _hours(market: str, session: str, where: str) -> Hours:
+def _hours(market: str, session: str, where: str, group: str | None = None) -> Hours:
+    """The hours of (market, session), of the product ``group``'s when one is given (the
+    futures and options only)."""
     if market not in _MARKETS:
         raise InvalidParams(where, "market", f"is {market!r}", ", ".join(map(repr, _MARKETS)))
     if session not in _SESSIONS[market]:
@@ -74,7 +79,23 @@ def _hours(market: str, session: str, where: str) -> Hours:
             f"is {session!r} for market {market!r}",
             ", ".join(map(repr, _SESSIONS[market])),
         )
-    return HOURS[(market, session)]
+    hours = HOURS[(market, session)]
+    if group is None:
+        return hours
+    if market != "futopt":
+        raise InvalidParams(
+            where, "group", f"is {group!r} for market {market!r}", "None (groups are TAIFEX's)"
+        )
+    g = _group(group, where)
+    if session == "regular":
+        return replace(hours, open=g.regular_open, close=g.regular_close, source=g.source)
+    return replace(hours, open=g.afterhours_open, source=g.source)
+
+
+def _group(group: str, where: str) -> ProductGroup:
+    if group not in GROUPS:
+        raise InvalidParams(where, "group", f"is {group!r}", ", ".join(map(repr, GROUPS)))
+    return GROUPS[group]
 
 
 def _backend(backend: str, where: str) -> None:

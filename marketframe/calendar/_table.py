@@ -15,9 +15,14 @@ from marketframe._time import TZ_NAME
 
 TAIPEI = ZoneInfo(TZ_NAME)
 
-#: First and last day the calendar covers.
+#: First and last day the calendar answers for.
 FIRST_DAY = dt.date(2010, 1, 1)
-LAST_DAY = dt.date(2026, 12, 31)
+LAST_DAY = dt.date(2035, 12, 31)
+#: Last day of the last year whose official schedule the table holds (TWSE announces a year's
+#: schedule in the autumn before it: 2026's on 2025-10-29). Past it the calendar is
+#: PROVISIONAL: XTAI's rules alone (its holiday rules, lunar dates and observances), which may
+#: differ from the schedule TWSE will announce; the functions warn ``ProvisionalSchedule``.
+OFFICIAL_LAST_DAY = dt.date(2026, 12, 31)
 
 Market = Literal["stock", "futopt"]
 SessionName = Literal["regular", "afterhours", "oddlot", "oddlot_afterhours"]
@@ -202,7 +207,23 @@ class Hours:
     source: str
 
 
-#: Session hours by (market, session).
+_AH_INTRO = (
+    "TAIFEX's after-hours introduction (www.taifex.com.tw/enl/eng4/aHIntroduction): 15:00 for "
+    "domestic index, foreign index (but TOPIX) and crude oil products; 17:25 for TOPIX "
+    "futures, FX, gold and equity products; to 05:00 the next day"
+)
+_ODDLOT_2020 = (
+    "TWSE (topunlisted.com.tw/news/detail/33249646, 2020-09-10): intraday odd lots from "
+    "2020-10-26, orders from 09:00, first match 09:10, then a call auction every 3 minutes"
+)
+_ODDLOT_LATER = (
+    "TWSE (SETN via tw.news.yahoo.com, '盤中零股交易撮合間隔時間縮短至5秒 12/2上路'): the "
+    "interval went from 3 minutes to 1 on 2022-12-19 and from 1 minute to 5 seconds on "
+    "2024-12-02"
+)
+
+#: Session hours by (market, session); the futures and options rows are TAIFEX's domestic
+#: index products' (the ``"index"`` group of :data:`GROUPS`).
 HOURS: dict[tuple[str, str], Hours] = {
     ("stock", "regular"): Hours(
         dt.time(9), dt.time(13, 30), False, FIRST_DAY, "spec/wire-facts.md: 09:00-13:30"
@@ -212,9 +233,10 @@ HOURS: dict[tuple[str, str], Hours] = {
         dt.time(13, 30),
         False,
         dt.date(2020, 10, 26),
-        "TWSE intraday odd-lot trading from 2020-10-26: orders from 09:00, first match 09:10, "
-        "then every 3 minutes, every minute from 2022-12-19; the spec only says odd lots are "
-        "selectable (type=oddlot)",
+        "intraday odd lots: orders from 09:00, first match 09:10, then a call auction every "
+        "3 minutes; every minute from 2022-12-19; every 5 seconds from 2024-12-02 "
+        f"(ODDLOT_INTERVALS). {_ODDLOT_2020}; {_ODDLOT_LATER}; the spec only says odd lots "
+        "are selectable (type=oddlot)",
     ),
     ("stock", "oddlot_afterhours"): Hours(
         dt.time(13, 40),
@@ -239,9 +261,116 @@ HOURS: dict[tuple[str, str], Hours] = {
         dt.time(5),
         True,
         dt.date(2017, 5, 15),
-        "spec/wire-facts.md: after-hours 15:00-05:00 next day; TAIFEX opened it 2017-05-15",
+        "spec/wire-facts.md: after-hours 15:00-05:00 next day; TAIFEX opened it 2017-05-15 "
+        "(Taipei Times 2016-11-19; LeapRate 2017-05-15). Held on the evening of every day "
+        "with a day session, the last one before a closure too, by the FSC's principle that "
+        "a day session has its night session (有日盤交易時段即有夜盤交易): on 2024-02-05, the "
+        "last day before Lunar New Year, until 05:00 (FSC on the 2024 schedule, Economic "
+        "Daily News money.udn.com/money/story/5607/7669420 and ETtoday "
+        "finance.ettoday.net/news/2651930); likewise 2021-02-05 (FSC, reprinted at "
+        "lotmg.com/a/tai-bei-gu-shi-tai-gu-shu-nian-5ri-feng-guan-17ri-niu-nian-kai-shi.html), "
+        "2025-01-22 (a broker's 2025 table at kaoli77.com, '台指期貨 交易到 1/23(四) 05:00') "
+        "and 2026-02-11 (udn.com/news/story/12806/9290965)",
     ),
 }
 
 _MARKETS = ("stock", "futopt")
 _SESSIONS = {m: tuple(s for mm, s in HOURS if mm == m) for m in _MARKETS}
+
+
+@dataclass(frozen=True)
+class OddLotInterval:
+    """From ``since``, TWSE's intraday odd lots match every ``seconds`` (from 09:10)."""
+
+    since: dt.date
+    seconds: int
+    source: str
+
+
+#: The intraday odd-lot matching interval over time, oldest first.
+ODDLOT_INTERVALS: tuple[OddLotInterval, ...] = (
+    OddLotInterval(dt.date(2020, 10, 26), 180, _ODDLOT_2020),
+    OddLotInterval(dt.date(2022, 12, 19), 60, _ODDLOT_LATER),
+    OddLotInterval(dt.date(2024, 12, 2), 5, _ODDLOT_LATER),
+)
+
+#: The first intraday odd-lot match of a day, then one every interval to the 13:30 close.
+ODDLOT_FIRST_MATCH = dt.time(9, 10)
+
+
+Group = Literal["index", "equity", "fx", "gold", "topix"]
+
+
+@dataclass(frozen=True)
+class ProductGroup:
+    """TAIFEX's hours for a group of products: its day session, the open of its night session
+    (which closes at 05:00 like every group's), and the close of the expiring month on its
+    last trading day (None: not modelled, the group's products differ)."""
+
+    products: str
+    regular_open: dt.time
+    regular_close: dt.time
+    afterhours_open: dt.time
+    last_day_close: dt.time | None
+    source: str
+
+
+_TE_SPEC = (
+    "TAIFEX Electronics Sector Index Futures specification (selaw.com.tw LW10833616, "
+    "2018-08-08): 08:45-13:45, 08:45-13:30 on the last trading day for the delivery month "
+    "contract, which is the third Wednesday; after hours 15:00-05:00, none on the last "
+    "trading day for the delivery month contract (TX's specification says the same)"
+)
+
+_NIGHT_1725 = f"after hours 17:25-05:00, none on the expiring month's last day; {_AH_INTRO}"
+
+#: TAIFEX's product groups and their hours (``group=`` of the session functions): the index
+#: products' night opens at 15:00, the others' at 17:25, after a day to 13:45 or 16:15.
+GROUPS: dict[str, ProductGroup] = {
+    "index": ProductGroup(
+        "domestic index futures and options: TX (TXF), MTX (MXF), TMF, TE, ZEF, SOF, M1F, TXO",
+        dt.time(8, 45),
+        dt.time(13, 45),
+        dt.time(15),
+        dt.time(13, 30),
+        f"{_TE_SPEC}; {_AH_INTRO}",
+    ),
+    "equity": ProductGroup(
+        "single-stock futures on stocks and domestic ETFs",
+        dt.time(8, 45),
+        dt.time(13, 45),
+        dt.time(17, 25),
+        None,
+        "TAIFEX Single Stock Futures specification (selaw.com.tw LW10850706, 2024-06-25): "
+        "08:45-13:45 (08:45-16:15 on ETFs of foreign securities), for the contracts TAIFEX "
+        f"announces {_NIGHT_1725}",
+    ),
+    "fx": ProductGroup(
+        "FX futures: RTF, RHF, XEF, XJF, XAF, XBF",
+        dt.time(8, 45),
+        dt.time(16, 15),
+        dt.time(17, 25),
+        None,
+        "TAIFEX USD/CNH (selaw.com.tw 199484, 2018-11-13; last day to 11:00) and USD/JPY "
+        "(selaw.com.tw LW10872630; last day to 14:00) FX futures specifications: 08:45-16:15, "
+        + _NIGHT_1725,
+    ),
+    "gold": ProductGroup(
+        "gold products: TGF, GDF, TGO",
+        dt.time(8, 45),
+        dt.time(16, 15),
+        dt.time(17, 25),
+        None,
+        "TAIFEX NT Dollar Gold Futures specification (selaw.com.tw, 2018-05-11): 08:45-16:15, "
+        + _NIGHT_1725,
+    ),
+    "topix": ProductGroup(
+        "TOPIX futures: TJF",
+        dt.time(8),
+        dt.time(16, 15),
+        dt.time(17, 25),
+        None,
+        "TAIFEX TOPIX Futures specification (selaw.com.tw LW10869606, 2024-10-22): "
+        "08:00-16:15, " + _NIGHT_1725,
+    ),
+}

@@ -41,7 +41,8 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
 
 Warnings are a :class:`MarketframeWarning` (a ``UserWarning``): ``PartlySynced``, a store
 read of a range covered only in part; ``ActionNotApplied``, a corporate action adjusted
-prices could not use (adjust); ``NoSession``, a ``download`` range with no trading day.
+prices could not use (adjust); ``NoSession``, a ``download`` range with no trading day;
+``ProvisionalSchedule``, a calendar answer for a year TWSE has not announced yet.
 
 One hint style: a class's ``hint`` says what to do next; ``next_step()`` turns it into the
 sentence that ends the message (a class may compute it from the error's own details).
@@ -91,6 +92,7 @@ from marketframe.exceptions._base import (
     MissingColumnsError,
     NoSession,
     NotCheckable,
+    ProvisionalSchedule,
     SchemaError,
     UnorderedRowsError,
     did_you_mean,
@@ -167,6 +169,7 @@ __all__ = [
     "MarketframeWarning",
     "MissingColumnsError",
     "NoSession",
+    "ProvisionalSchedule",
     "NotCheckable",
     "NotFound",
     "NotLoggedIn",

@@ -145,3 +145,10 @@ class NoSession(MarketframeWarning):
     """The asked range holds no trading session (a weekend, a holiday, a typhoon closure;
     ``marketframe.calendar``): the frame is empty because the market was closed, not because
     data is missing. The message names the sessions around the range."""
+
+
+class ProvisionalSchedule(MarketframeWarning):
+    """``marketframe.calendar`` answered for a year whose official schedule is not in its
+    table yet (past ``calendar.OFFICIAL_LAST_DAY``): the answer follows XTAI's rules
+    (exchange_calendars) and may change when TWSE announces the year's holidays. The message
+    names the year."""

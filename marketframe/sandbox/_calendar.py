@@ -18,8 +18,9 @@ from . import _sessions
 TAIPEI = ZoneInfo("Asia/Taipei")
 
 #: The fallback rule for years the real table does not cover (before ``_sessions.FIRST_YEAR``,
-#: after ``_sessions.LAST_YEAR``, i.e. not yet announced): weekdays minus these fixed-date
-#: national holidays (month, day). The lunar holidays are left out: they move every year.
+#: after ``_sessions.LAST_YEAR``): weekdays minus these fixed-date national holidays (month,
+#: day). The lunar holidays are left out: they move every year. (The table's years after
+#: ``_sessions.OFFICIAL_LAST_YEAR`` are the calendar's provisional ones, XTAI's rules.)
 HOLIDAYS: frozenset[tuple[int, int]] = frozenset({(1, 1), (2, 28), (4, 4), (5, 1), (10, 10)})
 
 
@@ -49,6 +50,20 @@ FUT_OPEN = time(8, 45)
 FUT_CLOSE = time(13, 45)
 FUT_AH_OPEN = time(15, 0)
 FUT_AH_CLOSE = time(5, 0)
+#: TAIFEX's index futures and options: the expiring month trades 08:45-13:30 on its last
+#: trading day, and has no night session that evening.
+FUT_LAST_DAY_CLOSE = time(13, 30)
+#: TAIFEX's first after-hours session opened on the evening of this day.
+NIGHT_SESSIONS_FROM = date(2017, 5, 15)
+
+#: TWSE's intraday odd lots: first match at 09:10 (``_intraday.ODDLOT_FIRST``), then a call
+#: auction every so many seconds, from the dates here (the first opened intraday odd-lot
+#: trading): 3 minutes from 2020-10-26, 1 minute from 2022-12-19, 5 seconds from 2024-12-02.
+ODDLOT_INTERVALS: tuple[tuple[date, int], ...] = (
+    (date(2020, 10, 26), 180),
+    (date(2022, 12, 19), 60),
+    (date(2024, 12, 2), 5),
+)
 
 
 def is_trading_day(d: date) -> bool:
@@ -62,20 +77,25 @@ def is_trading_day(d: date) -> bool:
 
 
 def has_night_session(d: date) -> bool:
-    """Whether TAIFEX holds an after-hours session on the evening of ``d`` (15:00 to 05:00).
+    """Whether TAIFEX holds an after-hours session on the evening of ``d`` (15:00 to 05:00):
+    on every trading day since the first (2017-05-15), the last one before a closure too
+    (the FSC: a day session has its night session). It belongs to the next trading day."""
+    return d >= NIGHT_SESSIONS_FROM and is_trading_day(d)
 
-    Only on a trading day, and not on an evening before a closed weekday: the session belongs
-    to the next trading day, and is not held across a closure (so a Friday's evening belongs
-    to Monday, and there is none on the Friday before a Monday holiday).
-    """
-    if not is_trading_day(d):
-        return False
-    nxt = d + timedelta(days=1)
-    while not is_trading_day(nxt):
-        if nxt.weekday() < 5:
-            return False
-        nxt += timedelta(days=1)
-    return True
+
+def has_oddlot(d: date) -> bool:
+    """Whether intraday odd lots trade on ``d`` (a trading day from 2020-10-26)."""
+    return d >= ODDLOT_INTERVALS[0][0] and is_trading_day(d)
+
+
+def oddlot_interval(d: date) -> int:
+    """Seconds between the intraday odd-lot call auctions on ``d`` (the first rule's before
+    intraday odd lots existed)."""
+    seconds = ODDLOT_INTERVALS[0][1]
+    for since, every in ODDLOT_INTERVALS:
+        if since <= d:
+            seconds = every
+    return seconds
 
 
 @lru_cache(maxsize=1)

@@ -127,28 +127,43 @@ class FutOpt:
         self._lock = threading.Lock()
         self._contracts: dict[date, dict[str, Contract]] = {}
 
-    def contracts(self, d: date) -> list[Contract]:
-        """The contracts listed on ``d`` (built once a day, then looked up)."""
+    def contracts(self, d: date, afterhours: bool = False) -> list[Contract]:
+        """The contracts listed on ``d`` (built once a day, then looked up); in the night
+        session opening that evening (``afterhours``), without the month expiring on ``d``."""
         if d not in self._contracts:
             listed = self._list(d)
             self._contracts[d] = {c.symbol: c for c in [*listed, *_spreads(listed)]}
-        return [c for c in self._contracts[d].values() if c.far is None]
+        return [
+            c
+            for c in self._contracts[d].values()
+            if c.far is None and not (afterhours and c.settlement == d)
+        ]
 
-    def nth_future(self, product: str, d: date, n: int) -> Contract | None:
+    def nth_future(
+        self, product: str, d: date, n: int, afterhours: bool = False
+    ) -> Contract | None:
         """The ``n``-th nearest month of a futures product listed on ``d`` (the continuous
-        ``1!``-``3!`` of the history and the stream's ``TXF1!``); None past the listed months
-        or for an options product."""
+        ``1!``-``3!`` of the history and the stream's ``TXF1!``), in the day or the night
+        session of ``d``; None past the listed months or for an options product."""
         months = sorted(
-            (c for c in self.contracts(d) if c.product.code == product and c.strike is None),
+            (
+                c
+                for c in self.contracts(d, afterhours)
+                if c.product.code == product and c.strike is None
+            ),
             key=lambda c: (c.year, c.month),
         )
         return months[n - 1] if 0 < n <= len(months) else None
 
-    def spreads(self, d: date) -> list[Contract]:
+    def spreads(self, d: date, afterhours: bool = False) -> list[Contract]:
         """The calendar spreads listed on ``d`` (the single-contract routes and the history
-        serve them; the ticker lists do not show them)."""
+        serve them; the ticker lists do not show them); as :meth:`contracts` for the night."""
         self.contracts(d)
-        return [c for c in self._contracts[d].values() if c.far is not None]
+        return [
+            c
+            for c in self._contracts[d].values()
+            if c.far is not None and not (afterhours and c.settlement == d)
+        ]
 
     def _list(self, d: date) -> list[Contract]:
         out: list[Contract] = []
@@ -234,7 +249,10 @@ class FutOpt:
         return rng, [int(round((p + basis) / 100)) * 100 for p in und]
 
     def _make(self, c: Contract, d: date, afterhours: bool) -> Day | None:
-        if afterhours and not cal.has_night_session(d):  # none before a closed weekday
+        if afterhours and not cal.has_night_session(d):  # none before TAIFEX had any
+            return None
+        expiring = c.settlement == d  # its last trading day (a spread's: its near leg's)
+        if afterhours and expiring:  # the expiring month has no night session that evening
             return None
         ix = self.market.daily("IX0001")
         i = ix.index_of(d)
@@ -272,9 +290,9 @@ class FutOpt:
         if afterhours:
             start = cal.at(d, cal.FUT_AH_OPEN)
             end = cal.at(d + timedelta(days=1), cal.FUT_AH_CLOSE)
-        else:
+        else:  # the expiring month stops at 13:30 on its last day
             start = cal.at(d, cal.FUT_OPEN)
-            end = cal.at(d, cal.FUT_CLOSE)
+            end = cal.at(d, cal.FUT_LAST_DAY_CLOSE if expiring else cal.FUT_CLOSE)
         t0, t1 = cal.epoch_us(start), cal.epoch_us(end)
         times = np.sort(rng.integers(t0 + 1, t1, n)) + np.arange(n)
         lad = _ladder(lo, h, option)

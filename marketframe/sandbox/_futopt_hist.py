@@ -119,14 +119,21 @@ class History:
         return [c for c in self.fo.spreads(d) if c.product.code == product]
 
     def contract(
-        self, product: str, d: date, month: str, strike: float | None, call: bool | None
+        self,
+        product: str,
+        d: date,
+        month: str,
+        strike: float | None,
+        call: bool | None,
+        afterhours: bool = False,
     ) -> Contract | None:
-        """The contract of ``month`` (``YYYYMM``, weekly, ``1!``-``3!``) listed on ``d``."""
+        """The contract of ``month`` (``YYYYMM``, weekly, ``1!``-``3!``) listed on ``d`` (a
+        continuous month in the night session skips the month expiring on ``d``)."""
         m = MONTH_RE.fullmatch(month)
         if m is None:
             return None
         if m["k"]:
-            return self.fo.nth_future(product, d, int(m["k"]))
+            return self.fo.nth_future(product, d, int(m["k"]), afterhours)
         pool = self.outrights(product, d) + self.weeklies(product, d)
         return next(
             (

@@ -319,17 +319,26 @@ def _converge(rng: np.random.Generator, lad: np.ndarray, target: int, n: int) ->
     return lad[np.clip(j + spread, 0, len(lad) - 1)]
 
 
+#: the share of odd-lot call auctions with crossing orders, by interval (seconds): about
+#: three in four minutes match; of the 5-second auctions (from 2024-12-02), one in four
+ODDLOT_MATCHED = {180: 0.9, 60: 0.75, 5: 0.25}
+
+
 def make_oddlot(rng: np.random.Generator, lot: Day) -> Day:
-    """Odd-lot trading beside the whole-lot day ``lot``: call auctions every minute from
-    09:10 to 13:30 (:data:`ODDLOT_FIRST`), sizes in shares, drawn from ``rng``; a minute
-    without crossing orders has no match."""
+    """Odd-lot trading beside the whole-lot day ``lot``: call auctions from 09:10
+    (:data:`ODDLOT_FIRST`) to 13:30 on the day's interval (``cal.oddlot_interval``: 3
+    minutes, 1 minute from 2022-12-19, 5 seconds from 2024-12-02), sizes in shares, drawn
+    from ``rng``; an auction without crossing orders has no match."""
     inst = lot.inst
     d = lot.date
     first = cal.epoch_us(cal.at(d, ODDLOT_FIRST))
     t_close = cal.epoch_us(cal.at(d, cal.SESSION_CLOSE))
-    grid = np.arange(first, t_close + 1, 60_000_000, dtype=np.int64)
-    keep = rng.random(len(grid)) < 0.75
-    keep[-1] = True  # the closing auction
+    every = cal.oddlot_interval(d)
+    grid = np.arange(first, t_close + 1, every * 1_000_000, dtype=np.int64)
+    if grid[-1] != t_close:  # 3-minute auctions end at 13:28: the close has its own
+        grid = np.append(grid, np.int64(t_close))
+    keep = rng.random(len(grid)) < ODDLOT_MATCHED.get(every, 0.75)
+    keep[0] = keep[-1] = True  # the first auction (orders since 09:00) and the closing one
     grid = grid[keep]
     n = len(grid)
     pos = np.clip(np.searchsorted(lot.time, grid, side="right") - 1, 0, len(lot.time) - 1)
@@ -338,8 +347,10 @@ def make_oddlot(rng: np.random.Generator, lot: Day) -> Day:
     side = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
     side[0] = 0
     etf = inst.etf
-    above = np.array([cal.price_above(int(p), etf) for p in price], dtype=np.int64)
-    below = np.array([cal.price_below(int(p), etf) for p in price], dtype=np.int64)
+    # the ticks either side, once per distinct price (5-second auctions repeat prices a lot)
+    levels, at = np.unique(price, return_inverse=True)
+    above = np.array([cal.price_above(int(p), etf) for p in levels], dtype=np.int64)[at]
+    below = np.array([cal.price_below(int(p), etf) for p in levels], dtype=np.int64)[at]
     bid = np.where(side >= 0, below, price)
     ask = np.where(side >= 0, price, above)
     kinds = np.full(n, KIND_CALL, dtype=np.int8)  # call auctions: never continuous

@@ -107,7 +107,8 @@ def futopt_tickers(svc: Service, m: Match, q: Query) -> Json:
     d = _futopt_date(svc, session == "AFTERHOURS")
     rows = []
     # isSpread=true lists the calendar spreads (options have none), otherwise the outrights
-    listed = svc.futopt.spreads(d) if spread else svc.futopt.contracts(d)
+    ah = session == "AFTERHOURS"
+    listed = svc.futopt.spreads(d, ah) if spread else svc.futopt.contracts(d, ah)
     for c in listed if spelt else ():
         if c.product.type != type_ or (product and c.product.code != product):
             continue

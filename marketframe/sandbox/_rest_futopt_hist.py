@@ -227,7 +227,7 @@ def candles(svc: Service, m: Match, q: Query) -> Json:
     periods: dict[tuple[int, int], list[tuple[date, Contract, Bar]]] = {}
     for d64 in cal.trading_days(start, min(end, svc.today())):
         d = d64.astype(object)
-        c = h.contract(product, d, month or "1!", strike, call) if h.opened(d, ah, t) else None
+        c = h.contract(product, d, month or "1!", strike, call, ah) if h.opened(d, ah, t) else None
         if c is None:
             continue
         if minute:

@@ -107,9 +107,10 @@ def ticker(svc: Service, m: Match, q: Query) -> Json:
             {
                 "isUnusuallyRecommended": False,
                 "isSpecificAbnormally": False,
-                # seconds between call auctions: odd lots every minute, a disposition
-                # stock on its own interval, 0 for continuous trading
-                "matchingInterval": 60 if oddlot else inst.matching_interval,
+                # seconds between call auctions: odd lots on the day's interval (3 min,
+                # 1 min from 2022-12-19, 5 s from 2024-12-02), a disposition stock on its
+                # own, 0 for continuous trading
+                "matchingInterval": cal.oddlot_interval(d) if oddlot else inst.matching_interval,
             }
         )
     out.update(

@@ -106,10 +106,13 @@ class Service:
         return cal.epoch_us(now)
 
     def day(self, inst: Instrument, oddlot: bool) -> tuple[date, Day | None]:
-        """Today's session date and the instrument's day (odd-lot: 404 but for equities)."""
+        """Today's session date and the instrument's day (odd-lot: 404 but for equities, none
+        before intraday odd lots began on 2020-10-26)."""
         if oddlot and inst.type != "EQUITY":
             raise ServiceError(404, "Resource Not Found")
         d = self.today()
+        if oddlot and not cal.has_oddlot(d):
+            return d, None
         day = self.market.day(inst.symbol, d, oddlot=oddlot)
         return d, day
 

@@ -40,13 +40,13 @@ VERSIONS = ("v1.0", "v1.1")
 _ALIAS = re.compile(r"^([A-Z]{3})([1-3])!$")
 
 
-def resolve(futopt: FutOpt, symbol: str, d: date) -> str | None:
+def resolve(futopt: FutOpt, symbol: str, d: date, after_hours: bool = False) -> str | None:
     """The contract ``symbol`` names on ``d``: a listed contract or calendar spread (the ones
-    the REST intraday routes serve, ``TXFL6/A7``), the contract of a continuous alias; None
-    otherwise."""
+    the REST intraday routes serve, ``TXFL6/A7``), the contract of a continuous alias (in the
+    night session of a settlement day, past the expired month); None otherwise."""
     alias = _ALIAS.match(symbol)
     if alias:
-        front = futopt.nth_future(alias[1], d, int(alias[2]))
+        front = futopt.nth_future(alias[1], d, int(alias[2]), after_hours)
         return None if front is None else front.symbol
     c = futopt.contract(symbol, d)
     return c.symbol if c is not None else None

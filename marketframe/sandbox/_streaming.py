@@ -216,7 +216,7 @@ class Streaming(Replay):
         day = self.replay_date()
         wanted = []
         for symbol in symbols:
-            resolved = self._resolve(conn, channel, symbol, day)
+            resolved = self._resolve(conn, channel, symbol, day, oddlot)
             # an alias and its contract are one subscription (one id)
             sid = hashlib.sha1(
                 (
@@ -261,10 +261,13 @@ class Streaming(Replay):
             await self._send(conn, "subscribed", replies if many else replies[0])
         conn.changed.set()
 
-    def _resolve(self, conn: _Conn, channel: str, symbol: str, day: date) -> str | None:
-        """The instrument (stock) or contract (futures/options) ``symbol`` names, or None."""
+    def _resolve(
+        self, conn: _Conn, channel: str, symbol: str, day: date, after_hours: bool
+    ) -> str | None:
+        """The instrument (stock) or contract (futures/options, in the night session when
+        ``after_hours``) ``symbol`` names, or None."""
         if conn.market == "futopt":
-            return fo.resolve(self.service.futopt, symbol, day)
+            return fo.resolve(self.service.futopt, symbol, day, after_hours)
         inst = self.market.universe.get(symbol)
         if inst is None or (channel == "indices") != (inst.type == "INDEX"):
             return None

@@ -13,9 +13,12 @@ import polars as pl
 import pytest
 
 from marketframe import calendar as cal
-from marketframe.exceptions import InvalidParams
+from marketframe.exceptions import InvalidParams, ProvisionalSchedule
 
 FULL = (cal.FIRST_DAY, cal.LAST_DAY)
+#: the years whose official schedule the table holds: no provisional answer, no warning
+OFFICIAL = (cal.FIRST_DAY, cal.OFFICIAL_LAST_DAY)
+_DAY = dt.timedelta(days=1)
 
 
 def _base() -> set[dt.date]:
@@ -49,7 +52,8 @@ def test_the_calendar_is_the_base_plus_the_corrections() -> None:
     closed = {c.day for c in cal.CORRECTIONS if c.kind == "closed"}
     opened = {c.day for c in cal.CORRECTIONS if c.kind != "closed"}
     expected = sorted((_base() - closed) | opened)
-    got = [d.date() for d in cal.sessions_in_range(*FULL)]
+    with pytest.warns(ProvisionalSchedule):  # 2027-2035: XTAI's rules alone
+        got = [d.date() for d in cal.sessions_in_range(*FULL)]
     assert got == expected
 
 
@@ -96,7 +100,7 @@ def test_the_typhoon_closures(day: str) -> None:
 def test_make_up_saturdays_trade_until_2018_only() -> None:
     assert cal.is_session("2018-12-22") and cal.is_session(dt.date(2016, 1, 30))
     assert not cal.is_session("2019-01-19")  # a make-up Saturday without trading
-    saturdays = [d for d in cal.sessions_in_range(*FULL) if d.weekday() >= 5]
+    saturdays = [d for d in cal.sessions_in_range(*OFFICIAL) if d.weekday() >= 5]
     assert len(saturdays) == sum(c.kind == "saturday" for c in cal.CORRECTIONS)
 
 
@@ -127,16 +131,54 @@ def test_a_night_session_belongs_to_the_next_trading_day() -> None:
     assert monday["open"][0] == pd.Timestamp("2026-11-20 15:00", tz="Asia/Taipei")
 
 
-def test_no_night_session_on_the_evening_before_a_closure() -> None:
-    """Dragon Boat, Friday 2026-06-19: no session on Thursday evening (it would belong to
-    Monday 06-22 across the closed Friday); Monday evening's belongs to Tuesday as usual."""
+def test_a_night_session_on_the_evening_before_a_closure() -> None:
+    """Dragon Boat, Friday 2026-06-19: Thursday evening's session is held and belongs to
+    Monday 06-22, across the closed Friday (the FSC: a day session has its night session)."""
     labels = cal.sessions_in_range("2026-06-15", "2026-06-26", "futopt", "afterhours")
-    assert [d.day for d in labels] == [15, 16, 17, 18, 23, 24, 25, 26]
-    assert not cal.is_session("2026-06-22", "futopt", "afterhours")
-    assert cal.is_session("2026-06-22", "futopt")  # the day session trades
-    # Lunar New Year 2026: the last session before it is Wednesday 02-11, no night after it
-    assert not cal.is_session("2026-02-23", "futopt", "afterhours")
+    assert [d.day for d in labels] == [15, 16, 17, 18, 22, 23, 24, 25, 26]
+    monday = cal.sessions("2026-06-22", "2026-06-22", "futopt", "afterhours")
+    assert str(monday["open"][0]) == "2026-06-18 15:00:00+08:00"
+    assert str(monday["close"][0]) == "2026-06-19 05:00:00+08:00"
     assert not cal.is_session("2017-05-12", "futopt", "afterhours")  # before TAIFEX had any
+    assert not cal.is_session("2017-05-15", "futopt", "afterhours")  # its first opened that day
+    assert cal.is_session("2017-05-16", "futopt", "afterhours")
+
+
+@pytest.mark.parametrize(
+    ("last", "first_after"),
+    [
+        ("2021-02-05", "2021-02-17"),  # FSC, reprinted at lotmg.com: until 02-06 05:00
+        ("2024-02-05", "2024-02-15"),  # FSC on the 2024 schedule (money.udn.com 7669420)
+        ("2025-01-22", "2025-02-03"),  # a broker's 2025 table (kaoli77.com): until 01-23 05:00
+        ("2026-02-11", "2026-02-23"),  # udn.com/news/story/12806/9290965: until 02-12 05:00
+    ],
+)
+def test_the_last_day_before_lunar_new_year_has_its_night_session(
+    last: str, first_after: str
+) -> None:
+    """The cited evenings before Lunar New Year: held until 05:00, belonging to the first
+    trading day after the holiday."""
+    night = cal.sessions(first_after, first_after, "futopt", "afterhours")
+    opens, closes = night["open"][0], night["close"][0]
+    assert str(opens.date()) == last and opens.time() == dt.time(15)
+    assert closes.date() - opens.date() == dt.timedelta(days=1) and closes.time() == dt.time(5)
+
+
+def test_no_night_session_is_missing_before_a_closure_in_2019_to_2026() -> None:
+    """Every evening of a trading day has its night session, the 75 evenings before a closed
+    weekday in 2019-2026 too (the last, 2026-12-31, belongs to 2027, a provisional year)."""
+    with pytest.warns(ProvisionalSchedule):
+        days = [d.date() for d in cal.sessions_in_range("2019-01-01", "2027-01-05")]
+        nights = cal.sessions("2019-01-02", "2027-01-05", "futopt", "afterhours")
+    evenings = [d for d in days if d.year <= 2026]
+    opened = {ts.date() for ts in nights["open"]}
+    before_closure = [
+        a for a, b in zip(days, days[1:], strict=False) if np.busday_count(a + _DAY, b) > 0
+    ]
+    assert len(before_closure) == 75
+    assert [d for d in evenings if d not in opened] == []
+    belongs = dict(zip((ts.date() for ts in nights["open"]), nights["session"], strict=True))
+    assert all(belongs[a].date() == b for a, b in zip(days, days[1:], strict=False) if a in belongs)
 
 
 def test_next_open_and_previous_close() -> None:
@@ -150,7 +192,7 @@ def test_next_open_and_previous_close() -> None:
     night = cal.next_open("2026-06-18T16:00", "futopt", "afterhours")
     assert night == pd.Timestamp("2026-06-22 15:00", tz=tz)
     assert cal.previous_close(dt.datetime(2026, 6, 22, 8), "futopt", "afterhours") == (
-        pd.Timestamp("2026-06-18 05:00", tz=tz)
+        pd.Timestamp("2026-06-19 05:00", tz=tz)  # Thursday evening's, held before the closure
     )
 
 
@@ -166,8 +208,8 @@ def test_polars_backend() -> None:
 @pytest.mark.parametrize(
     ("call", "says"),
     [
-        (lambda: cal.is_session("2009-12-31"), "2010-01-01 .. 2026-12-31"),
-        (lambda: cal.is_session("2027-01-04"), "outside the calendar's coverage"),
+        (lambda: cal.is_session("2009-12-31"), "2010-01-01 .. 2035-12-31"),
+        (lambda: cal.is_session("2036-01-02"), "outside the calendar's coverage"),
         (lambda: cal.is_session(None), "is None"),  # type: ignore[arg-type]
         (lambda: cal.is_session(20260101), "is 20260101"),  # type: ignore[arg-type]
         (lambda: cal.is_session(pd.NaT), "is NaT"),  # type: ignore[arg-type]
@@ -178,7 +220,14 @@ def test_polars_backend() -> None:
         (lambda: cal.is_session("2026-01-05", "futopt", "oddlot"), "'regular', 'afterhours'"),
         (lambda: cal.minutes("2026-02-16"), "has no stock regular session"),
         (lambda: cal.minutes("2026-01-05", backend="arrow"), "'pandas', 'polars'"),  # type: ignore[call-overload]
-        (lambda: cal.next_open("2026-12-31T14:00"), "no next open"),
+        (lambda: cal.next_open("2035-12-31T14:00"), "no next open"),
+        (lambda: cal.sessions("2026-01-05", "2026-01-09", group="fx"), "groups are TAIFEX's"),
+        (lambda: cal.minutes("2026-01-05", "futopt", group="bond"), "'index', 'equity'"),  # type: ignore[call-overload]
+        (lambda: cal.expiry(2026, 12, "fx"), "'fx': the last trading day"),
+        (lambda: cal.expiry(2026, 13), "1..12"),
+        (lambda: cal.expiry(2036, 1), "outside the calendar's coverage"),
+        (lambda: cal.expiry("2026", 1), "is '2026'"),  # type: ignore[arg-type]
+        (lambda: cal.oddlot_interval("2020-10-23"), "from 2020-10-26"),
         (lambda: cal.previous_close("2010-01-04T09:00"), "no previous close"),
     ],
 )

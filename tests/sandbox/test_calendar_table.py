@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from marketframe import calendar
+from marketframe.exceptions import ProvisionalSchedule
 from marketframe.sandbox import _calendar as cal
 from marketframe.sandbox import _sessions
 from marketframe.sandbox._market import Market
@@ -33,12 +34,18 @@ def _days(first: dt.date, last: dt.date) -> list[dt.date]:
 
 
 def test_the_sandbox_trades_on_the_calendar_s_days() -> None:
-    every = {d.date() for d in calendar.sessions_in_range(calendar.FIRST_DAY, calendar.LAST_DAY)}
+    """Every year of the calendar, the provisional ones (XTAI's rules, after the official
+    table) too: the sandbox's market spans them."""
+    with pytest.warns(ProvisionalSchedule):
+        every = {
+            d.date() for d in calendar.sessions_in_range(calendar.FIRST_DAY, calendar.LAST_DAY)
+        }
     days = _days(calendar.FIRST_DAY, calendar.LAST_DAY)
     assert [d for d in days if cal.is_trading_day(d)] == sorted(every)
-    assert (_sessions.FIRST_YEAR, _sessions.LAST_YEAR) == (
+    assert (_sessions.FIRST_YEAR, _sessions.LAST_YEAR, _sessions.OFFICIAL_LAST_YEAR) == (
         calendar.FIRST_DAY.year,
         calendar.LAST_DAY.year,
+        calendar.OFFICIAL_LAST_DAY.year,
     )
     got = cal.trading_days(calendar.FIRST_DAY, calendar.LAST_DAY)
     assert [d.astype(object) for d in got] == sorted(every)
@@ -48,19 +55,33 @@ def test_the_night_sessions_agree() -> None:
     """The sandbox keys a night session by the evening it opens on; the calendar by the trading
     day it belongs to (the next one)."""
     first = dt.date(2017, 5, 15)  # TAIFEX's first night session
-    belongs = calendar.sessions_in_range(first, calendar.LAST_DAY, "futopt", "afterhours")
-    evenings = [d for d in _days(first, dt.date(2026, 12, 30)) if cal.has_night_session(d)]
-    assert [cal.next_trading_day(d) for d in evenings] == [d.date() for d in belongs]
+    with pytest.warns(ProvisionalSchedule):
+        belongs = calendar.sessions_in_range(first, calendar.LAST_DAY, "futopt", "afterhours")
+    last = belongs[-1].date()
+    evenings = [d for d in _days(dt.date(2017, 5, 1), last) if cal.has_night_session(d)]
+    assert evenings[0] == first
+    assert [cal.next_trading_day(d) for d in evenings if d < last] == [d.date() for d in belongs]
 
 
-@pytest.mark.parametrize("day", [dt.date(2009, 3, 2), dt.date(2027, 2, 16), dt.date(2035, 6, 1)])
-def test_outside_the_table_the_fallback_rule_holds(day: dt.date) -> None:
-    """Years the real calendar does not cover: weekdays minus the fixed national holidays."""
-    assert cal.is_trading_day(day) == (
-        day.weekday() < 5 and (day.month, day.day) not in cal.HOLIDAYS
-    )
-    assert not cal.is_trading_day(dt.date(day.year, 1, 1))
-    assert not cal.is_trading_day(dt.date(day.year, 10, 10))
+def test_before_the_table_the_fallback_rule_holds() -> None:
+    """2009, before the real calendar: weekdays minus the fixed national holidays."""
+    for day in _days(dt.date(2009, 1, 1), dt.date(2009, 12, 31)):
+        assert cal.is_trading_day(day) == (
+            day.weekday() < 5 and (day.month, day.day) not in cal.HOLIDAYS
+        )
+
+
+def test_a_provisional_year_has_its_lunar_new_year() -> None:
+    """2027 (not announced yet): the sandbox closes for Lunar New Year as XTAI's rules do,
+    where the old weekday rule traded through it."""
+    with pytest.warns(ProvisionalSchedule):
+        closed = [
+            d
+            for d in _days(dt.date(2027, 2, 1), dt.date(2027, 2, 12))
+            if d.weekday() < 5 and not calendar.is_session(d)
+        ]
+    assert closed and all(not cal.is_trading_day(d) for d in closed)
+    assert not cal.is_trading_day(dt.date(2027, 2, 8))
 
 
 def _get(svc: Service, path: str, query: dict[str, str] | None = None, **match: str) -> Any:
@@ -115,21 +136,28 @@ def test_lunar_new_year_2026_has_no_sessions(market: Market) -> None:
     assert dates == ["2026-02-09", "2026-02-10", "2026-02-11", "2026-02-23", "2026-02-24"]
 
 
-def test_no_night_session_on_the_evening_before_a_closure(market: Market) -> None:
-    """Thursday 2026-06-18's evening would run into the closed Friday: no session; at 20:00
-    that evening the after-hours routes show Wednesday evening's, the last one held."""
+def test_a_night_session_on_the_evening_before_a_closure(market: Market) -> None:
+    """Thursday 2026-06-18, before the Dragon Boat closure: its night session is held (the
+    FSC: a day session has its night session); at 20:00 that evening the after-hours routes
+    show it."""
     assert cal.has_night_session(dt.date(2026, 6, 17))
-    assert not cal.has_night_session(dt.date(2026, 6, 18))
-    assert cal.has_night_session(dt.date(2026, 6, 22))
+    assert cal.has_night_session(dt.date(2026, 6, 18))
+    assert not cal.has_night_session(dt.date(2026, 6, 19))  # the closed day
+    assert not cal.has_night_session(dt.date(2017, 5, 12))  # before TAIFEX had any
     svc = _service(market, "2026-06-18T20:00:00+08:00")
     front = svc.futopt.nth_future("TXF", dt.date(2026, 6, 18), 1)
     assert front is not None
-    assert svc.futopt.day(front, dt.date(2026, 6, 18), True) is None
-    assert svc.futopt.day(front, dt.date(2026, 6, 18), False) is not None
+    assert svc.futopt.day(front, dt.date(2026, 6, 18), True) is not None
     quote = _get(
         svc, "/futopt/intraday/quote/{symbol}", {"session": "afterhours"}, symbol=front.symbol
     )
-    assert quote["date"] == "2026-06-17"
+    assert quote["date"] == "2026-06-18"
+    # on the closed day the after-hours routes still show Thursday evening's
+    later = _service(market, "2026-06-19T20:00:00+08:00")
+    quote = _get(
+        later, "/futopt/intraday/quote/{symbol}", {"session": "afterhours"}, symbol=front.symbol
+    )
+    assert quote["date"] == "2026-06-18"
 
 
 @pytest.mark.parametrize(
@@ -180,3 +208,30 @@ def test_over_http_futures_history_has_no_day_or_night_session_on_a_closure(clie
         d.date() if isinstance(d, dt.datetime) else d for d in night.column("date").to_pylist()
     }
     assert nights and nights <= want
+
+
+def test_over_http_no_night_session_is_missing_before_a_closure_in_2019_to_2026(
+    client: Any,
+) -> None:
+    """From the outside: the TXF night history (keyed by the evening a session opens on) has
+    the evening of every trading day of 2019..today, the evenings before a closed weekday
+    (Lunar New Year, typhoons, national holidays) too; none on a closed day."""
+    today = dt.date(2026, 11, 20)  # the session sandbox's clock, 14:00: tonight's not open yet
+    nights: set[dt.date] = set()
+    for year in range(2019, 2027):
+        df = client.futopt.historical.candles(
+            product="TXF",
+            contractMonth="1!",
+            session="afterhours",
+            start=dt.date(year, 1, 1),
+            end=min(dt.date(year, 12, 31), today),
+            backend="arrow",
+        )
+        nights |= set(df.column("date").to_pylist())
+    days = [d.date() for d in calendar.sessions_in_range(dt.date(2019, 1, 1), today)]
+    before_closure = [
+        a for a, b in zip(days, days[1:], strict=False) if (b - a).days > 1 + 2 * (a.weekday() == 4)
+    ]
+    assert len(before_closure) >= 70
+    assert [d for d in before_closure if d not in nights] == []
+    assert sorted(nights) == days[:-1]

@@ -225,15 +225,48 @@ def test_large_caps_trade_thousands_of_times_a_day(sb) -> None:
     assert 4000 <= ok(sb, "stock/intraday/quote/2330")["total"]["transaction"] <= 12000
 
 
-def test_odd_lot_matches_every_minute_from_0910(sb) -> None:
-    """Intraday odd lots: first match 09:10, then one call auction a minute (TWSE rule;
-    docs/sandbox.md); an auction is not continuous trading."""
-    rows = ok(sb, "stock/intraday/trades/2330", type="oddlot", sort="asc", limit=1000)["data"]
-    times = [_tw(r["time"]) for r in rows]
-    assert times[0].strftime("%H:%M:%S") >= "09:10:00"
-    assert all(t.second == 0 and t.microsecond == 0 for t in times)
+def _odd_lot_times(sb) -> list:
+    rows = ok(sb, "stock/intraday/trades/2330", type="oddlot", sort="asc", limit=100000)["data"]
+    return [_tw(r["time"]) for r in rows]
+
+
+def test_odd_lot_matches_every_5_seconds_from_0910(sb) -> None:
+    """Intraday odd lots on 2026-11-20: first match at 09:10, call auctions every 5 seconds
+    since 2024-12-02 (TWSE), the last at the 13:30 close; an auction is not continuous
+    trading."""
+    times = _odd_lot_times(sb)
+    assert times[0].strftime("%H:%M:%S.%f") == "09:10:00.000000"
+    steps = [(t - times[0]).total_seconds() for t in times]
+    assert all(s % 5 == 0 for s in steps)
+    assert min(b - a for a, b in zip(steps, steps[1:], strict=False)) == 5
     assert times[-1].strftime("%H:%M:%S") == "13:30:00"
-    assert ok(sb, "stock/intraday/ticker/2330", type="oddlot")["matchingInterval"] == 60
+    assert ok(sb, "stock/intraday/ticker/2330", type="oddlot")["matchingInterval"] == 5
+
+
+#: sampled days of each rule (TWSE: 3 minutes from 2020-10-26, 1 minute from 2022-12-19,
+#: 5 seconds from 2024-12-02)
+ODD_LOT_DAYS = ["2020-10-26", "2021-06-01", "2022-12-16", "2022-12-19", "2024-11-29", "2024-12-02"]
+
+
+def test_odd_lot_interval_follows_the_dated_rule_on_every_sampled_day() -> None:
+    """Over HTTP, day by day: the ticker's matchingInterval and the spacing of the odd-lot
+    trades are the interval of the calendar's dated rule; the first match stays at 09:10."""
+    from marketframe import calendar
+
+    with Sandbox(seed=7, now="2026-11-20T14:00:00+08:00", rate_limit=1_000_000) as s:
+        for day in ODD_LOT_DAYS:
+            s.set_now(f"{day}T14:00:00+08:00")
+            every = calendar.oddlot_interval(day)
+            ticker = ok(s, "stock/intraday/ticker/2330", type="oddlot")
+            assert (ticker["date"], ticker["matchingInterval"]) == (day, every)
+            times = _odd_lot_times(s)
+            assert times[0].strftime("%H:%M:%S.%f") == "09:10:00.000000", day
+            steps = [(t - times[0]).total_seconds() for t in times[:-1]]  # and the close
+            assert all(x % every == 0 for x in steps), day
+            assert min(b - a for a, b in zip(steps, steps[1:], strict=False)) == every, day
+            assert times[-1].strftime("%H:%M:%S") == "13:30:00"
+        s.set_now("2020-10-23T14:00:00+08:00")  # before intraday odd lots: none
+        assert ok(s, "stock/intraday/trades/2330", type="oddlot")["data"] == []
 
 
 def test_odd_lot_stream_trades_are_not_continuous(sb) -> None:
@@ -350,3 +383,35 @@ def test_futures_months_and_option_strike_ladder(sb) -> None:
 
 def itertools_pairwise(xs):
     return zip(xs, xs[1:], strict=False)
+
+
+def _last_trade(s, symbol: str, **params):
+    rows = ok(s, f"futopt/intraday/trades/{symbol}", limit=1, **params)["data"]
+    return _tw(rows[0]["time"])
+
+
+def test_the_expiring_month_stops_at_1330_and_has_no_night_session() -> None:
+    """TAIFEX's TX: 08:45-13:30 on the last trading day of the delivery month (the third
+    Wednesday, 2026-11-18 for TXFK6), no after-hours session for it that day; it trades in
+    the night session of the evening before. The next month is the front one that night."""
+    with Sandbox(seed=7, now="2026-11-18T20:00:00+08:00", rate_limit=1_000_000) as s:
+        assert _last_trade(s, "TXFK6").strftime("%H:%M") < "13:30"
+        assert _last_trade(s, "TXFL6").strftime("%H:%M") >= "13:30"  # to 13:45
+        night = ok(s, "futopt/intraday/tickers", type="FUTURE", product="TXF", session="AFTERHOURS")
+        listed = [r["symbol"] for r in night["data"]]
+        assert "TXFK6" not in listed and "TXFL6" in listed
+        assert get(s, "futopt/intraday/quote/TXFK6", session="afterhours").status_code == 404
+        assert ok(s, "futopt/intraday/quote/TXFL6", session="afterhours")["date"] == "2026-11-18"
+        day = ok(s, "futopt/intraday/tickers", type="FUTURE", product="TXF")["data"]
+        assert "TXFK6" in [r["symbol"] for r in day]  # the day session still lists it
+        history = ok(
+            s,
+            "futopt/historical/candles/TXF",
+            contractMonth="1!",
+            session="afterhours",
+            sort="asc",
+            **{"from": "2026-11-16", "to": "2026-11-18"},
+        )["data"]
+        assert [r["date"] for r in history] == ["2026-11-16", "2026-11-17", "2026-11-18"]
+        s.set_now("2026-11-17T20:00:00+08:00")
+        assert ok(s, "futopt/intraday/quote/TXFK6", session="afterhours")["date"] == "2026-11-17"
