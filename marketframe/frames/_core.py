@@ -21,7 +21,6 @@ from marketframe.exceptions import MissingColumnsError
 from ..exceptions import did_you_mean
 from ..indicators import registry
 from ..indicators import segmented as seg_kernels
-from ..indicators._registry import Outputs
 from ..indicators.options import resolve
 from ._order import Layout
 
@@ -37,8 +36,8 @@ class Request:
     indicator: str
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
-    kernel: Callable[..., Outputs]
-    segmented: Callable[..., Outputs] | None
+    kernel: Callable[..., registry.Outputs]
+    segmented: Callable[..., registry.Outputs] | None
 
 
 def request(
@@ -55,14 +54,14 @@ def request(
     if len(row.inputs) == 1 and columns[0] != row.inputs[0]:
         names = tuple(f"{columns[0]}_{name}" for name in names)
 
-    def kernel(*arrays: Array) -> Outputs:
+    def kernel(*arrays: Array) -> registry.Outputs:
         return row.kernel(*arrays, *values, convention=conv)
 
     fast = row.segmented
     segmented = None
     if fast is not None:
 
-        def segmented(seg: seg_kernels.Segments, *arrays: Array) -> Outputs:
+        def segmented(seg: seg_kernels.Segments, *arrays: Array) -> registry.Outputs:
             return fast(seg, values, conv, kernel, *arrays)
 
     return Request(indicator, tuple(columns), names, kernel, segmented)
