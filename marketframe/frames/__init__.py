@@ -87,6 +87,7 @@ def _function(
 
     signature: inspect.Signature = inspect.signature(method)
     first = inspect.Parameter("df", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="FrameT")
+    # inspect reads __signature__; a function does not declare it to the stubs
     function.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[first, *list(signature.parameters.values())[1:]], return_annotation="FrameT"
     )

@@ -24,6 +24,7 @@ def codes(values: pl.Series) -> pl.Series:
         values = values.cast(pl.String).cast(pl.Categorical)
     phys = values.to_physical()
     if phys.null_count():
+        # the codes are unsigned integers; the stubs type max() as any literal value
         phys = phys.fill_null(int(phys.max() or 0) + 1)  # type: ignore[arg-type]
     return phys
 

@@ -64,9 +64,10 @@ def macd(
         return None
     # one allocation for the three outputs (fewer, larger page runs to fault in; the
     # accessor attaches the three together: columns over one buffer)
-    out = tuple(np.empty((3, n)))
+    buffer = np.empty((3, n))
+    out = (buffer[0], buffer[1], buffer[2])
     if n == 0:
-        return out  # type: ignore[return-value]
+        return out
     kf, ks, kg = (2.0 / (p + 1) for p in (fast_n, slow, signal))
     fused = _fused(kf, ks, kg)
     head = np.where(nb > 0, BLOCK * first - starts, lengths)  # bars from the head panel
@@ -96,7 +97,7 @@ def macd(
     _run(x, fused, entering, out)
     for o, h in zip(out, heads, strict=True):
         np.put(o, bars, h.take(cells))
-    return out  # type: ignore[return-value]
+    return out
 
 
 @functools.lru_cache(maxsize=8)
