@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,6 +32,7 @@ from numpy.typing import NDArray
 from . import _fast as fast
 from ._fused import FusedMacd
 from ._linrec import BLOCK, Recursion, matmul_rows
+from ._registry import Outputs
 
 Array = NDArray[np.float64]
 CHUNK_BLOCKS = 4096  # blocks per chunk of the pass (64k bars: the buffer stays in cache)
@@ -47,7 +47,7 @@ def macd(
     signal: int,
     seed: str,
     fast_start: int,
-    kernel: Callable[..., Any],
+    kernel: Callable[..., Outputs],
 ) -> tuple[Array, Array, Array] | None:
     """Line, signal and histogram of each segment; None if the lengths are too ragged for
     a (blocks, symbols) panel (at most 4x the blocks, plus a little)."""

@@ -241,7 +241,7 @@ class Stream(Generic[FrameT]):
 
     def _live(
         self,
-        eng: Any,
+        eng: LiveIndicators,
         syms: list[str],
         path: Path | None,
         peek: bool,
@@ -333,7 +333,7 @@ class Stream(Generic[FrameT]):
         return c.frame(backend or self._async.backend)
 
 
-def _warm_candles(source: Any, symbols: Sequence[str], timeframe: str, bars: int) -> Any:
+def _warm_candles(source: Any, symbols: Sequence[str], timeframe: str, bars: int) -> pd.DataFrame:
     """The last ``bars`` candles of each symbol from a ``Store`` (its stored
     ``stock.historical.candles`` of ``timeframe``) or a ``Client`` (today's intraday candles)."""
     frames = []
