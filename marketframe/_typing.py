@@ -14,6 +14,10 @@ from typing import Literal, TypeAlias, TypedDict, TypeVar
 
 #: The frame libraries a result can be returned in.
 Backend: TypeAlias = Literal["pandas", "polars", "arrow"]
+#: Each library's ``backend=``, as the overloads that pick the frame type by it spell it.
+Pandas: TypeAlias = Literal["pandas"]
+Polars: TypeAlias = Literal["polars"]
+Arrow: TypeAlias = Literal["arrow"]
 
 #: A day as the service's date parameters take it: ``"YYYY-MM-DD"``, a ``date``, or a
 #: ``datetime`` (a ``pandas.Timestamp`` too; a tz-aware one counts in Asia/Taipei).

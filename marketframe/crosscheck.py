@@ -70,7 +70,7 @@ def _local(
     got = row.kernel(
         *(prices[k] for k in row.inputs), *(params[p] for p in spec.params), convention=convention
     )
-    if not spec.results:  # one array
+    if not isinstance(got, tuple):  # one array
         return {spec.outputs[0]: got}
     return {out: getattr(got, f) for out, f in zip(spec.outputs, spec.results, strict=True)}
 

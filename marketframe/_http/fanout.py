@@ -113,11 +113,6 @@ class Fanout:
         self.deadline = deadline
         self.name = name
 
-    def budget(self, requests: int = 1) -> Budget:
-        """The budget of a call of ``requests`` requests: the client's deadline, and its
-        ``retries`` for each request that can be in flight at once."""
-        return Budget(self.deadline, self.retries * max(1, min(requests, self.workers)))
-
     def run(
         self,
         jobs: Sequence[J],

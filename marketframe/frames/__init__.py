@@ -14,8 +14,10 @@ given::
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 import pandas as pd
 
@@ -23,13 +25,6 @@ from marketframe.exceptions import MissingColumnsError
 
 from .._lazy import when_imported
 from ..exceptions import InvalidParamType
-from ..indicators import (
-    BBandsConvention,
-    EmaConvention,
-    KdjConvention,
-    MacdConvention,
-    RsiConvention,
-)
 from . import _pandas
 from ._methods import IndicatorMethods
 
@@ -45,6 +40,7 @@ when_imported("polars", _register_polars)
 if TYPE_CHECKING:
     import polars as pl
 
+P = ParamSpec("P")
 FrameT = TypeVar("FrameT", "pd.DataFrame", "pl.DataFrame", "pl.LazyFrame")
 
 __all__ = [
@@ -78,119 +74,35 @@ def _methods(df: Any) -> IndicatorMethods[Any]:
     )
 
 
-def indicator(
-    df: FrameT,
-    name: str,
-    *periods: float,
-    symbol: str | None = "symbol",
-    date: str | None = "date",
-    convention: Any = None,
-    **columns: Any,
-) -> FrameT:
-    """``df.md.indicator(name, *periods)``: any indicator of the table by its name
-    (``marketframe.indicators.registry``), its output columns appended."""
-    return _methods(df).indicator(  # type: ignore[no-any-return]
-        name, *periods, symbol=symbol, date=date, convention=convention, **columns
+def _function(
+    method: Callable[Concatenate[IndicatorMethods[Any], P], object],
+) -> Callable[Concatenate[FrameT, P], FrameT]:
+    """The functional form of an ``md`` method: ``f(df, ...)`` is ``df.md.f(...)``, with the
+    method's parameters and defaults (its signature, ``df`` first) and the frame type it is
+    given as its return type."""
+    name = method.__name__
+
+    def function(df: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(_methods(df), name)(*args, **kwargs)
+
+    signature: inspect.Signature = inspect.signature(method)
+    first = inspect.Parameter("df", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="FrameT")
+    # inspect reads __signature__; a function does not declare it to the stubs
+    function.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[first, *list(signature.parameters.values())[1:]], return_annotation="FrameT"
     )
+    function.__name__ = function.__qualname__ = name
+    function.__module__ = __name__
+    function.__doc__ = f"``df.md.{name}(...)`` as a function of ``df``. {method.__doc__}"
+    # ``df`` is also accepted by name here, which Concatenate cannot say: the run-time
+    # function takes more than the type promises, never less
+    return cast("Callable[Concatenate[FrameT, P], FrameT]", function)
 
 
-def sma(
-    df: FrameT,
-    n: int = 20,
-    *,
-    column: str = "close",
-    symbol: str | None = "symbol",
-    date: str | None = "date",
-) -> FrameT:
-    """``df.md.sma(n)``: ``df`` with ``sma_{n}`` appended, computed per symbol."""
-    return _methods(df).sma(n, column=column, symbol=symbol, date=date)  # type: ignore[no-any-return]
-
-
-def ema(
-    df: FrameT,
-    n: int = 20,
-    *,
-    column: str = "close",
-    symbol: str | None = "symbol",
-    date: str | None = "date",
-    convention: EmaConvention | str | None = None,
-) -> FrameT:
-    """``df.md.ema(n)``: ``df`` with ``ema_{n}`` appended."""
-    return _methods(df).ema(  # type: ignore[no-any-return]
-        n, column=column, symbol=symbol, date=date, convention=convention
-    )
-
-
-def rsi(
-    df: FrameT,
-    n: int = 14,
-    *,
-    column: str = "close",
-    symbol: str | None = "symbol",
-    date: str | None = "date",
-    convention: RsiConvention | str | None = None,
-) -> FrameT:
-    """``df.md.rsi(n)``: ``df`` with ``rsi_{n}`` appended."""
-    return _methods(df).rsi(  # type: ignore[no-any-return]
-        n, column=column, symbol=symbol, date=date, convention=convention
-    )
-
-
-def macd(
-    df: FrameT,
-    fast: int = 12,
-    slow: int = 26,
-    signal: int = 9,
-    *,
-    column: str = "close",
-    symbol: str | None = "symbol",
-    date: str | None = "date",
-    convention: MacdConvention | str | None = None,
-) -> FrameT:
-    """``df.md.macd()``: ``macd_12_26_9``, ``macd_signal_12_26_9``, ``macd_hist_12_26_9``."""
-    return _methods(df).macd(  # type: ignore[no-any-return]
-        fast, slow, signal, column=column, symbol=symbol, date=date, convention=convention
-    )
-
-
-def bbands(
-    df: FrameT,
-    n: int = 20,
-    mult: float = 2.0,
-    *,
-    column: str = "close",
-    symbol: str | None = "symbol",
-    date: str | None = "date",
-    convention: BBandsConvention | str | None = None,
-) -> FrameT:
-    """``df.md.bbands()``: ``bb_upper_20_2``, ``bb_middle_20_2``, ``bb_lower_20_2``."""
-    return _methods(df).bbands(  # type: ignore[no-any-return]
-        n, mult, column=column, symbol=symbol, date=date, convention=convention
-    )
-
-
-def kdj(
-    df: FrameT,
-    n: int = 9,
-    m1: int = 3,
-    m2: int = 3,
-    *,
-    high: str = "high",
-    low: str = "low",
-    close: str = "close",
-    symbol: str | None = "symbol",
-    date: str | None = "date",
-    convention: KdjConvention | str | None = None,
-) -> FrameT:
-    """``df.md.kdj()``: ``kdj_k_9_3_3``, ``kdj_d_9_3_3``, ``kdj_j_9_3_3``."""
-    return _methods(df).kdj(  # type: ignore[no-any-return]
-        n,
-        m1,
-        m2,
-        high=high,
-        low=low,
-        close=close,
-        symbol=symbol,
-        date=date,
-        convention=convention,
-    )
+indicator = _function(IndicatorMethods.indicator)
+sma = _function(IndicatorMethods.sma)
+ema = _function(IndicatorMethods.ema)
+rsi = _function(IndicatorMethods.rsi)
+macd = _function(IndicatorMethods.macd)
+bbands = _function(IndicatorMethods.bbands)
+kdj = _function(IndicatorMethods.kdj)

@@ -10,9 +10,8 @@ back in the user's row order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,12 +36,12 @@ class Request:
     indicator: str
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
-    kernel: Callable[..., Any]
-    segmented: Callable[..., Any] | None
+    kernel: Callable[..., registry.Outputs]
+    segmented: Callable[..., registry.Outputs] | None
 
 
 def request(
-    indicator: str, params: Sequence[float], columns: Sequence[str], convention: Any
+    indicator: str, params: Sequence[float], columns: Sequence[str], convention: object
 ) -> Request:
     """The request of ``indicator`` (a row of the indicator table) with these periods, over
     these columns (one per input of the row), checked now: the convention, the periods and
@@ -55,46 +54,46 @@ def request(
     if len(row.inputs) == 1 and columns[0] != row.inputs[0]:
         names = tuple(f"{columns[0]}_{name}" for name in names)
 
-    def kernel(*arrays: Array) -> Any:
+    def kernel(*arrays: Array) -> registry.Outputs:
         return row.kernel(*arrays, *values, convention=conv)
 
     fast = row.segmented
     segmented = None
     if fast is not None:
 
-        def segmented(seg: Any, *arrays: Array) -> Any:
+        def segmented(seg: seg_kernels.Segments, *arrays: Array) -> registry.Outputs:
             return fast(seg, values, conv, kernel, *arrays)
 
     return Request(indicator, tuple(columns), names, kernel, segmented)
 
 
-def sma_request(n: int, column: str, convention: Any) -> Request:
+def sma_request(n: int, column: str, convention: object) -> Request:
     return request("sma", (n,), (column,), convention)
 
 
-def ema_request(n: int, column: str, convention: Any) -> Request:
+def ema_request(n: int, column: str, convention: object) -> Request:
     return request("ema", (n,), (column,), convention)
 
 
-def rsi_request(n: int, column: str, convention: Any) -> Request:
+def rsi_request(n: int, column: str, convention: object) -> Request:
     return request("rsi", (n,), (column,), convention)
 
 
-def macd_request(fast: int, slow: int, signal: int, column: str, convention: Any) -> Request:
+def macd_request(fast: int, slow: int, signal: int, column: str, convention: object) -> Request:
     return request("macd", (fast, slow, signal), (column,), convention)
 
 
-def bbands_request(n: int, mult: float, column: str, convention: Any) -> Request:
+def bbands_request(n: int, mult: float, column: str, convention: object) -> Request:
     return request("bbands", (n, mult), (column,), convention)
 
 
 def kdj_request(
-    n: int, m1: int, m2: int, high: str, low: str, close: str, convention: Any
+    n: int, m1: int, m2: int, high: str, low: str, close: str, convention: object
 ) -> Request:
     return request("kdj", (n, m1, m2), (high, low, close), convention)
 
 
-def lookup(name: str, available: Sequence[Any]) -> str | None:
+def lookup(name: str, available: Sequence[Hashable]) -> str | None:
     """``name`` as spelled in ``available``: exactly, else the one column equal to it
     ignoring case (``Close`` for ``close``); None if absent or ambiguous."""
     if name in available:
@@ -106,7 +105,7 @@ def lookup(name: str, available: Sequence[Any]) -> str | None:
 
 def check_columns(
     request: Request,
-    available: Sequence[str],
+    available: Sequence[Hashable],
     symbol: str | None,
     date: str | None,
     defaults: tuple[str | None, str | None],
@@ -136,7 +135,7 @@ def check_columns(
     return replace(request, inputs=inputs), sym, when
 
 
-def _wide_hint(missing: Sequence[str], available: Sequence[Any]) -> str:
+def _wide_hint(missing: Sequence[str], available: Sequence[Hashable]) -> str:
     """The fix for a pivot of several fields (columns like ``('close', '2330')``, of dtype
     object when the fields' dtypes differ): one field's date x symbol frame, or the long
     frame."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..exceptions import InvalidParams, did_you_mean
 from ..indicators import (
@@ -22,6 +22,9 @@ from ..indicators import (
 )
 from . import _core
 
+if TYPE_CHECKING:  # matplotlib is the optional ``plot`` extra
+    from matplotlib.figure import Figure
+
 F = TypeVar("F")
 
 
@@ -33,7 +36,7 @@ class IndicatorMethods(Generic[F]):
     ``date`` the row order is the time order); pass None to ignore them.
     """
 
-    def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> Any:
+    def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> F:
         raise NotImplementedError
 
     def _takes(self, row: registry.Indicator) -> None:
@@ -41,11 +44,12 @@ class IndicatorMethods(Generic[F]):
 
     def indicator(
         self,
+        /,
         name: str,
         *periods: float,
         symbol: str | None = "symbol",
         date: str | None = "date",
-        convention: Any = None,
+        convention: object = None,
         **columns: Any,
     ) -> F:
         """Any indicator of the table by its name: ``df.md.indicator("rsi", 14)`` is
@@ -75,7 +79,7 @@ class IndicatorMethods(Generic[F]):
                     ", ".join(allowed),
                 )
         request = _core.request(name, tuple(values.values()), tuple(inputs.values()), convention)
-        return self._apply(request, symbol, date)  # type: ignore[no-any-return]
+        return self._apply(request, symbol, date)
 
     def __getattr__(self, name: str) -> Callable[..., F]:
         """``df.md.<name>(...)`` for a row of the indicator table without a method here."""
@@ -86,14 +90,17 @@ class IndicatorMethods(Generic[F]):
     def __dir__(self) -> list[str]:
         return sorted({*super().__dir__(), *registry.names()})
 
-    def plot(self, **options: Any) -> Any:
+    def plot(self, **options: Any) -> Figure:
         """A candlestick chart with volume and the indicator columns already on the frame
         (``df.md.sma(20).md.rsi(14).md.plot()``); returns the matplotlib ``Figure``. Options
         as :func:`marketframe.plot.candles` (``title``, ``volume``, ``columns``, ``last``,
         ``symbol``); a frame of several symbols gets one block of panels per symbol."""
         from marketframe.plot import candles
 
-        frame = self._df if hasattr(self, "_df") else self._lf  # type: ignore[attr-defined]
+        # the accessor's frame: ``_df`` (a DataFrame's) or ``_lf`` (a LazyFrame's); read from
+        # the instance, since ``__getattr__`` answers for names it does not hold
+        held = vars(self)
+        frame = held["_df"] if "_df" in held else held["_lf"]
         return candles(frame, **options)
 
     def sma(
@@ -105,7 +112,7 @@ class IndicatorMethods(Generic[F]):
         date: str | None = "date",
     ) -> F:
         """Simple moving average -> ``sma_{n}`` (``{column}_sma_{n}`` if column != close)."""
-        return self._apply(_core.sma_request(n, column, None), symbol, date)  # type: ignore[no-any-return]
+        return self._apply(_core.sma_request(n, column, None), symbol, date)
 
     def ema(
         self,
@@ -117,7 +124,7 @@ class IndicatorMethods(Generic[F]):
         convention: EmaConvention | str | None = None,
     ) -> F:
         """Exponential moving average -> ``ema_{n}``."""
-        return self._apply(_core.ema_request(n, column, convention), symbol, date)  # type: ignore[no-any-return]
+        return self._apply(_core.ema_request(n, column, convention), symbol, date)
 
     def rsi(
         self,
@@ -129,7 +136,7 @@ class IndicatorMethods(Generic[F]):
         convention: RsiConvention | str | None = None,
     ) -> F:
         """Wilder RSI -> ``rsi_{n}``."""
-        return self._apply(_core.rsi_request(n, column, convention), symbol, date)  # type: ignore[no-any-return]
+        return self._apply(_core.rsi_request(n, column, convention), symbol, date)
 
     def macd(
         self,
@@ -144,7 +151,7 @@ class IndicatorMethods(Generic[F]):
     ) -> F:
         """MACD -> ``macd_{f}_{s}_{g}``, ``macd_signal_{f}_{s}_{g}``, ``macd_hist_{f}_{s}_{g}``."""
         request = _core.macd_request(fast, slow, signal, column, convention)
-        return self._apply(request, symbol, date)  # type: ignore[no-any-return]
+        return self._apply(request, symbol, date)
 
     def bbands(
         self,
@@ -158,7 +165,7 @@ class IndicatorMethods(Generic[F]):
     ) -> F:
         """Bollinger bands -> ``bb_upper_{n}_{mult}``, ``bb_middle_...``, ``bb_lower_...``."""
         request = _core.bbands_request(n, mult, column, convention)
-        return self._apply(request, symbol, date)  # type: ignore[no-any-return]
+        return self._apply(request, symbol, date)
 
     def kdj(
         self,
@@ -175,7 +182,7 @@ class IndicatorMethods(Generic[F]):
     ) -> F:
         """KDJ -> ``kdj_k_{n}_{m1}_{m2}``, ``kdj_d_...``, ``kdj_j_...``."""
         request = _core.kdj_request(n, m1, m2, high, low, close, convention)
-        return self._apply(request, symbol, date)  # type: ignore[no-any-return]
+        return self._apply(request, symbol, date)
 
 
 class SeriesMethods(IndicatorMethods[F]):

@@ -103,21 +103,19 @@ def layout(
     """
     if size == 0:
         return Layout(0, None, None)
-    nat = key if isinstance(key, NatKey) else None
-    if nat is not None:
-        key = nat.key
-    drops = None if key is None else np.flatnonzero(key[1:] < key[:-1]) + 1
+    nat, times = (key, key.key) if isinstance(key, NatKey) else (None, key)
+    drops = None if times is None else np.flatnonzero(times[1:] < times[:-1]) + 1
     if nat is not None and drops is not None:
         _check_nat(nat, drops)
     if codes is None:
         if drops is None or not drops.size:
             return Layout(size, None, None)
-        assert key is not None
-        return Layout(size, np.argsort(key, kind="stable"), None)
+        assert times is not None
+        return Layout(size, np.argsort(times, kind="stable"), None)
     starts = _boundaries(codes)
     if in_order(starts, codes[starts], drops):
         return finish(size, None, starts)
-    return finish(size, *_sort(codes, key, drops))
+    return finish(size, *_sort(codes, times, drops))
 
 
 def _small(values: NDArray[Any]) -> NDArray[np.integer] | None:
@@ -149,7 +147,7 @@ def _sort(
     return order, _boundaries(codes[order])
 
 
-def arrow_time_key(arr: pa.ChunkedArray) -> NDArray[np.integer]:
+def arrow_time_key(arr: pa.ChunkedArray[Any]) -> NDArray[np.integer]:
     """The integers under an Arrow date/time/timestamp/duration column (zero-copy view)."""
     width = pa.int32() if arr.type.bit_width == 32 else pa.int64()
     return np.asarray(arr.combine_chunks().view(width).to_numpy(zero_copy_only=False))

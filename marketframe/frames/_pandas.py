@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -15,9 +16,9 @@ from ._methods import IndicatorMethods, SeriesMethods
 DEFAULTS = ("symbol", "date")
 
 
-def _available(df: pd.DataFrame) -> list[str]:
+def _available(df: pd.DataFrame) -> list[Hashable]:
     """Columns, then index levels that have a name (``set_index("date")`` keeps it usable)."""
-    names = list(df.columns)
+    names: list[Hashable] = list(df.columns)
     names += [n for n in df.index.names if n is not None and n not in df.columns]
     return names
 
@@ -109,7 +110,7 @@ class PandasIndicators(IndicatorMethods[pd.DataFrame]):
     def __init__(self, df: pd.DataFrame) -> None:
         self._df = df
 
-    def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> Any:
+    def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> pd.DataFrame:
         return apply(self._df, request, symbol, date)
 
     def wide(
@@ -121,14 +122,16 @@ class PandasIndicators(IndicatorMethods[pd.DataFrame]):
 
 
 @pd.api.extensions.register_series_accessor("md")
-class PandasSeriesIndicators(SeriesMethods[Any]):
+class PandasSeriesIndicators(SeriesMethods["pd.Series[float] | pd.DataFrame"]):
     """``close.md.rsi(14)`` on one pandas Series: a Series named ``rsi_14`` (a DataFrame
     for several outputs), on the Series' index; a ``DatetimeIndex`` is the time order."""
 
-    def __init__(self, s: pd.Series) -> None:
+    def __init__(self, s: pd.Series[Any]) -> None:
         self._s = s
 
-    def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> Any:
+    def _apply(
+        self, request: _core.Request, symbol: str | None, date: str | None
+    ) -> pd.Series[float] | pd.DataFrame:
         frame = pd.DataFrame({request.inputs[0]: self._s})
         out = apply(frame, request, None, date)[list(request.outputs)]
         return out.iloc[:, 0] if len(request.outputs) == 1 else out

@@ -9,8 +9,6 @@ before it, since that would change the series).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import polars as pl
 
@@ -26,6 +24,7 @@ def codes(values: pl.Series) -> pl.Series:
         values = values.cast(pl.String).cast(pl.Categorical)
     phys = values.to_physical()
     if phys.null_count():
+        # the codes are unsigned integers; the stubs type max() as any literal value
         phys = phys.fill_null(int(phys.max() or 0) + 1)  # type: ignore[arg-type]
     return phys
 
@@ -103,7 +102,7 @@ class PolarsIndicators(IndicatorMethods[pl.DataFrame]):
     def __init__(self, df: pl.DataFrame) -> None:
         self._df = df
 
-    def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> Any:
+    def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> pl.DataFrame:
         return apply(self._df, request, symbol, date)
 
     def wide(
@@ -115,14 +114,16 @@ class PolarsIndicators(IndicatorMethods[pl.DataFrame]):
 
 
 @pl.api.register_series_namespace("md")
-class PolarsSeriesIndicators(SeriesMethods[Any]):
+class PolarsSeriesIndicators(SeriesMethods[pl.Series | pl.DataFrame]):
     """``close.md.rsi(14)`` on one polars Series (row order = time order): a Series named
     ``rsi_14`` (a DataFrame for several outputs)."""
 
     def __init__(self, s: pl.Series) -> None:
         self._s = s
 
-    def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> Any:
+    def _apply(
+        self, request: _core.Request, symbol: str | None, date: str | None
+    ) -> pl.Series | pl.DataFrame:
         out = apply(self._s.to_frame(request.inputs[0]), request, None, None)
         if len(request.outputs) == 1:
             return out.get_column(request.outputs[0])
@@ -136,5 +137,5 @@ class PolarsLazyIndicators(IndicatorMethods[pl.LazyFrame]):
     def __init__(self, lf: pl.LazyFrame) -> None:
         self._lf = lf
 
-    def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> Any:
+    def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> pl.LazyFrame:
         return apply_lazy(self._lf, request, symbol, date)

@@ -12,27 +12,32 @@ a column name of a long frame is still an error, never a panel computed over eve
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from ..exceptions import MissingColumnsError, did_you_mean
 from . import _core, _order
+
+if TYPE_CHECKING:  # polars is optional: imported by the functions that use it
+    import polars as pl
 
 FIELDS = ("open", "high", "low", "close", "volume", "turnover", "change")
 
 
-def _fieldless(names: list[Any]) -> bool:
+def _fieldless(names: Sequence[Hashable]) -> bool:
     return not any(str(n).lower() in FIELDS for n in names)
 
 
-def _names(cols: list[Any], *wanted: str) -> tuple[str, ...]:
+def _names(cols: Sequence[Hashable], *wanted: str) -> tuple[str, ...]:
     """The columns ``wanted`` as the frame spells them; a clear error for absent ones."""
     names = [_core.lookup(c, cols) for c in wanted]
     missing = [c for c, f in zip(wanted, names, strict=True) if f is None]
     if missing:
-        hints = "".join(_core.did_you_mean(c, [str(a) for a in cols]) for c in missing)
-        raise _core.MissingColumnsError(
+        hints = "".join(did_you_mean(c, [str(a) for a in cols]) for c in missing)
+        raise MissingColumnsError(
             f"wide needs column(s) {', '.join(map(repr, missing))}, not in the frame{hints}; "
             f"available columns: {', '.join(map(str, cols))}"
         )
@@ -51,7 +56,7 @@ def pandas_is_wide(df: pd.DataFrame, request: _core.Request, symbol: str | None)
     )
 
 
-def _numeric(col: Any) -> bool:
+def _numeric(col: pd.Series[Any] | pd.DataFrame) -> bool:
     """A numeric column, or an object one holding only numbers and missing values (one field
     of a pivot of several fields of different dtypes, e.g. ``close`` beside an Int64
     ``volume``: pandas makes every column object)."""
@@ -124,7 +129,7 @@ def pandas_apply(df: pd.DataFrame, request: _core.Request) -> pd.DataFrame:
     return pd.concat(dict(zip(request.outputs, frames, strict=True)), axis=1)
 
 
-def polars_is_wide(schema: Any, request: _core.Request, symbol: str | None) -> bool:
+def polars_is_wide(schema: pl.Schema, request: _core.Request, symbol: str | None) -> bool:
     """``schema``: a polars frame's (or LazyFrame's collected) schema."""
     cols = list(schema.names())
     temporal = [c for c, t in schema.items() if t.is_temporal()]
@@ -140,7 +145,7 @@ def polars_is_wide(schema: Any, request: _core.Request, symbol: str | None) -> b
     )
 
 
-def polars_wide_schema(schema: Any, request: _core.Request) -> Any:
+def polars_wide_schema(schema: pl.Schema, request: _core.Request) -> pl.Schema:
     """The schema of ``polars_apply``'s result on a frame of ``schema``."""
     import polars as pl
 
@@ -153,7 +158,7 @@ def polars_wide_schema(schema: Any, request: _core.Request) -> Any:
     return pl.Schema(out)
 
 
-def polars_wide(df: Any, column: str, symbol: str, date: str) -> Any:
+def polars_wide(df: pl.DataFrame, column: str, symbol: str, date: str) -> pl.DataFrame:
     import polars as pl
 
     value, sym, when = _names(list(df.columns), column, symbol, date)
@@ -161,7 +166,7 @@ def polars_wide(df: Any, column: str, symbol: str, date: str) -> Any:
     return sub.pivot(on=sym, index=when, values=value).sort(when)
 
 
-def polars_apply(df: Any, request: _core.Request) -> Any:
+def polars_apply(df: pl.DataFrame, request: _core.Request) -> pl.DataFrame:
     """As ``pandas_apply``; several outputs are named ``{output}:{symbol}``."""
     import polars as pl
 

@@ -105,7 +105,8 @@ def _extreme(x: Array, n: int, op: np.ufunc, out: Array, t1: Array, t2: Array) -
         op(cur[:-width], cur[width:], out=dst)
         cur = dst
         width *= 2
-    return op(cur[:count], cur[n - width : n - width + count], out=out)
+    op(cur[:count], cur[n - width : n - width + count], out=out)
+    return out
 
 
 def sma(x: Array, n: int) -> Array:

@@ -16,7 +16,7 @@ blocks, earlier bars included, into NaN.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -37,6 +37,8 @@ from .conventions import (
 from .options import resolve
 
 Array = NDArray[np.float64]
+#: a kernel's result: one array, or a tuple of them
+R = TypeVar("R", Array, tuple[Array, ...])
 
 
 class MacdResult(NamedTuple):
@@ -80,16 +82,16 @@ _MIN_RUN = 256  # mean NaN-free run length from which runs are computed one by o
 _MAX_GAP_SHARE = 0.25  # share of a panel's columns with inner gaps done one by one
 
 
-def _outputs(res: Any) -> tuple[Array, ...]:
+def _outputs(res: Array | tuple[Array, ...]) -> tuple[Array, ...]:
     return res if isinstance(res, tuple) else (res,)
 
 
 def _fast(
-    fn: Callable[..., Any],
+    fn: Callable[..., R],
     arrays: tuple[Array, ...],
     *args: Any,
-    column: Callable[..., Any] | None = None,
-) -> Any:
+    column: Callable[..., R] | None = None,
+) -> R | None:
     """Run the chunked fast path wherever it gives the policy's answer; None if it cannot.
 
     * No NaN: directly.
@@ -137,23 +139,24 @@ def _fast(
     if column is None or np.count_nonzero(gappy) > _MAX_GAP_SHARE * nan.shape[1]:
         return None
     good = np.flatnonzero(~gappy)
-    res = _fast(fn, tuple(np.ascontiguousarray(a[:, good]) for a in arrays), *args)
-    outs = tuple(np.full(nan.shape, np.nan) for _ in _outputs(res))
-    for o, r in zip(outs, _outputs(res), strict=True):
+    part = _fast(fn, tuple(np.ascontiguousarray(a[:, good]) for a in arrays), *args)
+    assert part is not None  # columns without gaps always have the fast path's answer
+    outs = tuple(np.full(nan.shape, np.nan) for _ in _outputs(part))
+    for o, r in zip(outs, _outputs(part), strict=True):
         o[:, good] = r
     for j in np.flatnonzero(gappy):
         for o, r in zip(outs, _outputs(column(*(a[:, j].copy() for a in arrays))), strict=True):
             o[:, j] = r
-    return outs if isinstance(res, tuple) else outs[0]
+    return outs if isinstance(part, tuple) else outs[0]
 
 
 def _path(
-    fast: Callable[..., Any],
-    reference: Callable[..., Any],
+    fast: Callable[..., R],
+    reference: Callable[..., R],
     arrays: tuple[Array, ...],
     *args: Any,
-    column: Callable[..., Any],
-) -> Any:
+    column: Callable[..., R],
+) -> R:
     """The fast path's answer where it gives one (``_fast`` above), else the reference's:
     ``fast`` and ``reference`` take the same arguments (``_fast.sma`` and ``_reference.sma``)."""
     res = _fast(fast, arrays, *args, column=column)
@@ -164,7 +167,7 @@ def sma(x: ArrayLike, n: int = 20, *, convention: SmaConvention | str | None = N
     """Simple moving average of the trailing ``n`` bars; first valid bar ``n-1``."""
     resolve("sma", convention)
     xa, n = _series(x), _period(n)
-    return _path(fast_path.sma, reference.sma, (xa,), n, column=lambda c: sma(c, n))  # type: ignore[no-any-return]
+    return _path(fast_path.sma, reference.sma, (xa,), n, column=lambda c: sma(c, n))
 
 
 def ema(x: ArrayLike, n: int = 20, *, convention: EmaConvention | str | None = None) -> Array:
@@ -174,7 +177,7 @@ def ema(x: ArrayLike, n: int = 20, *, convention: EmaConvention | str | None = N
     n = _period(n)
     xa = _series(x)
     start = n - 1 if conv.seed == "sma" else 0
-    return _path(  # type: ignore[no-any-return]
+    return _path(
         fast_path.ema,
         reference.ema,
         (xa,),
@@ -191,7 +194,7 @@ def rsi(x: ArrayLike, n: int = 14, *, convention: RsiConvention | str | None = N
     assert isinstance(conv, RsiConvention)
     n = _period(n)
     xa = _series(x)
-    return _path(  # type: ignore[no-any-return]
+    return _path(
         fast_path.rsi,
         reference.rsi,
         (xa,),

@@ -174,9 +174,9 @@ def restart(
     zprev = z[prev] if z.ndim == 1 else np.take_along_axis(z, prev, axis=0)
     with np.errstate(under="ignore", over="ignore"):
         decay = np.where(r >= 1, float(a) ** (t - r + 1).astype(np.float64), 0.0)
-    y = z - decay * zprev
-    y[~live] = np.nan
-    return y
+    out: Array = z - decay * zprev
+    out[~live] = np.nan
+    return out
 
 
 @functools.lru_cache(maxsize=256)

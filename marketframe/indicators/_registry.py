@@ -32,12 +32,16 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from marketframe.exceptions import ConventionTypeError, DefinitionError, InvalidParams
 
 #: a recursion run from a fresh seed this many bars back differs from the carried one by
 #: ``a**bars`` of a price difference: the warm-ups take it below this share of the price
 WARMUP_TOL = 1e-18
+
+#: what a kernel returns: its one output, or a tuple of them (its NamedTuple ``result``)
+Outputs = NDArray[np.float64] | tuple[NDArray[np.float64], ...]
 
 #: the candle fields an indicator may read, in the order of a candles frame
 FIELDS = ("open", "high", "low", "close", "volume")
@@ -95,7 +99,7 @@ class Indicator:
     """
 
     name: str
-    kernel: Callable[..., Any]
+    kernel: Callable[..., Outputs]
     machine: Callable[[Any], Any]
     periods: tuple[Period, ...]
     convention: type
@@ -106,7 +110,7 @@ class Indicator:
     result: Callable[..., tuple[Any, ...]] | None = None
     warmup: Callable[[tuple[float, ...], Any], int]
     check: Callable[[tuple[float, ...], Any], None] | None = None
-    segmented: Callable[..., Any] | None = None
+    segmented: Callable[..., Outputs] | None = None
     bounded: bool = False
     chart: Chart = field(default_factory=Chart)
 

@@ -8,7 +8,11 @@ machine (``stateful._machines``) and a row here (docs/contributing.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from . import _segmented as seg
 from ._kernels import (
@@ -25,7 +29,7 @@ from ._kernels import (
     rsi,
     sma,
 )
-from ._registry import Chart, Indicator, Period, decay_bars, register
+from ._registry import Chart, Indicator, Outputs, Period, decay_bars, register
 from .conventions import (
     BBandsConvention,
     EmaConvention,
@@ -37,6 +41,9 @@ from .conventions import (
 from .stateful import machines
 
 P = tuple[float, ...]
+Array = NDArray[np.float64]
+#: a row's kernel, handed to its fast path for the bars it recomputes
+Kernel = Callable[..., Outputs]
 N = Period("n", 20)
 
 
@@ -44,7 +51,7 @@ def _window(p: P, conv: Any) -> int:
     return int(p[0]) - 1  # the window's earlier bars, exactly
 
 
-def _sma_segmented(s: seg.Segments, p: P, conv: Any, kernel: Any, x: Any) -> Any:
+def _sma_segmented(s: seg.Segments, p: P, conv: Any, kernel: Kernel, x: Array) -> Outputs:
     return seg.sma(x, s, int(p[0]))
 
 
@@ -66,7 +73,7 @@ def _ema_warmup(p: P, conv: Any) -> int:
     return 2 * n + decay_bars(1.0 - 2.0 / (n + 1))
 
 
-def _ema_segmented(s: seg.Segments, p: P, conv: Any, kernel: Any, x: Any) -> Any:
+def _ema_segmented(s: seg.Segments, p: P, conv: Any, kernel: Kernel, x: Array) -> Outputs:
     n = int(p[0])
     return seg.ema(x, s, n, conv.seed, n - 1 if conv.seed == "sma" else 0, kernel)
 
@@ -89,7 +96,7 @@ def _rsi_warmup(p: P, conv: Any) -> int:
     return 2 * n + 1 + decay_bars((n - 1.0) / n)
 
 
-def _rsi_segmented(s: seg.Segments, p: P, conv: Any, kernel: Any, x: Any) -> Any:
+def _rsi_segmented(s: seg.Segments, p: P, conv: Any, kernel: Kernel, x: Array) -> Outputs:
     return seg.rsi(x, s, int(p[0]), conv.seed, conv.flat, kernel)
 
 
@@ -121,7 +128,7 @@ def _macd_check(p: P, conv: Any) -> None:
     check_macd(int(p[0]), int(p[1]))
 
 
-def _macd_segmented(s: seg.Segments, p: P, conv: Any, kernel: Any, x: Any) -> Any:
+def _macd_segmented(s: seg.Segments, p: P, conv: Any, kernel: Kernel, x: Array) -> Outputs:
     fast, slow, signal = (int(v) for v in p)
     start = macd_fast_start(fast, slow, conv)
     return seg.macd(x, s, fast, slow, signal, conv.seed, start, kernel)
@@ -151,7 +158,7 @@ def _bbands_check(p: P, conv: Any) -> None:
     check_bbands(int(p[0]), conv.ddof)
 
 
-def _bbands_segmented(s: seg.Segments, p: P, conv: Any, kernel: Any, x: Any) -> Any:
+def _bbands_segmented(s: seg.Segments, p: P, conv: Any, kernel: Kernel, x: Array) -> Outputs:
     return seg.bbands(x, s, int(p[0]), float(p[1]), conv.ddof)
 
 
@@ -178,7 +185,9 @@ def _kdj_warmup(p: P, conv: Any) -> int:
     return 2 * (n + m1 + m2) + decay_bars(1.0 - 1.0 / m1) + decay_bars(1.0 - 1.0 / m2)
 
 
-def _kdj_segmented(s: seg.Segments, p: P, conv: Any, kernel: Any, h: Any, lo: Any, c: Any) -> Any:
+def _kdj_segmented(
+    s: seg.Segments, p: P, conv: Any, kernel: Kernel, h: Array, lo: Array, c: Array
+) -> Outputs:
     n, m1, m2 = (int(v) for v in p)
     return seg.kdj(h, lo, c, s, n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv, kernel)
 

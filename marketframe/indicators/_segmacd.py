@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,6 +32,7 @@ from numpy.typing import NDArray
 from . import _fast as fast
 from ._fused import FusedMacd
 from ._linrec import BLOCK, Recursion, matmul_rows
+from ._registry import Outputs
 
 Array = NDArray[np.float64]
 CHUNK_BLOCKS = 4096  # blocks per chunk of the pass (64k bars: the buffer stays in cache)
@@ -47,7 +47,7 @@ def macd(
     signal: int,
     seed: str,
     fast_start: int,
-    kernel: Callable[..., Any],
+    kernel: Callable[..., Outputs],
 ) -> tuple[Array, Array, Array] | None:
     """Line, signal and histogram of each segment; None if the lengths are too ragged for
     a (blocks, symbols) panel (at most 4x the blocks, plus a little)."""
@@ -64,9 +64,10 @@ def macd(
         return None
     # one allocation for the three outputs (fewer, larger page runs to fault in; the
     # accessor attaches the three together: columns over one buffer)
-    out = tuple(np.empty((3, n)))
+    buffer = np.empty((3, n))
+    out = (buffer[0], buffer[1], buffer[2])
     if n == 0:
-        return out  # type: ignore[return-value]
+        return out
     kf, ks, kg = (2.0 / (p + 1) for p in (fast_n, slow, signal))
     fused = _fused(kf, ks, kg)
     head = np.where(nb > 0, BLOCK * first - starts, lengths)  # bars from the head panel
@@ -96,7 +97,7 @@ def macd(
     _run(x, fused, entering, out)
     for o, h in zip(out, heads, strict=True):
         np.put(o, bars, h.take(cells))
-    return out  # type: ignore[return-value]
+    return out
 
 
 @functools.lru_cache(maxsize=8)

@@ -28,7 +28,6 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,6 +35,7 @@ from numpy.typing import NDArray
 from . import _fast as fast
 from . import _segmacd as segmacd
 from ._linrec import matmul_rows
+from ._registry import Outputs
 
 Array = NDArray[np.float64]
 _NEGLIGIBLE = 1e-33
@@ -130,16 +130,16 @@ class Segments:
         y[idx[ok]] = panel.T[ok]
 
 
-def _outputs(res: Any) -> tuple[Array, ...]:
+def _outputs(res: Outputs) -> tuple[Array, ...]:
     return tuple(res) if isinstance(res, tuple) else (res,)
 
 
 def repaired(
     seg: Segments,
     arrays: tuple[Array, ...],
-    whole: Any,
+    whole: Outputs,
     rows: int,
-    kernel: Callable[..., Any],
+    kernel: Callable[..., Outputs],
 ) -> tuple[Array, ...]:
     """``whole`` (the 1-D fast path's outputs over the whole column) with the first
     ``rows`` bars of every segment recomputed by ``kernel`` on a panel of those heads."""
@@ -168,7 +168,7 @@ def bbands(x: Array, seg: Segments, n: int, mult: float, ddof: int) -> tuple[Arr
 
 
 def ema(
-    x: Array, seg: Segments, n: int, seed: str, start: int, kernel: Callable[..., Any]
+    x: Array, seg: Segments, n: int, seed: str, start: int, kernel: Callable[..., Outputs]
 ) -> Array:
     """EMA(n), valid from bar ``start`` of each symbol (see ``_fast.ema``).
 
@@ -199,7 +199,7 @@ def ema(
 
 
 def rsi(
-    x: Array, seg: Segments, n: int, seed: str, flat: float, kernel: Callable[..., Any]
+    x: Array, seg: Segments, n: int, seed: str, flat: float, kernel: Callable[..., Outputs]
 ) -> Array:
     m = n if seed == "sma" else 1  # first bar with a value
     if seg.width:
@@ -212,7 +212,7 @@ def rsi(
     if seg.nearly_equal:
         # the 1-D RSI costs more than the panel RSI per bar: the symbols as a panel
         # (the output allocated only once the input panel is released: less peak memory)
-        res = kernel(seg.head_panel(x, seg.longest))
+        (res,) = _outputs(kernel(seg.head_panel(x, seg.longest)))  # RSI's one output
         out = np.empty_like(x)
         seg.put_heads(out, res, seg.longest)
         return out
@@ -239,7 +239,7 @@ def macd(
     signal: int,
     seed: str,
     fast_start: int,
-    kernel: Callable[..., Any],
+    kernel: Callable[..., Outputs],
 ) -> tuple[Array, ...]:
     """MACD line, signal and histogram; repaired like ``ema``, in two parts.
 
@@ -302,7 +302,7 @@ def kdj(
     smoothing: str,
     seed: float,
     flat: float,
-    kernel: Callable[..., Any],
+    kernel: Callable[..., Outputs],
 ) -> tuple[Array, ...]:
     k, d, j = fast.kdj(h, lo, c, n, m1, m2, smoothing, seed, flat)
     if smoothing == "sma":  # windows only

@@ -12,8 +12,10 @@ chart of thousands of bars draws and saves in a fraction of a second.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from typing import Any
+from types import ModuleType
+from typing import IO, TYPE_CHECKING
 
 import pandas as pd
 
@@ -33,10 +35,15 @@ from marketframe.plot._artists import (
     panel_prefixes,
 )
 
+if TYPE_CHECKING:  # matplotlib and polars are optional: imported where they are used
+    import polars as pl
+    import pyarrow as pa
+    from matplotlib.figure import Figure
+
 __all__ = ["BAND", "DOWN", "LAST", "OVERLAYS", "PANELS", "PRICE", "UP", "candles", "pyplot", "save"]
 
 
-def pyplot() -> Any:
+def pyplot() -> ModuleType:
     """``matplotlib.pyplot``, or an ImportError naming the ``plot`` extra to install."""
     try:
         import matplotlib
@@ -48,8 +55,8 @@ def pyplot() -> Any:
         raise ImportError("charts need matplotlib: pip install 'marketframe[plot]'") from e
 
 
-def _to_pandas(df: Any) -> Any:
-    if hasattr(df, "iloc"):  # pandas already
+def _to_pandas(df: pd.DataFrame | pl.DataFrame | pl.LazyFrame | pa.Table) -> pd.DataFrame:
+    if isinstance(df, pd.DataFrame):  # pandas already
         return df
     if hasattr(df, "collect"):  # a polars LazyFrame: the chart needs the rows
         df = df.collect()
@@ -116,7 +123,7 @@ _BASE = {
 
 
 def candles(
-    df: Any,
+    df: pd.DataFrame | pl.DataFrame | pl.LazyFrame | pa.Table,
     *,
     title: str | None = None,
     volume: bool = True,
@@ -124,7 +131,7 @@ def candles(
     last: int | None = LAST,
     symbol: str | None = None,
     figsize: tuple[float, float] | None = None,
-) -> Any:
+) -> Figure:
     """Draw a candlestick chart and return the matplotlib ``Figure``.
 
     ``columns`` picks the indicator columns to draw (default: every column whose name starts
@@ -172,7 +179,7 @@ def candles(
         figsize = (11.0, 5.0 * len(parts) if len(parts) > 1 else 6.0)
     # fixed margins in inches, not a layout engine: constrained layout measured every tick
     # label of every panel on each save (most of the time of a 10-symbol chart)
-    fig = plt.figure(figsize=figsize)
+    fig: Figure = plt.figure(figsize=figsize)
     width, height = figsize
     block = height / len(parts)
     grid = {
@@ -183,7 +190,7 @@ def candles(
         "bottom": 0.65 / block,
         "hspace": 0.12,
     }
-    targets = [fig] if len(parts) == 1 else list(fig.subfigures(len(parts), 1))
+    targets = [fig] if len(parts) == 1 else list(fig.subfigures(len(parts), 1, squeeze=False)[:, 0])
     windows = [_window(part, last) for part in parts.values()]
     # blocks over the same bars share the lowest block's dates, as stacked panels do
     shared = len(windows) > 1 and _same_times([w for w, _ in windows])
@@ -207,6 +214,6 @@ def candles(
     return fig
 
 
-def save(fig: Any, path: Any, dpi: int = 110) -> None:
+def save(fig: Figure, path: str | os.PathLike[str] | IO[bytes], dpi: int = 110) -> None:
     """Write a figure as an image (the format follows the file name, e.g. ``.png``)."""
     fig.savefig(path, dpi=dpi)

@@ -5,12 +5,28 @@ lays the symbols out and calls :func:`_draw` for each."""
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from marketframe.indicators import Chart, registry
+
+if TYPE_CHECKING:  # matplotlib is the optional ``plot`` extra: imported where it draws
+    from matplotlib.axes import Axes
+    from matplotlib.collections import PolyCollection
+    from matplotlib.figure import Figure, SubFigure
+    from matplotlib.ticker import MaxNLocator
+
+Floats = NDArray[np.float64]
+
+
+def _segments(arr: Floats) -> Sequence[Floats]:
+    """An ``(n, k, 2)`` array of vertices as matplotlib's collections take it, one ``(k, 2)``
+    array per item: their stubs ask for a Sequence, which the array is at run time."""
+    return cast("Sequence[Floats]", arr)
 
 
 def overlay_prefixes() -> tuple[str, ...]:
@@ -57,7 +73,7 @@ PAD = 0.05
 PRICE = ("open", "high", "low", "close")
 
 
-def _tick_labels(times: Any) -> list[str]:
+def _tick_labels(times: pd.Series[Any]) -> list[str]:
     """Dates for daily bars; date and time (or just the time, within one day) for intraday."""
     ts = pd.to_datetime(pd.Series(list(times)), errors="coerce")
     if ts.isna().any():
@@ -69,12 +85,12 @@ def _tick_labels(times: Any) -> list[str]:
     return [t.strftime("%H:%M" if one_day else "%m-%d %H:%M") for t in ts]
 
 
-def _column(pdf: Any, name: str) -> np.ndarray:
+def _column(pdf: pd.DataFrame, name: str) -> Floats:
     """A column as float64, missing values (pandas NA, nulls) as NaN."""
     return np.asarray(pd.to_numeric(pdf[name], errors="coerce"), dtype="float64")
 
 
-def _rectangles(x: np.ndarray, bottom: np.ndarray, top: np.ndarray) -> Any:
+def _rectangles(x: Floats, bottom: Floats, top: Floats) -> Floats:
     """Vertices of one rectangle per bar, ``(n, 4, 2)``, ``WIDTH`` wide, centred on ``x``."""
     w = WIDTH / 2
     verts = np.empty((len(x), 4, 2))
@@ -86,8 +102,8 @@ def _rectangles(x: np.ndarray, bottom: np.ndarray, top: np.ndarray) -> Any:
 
 
 def _candles(
-    ax: Any, x: np.ndarray, o: np.ndarray, h: np.ndarray, lo: np.ndarray, c: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+    ax: Axes, x: Floats, o: Floats, h: Floats, lo: Floats, c: Floats
+) -> tuple[Floats, NDArray[np.bool_]]:
     """Wicks, bodies and doji ticks as three collections; returns each bar's colour."""
     from matplotlib.collections import LineCollection, PolyCollection
 
@@ -95,12 +111,14 @@ def _candles(
     # RGBA rows, not colour names: matplotlib parses each name of an array of them
     colors = np.where((c >= o)[:, None], _RGBA[UP], _RGBA[DOWN])
     xs, cs = x[ok], colors[ok]
-    wicks: Any = np.stack([np.column_stack([xs, lo[ok]]), np.column_stack([xs, h[ok]])], axis=1)
-    ax.add_collection(LineCollection(wicks, colors=cs, linewidths=0.8, zorder=2), autolim=False)
+    wicks = np.stack([np.column_stack([xs, lo[ok]]), np.column_stack([xs, h[ok]])], axis=1)
+    ax.add_collection(
+        LineCollection(_segments(wicks), colors=cs, linewidths=0.8, zorder=2), autolim=False
+    )
     body = ok & (o != c)
     ax.add_collection(
         PolyCollection(
-            _rectangles(x[body], np.minimum(o, c)[body], np.maximum(o, c)[body]),
+            _segments(_rectangles(x[body], np.minimum(o, c)[body], np.maximum(o, c)[body])),
             facecolors=colors[body],
             edgecolors=colors[body],
             linewidths=0.5,
@@ -111,17 +129,20 @@ def _candles(
     doji = ok & (o == c)  # no body: a tick across the wick, so the bar is not lost
     if doji.any():
         w = WIDTH / 2
-        ticks: Any = np.stack(
+        ticks = np.stack(
             [np.column_stack([x[doji] - w, c[doji]]), np.column_stack([x[doji] + w, c[doji]])],
             axis=1,
         )
         ax.add_collection(
-            LineCollection(ticks, colors=colors[doji], linewidths=1.2, zorder=3), autolim=False
+            LineCollection(_segments(ticks), colors=colors[doji], linewidths=1.2, zorder=3),
+            autolim=False,
         )
     return colors, ok
 
 
-def _bars(ax: Any, x: np.ndarray, values: np.ndarray, colors: Any, label: str | None = None) -> Any:
+def _bars(
+    ax: Axes, x: Floats, values: Floats, colors: Floats | str, label: str | None = None
+) -> PolyCollection:
     """Bars from 0 to ``values`` as one PolyCollection (volume, MACD histogram); the y
     limits take them in, with the lines already drawn on the axes."""
     from matplotlib.collections import PolyCollection
@@ -130,7 +151,7 @@ def _bars(ax: Any, x: np.ndarray, values: np.ndarray, colors: Any, label: str | 
     if isinstance(colors, np.ndarray):
         colors = colors[ok]
     bars = PolyCollection(
-        _rectangles(x[ok], np.zeros(ok.sum()), values[ok]),
+        _segments(_rectangles(x[ok], np.zeros(ok.sum()), values[ok])),
         facecolors=colors,
         edgecolors="none",
         label=label,
@@ -151,17 +172,17 @@ def _bars(ax: Any, x: np.ndarray, values: np.ndarray, colors: Any, label: str | 
     return bars
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
+def _same(a: Floats, b: Floats) -> bool:
     """Whether two lines would be drawn on top of each other (equal where both exist)."""
     both = ~(np.isnan(a) | np.isnan(b))
     return bool(both.any()) and bool(np.allclose(a[both], b[both], rtol=1e-9, atol=0.0))
 
 
-def _overlays(ax: Any, x: np.ndarray, pdf: Any, overlays: list[str]) -> None:
+def _overlays(ax: Axes, x: Floats, pdf: pd.DataFrame, overlays: list[str]) -> None:
     """Moving averages and bands over the price. A line equal to one already drawn (the
     Bollinger middle is the SMA of the same period) is dashed and labelled ``(= other)``,
     so neither hides the other; the bands are shaded between upper and lower."""
-    drawn: dict[str, np.ndarray] = {}
+    drawn: dict[str, Floats] = {}
     bands = {c.lower().split("_")[1]: c for c in overlays if c.lower().startswith("bb_")}
     if "upper" in bands and "lower" in bands:
         ax.fill_between(
@@ -187,7 +208,7 @@ def _overlays(ax: Any, x: np.ndarray, pdf: Any, overlays: list[str]) -> None:
         drawn[col] = values
 
 
-def _legend(ax: Any, fontsize: int) -> None:
+def _legend(ax: Axes, fontsize: int) -> None:
     """A legend outside the plot, to its right: it never covers a bar."""
     if ax.get_legend_handles_labels()[0]:
         ax.legend(
@@ -200,26 +221,27 @@ def _legend(ax: Any, fontsize: int) -> None:
 
 
 @functools.cache
-def _inside() -> Any:
+def _inside() -> type[MaxNLocator]:
     """``MaxNLocator`` keeping only the ticks inside the view: it also returns one tick beyond
     each end (for round numbers), and matplotlib builds a tick object, with its label, for
     every location on each save, drawn or not."""
     from matplotlib.ticker import MaxNLocator
 
-    class Inside(MaxNLocator):  # type: ignore[misc]
-        def tick_values(self, vmin: float, vmax: float) -> Any:
-            locs = super().tick_values(vmin, vmax)
+    class Inside(MaxNLocator):
+        def tick_values(self, vmin: float, vmax: float) -> Sequence[float]:
+            locs = np.asarray(super().tick_values(vmin, vmax))  # an array already
             lo, hi = min(vmin, vmax), max(vmin, vmax)
-            return locs[(locs >= lo) & (locs <= hi)]
+            # the array, as MaxNLocator returns it (the stubs' Sequence, at run time)
+            return cast("Sequence[float]", locs[(locs >= lo) & (locs <= hi)])
 
     return Inside
 
 
-def _time_column(pdf: Any) -> str | None:
+def _time_column(pdf: pd.DataFrame) -> str | None:
     return next((c for c in ("date", "time") if c in pdf.columns), None)
 
 
-def _window(pdf: Any, last: int | None) -> tuple[Any, int]:
+def _window(pdf: pd.DataFrame, last: int | None) -> tuple[pd.DataFrame, int]:
     """The bars drawn of one symbol (the last ``last`` in time order) and how many it has."""
     time_col = _time_column(pdf)
     if time_col is not None:
@@ -230,7 +252,7 @@ def _window(pdf: Any, last: int | None) -> tuple[Any, int]:
     return pdf.reset_index(drop=True), total
 
 
-def _same_times(windows: list[Any]) -> bool:
+def _same_times(windows: list[pd.DataFrame]) -> bool:
     """Whether every window has the same bar times (then only the lowest block is dated)."""
     cols = [_time_column(w) for w in windows]
     if cols[0] is None or len(set(cols)) != 1:
@@ -242,8 +264,8 @@ def _same_times(windows: list[Any]) -> bool:
 
 
 def _draw(
-    target: Any,
-    pdf: Any,
+    target: Figure | SubFigure,
+    pdf: pd.DataFrame,
     total: int,
     grid: dict[str, Any],
     show_volume: bool,
@@ -315,8 +337,8 @@ def _draw(
             # axes-spanning transform cost more to place than the panel's lines)
             from matplotlib.collections import LineCollection
 
-            span = (-1.0, float(max(n, 1)))
-            guides = [[(span[0], float(v)), (span[1], float(v))] for v in chart.levels]
+            left, right = -1.0, float(max(n, 1))
+            guides = [[(left, float(v)), (right, float(v))] for v in chart.levels]
             pax.add_collection(
                 LineCollection(guides, colors="0.7", linewidths=0.6, linestyles="--")
             )

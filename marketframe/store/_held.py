@@ -5,27 +5,28 @@ from __future__ import annotations
 
 import datetime as dt
 import warnings
-from typing import Any
 
 from marketframe.endpoints import Interval, merge, subtract
 from marketframe.exceptions import NotSynced, PartlySynced
-from marketframe.store._dataset import NO_SYMBOL
+from marketframe.store._dataset import NO_SYMBOL, Dataset, DatasetId
 from marketframe.store._log import View
+
+#: a symbol (None: the dataset) and the range of it never synced (None: either end open)
+Missing = tuple[str | None, dt.date | None, dt.date | None]
 
 
 def check(
-    log: View, spec: Any, symbols: list[str] | None, lo: dt.date | None, hi: dt.date | None
+    log: View, spec: Dataset, symbols: list[str] | None, lo: dt.date | None, hi: dt.date | None
 ) -> None:
     """Raise :class:`NotSynced` for every asked symbol (``None``: the dataset) the store holds
     nothing of in ``[lo, hi]``; warn :class:`PartlySynced` for the parts of the range that are
     missing where some of it is held. Final, open and known-empty intervals all count."""
     ds = spec.ds
     if symbols is None:
-        held_syms = [s for s in _symbols(log, ds.key)]
-        asked = held_syms or [None]
+        asked: list[str | None] = [*_symbols(log, ds.key)] or [None]
     else:
         asked = list(symbols)
-    missing: list[tuple[str | None, Any, Any]] = []
+    missing: list[Missing] = []
     partly: list[tuple[str | None, Interval]] = []
     for sym in asked:
         ivs = [] if sym is None else _held(log, ds, sym if spec.has_symbol else NO_SYMBOL)
@@ -58,14 +59,14 @@ def check(
         )
 
 
-def _label(spec: Any) -> str:
+def _label(spec: Dataset) -> str:
     """``stock.historical.candles (timeframe W, fields-close.volume)``: the dataset, readably."""
     extra = [f"timeframe {spec.ds.timeframe}"] if spec.ds.timeframe else []
     extra += [] if spec.ds.params == "default" else [spec.ds.params]
     return spec.ep.name + (f" ({', '.join(extra)})" if extra else "")
 
 
-def _held(log: View, ds: Any, symbol: str) -> list[Interval]:
+def _held(log: View, ds: DatasetId, symbol: str) -> list[Interval]:
     got = log.intervals(ds, symbol)
     return merge([*got["final"], *got["open"], *got["empty"]])
 
@@ -77,7 +78,7 @@ def _symbols(log: View, key: str) -> list[str]:
     return []
 
 
-def _sync_call(spec: Any, missing: list[tuple[str | None, Any, Any]]) -> str:
+def _sync_call(spec: Dataset, missing: list[Missing]) -> str:
     """The ``store.sync(...)`` call that fetches ``missing``."""
     args = [repr(spec.ep.name)]
     syms = sorted({s for s, _, _ in missing if s is not None})

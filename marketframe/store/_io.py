@@ -29,7 +29,7 @@ import datetime as dt
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +45,10 @@ VERSIONS = "_versions"  # superseded files, by content hash
 TF_KEY, SYM_KEY = "tf", "sym"  # directory keys: never a column's name (no type clash)
 META_PARAMS = b"marketframe.store.params"
 META_TIMEFRAME = b"marketframe.store.timeframe"
+#: a column of a table, whole or in chunks
+Column: TypeAlias = "pa.ChunkedArray[Any] | pa.Array[Any]"
+#: a row mask
+Mask: TypeAlias = "pa.ChunkedArray[pa.BooleanScalar] | pa.Array[pa.BooleanScalar]"
 
 
 def dataset_dir(root: Path, ds: DatasetId) -> Path:
@@ -93,21 +97,32 @@ def date_column(ep: Endpoint) -> str:
     return next(f.name for f in schema if pa.types.is_date(f.type))
 
 
-def within(col: Any, lo: dt.date | None, hi: dt.date | None) -> Any:
-    """The mask of ``col`` (dates, or timestamps taken as Asia/Taipei days) inside the
-    inclusive range ``lo``..``hi`` (either end open when None)."""
+def days(col: Column) -> Column:
+    """A date column's days: dates as they are, timestamps as their Asia/Taipei day (the day
+    of their own zone's local time; a naive one's own)."""
     if pa.types.is_timestamp(col.type):
-        col = pc.cast(pc.local_timestamp(col), pa.date32())
-    mask: Any = None
+        stamps = cast("pa.ChunkedArray[pa.TimestampScalar[Any, Any]]", col)  # as just checked
+        return pc.cast(pc.local_timestamp(stamps), pa.date32())
+    return col
+
+
+def within(col: Column, lo: dt.date | None, hi: dt.date | None) -> Mask:
+    """The mask of ``col`` (dates, or timestamps taken as Asia/Taipei days) inside the
+    inclusive range ``lo``..``hi`` (either end open when None; a missing day is in none)."""
+    col = days(col)
+    if lo is None and hi is None:
+        return pc.is_valid(col)
+    mask: Mask | None = None
     if lo is not None:
         mask = pc.greater_equal(col, pa.scalar(lo, pa.date32()))
     if hi is not None:
         m2 = pc.less_equal(col, pa.scalar(hi, pa.date32()))
         mask = m2 if mask is None else pc.and_(mask, m2)
+    assert mask is not None
     return mask
 
 
-def years_of(table: pa.Table) -> pa.Array:
+def years_of(table: pa.Table) -> pa.Array[pa.Int64Scalar] | pa.ChunkedArray[pa.Int64Scalar]:
     """The calendar year of each row's ``date`` (in Asia/Taipei for timestamps)."""
     col = table.column("date")
     return pc.year(col)
@@ -171,6 +186,7 @@ def serialize(table: pa.Table) -> bytes:
         table.schema,
         compression="snappy",
         write_page_checksum=True,
+        # pyarrow also takes the list of columns to encode so; its stubs say bool only
         use_dictionary=dictionary,  # type: ignore[arg-type]
         column_encoding=delta,
     ) as w:
@@ -212,12 +228,12 @@ def recorded(
     for rel, rec in files.items():
         if "hash" not in rec:
             continue  # staged by a sync that has not recorded it yet
-        sym, year = where(rel)
-        if want is not None and sym not in want:
+        held, year = where(rel)
+        if want is not None and held not in want:
             continue
         if years is not None and year is not None and not years[0] <= year <= years[1]:
             continue
-        out.append(((sym or "", year or 0), rel, rec))
+        out.append(((held or "", year or 0), rel, rec))
     if want is not None:
         order = {s: i for i, s in enumerate(symbols or ())}
         out.sort(key=lambda t: (order[t[0][0]], t[0][1]))

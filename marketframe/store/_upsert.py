@@ -18,16 +18,16 @@ from marketframe.store._io import digest, serialize
 
 
 def _key_table(table: pa.Table, keys: Sequence[str]) -> pa.Table:
-    cols = {}
+    cols = []
     for k in keys:
         c = table.column(k)
         if pa.types.is_dictionary(c.type):
             c = c.cast(c.type.value_type)
-        cols[k] = c
-    return pa.table(cols)
+        cols.append(c)
+    return pa.Table.from_arrays(cols, names=list(keys))
 
 
-def _strictly_increasing(col: pa.ChunkedArray | pa.Array) -> bool:
+def _strictly_increasing(col: pa.ChunkedArray[Any] | pa.Array[Any]) -> bool:
     if len(col) < 2 or col.null_count:
         return len(col) < 2 and not col.null_count
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
@@ -69,11 +69,11 @@ def physical(table: pa.Table) -> pa.Table:
     every file of a dataset has one schema whatever categories it holds."""
     if not any(pa.types.is_dictionary(f.type) for f in table.schema):
         return table
-    fields = [
-        f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f
-        for f in table.schema
-    ]
-    return table.cast(pa.schema(fields, metadata=table.schema.metadata))
+    schema = table.schema  # set() keeps the schema's metadata
+    for i, f in enumerate(schema):
+        if pa.types.is_dictionary(f.type):
+            schema = schema.set(i, f.with_type(f.type.value_type))
+    return table.cast(schema)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,9 @@ from typing import Any
 
 from marketframe.endpoints import ENDPOINTS, merge
 from marketframe.exceptions import MarketframeError, StoreCorrupted, SyncError
-from marketframe.store import _io
+from marketframe.indicators.stateful import IndicatorSpec
+from marketframe.store import _compute, _io
+from marketframe.store._compute._derive import derived_id
 from marketframe.store._dataset import NO_SYMBOL, DatasetId
 from marketframe.store._log import _legacy
 from marketframe.store._log._document import fresh
@@ -132,15 +134,12 @@ def _recompute(
     """Remove ``rels`` (damaged parts of a derived dataset's symbol) and forget its state,
     then compute the symbol again in full from its source, as the dataset's values record
     it (the source dataset, the spec, the adjustment)."""
-    from marketframe.indicators.stateful import IndicatorSpec
-    from marketframe.store import _compute
-
     own = values[ds]
     source = next((d for d in values if d.key == own.get("source")), None)
     try:
         spec = IndicatorSpec.from_json(own["spec"])
         adjust = own.get("adjust")
-        same = source is not None and _compute.derived_id(source, spec, adjust) == ds
+        same = source is not None and derived_id(source, spec, adjust) == ds
     except (KeyError, TypeError, ValueError, MarketframeError):
         same = False
     if source is None or not same:

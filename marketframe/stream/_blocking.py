@@ -8,24 +8,35 @@ overlap.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
-from collections.abc import Coroutine, Iterable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    Generic,
+    Literal,
+    ParamSpec,
+    TypeVar,
+    Unpack,
+    overload,
+)
 
 import pandas as pd
 import pyarrow as pa
 
 from marketframe._http.credential import Credential
-from marketframe._typing import Backend, FrameT
+from marketframe._typing import Arrow, Backend, FrameT, Pandas, Polars
 from marketframe.convert import to_frame
 from marketframe.stream._client import AsyncStream
 from marketframe.stream._frames import Batch
 from marketframe.stream._ledger import Gap
 from marketframe.stream._live import LiveIndicators, check_arguments
 from marketframe.stream._protocol import Subscription
-from marketframe.stream._reading import Collector
+from marketframe.stream._reading import Collector, Wait
 from marketframe.stream._recorder import Recorder
 from marketframe.stream._stats import StreamStats
 
@@ -35,6 +46,21 @@ if TYPE_CHECKING:
     from marketframe.indicators.stateful import IndicatorSpec
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+
+def _blocking(
+    method: Callable[Concatenate[AsyncStream, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[Stream[Any], P], T]:
+    """A method of ``Stream`` made from ``AsyncStream``'s: the same call (its signature and
+    its doc), run on the stream's loop until it finishes."""
+
+    @functools.wraps(method)
+    def call(self: Stream[Any], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._call(method(self._async, *args, **kwargs))
+
+    call.__qualname__ = f"Stream.{method.__name__}"
+    return call
 
 
 class Stream(Generic[FrameT]):
@@ -126,40 +152,22 @@ class Stream(Generic[FrameT]):
 
     # -- requests ---------------------------------------------------------------------------
 
-    def subscribe(
-        self,
-        channel: str,
-        symbols: str | Sequence[str],
-        *,
-        odd_lot: bool = False,
-        after_hours: bool = False,
-    ) -> list[Subscription]:
-        return self._call(
-            self._async.subscribe(channel, symbols, odd_lot=odd_lot, after_hours=after_hours)
-        )
+    subscribe = _blocking(AsyncStream.subscribe)
 
     @property
     def market(self) -> str:
         """The product streamed: ``stock`` or ``futopt``."""
         return self._async.market
 
-    def unsubscribe(self, subs: Subscription | str | Iterable[Subscription | str]) -> None:
-        self._call(self._async.unsubscribe(subs))
-
-    def subscriptions(self) -> list[Subscription]:
-        return self._call(self._async.subscriptions())
+    unsubscribe = _blocking(AsyncStream.unsubscribe)
+    subscriptions = _blocking(AsyncStream.subscriptions)
 
     @property
     def subscribed(self) -> list[Subscription]:
         return self._async.subscribed
 
-    def ping(self, state: str | None = None) -> dict[str, Any]:
-        return self._call(self._async.ping(state))
-
-    def wait_backfills(self) -> None:
-        """Wait until a reconnect in flight has restored the subscriptions and every
-        backfill has finished (see :meth:`AsyncStream.wait_backfills`)."""
-        self._call(self._async.wait_backfills())
+    ping = _blocking(AsyncStream.ping)
+    wait_backfills = _blocking(AsyncStream.wait_backfills)
 
     @property
     def stats(self) -> StreamStats:
@@ -233,7 +241,7 @@ class Stream(Generic[FrameT]):
 
     def _live(
         self,
-        eng: Any,
+        eng: LiveIndicators,
         syms: list[str],
         path: Path | None,
         peek: bool,
@@ -300,39 +308,13 @@ class Stream(Generic[FrameT]):
             yield batch.channel, to_frame(batch.table, backend or self._async.backend)
 
     @overload
-    def read(
-        self, channel: str, *, idle: float = 1.0, timeout: float | None = None, backend: None = None
-    ) -> FrameT: ...
-
+    def read(self, channel: str, *, backend: None = None, **wait: Unpack[Wait]) -> FrameT: ...
     @overload
-    def read(
-        self,
-        channel: str,
-        *,
-        idle: float = 1.0,
-        timeout: float | None = None,
-        backend: Literal["pandas"],
-    ) -> pd.DataFrame: ...
-
+    def read(self, channel: str, *, backend: Pandas, **wait: Unpack[Wait]) -> pd.DataFrame: ...
     @overload
-    def read(
-        self,
-        channel: str,
-        *,
-        idle: float = 1.0,
-        timeout: float | None = None,
-        backend: Literal["polars"],
-    ) -> pl.DataFrame: ...
-
+    def read(self, channel: str, *, backend: Polars, **wait: Unpack[Wait]) -> pl.DataFrame: ...
     @overload
-    def read(
-        self,
-        channel: str,
-        *,
-        idle: float = 1.0,
-        timeout: float | None = None,
-        backend: Literal["arrow"],
-    ) -> pa.Table: ...
+    def read(self, channel: str, *, backend: Arrow, **wait: Unpack[Wait]) -> pa.Table: ...
 
     def read(
         self,
@@ -351,7 +333,7 @@ class Stream(Generic[FrameT]):
         return c.frame(backend or self._async.backend)
 
 
-def _warm_candles(source: Any, symbols: Sequence[str], timeframe: str, bars: int) -> Any:
+def _warm_candles(source: Any, symbols: Sequence[str], timeframe: str, bars: int) -> pd.DataFrame:
     """The last ``bars`` candles of each symbol from a ``Store`` (its stored
     ``stock.historical.candles`` of ``timeframe``) or a ``Client`` (today's intraday candles)."""
     frames = []

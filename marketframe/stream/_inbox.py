@@ -111,8 +111,8 @@ class Inbox:
             if not isinstance(row, dict):
                 return self._bad_frame("data is not an object", text)
             self.stats.messages += 1
-            sid = body.get("id")
-            sub = self._link.subs.get(sid) or self._link.gone.get(sid)  # type: ignore[arg-type]
+            sid = body.get("id", "")  # no subscription has the id ""
+            sub = self._link.subs.get(sid) or self._link.gone.get(sid)
             odd = sub.flag if sub is not None else False
             if channel != "trades":
                 return self._buf.add(channel, odd, row)
@@ -130,7 +130,7 @@ class Inbox:
                 return self._bad_frame("heartbeat data is not an object", text)
             self.stats.heartbeats += 1
             with contextlib.suppress(TypeError, ValueError):
-                self.last_heartbeat = int(data.get("time"))  # type: ignore[arg-type]
+                self.last_heartbeat = int(data.get("time", ""))  # absent: ValueError
         elif event in proto.REPLIES:
             if event == "subscribed":
                 # registered here, before the data that follows the reply is read

@@ -17,7 +17,6 @@ from marketframe.exceptions import InvalidParams
 
 from ._frames import CHANNELS, FUTOPT_CHANNELS
 
-STREAM_PATH = "/marketdata/v1.0/stock/streaming"
 #: product -> the streaming versions the service has (the first is the default: futures and
 #: options default to v1.1, as in the official SDKs; stocks stream on v1.0 only)
 VERSIONS: dict[str, tuple[str, ...]] = {"stock": ("v1.0",), "futopt": ("v1.1", "v1.0")}

@@ -13,7 +13,7 @@ next batch::
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, TypedDict
 
 import pyarrow as pa
 
@@ -21,6 +21,14 @@ from marketframe.convert import to_frame
 
 from . import _protocol as proto
 from ._frames import Batch, to_table
+
+
+class Wait(TypedDict, total=False):
+    """How long a ``read`` waits: until ``idle`` seconds pass without data (default 1), or
+    ``timeout`` seconds in all (default None: no limit)."""
+
+    idle: float
+    timeout: float | None
 
 
 class Collector:

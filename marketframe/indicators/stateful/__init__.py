@@ -159,8 +159,8 @@ def step(
             spec.indicator, "bar", f"must be one value per symbol, got {arrays[0].shape}"
         )
     one = tuple(a[None] for a in arrays)
-    arg: object = one if len(one) > 1 else one[0]
-    out, new = apply(arg, spec, state, inplace=inplace)  # type: ignore[arg-type]
+    arg: ArrayLike | Sequence[ArrayLike] = one if len(one) > 1 else one[0]
+    out, new = apply(arg, spec, state, inplace=inplace)
     if isinstance(out, tuple):
         return type(out)(*(o[0] for o in out)), new
     return out[0], new

@@ -8,6 +8,7 @@ all symbols at once. Each machine gives its batch kernel's answer, one bar at a 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,6 +23,9 @@ from ..conventions import (
 from ._spec import IndicatorSpec
 
 Array = NDArray[np.float64]
+#: a machine's state arrays by name (its rings and scalars), and a bar's inputs or outputs
+States = dict[str, NDArray[Any]]  # each of the dtype its machine declares
+Arrays = tuple[Array, ...]
 
 _NOISE = 64.0 * np.finfo(np.float64).eps  # the batch Bollinger's flat-variance threshold
 
@@ -44,8 +48,7 @@ class Machine:
         self.rings: dict[str, int] = {}
         self.scalars: dict[str, tuple[type, float]] = {}
 
-    def step(self, s: dict[str, NDArray[np.generic]], bar: int, x: tuple[Array, ...],
-             out: tuple[Array, ...]) -> None:  # fmt: skip
+    def step(self, s: States, bar: int, x: Arrays, out: Arrays) -> None:
         raise NotImplementedError
 
 
@@ -99,18 +102,16 @@ class Sma(Machine):
         self.n = int(spec.params[0])
         self.rings = {"x": self.n - 1}
 
-    def step(self, s, bar, x, out):  # type: ignore[no-untyped-def]
+    def step(self, s: States, bar: int, x: Arrays, out: Arrays) -> None:
         (v,) = x
         ring = s["x"]
         np.multiply(_window_sum(ring, v), 1.0 / self.n, out=out[0])
         _push(ring, bar, v)
 
 
-def _run(
-    s: dict[str, NDArray[np.generic]], valid: NDArray[np.bool_], key: str = "run"
-) -> NDArray[np.int64]:
+def _run(s: States, valid: NDArray[np.bool_], key: str = "run") -> NDArray[np.int64]:
     """Length of the current NaN-free run including this bar (0 on a NaN bar), stored."""
-    run: NDArray[np.int64] = s[key]  # type: ignore[assignment]
+    run: NDArray[np.int64] = s[key]
     run += 1
     if not valid.all():
         run[~valid] = 0
@@ -132,7 +133,7 @@ class Ema(Machine):
         self.rings = {"x": self.n - 1 if self.seed == "sma" else 0}
         self.scalars = {"run": (np.int64, 0), "y": (np.float64, np.nan)}
 
-    def step(self, s, bar, x, out):  # type: ignore[no-untyped-def]
+    def step(self, s: States, bar: int, x: Arrays, out: Arrays) -> None:
         (v,) = x
         ring = s["x"]
         pos = _run(s, ~np.isnan(v)) - 1
@@ -158,7 +159,7 @@ class Rsi(Machine):
             "l": (np.float64, np.nan),
         }
 
-    def step(self, s, bar, x, out):  # type: ignore[no-untyped-def]
+    def step(self, s: States, bar: int, x: Arrays, out: Arrays) -> None:
         (v,) = x
         d = v - s["prev"]
         s["prev"][...] = v
@@ -214,7 +215,7 @@ class Macd(Machine):
             "g": (np.float64, np.nan),
         }
 
-    def step(self, s, bar, x, out):  # type: ignore[no-untyped-def]
+    def step(self, s: States, bar: int, x: Arrays, out: Arrays) -> None:
         (v,) = x
         ring = s["x"]
         pos = _run(s, ~np.isnan(v)) - 1
@@ -267,7 +268,7 @@ class BBands(Machine):
         self.scalars = {"ref": (np.float64, np.nan)}
         self._dr: Array = np.empty((0, 0))  # scratch for the window less ``ref`` (reused)
 
-    def step(self, s, bar, x, out):  # type: ignore[no-untyped-def]
+    def step(self, s: States, bar: int, x: Arrays, out: Arrays) -> None:
         (v,) = x
         ring, ref = s["x"], s["ref"]
         unset = np.isnan(ref)
@@ -316,7 +317,7 @@ class Kdj(Machine):
                 "d": (np.float64, np.nan),
             }
 
-    def step(self, s, bar, x, out):  # type: ignore[no-untyped-def]
+    def step(self, s: States, bar: int, x: Arrays, out: Arrays) -> None:
         h, lo, c = x
         miss = np.isnan(h) | np.isnan(lo) | np.isnan(c)
         if miss.any():

@@ -127,6 +127,7 @@ class State:
             )
         )
 
+    # equal by value and mutable: not hashable (object's __hash__ is a method to the stubs)
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
@@ -184,7 +185,7 @@ class State:
         meta, arrays = self.to_parts()
         header = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         buf = io.BytesIO()
-        np.savez(buf, __meta__=header, **arrays)  # type: ignore[arg-type]
+        np.savez(buf, allow_pickle=False, __meta__=header, **arrays)
         return buf.getvalue()
 
     @classmethod

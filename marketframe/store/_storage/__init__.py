@@ -136,7 +136,7 @@ def storage_for(
 
 
 def recheck(
-    storage: LocalStorage | ObjectStorage,
+    storage: Storage,
     rel: str,
     rec: Mapping[str, Any],
     listed: Mapping[str, Mapping[str, Any]] | None = None,

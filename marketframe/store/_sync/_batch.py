@@ -30,6 +30,8 @@ from marketframe.store._storage import Storage
 
 #: seconds between two commits of one sync (at most one entry per period, plus the last)
 EVERY = 2.0
+#: a staged file: the storage's handle to it (``Storage.stage``), its path, its record
+Staged = tuple[Any, str, dict[str, Any]]
 
 
 @dataclass
@@ -38,7 +40,7 @@ class Unit:
 
     ds: DatasetId
     params: dict[str, Any]
-    files: list[tuple[Any, str, dict[str, Any]]] = field(default_factory=list)
+    files: list[Staged] = field(default_factory=list)
     # (symbol, window, final until, empty) for Log.record
     windows: list[tuple[str, Interval, dt.date | None, bool]] = field(default_factory=list)
 

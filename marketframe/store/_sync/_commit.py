@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Concatenate, ParamSpec
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,32 +24,20 @@ from marketframe.store._dataset import NO_SYMBOL, Dataset, DatasetId, Fetch
 from marketframe.store._log import Log
 from marketframe.store._report import SyncReport
 from marketframe.store._storage import Storage, recheck
-from marketframe.store._sync._batch import Batch, Unit
+from marketframe.store._sync._batch import Batch, Staged, Unit
+
+P = ParamSpec("P")
 
 
 def _date_bounds(table: pa.Table) -> Interval | None:
     if table.num_rows == 0:
         return None
-    col = table.column("date")
-    if pa.types.is_timestamp(col.type):
-        col = (
-            pc.cast(col, pa.date32())
-            if col.type.tz is None
-            else pc.cast(pc.local_timestamp(col), pa.date32())
-        )
-    mm = pc.min_max(col).as_py()
-    return mm["min"], mm["max"]
+    bounds = pc.min_max(_io.days(table.column("date")))
+    return bounds["min"].as_py(), bounds["max"].as_py()
 
 
 def _in_window(table: pa.Table, window: Interval) -> pa.Table:
-    col = table.column("date")
-    if pa.types.is_timestamp(col.type):
-        col = pc.cast(pc.local_timestamp(col), pa.date32())
-    mask = pc.and_(
-        pc.greater_equal(col, pa.scalar(window[0], pa.date32())),
-        pc.less_equal(col, pa.scalar(window[1], pa.date32())),
-    )
-    return table.filter(mask)
+    return table.filter(_io.within(table.column("date"), *window))
 
 
 def commit_symbol(
@@ -96,8 +84,8 @@ def _write(
     replace = windows if not spec.has_symbol else None
     unit = Unit(spec.ds, spec.params)
     if kept or replace:
-        table = concat(kept) if kept else None
-        unit.files = stage_rows(root, log, spec, symbol, table, report, replace=replace)
+        fetched = concat(kept) if kept else None
+        unit.files = stage_rows(root, log, spec, symbol, fetched, report, replace=replace)
     for task, table, today in results:
         report.windows_fetched += 1
         if task.window is None:  # minute timeframe: what came back, never final
@@ -128,7 +116,7 @@ def stage_rows(
     report: SyncReport,
     *,
     replace: list[Interval] | None = None,
-) -> list[tuple[Any, str, dict[str, Any]]]:
+) -> list[Staged]:
     """Upsert one symbol's rows into its partitions: the new files staged (fsynced
     temporary files, or bytes for an object store), each with its record."""
     meta = {
@@ -136,12 +124,13 @@ def stage_rows(
         _io.META_TIMEFRAME: (spec.ds.timeframe or "").encode(),
     }
     keys = list(spec.ep.keys)
-    constant = (spec.ep.multi_param, "timeframe") if spec.has_symbol else ()
+    param = spec.ep.multi_param  # set where the dataset has symbols
+    constant = (param, "timeframe") if param is not None else ()
     if table is None:
         table = spec.ep.schema.arrow(minute=spec.minute).empty_table()
     parts = _io.split_partitions(spec.ds, table) if spec.has_symbol else {None: table}
     _under_lease(root, log, spec.ds, symbol)
-    staged: list[tuple[Any, str, dict[str, Any]]] = []
+    staged: list[Staged] = []
     try:
         for year, part in parts.items():
             rel = _io.partition_path(
@@ -163,38 +152,35 @@ def stage_rows(
     return staged
 
 
-def write_rows(
-    root: Storage,
-    log: Log,
-    spec: Dataset,
-    symbol: str,
-    table: pa.Table | None,
-    report: SyncReport,
-    *,
-    replace: list[Interval] | None = None,
-) -> None:
-    """Upsert one symbol's rows and commit them at once (pending, in place, current)."""
-    batch = Batch(root, log, "write", every=0)
-    staged = stage_rows(root, log, spec, symbol, table, report, replace=replace)
-    batch.add(Unit(spec.ds, spec.params, staged))
-    batch.close()
+def _at_once(
+    stage: Callable[Concatenate[Storage, Log, Dataset, P], list[Staged]],
+) -> Callable[Concatenate[Storage, Log, Dataset, P], None]:
+    """``stage``, with what it stages committed at once (pending, in place, current) rather
+    than handed to a sync's batch."""
+
+    def write(root: Storage, log: Log, spec: Dataset, /, *args: P.args, **kw: P.kwargs) -> None:
+        batch = Batch(root, log, "write", every=0)
+        batch.add(Unit(spec.ds, spec.params, stage(root, log, spec, *args, **kw)))
+        batch.close()
+
+    return write
+
+
+#: Upsert one symbol's rows and commit them at once: :func:`stage_rows`'s arguments.
+write_rows = _at_once(stage_rows)
 
 
 def _outside(table: pa.Table, column: str, windows: list[Interval]) -> pa.Table:
     """The rows of ``table`` whose ``column`` date is in none of ``windows`` (or null)."""
-    col = table.column(column)
-    if pa.types.is_timestamp(col.type):
-        col = pc.cast(pc.local_timestamp(col), pa.date32())
-    inside = None
+    col = _io.days(table.column(column))
+    inside: _io.Mask | None = None
     for lo, hi in windows:
-        m = pc.and_(
-            pc.greater_equal(col, pa.scalar(lo, pa.date32())),
-            pc.less_equal(col, pa.scalar(hi, pa.date32())),
-        )
+        m = _io.within(col, lo, hi)
         inside = m if inside is None else pc.or_(inside, m)
     if inside is None:
         return table
-    return table.filter(pc.invert(pc.fill_null(inside, False)))
+    outside = pc.invert(inside)  # null where the date is: such a row is kept
+    return table.filter(pc.or_kleene(outside, pc.is_null(outside)))
 
 
 def _under_lease(root: Storage, log: Log, ds: DatasetId, symbol: str) -> None:

@@ -48,7 +48,7 @@ class _SyncRun:
     """What one sync's fetch loop shares with the writers (in place of a long parameter list)."""
 
     spec: Dataset
-    client: Client
+    client: Client[Any]  # of any backend: a sync reads the answers as Arrow
     root: Storage
     log: Log
     batch: Batch
@@ -69,11 +69,12 @@ def _request(spec: Dataset, task: Fetch, today: dt.date) -> dict[str, Any]:
     p: dict[str, Any] = dict(spec.params)
     if spec.ds.timeframe is not None:
         p["timeframe"] = spec.ds.timeframe
-    if spec.has_symbol:
-        p[spec.ep.multi_param] = task.symbol  # type: ignore[index]
+    if (param := spec.ep.multi_param) is not None:  # the dataset has symbols
+        p[param] = task.symbol
     if "sort" in spec.ep.param_map:
         p["sort"] = "asc"  # windows come back in key order: fresh partitions need no sort
-    lo_name, hi_name = spec.ep.date_range  # type: ignore[misc]
+    assert spec.ep.date_range is not None  # a stored dataset has one (resolve checks it)
+    lo_name, hi_name = spec.ep.date_range
     if task.window is not None:
         p[lo_name], p[hi_name] = task.fetch_from, task.window[1]
     elif spec.ep.minute_range == "ignored":
@@ -82,7 +83,7 @@ def _request(spec: Dataset, task: Fetch, today: dt.date) -> dict[str, Any]:
 
 
 def run(
-    client: Client,
+    client: Client[Any],
     root: Storage,
     log: Log,
     spec: Dataset,

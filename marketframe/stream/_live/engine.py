@@ -331,7 +331,7 @@ class LiveIndicators:
         target = Path(path)
         tmp = target.with_name(target.name + ".tmp")
         buf = io.BytesIO()
-        np.savez(buf, **arrays)  # type: ignore[arg-type]
+        np.savez(buf, allow_pickle=False, **arrays)
         tmp.write_bytes(buf.getvalue())
         os.replace(tmp, target)
 

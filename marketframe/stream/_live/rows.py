@@ -10,9 +10,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from marketframe._time import TZ_NAME
 from marketframe.indicators import stateful as sf
 
-_TZ = "Asia/Taipei"
 # a bar: time (start, epoch us), open, high, low, close, volume, and the serials of its
 # first and last trades (a late trade opens or closes it only by its serial; NaN: history)
 _W = 8
@@ -28,7 +28,7 @@ def _epoch_us(col: pd.Series[Any]) -> Any:
         return col.to_numpy(dtype="datetime64[us]").view(np.int64)
     t = pd.to_datetime(col)
     if t.dt.tz is None:
-        t = t.dt.tz_localize(_TZ)
+        t = t.dt.tz_localize(TZ_NAME)
     return t.dt.as_unit("us").astype("int64").to_numpy()
 
 
@@ -118,7 +118,7 @@ class _Out:
                 each = [np.broadcast_to(getattr(c, flag), c.codes.shape) for c in chunks]
                 flags[k] = np.concatenate(each)
         us = block[0].astype(np.int64).view("datetime64[us]")
-        time = pd.DatetimeIndex(us, tz="UTC").tz_convert(_TZ).array
+        time = pd.DatetimeIndex(us, tz="UTC").tz_convert(TZ_NAME).array
         sym = self._symbols(codes)
         floats = block[1:]
         if blocks and self._create is not None:
