@@ -8,6 +8,7 @@ fixed offset is exact and cheaper than a tz database lookup. Date ranges of the 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -62,3 +63,15 @@ def one_year_before(day: dt.date) -> dt.date:
     while one_year_after(start) <= day:
         start += dt.timedelta(days=1)
     return start
+
+
+def duration(value: object) -> dt.timedelta | None:
+    """A ``timedelta`` >= 0, or its text (``"7d"``, ``"36h"``, ``"0"``: days unless ``h``);
+    None for anything else (the caller names what is allowed)."""
+    if isinstance(value, dt.timedelta):
+        return value if value >= dt.timedelta(0) else None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([dh]?)\s*", value) if isinstance(value, str) else None
+    if m is None:
+        return None
+    n = float(m[1])
+    return dt.timedelta(hours=n) if m[2] == "h" else dt.timedelta(days=n)

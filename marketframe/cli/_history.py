@@ -7,20 +7,19 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import re
 from typing import Any
 
+from marketframe._time import duration
 from marketframe.cli._store_args import existing_store, store_path
 from marketframe.store import Store
 
 
 def _days(text: str) -> dt.timedelta:
     """``--keep``: ``7d``, ``36h``, ``0``: how long replaced versions stay readable."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([dh]?)\s*", text)
-    if m is None:
+    kept = duration(text)
+    if kept is None:
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration: write e.g. 7d, 36h or 0")
-    n = float(m[1])
-    return dt.timedelta(hours=n) if m[2] == "h" else dt.timedelta(days=n)
+    return kept
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
+from marketframe._time import duration
 from marketframe.convert import to_frame
 from marketframe.endpoints import to_date
 from marketframe.exceptions import InvalidParams
@@ -187,19 +188,19 @@ class StoreCore:
         with self._parts.locked(*_HISTORY, writing=f"delete_snapshot {name!r}"):
             _history.delete(self._parts.storage, name)
 
-    def gc(self, keep: dt.timedelta = dt.timedelta(days=7)) -> GcReport:
+    def gc(self, keep: dt.timedelta | str = dt.timedelta(days=7)) -> GcReport:
         """Remove the file versions replaced more than ``keep`` ago that no snapshot and
         not the current state record, and the log before the newest checkpoint older than
-        ``keep``: ``as_of`` reads any time of the last ``keep``, and a snapshot for as long
-        as it exists. Returns what was removed."""
-        if not isinstance(keep, dt.timedelta) or keep < dt.timedelta(0):
-            raise InvalidParams(
-                "Store.gc", "keep", f"has value {keep!r}", "a datetime.timedelta >= 0"
-            )
+        ``keep`` (a ``timedelta`` or ``"7d"``, ``"36h"``, ``"0"``): ``as_of`` reads any time of
+        the last ``keep``, and a snapshot for as long as it exists. Returns what was removed."""
+        kept = duration(keep)
+        if kept is None:
+            allowed = "a datetime.timedelta >= 0, or a duration such as '7d', '36h' or '0'"
+            raise InvalidParams("Store.gc", "keep", f"has value {keep!r}", allowed)
         parts = self._parts
         with parts.locked(*_HISTORY, writing="gc"):
             parts.log.reload()
-            return _history.gc(parts.storage, parts.log, keep)
+            return _history.gc(parts.storage, parts.log, kept)
 
 
 #: what snapshots and gc lock: the whole store on a local disk; on an object store, a lease

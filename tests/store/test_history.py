@@ -132,7 +132,7 @@ def test_gc_removes_only_what_nothing_pins(place: Place, sb: Sandbox) -> None:
         assert st.verify().problems == []
         st.delete_snapshot("keep-me")
         assert st.gc(keep=dt.timedelta(0)).versions > 0  # what only the snapshot pinned
-        with pytest.raises(InvalidParams, match="no snapshot is named 'keep-me'"):
+        with pytest.raises(InvalidParams, match="'keep-me', which names no snapshot"):
             st.read(C, as_of="keep-me")
         _same(_reads(st), now)
         assert st.verify().problems == []
@@ -175,7 +175,7 @@ def test_history_arguments_are_checked(tmp_path: Path, sb: Sandbox) -> None:
         for bad in ("", "has space", "../up", "x" * 101, 7):
             with pytest.raises(InvalidParams, match="letters, digits"):
                 st.snapshot(bad)  # type: ignore[arg-type]
-        with pytest.raises(InvalidParams, match="a snapshot named 'a' exists"):
+        with pytest.raises(InvalidParams, match="'a', a snapshot's name"):
             st.snapshot("a")
         with pytest.raises(InvalidParams, match="date alone is ambiguous"):
             st.read(C, as_of="2026-11-17")
@@ -183,7 +183,7 @@ def test_history_arguments_are_checked(tmp_path: Path, sb: Sandbox) -> None:
             st.read(C, as_of=3)  # type: ignore[arg-type]
         with pytest.raises(InvalidParams, match="corporate actions known now"):
             st.read(C, as_of="a", adjust="all")
-        with pytest.raises(InvalidParams, match="no snapshot is named 'b'.*the snapshots: a"):
+        with pytest.raises(InvalidParams, match="'b', which names no snapshot.*the snapshots: a"):
             st.delete_snapshot("b")
         with pytest.raises(InvalidParams, match="timedelta"):
             st.gc(keep=7)  # type: ignore[arg-type]
@@ -240,3 +240,14 @@ def test_the_commands(tmp_path: Path, sb: Sandbox) -> None:
     assert gc.returncode == 0 and '"versions": 0' in gc.stdout  # q4 pins what was replaced
     assert _cli("snapshot", "delete", "q4", "--store", str(root)).returncode == 0
     assert '"versions": 0' not in _cli("gc", "--store", str(root), "--keep", "0", "--json").stdout
+
+
+def test_gc_takes_the_commands_durations_and_refuses_others(tmp_path: Path) -> None:
+    """``gc(keep=)`` reads ``"7d"``/``"36h"``/``"0"`` as the command's ``--keep`` does; a
+    negative time or another word is refused before anything is removed."""
+    st = Store(tmp_path / "st")
+    assert st.gc(keep="0").versions == 0
+    assert st.gc(keep="36h").versions == 0
+    for bad in ("7x", "-1d", dt.timedelta(days=-1), 7):
+        with pytest.raises(InvalidParams, match="'7d', '36h' or '0'"):
+            st.gc(keep=bad)  # type: ignore[arg-type]

@@ -311,7 +311,7 @@ class StoreMachine(RuleBasedStateMachine):
         name = sorted(self.snaps)[i % len(self.snaps)]
         self.st.delete_snapshot(name)
         del self.snaps[name]
-        with pytest.raises(InvalidParams, match=f"no snapshot is named '{name}'"):
+        with pytest.raises(InvalidParams, match=f"'{name}', which names no snapshot"):
             self.st.read(CANDLES, SYMS[0], as_of=name)
 
     @precondition(lambda self: self.held["D"] or self.held["W"])

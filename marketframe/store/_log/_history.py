@@ -97,7 +97,7 @@ def _taken(storage: Storage, name: str) -> None:
     raise InvalidParams(
         "Store.snapshot",
         "name",
-        f"a snapshot named {name!r} exists (of generation {get(storage, name).generation})",
+        f"has value {name!r}, a snapshot's name (generation {get(storage, name).generation})",
         "a new name, or delete_snapshot(name) first",
     )
 
@@ -108,7 +108,7 @@ def get(storage: Storage, name: str, where: str = "Store", param: str = "as_of")
     except FileNotFoundError:
         names = ", ".join(s.name for s in listing(storage)) or "none yet"
         raise InvalidParams(
-            where, param, f"no snapshot is named {name!r}", f"the snapshots: {names}"
+            where, param, f"has value {name!r}, which names no snapshot", f"the snapshots: {names}"
         ) from None
     except _Damaged as exc:
         raise StoreCorrupted(storage.path(_path(name)), str(exc)) from None
@@ -164,7 +164,7 @@ def state_at(storage: Storage, generation: int) -> View:
     raise InvalidParams(
         "Store",
         "as_of",
-        f"generation {generation} is no longer in the store's log (gc removed it)",
+        f"asks for generation {generation}, no longer in the store's log (gc removed it)",
         "a snapshot, or a time since the oldest generation gc kept",
     )
 
@@ -201,7 +201,10 @@ def generation_at(storage: Storage, log: Log, when: dt.datetime) -> int:
             else "before the store's first commit"
         )
         raise InvalidParams(
-            "Store", "as_of", f"{when.isoformat()} is {why}", f"a snapshot, or a time since {first}"
+            "Store",
+            "as_of",
+            f"has value {when.isoformat()}, {why}",
+            f"a snapshot, or a time since {first}",
         )
     while lo < hi:  # the last entry whose time is <= stamp
         mid = (lo + hi + 1) // 2
@@ -300,7 +303,7 @@ def generation_of(storage: Storage, log: Log, as_of: Any, where: str) -> int:
             raise InvalidParams(
                 where,
                 "as_of",
-                f"no snapshot is named {as_of!r}, and it is no time of day",
+                f"has value {as_of!r}, which names no snapshot and no time of day",
                 f"a snapshot ({names}), or a time: a datetime or '2026-11-20T18:00' "
                 "(a date alone is ambiguous: which moment of it?)",
             )
