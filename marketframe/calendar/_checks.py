@@ -18,7 +18,7 @@ from marketframe.calendar._table import (
     DateLike,
     Hours,
 )
-from marketframe.exceptions import InvalidParams, InvalidParamType
+from marketframe.exceptions import InvalidParams, InvalidParamType, require_extra
 
 # --- input checks ------------------------------------------------------------------------
 
@@ -80,3 +80,5 @@ def _hours(market: str, session: str, where: str) -> Hours:
 def _backend(backend: str, where: str) -> None:
     if backend not in ("pandas", "polars"):
         raise InvalidParams(where, "backend", f"is {backend!r}", "'pandas', 'polars'")
+    if backend == "polars":
+        require_extra("polars", where)

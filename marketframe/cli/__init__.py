@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from marketframe import __version__
-from marketframe.exceptions import InvalidParams, MarketframeError, did_you_mean
+from marketframe.exceptions import EXTRAS, InvalidParams, MarketframeError, did_you_mean
 
 # Modules each exposing register(subparsers), in the order `--help` lists them.
 _COMMANDS: tuple[str, ...] = (
@@ -48,16 +48,6 @@ _OS_FIXES = {
     "(0 picks a free one)",
     errno.EACCES: "check the path's permissions, or choose another path or port",
     errno.ENOENT: "check the path",
-}
-
-#: optional packages -> the extra of pyproject.toml that installs them
-EXTRAS = {
-    "polars": "polars",
-    "authlib": "academy",
-    "matplotlib": "plot",
-    "s3fs": "s3",
-    "fsspec": "s3",
-    "ipywidgets": "notebook",
 }
 
 DEBUG_ENV = "MARKETFRAME_DEBUG"

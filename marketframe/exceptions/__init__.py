@@ -9,6 +9,7 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
     |   |   +-- ConventionTypeError        ``convention=`` of the wrong kind (indicators)
     |   +-- UnorderedRowsError             rows out of time order, no time column (frames)
     +-- ConfigurationError             a local setting is missing or unusable (no API key)
+    +-- ExtraNotInstalled (ModuleNotFoundError)   an optional package is not installed
     +-- DefinitionError (TypeError)    an endpoint row or schema contradicts itself (at import)
     +-- SchemaError                    a payload does not fit the endpoint's schema
     +-- ServiceError                   the service gave no usable answer
@@ -80,10 +81,12 @@ from marketframe.exceptions._academy import (
     scrub,
 )
 from marketframe.exceptions._base import (
+    EXTRAS,
     ActionNotApplied,
     ConfigurationError,
     ConventionTypeError,
     DefinitionError,
+    ExtraNotInstalled,
     InvalidParams,
     InvalidParamType,
     MarketframeError,
@@ -95,6 +98,7 @@ from marketframe.exceptions._base import (
     UnorderedRowsError,
     did_you_mean,
     redact,
+    require_extra,
     with_next_step,
 )
 from marketframe.exceptions._service import (
@@ -149,6 +153,8 @@ __all__ = [
     "DeadlineExceeded",
     "DefinitionError",
     "DiscoveryError",
+    "EXTRAS",
+    "ExtraNotInstalled",
     "Forbidden",
     "GapUnavailable",
     "InsufficientScope",
@@ -204,6 +210,7 @@ __all__ = [
     "hold_secret",
     "oauth_error",
     "redact",
+    "require_extra",
     "scrub",
     "with_next_step",
 ]
