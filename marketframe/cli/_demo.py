@@ -169,11 +169,11 @@ def run(args: argparse.Namespace) -> int:
         f"  marketframe sync stock.historical.candles --store {out / 'store'} "
         "--board TSE --start 2020-01-01"
     )
-    print(
+    daily = out / "store" / "dataset=stock.historical.candles" / "params=default" / "tf=D"
+    print(  # sym as a string: hive inference would make sym=0050 the integer 50
         '  python -c "import polars as pl; print(pl.scan_parquet('
-        f"'{out / 'store' / 'dataset=stock.historical.candles'}/**/*.parquet', "
-        "hive_partitioning=True)"
-        ".group_by('symbol').len().collect())\""
+        f"'{daily}', hive_schema={{'sym': pl.String}})"
+        ".group_by('sym').len().sort('sym').collect())\""
     )
     print("  marketframe crosscheck 2454 --timeframe W")
     print("  marketframe sandbox --port 8000     # the emulator for any client")

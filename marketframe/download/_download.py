@@ -20,7 +20,7 @@ from marketframe._progress import progress_bar
 from marketframe._time import taipei_today
 from marketframe._typing import DayLike
 from marketframe.convert import concat, to_frame
-from marketframe.download import _yf
+from marketframe.download import _keywords, _yf
 from marketframe.download._check import BOARD_ENDPOINT, BOARD_TYPE, ENDPOINT, Arguments, check
 from marketframe.endpoints import (
     MARKETS,
@@ -57,11 +57,19 @@ class Options(TypedDict, total=False):
     store: Store | str | os.PathLike[str] | None
     client: Client[Any] | None
     progress: bool | None
+    # yfinance's words of the same meaning (docs/migration.md)
+    tickers: str | Sequence[str]
+    auto_adjust: bool
+    threads: bool | int
+
+
+#: every keyword :func:`download` takes (an unknown one is refused naming the closest)
+KEYWORDS: tuple[str, ...] = ("symbols", "start", "end", "backend", *Options.__annotations__)
 
 
 @overload
 def download(
-    symbols: str | Sequence[str],
+    symbols: str | Sequence[str] | None = None,
     start: DayLike | None = None,
     end: DayLike | None = None,
     *,
@@ -72,7 +80,7 @@ def download(
 
 @overload
 def download(
-    symbols: str | Sequence[str],
+    symbols: str | Sequence[str] | None = None,
     start: DayLike | None = None,
     end: DayLike | None = None,
     *,
@@ -83,7 +91,7 @@ def download(
 
 @overload
 def download(
-    symbols: str | Sequence[str],
+    symbols: str | Sequence[str] | None = None,
     start: DayLike | None = None,
     end: DayLike | None = None,
     *,
@@ -93,7 +101,7 @@ def download(
 
 
 def download(
-    symbols: str | Sequence[str],
+    symbols: str | Sequence[str] | None = None,
     start: DayLike | None = None,
     end: DayLike | None = None,
     *,
@@ -108,6 +116,7 @@ def download(
     store: Store | str | os.PathLike[str] | None = None,
     client: Client[Any] | None = None,
     progress: bool | None = None,
+    **yfinance: Any,
 ) -> Any:
     """Historical candles of ``symbols`` from ``start`` to ``end`` as one long frame.
 
@@ -140,12 +149,18 @@ def download(
     yfinance's words (docs/migration.md, "Coming from yfinance"): ``period`` (``1d``,
     ``5d``: the last sessions; ``1mo`` ... ``10y``, ``ytd``, ``max``; ends today, not with
     ``start``/``end``), ``interval`` (``1m`` ... ``60m``/``1h``, ``1d``, ``1wk``, ``1mo``;
-    not with ``timeframe``), ``adjust=True`` (``"all"``), symbols with ``.TW``/``.TWO``
-    (dropped; the board is checked against the ticker's market), and ``layout="wide"`` or
-    ``group_by="column"``/``"ticker"``: one row per date, a column per (field, symbol).
+    not with ``timeframe``), ``adjust=True`` (``"all"``; also ``auto_adjust=True``),
+    ``tickers=`` (``symbols``; ``"2330 0050"`` is a list), ``threads=`` (taken: requests
+    always run concurrently), symbols with ``.TW``/``.TWO`` (dropped; the board is checked
+    against the ticker's market), and ``layout="wide"`` or ``group_by="column"``/``"ticker"``:
+    one row per date, a column per (field, symbol). yfinance's other keywords raise
+    :class:`~marketframe.InvalidParams` naming what to write instead (``actions=True``:
+    ``Ticker(symbol).actions``), an unknown keyword :class:`~marketframe.InvalidParamType`
+    (a ``TypeError``) naming the closest one.
     """
+    symbols, adjust = _keywords.keywords(symbols, adjust, yfinance, KEYWORDS)
     yf = _yf.resolve(start, end, timeframe, period, interval, adjust, taipei_today())
-    symbols, suffixed = _yf.split_suffixes(symbols)
+    symbols, suffixed = _yf.split_suffixes(_keywords.symbol_list(symbols))
     layout = _yf.check_layout(layout, group_by, backend)
     args = check(symbols, yf.start, yf.end, yf.timeframe, yf.adjust, fields, backend, store)
     with _session(client, store) as (session, st):
