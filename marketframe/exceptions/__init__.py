@@ -22,6 +22,7 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
     |   |   +-- SymbolNotFound (NotFound)  404
     |   |   +-- RateLimited            429
     |   |   +-- ServerError            5xx
+    |   +-- RepeatedPage               ... it sent a page of rows already received (paging)
     |   +-- TransportError             ... it did not answer at all (connection, timeout)
     |       +-- DeadlineExceeded (TimeoutError)
     +-- BatchError (PartialResult)     some symbols of a multi-symbol call failed
@@ -115,6 +116,7 @@ from marketframe.exceptions._service import (
     PartialResult,
     PlanError,
     RateLimited,
+    RepeatedPage,
     ServerError,
     ServiceError,
     StreamAuthError,
@@ -183,6 +185,7 @@ __all__ = [
     "PlanError",
     "RateLimited",
     "RegistrationError",
+    "RepeatedPage",
     "ResourceError",
     "STATUS_ERRORS",
     "SchemaError",
