@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from marketframe.convert import to_pandas
+from marketframe.exceptions import UnknownKey
 
 #: yfinance's keys -> (the group that answers it, how to read it from that group's frame)
 _QUOTE, _TICKER, _YEAR = "quote", "ticker", "candles"
@@ -69,9 +70,9 @@ class FastInfo(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         name = _camel(key) if isinstance(key, str) else key
         if name in _ABSENT:
-            raise KeyError(f"{key!r}: {_ABSENT[name]}")
+            raise UnknownKey(f"{key!r}: {_ABSENT[name]}")
         if name not in _KEYS:
-            raise KeyError(f"{key!r} is not a key of fast_info; keys: {', '.join(_KEYS)}")
+            raise UnknownKey(f"{key!r} is not a key of fast_info; keys: {', '.join(_KEYS)}")
         group, read = _KEYS[name]
         if group is None:
             return read(None)

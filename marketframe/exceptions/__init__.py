@@ -31,6 +31,7 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
     |       StreamSubscribeError (ValueError), GapUnavailable (a gap's day is gone)
     +-- MissingColumnsError (ValueError)   a frame lacks a column an indicator needs (frames)
     +-- NotCheckable (ValueError)      nothing to cross-check in the range (crosscheck)
+    +-- UnknownKey (KeyError)          a key a mapping does not hold (Ticker.fast_info)
     +-- StoreCorrupted, StoreLocked (LeaseLost), SyncError   the Parquet store (store)
     +-- ComputeInterrupted             a worker of the store's compute pool died (store)
     +-- StoreUnavailable (OSError), StoreReadOnly (PermissionError)   its storage (store)
@@ -96,6 +97,7 @@ from marketframe.exceptions._base import (
     NoSession,
     NotCheckable,
     SchemaError,
+    UnknownKey,
     UnorderedRowsError,
     did_you_mean,
     redact,
@@ -206,6 +208,7 @@ __all__ = [
     "TokenStoreError",
     "TransportError",
     "UnauthorizedClient",
+    "UnknownKey",
     "UnorderedRowsError",
     "UnsupportedGrantType",
     "did_you_mean",

@@ -116,6 +116,15 @@ def require_extra(package: str, where: str) -> None:
         raise ExtraNotInstalled(package, where)
 
 
+class UnknownKey(MarketframeError, KeyError):
+    """A key a mapping of marketframe does not hold (``Ticker.fast_info["marketCap"]``); the
+    message says why, or names the keys there are. ``except KeyError`` catches it, as for a
+    dict, so ``.get()`` and ``in`` work."""
+
+    def __str__(self) -> str:  # the message as written, not quoted as KeyError quotes a key
+        return str(self.args[0]) if self.args else ""
+
+
 class ConfigurationError(MarketframeError):
     """A local setting is missing or unusable (no credential, or several): nothing was sent."""
 

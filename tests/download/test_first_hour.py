@@ -240,8 +240,10 @@ def test_fast_info_has_yfinances_keys(client: Any) -> None:
     assert fast["lastVolume"] == year["volume"].iloc[-1]  # shares
     assert fast["timezone"] == "Asia/Taipei" and fast["quoteType"] == "EQUITY"
     assert set(dict(fast)) == set(fast.keys()) and "lastPrice" in fast
-    with pytest.raises(KeyError, match="no share counts"):
+    with pytest.raises(KeyError, match="no share counts") as exc:
         fast["marketCap"]
+    assert isinstance(exc.value, marketframe.MarketframeError)
+    assert fast.get("shares") is None
 
 
 def test_tickers_holds_several_over_one_download(client: Any) -> None:
