@@ -115,7 +115,7 @@ def _xtai() -> np.ndarray:
 
 def base_sessions() -> pd.DatetimeIndex:
     """The base calendar's (XTAI's) stock sessions over the coverage, uncorrected."""
-    return pd.DatetimeIndex(_base(), name="session")
+    return pd.DatetimeIndex(_base().astype("datetime64[us]"), name="session")
 
 
 @lru_cache(maxsize=1)
@@ -225,7 +225,7 @@ def sessions_in_range(
         import polars as pl  # an optional extra: loaded when asked for
 
         return pl.Series("session", labels, dtype=pl.Date)
-    return pd.DatetimeIndex(labels.astype("datetime64[ns]"), name="session")
+    return pd.DatetimeIndex(labels.astype("datetime64[us]"), name="session")
 
 
 @overload
@@ -268,9 +268,9 @@ def sessions(
     bounds = [_bounds(label, hours) for label in labels]
     frame = pd.DataFrame(
         {
-            "session": pd.DatetimeIndex(labels.astype("datetime64[ns]")),
-            "open": pd.DatetimeIndex([b[0] for b in bounds], dtype="datetime64[ns, Asia/Taipei]"),
-            "close": pd.DatetimeIndex([b[1] for b in bounds], dtype="datetime64[ns, Asia/Taipei]"),
+            "session": pd.DatetimeIndex(labels.astype("datetime64[us]")),
+            "open": pd.DatetimeIndex([b[0] for b in bounds], dtype="datetime64[us, Asia/Taipei]"),
+            "close": pd.DatetimeIndex([b[1] for b in bounds], dtype="datetime64[us, Asia/Taipei]"),
         }
     )
     if backend == "polars":
@@ -326,7 +326,7 @@ def minutes(
             "a day for which is_session(day, market, session) is true",
         )
     opens, closes = _bounds(np.datetime64(d, "D"), hours)
-    index = pd.date_range(opens, closes, freq="min", inclusive="left", name="minute")
+    index = pd.date_range(opens, closes, freq="min", inclusive="left", name="minute", unit="us")
     if backend == "polars":
         import polars as pl  # an optional extra: loaded when asked for
 

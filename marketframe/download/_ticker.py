@@ -138,7 +138,7 @@ class Ticker:
             [
                 pd.DataFrame(
                     {
-                        "date": pd.to_datetime(div["date"]),
+                        "date": pd.to_datetime(div["date"]).astype("datetime64[us]"),
                         "action": "dividend",
                         "cash_dividend": div["cash_dividend"].astype("float64"),
                         "stock_dividend_shares": div["stock_dividend_shares"].astype("float64"),
@@ -147,7 +147,7 @@ class Ticker:
                 ),
                 pd.DataFrame(
                     {
-                        "date": pd.to_datetime(cap["effective_date"]),
+                        "date": pd.to_datetime(cap["effective_date"]).astype("datetime64[us]"),
                         "action": cap["action_type"].astype(str),
                         "cash_dividend": float("nan"),
                         "stock_dividend_shares": float("nan"),

@@ -131,3 +131,26 @@ def test_store_reads_and_download_are_oldest_first(client: Client, store: Store)
             assert one.date.is_monotonic_increasing
     actions = store.read("stock.corporate_actions.dividends")
     assert pd.Series(actions.date).is_monotonic_increasing or len(actions) < 2
+
+
+@pytest.mark.parametrize("backend", ["pandas", "polars"])
+def test_the_calendar_and_ticker_actions_agree_on_the_dtype_table(
+    client: Client, backend: str
+) -> None:
+    from marketframe import Ticker, calendar
+
+    days = calendar.sessions_in_range("2025-01-02", "2025-01-31", backend=backend)
+    got = days.dtype if backend == "polars" else str(days.dtype)
+    assert got == DTYPES[(backend, "calendar")]
+    sessions = calendar.sessions("2025-01-02", "2025-01-31", backend=backend)
+    assert _dtype(sessions, "session") == DTYPES[(backend, "calendar")]
+    assert _dtype(sessions, "open") == _dtype(sessions, "close") == DTYPES[(backend, "instant")]
+    minutes = calendar.minutes("2025-01-02", backend=backend)
+    assert (minutes.dtype if backend == "polars" else str(minutes.dtype)) == DTYPES[
+        (backend, "instant")
+    ]
+    if backend == "pandas":
+        assert str(calendar.base_sessions().dtype) == DTYPES[("pandas", "calendar")]
+        actions = Ticker("0050", client=client).actions  # polars: Datetime, from the pandas
+        assert _dtype(actions, "date") == DTYPES[("pandas", "calendar")]
+
