@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Historical candles of SYMBOLs (or whole boards: "
         + ", ".join(MARKETS)
         + ") from --start to --end, fetched in windows of under one year, concurrently; one "
-        "file sorted by symbol, then date (oldest first).",
+        "file, symbol by symbol in the order given, each oldest first.",
         epilog="example: marketframe download 2330 0050 --start 2010-01-01 --end 2025-12-31 "
         "-o prices.parquet",
     )

@@ -2,9 +2,10 @@
 
 The range is split into windows of under one year (the store's window rule), the windows of
 every symbol are fetched concurrently through one :class:`~marketframe.Client` (its pacer and
-retries shared by all), and the answer is one long frame sorted by symbol, then time (oldest
-first). With ``store=`` the windows go through :meth:`Store.sync` instead (only what the
-store lacks is fetched) and the frame is :meth:`Store.read`'s. See ``docs/loaders.md``.
+retries shared by all), and the answer is one long frame: the symbols in the order asked (as
+the loaders and ``Store.read`` give them), each oldest first. With ``store=`` the windows go
+through :meth:`Store.sync` instead (only what the store lacks is fetched) and the frame is
+:meth:`Store.read`'s. See ``docs/loaders.md``.
 """
 
 from __future__ import annotations
@@ -140,7 +141,9 @@ def download(
     ``progress``: a bar over the windows (None: on long work, 20 windows or more, when
     stderr is a terminal or a notebook).
 
-    Rows are sorted by symbol, then time (oldest first); pandas dates are ``datetime64[us]``.
+    Rows come symbol by symbol in the order asked (a board's symbols in its listing order), as
+    the loaders and :meth:`Store.read` give them, each symbol oldest first; pandas dates are
+    ``datetime64[us]``.
     Bad arguments raise :class:`~marketframe.InvalidParams` before any request. If some
     symbols fail, :class:`~marketframe.BatchError` carries the frame of the others
     (``.frame``) and each failure (``.errors``); a failed symbol never appears in part, and
@@ -286,7 +289,7 @@ def _fetch(
     finally:
         if bar is not None:
             bar.close()
-    tables = [t for s in sorted(symbols) if s not in errors for t in parts[s]]
+    tables = [t for s in symbols if s not in errors for t in parts[s]]  # in the order asked
     if not tables:
         return (None if errors else _empty(args)), errors
     return concat(tables), errors
@@ -315,7 +318,7 @@ def _via_store(
         for failure in exc.report.failures:
             if failure.symbol is not None and failure.symbol not in errors:
                 errors[failure.symbol] = SyncError(exc.report)
-    ok = sorted(s for s in symbols if s not in errors)
+    ok = [s for s in symbols if s not in errors]
     if not ok:
         return None, errors
     table = st.read(ENDPOINT, ok, args.start, args.end, args.timeframe, backend="arrow", **params)
