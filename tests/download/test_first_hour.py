@@ -14,6 +14,7 @@ import pytest
 import marketframe
 from marketframe import BatchError, Client, InvalidParams, SymbolNotFound, Ticker
 from marketframe.download._yf import months_before
+from marketframe.frames import MissingColumnsError
 
 
 @pytest.fixture(scope="module")
@@ -268,3 +269,31 @@ def test_polars_group_by_ticker_lays_columns_out_by_symbol(client: Any) -> None:
     assert by_column.columns[1:] == [f"{f}_{s}" for f in fields for s in order]
     assert by_ticker.columns[1:] == [f"{s}_{f}" for s in order for f in fields]
     assert by_ticker["2330_close"].equals(by_column["close_2330"])
+
+
+@pytest.mark.parametrize(
+    ("backend", "shape"),
+    [("pandas", {"layout": "wide"}), ("pandas", {"group_by": "ticker"})]
+    + [("polars", {"layout": "wide"}), ("polars", {"group_by": "ticker"})],
+)
+def test_md_on_a_wide_ohlc_frame_is_refused_naming_the_fix(
+    client: Any, backend: str, shape: dict[str, str]
+) -> None:
+    """Every column of a pivot of several fields, volume included, was replaced by its SMA
+    under its own label; now every indicator refuses it, as kdj did, naming the fix."""
+    wide = marketframe.download(
+        ["2330", "0050"], period="3mo", backend=backend, client=client, **shape
+    )
+    calls = {
+        "sma": lambda f: f.md.sma(5),
+        "ema": lambda f: f.md.ema(5),
+        "rsi": lambda f: f.md.rsi(),
+        "macd": lambda f: f.md.macd(),
+        "bbands": lambda f: f.md.bbands(),
+        "kdj": lambda f: f.md.kdj(),
+    }
+    for name, call in calls.items():
+        with pytest.raises(MissingColumnsError, match="pivot of several fields") as exc:
+            call(wide)
+        assert "long frame" in str(exc.value), name
+
