@@ -297,3 +297,21 @@ def test_md_on_a_wide_ohlc_frame_is_refused_naming_the_fix(
             call(wide)
         assert "long frame" in str(exc.value), name
 
+
+@pytest.mark.parametrize("shape", [{"layout": "wide"}, {"group_by": "ticker"}])
+def test_plot_draws_a_wide_ohlc_frame_one_block_per_symbol(
+    client: Any, shape: dict[str, str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    wide = marketframe.download(["2330", "0050"], period="3mo", client=client, **shape)
+    fig = wide.md.plot()  # was an AttributeError
+    try:
+        assert [sf.axes[0].get_title().split()[0] for sf in fig.subfigs] == ["2330", "0050"]
+    finally:
+        plt.close(fig)
+    with pytest.raises(MissingColumnsError, match="pivot of several fields"):
+        marketframe.download(
+            ["2330", "0050"], period="3mo", backend="polars", client=client, **shape
+        ).md.plot()
