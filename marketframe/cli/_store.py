@@ -24,7 +24,13 @@ import pyarrow.parquet as pq
 
 from marketframe import exceptions
 from marketframe.cli import add_base_url, make_parent, out_path
-from marketframe.cli._store_args import existing_store, params_of, store_path, symbols_of
+from marketframe.cli._store_args import (
+    existing_store,
+    params_of,
+    store_path,
+    symbols_of,
+    unmade_if_empty,
+)
 from marketframe.endpoints import ENDPOINTS, MARKETS, MINUTE_TIMEFRAMES, TIMEFRAMES, get
 from marketframe.exceptions import (
     AuthenticationError,
@@ -173,6 +179,7 @@ def _sync(
 ) -> tuple[Any, Any, dict[str, Any]]:
     params = params_of(args.endpoint, args.param)
     client = _session(stack, args)
+    stack.callback(unmade_if_empty(root))  # runs once the store is closed
     store = stack.enter_context(Store(root, client, max_workers=max(1, args.workers)))
     symbols = symbols_of(args, client)
     report = store.sync(

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import weakref
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
@@ -22,7 +20,7 @@ from marketframe.store._log import Log, _history
 from marketframe.store._log._history import GcReport, Snapshot
 from marketframe.store._parts import Parts
 from marketframe.store._report import VerifyReport
-from marketframe.store._storage import LocalStorage, storage_for
+from marketframe.store._storage import storage_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,13 +72,7 @@ class StoreCore:
         _open.check_timeout(timeout)  # every argument checked before a directory is made
         _open.check_waits(lease_ttl, lock_timeout, commit_every)
         _open.check_workers(max_workers)
-        before = _existing_ancestor(path)
         storage = storage_for(path, storage_options, timeout)
-        # a local directory made just now is removed again if the store is closed (or
-        # collected) with nothing written: a refused sync leaves no empty store behind
-        local = storage.root.absolute() if isinstance(storage, LocalStorage) else None
-        made = local if local != before else None
-        self._unmake = weakref.finalize(self, _remove_empty, made, before)
         self._parts = Parts(
             storage,
             Log(storage),
@@ -118,7 +110,6 @@ class StoreCore:
 
     def close(self) -> None:
         self._parts.close()
-        self._unmake()
 
     def __enter__(self) -> StoreCore:
         return self
@@ -214,30 +205,3 @@ class StoreCore:
 #: what snapshots and gc lock: the whole store on a local disk; on an object store, a lease
 #: of their own (writers of data never wait for them: they only pin or remove what is old)
 _HISTORY = (DatasetId("_store", "history", None), [NO_SYMBOL])
-
-
-def _existing_ancestor(path: object) -> Path | None:
-    """The nearest directory of ``path`` (itself or a parent) that exists now, before
-    ``Store`` makes the missing ones; None for what is no local path."""
-    if not isinstance(path, str | os.PathLike):
-        return None
-    text = os.fspath(path)
-    if not isinstance(text, str) or not text.strip():
-        return None
-    at = Path(text.removeprefix("file://")).expanduser().absolute()
-    while not at.exists() and at != at.parent:
-        at = at.parent
-    return at
-
-
-def _remove_empty(root: Path | None, stop: Path | None) -> None:
-    """Remove ``root`` and the parents made with it, up to ``stop``, while they are empty."""
-    if root is None or stop is None:
-        return
-    at = root.absolute()
-    while at != stop and at != at.parent:
-        try:
-            at.rmdir()  # only an empty directory: anything written keeps it
-        except OSError:
-            return
-        at = at.parent

@@ -10,8 +10,6 @@ from typing import Any
 
 import pytest
 
-from marketframe import InvalidParams, Store
-
 from .test_cli_errors import _run, on_sandbox  # noqa: F401 - the fixture, shared
 
 
@@ -73,21 +71,6 @@ def test_a_refused_sync_leaves_no_store_directory(
     assert not (tmp_path / "new").exists()
     code, err = _run(capsys, [*argv, "--start", "2025-01-01", "--end", "2025-01-31"])
     assert code == 0 and (root / "_log").is_dir(), err
-
-
-def test_a_store_made_for_nothing_is_removed_when_closed(sandbox: Any, tmp_path: Path) -> None:
-    kept = tmp_path / "kept"
-    kept.mkdir()
-    with Store(kept / "a" / "b", api_key=sandbox.api_key, base_url=sandbox.base_url) as st:
-        assert (kept / "a" / "b").is_dir()  # made at once: Store(path) checks it can
-        with pytest.raises(InvalidParams):
-            st.sync("stock.historical.candles", "2330", "2031-01-01")
-    assert kept.is_dir() and not (kept / "a").exists()  # what existed before stays
-    Store(kept, client=None).close()
-    assert kept.is_dir()
-    with Store(kept / "s", api_key=sandbox.api_key, base_url=sandbox.base_url) as st:
-        st.sync("stock.historical.candles", "2330", "2025-01-01", "2025-01-31", progress=False)
-    assert len(Store(kept / "s", client=None).read("stock.historical.candles", "2330")) > 10
 
 
 def test_an_unknown_symbol_is_one_line_and_no_rerun_is_suggested(
