@@ -148,12 +148,15 @@ def final_until(
 
 
 def _over(today: dt.date, end: dt.date) -> bool:
-    """No stock session from ``today`` to ``end`` (False outside the calendar's coverage:
-    the period may still trade)."""
+    """No stock session from ``today`` to ``end`` (False outside the calendar's coverage, and
+    where its answer is provisional: the period may still trade, and a row held as final is
+    never fetched again)."""
     # the calendar (exchange_calendars) loads on first use: import marketframe stays light
     from marketframe import calendar
 
     try:
+        if calendar.is_provisional(end):
+            return False
         return len(calendar.sessions_in_range(today, end)) == 0
     except InvalidParams:
         return False

@@ -106,7 +106,7 @@ def test_merge_and_subtract(
         ("W", dt.date(2026, 11, 16), dt.date(2026, 11, 15)),
         ("W", dt.date(2026, 11, 21), dt.date(2026, 11, 20)),  # Saturday: the week is over
         ("W", dt.date(2026, 10, 9), dt.date(2026, 10, 8)),  # a holiday Friday: over on Thursday
-        ("W", dt.date(2027, 6, 5), dt.date(2027, 5, 30)),  # past the calendar: still open
+        ("W", dt.date(2027, 6, 5), dt.date(2027, 5, 30)),  # provisional calendar: still open
         ("M", dt.date(2026, 11, 20), dt.date(2026, 10, 31)),
         ("M", dt.date(2026, 2, 27), dt.date(2026, 2, 26)),  # a holiday Friday ends February
         ("M", dt.date(2026, 11, 29), dt.date(2026, 10, 31)),  # Monday the 30th trades: open
