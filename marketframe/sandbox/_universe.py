@@ -53,7 +53,7 @@ class Instrument:
     #: attention list and, when they last, under disposition (``_disposition``)
     runs: float = 0.0
     #: an ETF's basket: "cap" holds its board's index components at their capitalisation,
-    #: "equal" the same companies less ``basket_excludes`` at equal weights (``_funds``)
+    #: "equal" the same companies less ``basket_excludes`` at equal weights (``_baskets``)
     basket: str = ""
     basket_excludes: tuple[str, ...] = ()
     #: what the service says of this instrument alone (a warrant's terms), as it says it
