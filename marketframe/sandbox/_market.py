@@ -13,6 +13,7 @@ Two levels, generated on demand and cached in memory (no stored files):
   - an index is computed from its components' capitalisation weights, an ETF from its
     holdings (``_baskets``);
   - attention and disposition follow from the prices (``_disposition``);
+  - the rows themselves, on the ticks and within the limits, are made in ``_walks``;
 * the **intraday** day of an instrument: its trades, generated from the day's daily row as a
   bridge that starts at the open, touches the high and the low and ends at the close, with sizes
   that sum to the day's volume. Everything else (quotes, candles, volumes, books, snapshots,
@@ -24,7 +25,6 @@ The same ``seed``, symbol and date always give the same data.
 
 from __future__ import annotations
 
-import math
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -36,22 +36,20 @@ import numpy as np
 from . import _baskets as bk
 from . import _calendar as cal
 from . import _disposition as dispo
-from ._daily import CAPITAL_CHANGES, CapitalChange, Daily, Dividend
+from ._daily import Daily
 from ._factors import MarketPath, loadings, market_path
 from ._intraday import Day, make_day, make_oddlot
 from ._universe import BOARD_CAP, INDUSTRY_SHARE, WEIGHT_DAY, Instrument, Universe
+from ._walks import Fund, Walk, make_daily
 
 HORIZON = date(2030, 12, 31)
-#: the daily pull of a stock's log price towards its long-run trend
-PULL = bk.PULL
 #: share of a stock's days with news that moves it to its limit (``Market._jumps``)
 JUMP_RATE = 1 / 120
 #: shares outstanding of a stock that is not an index component: this many days of its mean
 #: volume (an ETF's units, the emerging board, the extra equities)
 SHARE_DAYS = 400
-#: a fund's yearly fee and its premium or discount to its net asset value (an AR(1) of the
-#: log: persistence, daily innovation; stationary deviation about 0.15 %)
-FUND_FEE = 0.004
+#: a fund's premium or discount to its net asset value (an AR(1) of the log: persistence,
+#: daily innovation; stationary deviation about 0.15 %)
 PREMIUM_PERSISTENCE, PREMIUM_DEV = 0.9, 0.0006
 
 
@@ -117,10 +115,11 @@ class Market:
             inst = self.universe[symbol]
             if inst.type == "INDEX":
                 got = self._make_index(inst)
-            elif inst.basket:
-                got = self._make_daily(inst, self._fund(inst))
             else:
-                got = self._make_daily(inst, self._walk(inst))
+                model = self._fund(inst) if inst.basket else self._walk(inst)
+                days = model.days
+                warrant = self._warrant_moves(inst, days) if inst.type == "WARRANT" else None
+                got = make_daily(inst, model, self._events(inst, days), warrant)
             self._daily[symbol] = got
         return got
 
@@ -133,7 +132,7 @@ class Market:
             days = days[keep]
         return days
 
-    def _walk(self, inst: Instrument) -> _Walk:
+    def _walk(self, inst: Instrument) -> Walk:
         days = self._days_of(inst)
         at = bk.positions(days)
         path = self.market_path()
@@ -154,85 +153,7 @@ class Market:
         move = common + scale * e * z[:, 0] + jumps
         opening = path.gap[at] * (common + jumps) + 0.3 * inst.vol * scale * z[:, 1]
         wick = np.abs(z[:, 2:4]) * inst.vol * 0.45 * scale[:, None]
-        return _Walk(inst, days, z, move, opening, wick)
-
-    def _make_daily(self, inst: Instrument, model: _Walk | _Fund) -> Daily:
-        """The daily rows of a stock, ETF or warrant: references from the previous close and
-        the corporate events, the day's prices from ``model``, on the ticks, within the limits.
-        Only the close feeds the next day: it is found day by day, the rest on whole arrays."""
-        days, z = model.days, model.z
-        n = len(days)
-        limited = inst.has_limits
-        etf = inst.etf
-        events = self._events(inst, days)
-        warrant = self._warrant_moves(inst, days) if inst.type == "WARRANT" else None
-        cap = {c.effective: c for c in CAPITAL_CHANGES if c.symbol == inst.symbol}
-        cols = np.zeros((5, n), dtype=np.int64)
-        dividends: list[Dividend] = []
-        capital: list[tuple[CapitalChange, int, int]] = []
-        prev = cal.round_tick(inst.start_price * 100, etf)
-        rnd = cal.round_tick
-        day_list = days.astype(object)
-        for i in range(n):
-            d = day_list[i]
-            ref = prev
-            model.start(i)
-            if d in cap:
-                ch = cap[d]
-                ref = rnd(prev * ch.factor, etf)
-                capital.append((ch, prev, ref))
-                model.adjust(prev, ref, 0, ch.factor)
-            ev = events.get(d)
-            if ev is not None:
-                cash_rate, stock = ev
-                cash = max(1, int(round(prev * cash_rate))) if cash_rate > 0 else 0
-                ref = rnd((prev - cash) / (1 + stock / 1000.0), etf)
-                dividends.append(Dividend(inst.symbol, d, cash, stock, prev, ref))
-                model.adjust(prev, ref, cash, 1 / (1 + stock / 1000.0))
-            if warrant is not None:
-                up, down = self._warrant_limits(ref, warrant[0][i], warrant[1][i])
-            else:
-                up, down = cal.limits(ref, etf) if limited else (0, 0)
-            close = rnd(model.close(i, ref), etf)
-            if limited:
-                close = min(max(close, down), up)
-            cols[:, i] = (ref, prev, close, up, down)
-            prev = close
-        ref_, prev_, close_, up_, down_ = cols
-        opn = cal.round_ticks(model.opens(ref_), etf)
-        if limited:
-            opn = np.clip(opn, down_, up_)
-        top, bottom = model.extremes(opn, close_)
-        high = np.maximum(cal.round_ticks(top, etf, "down"), np.maximum(opn, close_))
-        low = np.minimum(cal.round_ticks(bottom, etf, "up"), np.minimum(opn, close_))
-        if limited:
-            high, low = np.minimum(high, up_), np.maximum(low, down_)
-        move = np.abs(close_ - ref_) / ref_
-        volume = (inst.volume * np.exp(0.4 * z[:, 4]) * (1 + 6 * move)).astype(np.int64)
-        ntr = np.maximum(20, (inst.trades * np.exp(0.25 * z[:, 5])).astype(np.int64))
-        if limited:
-            # opens at its limit and never leaves it (一字): few sellers (buyers) trade
-            locked = (opn == close_) & ((close_ == up_) | (close_ == down_))
-            high, low = np.where(locked, close_, high), np.where(locked, close_, low)
-            volume = np.where(locked, volume // 4, volume)
-            ntr = np.where(locked, np.maximum(20, ntr // 3), ntr)
-        volume = np.maximum(volume, 4 * ntr)
-        return Daily(
-            inst,
-            days,
-            ref_,
-            prev_,
-            opn,
-            high,
-            low,
-            close_,
-            volume,
-            ntr,
-            up_,
-            down_,
-            dividends=dividends,
-            capital_changes=capital,
-        )
+        return Walk(inst, days, z, move, opening, wick)
 
     def _jumps(self, inst: Instrument, n: int) -> np.ndarray:
         """News days: about one day in 120 a log-return jump of 8.5-15% either way, which the
@@ -253,12 +174,6 @@ class Market:
         at = np.clip(np.searchsorted(under.dates, days), 0, len(under.dates) - 1)
         up = ((under.limit_up[at] - under.ref[at]) * ratio).tolist()
         down = ((under.ref[at] - under.limit_down[at]) * ratio).tolist()
-        return up, down
-
-    @staticmethod
-    def _warrant_limits(ref: int, up_move: float, down_move: float) -> tuple[int, int]:
-        up = cal.round_tick(ref + up_move, False, "down")
-        down = cal.round_tick(max(ref - down_move, 1), False, "up")
         return up, down
 
     def _events(self, inst: Instrument, days: np.ndarray) -> dict[date, tuple[float, float]]:
@@ -367,7 +282,7 @@ class Market:
             self._holdings[symbol] = got
         return got
 
-    def _fund(self, inst: Instrument) -> _Fund:
+    def _fund(self, inst: Instrument) -> Fund:
         held = self.holdings(inst.symbol)
         p1 = held.p0 + len(held.quantity)
         dailies = [self.daily(m.symbol) for m in held.members]
@@ -378,7 +293,7 @@ class Market:
         premium = np.zeros(len(days))
         for i in range(1, len(days)):
             premium[i] = PREMIUM_PERSISTENCE * premium[i - 1] + PREMIUM_DEV * z[i, 0]
-        return _Fund(
+        return Fund(
             inst,
             days,
             z,
@@ -444,99 +359,3 @@ class Market:
             got = 0 if day is None else day.value(len(day.time))
             self._turnover[key] = got
         return got
-
-
-class _Walk:
-    """A stock's (or warrant's) day: its factor-model log return from the reference price,
-    pulled towards its long-run trend, and its opening move and wicks."""
-
-    def __init__(
-        self,
-        inst: Instrument,
-        days: np.ndarray,
-        z: np.ndarray,
-        move: np.ndarray,
-        opening: np.ndarray,
-        wick: np.ndarray,
-    ) -> None:
-        self.days, self.z = days, z
-        self._move, self._opening, self._wick = move.tolist(), opening, np.exp(wick)
-        self._drift = math.log1p(inst.growth) / 250.0
-        self._target = math.log(cal.round_tick(inst.start_price * 100, inst.etf))
-
-    def start(self, i: int) -> None:
-        self._target += self._drift
-
-    def adjust(self, prev: int, ref: int, cash: int, factor: float) -> None:
-        self._target += math.log(ref / prev)
-
-    def close(self, i: int, ref: int) -> float:
-        pull = PULL * (self._target - math.log(ref))
-        return ref * math.exp(self._move[i] + pull)
-
-    def opens(self, ref: np.ndarray) -> np.ndarray:
-        out: np.ndarray = ref * np.exp(self._opening)
-        return out
-
-    def extremes(self, opn: np.ndarray, close: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return np.maximum(opn, close) * self._wick[:, 0], np.minimum(opn, close) / self._wick[:, 1]
-
-
-class _Fund:
-    """An ETF's day: its net asset value per unit moves with its holdings' returns (from
-    their reference prices, less the fund's fee) on every trading day, its own suspensions
-    included; its price is that value times a slowly changing premium; the day's open, high
-    and low follow the holdings' weighted ones."""
-
-    def __init__(
-        self,
-        inst: Instrument,
-        days: np.ndarray,
-        z: np.ndarray,
-        at: np.ndarray,
-        growth: np.ndarray,
-        moves: tuple[np.ndarray, ...],
-        premium: np.ndarray,
-    ) -> None:
-        self.days, self.z = days, z
-        self._at = at
-        self._positions = at.tolist()
-        self._growth = growth.tolist()  # log growth of the holdings before each position
-        self._moves = moves  # open, high, low, close returns of the holdings per position
-        self._close = moves[3].tolist()
-        self._premium = premium
-        self._fee = math.log(1 - FUND_FEE / 250)
-        self._value = float(cal.round_tick(inst.start_price * 100, inst.etf))
-        self._last = self._positions[0] - 1  # the position of the last close
-        #: each day's value before its move (after its events), times its premium
-        self._before = np.zeros(len(days))
-
-    def start(self, i: int) -> None:
-        """Bring the value over the days the fund's own units did not trade."""
-        q = self._positions[i]
-        missed = q - 1 - self._last
-        self._value *= math.exp(self._growth[q] - self._growth[self._last + 1] + self._fee * missed)
-        self._last = q - 1
-
-    def adjust(self, prev: int, ref: int, cash: int, factor: float) -> None:
-        self._value = (self._value - cash) * factor
-
-    def close(self, i: int, ref: int) -> float:
-        q = self._last = self._positions[i]
-        premium = float(self._premium[i])
-        self._before[i] = self._value * premium
-        self._value *= (1 + self._close[q]) * math.exp(self._fee)
-        return self._value * premium
-
-    def opens(self, ref: np.ndarray) -> np.ndarray:
-        out: np.ndarray = self._before * (1 + self._moves[0][self._at])
-        return out
-
-    def extremes(self, opn: np.ndarray, close: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        top, bottom = np.maximum(opn, close), np.minimum(opn, close)
-        high = self._before * (1 + self._moves[1][self._at])
-        low = self._before * (1 + self._moves[2][self._at])
-        return (
-            top + bk.HIGH_SHARE * np.maximum(high - top, 0.0),
-            bottom - bk.HIGH_SHARE * np.maximum(bottom - low, 0.0),
-        )
