@@ -181,16 +181,30 @@ def tick(price: float, etf: bool = False) -> int:
     return 500
 
 
+#: rounding to a whole number of ticks, ``sign * floor(sign * q + offset)``: down and up
+#: forgive a float's last bits (1e-9 of a tick), nearest rounds half up
+_MODES = {"down": (1, 1e-9), "up": (-1, 1e-9), "nearest": (1, 0.5)}
+
+
 def round_tick(price: float, etf: bool = False, mode: str = "nearest") -> int:
     t = tick(price, etf)
-    q = price / t
-    if mode == "down":
-        n = math.floor(q + 1e-9)
-    elif mode == "up":
-        n = math.ceil(q - 1e-9)
-    else:
-        n = math.floor(q + 0.5)
+    sign, offset = _MODES[mode]
+    n = sign * math.floor(sign * price / t + offset)
     return max(int(n * t), t)
+
+
+#: the stock tick bands: prices (cents) from which each tick applies, and the ticks
+_BANDS = np.array((1000, 5000, 10000, 50000, 100000))
+_TICKS = np.array((1, 5, 10, 50, 100, 500))
+
+
+def round_ticks(prices: np.ndarray, etf: bool = False, mode: str = "nearest") -> np.ndarray:
+    """:func:`round_tick` of each price (the same arithmetic, on arrays)."""
+    t = np.where(prices < 5000, 1, 5) if etf else _TICKS[np.searchsorted(_BANDS, prices, "right")]
+    sign, offset = _MODES[mode]
+    n = sign * np.floor(sign * prices / t + offset)
+    out: np.ndarray = np.maximum((n * t).astype(np.int64), t)
+    return out
 
 
 def limits(reference: int, etf: bool = False) -> tuple[int, int]:

@@ -191,8 +191,9 @@ def _split_sizes(rng: np.random.Generator, total: int, n: int, auction_share: bo
     return sizes
 
 
-def make_day(rng: np.random.Generator, daily: Daily, i: int) -> Day:
-    """The trades of ``daily``'s instrument on its day ``i``, drawn from ``rng``."""
+def make_day(rng: np.random.Generator, daily: Daily, i: int, interval: int = 0) -> Day:
+    """The trades of ``daily``'s instrument on its day ``i``, drawn from ``rng``; ``interval``:
+    seconds between its call auctions (a disposition stock), 0 for continuous trading."""
     inst = daily.inst
     d = daily.dates[i].astype(object)
     o, h, lo, c = (int(x[i]) for x in (daily.open, daily.high, daily.low, daily.close))
@@ -202,14 +203,15 @@ def make_day(rng: np.random.Generator, daily: Daily, i: int) -> Day:
     lad = cal.ladder(lo, h, etf, step=1 if index else None)
     t_open = cal.epoch_us(cal.at(d, cal.SESSION_OPEN))
     t_close = cal.epoch_us(cal.at(d, cal.SESSION_CLOSE))
-    interval = inst.matching_interval
     if index:
         times = t_open + np.arange(1, n + 1, dtype=np.int64) * 5_000_000
         kinds = np.full(n, KIND_CONT, dtype=np.int8)
     elif interval:
         # periodic call auctions (a disposition stock): one match every ``interval`` seconds
-        # from the open to the close, no continuous trading
-        times = np.arange(t_open, t_close + 1, interval * 1_000_000, dtype=np.int64)
+        # from the open, none in the closing call (13:25-13:30), then the closing auction
+        closing_call = cal.epoch_us(cal.at(d, cal.CLOSING_TRIAL_START))
+        grid = np.arange(t_open, closing_call, interval * 1_000_000, dtype=np.int64)
+        times = np.append(grid, t_close)
         n = len(times)
         kinds = np.full(n, KIND_CALL, dtype=np.int8)
         kinds[0], kinds[-1] = KIND_OPEN, KIND_CLOSE

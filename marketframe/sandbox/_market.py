@@ -3,8 +3,17 @@
 Two levels, generated on demand and cached in memory (no stored files):
 
 * the **daily** history of an instrument (reference, open, high, low, close, volume, number of
-  trades) from its first day to a fixed horizon, a cheap sequential walk with Taiwan's rules
-  (ticks, +/-10% limits around the reference price, ex-dividend and split references);
+  trades) from its first day to a fixed horizon, with Taiwan's rules (ticks, +/-10% limits
+  around the reference price, ex-dividend and split references):
+
+  - a stock's daily log return is a factor model: the market factor (``_factors``: calm and
+    turbulent months, scripted days on the dates of the real TAIEX's largest moves, occasional
+    synthetic ones), its industry's factor and its own draw, plus news jumps and speculative
+    runs, pulled slowly towards the stock's long-run trend;
+  - an index is computed from its components' capitalisation weights, an ETF from its
+    holdings (``_baskets``);
+  - attention and disposition follow from the prices (``_disposition``);
+  - the rows themselves, on the ticks and within the limits, are made in ``_walks``;
 * the **intraday** day of an instrument: its trades, generated from the day's daily row as a
   bridge that starts at the open, touches the high and the low and ends at the close, with sizes
   that sum to the day's volume. Everything else (quotes, candles, volumes, books, snapshots,
@@ -16,24 +25,46 @@ The same ``seed``, symbol and date always give the same data.
 
 from __future__ import annotations
 
-import math
 import zlib
 from collections import OrderedDict
+from dataclasses import dataclass
 from datetime import date
 from threading import Lock
 
 import numpy as np
 
+from . import _baskets as bk
 from . import _calendar as cal
-from ._daily import CAPITAL_CHANGES, CapitalChange, Daily, Dividend
+from . import _disposition as dispo
+from ._daily import Daily
+from ._factors import MarketPath, loadings, market_path
 from ._intraday import Day, make_day, make_oddlot
-from ._universe import INDUSTRY_SHARE, Instrument, Universe
+from ._universe import BOARD_CAP, INDUSTRY_SHARE, WEIGHT_DAY, Instrument, Universe
+from ._walks import Fund, Walk, make_daily
 
 HORIZON = date(2030, 12, 31)
+#: share of a stock's days with news that moves it to its limit (``Market._jumps``)
+JUMP_RATE = 1 / 120
+#: shares outstanding of a stock that is not an index component: this many days of its mean
+#: volume (an ETF's units, the emerging board, the extra equities)
+SHARE_DAYS = 400
+#: a fund's premium or discount to its net asset value (an AR(1) of the log: persistence,
+#: daily innovation; stationary deviation about 0.15 %)
+PREMIUM_PERSISTENCE, PREMIUM_DEV = 0.9, 0.0006
 
 
 def _crc(text: str) -> int:
     return zlib.crc32(text.encode())
+
+
+@dataclass(frozen=True)
+class Holdings:
+    """An ETF's members and its share count of each on every calendar position from its
+    first day (whole lots; NaN where not held)."""
+
+    members: list[Instrument]
+    p0: int
+    quantity: np.ndarray
 
 
 class Market:
@@ -44,6 +75,9 @@ class Market:
         self.universe = Universe(extra_equities)
         self._daily: dict[str, Daily] = {}
         self._factors: dict[str, np.ndarray] = {}
+        self._path: MarketPath | None = None
+        self._holdings: dict[str, Holdings] = {}
+        self._status: dict[str, dispo.Status] = {}
         self._days: OrderedDict[tuple[str, date, bool], Day] = OrderedDict()
         self._turnover: dict[tuple[str, date], int] = {}
         self._lock = Lock()
@@ -54,107 +88,7 @@ class Market:
             words.append(_crc(p) if isinstance(p, str) else int(p))
         return np.random.default_rng(words)
 
-    # --- daily --------------------------------------------------------------------------------
-
-    def daily(self, symbol: str) -> Daily:
-        got = self._daily.get(symbol)
-        if got is None:
-            got = self._make_daily(self.universe[symbol])
-            self._daily[symbol] = got
-        return got
-
-    def _make_daily(self, inst: Instrument) -> Daily:
-        days = cal.trading_days(inst.first_day, HORIZON)
-        if inst.suspensions:
-            keep = np.ones(len(days), dtype=bool)
-            for a, b in inst.suspensions:
-                keep &= ~((days >= np.datetime64(a)) & (days <= np.datetime64(b)))
-            days = days[keep]
-        n = len(days)
-        rng = self.rng("daily", inst.symbol)
-        z = rng.standard_normal((n, 6))
-        index = inst.type == "INDEX"
-        step = 1 if index else None
-        limited = inst.has_limits
-        etf = inst.etf
-        vol = inst.vol
-        drift = math.log1p(inst.growth) / 250.0
-        events = self._events(inst, days)
-        shock = self._shocks(inst, days, z[:, 0]).tolist()
-        jumps = self._jumps(inst, n).tolist() if inst.has_limits and inst.type == "EQUITY" else None
-        warrant = self._warrant_moves(inst, days) if inst.type == "WARRANT" else None
-        cap = {c.effective: c for c in CAPITAL_CHANGES if c.symbol == inst.symbol}
-        cols = np.zeros((11, n), dtype=np.int64)
-        dividends: list[Dividend] = []
-        capital: list[tuple[CapitalChange, int, int]] = []
-        prev = self._round(inst.start_price * 100, etf, step)
-        log_target = math.log(prev)
-        day_list = days.astype(object)
-        for i in range(n):
-            d = day_list[i]
-            ref = prev
-            if d in cap:
-                ch = cap[d]
-                ref = self._round(prev * ch.factor, etf, step)
-                capital.append((ch, prev, ref))
-                log_target += math.log(ch.factor)
-            ev = events.get(d)
-            if ev is not None:
-                cash_rate, stock = ev
-                cash = max(1, int(round(prev * cash_rate))) if cash_rate > 0 else 0
-                ref = self._round((prev - cash) / (1 + stock / 1000.0), etf, step)
-                dividends.append(Dividend(inst.symbol, d, cash, stock, prev, ref))
-                log_target += math.log(ref / prev)
-            log_target += drift
-            pull = 0.004 * (log_target - math.log(ref))
-            if warrant is not None:
-                up, down = self._warrant_limits(ref, warrant[0][i], warrant[1][i])
-            else:
-                up, down = cal.limits(ref, etf) if limited else (0, 0)
-            jump = 0.0 if jumps is None else jumps[i]
-            close = self._round(ref * math.exp(vol * shock[i] + pull + jump), etf, step)
-            opn = self._round(ref * math.exp(vol * 0.35 * z[i, 1]), etf, step)
-            if limited:
-                close = min(max(close, down), up)
-                opn = min(max(opn, down), up)
-            hi = self._round(
-                max(opn, close) * math.exp(abs(z[i, 2]) * vol * 0.45), etf, step, "down"
-            )
-            lo = self._round(
-                min(opn, close) * math.exp(-abs(z[i, 3]) * vol * 0.45), etf, step, "up"
-            )
-            hi = max(hi, opn, close)
-            lo = min(lo, opn, close)
-            if limited:
-                hi = min(hi, up)
-                lo = max(lo, down)
-            move = abs(close - ref) / ref
-            if index:
-                ntr = inst.trades
-                volume = int(inst.volume * math.exp(0.25 * z[i, 4]) * (1 + 4 * move))
-            else:
-                ntr = max(20, int(inst.trades * math.exp(0.25 * z[i, 5])))
-                volume = int(inst.volume * math.exp(0.4 * z[i, 4]) * (1 + 6 * move))
-                volume = max(volume, 4 * ntr)
-            cols[:, i] = (ref, prev, opn, hi, lo, close, volume, ntr, up, down, 0)
-            prev = close
-        ref_, prev_, open_, high_, low_, close_, vol_, ntr_, up_, down_ = cols[:10]
-        return Daily(
-            inst,
-            days,
-            ref_,
-            prev_,
-            open_,
-            high_,
-            low_,
-            close_,
-            vol_,
-            ntr_,
-            up_,
-            down_,
-            dividends=dividends,
-            capital_changes=capital,
-        )
+    # --- factors ------------------------------------------------------------------------------
 
     def _factor(self, name: str) -> np.ndarray:
         """A standard normal draw per trading day of the calendar (cached)."""
@@ -164,23 +98,70 @@ class Market:
             self._factors[name] = got
         return got
 
-    def _shocks(self, inst: Instrument, days: np.ndarray, own: np.ndarray) -> np.ndarray:
-        """Daily standard normal shocks: a market factor (share ``inst.beta`` of the
-        variance), the industry's factor (:data:`INDUSTRY_SHARE`, equities of an industry)
-        and the instrument's own draw, so that returns are correlated as on a real market."""
-        at = np.searchsorted(cal.all_trading_days(), days)
-        beta = inst.beta
-        industry = INDUSTRY_SHARE if inst.industry != "00" and inst.type == "EQUITY" else 0.0
-        out = math.sqrt(beta) * self._factor("market")[at]
+    def market_path(self) -> MarketPath:
+        """The market factor and opening shares of every trading day (``_factors``)."""
+        if self._path is None:
+            self._path = market_path(self.rng("market-days"), self._factor("market"))
+        return self._path
+
+    def _industry(self, code: str) -> np.ndarray:
+        return self._factor(f"industry:{code}")
+
+    # --- daily --------------------------------------------------------------------------------
+
+    def daily(self, symbol: str) -> Daily:
+        got = self._daily.get(symbol)
+        if got is None:
+            inst = self.universe[symbol]
+            if inst.type == "INDEX":
+                got = self._make_index(inst)
+            else:
+                model = self._fund(inst) if inst.basket else self._walk(inst)
+                days = model.days
+                warrant = self._warrant_moves(inst, days) if inst.type == "WARRANT" else None
+                got = make_daily(inst, model, self._events(inst, days), warrant)
+            self._daily[symbol] = got
+        return got
+
+    def _days_of(self, inst: Instrument) -> np.ndarray:
+        days = cal.trading_days(inst.first_day, HORIZON)
+        if inst.suspensions:
+            keep = np.ones(len(days), dtype=bool)
+            for a, b in inst.suspensions:
+                keep &= ~((days >= np.datetime64(a)) & (days <= np.datetime64(b)))
+            days = days[keep]
+        return days
+
+    def _walk(self, inst: Instrument) -> Walk:
+        days = self._days_of(inst)
+        at = bk.positions(days)
+        path = self.market_path()
+        stock = inst.type == "EQUITY"
+        industry = INDUSTRY_SHARE if inst.industry != "00" and stock else 0.0
+        a, c, e = loadings(inst.vol, inst.beta, industry)
+        common = a * path.factor[at]
         if industry:
-            out = out + math.sqrt(industry) * self._factor(f"industry:{inst.industry}")[at]
-        return out + math.sqrt(max(0.0, 1.0 - beta - industry)) * own
+            common = common + c * self._industry(inst.industry)[at]
+        z = self.rng("daily", inst.symbol).standard_normal((len(days), 6))
+        jumps = np.zeros(len(days))
+        if inst.has_limits and stock:
+            jumps = self._jumps(inst, len(days))
+            runs = dispo.speculative_runs(self.rng("runs", inst.symbol), len(days), inst.runs)
+            jumps = jumps + runs
+        scale = path.scale[at]
+        common = scale * common
+        move = common + scale * e * z[:, 0] + jumps
+        opening = path.gap[at] * (common + jumps) + 0.3 * inst.vol * scale * z[:, 1]
+        wick = np.abs(z[:, 2:4]) * inst.vol * 0.45 * scale[:, None]
+        return Walk(inst, days, z, move, opening, wick)
 
     def _jumps(self, inst: Instrument, n: int) -> np.ndarray:
-        """News days: about one day in 70 a log-return jump of 8.5-15% either way, which the
-        +/-10% limit clamps, so such a day closes at (or near) the limit."""
+        """News days: about one day in 120 a log-return jump of 8.5-15% either way, which the
+        +/-10% limit clamps, so such a day closes at (or near) the limit; rarer for the
+        largest companies (in proportion to their index weight beyond 1 %: 2330 about once in
+        20 years), whose own news alone does not move the index by several percent."""
         rng = self.rng("jumps", inst.symbol)
-        hit = rng.random(n) < 1 / 70
+        hit = rng.random(n) < JUMP_RATE * min(1.0, 0.01 / inst.weight if inst.weight else 1.0)
         size = rng.uniform(0.085, 0.15, n) * np.where(rng.random(n) < 0.5, 1.0, -1.0)
         return np.where(hit, size, 0.0)
 
@@ -194,25 +175,6 @@ class Market:
         up = ((under.limit_up[at] - under.ref[at]) * ratio).tolist()
         down = ((under.ref[at] - under.limit_down[at]) * ratio).tolist()
         return up, down
-
-    @staticmethod
-    def _warrant_limits(ref: int, up_move: float, down_move: float) -> tuple[int, int]:
-        up = cal.round_tick(ref + up_move, False, "down")
-        down = cal.round_tick(max(ref - down_move, 1), False, "up")
-        return up, down
-
-    @staticmethod
-    def _round(price: float, etf: bool, step: int | None, mode: str = "nearest") -> int:
-        if step is not None:
-            return max(
-                1,
-                int(math.floor(price + 0.5))
-                if mode == "nearest"
-                else int(math.floor(price))
-                if mode == "down"
-                else int(math.ceil(price)),
-            )
-        return cal.round_tick(price, etf, mode)
 
     def _events(self, inst: Instrument, days: np.ndarray) -> dict[date, tuple[float, float]]:
         """Ex-dividend days: {date: (cash as a fraction of the previous close, stock per 1000)}."""
@@ -242,6 +204,127 @@ class Market:
                 out[d] = (cash, stock)
         return out
 
+    # --- indices and ETFs ---------------------------------------------------------------------
+
+    def components(self, board: str) -> list[Instrument]:
+        """The served stocks of ``board``'s index (``Instrument.weight``)."""
+        return [
+            x
+            for x in self.universe.instruments.values()
+            if x.type == "EQUITY" and x.market == board and x.weight > 0
+        ]
+
+    def shares(self, symbol: str) -> int:
+        """Shares outstanding: an index component's are set so that its capitalisation is its
+        ``weight`` of its board's on :data:`WEIGHT_DAY` (``_baskets``); another instrument's
+        are :data:`SHARE_DAYS` of its mean volume."""
+        inst = self.universe[symbol]
+        if inst.weight > 0:
+            close = bk.weight_day_close(self.daily(symbol), WEIGHT_DAY)
+            return int(round(inst.weight * BOARD_CAP[inst.market] / close / 1000)) * 1000
+        return inst.volume * SHARE_DAYS * (inst.board_lot if inst.unit == "lots" else 1)
+
+    def _make_index(self, inst: Instrument) -> Daily:
+        days = cal.trading_days(inst.first_day, HORIZON)
+        at = bk.positions(days)
+        p0, p1 = int(at[0]), int(at[-1]) + 1
+        members = self.components(inst.market)
+        prices = bk.member_prices([self.daily(m.symbol) for m in members], p0, p1, total=False)
+        shares = np.array([self.shares(m.symbol) for m in members], dtype=float)
+        rest, sizes = bk.rest_of_board(
+            self.rng("rest", inst.market), inst.market, self.market_path(), self._industry, p0, p1
+        )
+        at_weight = int(np.searchsorted(days, np.datetime64(WEIGHT_DAY, "D"), side="right")) - 1
+        rest_weight = 1.0 - sum(m.weight for m in members)
+        cap = BOARD_CAP[inst.market] * 100  # cents
+        shares = np.concatenate((shares, rest_weight * sizes * cap / rest.close[at_weight]))
+        prices = prices.join(rest)
+        prev, opn, high, low, close = bk.ohlc(inst.start_price * 100, bk.returns(prices, shares))
+        ref_, open_, high_, low_, close_ = (
+            np.rint(x).astype(np.int64) for x in (prev, opn, high, low, close)
+        )
+        z = self.rng("daily", inst.symbol).standard_normal(len(days))
+        move = np.abs(close_ - ref_) / ref_
+        volume = (inst.volume * np.exp(0.25 * z) * (1 + 4 * move)).astype(np.int64)
+        zero = np.zeros(len(days), dtype=np.int64)
+        return Daily(
+            inst,
+            days,
+            ref_,
+            ref_.copy(),
+            open_,
+            high_,
+            low_,
+            close_,
+            volume,
+            np.full(len(days), inst.trades, dtype=np.int64),
+            zero,
+            zero.copy(),
+        )
+
+    def holdings(self, symbol: str) -> Holdings:
+        """An ETF's holdings (``_baskets.fund_quantities``), cached."""
+        got = self._holdings.get(symbol)
+        if got is None:
+            inst = self.universe[symbol]
+            members = [
+                m for m in self.components(inst.market) if m.symbol not in inst.basket_excludes
+            ]
+            days = cal.trading_days(inst.first_day, HORIZON)
+            at = bk.positions(days)
+            p0, p1 = int(at[0]), int(at[-1]) + 1
+            prices = bk.member_prices([self.daily(m.symbol) for m in members], p0, p1, True)
+            shares = np.array([self.shares(m.symbol) for m in members], dtype=float)
+            qty = bk.fund_quantities(
+                prices, shares, inst.basket == "equal", days, self.rng("holdings", symbol)
+            )
+            got = Holdings(members, p0, qty)
+            self._holdings[symbol] = got
+        return got
+
+    def _fund(self, inst: Instrument) -> Fund:
+        held = self.holdings(inst.symbol)
+        p1 = held.p0 + len(held.quantity)
+        dailies = [self.daily(m.symbol) for m in held.members]
+        prices = bk.member_prices(dailies, held.p0, p1, total=True)
+        r_open, r_high, r_low, r_close = bk.returns(prices, held.quantity)
+        days = self._days_of(inst)
+        z = self.rng("daily", inst.symbol).standard_normal((len(days), 6))
+        premium = np.zeros(len(days))
+        for i in range(1, len(days)):
+            premium[i] = PREMIUM_PERSISTENCE * premium[i - 1] + PREMIUM_DEV * z[i, 0]
+        return Fund(
+            inst,
+            days,
+            z,
+            bk.positions(days) - held.p0,
+            np.concatenate(([0.0], np.cumsum(np.log1p(r_close)))),
+            (r_open, r_high, r_low, r_close),
+            np.exp(premium),
+        )
+
+    # --- attention and disposition -----------------------------------------------------------
+
+    def status(self, symbol: str, d: date) -> tuple[bool, int]:
+        """(on the attention list, seconds between call auctions: 0 unless under disposition)
+        of ``symbol`` on ``d`` (``_disposition``)."""
+        inst = self.universe[symbol]
+        if inst.type != "EQUITY" or not inst.has_limits:
+            return False, 0
+        got = self._status.get(symbol)
+        daily = self.daily(symbol)
+        if got is None:
+            change = dispo.six_day_change(daily.close, daily.ref)
+            market = np.zeros(len(change))
+            if (np.abs(change) > dispo.ATTENTION_CHANGE).any():  # the index is needed
+                index = self.daily("IX0001" if inst.market == "TSE" else "IX0043")
+                moves = dispo.six_day_change(index.close, index.ref)
+                at = np.clip(np.searchsorted(index.dates, daily.dates), 0, len(index.dates) - 1)
+                market = np.where(index.dates[at] == daily.dates, moves[at], 0.0)
+            got = dispo.status(change, market)
+            self._status[symbol] = got
+        return got.at(daily.index_of(d))
+
     # --- intraday -----------------------------------------------------------------------------
 
     def day(self, symbol: str, d: date, oddlot: bool = False) -> Day | None:
@@ -257,7 +340,8 @@ class Market:
         if i is None:
             return None
         sym, day_no = daily.inst.symbol, daily.dates[i].astype(object).toordinal()
-        made = make_day(self.rng("day", sym, day_no), daily, i)
+        interval = self.status(symbol, d)[1]
+        made = make_day(self.rng("day", sym, day_no), daily, i, interval)
         if oddlot:
             made = make_oddlot(self.rng("oddlot", sym, day_no), made)
         with self._lock:

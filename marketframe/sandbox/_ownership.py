@@ -4,9 +4,10 @@ Deterministic from the market's seed and built from its market (volumes, closes,
 
 - institutional trades: each class buys and sells a share of the day's traded volume, in
   shares; ``net = buy - sell`` exactly and ``total`` is the sum of the three nets;
-- ETF holdings: a fixed basket of the universe's equities whose share counts drift every day
-  (creations and redemptions); weights are each holding's value at that day's close, in
-  hundredths of a percent summing to exactly 100.00 (largest-remainder rounding);
+- ETF holdings: the basket the market prices the fund from (``Market.holdings``), share
+  counts that move every day (creations and redemptions); weights are each holding's value at
+  that day's close, in hundredths of a percent summing to exactly 100.00 (largest-remainder
+  rounding);
 - director holdings: one board per company, one disclosure per month; independent directors
   hold nothing (``pledgeRatio`` null);
 - TDCC distribution: the 15 holding-size brackets on the last trading day of each week;
@@ -27,7 +28,7 @@ import numpy as np
 from . import _calendar as cal
 from ._market import Market
 from ._payloads import num, px
-from ._universe import EQUITIES, Instrument
+from ._universe import Instrument
 
 #: (who, share of the day's volume each side may reach)
 _CLASSES = (("foreign", 0.35), ("trust", 0.05), ("dealer", 0.08))
@@ -144,28 +145,19 @@ class Ownership:
         return self._get("etf", inst, self._etf)
 
     def _etf(self, inst: Instrument) -> Series:
-        rng = self.market.rng("ownership-etf", inst.symbol)
-        pool = [e for e in EQUITIES if not e.etf and e.market == inst.market]  # its board
-        k = min(len(pool), int(rng.integers(8, 13)))
-        members = sorted(
-            (pool[i] for i in rng.choice(len(pool), k, replace=False)), key=lambda e: e.symbol
-        )
+        held = self.market.holdings(inst.symbol)  # the basket the fund's price comes from
         dates = self.market.daily(inst.symbol).dates
-        n = len(dates)
-        units = np.exp(np.cumsum(rng.normal(0.0, 0.004, n)))  # the fund's size, day by day
-        drift = np.exp(np.cumsum(rng.normal(0.0, 0.002, (n, k)), axis=0))
-        close = np.full((n, k), np.nan)
-        for j, m in enumerate(members):  # each holding at its last close on or before the day
+        at = np.searchsorted(cal.all_trading_days(), dates) - held.p0
+        qty = held.quantity[at]
+        close = np.full(qty.shape, np.nan)
+        for j, m in enumerate(held.members):  # each holding at its last close on or before the day
             d = self.market.daily(m.symbol)
             idx = np.searchsorted(d.dates, dates, side="right") - 1
             close[idx >= 0, j] = d.close[idx[idx >= 0]]
-        # comparable sizes at the first close held (prices then move the weights apart)
-        first = close[np.argmax(~np.isnan(close), axis=0), np.arange(k)]
-        base = rng.uniform(0.4, 2.0, k) * 5e11 / first
-        qty = np.rint(base * units[:, None] * drift / 1000) * 1000
         value = qty * close
-        qty[np.isnan(value)] = np.nan
-        return Series(dates, {"members": members, "quantity": qty, "weight": hundredths(value)})
+        return Series(
+            dates, {"members": held.members, "quantity": qty, "weight": hundredths(value)}
+        )
 
     # --- director holdings -------------------------------------------------------------------
 
@@ -228,7 +220,7 @@ class Ownership:
         week = (days - np.datetime64("1970-01-05")).astype(np.int64) // 7
         dates = days[np.r_[week[1:] != week[:-1], True]]  # the last trading day of each week
         n, b = len(dates), len(TDCC_BRACKETS)
-        outstanding = int(rng.integers(200_000, 30_000_000)) * 1000
+        outstanding = self.market.shares(inst.symbol)  # its capitalisation's shares
         spots = rng.uniform(0.3, 0.6, b - 1)
         avg = np.array(
             [lo + int((hi - lo) * u) for (lo, hi), u in zip(_BOUNDED, spots, strict=True)],

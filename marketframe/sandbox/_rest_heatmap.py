@@ -32,9 +32,6 @@ from ._universe import Instrument
 
 PERIODS = ("1w", "1m", "3m", "6m", "1y", "ytd")
 _TIME_RE = re.compile(r"^\d{6}$")
-#: a constituent's synthetic share count: this many days of its mean daily volume (in lots of
-#: 1,000 shares) -- market value = close x shares (docs/sandbox.md, "had to guess")
-SHARE_DAYS = 400
 
 
 def _period_start(d: date, period: str) -> date:
@@ -129,7 +126,7 @@ def snapshot_heatmap(svc: Service, m: Match, q: Query) -> Json:
             tradeValue=qt["total"]["tradeValue"],
             lastUpdated=qt["lastUpdated"],
         )
-        value = qt["closePrice"] * inst.volume * SHARE_DAYS * inst.board_lot
+        value = qt["closePrice"] * svc.market.shares(inst.symbol)  # market value
         members.append((value, inst.industry, row))
     if not members:
         raise ServiceError(404, "Resource Not Found")

@@ -33,12 +33,14 @@ def tickers(svc: Service, m: Match, q: Query) -> Json:
             continue
         if industry and inst.industry != industry:
             continue
-        if flags["isAttention"] and not inst.attention:
-            continue
-        if flags["isDisposition"] and not inst.disposition:
-            continue
-        if flags["isNormal"] and (inst.attention or inst.disposition):
-            continue
+        if flags["isAttention"] or flags["isDisposition"] or flags["isNormal"]:
+            attention, interval = svc.market.status(inst.symbol, d)
+            if flags["isAttention"] and not attention:
+                continue
+            if flags["isDisposition"] and not interval:
+                continue
+            if flags["isNormal"] and (attention or interval):
+                continue
         if flags["isHalted"] and svc.market.daily(inst.symbol).index_of(d) is not None:
             continue
         rows.append({"symbol": inst.symbol, "name": inst.name})
@@ -77,6 +79,7 @@ def ticker(svc: Service, m: Match, q: Query) -> Json:
         ref, prev = int(daily.ref[i]), int(daily.prev_close[i])
         up, down = int(daily.limit_up[i]), int(daily.limit_down[i])
         status = "NORMAL"
+    attention, interval = svc.market.status(inst.symbol, d)  # disposition: call auctions
     out = wire.header(inst, d)
     out.update(
         {
@@ -95,13 +98,14 @@ def ticker(svc: Service, m: Match, q: Query) -> Json:
             {
                 "limitUpPrice": wire.px(up),
                 "limitDownPrice": wire.px(down),
-                "canDayTrade": inst.day_trade,
-                "canBuyDayTrade": inst.day_trade,
+                # a stock under disposition may not be day traded
+                "canDayTrade": inst.day_trade and not interval,
+                "canBuyDayTrade": inst.day_trade and not interval,
                 "canBelowFlatMarginShortSell": inst.type == "EQUITY",
                 "canBelowFlatSBLShortSell": inst.type == "EQUITY",
             }
         )
-    out.update({"isAttention": inst.attention, "isDisposition": inst.disposition})
+    out.update({"isAttention": attention, "isDisposition": bool(interval)})
     if inst.has_limits:
         out.update(
             {
@@ -109,8 +113,8 @@ def ticker(svc: Service, m: Match, q: Query) -> Json:
                 "isSpecificAbnormally": False,
                 # seconds between call auctions: odd lots on the day's interval (3 min,
                 # 1 min from 2022-12-19, 5 s from 2024-12-02), a disposition stock on its
-                # own, 0 for continuous trading
-                "matchingInterval": cal.oddlot_interval(d) if oddlot else inst.matching_interval,
+                # own (5 or 20 min), 0 for continuous trading
+                "matchingInterval": cal.oddlot_interval(d) if oddlot else interval,
             }
         )
     out.update(

@@ -14,6 +14,12 @@ STOCK_HISTORY_START = date(2010, 1, 4)
 #: share of a stock's daily variance that is its industry's factor (same industry code)
 INDUSTRY_SHARE = 0.15
 INDEX_HISTORY_START = date(2015, 1, 5)
+#: the day on which the index weights of :attr:`Instrument.weight` hold (shares outstanding
+#: are set so that each component's capitalisation is that share of its board's that day)
+WEIGHT_DAY = date(2025, 6, 30)
+#: the capitalisation of each board's index on :data:`WEIGHT_DAY`, TWD (TWSE: about 70
+#: trillion in mid-2025; TPEx: about 5.5 trillion)
+BOARD_CAP = {"TSE": 70e12, "OTC": 5.5e12}
 
 
 @dataclass(frozen=True)
@@ -35,16 +41,21 @@ class Instrument:
     suspensions: tuple[tuple[date, date], ...] = ()
     dividend_months: tuple[int, ...] = (7,)
     etf: bool = False
-    attention: bool = False
-    disposition: bool = False
     day_trade: bool = True
     underlying: str | None = None
-    #: loading on the market factor (share of the daily variance; the rest of the variance is
-    #: the industry factor's, :data:`INDUSTRY_SHARE`, and the stock's own)
-    beta: float = 0.32
-    #: seconds between call auctions: 0 continuous trading; disposition stocks are matched
-    #: every 5 minutes (TPEx/TWSE disposition measures, "分盤交易": one match every 5 minutes)
-    matching_interval: int = 0
+    #: the share of the stock's daily variance that is the market factor's (the rest is the
+    #: industry factor's, :data:`INDUSTRY_SHARE`, and the stock's own)
+    beta: float = 0.45
+    #: the stock's share of its board's index (TAIEX, TPEx index) on :data:`WEIGHT_DAY`, of
+    #: the order of the real company's; 0: not a component of the sandbox's index
+    weight: float = 0.0
+    #: speculative runs a year: days of steep gains that put the stock on the exchanges'
+    #: attention list and, when they last, under disposition (``_disposition``)
+    runs: float = 0.0
+    #: an ETF's basket: "cap" holds its board's index components at their capitalisation,
+    #: "equal" the same companies less ``basket_excludes`` at equal weights (``_baskets``)
+    basket: str = ""
+    basket_excludes: tuple[str, ...] = ()
     #: what the service says of this instrument alone (a warrant's terms), as it says it
     extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
@@ -109,11 +120,14 @@ EQUITIES: tuple[Instrument, ...] = (
         64.5,
         38000,
         7000,
+        vol=0.016,
         dividend_months=(3, 6, 9, 12),
         growth=0.21,
+        beta=0.55,
+        weight=0.43,
     ),
-    _eq("2317", "鴻海", "Hon Hai", "TWSE", "TSE", "31", 115.0, 42000, 5000),
-    _eq("2454", "聯發科", "MediaTek", "TWSE", "TSE", "24", 320.0, 6000, 3500),
+    _eq("2317", "鴻海", "Hon Hai", "TWSE", "TSE", "31", 115.0, 42000, 5000, weight=0.035),
+    _eq("2454", "聯發科", "MediaTek", "TWSE", "TSE", "24", 320.0, 6000, 3500, weight=0.04),
     _eq(
         "0050",
         "元大台灣50",
@@ -126,8 +140,7 @@ EQUITIES: tuple[Instrument, ...] = (
         3000,
         security_type="24",
         etf=True,
-        vol=0.011,
-        beta=0.8,
+        basket="cap",
         suspensions=((date(2025, 6, 11), date(2025, 6, 17)),),
     ),
     _eq(
@@ -142,8 +155,8 @@ EQUITIES: tuple[Instrument, ...] = (
         2500,
         security_type="24",
         etf=True,
-        vol=0.009,
-        beta=0.7,
+        basket="equal",
+        basket_excludes=("2330",),
     ),
     _eq(
         "2412",
@@ -157,11 +170,24 @@ EQUITIES: tuple[Instrument, ...] = (
         1200,
         vol=0.007,
         beta=0.2,
+        weight=0.012,
     ),
-    _eq("2881", "富邦金", "Fubon Financial", "TWSE", "TSE", "17", 48.0, 15000, 2500),
-    _eq("2882", "國泰金", "Cathay Financial", "TWSE", "TSE", "17", 45.0, 16000, 2500),
-    _eq("1301", "台塑", "Formosa Plastics", "TWSE", "TSE", "03", 78.0, 8000, 1500),
-    _eq("2002", "中鋼", "China Steel", "TWSE", "TSE", "10", 28.0, 25000, 2000, vol=0.012),
+    _eq("2881", "富邦金", "Fubon Financial", "TWSE", "TSE", "17", 48.0, 15000, 2500, weight=0.015),
+    _eq("2882", "國泰金", "Cathay Financial", "TWSE", "TSE", "17", 45.0, 16000, 2500, weight=0.013),
+    _eq("1301", "台塑", "Formosa Plastics", "TWSE", "TSE", "03", 78.0, 8000, 1500, weight=0.004),
+    _eq(
+        "2002",
+        "中鋼",
+        "China Steel",
+        "TWSE",
+        "TSE",
+        "10",
+        28.0,
+        25000,
+        2000,
+        vol=0.012,
+        weight=0.005,
+    ),
     _eq(
         "2603",
         "長榮",
@@ -173,11 +199,26 @@ EQUITIES: tuple[Instrument, ...] = (
         30000,
         4000,
         vol=0.028,
-        attention=True,
+        weight=0.007,
+        runs=0.3,
     ),
-    _eq("2308", "台達電", "Delta Electronics", "TWSE", "TSE", "28", 120.0, 5000, 1800),
-    _eq("3008", "大立光", "Largan", "TWSE", "TSE", "26", 900.0, 800, 1200, vol=0.024),
-    _eq("1101", "台泥", "Taiwan Cement", "TWSE", "TSE", "01", 35.0, 9000, 1400, vol=0.012),
+    _eq(
+        "2308", "台達電", "Delta Electronics", "TWSE", "TSE", "28", 120.0, 5000, 1800, weight=0.018
+    ),
+    _eq("3008", "大立光", "Largan", "TWSE", "TSE", "26", 900.0, 800, 1200, vol=0.024, weight=0.004),
+    _eq(
+        "1101",
+        "台泥",
+        "Taiwan Cement",
+        "TWSE",
+        "TSE",
+        "01",
+        35.0,
+        9000,
+        1400,
+        vol=0.012,
+        weight=0.003,
+    ),
     _eq(
         "6669",
         "緯穎",
@@ -190,12 +231,35 @@ EQUITIES: tuple[Instrument, ...] = (
         2000,
         vol=0.026,
         listed=date(2019, 3, 27),
+        weight=0.006,
     ),
-    _eq("6488", "環球晶", "GlobalWafers", "TPEx", "OTC", "24", 95.0, 2500, 1500, vol=0.025),
     _eq(
-        "5483", "中美晶", "Sino-American Silicon", "TPEx", "OTC", "24", 40.0, 6000, 1600, vol=0.025
+        "6488",
+        "環球晶",
+        "GlobalWafers",
+        "TPEx",
+        "OTC",
+        "24",
+        95.0,
+        2500,
+        1500,
+        vol=0.025,
+        weight=0.03,
     ),
-    _eq("8069", "元太", "E Ink", "TPEx", "OTC", "26", 30.0, 7000, 1600, vol=0.024),
+    _eq(
+        "5483",
+        "中美晶",
+        "Sino-American Silicon",
+        "TPEx",
+        "OTC",
+        "24",
+        40.0,
+        6000,
+        1600,
+        vol=0.025,
+        weight=0.02,
+    ),
+    _eq("8069", "元太", "E Ink", "TPEx", "OTC", "26", 30.0, 7000, 1600, vol=0.024, weight=0.035),
     _eq(
         "3293",
         "鈊象",
@@ -208,9 +272,8 @@ EQUITIES: tuple[Instrument, ...] = (
         300,
         vol=0.027,
         suspensions=((date(2018, 3, 1), date(2018, 3, 20)),),
-        disposition=True,
-        day_trade=False,
-        matching_interval=300,
+        weight=0.02,
+        runs=1.2,
     ),
     _eq(
         "6446",
@@ -225,6 +288,8 @@ EQUITIES: tuple[Instrument, ...] = (
         vol=0.03,
         listed=date(2016, 7, 11),
         suspensions=((date(2023, 11, 6), date(2023, 11, 10)),),
+        weight=0.035,
+        runs=0.2,
     ),
     # Emerging board: volume in shares, no price limits.
     _eq(
@@ -256,9 +321,6 @@ INDICES: tuple[Instrument, ...] = (
         9274.11,
         210_000_000_000,
         3240,
-        vol=0.009,
-        beta=0.9,
-        growth=0.1,
     ),
     Instrument(
         "IX0043",
@@ -272,8 +334,6 @@ INDICES: tuple[Instrument, ...] = (
         140.0,
         45_000_000_000,
         3240,
-        vol=0.011,
-        beta=0.75,
     ),
 )
 
@@ -300,8 +360,14 @@ WARRANTS: tuple[Instrument, ...] = (
 )
 
 
+#: the industries the extra equities are spread over, in turn
+_EXTRA_INDUSTRIES = ("24", "28", "25", "26", "31", "17", "03", "15", "20", "22")
+
+
 def synthetic_equity(i: int) -> Instrument:
-    """Extra generic equities for bulk benchmarks (``Sandbox(extra_equities=N)``)."""
+    """Extra generic equities for bulk benchmarks (``Sandbox(extra_equities=N)``): stocks of
+    the TWSE board that load on the market and their industry's factor like the others, but
+    are not components of the sandbox's TAIEX (their dailies would all be needed for it)."""
     symbol = f"9{i:03d}" if i < 1000 else f"9{i:04d}"
     return _eq(
         symbol,
@@ -309,7 +375,7 @@ def synthetic_equity(i: int) -> Instrument:
         f"Synthetic {i:03d}",
         "TWSE",
         "TSE",
-        "20",
+        _EXTRA_INDUSTRIES[i % len(_EXTRA_INDUSTRIES)],
         20.0 + (i * 37) % 280,
         3000 + (i * 113) % 9000,
         300,

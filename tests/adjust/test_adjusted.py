@@ -158,7 +158,11 @@ def test_polars_frames_are_adjusted_too(store):
 
     got = store.read(CANDLES, "0050", "2025-06-10", "2025-06-18", adjust="splits", backend="polars")
     assert isinstance(got, pl.DataFrame)
-    assert got.sort("date")["close"].to_list()[0] < 15
+    raw = store.read(CANDLES, "0050", "2025-06-10", "2025-06-18", backend="polars")
+    # the day before the 1:4 split: the raw close divided by four
+    assert got.sort("date")["close"].to_list()[0] == pytest.approx(
+        raw.sort("date")["close"].to_list()[0] / 4, abs=0.01
+    )
 
 
 def test_a_new_corporate_action_needs_no_sync(make_sandbox: Any, tmp_path: Path):

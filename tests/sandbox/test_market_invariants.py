@@ -14,7 +14,13 @@ from marketframe.sandbox import Sandbox
 
 TPE = ZoneInfo("Asia/Taipei")
 SYMBOLS = ["2330", "2317", "0050", "6488", "7705", "3008", "2603"]
-DAYS = [date(2026, 11, 20), date(2024, 3, 14), date(2019, 7, 2), date(2012, 9, 10)]
+DAYS = [
+    date(2026, 11, 20),
+    date(2025, 4, 7),
+    date(2024, 3, 14),
+    date(2019, 7, 2),
+    date(2012, 9, 10),
+]
 LISTED = {"7705": date(2021, 5, 3)}  # the emerging-board stock starts later
 CASES = [(s, d) for s in SYMBOLS for d in DAYS if d >= LISTED.get(s, d)]
 

@@ -290,15 +290,6 @@ def test_odd_lot_stream_trades_are_not_continuous(sb) -> None:
     assert trades and not any(t.get("isContinuous") for t in trades)
 
 
-def test_disposition_stock_trades_in_call_auctions_on_its_interval(sb) -> None:
-    ticker = ok(sb, "stock/intraday/ticker/3293")
-    assert ticker["isDisposition"] is True and ticker["matchingInterval"] == 300
-    rows = ok(sb, "stock/intraday/trades/3293", sort="asc", limit=1000)["data"]
-    regular = [_tw(r["time"]) for r in rows if r["serial"] != 99999999]
-    assert all(t.minute % 5 == 0 and t.second == 0 for t in regular)
-    assert not any(r.get("isContinuous") for r in [ok(sb, "stock/intraday/quote/3293")])
-
-
 def test_warrant_limits_follow_the_underlying(sb) -> None:
     """A warrant's limit move is its underlying's limit move times the exercise ratio."""
     w = ok(sb, "stock/intraday/ticker/030501")
