@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from email.utils import parsedate_to_datetime
 
@@ -121,8 +122,13 @@ def test_a_range_just_under_one_year_is_accepted(sandbox) -> None:
 
 
 def test_booleans_are_accepted_in_both_spellings(make_sandbox) -> None:
-    # a day a stock is on the attention list (3293's run of July 2026, the suite's seed)
-    with make_sandbox(now="2026-07-16T14:00:00+08:00") as (sb, _):
+    with make_sandbox() as (sb, _):
+        # the latest day some stock is on the attention list, as the sandbox's market has it
+        equities = [s for s, i in sb.market.universe.instruments.items() if i.type == "EQUITY"]
+        day = sb.now().date()
+        while not any(sb.market.status(s, day)[0] for s in equities if day.weekday() < 5):
+            day -= dt.timedelta(days=1)
+        sb.set_now(f"{day.isoformat()}T14:00:00+08:00")
         a = get(sb, "stock/intraday/tickers", type="EQUITY", isAttention="True").json()
         b = get(sb, "stock/intraday/tickers", type="EQUITY", isAttention="true").json()
         every = get(sb, "stock/intraday/tickers", type="EQUITY").json()
