@@ -29,6 +29,11 @@ def store_path(text: str) -> Path | str:
     return path
 
 
+def add_store(p: argparse.ArgumentParser, text: str = "the store", required: bool = True) -> None:
+    """The ``--store`` argument of a store command (parsed by :func:`store_path`)."""
+    p.add_argument("--store", type=store_path, required=required, default=None, help=text)
+
+
 def existing_store(store: Path | str, command: str) -> None:
     """A local store path that does not exist is a typo, not a store: refused before
     ``Store()`` would create it (an object store: the command says so)."""
