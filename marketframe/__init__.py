@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from marketframe.client import Client as Client
     from marketframe.convert import units as units
     from marketframe.download import Ticker as Ticker
+    from marketframe.download import Tickers as Tickers
     from marketframe.endpoints import ENDPOINTS as ENDPOINTS
     from marketframe.exceptions import AdjustmentUnavailable as AdjustmentUnavailable
     from marketframe.exceptions import APIError as APIError
@@ -90,6 +91,7 @@ __all__ = [
     "StreamTimeout",
     "SymbolNotFound",
     "Ticker",
+    "Tickers",
     "TransportError",
     "__version__",
     "calendar",
@@ -135,6 +137,7 @@ _LAZY = {
     "StreamTimeout": "marketframe.exceptions",
     "SymbolNotFound": "marketframe.exceptions",
     "Ticker": "marketframe.download",
+    "Tickers": "marketframe.download",
     "TransportError": "marketframe.exceptions",
     "calendar": "marketframe",  # a submodule (pandas and exchange_calendars: on first use)
     "units": "marketframe.convert",

@@ -26,9 +26,9 @@ _lock = threading.Lock()
 class _Loader(importlib.abc.Loader):
     """The module's own loader, then the callback; the module keeps its own loader."""
 
-    def __init__(self, loader: importlib.abc.Loader, callback: Callable[[], object]) -> None:
+    def __init__(self, loader: importlib.abc.Loader, finder: _Finder) -> None:
         self._loader = loader
-        self._callback = callback
+        self._finder = finder
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self._loader.create_module(spec)
@@ -39,30 +39,42 @@ class _Loader(importlib.abc.Loader):
         if module.__spec__ is not None:
             module.__spec__.loader = self._loader
         self._loader.exec_module(module)
-        self._callback()
+        self._finder.done()
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: asks the other finders, and wraps the loader they return."""
+    """Finds nothing itself: asks the other finders, and wraps the loader they return. It
+    stays until the module is executed: a lookup alone (``importlib.util.find_spec``, as a
+    check that an optional package is installed makes) loads nothing, and the import that
+    follows must still be seen."""
 
     def __init__(self, name: str, callback: Callable[[], object]) -> None:
         self.name = name
         self.callback = callback
+        self._asking = threading.local()  # this thread is asking the other finders
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != self.name:
+        if fullname != self.name or getattr(self._asking, "now", False):
             return None
-        with _lock:
-            if self not in sys.meta_path:  # another thread's import got here first
-                return None
-            sys.meta_path.remove(self)  # one shot; also keeps find_spec below from recursing
-        spec = importlib.util.find_spec(fullname)
+        self._asking.now = True
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self._asking.now = False
         if spec is None or spec.loader is None:
             return spec
-        spec.loader = _Loader(spec.loader, self.callback)
+        spec.loader = _Loader(spec.loader, self)
         return spec
+
+    def done(self) -> None:
+        """The module ran: the callback, once (another thread's import may have run it)."""
+        with _lock:
+            if self not in sys.meta_path:
+                return
+            sys.meta_path.remove(self)
+        self.callback()
 
 
 def when_imported(name: str, callback: Callable[[], object]) -> None:

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from authlib.common.security import generate_token
-from authlib.oauth2.rfc6749.parameters import prepare_grant_uri
-from authlib.oauth2.rfc7636 import create_s256_code_challenge
-
+from marketframe.academy._authlib import (
+    create_s256_code_challenge,
+    generate_token,
+    prepare_grant_uri,
+)
 from marketframe.academy._discovery import PlatformMetadata, normalize_url
 from marketframe.academy._registration import REDIRECT_PATH
 from marketframe.exceptions import (

@@ -17,9 +17,8 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import requests
-from authlib.common.errors import AuthlibBaseError
-from authlib.integrations.requests_client import OAuth2Session
 
+from marketframe.academy._authlib import AuthlibBaseError, OAuth2Session
 from marketframe.academy._discovery import PlatformMetadata
 from marketframe.academy._http import USER_AGENT, json_body, raise_for_oauth_error
 from marketframe.academy._registration import ClientRegistration

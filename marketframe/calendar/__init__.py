@@ -180,7 +180,7 @@ def sessions_in_range(
         import polars as pl  # an optional extra: loaded when asked for
 
         return pl.Series("session", labels, dtype=pl.Date)
-    return pd.DatetimeIndex(labels.astype("datetime64[ns]"), name="session")
+    return pd.DatetimeIndex(labels.astype("datetime64[us]"), name="session")
 
 
 @overload
@@ -228,9 +228,9 @@ def sessions(
     bounds = [_bounds(label, hours) for label in labels]
     frame = pd.DataFrame(
         {
-            "session": pd.DatetimeIndex(labels.astype("datetime64[ns]")),
-            "open": pd.DatetimeIndex([b[0] for b in bounds], dtype="datetime64[ns, Asia/Taipei]"),
-            "close": pd.DatetimeIndex([b[1] for b in bounds], dtype="datetime64[ns, Asia/Taipei]"),
+            "session": pd.DatetimeIndex(labels.astype("datetime64[us]")),
+            "open": pd.DatetimeIndex([b[0] for b in bounds], dtype="datetime64[us, Asia/Taipei]"),
+            "close": pd.DatetimeIndex([b[1] for b in bounds], dtype="datetime64[us, Asia/Taipei]"),
         }
     )
     if backend == "polars":
@@ -291,7 +291,7 @@ def minutes(
         )
     _say_provisional(d, d, where)
     opens, closes = _bounds(np.datetime64(d, "D"), hours)
-    index = pd.date_range(opens, closes, freq="min", inclusive="left", name="minute")
+    index = pd.date_range(opens, closes, freq="min", inclusive="left", name="minute", unit="us")
     if backend == "polars":
         import polars as pl  # an optional extra: loaded when asked for
 

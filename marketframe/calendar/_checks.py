@@ -21,7 +21,7 @@ from marketframe.calendar._table import (
     Hours,
     ProductGroup,
 )
-from marketframe.exceptions import InvalidParams, InvalidParamType
+from marketframe.exceptions import InvalidParams, InvalidParamType, require_extra
 
 # --- input checks ------------------------------------------------------------------------
 
@@ -101,3 +101,5 @@ def _group(group: str, where: str) -> ProductGroup:
 def _backend(backend: str, where: str) -> None:
     if backend not in ("pandas", "polars"):
         raise InvalidParams(where, "backend", f"is {backend!r}", "'pandas', 'polars'")
+    if backend == "polars":
+        require_extra("polars", where)

@@ -39,7 +39,7 @@ def _xtai() -> np.ndarray:
 
 def base_sessions() -> pd.DatetimeIndex:
     """The base calendar's (XTAI's) stock sessions over the coverage, uncorrected."""
-    return pd.DatetimeIndex(_base(), name="session")
+    return pd.DatetimeIndex(_base().astype("datetime64[us]"), name="session")
 
 
 @lru_cache(maxsize=1)

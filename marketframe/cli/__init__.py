@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from marketframe import __version__
-from marketframe.exceptions import InvalidParams, MarketframeError, did_you_mean
+from marketframe.exceptions import EXTRAS, InvalidParams, MarketframeError, did_you_mean
 
 # Modules each exposing register(subparsers), in the order `--help` lists them.
 _COMMANDS: tuple[str, ...] = (
@@ -48,16 +48,6 @@ _OS_FIXES = {
     "(0 picks a free one)",
     errno.EACCES: "check the path's permissions, or choose another path or port",
     errno.ENOENT: "check the path",
-}
-
-#: optional packages -> the extra of pyproject.toml that installs them
-EXTRAS = {
-    "polars": "polars",
-    "authlib": "academy",
-    "matplotlib": "plot",
-    "s3fs": "s3",
-    "fsspec": "s3",
-    "ipywidgets": "notebook",
 }
 
 DEBUG_ENV = "MARKETFRAME_DEBUG"
@@ -83,7 +73,8 @@ class _Parser(argparse.ArgumentParser):
 
 def out_path(*suffixes: str) -> Callable[[str], Path]:
     """argparse type of an ``--out`` whose suffix chooses the format: refuse other suffixes
-    (rather than write, say, CSV into ``data.xlsx``)."""
+    (rather than write, say, CSV into ``data.xlsx``), and a path no file can be written to
+    (:func:`out_file`)."""
 
     def check(text: str) -> Path:
         path = Path(text)
@@ -91,9 +82,52 @@ def out_path(*suffixes: str) -> Callable[[str], Path]:
             raise argparse.ArgumentTypeError(
                 f"{text!r} must end in {' or '.join(suffixes)} (the suffix is the format)"
             )
-        return path
+        return out_file(text)
 
     return check
+
+
+def out_file(text: str) -> Path:
+    """argparse type of a file a command writes once it has its data: refused at once (exit
+    2, before any request) when it is a directory, or when its nearest existing parent is a
+    file or not writable, rather than after the data was fetched. Missing parents are made
+    when the file is written, and said (:func:`make_parent`)."""
+    return _writable(text, directory=False)
+
+
+def out_dir(text: str) -> Path:
+    """argparse type of a directory a command writes into: refused at once when it is a
+    file, or when its nearest existing parent is a file or not writable."""
+    return _writable(text, directory=True)
+
+
+def _writable(text: str, directory: bool) -> Path:
+    path = Path(text).expanduser()
+    try:
+        if directory and path.exists() and not path.is_dir():
+            raise argparse.ArgumentTypeError(f"{text!r} is a file, not a directory")
+        if not directory and path.is_dir():
+            raise argparse.ArgumentTypeError(f"{text!r} is a directory: name a file in it")
+        parent = path.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: {str(parent)!r} is a file, not a directory"
+            )
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise argparse.ArgumentTypeError(f"{text!r}: {str(parent)!r} is not writable")
+    except OSError as exc:  # a name the file system refuses (too long, ...)
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc.strerror}") from None
+    return path
+
+
+def make_parent(path: Path, where: str) -> None:
+    """Make ``path``'s missing parent directories, saying so on stderr (one line)."""
+    if path.parent.is_dir():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"{where}: created the directory {path.parent}", file=sys.stderr)
 
 
 def add_table_out(p: argparse.ArgumentParser) -> None:
@@ -123,7 +157,7 @@ def emit(table: Any, out: Path | None) -> None:
         with pd.option_context("display.width", 200, "display.max_columns", 12):
             print(table.to_pandas())
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
+    make_parent(out, "marketframe")
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         if out.suffix.lower() == ".parquet":

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from marketframe.cli import make_parent, out_file
 from marketframe.crosscheck import INDICATOR_NAMES, TOLERANCE, check_tolerance, crosscheck
 from marketframe.endpoints import TIMEFRAMES
 from marketframe.exceptions import InvalidParams, NotCheckable
@@ -56,6 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--chart",
+        type=out_file,
         metavar="PNG",
         help="also write the cross-check charts here "
         "(one file per indicator, the name gets a suffix)",
@@ -92,8 +93,9 @@ def _run(args: argparse.Namespace) -> int:
             print(report.summary())
             failures += report.convention is None
             if args.chart:
-                path = Path(args.chart)
+                path = args.chart
                 out = path.with_name(f"{path.stem}-{name}{path.suffix or '.png'}")
+                make_parent(out, "marketframe crosscheck")
                 report.plot().savefig(out, dpi=110)
                 print(f"  chart: {out}")
     return 1 if failures or not checked else 0

@@ -18,7 +18,10 @@ from typing import Any
 import pandas as pd
 
 import marketframe
+from marketframe.cli import out_dir
+from marketframe.cli._store import failed_lines
 from marketframe.crosscheck import INDICATOR_NAMES
+from marketframe.exceptions import SyncError
 from marketframe.indicators.options import options
 from marketframe.sandbox import iso_time
 from marketframe.store import Store
@@ -41,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--out",
-        type=Path,
+        type=out_dir,
         default=Path("marketframe-demo"),
         help="directory for the store, the export and the charts",
     )
@@ -88,14 +91,28 @@ def run(args: argparse.Namespace) -> int:
             "into a local Parquet store",
         )
         store = Store(out / "store", client)
-        report = store.sync(
-            "stock.historical.candles",
-            symbols,
-            start=args.start,
-            timeframe="D",
-            progress=not args.no_progress,
-        )
-        print(f"      {report}")
+        missing: set[str | None] = set()
+        try:
+            synced = str(
+                store.sync(
+                    "stock.historical.candles",
+                    symbols,
+                    start=args.start,
+                    timeframe="D",
+                    progress=not args.no_progress,
+                )
+            )
+        except SyncError as exc:  # one line per failed symbol; the tour goes on without it
+            synced = str(exc.report)
+            lines, _ = failed_lines(exc.report.failures)
+            missing = {f.symbol for f in exc.report.failures}
+            symbols = [s for s in symbols if s not in missing]
+            for line in lines:
+                print(f"      {line}", file=sys.stderr)
+            if not symbols:
+                return 1
+            print(f"      going on with {', '.join(symbols)}")
+        print(f"      {synced.splitlines()[0]}")
         again = store.sync(
             "stock.historical.candles", symbols, start=args.start, timeframe="D", progress=False
         )
@@ -169,11 +186,11 @@ def run(args: argparse.Namespace) -> int:
         f"  marketframe sync stock.historical.candles --store {out / 'store'} "
         "--board TSE --start 2020-01-01"
     )
-    print(
+    daily = out / "store" / "dataset=stock.historical.candles" / "params=default" / "tf=D"
+    print(  # sym as a string: hive inference would make sym=0050 the integer 50
         '  python -c "import polars as pl; print(pl.scan_parquet('
-        f"'{out / 'store' / 'dataset=stock.historical.candles'}/**/*.parquet', "
-        "hive_partitioning=True)"
-        ".group_by('symbol').len().collect())\""
+        f"'{daily}', hive_schema={{'sym': pl.String}})"
+        ".group_by('sym').len().sort('sym').collect())\""
     )
     print("  marketframe crosscheck 2454 --timeframe W")
     print("  marketframe sandbox --port 8000     # the emulator for any client")
@@ -181,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
         "  notebooks/ (quickstart, store, indicators, streaming, login, beyond the reference,"
         " stateful indicators); docs/index.md"
     )
-    return 0
+    return 1 if missing else 0
 
 
 #: the indicator columns of the demo's table

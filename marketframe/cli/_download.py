@@ -11,9 +11,10 @@ import argparse
 import sys
 from typing import Any
 
+from marketframe._time import taipei_today
 from marketframe.adjust import MODES
 from marketframe.cli import add_base_url, add_table_out, describe, emit
-from marketframe.download import check, download
+from marketframe.download import INTERVALS, PERIODS, check, download, resolve
 from marketframe.endpoints import (
     EARLIEST,
     HISTORICAL_FIELDS,
@@ -34,7 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Historical candles of SYMBOLs (or whole boards: "
         + ", ".join(MARKETS)
         + ") from --start to --end, fetched in windows of under one year, concurrently; one "
-        "file sorted by symbol, then date (oldest first).",
+        "file, symbol by symbol in the order given, each oldest first.",
         epilog="example: marketframe download 2330 0050 --start 2010-01-01 --end 2025-12-31 "
         "-o prices.parquet",
     )
@@ -49,10 +50,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--end", metavar="YYYY-MM-DD", help="last date (default: today, Taipei)")
     p.add_argument(
+        "--period",
+        choices=PERIODS,
+        metavar="PERIOD",
+        help="yfinance's period, ending today, instead of --start/--end: " + ", ".join(PERIODS),
+    )
+    p.add_argument(
         "--timeframe",
-        default="D",
         choices=TIMEFRAMES,
         help="D (default), W, M, or minutes (latest 30 days: no --start/--end)",
+    )
+    p.add_argument(
+        "--interval",
+        metavar="INTERVAL",
+        help="yfinance's interval instead of --timeframe: " + ", ".join(INTERVALS),
     )
     p.add_argument(
         "--fields",
@@ -88,10 +99,18 @@ def run(args: argparse.Namespace) -> int:
     from marketframe.client import connect
 
     fields: Any = ",".join(args.fields) if args.fields else None
-    # bad arguments fail before a sandbox starts or a request is sent
-    check(
-        args.symbols, args.start, args.end, args.timeframe, args.adjust, fields, "arrow", args.store
+    # bad arguments fail before a sandbox starts or a request is sent (yfinance's words
+    # resolved as download() resolves them)
+    yf = resolve(
+        args.start,
+        args.end,
+        args.timeframe,
+        args.period,
+        args.interval,
+        args.adjust,
+        taipei_today(),
     )
+    check(args.symbols, yf.start, yf.end, yf.timeframe, yf.adjust, fields, "arrow", args.store)
     failed: dict[str, BaseException] = {}
     with connect(base_url=args.base_url, backend="arrow", cache=False) as client:
         try:
@@ -99,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
                 args.symbols,
                 args.start,
                 args.end,
+                period=args.period,
+                interval=args.interval,
                 timeframe=args.timeframe,
                 adjust=args.adjust,
                 fields=fields,
@@ -115,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     # an empty range that starts before the history could begin: say where it begins (a
     # range of closed days later on has said why it is empty: a NoSession warning)
     early = args.start is not None and str(args.start)[:10] < str(FIRST_INDEX_DATE)
-    if table.num_rows == 0 and args.timeframe not in MINUTE_TIMEFRAMES and early:
+    if table.num_rows == 0 and yf.timeframe not in MINUTE_TIMEFRAMES and early:
         print(
             f"no rows in {args.start or '(one year ago)'}..{args.end or '(today)'}: the "
             f"service's history starts on {FIRST_DATE} (indices {FIRST_INDEX_DATE}); "

@@ -15,16 +15,33 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 
-from marketframe.cli import add_base_url, out_path
-from marketframe.cli._store_args import add_store, existing_store, params_of, symbols_of
+from marketframe import exceptions
+from marketframe.cli import add_base_url, make_parent, out_path
+from marketframe.cli._store_args import (
+    add_store,
+    existing_store,
+    params_of,
+    symbols_of,
+    unmade_if_empty,
+)
 from marketframe.endpoints import ENDPOINTS, MARKETS, MINUTE_TIMEFRAMES, TIMEFRAMES, get
-from marketframe.exceptions import InvalidParams, NotSynced
+from marketframe.exceptions import (
+    AuthenticationError,
+    BadRequest,
+    InvalidParams,
+    NotFound,
+    NotSynced,
+    PlanError,
+    RepeatedPage,
+    SchemaError,
+)
 from marketframe.store import Store
 
 
@@ -150,6 +167,7 @@ def _sync(
 ) -> tuple[Any, Any, dict[str, Any]]:
     params = params_of(args.endpoint, args.param)
     client = _session(stack, args)
+    stack.callback(unmade_if_empty(root))  # runs once the store is closed
     store = stack.enter_context(Store(root, client, max_workers=max(1, args.workers)))
     symbols = symbols_of(args, client)
     report = store.sync(
@@ -166,18 +184,62 @@ def _sync(
     return store, report, {"symbols": symbols, "params": params}
 
 
+#: errors a rerun does not mend: the service answered, and will answer the same again
+_FINAL = (
+    BadRequest,
+    AuthenticationError,
+    PlanError,
+    NotFound,
+    SchemaError,
+    InvalidParams,
+    RepeatedPage,
+)
+
+
+def failed_lines(failures: Sequence[Any]) -> tuple[list[str], bool]:
+    """A sync's failures (``SyncReport.failures``) as one line per symbol, however many of
+    its windows failed, and whether a rerun may mend any of them (a 404 will not)."""
+    by_symbol: dict[str | None, list[Any]] = {}
+    for f in failures:
+        by_symbol.setdefault(f.symbol, []).append(f)
+    lines, retry = [], False
+    for sym, failed in by_symbol.items():
+        kind = failed[0].error.split(":", 1)[0]
+        cls = getattr(exceptions, kind, None)
+        final = (
+            isinstance(cls, type)
+            and issubclass(cls, _FINAL)
+            and all(f.error.startswith(f"{kind}:") for f in failed)
+        )
+        retry = retry or not final
+        span = f" {failed[0].start}..{failed[-1].end}" if failed[0].start else ""
+        many = f" ({len(failed)} windows)" if len(failed) > 1 else ""
+        if final and kind == "SymbolNotFound":
+            text = (
+                f"SymbolNotFound: the service does not know {sym!r} (HTTP 404); check it "
+                "(`marketframe load stock.intraday.tickers --type EQUITY --market TSE` lists "
+                "a board's symbols)"
+            )
+        else:
+            text = " ".join(failed[0].error.split())
+        lines.append(
+            f"FAILED {sym or '(all symbols)'}{span}{many}: {text}"
+            + ("; a rerun will not mend it" if final else "")
+        )
+    return lines, retry
+
+
 def _finish(args: argparse.Namespace, report: Any, extra: dict[str, Any] | None = None) -> int:
     if args.json:
         print(json.dumps({**report.as_dict(), **(extra or {})}, indent=1))
     else:
         print(report.__str__().splitlines()[0])
     if report.failures:
-        print(
-            f"{len(report.failures)} item(s) FAILED; rerun the same command to retry them:",
-            file=sys.stderr,
-        )
-        for f in report.failures:
-            print(f"  FAILED {f}", file=sys.stderr)
+        lines, retry = failed_lines(report.failures)
+        again = "; rerun the same command to retry them" if retry else ""
+        print(f"{len(lines)} symbol(s) FAILED{again}:", file=sys.stderr)
+        for line in lines:
+            print(f"  {line}", file=sys.stderr)
         return 1
     return 0
 
@@ -263,7 +325,7 @@ def run_export(a: argparse.Namespace) -> int:
             )
             store, report, ctx = _sync(a, root, stack)
             table = _read_synced(store, a, ctx, failed=bool(report.failures))
-        a.out.parent.mkdir(parents=True, exist_ok=True)
+        make_parent(a.out, "marketframe export")
         tmp = a.out.with_name(f".{a.out.name}.{os.getpid()}.tmp")
         pq.write_table(table, tmp, compression="zstd")
         os.replace(tmp, a.out)

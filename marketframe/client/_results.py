@@ -22,7 +22,13 @@ from marketframe._http.fanout import Outcome
 from marketframe._http.request import Prepared, prepare
 from marketframe._http.transport import Response
 from marketframe.convert import Parsed, PyRows, build, concat, oldest_first, parse
-from marketframe.exceptions import AdjustmentUnavailable, BatchError, MarketframeError, PlanError
+from marketframe.exceptions import (
+    AdjustmentUnavailable,
+    BatchError,
+    MarketframeError,
+    PlanError,
+    RepeatedPage,
+)
 
 __all__ = [
     "PAGE",
@@ -101,23 +107,49 @@ def send_pages(prepared: Prepared, fetch: Callable[[Prepared], Fetched]) -> Fetc
     """Every row of a paged endpoint, page after page (each page sent and converted by
     ``fetch``, the one request path), oldest first (``offset`` counts from the oldest row, so
     trades arriving meanwhile only add rows at the end), until a page comes back empty;
-    newest first if asked."""
+    newest first if asked. A page whose rows were all received before (their keys: the
+    serials) means the server ignores ``offset``: :class:`RepeatedPage`, not one request
+    after another for ever; rows of a page received before are dropped."""
     ep, kind = prepared.ep, prepared.credential
     pages: list[Fetched] = []
+    seen: set[tuple[Any, ...]] = set()
     offset = 0
     while True:
         values = {**prepared.values, "limit": PAGE, "offset": offset}
         if "sort" in ep.param_map:
             values["sort"] = "asc"
         got = fetch(prepare(ep, values, credential=kind, refresh=prepared.refresh))
-        pages.append(got)
         if got.table.num_rows == 0:
+            pages.append(got)
             break
+        fresh = _unseen(got.table, ep.keys, seen)
+        if not any(fresh):
+            rows = sum(f.table.num_rows for f in pages)
+            raise RepeatedPage(
+                f"the page at offset {offset} holds only rows of the {len(pages)} page(s) "
+                f"before it ({rows} rows): paging stopped",
+                endpoint=ep.name,
+                params={k: v for k, v in values.items() if k in ("symbol", "limit", "offset")},
+            )
         offset += got.table.num_rows
+        if not all(fresh):
+            got = Fetched(got.table.filter(pa.array(fresh)), got.responses, got.envelopes)
+        pages.append(got)
     table = concat([f.table for f in pages])
     if prepared.values.get("sort") == "desc":  # as asked: newest first
         table = table.take(pa.array(range(table.num_rows - 1, -1, -1)))
     return Fetched(table, pages[0].responses, pages[0].envelopes)
+
+
+def _unseen(table: pa.Table, keys: Sequence[str], seen: set[tuple[Any, ...]]) -> list[bool]:
+    """For each row of ``table``, whether its ``keys`` (every column without keys) are new;
+    the new ones are added to ``seen``."""
+    names = [k for k in keys if k in table.column_names] or table.column_names
+    fresh = []
+    for key in zip(*(table.column(n).to_pylist() for n in names), strict=True):
+        fresh.append(key not in seen)
+        seen.add(key)
+    return fresh
 
 
 def convert_many(

@@ -28,7 +28,7 @@ from marketframe.convert._pandas import small_frame
 from marketframe.convert._rows import Channel, Parsed, PyRows, RowSource, parse, py_rows
 from marketframe.convert._timeorder import by_time, oldest_first, order_keys
 from marketframe.endpoints import get
-from marketframe.exceptions import InvalidParams, InvalidParamType
+from marketframe.exceptions import InvalidParams, InvalidParamType, require_extra
 
 __all__ = [
     "BACKENDS",
@@ -213,9 +213,13 @@ def to_frame(table: pa.Table, backend: str) -> Any:
 
 
 def check_backend(where: str, backend: Any) -> Backend:
-    """``backend`` if it is one of :data:`BACKENDS`, else :class:`InvalidParams` naming them."""
+    """``backend`` if it is one of :data:`BACKENDS`, else :class:`InvalidParams` naming them;
+    ``"polars"`` without polars installed: :class:`ExtraNotInstalled` naming the extra (before
+    any request, not once the answer is converted)."""
     if backend not in BACKENDS:
         raise InvalidParams(where, "backend", f"has value {backend!r}", ", ".join(BACKENDS))
+    if backend == "polars":
+        require_extra("polars", where)
     return cast(Backend, backend)
 
 

@@ -2,9 +2,10 @@
 
 The range is split into windows of under one year (the store's window rule), the windows of
 every symbol are fetched concurrently through one :class:`~marketframe.Client` (its pacer and
-retries shared by all), and the answer is one long frame sorted by symbol, then time (oldest
-first). With ``store=`` the windows go through :meth:`Store.sync` instead (only what the
-store lacks is fetched) and the frame is :meth:`Store.read`'s. See ``docs/loaders.md``.
+retries shared by all), and the answer is one long frame: the symbols in the order asked (as
+the loaders and ``Store.read`` give them), each oldest first. With ``store=`` the windows go
+through :meth:`Store.sync` instead (only what the store lacks is fetched) and the frame is
+:meth:`Store.read`'s. See ``docs/loaders.md``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from marketframe._progress import progress_bar
 from marketframe._time import taipei_today
 from marketframe._typing import DayLike
 from marketframe.convert import concat, to_frame
-from marketframe.download import _yf
+from marketframe.download import _keywords, _yf
 from marketframe.download._check import BOARD_ENDPOINT, BOARD_TYPE, ENDPOINT, Arguments, check
 from marketframe.endpoints import (
     MARKETS,
@@ -57,11 +58,19 @@ class Options(TypedDict, total=False):
     store: Store | str | os.PathLike[str] | None
     client: Client[Any] | None
     progress: bool | None
+    # yfinance's words of the same meaning (docs/migration.md)
+    tickers: str | Sequence[str]
+    auto_adjust: bool
+    threads: bool | int
+
+
+#: every keyword :func:`download` takes (an unknown one is refused naming the closest)
+KEYWORDS: tuple[str, ...] = ("symbols", "start", "end", "backend", *Options.__annotations__)
 
 
 @overload
 def download(
-    symbols: str | Sequence[str],
+    symbols: str | Sequence[str] | None = None,
     start: DayLike | None = None,
     end: DayLike | None = None,
     *,
@@ -72,7 +81,7 @@ def download(
 
 @overload
 def download(
-    symbols: str | Sequence[str],
+    symbols: str | Sequence[str] | None = None,
     start: DayLike | None = None,
     end: DayLike | None = None,
     *,
@@ -83,7 +92,7 @@ def download(
 
 @overload
 def download(
-    symbols: str | Sequence[str],
+    symbols: str | Sequence[str] | None = None,
     start: DayLike | None = None,
     end: DayLike | None = None,
     *,
@@ -93,7 +102,7 @@ def download(
 
 
 def download(
-    symbols: str | Sequence[str],
+    symbols: str | Sequence[str] | None = None,
     start: DayLike | None = None,
     end: DayLike | None = None,
     *,
@@ -108,6 +117,7 @@ def download(
     store: Store | str | os.PathLike[str] | None = None,
     client: Client[Any] | None = None,
     progress: bool | None = None,
+    **yfinance: Any,
 ) -> Any:
     """Historical candles of ``symbols`` from ``start`` to ``end`` as one long frame.
 
@@ -131,7 +141,9 @@ def download(
     ``progress``: a bar over the windows (None: on long work, 20 windows or more, when
     stderr is a terminal or a notebook).
 
-    Rows are sorted by symbol, then time (oldest first); pandas dates are ``datetime64[us]``.
+    Rows come symbol by symbol in the order asked (a board's symbols in its listing order), as
+    the loaders and :meth:`Store.read` give them, each symbol oldest first; pandas dates are
+    ``datetime64[us]``.
     Bad arguments raise :class:`~marketframe.InvalidParams` before any request. If some
     symbols fail, :class:`~marketframe.BatchError` carries the frame of the others
     (``.frame``) and each failure (``.errors``); a failed symbol never appears in part, and
@@ -140,12 +152,18 @@ def download(
     yfinance's words (docs/migration.md, "Coming from yfinance"): ``period`` (``1d``,
     ``5d``: the last sessions; ``1mo`` ... ``10y``, ``ytd``, ``max``; ends today, not with
     ``start``/``end``), ``interval`` (``1m`` ... ``60m``/``1h``, ``1d``, ``1wk``, ``1mo``;
-    not with ``timeframe``), ``adjust=True`` (``"all"``), symbols with ``.TW``/``.TWO``
-    (dropped; the board is checked against the ticker's market), and ``layout="wide"`` or
-    ``group_by="column"``/``"ticker"``: one row per date, a column per (field, symbol).
+    not with ``timeframe``), ``adjust=True`` (``"all"``; also ``auto_adjust=True``),
+    ``tickers=`` (``symbols``; ``"2330 0050"`` is a list), ``threads=`` (taken: requests
+    always run concurrently), symbols with ``.TW``/``.TWO`` (dropped; the board is checked
+    against the ticker's market), and ``layout="wide"`` or ``group_by="column"``/``"ticker"``:
+    one row per date, a column per (field, symbol). yfinance's other keywords raise
+    :class:`~marketframe.InvalidParams` naming what to write instead (``actions=True``:
+    ``Ticker(symbol).actions``), an unknown keyword :class:`~marketframe.InvalidParamType`
+    (a ``TypeError``) naming the closest one.
     """
+    symbols, adjust = _keywords.keywords(symbols, adjust, yfinance, KEYWORDS)
     yf = _yf.resolve(start, end, timeframe, period, interval, adjust, taipei_today())
-    symbols, suffixed = _yf.split_suffixes(symbols)
+    symbols, suffixed = _yf.split_suffixes(_keywords.symbol_list(symbols))
     layout = _yf.check_layout(layout, group_by, backend)
     args = check(symbols, yf.start, yf.end, yf.timeframe, yf.adjust, fields, backend, store)
     with _session(client, store) as (session, st):
@@ -271,7 +289,7 @@ def _fetch(
     finally:
         if bar is not None:
             bar.close()
-    tables = [t for s in sorted(symbols) if s not in errors for t in parts[s]]
+    tables = [t for s in symbols if s not in errors for t in parts[s]]  # in the order asked
     if not tables:
         return (None if errors else _empty(args)), errors
     return concat(tables), errors
@@ -300,7 +318,7 @@ def _via_store(
         for failure in exc.report.failures:
             if failure.symbol is not None and failure.symbol not in errors:
                 errors[failure.symbol] = SyncError(exc.report)
-    ok = sorted(s for s in symbols if s not in errors)
+    ok = [s for s in symbols if s not in errors]
     if not ok:
         return None, errors
     table = st.read(ENDPOINT, ok, args.start, args.end, args.timeframe, backend="arrow", **params)

@@ -3,17 +3,19 @@
 ``Ticker("2330")`` (or ``"2330.TW"``) gathers what the endpoints say about one symbol:
 ``history()`` (candles through :func:`marketframe.download`, with ``period``/``interval``),
 ``dividends``, ``splits`` and ``actions`` (the corporate-actions endpoints), ``info`` (the
-ticker and stats endpoints), ``quote`` and ``trades`` (intraday). Everything goes through
-one :class:`~marketframe.Client`: the one given, else one shared by every ``Ticker`` of the
-process (the real service with ``MARKETFRAME_API_KEY``, else the embedded sandbox,
-announced on stderr, as ``download()`` and the commands do). No second client, no cache of
-its own: the client's HTTP cache answers repeated calls.
+ticker and stats endpoints), ``fast_info`` (yfinance's keys: ``_fastinfo``), ``quote`` and
+``trades`` (intraday). ``Tickers("2330 0050")`` holds several, as yfinance's does.
+Everything goes through one :class:`~marketframe.Client`: the one given, else one shared by
+every ``Ticker`` of the process (the real service with ``MARKETFRAME_API_KEY``, else the
+embedded sandbox, announced on stderr, as ``download()`` and the commands do). No second
+client, no cache of its own: the client's HTTP cache answers repeated calls.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -23,8 +25,9 @@ import pyarrow.compute as pc
 from marketframe._time import taipei_today
 from marketframe._typing import DayLike
 from marketframe.convert import check_backend, to_frame
-from marketframe.download import _yf
+from marketframe.download import _keywords, _yf
 from marketframe.download._download import download
+from marketframe.download._fastinfo import FastInfo
 from marketframe.endpoints import EARLIEST, to_date
 from marketframe.exceptions import InvalidParams
 
@@ -64,6 +67,7 @@ class Ticker:
         self._suffix = found
         self._client = client
         self.backend = check_backend("Ticker", backend)
+        self._fast_info: FastInfo | None = None
 
     def __repr__(self) -> str:
         return f"marketframe.Ticker({self.symbol!r})"
@@ -96,18 +100,9 @@ class Ticker:
         ``interval`` (default ``"1d"``), ``start``/``end`` (``end`` inclusive),
         ``adjust`` (``True``/``"all"``, ``"splits"``; default prices as traded) and any
         other option of ``download`` (``fields``, ``layout``, ``store`` ...)."""
-        if start is not None or end is not None:
-            period = None
-        options.setdefault("backend", self.backend)
-        return download(
-            [self.symbol],
-            start,
-            end,
-            period=period,
-            interval=interval,
-            adjust=adjust,
-            client=self._checked(),
-            **options,
+        options["adjust"] = adjust
+        return _candles(
+            [self.symbol], self._checked(), self.backend, period, interval, start, end, options
         )
 
     # -- corporate actions ------------------------------------------------------------------
@@ -143,7 +138,7 @@ class Ticker:
             [
                 pd.DataFrame(
                     {
-                        "date": pd.to_datetime(div["date"]),
+                        "date": pd.to_datetime(div["date"]).astype("datetime64[us]"),
                         "action": "dividend",
                         "cash_dividend": div["cash_dividend"].astype("float64"),
                         "stock_dividend_shares": div["stock_dividend_shares"].astype("float64"),
@@ -152,7 +147,7 @@ class Ticker:
                 ),
                 pd.DataFrame(
                     {
-                        "date": pd.to_datetime(cap["effective_date"]),
+                        "date": pd.to_datetime(cap["effective_date"]).astype("datetime64[us]"),
                         "action": cap["action_type"].astype(str),
                         "cash_dividend": float("nan"),
                         "stock_dividend_shares": float("nan"),
@@ -196,6 +191,20 @@ class Ticker:
         return out
 
     @property
+    def fast_info(self) -> FastInfo:
+        """yfinance's ``fast_info``: ``["lastPrice"]``, ``["yearHigh"]`` ... (also
+        ``.last_price``), each fetched on first use and kept by this Ticker."""
+        if self._fast_info is None:
+            self._fast_info = FastInfo(self._fast, self.symbol)
+        return self._fast_info
+
+    def _fast(self, group: str) -> pa.Table:
+        client = self._checked()
+        if group in ("quote", "ticker"):
+            return client.fetch_table(f"stock.intraday.{group}", symbol=self.symbol)
+        return download([self.symbol], period="1y", backend="arrow", client=client)
+
+    @property
     def quote(self) -> Any:
         """The intraday quote (one row)."""
         return self._checked().load(
@@ -218,6 +227,67 @@ class Ticker:
             table = table.take(pc.sort_indices(table, [(when, "ascending")]))
 
         return to_frame(table, self.backend)
+
+
+class Tickers:
+    """yfinance's ``Tickers``: several symbols at once, over one client.
+
+    ``symbols``: ``"2330 0050"`` (spaces or commas, as yfinance) or a list; Yahoo's suffixes
+    are taken as by :class:`Ticker`. ``.tickers`` maps each symbol, as given, to its
+    :class:`Ticker`; ``history()`` (and its yfinance alias ``download()``) is one
+    :func:`marketframe.download` of them all, with its options (``layout="wide"`` or
+    ``group_by=`` for yfinance's shape; a long frame by default, as ``Ticker.history``).
+    """
+
+    def __init__(
+        self,
+        symbols: str | Sequence[str],
+        *,
+        client: Client[Any] | None = None,
+        backend: str = "pandas",
+    ):
+        listed = _keywords.symbol_list(symbols)
+        listed = [listed] if isinstance(listed, str) else listed
+        if not isinstance(listed, Sequence) or not listed:
+            raise InvalidParams(
+                "Tickers", "symbols", f"has value {symbols!r}", "'2330 0050' or a list of symbols"
+            )
+        self.tickers: dict[str, Ticker] = {
+            str(s).strip(): Ticker(s, client=client, backend=backend) for s in listed
+        }
+        self.symbols: list[str] = list(self.tickers)
+        self._client = client
+        self.backend = check_backend("Tickers", backend)
+
+    def __repr__(self) -> str:
+        return f"marketframe.Tickers({self.symbols!r})"
+
+    def history(self, period: str | None = "1mo", **options: Any) -> Any:
+        """Candles of every symbol in one :func:`marketframe.download` call, with the
+        keyword arguments of :meth:`Ticker.history` (``interval``, ``start``, ``end`` ...)."""
+        client = self._client if self._client is not None else shared_client()
+        interval = options.pop("interval", "1d")
+        start, end = options.pop("start", None), options.pop("end", None)
+        return _candles(self.symbols, client, self.backend, period, interval, start, end, options)
+
+    download = history  # yfinance's Tickers has both names
+
+
+def _candles(
+    symbols: list[str],
+    client: Client[Any],
+    backend: str,
+    period: str | None,
+    interval: str,
+    start: DayLike | None,
+    end: DayLike | None,
+    options: dict[str, Any],
+) -> Any:
+    """:func:`download` in ``history``'s words: ``start``/``end`` win over ``period``."""
+    if start is not None or end is not None:
+        period = None
+    options.setdefault("backend", backend)
+    return download(symbols, start, end, period=period, interval=interval, client=client, **options)
 
 
 def _mine(table: pa.Table, symbol: str) -> pa.Table:

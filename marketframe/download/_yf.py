@@ -45,8 +45,14 @@ INTERVALS: Mapping[str, str] = {
     "1wk": "W",
     "1mo": "M",
 }
-#: yfinance intervals the service has no candles for
-_NOT_OFFERED = ("2m", "90m", "5d", "3mo")
+#: yfinance intervals the service has no candles for -> what to use instead (the closest
+#: spelling would be wrong: '3mo' is not '3m', three minutes)
+NOT_OFFERED: Mapping[str, str] = {
+    "2m": "'1m' or '3m'",
+    "90m": "'60m' (or '1h')",
+    "5d": "'1wk' (or '1d')",
+    "3mo": "'1mo' and resample the monthly candles to quarters",
+}
 #: Yahoo's suffix -> the boards it stands for (.TW: the TWSE; .TWO: the TPEx, OTC and emerging)
 SUFFIXES: Mapping[str, tuple[str, ...]] = {"TW": ("TSE",), "TWO": ("OTC", "ESB")}
 #: the wide layout's fields, in yfinance's order, when the frame has them
@@ -101,9 +107,12 @@ def resolve(
                 "one of them: interval= (yfinance's words) or timeframe=",
             )
         if interval not in INTERVALS:
+            instead = NOT_OFFERED.get(str(interval))
             why = (
-                " (the service has no such candles)" if interval in _NOT_OFFERED else ""
-            ) + _hint(str(interval), INTERVALS)
+                f" (the service has no such candles; use {instead})"
+                if instead
+                else _hint(str(interval), INTERVALS)
+            )
             raise InvalidParams(
                 "download", "interval", f"is {interval!r}{why}", ", ".join(INTERVALS)
             )
@@ -289,18 +298,23 @@ def check_layout(layout: str, group_by: str | None, backend: str) -> str:
 def wide(frame: Any, backend: str, group_by: str | None) -> Any:
     """The long frame as one row per date and one column per (field, symbol): pandas
     columns a MultiIndex (field, symbol), or (symbol, field) with ``group_by="ticker"``, as
-    yfinance lays them out; polars columns ``close_2330``. One dtype per field: prices
-    float64, volume a nullable Int64 (a symbol without a bar on a date has a missing value)."""
+    yfinance lays them out; polars columns ``close_2330`` (field by field), or ``2330_close``
+    (symbol by symbol) with ``group_by="ticker"``. One dtype per field: prices float64, volume
+    a nullable Int64 (a symbol without a bar on a date has a missing value)."""
     time_col = "date"
     if backend == "polars":
         import polars as pl  # an optional extra: loaded when asked for
 
         fields = [f for f in WIDE_FIELDS if f in frame.columns]
+        syms = list(dict.fromkeys(frame["symbol"].cast(pl.Utf8).to_list()))
         out = frame.with_columns(pl.col("symbol").cast(pl.Utf8)).pivot(
             on="symbol", index=time_col, values=fields
         )
         if len(fields) == 1:  # polars names a lone value's columns by the symbol only
             out = out.rename({c: f"{fields[0]}_{c}" for c in out.columns if c != time_col})
+        if group_by == "ticker":
+            pairs = [(s, f) for s in syms for f in fields]
+            out = out.select(time_col, *(pl.col(f"{f}_{s}").alias(f"{s}_{f}") for s, f in pairs))
         return out.sort(time_col)
 
     fields = [f for f in WIDE_FIELDS if f in frame.columns]

@@ -9,6 +9,7 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
     |   |   +-- ConventionTypeError        ``convention=`` of the wrong kind (indicators)
     |   +-- UnorderedRowsError             rows out of time order, no time column (frames)
     +-- ConfigurationError             a local setting is missing or unusable (no API key)
+    +-- ExtraNotInstalled (ModuleNotFoundError)   an optional package is not installed
     +-- DefinitionError (TypeError)    an endpoint row or schema contradicts itself (at import)
     +-- SchemaError                    a payload does not fit the endpoint's schema
     +-- ServiceError                   the service gave no usable answer
@@ -21,6 +22,7 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
     |   |   +-- SymbolNotFound (NotFound)  404
     |   |   +-- RateLimited            429
     |   |   +-- ServerError            5xx
+    |   +-- RepeatedPage               ... it sent a page of rows already received (paging)
     |   +-- TransportError             ... it did not answer at all (connection, timeout)
     |       +-- DeadlineExceeded (TimeoutError)
     +-- BatchError (PartialResult)     some symbols of a multi-symbol call failed
@@ -29,6 +31,7 @@ Every error marketframe raises is a :class:`MarketframeError`; builtin mixins ke
     |       StreamSubscribeError (ValueError), GapUnavailable (a gap's day is gone)
     +-- MissingColumnsError (ValueError)   a frame lacks a column an indicator needs (frames)
     +-- NotCheckable (ValueError)      nothing to cross-check in the range (crosscheck)
+    +-- UnknownKey (KeyError)          a key a mapping does not hold (Ticker.fast_info)
     +-- StoreCorrupted, StoreLocked (LeaseLost), SyncError   the Parquet store (store)
     +-- ComputeInterrupted             a worker of the store's compute pool died (store)
     +-- StoreUnavailable (OSError), StoreReadOnly (PermissionError)   its storage (store)
@@ -81,10 +84,12 @@ from marketframe.exceptions._academy import (
     scrub,
 )
 from marketframe.exceptions._base import (
+    EXTRAS,
     ActionNotApplied,
     ConfigurationError,
     ConventionTypeError,
     DefinitionError,
+    ExtraNotInstalled,
     InvalidParams,
     InvalidParamType,
     MarketframeError,
@@ -94,9 +99,11 @@ from marketframe.exceptions._base import (
     NotCheckable,
     ProvisionalSchedule,
     SchemaError,
+    UnknownKey,
     UnorderedRowsError,
     did_you_mean,
     redact,
+    require_extra,
     with_next_step,
 )
 from marketframe.exceptions._service import (
@@ -113,6 +120,7 @@ from marketframe.exceptions._service import (
     PartialResult,
     PlanError,
     RateLimited,
+    RepeatedPage,
     ServerError,
     ServiceError,
     StreamAuthError,
@@ -151,6 +159,8 @@ __all__ = [
     "DeadlineExceeded",
     "DefinitionError",
     "DiscoveryError",
+    "EXTRAS",
+    "ExtraNotInstalled",
     "Forbidden",
     "GapUnavailable",
     "InsufficientScope",
@@ -180,6 +190,7 @@ __all__ = [
     "PlanError",
     "RateLimited",
     "RegistrationError",
+    "RepeatedPage",
     "ResourceError",
     "STATUS_ERRORS",
     "SchemaError",
@@ -200,6 +211,7 @@ __all__ = [
     "TokenStoreError",
     "TransportError",
     "UnauthorizedClient",
+    "UnknownKey",
     "UnorderedRowsError",
     "UnsupportedGrantType",
     "did_you_mean",
@@ -207,6 +219,7 @@ __all__ = [
     "hold_secret",
     "oauth_error",
     "redact",
+    "require_extra",
     "scrub",
     "with_next_step",
 ]

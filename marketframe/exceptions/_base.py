@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 
 class MarketframeError(Exception):
@@ -73,6 +74,55 @@ class DefinitionError(MarketframeError, TypeError):
 
 class MissingColumnsError(MarketframeError, ValueError):
     """A frame lacks a column an indicator needs; the message lists those available."""
+
+
+#: optional packages -> the extra of pyproject.toml that installs them
+EXTRAS: Mapping[str, str] = {
+    "polars": "polars",
+    "authlib": "academy",
+    "matplotlib": "plot",
+    "s3fs": "s3",
+    "fsspec": "s3",
+    "ipywidgets": "notebook",
+}
+
+
+class ExtraNotInstalled(MarketframeError, ModuleNotFoundError):
+    """An optional package the call needs is not installed (``pip install marketframe``
+    without its extra); raised before any request. ``.name`` is the package (as for
+    ``ModuleNotFoundError``, which ``except ImportError`` catches too), ``.extra`` the extra
+    that installs it."""
+
+    hint = "install the extra the message names: pip install 'marketframe[EXTRA]'"
+
+    def __init__(self, package: str, where: str):
+        self.extra = EXTRAS.get(package, package)
+        self.hint = f"install it: pip install 'marketframe[{self.extra}]'"
+        message = f"{where} needs the optional package {package!r}, which is not installed"
+        super().__init__(with_next_step(message, self))
+        self.name = package
+
+
+def require_extra(package: str, where: str) -> None:
+    """Raise :class:`ExtraNotInstalled` naming ``where`` and the extra unless the optional
+    ``package`` can be imported (looked up, not imported: a call that needs it imports it)."""
+    try:
+        found = importlib.util.find_spec(package) is not None
+    except ImportError:  # a finder that refuses it, as a missing install would
+        found = False
+    except ValueError:  # imported, but without a spec (a stand-in module)
+        found = True
+    if not found:
+        raise ExtraNotInstalled(package, where)
+
+
+class UnknownKey(MarketframeError, KeyError):
+    """A key a mapping of marketframe does not hold (``Ticker.fast_info["marketCap"]``); the
+    message says why, or names the keys there are. ``except KeyError`` catches it, as for a
+    dict, so ``.get()`` and ``in`` work."""
+
+    def __str__(self) -> str:  # the message as written, not quoted as KeyError quotes a key
+        return str(self.args[0]) if self.args else ""
 
 
 class ConfigurationError(MarketframeError):

@@ -143,6 +143,17 @@ class ServerError(APIError):
     hint = "the service failed after retries; retry later"
 
 
+class RepeatedPage(ServiceError):
+    """A paged endpoint's page (a day's trades) brought only rows already received: the
+    server, or a proxy before it, ignores ``offset``. Paging stops there instead of asking
+    for the same page forever; nothing is returned, since the rest of the day is unknown."""
+
+    hint = (
+        "the server (or a proxy before it) ignores the offset parameter; check base_url and "
+        "any HTTPS_PROXY, or ask for one page with limit= and offset="
+    )
+
+
 class TransportError(ServiceError):
     """No HTTP answer at all (connection refused, timeout) after retries: a sibling of
     :class:`APIError`, which means the service did answer."""

@@ -135,18 +135,36 @@ def check_columns(
     return replace(request, inputs=inputs), sym, when
 
 
+#: the candle fields: a column named like one is no symbol's column of a date x symbol panel
+FIELDS = ("open", "high", "low", "close", "volume", "turnover", "change")
+
+
+def field_of(name: Hashable) -> str | None:
+    """The candle field (of :data:`FIELDS`) a column's name holds (``registry.field_of``)."""
+    return registry.field_of(name, FIELDS)
+
+
 def _wide_hint(missing: Sequence[str], available: Sequence[Hashable]) -> str:
-    """The fix for a pivot of several fields (columns like ``('close', '2330')``, of dtype
-    object when the fields' dtypes differ): one field's date x symbol frame, or the long
-    frame."""
-    fields = {str(c[0]).lower() for c in available if isinstance(c, tuple) and c}
+    """The fix for a pivot of several fields (``download(..., layout="wide")``: columns like
+    ``('close', '2330')``, ``('2330', 'close')`` or ``close_2330``): the long frame, or one
+    field's date x symbol panel."""
+    fields = {field_of(c) for c in available} - {None}
     wanted = [m for m in missing if m.lower() in fields]
     if not wanted:
         return ""
+    field = wanted[0]
+    pivot = next(c for c in available if field_of(c) == field.lower())
+    if isinstance(pivot, tuple) and str(pivot[0]).lower() == field.lower():
+        one = f"df[{pivot[0]!r}]"  # download's group_by="column"
+    elif isinstance(pivot, tuple):
+        level = [str(p).lower() for p in pivot].index(field.lower())
+        one = f"df.xs({field!r}, axis=1, level={level})"  # group_by="ticker"
+    else:  # polars: close_2330
+        one = f"long.md.wide({field!r})"
     return (
-        f"; the frame is a pivot of several fields (columns ({wanted[0]!r}, symbol)): take "
-        f"one field, df[{wanted[0]!r}].md... (a date x symbol frame), or call .md on the "
-        "long frame before pivoting"
+        f"; the frame is a pivot of several fields (columns like {pivot}), whose columns "
+        f"an indicator cannot tell apart: take one field, {one}.md... (a date x symbol "
+        "frame), or call .md on the long frame (download's default layout)"
     )
 
 

@@ -6,8 +6,10 @@ oldest date first: on pandas a DataFrame with a ``DatetimeIndex`` and one column
 column per symbol. The ``md`` indicators accept the panel too: the panel kernels run on all
 columns at once (no per-symbol loop). A frame counts as wide when the indicator's input
 column is absent, there is no symbol column, every other column is numeric and none is
-named like a candle field (``open``, ``high``, ``low``, ``close``, ``volume``): so a typo in
-a column name of a long frame is still an error, never a panel computed over every column.
+named like a candle field (``open``, ``high``, ``low``, ``close``, ``volume``, also as a
+part of the name: ``('close', '2330')``, ``close_2330``): so a typo in a column name of a
+long frame, or a pivot of several fields (``download(..., layout="wide")``), is an error
+naming the fix, never a panel computed over every column, volume included.
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ from . import _core, _order
 if TYPE_CHECKING:  # polars is optional: imported by the functions that use it
     import polars as pl
 
-FIELDS = ("open", "high", "low", "close", "volume", "turnover", "change")
-
 
 def _fieldless(names: Sequence[Hashable]) -> bool:
-    return not any(str(n).lower() in FIELDS for n in names)
+    """No column is named like a candle field: a pivot of several fields (close beside
+    volume) is no panel of one quantity, whose every column an indicator could mean."""
+    return not any(_core.field_of(n) for n in names)
 
 
 def _names(cols: Sequence[Hashable], *wanted: str) -> tuple[str, ...]:

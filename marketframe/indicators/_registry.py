@@ -47,6 +47,15 @@ Outputs = NDArray[np.float64] | tuple[NDArray[np.float64], ...]
 FIELDS = ("open", "high", "low", "close", "volume")
 
 
+def field_of(name: Any, fields: tuple[str, ...] = FIELDS) -> str | None:
+    """The candle field of ``fields`` a column's name holds, as ``download(...,
+    layout="wide")`` spells it: ``close``, ``('close', '2330')`` or ``('2330', 'close')``
+    (pandas, either ``group_by``), ``close_2330`` or ``2330_close`` (polars); None for a name
+    of no field."""
+    parts = name if isinstance(name, tuple) else str(name).split("_")
+    return next((str(p).lower() for p in parts if str(p).lower() in fields), None)
+
+
 def decay_bars(a: float, tol: float = WARMUP_TOL) -> int:
     """Bars after which ``a**bars`` is below ``tol`` (a recursion's start forgotten)."""
     return 1 if a <= 0.0 else int(math.log(tol) / math.log(a)) + 1

@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING
 import pandas as pd
 
 from marketframe.exceptions import InvalidParams, MissingColumnsError
+from marketframe.indicators import registry
 from marketframe.plot._artists import (
     BAND,
     DOWN,
@@ -80,6 +81,27 @@ def _normalised(pdf: pd.DataFrame) -> pd.DataFrame:
     if not {"date", "time"} & set(pdf.columns) and isinstance(pdf.index, pd.DatetimeIndex):
         pdf = pdf.rename_axis("date").reset_index()
     return pdf
+
+
+def _long(pdf: pd.DataFrame) -> pd.DataFrame:
+    """A pivot of several fields (``download(..., layout="wide")``: columns ``(field,
+    symbol)``, or ``(symbol, field)`` with ``group_by="ticker"``) as the long frame it was
+    made from, symbols in their order: drawn as one block of panels per symbol."""
+    cols = pdf.columns
+    if not isinstance(cols, pd.MultiIndex) or cols.nlevels != 2:
+        return pdf
+    names = [{str(v).lower() for v in cols.get_level_values(i)} for i in (0, 1)]
+    field = next((i for i in (0, 1) if set(PRICE) <= names[i]), None)
+    if field is None:
+        return pdf
+    level = 1 - field
+    parts = []
+    for sym in dict.fromkeys(cols.get_level_values(level)):
+        one = pd.DataFrame(pdf.xs(sym, axis=1, level=level)).dropna(how="all")
+        one.columns = pd.Index([str(c) for c in one.columns])
+        one.index.name = str(one.index.name or "date")
+        parts.append(one.reset_index().assign(symbol=str(sym)))
+    return pd.concat(parts, ignore_index=True)
 
 
 def _classify(columns: Sequence[str], skip: set[str]) -> tuple[list[str], dict[str, list[str]]]:
@@ -146,12 +168,20 @@ def candles(
     plt = pyplot()
     if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 1):
         raise InvalidParams("plot", "last", f"has value {last!r}", "an integer >= 1, or None")
-    pdf = _normalised(_to_pandas(df))
+    pdf = _normalised(_long(_to_pandas(df)))
     missing = [c for c in PRICE if c not in pdf.columns]
     if missing:
+        # a column that holds a field in its name without being it: close_2330, 2330_close
+        pivot = any(registry.field_of(c) not in (None, str(c).lower()) for c in pdf.columns)
         raise MissingColumnsError(
-            f"a candles frame needs open, high, low and close (any case); missing {missing}; "
-            f"columns available: {list(pdf.columns)}"
+            f"a candles frame needs open, high, low and close (any case); missing {missing}"
+            + (  # polars' download(..., layout="wide"): close_2330
+                "; the frame is a pivot of several fields: plot the long frame (download's "
+                "default layout)"
+                if pivot
+                else ""
+            )
+            + f"; columns available: {list(pdf.columns)}"
         )
     has_symbol = "symbol" in pdf.columns
     if symbol is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from marketframe.convert import BACKENDS
+from marketframe.convert import check_backend
 from marketframe.exceptions import InvalidParams
 
 
@@ -34,10 +34,7 @@ class StreamOptions:
     def __post_init__(self) -> None:
         if self.max_buffer < 1 or self.batch_rows < 1:
             raise InvalidParams("stream", "max_buffer", "must be at least 1")
-        if self.backend not in BACKENDS:
-            raise InvalidParams(
-                "stream", "backend", f"has value {self.backend!r}", ", ".join(BACKENDS)
-            )
+        check_backend("stream", self.backend)
 
     @classmethod
     def of(cls, base: StreamOptions | None = None, **overrides: Any) -> StreamOptions:

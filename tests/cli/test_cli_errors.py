@@ -209,12 +209,20 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    (tmp_path / "file").write_text("")
-    target = tmp_path / "file" / "quote.csv"
+    import errno
+
+    import marketframe.cli
+
+    def disk_full(table: Any, where: Any, **_: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(where))
+
+    # a full disk once the data came (the path itself was checked before any request)
+    monkeypatch.setattr(marketframe.cli.pq, "write_table", disk_full)
+    target = tmp_path / "quote.parquet"
     argv = ["load", "stock.intraday.quote", "--symbol", "2330", "--out", str(target)]
-    code, err = _run(capsys, argv)  # --out lies under a file: an OSError, not ours
+    code, err = _run(capsys, argv)
     line = _one_line(err)
-    assert code == 1 and "FileExistsError" in line and str(tmp_path / "file") in line
+    assert code == 1 and "OSError: No space left on device" in line and str(tmp_path) in line
     assert "run with --debug for the traceback" in err
     for debug_argv in ([*argv, "--debug"], ["--debug", *argv]):
         code = main(debug_argv)
@@ -287,6 +295,54 @@ def test_ctrl_c_exits_130_without_a_traceback(tmp_path: Path) -> None:
             proc.kill()
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
+
+
+# The installed command, as pip's script runs it, with a real SIGINT sent to itself while the
+# module ``sys.argv[1]`` is being imported: a Ctrl-C at that moment of the command's life.
+CTRL_C_WHILE_IMPORTING = """
+import importlib.abc, os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal
+WHEN = sys.argv.pop(1)
+class CtrlC(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == WHEN:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+sys.meta_path.insert(0, CtrlC())
+sys.argv[0] = "marketframe"
+from {module} import {function}
+sys.exit({function}())
+"""
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        "numpy",  # import marketframe: numpy, pandas, pyarrow (the first second)
+        "pyarrow.parquet",
+        "marketframe.sandbox._cli",  # the command line is being built
+        "marketframe.client",  # the command runs: its client loads
+    ],
+)
+def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(when: str) -> None:
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, function = scripts["marketframe"].split(":")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MARKETFRAME_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    code = CTRL_C_WHILE_IMPORTING.format(module=module, function=function)
+    argv = ["download", "2330", "--start", "2024-01-01", "--end", "2024-01-31"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, when, *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 130, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "interrupted" in done.stderr, done.stderr
 
 
 def test_main_module_reports_like_main(tmp_path: Path) -> None:

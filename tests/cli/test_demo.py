@@ -87,6 +87,8 @@ def _run_suggestions(text: str, cwd: Path) -> None:
         assert ran.returncode == 0 and "Traceback" not in ran.stderr, (command, ran.stderr)
         if command.startswith("marketframe crosscheck"):
             assert ran.stdout.count("matches convention") == 5, ran.stdout
+        if command.startswith("python"):  # the directory key sym stays "0050", not 50
+            assert re.search(r"│ sym\s+┆", ran.stdout) and "│ 0050 " in ran.stdout, ran.stdout
 
 
 def test_the_demo_table_shows_the_services_numbers_for_the_conventions_it_names() -> None:

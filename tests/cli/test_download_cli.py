@@ -58,7 +58,7 @@ def test_download_writes_parquet_equal_to_the_library_call(
             ["2330", "0050"], "2010-01-01", "2025-12-31", client=c, backend="arrow"
         )
     assert table.equals(want)
-    assert table.column("symbol").to_pylist()[0] == "0050"  # sorted by symbol
+    assert table.column("symbol").to_pylist()[0] == "2330"  # in the order given
 
 
 def test_download_writes_csv_and_syncs_a_store(
@@ -108,6 +108,8 @@ def test_help_explains_symbols_boards_and_the_output(capsys: pytest.CaptureFixtu
         "--start",
         "--end",
         "--timeframe",
+        "--period",
+        "--interval",
         ".parquet",
         "--store",
         "example: marketframe download 2330 0050",
@@ -159,3 +161,22 @@ def test_a_failing_symbol_exits_1_naming_it(
     )
     # the symbols that succeeded are printed; the failed one named in one line
     assert code == 1 and "ZZZZ FAILED" in err
+
+
+def test_period_and_interval_as_in_yfinance(
+    on_sandbox: Any, api_key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "weekly.parquet"
+    argv = ["download", "2330", "0050", "--period", "1y", "--interval", "1wk", "-o", str(out)]
+    code, _, err = _run(capsys, argv)
+    assert code == 0, err
+    with Client(api_key, base_url=on_sandbox.base_url, cache=False) as c:
+        want = marketframe.download(
+            ["2330", "0050"], period="1y", interval="1wk", client=c, backend="arrow"
+        )
+    assert pq.read_table(out).equals(want)
+    served = on_sandbox.requests_served
+    code, _, err = _run(capsys, ["download", "2330", "--interval", "3mo"])
+    assert code == 2 and "'1mo'" in err and on_sandbox.requests_served == served, err
+    code, _, err = _run(capsys, ["download", "2330", "--period", "5d", "--start", "2025-01-01"])
+    assert code == 2 and "start/end" in err and on_sandbox.requests_served == served, err

@@ -131,3 +131,45 @@ def test_store_reads_and_download_are_oldest_first(client: Client, store: Store)
             assert one.date.is_monotonic_increasing
     actions = store.read("stock.corporate_actions.dividends")
     assert pd.Series(actions.date).is_monotonic_increasing or len(actions) < 2
+
+
+@pytest.mark.parametrize("backend", ["pandas", "polars"])
+def test_the_calendar_and_ticker_actions_agree_on_the_dtype_table(
+    client: Client, backend: str
+) -> None:
+    from marketframe import Ticker, calendar
+
+    days = calendar.sessions_in_range("2025-01-02", "2025-01-31", backend=backend)
+    got = days.dtype if backend == "polars" else str(days.dtype)
+    assert got == DTYPES[(backend, "calendar")]
+    sessions = calendar.sessions("2025-01-02", "2025-01-31", backend=backend)
+    assert _dtype(sessions, "session") == DTYPES[(backend, "calendar")]
+    assert _dtype(sessions, "open") == _dtype(sessions, "close") == DTYPES[(backend, "instant")]
+    minutes = calendar.minutes("2025-01-02", backend=backend)
+    assert (minutes.dtype if backend == "polars" else str(minutes.dtype)) == DTYPES[
+        (backend, "instant")
+    ]
+    if backend == "pandas":
+        assert str(calendar.base_sessions().dtype) == DTYPES[("pandas", "calendar")]
+        actions = Ticker("0050", client=client).actions  # polars: Datetime, from the pandas
+        assert _dtype(actions, "date") == DTYPES[("pandas", "calendar")]
+
+
+def test_one_symbol_order_the_order_asked(client: Client, store: Store) -> None:
+    """The loaders, download (with or without a store) and store.read give the symbols in
+    the order asked; store.read of every stored symbol sorts them."""
+    asked = ["2330", "0050"]
+    span = ("2025-01-01", "2025-06-30")  # under a year: the loader's one request
+
+    def order(frame: Any) -> list[str]:
+        return list(dict.fromkeys(frame["symbol"].astype(str)))
+
+    frames = {
+        "loader": client.stock.historical.candles(symbol=asked, from_=span[0], to=span[1]),
+        "download": marketframe.download(asked, *span, client=client),
+        "download(store=)": marketframe.download(asked, *span, store=store),
+        "store.read": store.read(CANDLES, asked, *span),
+    }
+    assert {name: order(f) for name, f in frames.items()} == dict.fromkeys(frames, asked)
+    assert order(marketframe.download(asked[::-1], *span, client=client)) == asked[::-1]
+    assert order(store.read(CANDLES, start=span[0], end=span[1])) == sorted(asked)

@@ -28,11 +28,11 @@ def test_download_equals_a_store_sync_and_read_row_for_row(
 ) -> None:
     with Store(tmp_path / "store", client) as st:
         st.sync("stock.historical.candles", FIVE, "2010-01-01", "2025-12-31", progress=False)
-        # the store returns symbols in the order asked; download sorts them
-        stored = st.read("stock.historical.candles", sorted(FIVE), "2010-01-01", "2025-12-31")
+        # both give the symbols in the order asked
+        stored = st.read("stock.historical.candles", FIVE, "2010-01-01", "2025-12-31")
     assert len(five) > 5 * 3000
     pd.testing.assert_frame_equal(five, stored)
-    assert list(five.symbol.unique()) == sorted(FIVE)  # sorted by symbol, then time
+    assert list(five.symbol.unique()) == list(FIVE)  # in the order asked, then by time
     for _, one in five.groupby("symbol"):
         assert one.date.is_monotonic_increasing and one.date.is_unique
 
@@ -148,7 +148,7 @@ def test_weekly_and_minute_timeframes(client: Client) -> None:
     assert weekly.date.is_monotonic_increasing and len(weekly) > 100
     minutes = marketframe.download(["2330", "0050"], timeframe="5", client=client)
     assert str(minutes.date.dtype) == "datetime64[us, Asia/Taipei]"
-    assert list(minutes.symbol.unique()) == ["0050", "2330"]
+    assert list(minutes.symbol.unique()) == ["2330", "0050"]  # the order asked
     with pytest.raises(InvalidParams, match="minute timeframe"):
         marketframe.download("2330", "2025-01-01", timeframe="5", client=client)
 

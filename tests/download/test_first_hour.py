@@ -14,6 +14,7 @@ import pytest
 import marketframe
 from marketframe import BatchError, Client, InvalidParams, SymbolNotFound, Ticker
 from marketframe.download._yf import months_before
+from marketframe.frames import MissingColumnsError
 
 
 @pytest.fixture(scope="module")
@@ -170,3 +171,147 @@ def test_intraday_trades_without_limit_are_the_whole_day(client: Any) -> None:
     assert day["serial"].is_unique and day["time"].is_monotonic_increasing
     newest = client.stock.intraday.trades(symbol="2330", sort="desc")
     assert newest["time"].is_monotonic_decreasing and len(newest) == len(day)
+
+
+def test_yfinance_keywords_of_the_same_meaning_are_taken(client: Any) -> None:
+    want = marketframe.download(["2330", "0050"], period="1mo", adjust=True, client=client)
+    got = marketframe.download(
+        tickers="2330 0050", period="1mo", auto_adjust=True, threads=True, client=client
+    )
+    pd.testing.assert_frame_equal(got, want)
+    raw = marketframe.download("2330", period="1mo", client=client)
+    quiet = marketframe.download(
+        "2330,", period="1mo", auto_adjust=False, actions=False, threads=4, client=client
+    )
+    pd.testing.assert_frame_equal(quiet, raw)
+    hist = Ticker("2330", client=client).history(period="1mo", auto_adjust=True)
+    pd.testing.assert_frame_equal(hist, want[want["symbol"] == "2330"].reset_index(drop=True))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "words"),
+    [
+        ({"actions": True}, InvalidParams, ("'actions'", "Ticker(symbol).actions")),
+        ({"back_adjust": True}, InvalidParams, ("'back_adjust'", "adjust=True")),
+        ({"auto_adjust": True, "adjust": "splits"}, InvalidParams, ("both given",)),
+        ({"auto_adjust": "yes"}, TypeError, ("'auto_adjust'", "True or False")),
+        ({"tickers": "0050"}, InvalidParams, ("'tickers'", "both given")),
+        ({"strat": "2025-01-01"}, TypeError, ("'strat'", "did you mean 'start'?")),
+        ({"timeout": 10}, InvalidParams, ("Client(timeout=...)",)),
+    ],
+)
+def test_other_yfinance_keywords_are_refused_naming_what_to_write(
+    client: Any, kwargs: dict[str, Any], error: type[Exception], words: tuple[str, ...]
+) -> None:
+    before = client.stats().requests
+    with pytest.raises(error) as exc:
+        marketframe.download("2330", period="1mo", client=client, **kwargs)
+    assert isinstance(exc.value, marketframe.MarketframeError)  # not Python's bare TypeError
+    assert all(w in str(exc.value) for w in words), str(exc.value)
+    assert client.stats().requests == before
+
+
+@pytest.mark.parametrize(
+    ("interval", "instead"), [("3mo", "'1mo'"), ("5d", "'1wk'"), ("90m", "'60m'")]
+)
+def test_an_interval_the_service_lacks_names_the_nearest_it_has(
+    client: Any, interval: str, instead: str
+) -> None:
+    with pytest.raises(InvalidParams) as exc:
+        marketframe.download("2330", interval=interval, client=client)
+    message = str(exc.value)
+    assert instead in message and "did you mean" not in message, message  # not '3m' (minutes)
+
+
+def test_fast_info_has_yfinances_keys(client: Any) -> None:
+    t = Ticker("2330", client=client)
+    fast = t.fast_info
+    assert fast is t.fast_info  # kept by the Ticker, as yfinance's
+    quote = t.quote.iloc[0]
+    assert fast["lastPrice"] == quote["last_price"] == fast.last_price == fast["last_price"]
+    assert (fast["open"], fast["dayHigh"], fast["dayLow"]) == (
+        quote["open_price"],
+        quote["high_price"],
+        quote["low_price"],
+    )
+    assert fast["previousClose"] == quote["previous_close"] and fast["currency"] == "TWD"
+    year = marketframe.download("2330", period="1y", client=client)
+    assert fast["yearHigh"] == year["high"].max() and fast["yearLow"] == year["low"].min()
+    assert fast["fiftyDayAverage"] == pytest.approx(year["close"].tail(50).mean())
+    assert fast["lastVolume"] == year["volume"].iloc[-1]  # shares
+    assert fast["timezone"] == "Asia/Taipei" and fast["quoteType"] == "EQUITY"
+    assert set(dict(fast)) == set(fast.keys()) and "lastPrice" in fast
+    with pytest.raises(KeyError, match="no share counts") as exc:
+        fast["marketCap"]
+    assert isinstance(exc.value, marketframe.MarketframeError)
+    assert fast.get("shares") is None
+
+
+def test_tickers_holds_several_over_one_download(client: Any) -> None:
+    from marketframe import Tickers
+
+    many = Tickers("2330.TW 0050", client=client)
+    assert list(many.tickers) == ["2330.TW", "0050"] and many.tickers["2330.TW"].symbol == "2330"
+    assert many.tickers["0050"].fast_info["lastPrice"] > 0
+    hist = many.history(period="5d")
+    want = marketframe.download(["2330", "0050"], period="5d", client=client)
+    pd.testing.assert_frame_equal(hist, want)
+    wide = many.download(period="5d", group_by="ticker")
+    assert list(wide.columns.names) == ["symbol", "field"]
+
+
+def test_polars_group_by_ticker_lays_columns_out_by_symbol(client: Any) -> None:
+    args: dict[str, Any] = {"period": "1mo", "backend": "polars", "client": client}
+    by_column = marketframe.download(["2330", "0050"], group_by="column", **args)
+    by_ticker = marketframe.download(["2330", "0050"], group_by="ticker", **args)
+    fields = ("open", "high", "low", "close", "volume")
+    order = list(dict.fromkeys(c.split("_", 1)[1] for c in by_column.columns[1:]))
+    assert by_column.columns[1:] == [f"{f}_{s}" for f in fields for s in order]
+    assert by_ticker.columns[1:] == [f"{s}_{f}" for s in order for f in fields]
+    assert by_ticker["2330_close"].equals(by_column["close_2330"])
+
+
+@pytest.mark.parametrize(
+    ("backend", "shape"),
+    [("pandas", {"layout": "wide"}), ("pandas", {"group_by": "ticker"})]
+    + [("polars", {"layout": "wide"}), ("polars", {"group_by": "ticker"})],
+)
+def test_md_on_a_wide_ohlc_frame_is_refused_naming_the_fix(
+    client: Any, backend: str, shape: dict[str, str]
+) -> None:
+    """Every column of a pivot of several fields, volume included, was replaced by its SMA
+    under its own label; now every indicator refuses it, as kdj did, naming the fix."""
+    wide = marketframe.download(
+        ["2330", "0050"], period="3mo", backend=backend, client=client, **shape
+    )
+    calls = {
+        "sma": lambda f: f.md.sma(5),
+        "ema": lambda f: f.md.ema(5),
+        "rsi": lambda f: f.md.rsi(),
+        "macd": lambda f: f.md.macd(),
+        "bbands": lambda f: f.md.bbands(),
+        "kdj": lambda f: f.md.kdj(),
+    }
+    for name, call in calls.items():
+        with pytest.raises(MissingColumnsError, match="pivot of several fields") as exc:
+            call(wide)
+        assert "long frame" in str(exc.value), name
+
+
+@pytest.mark.parametrize("shape", [{"layout": "wide"}, {"group_by": "ticker"}])
+def test_plot_draws_a_wide_ohlc_frame_one_block_per_symbol(
+    client: Any, shape: dict[str, str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    wide = marketframe.download(["2330", "0050"], period="3mo", client=client, **shape)
+    fig = wide.md.plot()  # was an AttributeError
+    try:
+        assert [sf.axes[0].get_title().split()[0] for sf in fig.subfigs] == ["2330", "0050"]
+    finally:
+        plt.close(fig)
+    with pytest.raises(MissingColumnsError, match="pivot of several fields"):
+        marketframe.download(
+            ["2330", "0050"], period="3mo", backend="polars", client=client, **shape
+        ).md.plot()

@@ -1,6 +1,6 @@
 """A pivot of close and volume (float64 beside Int64: pandas makes every column object) is
-understood: one field of it, or the whole pivot, computes as a panel; a pivot that cannot be
-one gets a message naming the fix rather than "needs column 'close'" alone."""
+understood: one field of it computes as a panel; the whole pivot, whose columns mean different
+things, gets a message naming the fix rather than a panel of every column, volume included."""
 
 from __future__ import annotations
 
@@ -40,12 +40,16 @@ def test_one_field_of_the_pivot_is_a_panel(long: pd.DataFrame) -> None:
     assert (got.dtypes == "float64").all()
 
 
-def test_the_whole_pivot_is_a_panel_of_every_field_and_symbol(long: pd.DataFrame) -> None:
+def test_the_whole_pivot_is_refused_naming_the_fix(long: pd.DataFrame) -> None:
+    """Computed as a panel, every column (volume included) was replaced by its SMA under its
+    own label: refused, as for kdj, with the field to take."""
     both = long.pivot(index="date", columns="symbol", values=["close", "volume"])
-    got = both.md.sma(5)
-    assert list(got.columns) == list(both.columns) and (got.dtypes == "float64").all()
-    want = long.pivot(index="date", columns="symbol", values="close").md.sma(5)
-    np.testing.assert_allclose(got[("close", "2330")], want["2330"], equal_nan=True)
+    for call in (lambda f: f.md.sma(5), lambda f: f.md.rsi(), lambda f: f.md.macd()):
+        with pytest.raises(MissingColumnsError, match=r"pivot of several fields.*df\['close'\]"):
+            call(both)
+    by_symbol = both.swaplevel(axis=1)  # download's group_by="ticker"
+    with pytest.raises(MissingColumnsError, match=r"df\.xs\('close', axis=1, level=1\)"):
+        by_symbol.md.ema(5)
 
 
 def test_a_pivot_with_text_beside_names_the_fix(long: pd.DataFrame) -> None:

@@ -331,6 +331,7 @@ def test_frame_from_blocks_equals_the_constructor_path() -> None:
     def rows(codes: list[int], final: bool | np.ndarray, revised: bool) -> _Rows:
         block = rng.normal(100, 5, (width, len(codes)))
         block[0] = 1_790_000_000_000_000 + 60_000_000 * rng.integers(0, 300, len(codes))
+        block[5] = rng.integers(0, 5000, len(codes))  # a volume: a sum of trade sizes
         block[7, :1] = np.nan
         return _Rows(np.array(codes, dtype=np.intp), block, final, revised)
 
@@ -347,6 +348,7 @@ def test_frame_from_blocks_equals_the_constructor_path() -> None:
         assert list(fast.columns) == out.columns
         assert fast["time"].dtype == pd.DatetimeTZDtype("us", "Asia/Taipei")
         assert fast["symbol"].dtype == pd.Series(["A"], dtype=str).dtype
+        assert fast["volume"].dtype == "Int64"  # the candles' dtype (docs/loaders.md)
         for flag in ("final", "revised"):
             want = [
                 bool(v) for c in chunks for v in np.broadcast_to(getattr(c, flag), len(c.codes))

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow  # subprocesses end to end: `pytest -m 'not slow'`
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONAL = ("polars", "authlib", "matplotlib", "ipywidgets", "s3fs", "fsspec", "duckdb")
 
-_RUN = f"""
+_BLOCK = f"""
 import importlib.abc, sys
 BLOCKED = {OPTIONAL!r}
 class NotInstalled(importlib.abc.MetaPathFinder):
@@ -25,16 +25,23 @@ class NotInstalled(importlib.abc.MetaPathFinder):
         if name.split(".")[0] in BLOCKED:
             raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
 sys.meta_path.insert(0, NotInstalled())
+"""
+_RUN = (
+    _BLOCK
+    + """
 from marketframe.cli import main
 sys.exit(main(sys.argv[1:]))
 """
+)
 
 
-def _core(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _core(
+    *args: str, cwd: Path | None = None, code: str = _RUN
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MARKETFRAME_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return subprocess.run(
-        [sys.executable, "-c", _RUN, *args],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         env=env,
@@ -103,3 +110,66 @@ def test_the_core_commands_run(tmp_path: Path) -> None:
     )  # fmt: skip
     assert synced.returncode == 0, synced.stderr
     assert (store / "_log").is_dir()
+
+
+# Each call of the Python API that needs an optional package, made with the core install alone
+# against a sandbox: what it raised, and how many requests the sandbox had served by then.
+_API = (
+    _BLOCK
+    + """
+import json
+import marketframe
+from marketframe import Client, calendar, download
+from marketframe.sandbox import Sandbox
+from marketframe.store import Store
+
+def polars_download(c):
+    download("2330", "2024-01-01", "2024-01-31", backend="polars", client=c)
+
+def polars_load(c):
+    c.stock.historical.candles(symbol="2330", from_="2024-01-01", to="2024-01-31", backend="polars")
+
+CALLS = {
+    "download": polars_download,
+    "load": polars_load,
+    "Client": lambda c: Client(sb.api_key, base_url=sb.base_url, backend="polars"),
+    "Ticker": lambda c: marketframe.Ticker("2330", client=c, backend="polars").history(),
+    "calendar": lambda c: calendar.sessions_in_range("2024-01-01", "2024-01-31", backend="polars"),
+    "stream": lambda c: c.stream(backend="polars"),
+    "Store": lambda c: Store("s3://bucket/prefix", c),
+    "academy": lambda c: __import__("marketframe.academy"),
+}
+out = {}
+with Sandbox(rate_limit=None) as sb, Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
+    for name, call in CALLS.items():
+        try:
+            call(c)
+            out[name] = ["no error"]
+        except BaseException as exc:
+            out[name] = [
+                type(exc).__name__,
+                isinstance(exc, marketframe.MarketframeError),
+                isinstance(exc, ModuleNotFoundError) and exc.name,
+                str(exc),
+                c.stats().requests,
+            ]
+print(json.dumps(out))
+"""
+)
+
+
+def test_the_api_names_the_extra_before_any_request() -> None:
+    """Without the extra, a call that needs polars, fsspec or authlib raises a marketframe
+    error naming the extra (still a ModuleNotFoundError), before any request is sent, not
+    a bare ModuleNotFoundError once the data came."""
+    import json
+
+    proc = _core(code=_API)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.splitlines()[-1])
+    extra = {"Store": ("fsspec", "s3"), "academy": ("authlib", "academy")}
+    for name, (kind, ours, module, message, sent) in got.items():
+        package, wanted = extra.get(name, ("polars", "polars"))
+        assert (kind, ours, module) == ("ExtraNotInstalled", True, package), (name, message)
+        assert f"pip install 'marketframe[{wanted}]'" in message, (name, message)
+        assert sent == 0, f"{name}: {sent} requests before the error"

@@ -50,6 +50,20 @@ def test_polars_md_namespace_works_whichever_is_imported_first(order: str) -> No
     assert out.splitlines()[1] == "SourceFileLoader SourceFileLoader"
 
 
+def test_polars_md_works_on_frames_marketframe_converts_after_checking_the_extra() -> None:
+    """A frame asked for with ``backend="polars"``: marketframe looks polars up (is the extra
+    installed?), then imports it itself; the lookup must not use up the hook."""
+    out = run("""
+        import pyarrow as pa
+        import marketframe
+        from marketframe.convert import check_backend, to_frame
+        check_backend("download", "polars")  # a lookup, as before any request
+        df = to_frame(pa.table({"close": [1.0, 2.0, 4.0]}), "polars")
+        print(df.md.sma(2)["sma_2"].to_list())
+    """)
+    assert out == "[None, 1.5, 3.0]"
+
+
 def test_heavy_parts_load_on_first_use() -> None:
     out = run("""
         import sys

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -346,7 +345,6 @@ def test_dask_distributed_and_a_process_pool_equal_in_process(sb: Sandbox, tmp_p
         for s in (one, dk):
             s.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
         one.compute(DAILY, SPECS, max_workers=1)
-        t0 = time.monotonic()
         with (
             LocalCluster(
                 n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
@@ -354,7 +352,6 @@ def test_dask_distributed_and_a_process_pool_equal_in_process(sb: Sandbox, tmp_p
             Client(cl) as client,
         ):
             rep = dk.compute(DAILY, SPECS, executor=client.get_executor())
-        assert time.monotonic() - t0 < 120
         assert all(m == {"full": sorted(SYMS)} for m in rep.modes.values())
         identical(one, dk)
 

@@ -213,12 +213,10 @@ def test_a_silent_endpoint_is_a_typed_error_within_the_timeout(
         opts, kw = {**opts, "timeout": 10}, {}
     with Store(s3.url("silent"), storage_options=opts, **kw) as st:
         proxy.set("blackhole")
-        t0 = time.monotonic()
+        # the store's own deadline ends it (the message says so), not botocore's retries,
+        # which held a silent read for minutes
         with pytest.raises(StoreUnavailable, match=r"no answer within 10 s") as info:
             st.read(CANDLES, "2330")
-        # the store's own deadline ended it (the message above), not botocore's retries,
-        # which held a silent read for minutes: a bound that only that regression crosses
-        assert time.monotonic() - t0 < 120
         assert "/_log/" in info.value.what  # names what was tried
         proxy.set("pass")
         assert len(st.read(CANDLES, "2330")) > 50  # and works again once the store answers
@@ -260,11 +258,12 @@ def test_ctrl_c_interrupts_a_wait_for_a_silent_endpoint_at_once(
         child.stdin.flush()
         time.sleep(1.5)  # the child is waiting on the silent endpoint
         assert child.poll() is None
-        t0 = time.monotonic()
         child.send_signal(2)
-        out, err = child.communicate(timeout=30)
-        assert time.monotonic() - t0 < 3, err
+        # the child's deadline is 600 s: a wait that Ctrl-C cannot interrupt lasts until it
+        # ends (a StoreUnavailable) or past this bound; the interrupt itself ends it here
+        out, err = child.communicate(timeout=300)
         assert "INTERRUPTED" in out and child.returncode == 130, err
+        assert "StoreUnavailable" not in err and proxy.blackholed > 0, err
     finally:
         if child.poll() is None:
             child.kill()

@@ -24,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from marketframe.exceptions import InvalidParams, StoreCorrupted
+from marketframe.exceptions import InvalidParams, StoreCorrupted, require_extra
 from marketframe.store import _io
 from marketframe.store._dataset import DatasetId
 from marketframe.store._storage._base import _PreconditionFailed
@@ -61,6 +61,7 @@ class ObjectStorage:
         storage_options: Mapping[str, Any] | None = None,
         timeout: float | None = None,
     ):
+        require_extra("fsspec", "Store")  # an object-store URL: the s3 extra
         import fsspec
 
         url, protocol, opts, self.timeout = settings(url, storage_options, timeout)

@@ -74,6 +74,7 @@ def _row(
     row: dict[str, Any] = {"symbol": sym, "time": int(vals[0])}
     names = _BASE[2:] + [name for sp in specs for name in sp.names]
     row.update(zip(names, vals[1:], strict=True))
+    row["volume"] = None if np.isnan(row["volume"]) else int(row["volume"])
     row["is_final"] = final
     row["revised"] = False
     return row
@@ -121,19 +122,31 @@ class _Out:
         time = pd.DatetimeIndex(us, tz="UTC").tz_convert(TZ_NAME).array
         sym = self._symbols(codes)
         floats = block[1:]
+        volume = _volume(floats[4])
         if blocks and self._create is not None:
             parts = [
                 (sym, np.array([0])),
                 (time, np.array([1])),
-                (floats, np.arange(2, 2 + len(floats))),
+                (floats[:4], np.arange(2, 6)),  # open..close
+                (volume, np.array([6])),
                 (flags, np.array([width + 1, width + 2])),
             ]
+            if len(floats) > 5:  # the indicators' outputs
+                parts.append((floats[5:], np.arange(7, 2 + len(floats))))
             out: pd.DataFrame = self._create(parts, index=pd.RangeIndex(n), columns=self._index)
             return out
         data: dict[str, Any] = {"symbol": sym, "time": time}
         data.update(zip(self.columns[2:-2], floats, strict=True))
+        data["volume"] = volume
         data["is_final"], data["revised"] = flags
         return pd.DataFrame(data, columns=self.columns, copy=False)
+
+
+def _volume(vals: np.ndarray) -> Any:
+    """A bar's volume (a sum of trade sizes, carried as a float in the block) as the
+    documented nullable ``Int64``; a history bar without one stays null."""
+    missing = np.isnan(vals)
+    return pd.arrays.IntegerArray(np.where(missing, 0, vals).astype(np.int64), missing)
 
 
 def _create() -> Any:
