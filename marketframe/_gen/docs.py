@@ -18,26 +18,19 @@ from marketframe._gen import sessions, stubs
 from marketframe.endpoints import EARLIEST, ENDPOINTS, FRESHNESS, Endpoint, Param
 from marketframe.exceptions import STATUS_ERRORS, MarketframeError
 
+_TAIPEI_TIME = (
+    "timestamp[us, Asia/Taipei]",
+    "datetime64[us, Asia/Taipei]",
+    "Datetime(us, Asia/Taipei)",
+)
 # kind -> (Arrow, pandas, polars) dtype names shown in the table
 DTYPES = {
     "float": ("float64", "float64", "Float64"),
     "int": ("int64", "Int64", "Int64"),
     "int_str": ("int64", "Int64", "Int64"),
-    "time_us": (
-        "timestamp[us, Asia/Taipei]",
-        "datetime64[us, Asia/Taipei]",
-        "Datetime(us, Asia/Taipei)",
-    ),
-    "iso_time": (
-        "timestamp[us, Asia/Taipei]",
-        "datetime64[us, Asia/Taipei]",
-        "Datetime(us, Asia/Taipei)",
-    ),
-    "hhmmss": (
-        "timestamp[us, Asia/Taipei]",
-        "datetime64[us, Asia/Taipei]",
-        "Datetime(us, Asia/Taipei)",
-    ),
+    "time_us": _TAIPEI_TIME,
+    "iso_time": _TAIPEI_TIME,
+    "hhmmss": _TAIPEI_TIME,
     "date": ("date32", "datetime64[us]", "Date"),
     "month": ("date32 (first of the month)", "datetime64[us]", "Date"),
     "date_or_time": (

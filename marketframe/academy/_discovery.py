@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -127,14 +127,7 @@ class PlatformMetadata:
         return bool(self.server.get("authorization_response_iss_parameter_supported"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "platform_url": self.platform_url,
-            "resource": self.resource,
-            "issuer": self.issuer,
-            "server": self.server,
-            "resource_metadata": self.resource_metadata,
-            "openid_configuration": self.openid_configuration,
-        }
+        return asdict(self)
 
 
 def _get_json(session: requests.Session, url: str, timeout: float) -> dict[str, Any] | None:

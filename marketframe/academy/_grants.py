@@ -79,6 +79,19 @@ def _call(reg: ClientRegistration, endpoint: str, fn: Callable[[OAuth2Session], 
         return fn(s)
 
 
+def _token_request(
+    meta: PlatformMetadata,
+    reg: ClientRegistration,
+    grant: Callable[..., Any],
+    resource: str | None,
+    **fields: Any,
+) -> Any:
+    """A token endpoint request through authlib's ``grant`` (``OAuth2Session.fetch_token``
+    or ``refresh_token``), with the RFC 8707 ``resource`` when the token is bound to one."""
+    extra: dict[str, Any] = {"resource": resource} if resource else {}
+    return _call(reg, "token endpoint", lambda s: grant(s, meta.token_endpoint, **fields, **extra))
+
+
 def exchange_code(
     meta: PlatformMetadata,
     reg: ClientRegistration,
@@ -90,19 +103,16 @@ def exchange_code(
     scope: str,
     timeout: float,
 ) -> TokenSet:
-    extra: dict[str, Any] = {"resource": resource} if resource else {}
-    body = _call(
+    body = _token_request(
+        meta,
         reg,
-        "token endpoint",
-        lambda s: s.fetch_token(
-            meta.token_endpoint,
-            grant_type="authorization_code",
-            code=code,
-            redirect_uri=redirect_uri,
-            code_verifier=code_verifier,
-            timeout=timeout,
-            **extra,
-        ),
+        OAuth2Session.fetch_token,
+        resource,
+        grant_type="authorization_code",
+        code=code,
+        redirect_uri=redirect_uri,
+        code_verifier=code_verifier,
+        timeout=timeout,
     )
     log.debug("code exchanged at %s", meta.token_endpoint)
     return TokenSet.from_response(body, resource=resource, requested_scope=scope)
@@ -124,16 +134,13 @@ def refresh(
             endpoint="token endpoint",
             hint="log in again (`marketframe academy login`)",
         )
-    extra: dict[str, Any] = {"resource": resource} if resource else {}
-    body = _call(
+    body = _token_request(
+        meta,
         reg,
-        "token endpoint",
-        lambda s: s.refresh_token(
-            meta.token_endpoint,
-            refresh_token=tokens.refresh_token,
-            timeout=timeout,
-            **extra,
-        ),
+        OAuth2Session.refresh_token,
+        resource,
+        refresh_token=tokens.refresh_token,
+        timeout=timeout,
     )
     log.debug("tokens refreshed at %s (resource bound: %s)", meta.token_endpoint, bool(resource))
     return TokenSet.from_response(body, resource=resource, previous=tokens)

@@ -21,7 +21,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -135,17 +135,7 @@ class TokenSet:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "access_token": self.access_token,
-            "token_type": self.token_type,
-            "expires_at": self.expires_at,
-            "refresh_token": self.refresh_token,
-            "id_token": self.id_token,
-            "scope": self.scope,
-            "resource": self.resource,
-            "obtained_at": self.obtained_at,
-            "requested_scope": self.requested_scope,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TokenSet:

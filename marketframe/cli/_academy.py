@@ -232,39 +232,36 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     lg.set_defaults(func=_login)
 
-    wh = sub.add_parser(
-        "whoami",
-        parents=[common],
-        help="show the logged-in user (UserInfo)",
-        description="Show who is logged in, from the platform's UserInfo.",
-    )
-    wh.add_argument("--json", action="store_true", help="print all claims as JSON")
-    wh.set_defaults(func=_whoami)
-
-    tk = sub.add_parser(
-        "token",
-        parents=[common],
-        help="show the token status (the token only with --show)",
-        description=(
+    # the commands of one switch each: name, what runs it, help, description, the switch
+    for name, func, summary, description, switch in (
+        (
+            "whoami",
+            _whoami,
+            "show the logged-in user (UserInfo)",
+            "Show who is logged in, from the platform's UserInfo.",
+            ("--json", "print all claims as JSON"),
+        ),
+        (
+            "token",
+            _token,
+            "show the token status (the token only with --show)",
             "Show whether tokens are stored, when the access token expires, its scope and "
             "resource. The token itself is printed only with --show (refreshed first if it "
-            'is about to expire), e.g. for curl -H "Authorization: Bearer $(...)".'
+            'is about to expire), e.g. for curl -H "Authorization: Bearer $(...)".',
+            ("--show", "print the access token itself"),
         ),
-    )
-    tk.add_argument("--show", action="store_true", help="print the access token itself")
-    tk.set_defaults(func=_token)
-
-    lo = sub.add_parser(
-        "logout",
-        parents=[common],
-        help="revoke the tokens and delete them",
-        description="Revoke the access and refresh tokens (RFC 7009) and "
-        "delete them locally; the client registration is kept.",
-    )
-    lo.add_argument(
-        "--forget-client", action="store_true", help="also delete the stored client registration"
-    )
-    lo.set_defaults(func=_logout)
+        (
+            "logout",
+            _logout,
+            "revoke the tokens and delete them",
+            "Revoke the access and refresh tokens (RFC 7009) and "
+            "delete them locally; the client registration is kept.",
+            ("--forget-client", "also delete the stored client registration"),
+        ),
+    ):
+        one = sub.add_parser(name, parents=[common], help=summary, description=description)
+        one.add_argument(switch[0], action="store_true", help=switch[1])
+        one.set_defaults(func=func)
 
     ca = sub.add_parser(
         "call",

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from marketframe._time import duration
-from marketframe.cli._store_args import existing_store, store_path
+from marketframe.cli._store_args import add_store, existing_store
 from marketframe.store import Store
 
 
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         a = what.add_parser(action, help=helptext, description=helptext)
         if action != "list":
             a.add_argument("name", metavar="NAME", help="letters, digits, '.', '_' and '-'")
-        a.add_argument("--store", type=store_path, required=True, help="the store")
+        add_store(a)
         a.add_argument("--json", action="store_true", help="print the result as JSON")
         a.set_defaults(func=run_snapshot)
     g = sub.add_parser(
@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "pins, and the log before them: reading as of any time of the last --keep stays "
         "possible, and of every snapshot.",
     )
-    g.add_argument("--store", type=store_path, required=True, help="the store")
+    add_store(g)
     g.add_argument(
         "--keep",
         type=_days,

@@ -25,9 +25,9 @@ import pyarrow.parquet as pq
 from marketframe import exceptions
 from marketframe.cli import add_base_url, make_parent, out_path
 from marketframe.cli._store_args import (
+    add_store,
     existing_store,
     params_of,
-    store_path,
     symbols_of,
     unmade_if_empty,
 )
@@ -109,11 +109,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Sync a date-ranged endpoint into a Parquet store "
         "(docs/store.md): only missing windows are fetched.",
     )
-    s.add_argument(
-        "--store",
-        type=store_path,
-        required=True,
-        help="the store directory, or an object-store URL (s3://bucket/prefix; "
+    add_store(
+        s,
+        "the store directory, or an object-store URL (s3://bucket/prefix; "
         "credentials and AWS_ENDPOINT_URL from the AWS environment)",
     )
     _add_common(s)
@@ -127,12 +125,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e.add_argument(
         "--out", type=out_path(".parquet"), required=True, help="the .parquet file to write"
     )
-    e.add_argument(
-        "--store",
-        type=store_path,
-        default=None,
-        help="a store to sync through (default: a temporary one)",
-    )
+    add_store(e, "a store to sync through (default: a temporary one)", required=False)
     e.add_argument(
         "--as-of",
         default=None,
@@ -149,12 +142,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "page checksums, rows) and its log; with --repair, "
         "rebuild a damaged log and fetch damaged data again.",
     )
-    v.add_argument(
-        "--store",
-        type=store_path,
-        required=True,
-        help="the store directory, or an object-store URL",
-    )
+    add_store(v, "the store directory, or an object-store URL")
     v.add_argument("--repair", action="store_true", help="repair what does not match")
     v.add_argument("--today", help="the service's date for refetched responses without one")
     v.add_argument("--json", action="store_true", help="print the report as JSON")

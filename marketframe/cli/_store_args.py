@@ -31,6 +31,11 @@ def store_path(text: str) -> Path | str:
     return path
 
 
+def add_store(p: argparse.ArgumentParser, text: str = "the store", required: bool = True) -> None:
+    """The ``--store`` argument of a store command (parsed by :func:`store_path`)."""
+    p.add_argument("--store", type=store_path, required=required, default=None, help=text)
+
+
 def unmade_if_empty(store: Path | str) -> Callable[[], None]:
     """What undoes the directories ``Store(store)`` is about to make (a local store, its
     missing parents): called once the store is closed, it removes them if nothing was

@@ -138,6 +138,30 @@ def _tech(name: str, schema: Schema, technical: Technical) -> Endpoint:
     )
 
 
+def _one_symbol(
+    market: str,
+    name: str,
+    schema: Schema,
+    session: Param,
+    freshness: str,
+    doc: str,
+    extra: tuple[Param, ...],
+    keys: tuple[str, ...],
+    example: dict[str, Any],
+) -> Endpoint:
+    """A row of one symbol: ``/MARKET/intraday/NAME/{symbol}`` with its session flag."""
+    return Endpoint(
+        name=f"{market}.intraday.{name}",
+        path=f"/{market}/intraday/{name}/{{symbol}}",
+        params=(SYMBOL, session, *extra),
+        schema=schema,
+        freshness=freshness,
+        keys=keys,
+        example=example,
+        doc=doc,
+    )
+
+
 def _intraday(
     name: str,
     schema: Schema,
@@ -147,16 +171,7 @@ def _intraday(
     freshness: str = "intraday",
 ) -> Endpoint:
     """A stock intraday row: ``/stock/intraday/NAME/{symbol}``, odd-lot or not."""
-    return Endpoint(
-        name=f"stock.intraday.{name}",
-        path=f"/stock/intraday/{name}/{{symbol}}",
-        params=(SYMBOL, ODDLOT, *extra),
-        schema=schema,
-        freshness=freshness,
-        keys=keys,
-        example=_STOCK,
-        doc=doc,
-    )
+    return _one_symbol("stock", name, schema, ODDLOT, freshness, doc, extra, keys, _STOCK)
 
 
 def _futopt(
@@ -168,16 +183,8 @@ def _futopt(
     keys: tuple[str, ...] = ("symbol",),
 ) -> Endpoint:
     """A futures/options row of one contract: ``/futopt/intraday/NAME/{symbol}``."""
-    return Endpoint(
-        name=f"futopt.intraday.{name}",
-        path=f"/futopt/intraday/{name}/{{symbol}}",
-        params=(SYMBOL, AFTERHOURS, *extra),
-        schema=schema,
-        freshness=freshness,
-        keys=keys,
-        example=_FUTOPT,
-        doc=f"{doc} (beta)",
-    )
+    doc = f"{doc} (beta)"
+    return _one_symbol("futopt", name, schema, AFTERHOURS, freshness, doc, extra, keys, _FUTOPT)
 
 
 def _action(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from ..exceptions import InvalidParams, did_you_mean
 from ..indicators import (
@@ -35,6 +35,9 @@ class IndicatorMethods(Generic[F]):
     defaults they are used if present (a frame without ``symbol`` is one series; without
     ``date`` the row order is the time order); pass None to ignore them.
     """
+
+    def __init__(self, frame: F) -> None:
+        self._frame = frame  # the accessor's frame (a Series accessor holds its own Series)
 
     def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> F:
         raise NotImplementedError
@@ -97,11 +100,7 @@ class IndicatorMethods(Generic[F]):
         ``symbol``); a frame of several symbols gets one block of panels per symbol."""
         from marketframe.plot import candles
 
-        # the accessor's frame: ``_df`` (a DataFrame's) or ``_lf`` (a LazyFrame's); read from
-        # the instance, since ``__getattr__`` answers for names it does not hold
-        held = vars(self)
-        frame = held["_df"] if "_df" in held else held["_lf"]
-        return candles(frame, **options)
+        return candles(cast(Any, self._frame), **options)  # F: a frame of candles' kinds
 
     def sma(
         self,

@@ -107,18 +107,15 @@ def apply(
 class PandasIndicators(IndicatorMethods[pd.DataFrame]):
     """``df.md.sma(20)``, ``.rsi(14)``, ``.kdj()``, ``.macd()``, ``.bbands()`` on pandas."""
 
-    def __init__(self, df: pd.DataFrame) -> None:
-        self._df = df
-
     def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> pd.DataFrame:
-        return apply(self._df, request, symbol, date)
+        return apply(self._frame, request, symbol, date)
 
     def wide(
         self, column: str = "close", *, symbol: str = "symbol", date: str = "date"
     ) -> pd.DataFrame:
         """A date x symbol panel of ``column``: a ``DatetimeIndex`` (oldest first) and one
         column per symbol; ``.md`` indicators accept it (``df.md.wide().md.rsi(14)``)."""
-        return _wide.pandas_wide(self._df, column, symbol, date)
+        return _wide.pandas_wide(self._frame, column, symbol, date)
 
 
 @pd.api.extensions.register_series_accessor("md")

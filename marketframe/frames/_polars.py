@@ -99,18 +99,15 @@ def apply_lazy(
 class PolarsIndicators(IndicatorMethods[pl.DataFrame]):
     """``df.md.sma(20)`` etc. on a polars DataFrame."""
 
-    def __init__(self, df: pl.DataFrame) -> None:
-        self._df = df
-
     def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> pl.DataFrame:
-        return apply(self._df, request, symbol, date)
+        return apply(self._frame, request, symbol, date)
 
     def wide(
         self, column: str = "close", *, symbol: str = "symbol", date: str = "date"
     ) -> pl.DataFrame:
         """A date x symbol panel of ``column``: the date column (oldest first) and one column
         per symbol; ``.md`` indicators accept it (``df.md.wide().md.rsi(14)``)."""
-        return _wide.polars_wide(self._df, column, symbol, date)
+        return _wide.polars_wide(self._frame, column, symbol, date)
 
 
 @pl.api.register_series_namespace("md")
@@ -134,8 +131,5 @@ class PolarsSeriesIndicators(SeriesMethods[pl.Series | pl.DataFrame]):
 class PolarsLazyIndicators(IndicatorMethods[pl.LazyFrame]):
     """``lf.md.sma(20)`` etc. on a polars LazyFrame (stays lazy)."""
 
-    def __init__(self, lf: pl.LazyFrame) -> None:
-        self._lf = lf
-
     def _apply(self, request: _core.Request, symbol: str | None, date: str | None) -> pl.LazyFrame:
-        return apply_lazy(self._lf, request, symbol, date)
+        return apply_lazy(self._frame, request, symbol, date)

@@ -247,13 +247,19 @@ def rsi(x: Array, n: int, seed: str, flat: float, out: Array | None = None) -> A
     return out
 
 
+def macd_starts(slow: int, signal: int, seed: str, fast_start: int) -> tuple[int, int, int]:
+    """The first bars of the slow EMA, the MACD line and its signal: an SMA seed
+    (``seed="sma"``) waits for its window, a first-value seed for nothing."""
+    slow_start = slow - 1 if seed == "sma" else 0
+    line_start = max(fast_start, slow_start)
+    return slow_start, line_start, line_start + (signal - 1 if seed == "sma" else 0)
+
+
 def macd(
     x: Array, fast: int, slow: int, signal: int, seed: str, fast_start: int
 ) -> tuple[Array, Array, Array]:
     line, sig, hist = np.empty_like(x), np.empty_like(x), np.empty_like(x)
-    slow_start = slow - 1 if seed == "sma" else 0
-    line_start = max(fast_start, slow_start)
-    sig_start = line_start + (signal - 1 if seed == "sma" else 0)
+    slow_start, line_start, sig_start = macd_starts(slow, signal, seed, fast_start)
     rest = x.shape[1:]
     kf, ks, kg = 2.0 / (fast + 1), 2.0 / (slow + 1), 2.0 / (signal + 1)
     rec_f, rec_s, rec_g = Recursion(1 - kf, rest), Recursion(1 - ks, rest), Recursion(1 - kg, rest)

@@ -51,8 +51,7 @@ def macd(
 ) -> tuple[Array, Array, Array] | None:
     """Line, signal and histogram of each segment; None if the lengths are too ragged for
     a (blocks, symbols) panel (at most 4x the blocks, plus a little)."""
-    slow_start = slow - 1 if seed == "sma" else 0
-    sig_start = max(fast_start, slow_start) + (signal - 1 if seed == "sma" else 0)
+    slow_start, _, sig_start = fast.macd_starts(slow, signal, seed, fast_start)
     n = x.shape[0]
     first = -(-(starts + sig_start + 1) // BLOCK)  # each symbol's first body block
     last = (starts + lengths - 1) // BLOCK  # the block of its last bar

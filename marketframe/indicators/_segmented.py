@@ -252,8 +252,7 @@ def macd(
     exact = segmacd.macd(x, seg.starts, seg.lengths, fast_n, slow, signal, seed, fast_start, kernel)
     if exact is not None:
         return exact
-    slow_start = slow - 1 if seed == "sma" else 0
-    sig_start = max(fast_start, slow_start) + (signal - 1 if seed == "sma" else 0)
+    sig_start = fast.macd_starts(slow, signal, seed, fast_start)[2]
     amax = 1.0 - 2.0 / (max(slow, signal) + 1)
     tol = 1e-3 * price_tol(x)  # the signal's j * a**j: 1e-3 more for j up to 1,000 bars
     head = min(sig_start + max(2, decay_rows(amax, 1e14 * tol)), seg.longest)

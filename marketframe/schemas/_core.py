@@ -185,6 +185,17 @@ def trade_obj(prefix: str, unit: str, serial: str = "int") -> list[Col]:
     ]
 
 
+def trade_row(unit: str, serial: str = "int") -> list[Col]:
+    """The columns of a trades endpoint's row: one trade and the volume traded so far."""
+    return [
+        *many("float", "bid ask price"),
+        col("size", "int", unit),
+        col("volume", "int", unit),
+        col("time", "time_us", req=True),
+        col("serial", serial),
+    ]
+
+
 def schema(
     cols: list[Col],
     rows: bool,

@@ -7,6 +7,7 @@ from marketframe.schemas._core import env as _env
 from marketframe.schemas._core import many as _many
 from marketframe.schemas._core import schema as _schema
 from marketframe.schemas._core import trade_obj as _trade_obj
+from marketframe.schemas._core import trade_row as _trade_row
 from marketframe.schemas.stock import _CANDLE_PRICES, _OHLC
 
 _FUTOPT_HEADER = [
@@ -108,11 +109,7 @@ FUTOPT_CANDLES = _schema(
 FUTOPT_TRADES = _schema(
     [
         *_FUTOPT_HEADER,
-        *_many("float", "bid ask price"),
-        _c("size", "int", "contracts"),
-        _c("volume", "int", "contracts"),
-        _c("time", "time_us", req=True),
-        _c("serial", "int_str"),
+        *_trade_row("contracts", "int_str"),
     ],
     rows=True,
 )

@@ -8,6 +8,7 @@ from marketframe.schemas._core import env as _env
 from marketframe.schemas._core import many as _many
 from marketframe.schemas._core import schema as _schema
 from marketframe.schemas._core import trade_obj as _trade_obj
+from marketframe.schemas._core import trade_row as _trade_row
 
 _HEADER = [
     _env("date", "date", req=True),
@@ -137,11 +138,7 @@ STOCK_INTRADAY_CANDLES = _schema(
 STOCK_TRADES = _schema(
     [
         *_HEADER,
-        *_many("float", "bid ask price"),
-        _c("size", "int", "lots"),
-        _c("volume", "int", "lots"),
-        _c("time", "time_us", req=True),
-        _c("serial", "int"),
+        *_trade_row("lots"),
         _c("isTrial", "flag"),
     ],
     rows=True,
