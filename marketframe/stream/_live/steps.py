@@ -5,22 +5,27 @@ A closed bar is queued (``_close``) and stepped with the others by ``_flush_pend
 of symbols at a time (one vectorised step per indicator per round). Every
 ``checkpoint_every`` rounds the states are copied, so a revised bar rewinds its symbol to the
 last checkpoint before it and replays from there (``_replay``).
+
+What is kept is bounded: the last ``KEPT`` checkpoints, the closed bars since the oldest of
+them (a revision reaches no further back) and the serials of their trades. Older bars are
+*sealed* (``_trim``): a trade that falls in one is dropped, as a trade in the warm-up
+history is, and its serial is forgotten. So memory follows the symbols and the horizon
+(``KEPT * checkpoint_every`` rounds of closes), not the trades ever seen.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from marketframe.indicators import stateful as sf
 
-from .rows import _BASE, _HEAD, _chunk, _Rows
+from .rows import _BASE, _HEAD, _W, _chunk, _Rows
 
-
-def _specs(spec: Iterable[sf.IndicatorSpec | str]) -> list[sf.IndicatorSpec]:
-    return [s if isinstance(s, sf.IndicatorSpec) else sf.spec(s) for s in spec]
+#: the checkpoints kept: a day's revisions reach back minutes, not hours
+KEPT = 8
 
 
 def _fields(spec: sf.IndicatorSpec) -> tuple[int, ...]:
@@ -35,17 +40,23 @@ class _Steps:
     def __init__(
         self,
         symbols: Sequence[str],
-        spec: Iterable[sf.IndicatorSpec | str],
+        specs: list[sf.IndicatorSpec],
         *,
         checkpoint_every: int,
     ) -> None:
         self.symbols = list(symbols)
         self.index = {s: i for i, s in enumerate(self.symbols)}
-        self.specs = _specs(spec)
+        self.specs = specs
         self.checkpoint_every = checkpoint_every
         n = len(self.symbols)
         self.states = [sf.State.new(sp, n) for sp in self.specs]
-        # per symbol: closed bars [time_us, o, h, l, c, v], serials seen
+        # per symbol: closed bars not sealed [time_us, o, h, l, c, v, first, last serial]
+        # (``_base``: the index of the first among all the symbol's bars), serials seen in
+        # them and in the forming bar; the start of the last sealed bar, and the highest
+        # serial forgotten with it
+        self._base = np.zeros(len(self.symbols), dtype=np.int64)
+        self._sealed = np.full(len(self.symbols), -np.inf)
+        self._forgot = np.full(len(self.symbols), -np.inf)
         self.bars: dict[str, list[list[float]]] = {s: [] for s in self.symbols}
         self.seen: dict[str, set[int]] = {s: set() for s in self.symbols}
         self._outputs = sum(len(sp.names) for sp in self.specs)
@@ -72,7 +83,49 @@ class _Steps:
 
     def _checkpoint(self) -> None:
         self.checkpoints.append(([s.copy() for s in self.states], self._nbars.copy()))
-        del self.checkpoints[:-8]  # a day's revisions reach back minutes, not hours
+        del self.checkpoints[:-KEPT]
+        self._trim()
+
+    def _trim(self) -> None:
+        """Seal the bars before the oldest checkpoint (no revision can rewind past it):
+        dropped, with the serials of their trades."""
+        oldest = np.min([nb for _, nb in self.checkpoints], axis=0)
+        cols = np.flatnonzero(oldest > self._base)
+        if not len(cols):
+            return
+        self._fold()
+        for col in cols.tolist():
+            sym = self.symbols[col]
+            k = int(oldest[col] - self._base[col])
+            gone = np.array(self.bars[sym][:k], dtype=np.float64).reshape(-1, _W)
+            del self.bars[sym][:k]
+            self._base[col] += k
+            if not len(gone):
+                continue
+            self._sealed[col] = max(self._sealed[col], gone[-1, 0])
+            last = gone[:, 7][~np.isnan(gone[:, 7])]
+            if len(last):
+                self._forgot[col] = max(self._forgot[col], float(last.max()))
+                floor = self._forgot[col]
+                self.seen[sym] = {s for s in self.seen[sym] if s > floor}
+
+    def seal(self) -> None:
+        """Seal every closed bar (a loaded or extended engine: no revision rewinds past
+        where it started)."""
+        self._fold()
+        for col, sym in enumerate(self.symbols):
+            if self.bars[sym]:
+                last = np.array(self.bars[sym], dtype=np.float64)[:, 7]
+                last = last[~np.isnan(last)]
+                if len(last):
+                    self._forgot[col] = max(self._forgot[col], float(last.max()))
+            self.bars[sym] = []
+            floor = self._forgot[col]
+            self.seen[sym] = {s for s in self.seen[sym] if s > floor}
+        self._base = self._nbars.copy()
+        self._sealed = np.maximum(self._sealed, self._last)
+        self.checkpoints.clear()
+        self._checkpoint()
 
     def _fold(self) -> None:
         """The logged closed bars and serials into ``bars`` and ``seen``, in order."""
@@ -232,7 +285,7 @@ class _Steps:
             done = 0
         else:
             base, done = cp[0], int(cp[1][col])
-        rows = np.array(self.bars[sym][done:])[:, None, :]
+        rows = np.array(self.bars[sym][done - int(self._base[col]) :])[:, None, :]
         subs = []
         parts = [rows[:, 0, :_HEAD].T]
         for k, st in enumerate(self.states):
