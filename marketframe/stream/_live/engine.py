@@ -25,9 +25,10 @@ Rows out: ``symbol, time`` (bar start), OHLCV, one column per indicator output,
   same pass over each indicator's state as the batch's closes.
 * A backfilled trade in a closed bar rewinds that symbol to the last checkpoint before the
   bar, replays its bars with the corrected one and emits them again with ``revised=True``.
-* What the engine keeps is bounded (``steps``): the closed bars a revision can still reach
-  (back to the oldest of the last few checkpoints) and their trades' serials; older bars are
-  sealed, and a trade in one is dropped as a trade in the warm-up history is.
+* What the engine keeps is bounded (``steps``): the session's closed bars (a revision
+  reaches back to the session's start) and their trades' serials; at a later day's first
+  trade, or ``flush()``, they are sealed, and a trade in one is dropped as a trade in the
+  warm-up history is.
 * ``save(path)``/``LiveIndicators.load(path)``: the states, the forming bars and the serials
   of their trades, so a restarted process resumes equal to one that never stopped (trades
   already seen are skipped when they come again). Its size follows the symbols and specs,
@@ -128,11 +129,13 @@ class LiveIndicators:
     def bars(self) -> dict[str, list[list[float]]]:
         """The closed bars per symbol a revision can still reach (older ones are sealed):
         ``[time_us, o, h, l, c, v, first, last serial]``."""
+        self._steps._fold()
         return self._steps.bars
 
     @property
     def seen(self) -> dict[str, set[int]]:
         """The serials of the trades in the bars a revision can still reach, per symbol."""
+        self._steps._fold()
         return self._steps.seen
 
     @property
@@ -270,6 +273,7 @@ class LiveIndicators:
                 self._bars._set_forming(self.index[sym], None)
                 self._steps._close(sym, cur, out)
         self._steps._flush_pending(out)
+        self._steps._anchor()  # the session's bars sealed
         return self._out.frame(out)
 
     # -- persistence
@@ -282,7 +286,7 @@ class LiveIndicators:
         arrays with a JSON header; no pickle."""
         st = self._steps
         st._flush_pending(None)
-        st._fold()
+        st._fold(bars=False)  # the closed bars are not saved: left as they are kept
         form = self._bars._form
         meta = {
             "version": _VERSION,
