@@ -4,11 +4,12 @@ Synthetic trades (a random walk per symbol, ``--trades`` per symbol per minute a
 seconds, serials rising) for ``--symbols`` symbols over ``--sessions`` regular sessions
 (09:00-13:30, consecutive weekdays), fed to ``LiveIndicators`` (the five indicators) in
 batches of ``--batch`` rows, as the stream delivers them. After each session (its bars
-closed by ``flush()``) it reports the engine's memory (``tracemalloc``: the Python objects
-the run holds, measured as the increase since before the engine was made; and the
-process's RSS), the closed bars and serials the engine keeps, and the checkpoint's size;
-mid-session (the forming bars and their serials held, as ``Stream.indicators`` saves) it
-times ``save()`` and ``load()``, median and spread of ``--repeat`` calls.
+closed by ``flush()``) and mid-session it reports the engine's memory (``tracemalloc``: the
+Python objects the run holds, measured as the increase since before the engine was made;
+and the process's RSS), the closed bars and serials the engine keeps (the session's, at
+most), and the checkpoint's size; on the mid-session checkpoint (the forming bars and their
+serials, as ``Stream.indicators`` saves) it times ``save()`` and ``load()``, median and
+spread of ``--repeat`` calls.
 
 The bar: engine memory and checkpoint size after the last session within 10 % of after the
 first; ``save()`` <= 50 ms (300 symbols).
@@ -111,17 +112,22 @@ def main() -> None:
         for m, frame in enumerate(minutes(t0, symbols, args.trades, rng, serial)):
             for lo in range(0, len(frame), args.batch):
                 eng.feed(frame.iloc[lo : lo + args.batch], peek=False)
-            if m == MINUTES // 2:  # mid-session: forming bars and their serials held
+            if m == MINUTES // 2:  # mid-session: the session's bars and serials held
                 eng.save(tmp / f"mid-{k}.npz")
+                gc.collect()
+                mid_mb = (tracemalloc.get_traced_memory()[0] - base) / 2**20
+                mid_kept = eng._steps.kept()
         eng.flush()
         eng.save(tmp / f"end-{k}.npz")
         gc.collect()
         rows.append(
             {
                 "traced MB": (tracemalloc.get_traced_memory()[0] - base) / 2**20,
+                "mid MB": mid_mb,
+                "mid kept": mid_kept,
                 "rss MB": proc.memory_info().rss / 2**20,
-                "bars": sum(len(b) for b in eng.bars.values()),
-                "serials": sum(len(s) for s in eng.seen.values()),
+                # counted as kept (``eng.bars`` would fold the logged arrays into lists)
+                **dict(zip(("bars", "serials"), eng._steps.kept(), strict=True)),
                 "kB": (tmp / f"end-{k}.npz").stat().st_size / 1e3,
                 "mid kB": (tmp / f"mid-{k}.npz").stat().st_size / 1e3,
             }
@@ -136,15 +142,18 @@ def main() -> None:
         r["load"] = timed(lambda p=mid: LiveIndicators.load(p), args.repeat)
         sv, ld = r["save"], r["load"]
         print(
-            f"session {k}: engine {r['traced MB']:.2f} MB traced, RSS {r['rss MB']:.0f} MB; "
-            f"kept {r['bars']} closed bars, {r['serials']} serials; checkpoint "
+            f"session {k}: engine {r['mid MB']:.2f} MB traced mid-session "
+            f"({r['mid kept'][0]} closed bars, {r['mid kept'][1]} serials kept), "
+            f"{r['traced MB']:.2f} MB at its end ({r['bars']} bars, {r['serials']} serials); "
+            f"RSS {r['rss MB']:.0f} MB; checkpoint "
             f"{r['kB']:.1f} kB (mid-session {r['mid kB']:.1f} kB); mid-session save "
             f"{sv[0]:.1f} ms [{sv[1]:.1f}-{sv[2]:.1f}], load {ld[0]:.1f} ms "
             f"[{ld[1]:.1f}-{ld[2]:.1f}]"
         )
     first, last = rows[0], rows[-1]
     print(
-        f"last / first session: engine memory {last['traced MB'] / first['traced MB']:.3f}x, "
+        f"last / first session: engine memory {last['mid MB'] / first['mid MB']:.3f}x "
+        f"mid-session, {last['traced MB'] / first['traced MB']:.3f}x at its end, "
         f"checkpoint {last['kB'] / first['kB']:.3f}x, mid-session "
         f"{last['mid kB'] / first['mid kB']:.3f}x (bar: <= 1.10x); save median "
         f"{statistics.median(r['save'][0] for r in rows):.1f} ms (bar: <= 50 ms)"

@@ -42,29 +42,34 @@ def session(day: str, symbols: list[str], serial0: int, seed: int) -> list[pd.Da
 
 
 def test_memory_and_checkpoint_stay_bounded_over_four_sessions(tmp_path: Path) -> None:
-    """Four sessions of 20 symbols: the checkpoint after each session is within 10 % of the
-    first one's size, and the closed bars and serials the engine keeps do not grow (they
-    grew with every trade: every serial and every closed bar was kept, and saved)."""
+    """Four sessions of 20 symbols: the checkpoint after each session (and mid-session) is
+    within 10 % of the first session's size, and the closed bars and serials the engine
+    keeps mid-session do not grow with the sessions seen (every serial and every closed
+    bar was kept, and saved)."""
     symbols = [f"S{i:02d}" for i in range(20)]
     eng = LiveIndicators(symbols, SPECS)
-    sizes, kept_bars, kept_serials = [], [], []
+    sizes, mids, kept_bars, kept_serials = [], [], [], []
     serial = 0
     for k, day in enumerate(DAYS):
         frames = session(day, symbols, serial, seed=k)
         serial += sum(len(f) for f in frames)
-        for f in frames:
+        for m, f in enumerate(frames):
             eng.feed(f, peek=False)
+            if m == 135:
+                eng.save(tmp_path / f"mid-{k}.npz")
+                mids.append((tmp_path / f"mid-{k}.npz").stat().st_size)
+                kept_bars.append(sum(len(b) for b in eng.bars.values()))
+                kept_serials.append(sum(len(s) for s in eng.seen.values()))
         eng.flush()
         path = tmp_path / f"live-{k}.npz"
         eng.save(path)
         sizes.append(path.stat().st_size)
-        kept_bars.append(sum(len(b) for b in eng.bars.values()))
-        kept_serials.append(sum(len(s) for s in eng.seen.values()))
     assert max(sizes) <= sizes[0] * 1.1, sizes
-    assert max(kept_bars) <= kept_bars[0] * 1.1, kept_bars
-    assert max(kept_serials) <= kept_serials[0] * 1.1, kept_serials
+    assert max(mids) <= mids[0] * 1.1, mids
+    assert 0 < max(kept_bars) <= kept_bars[0] * 1.1, kept_bars
+    assert 0 < max(kept_serials) <= kept_serials[0] * 1.1, kept_serials
     # the checkpoint holds no closed bars: a session's worth would be 20 x 271 x 8 floats
-    assert sizes[0] < 20 * 271 * 8 * 8
+    assert max(mids) < 20 * 271 * 8 * 8
 
 
 def test_a_resumed_engine_equals_one_that_never_stopped_across_sessions(tmp_path: Path) -> None:
@@ -89,22 +94,25 @@ def test_a_resumed_engine_equals_one_that_never_stopped_across_sessions(tmp_path
     assert all(x == y for x, y in zip(whole.states, hopping.states, strict=True))
 
 
-def test_a_trade_past_the_revision_horizon_is_dropped_not_replayed() -> None:
-    """A trade in a bar older than every checkpoint kept (its bar sealed) is dropped: no
-    rows, no error, the states as they were; a trade in a recent closed bar still revises
-    it."""
+def test_a_trade_of_an_ended_session_is_dropped_one_of_this_session_revises() -> None:
+    """Once a session ended its bars are sealed: a late trade in one is dropped (no rows,
+    no error, the states as they were). A late trade early in the running session still
+    revises its bar and every later one, older than the recent checkpoints though it is
+    (the session's first checkpoint is kept)."""
     symbols = ["A", "B"]
     eng = LiveIndicators(symbols, SPECS, checkpoint_every=5)
-    frames = session(DAYS[0], symbols, 0, seed=1)
-    for f in frames[:120]:
+    monday = session(DAYS[0], symbols, 0, seed=1)
+    tuesday = session(DAYS[1], symbols, 10**5, seed=2)
+    for f in monday + tuesday[:120]:
         eng.feed(f, peek=False)
     before = [s.copy() for s in eng.states]
-    old = frames[3].iloc[:1].assign(serial=10**6)
+    old = monday[200].iloc[:1].assign(serial=10**6)
     assert len(eng.feed(old, peek=False)) == 0
     assert all(a == b for a, b in zip(before, eng.states, strict=True))
-    recent = frames[117].iloc[:1].assign(serial=10**6 + 1, price=150.0)
-    rows = eng.feed(recent, peek=False)
-    assert len(rows) and rows["revised"].all()
+    early = tuesday[3].iloc[:1].assign(serial=10**6 + 1, price=150.0)
+    rows = eng.feed(early, peek=False)
+    assert rows["revised"].all() and set(rows["symbol"]) == {early["symbol"].iloc[0]}
+    assert len(rows) == 119 - 3  # minute 3 to the last closed bar (minute 119 forming)
 
 
 # -- bad input: every one an error of marketframe's tree, naming what is wrong ---------------
