@@ -259,18 +259,28 @@ def read_checkpoint(path: object, version: int) -> tuple[dict[str, Any], dict[st
 
 
 def check_fits(
-    path: object, where: str, differs: dict[str, tuple[Any, Any] | None], *, extend: bool
+    path: object,
+    where: str,
+    differs: dict[str, tuple[Any, Any, list[Any], list[Any]] | None],
+    *,
+    extend: bool,
 ) -> None:
-    """Refuse a checkpoint whose symbols, spec or timeframe (``differs``: the checkpoint's
-    and the call's, where they differ) are not the call's: it would resume something else
-    than asked, silently. ``extend`` lets the call add symbols and specs (not drop any,
-    not change the timeframe)."""
+    """Refuse a checkpoint whose symbols, spec or timeframe are not the call's: it would
+    resume something else than asked, silently. ``differs``: per name, None where they
+    agree, else the checkpoint's and the call's as shown, and as compared (``extend``: the
+    call may add symbols and specs, keeping every one the checkpoint holds; never change
+    the timeframe)."""
     wrong = []
     for name, pair in differs.items():
         if pair is None:
             continue
-        had, asked = pair
-        if extend and name != "timeframe" and set(had) <= set(asked):
+        had, asked, had_keys, asked_keys = pair
+        kept = {json.dumps(x, sort_keys=True) for x in had_keys}
+        if (
+            extend
+            and name != "timeframe"
+            and kept <= {json.dumps(x, sort_keys=True) for x in asked_keys}
+        ):
             continue
         wrong.append(f"{name} {had!r} where this call asks for {asked!r}")
     if wrong:

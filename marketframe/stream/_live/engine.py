@@ -77,6 +77,17 @@ def _regular(times: np.ndarray) -> np.ndarray:
     return np.asarray(times < session_end(times))
 
 
+def _spec_pair(
+    had: list[sf.IndicatorSpec], asked: list[sf.IndicatorSpec]
+) -> tuple[list[Any], list[Any]]:
+    """Two lists of specs as their columns, or, where those are the same (a convention
+    differs), as the specs themselves."""
+    cols = [[n for sp in specs for n in sp.names] for specs in (had, asked)]
+    if sorted(cols[0]) != sorted(cols[1]):
+        return cols[0], cols[1]
+    return [sp.to_json() for sp in had], [sp.to_json() for sp in asked]
+
+
 class LiveIndicators:
     """Bars and indicators for ``symbols`` (see the module docstring). Its parts: the closed
     bars and the indicators' states (``steps``), the forming bars and the batch path
@@ -374,13 +385,16 @@ class LiveIndicators:
         have = [sp.to_json() for sp in self.specs]
         new_syms = [s for s in symbols if s not in self.index]
         new_specs = [sp for sp, j in zip(specs, wanted, strict=True) if j not in have]
+        tf_pair = (self.timeframe, timeframe, [self.timeframe], [timeframe])
+        sym_pair = (self.symbols, symbols, self.symbols, symbols)
+        spec_pair = (*_spec_pair(self.specs, specs), have, wanted)
         checks.check_fits(
             path,
             where,
             differs={
-                "timeframe": (self.timeframe, timeframe) if self.timeframe != timeframe else None,
-                "symbols": (self.symbols, symbols) if set(self.symbols) != set(symbols) else None,
-                "spec": (self.columns, [n for sp in specs for n in sp.names])
+                "timeframe": tf_pair if self.timeframe != timeframe else None,
+                "symbols": sym_pair if set(self.symbols) != set(symbols) else None,
+                "spec": spec_pair
                 if sorted(map(json.dumps, have)) != sorted(map(json.dumps, wanted))
                 else None,
             },
