@@ -300,3 +300,26 @@ def test_stream_indicators_saves_at_most_every_save_every_seconds(
     st = ck.stat()
     assert (st.st_ino, st.st_mtime_ns) != stamps[0]  # written again at the end
     assert [p.name for p in tmp_path.iterdir()] == ["live.npz"]  # no temporary file left
+
+
+def test_a_checkpoint_of_another_convention_is_refused_even_when_extending(
+    tmp_path: Path,
+) -> None:
+    """The same columns under another convention are another indicator: refused, the
+    conventions shown (the columns alone would read the same), also when extending."""
+    from marketframe.indicators import stateful as sf
+
+    path = _saved(tmp_path)
+    eng = LiveIndicators.load(path)
+    other = [sf.spec(s) for s in SPECS if s != "macd"] + [
+        sf.spec("macd", convention="ema_seed=first")
+    ]
+    for extend in (False, True):
+        with pytest.raises(InvalidParams, match="first") as err:
+            eng.fits(["A", "B"], other, 1, extend=extend, where="Stream.indicators", path=path)
+        assert str(path) in str(err.value)
+    same = [sf.spec(s) for s in SPECS] + [sf.spec("ema")]
+    assert (
+        eng.fits(["A", "B", "C"], same, 1, extend=True, where="w", path=path).columns[-1]
+        == "ema_20"
+    )
