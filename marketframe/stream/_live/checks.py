@@ -14,7 +14,7 @@ import time
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
@@ -220,10 +220,14 @@ def damaged(path: object) -> Iterator[None]:
     except InvalidParams:
         raise
     except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as err:
-        why = str(err) or type(err).__name__
-        raise InvalidParams(
-            _LOADER, "path", f"({path}) is not a readable live-indicator checkpoint: {why}", _SAVED
-        ) from None
+        refuse(path, str(err) or type(err).__name__)
+
+
+def refuse(path: object, why: str) -> NoReturn:
+    """The checkpoint file ``path`` cannot be resumed from, ``why``."""
+    raise InvalidParams(
+        _LOADER, "path", f"({path}) is not a readable live-indicator checkpoint: {why}", _SAVED
+    ) from None
 
 
 def read_checkpoint(path: object, version: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -246,7 +250,7 @@ def read_checkpoint(path: object, version: int) -> tuple[dict[str, Any], dict[st
         arrays = {k: npz[k] for k in npz.files}
         meta = json.loads(arrays.pop("__meta__").tobytes().decode())
         if not isinstance(meta, dict):
-            raise ValueError("its header is not an object")
+            refuse(p, "its header is not an object")
     if meta.get("version") != version:
         raise InvalidParams(
             _LOADER,

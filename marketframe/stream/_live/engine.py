@@ -355,7 +355,7 @@ class LiveIndicators:
                 sf.State.from_bytes(arrays[f"state_{k}"].tobytes()) for k in range(len(specs))
             ]
             if any(x.symbols != n for x in st.states):
-                raise ValueError("its states do not match its symbols")
+                checks.refuse(path, "its states do not match its symbols")
             self._bars._form[:] = arrays["forming"].reshape(n, _W)
             self._bars._maxser[:] = arrays["maxser"].reshape(n)
             st._nbars[:] = arrays["nbars"].reshape(n)
