@@ -262,31 +262,31 @@ def read_checkpoint(path: object, version: int) -> tuple[dict[str, Any], dict[st
     return meta, arrays
 
 
-def check_fits(
-    path: object,
-    where: str,
-    differs: dict[str, tuple[Any, Any, list[Any], list[Any]] | None],
-    *,
-    extend: bool,
-) -> None:
-    """Refuse a checkpoint whose symbols, spec or timeframe are not the call's: it would
-    resume something else than asked, silently. ``differs``: per name, None where they
-    agree, else the checkpoint's and the call's as shown, and as compared (``extend``: the
-    call may add symbols and specs, keeping every one the checkpoint holds; never change
-    the timeframe)."""
+Call = tuple[list[str], list[sf.IndicatorSpec], int]
+
+
+def check_fits(path: object, where: str, had: Call, asked: Call, *, extend: bool) -> None:
+    """Refuse a checkpoint whose symbols, specs or timeframe (``had``) are not the call's
+    (``asked``): it would resume something else than asked, silently. ``extend``: the call
+    may add symbols and specs, keeping every one the checkpoint holds; never change the
+    timeframe. Specs are compared as specs, shown as their columns (or, where those agree
+    and a convention differs, as specs)."""
+    specs = [[json.dumps(sp.to_json(), sort_keys=True) for sp in c[1]] for c in (had, asked)]
+    shown = [[n for sp in c[1] for n in sp.names] for c in (had, asked)]
+    if sorted(shown[0]) == sorted(shown[1]):
+        shown = [[sp.to_json() for sp in c[1]] for c in (had, asked)]
+    pairs = {
+        "timeframe": ((had[2], asked[2]), [had[2]], [asked[2]]),
+        "symbols": ((had[0], asked[0]), had[0], asked[0]),
+        "spec": ((shown[0], shown[1]), specs[0], specs[1]),
+    }
     wrong = []
-    for name, pair in differs.items():
-        if pair is None:
+    for name, ((was, want), a, b) in pairs.items():
+        if sorted(map(str, a)) == sorted(map(str, b)):
             continue
-        had, asked, had_keys, asked_keys = pair
-        kept = {json.dumps(x, sort_keys=True) for x in had_keys}
-        if (
-            extend
-            and name != "timeframe"
-            and kept <= {json.dumps(x, sort_keys=True) for x in asked_keys}
-        ):
+        if extend and name != "timeframe" and set(map(str, a)) <= set(map(str, b)):
             continue
-        wrong.append(f"{name} {had!r} where this call asks for {asked!r}")
+        wrong.append(f"{name} {was!r} where this call asks for {want!r}")
     if wrong:
         raise InvalidParams(
             where,

@@ -33,8 +33,7 @@ Rows out: ``symbol, time`` (bar start), OHLCV, one column per indicator output,
   of their trades, so a restarted process resumes equal to one that never stopped (trades
   already seen are skipped when they come again). Its size follows the symbols and specs,
   not the history: the bars closed before it was written are sealed in the loaded engine.
-* Every argument, trade and checkpoint file is checked (``checks``, shared with
-  ``Stream.indicators``) before anything changes.
+* Every argument, trade and checkpoint file is checked first (``checks``, shared).
 
 Layers: this module takes the trades (the per-trade path) and keeps the public face and
 persistence; ``bars`` holds the forming bars and takes a batch with numpy;
@@ -75,17 +74,6 @@ def _regular(times: np.ndarray) -> np.ndarray:
     if hi < int(session_end(np.array([lo]))[0]) and lo // _DAY_US == hi // _DAY_US:
         return np.ones(len(times), dtype=bool)
     return np.asarray(times < session_end(times))
-
-
-def _spec_pair(
-    had: list[sf.IndicatorSpec], asked: list[sf.IndicatorSpec]
-) -> tuple[list[Any], list[Any]]:
-    """Two lists of specs as their columns, or, where those are the same (a convention
-    differs), as the specs themselves."""
-    cols = [[n for sp in specs for n in sp.names] for specs in (had, asked)]
-    if sorted(cols[0]) != sorted(cols[1]):
-        return cols[0], cols[1]
-    return [sp.to_json() for sp in had], [sp.to_json() for sp in asked]
 
 
 class LiveIndicators:
@@ -377,29 +365,14 @@ class LiveIndicators:
         where: str,
         path: object,
     ) -> LiveIndicators:
-        """This engine (loaded from ``path``) for a call over ``symbols``, ``specs`` and
-        ``timeframe``: itself when they are its own; extended to the call's new symbols
-        and specs (``extend``; they start with no history); else an
-        :class:`~marketframe.exceptions.InvalidParams` naming what differs."""
-        wanted = [sp.to_json() for sp in specs]
+        """This engine (loaded from ``path``) for a call: itself when the call's symbols,
+        specs and timeframe are its own, extended to its new ones (``extend``), else
+        refused (``checks.check_fits``)."""
+        had = (self.symbols, self.specs, self.timeframe)
+        checks.check_fits(path, where, had, (symbols, specs, timeframe), extend=extend)
         have = [sp.to_json() for sp in self.specs]
         new_syms = [s for s in symbols if s not in self.index]
-        new_specs = [sp for sp, j in zip(specs, wanted, strict=True) if j not in have]
-        tf_pair = (self.timeframe, timeframe, [self.timeframe], [timeframe])
-        sym_pair = (self.symbols, symbols, self.symbols, symbols)
-        spec_pair = (*_spec_pair(self.specs, specs), have, wanted)
-        checks.check_fits(
-            path,
-            where,
-            differs={
-                "timeframe": tf_pair if self.timeframe != timeframe else None,
-                "symbols": sym_pair if set(self.symbols) != set(symbols) else None,
-                "spec": spec_pair
-                if sorted(map(json.dumps, have)) != sorted(map(json.dumps, wanted))
-                else None,
-            },
-            extend=extend,
-        )
+        new_specs = [sp for sp in specs if sp.to_json() not in have]
         if not new_syms and not new_specs:
             return self
         return self._extended(self.symbols + new_syms, self.specs + new_specs)
