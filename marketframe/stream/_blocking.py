@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
 import threading
+import time
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -214,6 +216,8 @@ class Stream(Generic[FrameT]):
         warmup: Any = None,
         warmup_bars: int = 300,
         checkpoint: str | Path | None = None,
+        save_every: float = 10.0,
+        extend_checkpoint: bool = False,
         peek: bool = True,
         idle: float | None = None,
         backend: Backend | None = None,
@@ -221,48 +225,59 @@ class Stream(Generic[FrameT]):
         """Live indicators: subscribe to ``symbols``' trades, build ``timeframe``-minute bars
         and yield, per batch of trades, a frame (``backend``: the stream's; ``"arrow"``: a
         ``pyarrow.Table``) of ``symbol, time`` (bar start), OHLCV, one column per output of
-        each ``spec``, ``is_final`` and ``revised`` (see
-        :class:`marketframe.stream.LiveIndicators`). ``warmup``: a ``Store`` (its stored
-        candles) or a ``Client`` (today's intraday candles), the last ``warmup_bars`` bars
-        per symbol. ``checkpoint``: a file the engine is saved to after every batch and
-        resumed from when it exists (a restarted process continues equal to one that never
-        stopped; trades seen again are skipped). Ends after ``idle`` seconds without data
-        (``None``: when the stream ends), closing the forming bars."""
-        args = (symbols, timeframe, warmup, warmup_bars, checkpoint, idle, backend)
-        syms, tf = check_arguments(*args)
+        each ``spec`` (an indicator name, a spec, or a list of them), ``is_final`` and
+        ``revised`` (see :class:`marketframe.stream.LiveIndicators`). ``warmup``: a
+        ``Store`` (its stored candles) or a ``Client`` (today's intraday candles), the last
+        ``warmup_bars`` bars per symbol. ``checkpoint``: a file the engine is saved to (at
+        most every ``save_every`` seconds, and when the stream ends) and resumed from when
+        it exists (a restarted process continues equal to one that never stopped; trades
+        seen again are skipped). A checkpoint of other symbols, specs or timeframe is
+        refused, naming what differs; ``extend_checkpoint=True`` adds the call's new
+        symbols and specs to it (they start without history). Ends after ``idle`` seconds
+        without data (``None``: when the stream ends), closing the forming bars."""
+        args = (symbols, timeframe, spec, warmup, warmup_bars, checkpoint, idle, backend)
+        syms, tf, specs = check_arguments(*args, save_every, extend_checkpoint)
         path = Path(checkpoint) if checkpoint is not None else None
-        # made now: a spec's mistake is an error of this call, not of the first next()
+        # made now: a spec's or a checkpoint's mistake is an error of this call, not of the
+        # first next()
         if path is not None and path.exists():
-            eng, warm = LiveIndicators.load(path), None
+            eng = LiveIndicators.load(path).fits(
+                syms, specs, tf, extend=extend_checkpoint, where="Stream.indicators", path=path
+            )
+            warm = None
         else:
-            eng = LiveIndicators(syms, spec, timeframe=int(tf))
-            warm = (warmup, tf, warmup_bars) if warmup is not None else None
-        return self._live(eng, syms, path, peek, idle, backend, warm)
+            eng = LiveIndicators(syms, specs, timeframe=tf)
+            warm = (warmup, str(tf), warmup_bars) if warmup is not None else None
+        return self._live(eng, syms, path, float(save_every), peek, idle, backend, warm)
 
     def _live(
         self,
         eng: LiveIndicators,
         syms: list[str],
         path: Path | None,
+        save_every: float,
         peek: bool,
         idle: float | None,
         backend: Backend | None,
         warm: tuple[Any, str, int] | None,
     ) -> Iterator[Any]:
         """The generator of :meth:`indicators`: warm-up (``warm``: the source, timeframe and
-        bars, or None), subscription and the loop."""
+        bars, or None), subscription and the loop; the checkpoint saved after a batch when
+        ``save_every`` seconds have passed since the last save (the first batch's too)."""
         if warm is not None:
             candles = _warm_candles(warm[0], syms, warm[1], warm[2])
             if len(candles):
                 eng.warm(candles)
         self.subscribe("trades", syms)
         out = backend or self._async.backend
+        saved = -math.inf
         for batch in self.batches(idle=idle):
             if batch.channel != "trades" or batch.odd_lot:
                 continue
             rows = eng.feed(batch.to_pandas(), peek=peek)
-            if path is not None:
+            if path is not None and time.monotonic() - saved >= save_every:
                 eng.save(path)
+                saved = time.monotonic()
             if len(rows):
                 yield _convert(rows, out)
         rows = eng.flush()

@@ -45,7 +45,10 @@ class _Bars:
 
     def _close_ended(self, now_us: int) -> None:
         """Close the forming bars whose session is over at ``now_us``: no trade can come
-        into them any more (stepped with the batch's other closes)."""
+        into them any more (stepped with the batch's other closes). At a later day's
+        trade, the day's bars are sealed once stepped (``steps``)."""
+        if now_us >= self._steps._open_end:  # a trade of a later day: seal the day's bars
+            self._steps._ended = True
         starts = self._form[:, 0]
         first = np.fmin.reduce(starts)  # NaN only when no bar is forming
         if np.isnan(first) or not ended(np.array([int(first)]), now_us)[0]:

@@ -25,9 +25,15 @@ Rows out: ``symbol, time`` (bar start), OHLCV, one column per indicator output,
   same pass over each indicator's state as the batch's closes.
 * A backfilled trade in a closed bar rewinds that symbol to the last checkpoint before the
   bar, replays its bars with the corrected one and emits them again with ``revised=True``.
-* ``save(path)``/``LiveIndicators.load(path)``: the states, the day's closed bars, the forming
-  bars and the trade serials seen, so a restarted process resumes equal to one that never
-  stopped (trades already seen are skipped when they come again).
+* What the engine keeps is bounded (``steps``): the session's closed bars (a revision
+  reaches back to the session's start) and their trades' serials; at a later day's first
+  trade, or ``flush()``, they are sealed, and a trade in one is dropped as a trade in the
+  warm-up history is.
+* ``save(path)``/``LiveIndicators.load(path)``: the states, the forming bars and the serials
+  of their trades, so a restarted process resumes equal to one that never stopped (trades
+  already seen are skipped when they come again). Its size follows the symbols and specs,
+  not the history: the bars closed before it was written are sealed in the loaded engine.
+* Every argument, trade and checkpoint file is checked first (``checks``, shared).
 
 Layers: this module takes the trades (the per-trade path) and keeps the public face and
 persistence; ``bars`` holds the forming bars and takes a batch with numpy;
@@ -37,29 +43,25 @@ a bar's layout and builds the rows out.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from marketframe.exceptions import InvalidParams
+from marketframe._checks import check_int
 from marketframe.indicators import stateful as sf
 
+from . import checks
 from .bars import _Bars
 from .rows import _W, _add, _epoch_us, _Out, _row, _Rows
 from .sessions import session_end
-from .steps import _Steps
+from .steps import _put, _Steps, _take
 
-_VERSION = 1
+_VERSION = 2
 _DAY_US = 86_400_000_000
-
-
-_NUMBERS = (("price", np.float64), ("size", np.float64), ("serial", np.int64))
 
 
 def _regular(times: np.ndarray) -> np.ndarray:
@@ -72,45 +74,6 @@ def _regular(times: np.ndarray) -> np.ndarray:
     return np.asarray(times < session_end(times))
 
 
-def check_arguments(
-    symbols: object,
-    timeframe: object,
-    warmup: object,
-    warmup_bars: object,
-    checkpoint: object,
-    idle: object,
-    backend: object,
-) -> tuple[list[str], str]:
-    """The arguments of ``Stream.indicators`` checked when it is called, before anything is
-    subscribed or read (it is a generator: without this, a mistake surfaced at the first
-    ``next``, and a symbol the service never sends waited for ever); returns the symbols
-    and the timeframe as text."""
-    from marketframe._checks import check_int
-    from marketframe.convert import check_backend
-    from marketframe.endpoints import MINUTE_TIMEFRAMES, symbol_list
-    from marketframe.exceptions import InvalidParams
-
-    where = "Stream.indicators"
-    syms = symbol_list(symbols, where)
-    tf = str(timeframe) if isinstance(timeframe, str | int) else ""
-    if isinstance(timeframe, bool) or tf not in MINUTE_TIMEFRAMES:
-        raise InvalidParams(
-            where, "timeframe", f"has value {timeframe!r}", ", ".join(MINUTE_TIMEFRAMES)
-        )
-    if warmup is not None and not hasattr(warmup, "read_derived") and not hasattr(warmup, "stock"):
-        raise InvalidParams(where, "warmup", f"has value {warmup!r}", "a Store, a Client, None")
-    check_int("warmup_bars", warmup_bars, 1, where)
-    if checkpoint is not None and not isinstance(checkpoint, str | os.PathLike):
-        raise InvalidParams(where, "checkpoint", f"has value {checkpoint!r}", "a file path, None")
-    if idle is not None and (
-        isinstance(idle, bool) or not isinstance(idle, int | float) or not idle > 0
-    ):
-        raise InvalidParams(where, "idle", f"has value {idle!r}", "seconds > 0, or None")
-    if backend is not None:
-        check_backend(where, backend)
-    return syms, tf
-
-
 class LiveIndicators:
     """Bars and indicators for ``symbols`` (see the module docstring). Its parts: the closed
     bars and the indicators' states (``steps``), the forming bars and the batch path
@@ -119,15 +82,19 @@ class LiveIndicators:
     def __init__(
         self,
         symbols: Sequence[str],
-        spec: Iterable[sf.IndicatorSpec | str],
+        spec: Iterable[sf.IndicatorSpec | str] | sf.IndicatorSpec | str,
         *,
         timeframe: int = 1,
         checkpoint_every: int = 30,
     ) -> None:
-        self._steps = _Steps(symbols, spec, checkpoint_every=checkpoint_every)
-        self._bars = _Bars(self._steps, timeframe=timeframe)
+        where = "LiveIndicators"
+        syms = checks.check_symbols(symbols, where)
+        specs = checks.check_specs(spec, where)
+        minutes = checks.check_timeframe(timeframe, where, text=False)
+        check_int("checkpoint_every", checkpoint_every, 1, where)
+        self._steps = _Steps(syms, specs, checkpoint_every=checkpoint_every)
+        self._bars = _Bars(self._steps, timeframe=minutes)
         self._out = _Out(self.symbols, self.columns)
-        self.warm_bars: dict[str, int] = {s: 0 for s in self.symbols}
 
     # -- the parts' state, read-only
 
@@ -157,11 +124,15 @@ class LiveIndicators:
 
     @property
     def bars(self) -> dict[str, list[list[float]]]:
-        """The closed bars per symbol: ``[time_us, o, h, l, c, v, first, last serial]``."""
+        """The closed bars per symbol a revision can still reach (older ones are sealed):
+        ``[time_us, o, h, l, c, v, first, last serial]``."""
+        self._steps._fold()
         return self._steps.bars
 
     @property
     def seen(self) -> dict[str, set[int]]:
+        """The serials of the trades in the bars a revision can still reach, per symbol."""
+        self._steps._fold()
         return self._steps.seen
 
     @property
@@ -200,7 +171,6 @@ class LiveIndicators:
                 j = self.index[sym]
                 panel[: len(rows), j] = rows
                 lengths[j] = len(rows)
-                self.bars[sym].extend(rows)
             if bool((lengths == longest).all()):  # the usual case: one pass over the panel
                 self._steps._warm_step(list(range(len(self.symbols))), panel)
             else:
@@ -208,29 +178,29 @@ class LiveIndicators:
                     cols = np.flatnonzero(lengths > t).tolist()
                     self._steps._warm_step(cols, panel[t : t + 1, cols])
             self._steps._closes += int(lengths.sum())
-        for sym in per:
-            self.warm_bars[sym] = len(self.bars[sym])
-            self._steps._last[self.index[sym]] = self.bars[sym][-1][0]
-            self._steps._nbars[self.index[sym]] = len(self.bars[sym])
-        self._steps.checkpoints.clear()
-        self._steps._checkpoint()
+        for sym, rows in per.items():
+            self._steps._last[self.index[sym]] = rows[-1][0]
+            self._steps._nbars[self.index[sym]] += len(rows)
+        self._steps.seal()  # the history is not revised: a trade in it is dropped
 
     # -- trades
 
     def feed(self, trades: pd.DataFrame, *, peek: bool = True) -> pd.DataFrame:
         """Take a frame of trades (``symbol``, ``time``, ``price``, ``size``, ``serial``,
         optional ``is_trial``/``backfilled``); return the rows it produced: closed bars,
-        revisions, and (``peek``) one forming-bar row per symbol it touched."""
+        revisions, and (``peek``) one forming-bar row per symbol it touched. A frame with
+        a missing column, a time that does not parse or is past tomorrow, a price not
+        finite and above 0, a negative size or a serial that is not a whole number is
+        refused whole (``InvalidParams``, ``MissingColumnsError``), nothing changed."""
         out: list[_Rows] = []
-        if len(trades):
+        times, *cols = checks.check_trades(trades)  # every row, before anything changes
+        if len(times):
             df = trades
-            times = _epoch_us(df["time"])
             codes = self._bars._codes(df["symbol"])
             keep = _regular(times) & (codes >= 0)
             if "is_trial" in df:
                 keep &= ~df["is_trial"].to_numpy(dtype=bool)
             every = bool(keep.all())
-            cols = [df[k].to_numpy(dtype=t) for k, t in _NUMBERS]
             price, size, serial = cols if every else [x[keep] for x in cols]
             clock = times
             if not every:
@@ -255,10 +225,9 @@ class LiveIndicators:
         start = float(t_us - t_us % self.width_us)
         self._steps._fold()
         bars = self.bars[sym]
-        warm = self.warm_bars[sym]
-        if warm and start <= bars[warm - 1][0]:
-            return  # the history (warm-up) already holds this bar
         col = self.index[sym]
+        if start <= self._steps._sealed[col]:
+            return  # a sealed bar (history, or past the revision horizon): dropped
         cur = self._bars._get_forming(col)
         if cur is not None and start > cur[0]:
             self._bars._set_forming(col, None)
@@ -282,7 +251,7 @@ class LiveIndicators:
         else:
             _add(bars[j], price, size, serial)
         self._steps._last[col] = bars[-1][0]
-        self._steps._replay(sym, j, out)
+        self._steps._replay(sym, int(self._steps._base[col]) + j, out)
 
     def peek(self, sym: str) -> dict[str, Any] | None:
         """The forming bar's row (``is_final=False``); the state is not changed."""
@@ -301,52 +270,57 @@ class LiveIndicators:
                 self._bars._set_forming(self.index[sym], None)
                 self._steps._close(sym, cur, out)
         self._steps._flush_pending(out)
+        self._steps._anchor()  # the session's bars sealed
         return self._out.frame(out)
 
     # -- persistence
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write everything needed to resume to ``path`` (atomically: a temporary file
-        renamed over it). An ``.npz`` of arrays with a JSON header; no pickle."""
-        self._steps._flush_pending(None)
-        self._steps._fold()
+        """Write what resuming needs to ``path``, atomically (a temporary file renamed over
+        it): the indicators' states, the forming bars and the serials of their trades. Not
+        the closed bars: the file's size follows the symbols, not the history, and a
+        resumed engine does not revise a bar closed before it stopped. An ``.npz`` of
+        arrays with a JSON header; no pickle."""
+        st = self._steps
+        st._flush_pending(None)
+        st._fold(bars=False)  # the closed bars are not saved: left as they are kept
+        form = self._bars._form
         meta = {
             "version": _VERSION,
             "symbols": self.symbols,
             "timeframe": self.timeframe,
             "checkpoint_every": self.checkpoint_every,
             "specs": [sp.to_json() for sp in self.specs],
-            "forming": {s: self._bars._get_forming(i) for i, s in enumerate(self.symbols)},
-            "warm_bars": self.warm_bars,
-            "closes": self._steps._closes,
+            "closes": st._closes,
         }
-        arrays: dict[str, np.ndarray] = {
-            "__meta__": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-        }
-        for k, st in enumerate(self.states):
-            arrays[f"state_{k}"] = np.frombuffer(st.to_bytes(), dtype=np.uint8)
+        codes, serials = [], []
         for i, s in enumerate(self.symbols):
-            arrays[f"bars_{i}"] = np.array(self.bars[s], dtype=np.float64).reshape(-1, _W)
-            arrays[f"seen_{i}"] = np.array(sorted(self.seen[s]), dtype=np.int64)
-        target = Path(path)
-        tmp = target.with_name(target.name + ".tmp")
-        buf = io.BytesIO()
-        np.savez(buf, allow_pickle=False, **arrays)
-        tmp.write_bytes(buf.getvalue())
-        os.replace(tmp, target)
+            first = form[i, 6]
+            if np.isnan(first) or not st.seen[s]:
+                continue
+            kept = np.fromiter(st.seen[s], dtype=np.int64, count=len(st.seen[s]))
+            kept = np.sort(kept[kept >= first])
+            codes.append(np.full(len(kept), i, dtype=np.int64))
+            serials.append(kept)
+        arrays: dict[str, np.ndarray] = {
+            "__meta__": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+            "forming": form,
+            "maxser": self._bars._maxser,
+            "nbars": st._nbars,
+            "sealed": np.maximum(st._sealed, st._last),
+            "seen_codes": np.concatenate(codes) if codes else np.empty(0, np.int64),
+            "seen_serials": np.concatenate(serials) if serials else np.empty(0, np.int64),
+        }
+        for k, state in enumerate(self.states):
+            arrays[f"state_{k}"] = np.frombuffer(state.to_bytes(), dtype=np.uint8)
+        checks.write_checkpoint(path, arrays)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> LiveIndicators:
-        """The engine ``save`` wrote."""
-        with np.load(Path(path), allow_pickle=False) as npz:
-            meta = json.loads(npz["__meta__"].tobytes().decode())
-            if meta.get("version") != _VERSION:
-                raise InvalidParams(
-                    "LiveIndicators.load",
-                    "path",
-                    f"({path}) is not a version-{_VERSION} live-indicator checkpoint",
-                    "a file LiveIndicators.save wrote",
-                )
+        """The engine ``save`` wrote; a file that is missing, damaged or not one ``save``
+        wrote is an :class:`~marketframe.exceptions.InvalidParams` naming it."""
+        meta, arrays = checks.read_checkpoint(path, _VERSION)
+        with checks.damaged(path):
             specs = [sf.IndicatorSpec.from_json(j) for j in meta["specs"]]
             self = cls(
                 meta["symbols"],
@@ -354,25 +328,62 @@ class LiveIndicators:
                 timeframe=meta["timeframe"],
                 checkpoint_every=meta["checkpoint_every"],
             )
-            self._steps.states = [
-                sf.State.from_bytes(npz[f"state_{k}"].tobytes()) for k in range(len(specs))
+            st, n = self._steps, len(self.symbols)
+            st.states = [
+                sf.State.from_bytes(arrays[f"state_{k}"].tobytes()) for k in range(len(specs))
             ]
-            for i, s in enumerate(self.symbols):
-                b = npz[f"bars_{i}"]
-                if b.shape[1] < _W:  # written before bars kept their serials
-                    b = np.hstack([b, np.full((len(b), _W - b.shape[1]), np.nan)])
-                self.bars[s] = b.tolist()
-                self.seen[s] = set(npz[f"seen_{i}"].tolist())
-        for i, s in enumerate(self.symbols):
-            f = meta["forming"].get(s)
-            self._bars._set_forming(i, f if f is None else f + [np.nan] * (_W - len(f)))
-            self._steps._nbars[i] = len(self.bars[s])
-            if self.bars[s]:
-                self._steps._last[i] = self.bars[s][-1][0]
-            if self.seen[s]:
-                self._bars._maxser[i] = max(self.seen[s])
-        self.warm_bars = meta["warm_bars"]
-        self._steps._closes = meta["closes"]
-        self._steps.checkpoints.clear()
-        self._steps._checkpoint()
+            if any(x.symbols != n for x in st.states):
+                checks.refuse(path, "its states do not match its symbols")
+            self._bars._form[:] = arrays["forming"].reshape(n, _W)
+            self._bars._maxser[:] = arrays["maxser"].reshape(n)
+            st._nbars[:] = arrays["nbars"].reshape(n)
+            st._last[:] = arrays["sealed"].reshape(n)
+            st._closes = int(meta["closes"])
+            codes, serials = arrays["seen_codes"], arrays["seen_serials"]
+            for i in np.unique(codes).tolist():
+                st.seen[self.symbols[i]] = set(serials[codes == i].tolist())
+        st.seal()
         return self
+
+    def fits(
+        self,
+        symbols: list[str],
+        specs: list[sf.IndicatorSpec],
+        timeframe: int,
+        *,
+        extend: bool,
+        where: str,
+        path: object,
+    ) -> LiveIndicators:
+        """This engine (loaded from ``path``) for a call: itself when the call's symbols,
+        specs and timeframe are its own, extended to its new ones (``extend``), else
+        refused (``checks.check_fits``)."""
+        had = (self.symbols, self.specs, self.timeframe)
+        checks.check_fits(path, where, had, (symbols, specs, timeframe), extend=extend)
+        have = [sp.to_json() for sp in self.specs]
+        new_syms = [s for s in symbols if s not in self.index]
+        new_specs = [sp for sp in specs if sp.to_json() not in have]
+        if not new_syms and not new_specs:
+            return self
+        return self._extended(self.symbols + new_syms, self.specs + new_specs)
+
+    def _extended(self, symbols: list[str], specs: list[sf.IndicatorSpec]) -> LiveIndicators:
+        """A new engine over more symbols and specs, carrying this one's states, forming
+        bars and serials for what it had; its closed bars sealed."""
+        self._steps._flush_pending(None)
+        self._steps._fold()
+        eng = LiveIndicators(symbols, specs, timeframe=self.timeframe)
+        eng._steps.checkpoint_every = self.checkpoint_every
+        old = list(range(len(self.symbols)))
+        st, new = self._steps, eng._steps
+        for k, state in enumerate(st.states):
+            _put(new.states[k], old, _take(state, old))
+        eng._bars._form[old] = self._bars._form
+        eng._bars._maxser[old] = self._bars._maxser
+        new._nbars[old], new._last[old] = st._nbars, np.maximum(st._last, st._sealed)
+        new._closes = st._closes
+        for s in self.symbols:
+            new.seen[s] = set(st.seen[s])
+            new.bars[s] = list(st.bars[s])
+        new.seal()
+        return eng

@@ -19,7 +19,7 @@ import numpy as np
 
 from marketframe.calendar import HOURS
 
-__all__ = ["ended", "session_end"]
+__all__ = ["day_end", "ended", "session_end"]
 
 _US = 1_000_000
 _DAY_US = 86_400 * _US
@@ -39,3 +39,10 @@ def session_end(times_us: np.ndarray) -> np.ndarray:
 def ended(bar_starts_us: np.ndarray, now_us: int) -> np.ndarray:
     """Which bars (by their start, epoch us) belong to a session that is over at ``now_us``."""
     return session_end(bar_starts_us) <= now_us
+
+
+def day_end(times_us: np.ndarray) -> np.ndarray:
+    """For each epoch-us time, the next Taipei midnight, epoch us: once the stream has a
+    trade of a later day, no backfill will revise that day's bars any more."""
+    day = (np.asarray(times_us, dtype=np.int64) + _TAIPEI_US) // _DAY_US
+    return (day + 1) * _DAY_US - _TAIPEI_US

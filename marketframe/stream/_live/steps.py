@@ -5,22 +5,30 @@ A closed bar is queued (``_close``) and stepped with the others by ``_flush_pend
 of symbols at a time (one vectorised step per indicator per round). Every
 ``checkpoint_every`` rounds the states are copied, so a revised bar rewinds its symbol to the
 last checkpoint before it and replays from there (``_replay``).
+
+What is kept is bounded by the session: the closed bars since the session began (a
+revision reaches no further back; the session's first checkpoint is kept beside the last
+few) and the serials of their trades. Once the stream has a trade of a later day (or at
+``flush``) the day's bars are *sealed* (``_trim``): dropped, with their serials, and a
+trade that falls in one later is dropped, as a trade in the warm-up history is. So memory
+follows the symbols and one session's bars, not the sessions seen; a backfill after the
+close (before the next day's first trade) still revises the day.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from marketframe.indicators import stateful as sf
 
-from .rows import _BASE, _HEAD, _chunk, _Rows
+from .rows import _BASE, _HEAD, _W, _chunk, _Rows
+from .sessions import day_end
 
-
-def _specs(spec: Iterable[sf.IndicatorSpec | str]) -> list[sf.IndicatorSpec]:
-    return [s if isinstance(s, sf.IndicatorSpec) else sf.spec(s) for s in spec]
+#: the checkpoints kept: the session's first, and the last ``KEPT - 1``
+KEPT = 8
 
 
 def _fields(spec: sf.IndicatorSpec) -> tuple[int, ...]:
@@ -35,17 +43,23 @@ class _Steps:
     def __init__(
         self,
         symbols: Sequence[str],
-        spec: Iterable[sf.IndicatorSpec | str],
+        specs: list[sf.IndicatorSpec],
         *,
         checkpoint_every: int,
     ) -> None:
         self.symbols = list(symbols)
         self.index = {s: i for i, s in enumerate(self.symbols)}
-        self.specs = _specs(spec)
+        self.specs = specs
         self.checkpoint_every = checkpoint_every
         n = len(self.symbols)
         self.states = [sf.State.new(sp, n) for sp in self.specs]
-        # per symbol: closed bars [time_us, o, h, l, c, v], serials seen
+        # per symbol: closed bars not sealed [time_us, o, h, l, c, v, first, last serial]
+        # (``_base``: the index of the first among all the symbol's bars), serials seen in
+        # them and in the forming bar; the start of the last sealed bar, and the highest
+        # serial forgotten with it
+        self._base = np.zeros(len(self.symbols), dtype=np.int64)
+        self._sealed = np.full(len(self.symbols), -np.inf)
+        self._forgot = np.full(len(self.symbols), -np.inf)
         self.bars: dict[str, list[list[float]]] = {s: [] for s in self.symbols}
         self.seen: dict[str, set[int]] = {s: set() for s in self.symbols}
         self._outputs = sum(len(sp.names) for sp in self.specs)
@@ -68,20 +82,107 @@ class _Steps:
         # together, a round at a time (round r: the r-th pending close of each symbol),
         # before anything reads state
         self._pending: list[tuple[np.ndarray, np.ndarray, bool]] = []
+        self._ended = False  # a session ended: seal its bars once they are stepped
+        self._open_end = np.inf  # the end of the day of the first bar not sealed
         self._checkpoint()
 
     def _checkpoint(self) -> None:
         self.checkpoints.append(([s.copy() for s in self.states], self._nbars.copy()))
-        del self.checkpoints[:-8]  # a day's revisions reach back minutes, not hours
+        if len(self.checkpoints) > KEPT:
+            del self.checkpoints[1 : 1 - KEPT]  # the session's first stays
+        self._trim()
 
-    def _fold(self) -> None:
-        """The logged closed bars and serials into ``bars`` and ``seen``, in order."""
+    def _anchor(self) -> None:
+        """The session ended: its bars sealed, a checkpoint the next session's first."""
+        self._ended, self._open_end = False, np.inf
+        self.checkpoints.clear()
+        self._checkpoint()
+
+    def _trim(self) -> None:
+        """Seal the bars before the first checkpoint (no revision can rewind past it):
+        dropped, with the serials of their trades. The bars and serials the batch path
+        logged are trimmed as arrays, not folded (``_fold``) into lists and sets first."""
+        oldest = np.min([nb for _, nb in self.checkpoints], axis=0)
+        drop = oldest - self._base  # per symbol: the bars to drop, folded ones first
+        if not bool((drop > 0).any()):
+            return
+        for col in np.flatnonzero((drop > 0) & self._folded()).tolist():
+            sym = self.symbols[col]
+            k = min(int(drop[col]), len(self.bars[sym]))
+            self._seal(col, np.array(self.bars[sym][:k], dtype=np.float64).reshape(-1, _W))
+            del self.bars[sym][:k]
+            drop[col] -= k
+            self._base[col] += k
+        if self._bars_log and bool((drop > 0).any()):
+            codes = np.concatenate([c for c, _ in self._bars_log])
+            vals = np.concatenate([v for _, v in self._bars_log])
+            # each entry's rank among its symbol's logged bars (they are in time order)
+            order = np.argsort(codes, kind="stable")
+            rank = np.empty(len(codes), dtype=np.int64)
+            sc = codes[order]
+            starts = np.flatnonzero(np.append(True, sc[1:] != sc[:-1]))
+            run = np.diff(np.append(starts, len(sc)))
+            rank[order] = np.arange(len(sc)) - np.repeat(starts, run)
+            gone = rank < drop[codes]
+            if gone.any():
+                g, gv = codes[gone], vals[gone]
+                np.maximum.at(self._sealed, g, gv[:, 0])
+                np.fmax.at(self._forgot, g, gv[:, 7])
+                np.add.at(self._base, g, 1)
+                self._bars_log[:] = [(codes[~gone], vals[~gone])] if not gone.all() else []
+        if self._seen_log:
+            codes = np.concatenate([c for c, _ in self._seen_log])
+            sers = np.concatenate([v for _, v in self._seen_log])
+            keep = sers > self._forgot[codes]
+            self._seen_log[:] = [(codes[keep], sers[keep])] if keep.any() else []
+        for col in np.flatnonzero(oldest > 0).tolist():
+            seen, floor = self.seen[self.symbols[col]], self._forgot[col]
+            if seen and min(seen) <= floor:
+                self.seen[self.symbols[col]] = {s for s in seen if s > floor}
+
+    def kept(self) -> tuple[int, int]:
+        """How many closed bars and serials are kept (folded or logged)."""
+        serials = sum(len(s) for s in self.seen.values()) + sum(len(c) for c, _ in self._seen_log)
+        return int((self._nbars - self._base).sum()), serials
+
+    def _folded(self) -> np.ndarray:
+        """Which symbols have folded closed bars (in ``bars``)."""
+        return np.array([bool(self.bars[s]) for s in self.symbols], dtype=bool)
+
+    def _seal(self, col: int, gone: np.ndarray) -> None:
+        """Bars ``gone`` of symbol ``col`` (oldest first) sealed: the last one's start and
+        the highest serial among them remembered."""
+        if not len(gone):
+            return
+        self._sealed[col] = max(self._sealed[col], gone[-1, 0])
+        last = gone[:, 7][~np.isnan(gone[:, 7])]
+        if len(last):
+            self._forgot[col] = max(self._forgot[col], float(last.max()))
+
+    def seal(self) -> None:
+        """Seal every closed bar (a loaded or extended engine: no revision rewinds past
+        where it started)."""
+        self._fold()
+        for col, sym in enumerate(self.symbols):
+            self._seal(col, np.array(self.bars[sym], dtype=np.float64).reshape(-1, _W))
+            self.bars[sym] = []
+            floor = self._forgot[col]
+            self.seen[sym] = {s for s in self.seen[sym] if s > floor}
+        self._base = self._nbars.copy()
+        self._sealed = np.maximum(self._sealed, self._last)
+        self._anchor()
+
+    def _fold(self, *, bars: bool = True) -> None:
+        """The logged closed bars (``bars``) and serials into ``bars`` and ``seen``, in
+        order."""
         for log, add in ((self._bars_log, False), (self._seen_log, True)):
-            if not log:
+            if not log or not (add or bars):
                 continue
             codes = np.concatenate([c for c, _ in log])
             vals = np.concatenate([v for _, v in log])
             log.clear()
+            if not len(codes):
+                continue
             order = np.argsort(codes, kind="stable")
             codes, vals = codes[order], vals[order]
             cut = np.flatnonzero(codes[1:] != codes[:-1]) + 1
@@ -157,6 +258,9 @@ class _Steps:
         checkpoints, counted, the symbols' last bar times moved, and queued to be stepped.
         ``unique``: at most one bar per symbol (plain fancy indexing; else ``ufunc.at``)."""
         self._bars_log.append((cols, bars))
+        if self._open_end == np.inf and len(bars):
+            first = np.array([int(bars[:, 0].min())])
+            self._open_end = float(day_end(first)[0])
         if unique:
             self._nbars[cols] += 1
             self._last[cols] = np.maximum(self._last[cols], bars[:, 0])
@@ -175,6 +279,8 @@ class _Steps:
             if peeks is not None and out is not None:
                 (block,) = self._step([(*peeks, False)])
                 out.append(_chunk(peeks[0], block, final=False, revised=False))
+            if self._ended:
+                self._anchor()
             return
         before = self._rounds
         chunks, self._pending = self._pending, []
@@ -217,7 +323,9 @@ class _Steps:
                 which = None if em is None else np.flatnonzero(em)
                 if which is None or len(which):
                     out.append(_chunk(cols, block, which, final=commit, revised=False))
-        if before // self.checkpoint_every != self._rounds // self.checkpoint_every:
+        if self._ended:
+            self._anchor()
+        elif before // self.checkpoint_every != self._rounds // self.checkpoint_every:
             self._checkpoint()
 
     def _replay(self, sym: str, j: int, out: list[Any]) -> None:
@@ -232,7 +340,7 @@ class _Steps:
             done = 0
         else:
             base, done = cp[0], int(cp[1][col])
-        rows = np.array(self.bars[sym][done:])[:, None, :]
+        rows = np.array(self.bars[sym][done - int(self._base[col]) :])[:, None, :]
         subs = []
         parts = [rows[:, 0, :_HEAD].T]
         for k, st in enumerate(self.states):
