@@ -232,13 +232,15 @@ def publish(
     return record(data, digest, stamp, rows)
 
 
-def record(data: bytes | memoryview, digest: str, stamp: dict, rows: int | None = None) -> dict:
+def record(
+    data: bytes | memoryview, digest: str, stamp: Mapping[str, Any], rows: int | None = None
+) -> dict[str, Any]:
     """The log's record of a written file: its size, hash, the storage's stamp."""
     return {"size": len(data), "hash": digest, **stamp, **({} if rows is None else {"rows": rows})}
 
 
 @functools.lru_cache(maxsize=4)
-def _symbol_column(symbol: str, rows: int) -> pa.Array:
+def _symbol_column(symbol: str, rows: int) -> pa.Array[Any]:
     """The symbol repeated ``rows`` times: the same for every target of a partition (the
     targets of a task write one part each per input file), so made once (Arrow arrays are
     immutable)."""
