@@ -6,6 +6,7 @@ check of a sync. Writers take one file lock, ``.lock`` in the root."""
 
 from __future__ import annotations
 
+import ctypes
 import datetime as dt
 import os
 import threading
@@ -133,9 +134,8 @@ class LocalStorage:
                     os.close(fd)
         for tmp, rel in staged:
             os.replace(self.root / tmp, self.root / rel)
-        if whole:
-            _syncfs(self.root)  # the renames, and the directories of new files
-        else:
+        # the renames, and the directories of new files
+        if not (whole and _syncfs(self.root)):
             self.sync_dirs([rel for _, rel in staged] + list(written))
 
     def discard(self, staged: Any) -> None:
@@ -338,8 +338,6 @@ _datasync = getattr(os, "fdatasync", os.fsync)
 def _libc_syncfs() -> Callable[[int], int] | None:
     """Linux's ``syncfs(fd)`` (every dirty page and inode of one filesystem flushed, in one
     call), or None where the C library has none."""
-    import ctypes
-
     try:
         fn = ctypes.CDLL(None, use_errno=True).syncfs
     except (AttributeError, OSError):
@@ -352,17 +350,13 @@ _SYNCFS = _libc_syncfs() if os.name == "posix" else None
 
 
 def _syncfs(root: Path) -> bool:
-    """Flush the filesystem holding ``root`` whole; False where that cannot be done (then
-    each file is fsynced instead). A failed flush raises: nothing may be recorded after it."""
+    """Flush the filesystem holding ``root`` whole; False where that cannot be done or
+    fails (then each file is fsynced instead, and an error of those is raised: nothing is
+    recorded after it)."""
     if _SYNCFS is None:
         return False
-    import ctypes
-
     fd = os.open(root, os.O_RDONLY)
     try:
-        if _SYNCFS(fd) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"syncfs of {root}: {os.strerror(err)}")
+        return _SYNCFS(fd) == 0
     finally:
         os.close(fd)
-    return True
