@@ -30,12 +30,28 @@ and the appended day are also measured per pair, beside that pair's one-worker r
 median with its spread; the first run's single figures are kept for the 2e8 run.
 
 ``--pairs 0`` skips the pairs (a 2e8-bar run holds one store of about 21 GB, not three).
+
+Against what users run instead (``--against compute,polars,compute-windowed,duckdb --rows
+2e7 --symbols 300``): on the same store, compute of the five indicators against polars lazy
+(``scan_parquet`` of the source dataset, the closest polars expressions over each symbol,
+``sink_parquet``; see :func:`polars_job` for which are exact), and compute of SMA and
+Bollinger alone against DuckDB's window SQL of the same two (``COPY ... TO`` Parquet; window
+SQL has no recursion). Each job runs in a fresh process of its own (compute over a fresh copy
+of the store, ``max_workers=1``); its CPU time counts all its threads, from just before the
+work to just after (no imports), and its peak RSS is the process's. Rounds interleave the
+jobs, the order rotating; the ratios are per round, printed as median [spread].
+
+Fixed cost per symbol (``--fixed --rows 4e6``): full runs over 300 symbols and over 3,000
+with the same bar count, in interleaved rounds, each in a fresh process; then, in the last
+round, ``--appended`` days appended to each store one after another, each computed on its
+own: CPU per symbol.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import resource
 import shutil
 import statistics
@@ -51,7 +67,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import marketframe  # noqa: E402,F401
-from marketframe.store import Store  # noqa: E402
+from marketframe.store import Store, _io  # noqa: E402
 from marketframe.store._dataset import resolve  # noqa: E402
 
 SPECS = ["sma", "rsi", "kdj", "macd", "bbands"]
@@ -103,7 +119,9 @@ def write_store(
         st._parts.log.record(
             spec.ds, sym, (span[0], span[1]), None, empty=False, params=spec.params
         )
-        st._parts.log.commit()
+        if j % 100 == 99:  # a commit per symbol made a 3,000-symbol store take minutes
+            st._parts.log.commit()
+    st._parts.log.commit()
     return st
 
 
@@ -169,6 +187,220 @@ def _cpu(fn: Any) -> tuple[float, float]:
     return time.process_time() - c, time.perf_counter() - w
 
 
+# ---------------------------------------------------------------------------------------
+# against what users run instead, and compute's fixed cost per symbol (each job in a fresh
+# process of its own: its CPU time from just before the work to just after, all threads,
+# and its peak RSS)
+
+SRC = "stock.historical.candles"
+#: the specs of the DuckDB comparison: what window SQL can express (no recursion)
+WINDOWED = ["sma", "bbands"]
+
+
+def source_dir(root: Path) -> Path:
+    return _io.dataset_dir(root, resolve(SRC, "1", {}).ds)
+
+
+def polars_job(src: Path, out: Path) -> None:
+    """The five indicators as a polars user writes them: a lazy scan of the source dataset,
+    one expression per output over each symbol, ``sink_parquet``. SMA and Bollinger (ddof 0)
+    are exact; the rest are polars' closest: EMA and MACD ``ewm_mean(adjust=False)`` seeded
+    with the first value (``df.md`` seeds with the mean of the first ``n``, as TA-Lib), RSI
+    Wilder's averages as ``ewm_mean(alpha=1/n)`` seeded with the first change, KDJ's
+    recursion as ``ewm_mean(alpha=1/3)`` seeded with the first RSV (``df.md``: 50): all
+    converge to ``df.md``'s values after the warm-up; none is exact in it."""
+    import polars as pl
+
+    c, h, lo = pl.col("close"), pl.col("high"), pl.col("low")
+    d = c.diff()
+    up = d.clip(lower_bound=0).ewm_mean(alpha=1 / 14, adjust=False)
+    down = (-d).clip(lower_bound=0).ewm_mean(alpha=1 / 14, adjust=False)
+    low9 = lo.rolling_min(9)
+    rsv = 100 * (c - low9) / (h.rolling_max(9) - low9)
+    k = rsv.ewm_mean(alpha=1 / 3, adjust=False)
+    dd = k.ewm_mean(alpha=1 / 3, adjust=False)
+    macd = c.ewm_mean(span=12, adjust=False) - c.ewm_mean(span=26, adjust=False)
+    sig = macd.ewm_mean(span=9, adjust=False)
+    mid, sd = c.rolling_mean(20), c.rolling_std(20, ddof=0)
+    outs = {
+        "sma_20": mid,
+        "rsi_14": 100 * up / (up + down),
+        "kdj_k_9_3_3": k,
+        "kdj_d_9_3_3": dd,
+        "kdj_j_9_3_3": 3 * k - 2 * dd,
+        "macd_12_26_9": macd,
+        "macd_signal_12_26_9": sig,
+        "macd_hist_12_26_9": macd - sig,
+        "bb_upper_20_2": mid + 2 * sd,
+        "bb_middle_20_2": mid,
+        "bb_lower_20_2": mid - 2 * sd,
+    }
+    lf = pl.scan_parquet(f"{src}/**/*.parquet", hive_partitioning=False)
+    lf = lf.select("symbol", "date", *(e.over("symbol").alias(n) for n, e in outs.items()))
+    lf.sink_parquet(out)
+
+
+def duckdb_job(src: Path, out: Path) -> None:
+    """SMA(20) and Bollinger(20, 2) in DuckDB's window SQL (exact: null until a full window,
+    population deviation), ``COPY ... TO`` Parquet. Window SQL has no recursion: EMA, RSI,
+    MACD and the recursive KDJ cannot be written this way."""
+    import duckdb
+
+    q = f"""
+    COPY (
+      SELECT symbol, date, m AS sma_20, m + 2 * sd AS bb_upper_20_2, m AS bb_middle_20_2,
+             m - 2 * sd AS bb_lower_20_2
+      FROM (
+        SELECT symbol, date,
+          CASE WHEN count(close) OVER w = 20 THEN avg(close) OVER w END AS m,
+          CASE WHEN count(close) OVER w = 20 THEN stddev_pop(close) OVER w END AS sd
+        FROM read_parquet('{src}/**/*.parquet', hive_partitioning = false)
+        WINDOW w AS (PARTITION BY symbol ORDER BY date ROWS BETWEEN 19 PRECEDING AND CURRENT ROW)
+      )
+    ) TO '{out}' (FORMAT parquet)
+    """
+    duckdb.connect().execute(q)
+
+
+def child(a: argparse.Namespace) -> int:
+    """One job in this fresh process; prints its figures as the last line (JSON)."""
+    import json
+
+    path = Path(a.path)
+    figs: dict[str, Any] = {}
+    if a.child == "polars":
+        figs["cpu"], figs["wall"] = _cpu(lambda: polars_job(path, Path(a.out)))
+    elif a.child == "duckdb":
+        figs["cpu"], figs["wall"] = _cpu(lambda: duckdb_job(path, Path(a.out)))
+    else:
+        st = Store(path)
+        specs = WINDOWED if a.child == "compute-windowed" else SPECS
+        figs["cpu"], figs["wall"] = _cpu(
+            lambda: st.compute(SRC, specs, timeframe="1", max_workers=1)
+        )
+        figs["appended"] = []
+        for k in range(a.append):
+            write_store(path, a.symbols, 1, first=a.days + k, store=st)
+            figs["appended"].append(
+                _cpu(lambda: st.compute(SRC, specs, timeframe="1", max_workers=1))
+            )
+    figs["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(figs))
+    return 0
+
+
+def run_child(kind: str, path: Path, out: Path | None = None, **more: int) -> dict[str, Any]:
+    """``kind`` over the store (or source directory) ``path`` in a fresh process."""
+    import json
+    import subprocess
+
+    cmd = [sys.executable, __file__, "--child", kind, "--path", str(path)]
+    cmd += ["--out", str(out)] if out is not None else []
+    for k, v in more.items():
+        cmd += [f"--{k}", str(v)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode:
+        return {"failed": res.returncode, "stderr": res.stderr[-400:]}
+    figs: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
+    return figs
+
+
+def fresh(pristine: Path, to: Path) -> Path:
+    """A copy of the store ``pristine`` (files, times and log), nothing computed in it."""
+    shutil.rmtree(to, ignore_errors=True)
+    shutil.copytree(pristine, to)
+    return to
+
+
+def spread(xs: list[float], fmt: str = ".2f") -> str:
+    """``median [min-max]``."""
+    s = sorted(xs)
+    return f"{statistics.median(s):{fmt}} [{s[0]:{fmt}}-{s[-1]:{fmt}}]"
+
+
+def against(a: argparse.Namespace, root: Path, syms: int, days: int) -> None:
+    """Compute against polars lazy (the five indicators) and DuckDB window SQL (SMA and
+    Bollinger, against compute of those two), the same store, interleaved rounds whose
+    order rotates; ratios of CPU time per round, their median and spread."""
+    rows = syms * days * PER_DAY
+    t = time.perf_counter()
+    write_store(root / "pristine", syms, days)
+    print(f"store: {syms} symbols x {days} days = {rows:.3g} bars, written in"
+          f" {time.perf_counter() - t:.1f} s")  # fmt: skip
+    src = source_dir(root / "pristine")
+    kinds = [k for k in ("compute", "polars", "compute-windowed", "duckdb") if k in a.against]
+    got: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
+    for r in range(a.rounds):
+        for kind in kinds[r % len(kinds) :] + kinds[: r % len(kinds)]:
+            if kind.startswith("compute"):
+                res = run_child(kind, fresh(root / "pristine", root / "work"))
+            else:
+                res = run_child(kind, src, root / "out.parquet")
+            shutil.rmtree(root / "work", ignore_errors=True)
+            (root / "out.parquet").unlink(missing_ok=True)
+            got[kind].append(res)
+            print(f"  round {r + 1} {kind}: {res}", flush=True)
+    print(f"against what users run instead ({a.rounds} rounds, CPU time of each job's process,"
+          f" all its threads; load at start {a.load})")  # fmt: skip
+    for kind in kinds:
+        ok = [x for x in got[kind] if "cpu" in x]
+        if ok:
+            print(f"  {kind:17s} CPU {spread([x['cpu'] for x in ok])} s, wall"
+                  f" {spread([x['wall'] for x in ok])} s, peak RSS"
+                  f" {spread([x['rss'] for x in ok], '.0f')} MB")  # fmt: skip
+        if len(ok) < len(got[kind]):
+            print(f"  {kind:17s} failed in {len(got[kind]) - len(ok)} round(s):"
+                  f" {[x for x in got[kind] if 'cpu' not in x][0]}")  # fmt: skip
+    for ours, theirs, target in (("compute", "polars", 0.5), ("compute-windowed", "duckdb", 0.45)):
+        pairs = [
+            (x["cpu"], y["cpu"])
+            for x, y in zip(got.get(ours, []), got.get(theirs, []), strict=False)
+            if "cpu" in x and "cpu" in y
+        ]
+        if pairs:
+            print(f"  {ours} / {theirs}, CPU per round: {spread([x / y for x, y in pairs])}"
+                  f" (target <= {target})")  # fmt: skip
+
+
+def fixed(a: argparse.Namespace, root: Path) -> None:
+    """Compute's fixed cost per symbol: the same bar count over ``--symbols`` (300) and ten
+    times as many symbols, full runs in interleaved rounds, then ``--appended`` days appended
+    to each, one at a time, each computed on its own (CPU per symbol)."""
+    few = a.symbols or 300
+    counts = [few, 10 * few]
+    days = {n: max(1, int(a.rows / n / PER_DAY)) for n in counts}
+    for n in counts:
+        t = time.perf_counter()
+        write_store(root / f"pristine{n}", n, days[n])
+        print(f"store: {n} symbols x {days[n]} days = {n * days[n] * PER_DAY:.3g} bars, written"
+              f" in {time.perf_counter() - t:.1f} s", flush=True)  # fmt: skip
+    got: dict[int, list[dict[str, Any]]] = {n: [] for n in counts}
+    for r in range(a.rounds):
+        for n in counts if r % 2 == 0 else counts[::-1]:
+            last = r == a.rounds - 1  # the last round appends its days
+            more = {"symbols": n, "days": days[n], "append": a.appended if last else 0}
+            res = run_child("compute", fresh(root / f"pristine{n}", root / "work"), **more)
+            shutil.rmtree(root / "work", ignore_errors=True)
+            got[n].append(res)
+            print(f"  round {r + 1}, {n} symbols: {res}", flush=True)
+    print(f"fixed cost per symbol ({a.rounds} rounds; load at start {a.load})")
+    cpu = {n: [x["cpu"] for x in got[n]] for n in counts}
+    for n in counts:
+        print(f"  {n} symbols x {days[n]} days: full run CPU {spread(cpu[n])} s,"
+              f" {spread([c / n * 1e3 for c in cpu[n]])} ms a symbol")  # fmt: skip
+    ratios = [y / x for x, y in zip(cpu[few], cpu[10 * few], strict=True)]
+    each = [(y - x) / (9 * few) * 1e3 for x, y in zip(cpu[few], cpu[10 * few], strict=True)]
+    print(f"  {10 * few} / {few} symbols, same bars: {spread(ratios)}x (target <= 1.5);"
+          f" the cost a symbol adds: {spread(each)} ms (target <= 3)")  # fmt: skip
+    for n in counts:
+        app = got[n][-1].get("appended", [])
+        if app:
+            per = [c / n * 1e3 for c, _ in app]
+            wall = [w / n * 1e3 for _, w in app]
+            print(f"  an appended day, {n} symbols: {spread(per)} ms of CPU a symbol (target"
+                  f" <= 3), wall {spread(wall)} ms a symbol")  # fmt: skip
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--rows", type=float, default=2e8)
@@ -180,7 +412,42 @@ def main() -> int:
         help="interleaved one/two-worker pairs (default 3, none above 2e7 bars: disk)",
     )
     p.add_argument("--keep", action="store_true")
+    p.add_argument(
+        "--against",
+        default="",
+        help="comma-separated jobs against polars and DuckDB (compute,polars,"
+        "compute-windowed,duckdb), in rounds; nothing else is measured",
+    )
+    p.add_argument(
+        "--fixed",
+        action="store_true",
+        help="the fixed cost per symbol: --rows over --symbols (300) and ten times as many",
+    )
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--appended", type=int, default=3)
+    # a job in a process of its own (--against, --fixed)
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--path", help=argparse.SUPPRESS)
+    p.add_argument("--out", help=argparse.SUPPRESS)
+    p.add_argument("--days", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--append", type=int, default=0, help=argparse.SUPPRESS)
     a = p.parse_args()
+    if a.child:
+        return child(a)
+    a.load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    if a.against or a.fixed:
+        root = Path(tempfile.mkdtemp(prefix="mf-compute-"))
+        try:
+            if a.fixed:
+                fixed(a, root)
+            else:
+                a.against = a.against.split(",")
+                syms = a.symbols or 300
+                against(a, root, syms, int(a.rows / syms / PER_DAY))
+        finally:
+            if not a.keep:
+                shutil.rmtree(root, ignore_errors=True)
+        return 0
     if a.pairs is None:
         a.pairs = 3 if a.rows <= 2e7 else 0
     # ten years a symbol, and an even number of at least 8 symbols: a task is a symbol, so

@@ -158,18 +158,19 @@ def factors(days: np.ndarray, events: Sequence[tuple[dt.date, float]]) -> np.nda
 
 def events_of(
     capital: pa.Table,
-    dividends: pa.Table,
+    dividends: pa.Table | None,
     mode: str,
     today: dt.date,
     symbols: Iterable[str] | None = None,
 ) -> dict[str, list[Event]]:
     """The events of ``mode`` per symbol, from the frames of the two corporate-actions
-    endpoints. Events after ``today`` and announced dividends (no previous close yet) have
-    not happened and are left out; a row given twice counts once, while different actions
-    of one symbol on one day (two capital changes, a cash and a stock dividend row) all
-    count: their ratios multiply (docs/adjusted.md). A past dividend without the previous
-    close its ratio needs cannot be applied: it is left out with an
-    :class:`ActionNotApplied` warning naming it, never silently."""
+    endpoints (``dividends`` None for "splits": not fetched). Events after ``today`` and
+    announced dividends (no previous close yet) have not happened and are left out; a row
+    given twice counts once, while different actions of one symbol on one day (two capital
+    changes, a cash and a stock dividend row) all count: their ratios multiply
+    (docs/adjusted.md). A past dividend without the previous close its ratio needs cannot be
+    applied: it is left out with an :class:`ActionNotApplied` warning naming it, never
+    silently."""
     wanted = None if symbols is None else set(symbols)
     # keyed by the whole action, not (symbol, day, kind): same-day actions are distinct
     found: dict[tuple[Any, ...], Event] = {}
@@ -198,7 +199,7 @@ def events_of(
                 "cannot be derived from the reference and last close prices",
             )
         found[(sym, day, "capital", ratio)] = Event(sym, day, ratio, ratio)
-    if mode == "all":
+    if mode == "all" and dividends is not None:
         cols = ("symbol", "date", "previous_close", "cash_dividend", "stock_dividend_shares")
         for sym, day, prev, cash, stock in zip(*_columns(dividends, cols), strict=True):
             if not keep(sym, day):

@@ -132,29 +132,41 @@ def test_a_repaired_older_minute_year_loses_no_part(
 
 
 def test_compacting_never_deletes_a_recorded_part(tmp_path: Path) -> None:
-    """A part the run wrote again byte for byte (so under a recorded name) and then merged
-    with the others is handed to the driver as replaced, not deleted by the task: the
-    log still records it until the driver's save."""
+    """Parts merged with a day's new bars are handed to the driver as replaced, never
+    deleted by the task (the log records them until the driver's save), and the merge is
+    the one file the task writes: staged under a hidden name, in place only once the
+    driver's group commit has made it durable."""
     import numpy as np
+    import pyarrow.parquet as pq
 
     from marketframe.indicators import stateful as sf
-    from marketframe.store._compute._derive import COMPACT, Outcome, compact, write_part
+    from marketframe.store._compute._derive import COMPACT, Outcome, part_table, write_part
     from marketframe.store._dataset import DatasetId
     from marketframe.store._storage._local import LocalStorage
 
     storage, sp = LocalStorage(tmp_path), sf.spec("sma", 2)
     ds = DatasetId("derived.sma", "p", "D")
-    made: dict[str, dict[str, object]] = {}
-    for i in range(COMPACT + 1):
+
+    def part(i: int) -> pa.Table:
         date = pa.chunked_array([pa.array([i * 10 + j for j in range(5)], pa.date32())])
-        made |= write_part(storage, ds, "2330", "x/part-0.parquet", sp, date, [np.ones(5)])
-    files = list(made)
-    again = files[-1]  # recorded, and written again by this run with the same bytes
-    out = Outcome(ds, written={again: made[again]})
-    merged = compact(storage, ds, "2330", "x/part-0.parquet", files, made, out)
-    assert merged is not None and again not in merged
-    assert (tmp_path / again).is_file()
-    assert again in out.dropped and again not in out.written
+        return part_table("2330", sp, date, [np.ones(5)])
+
+    files: list[str] = []
+    made: dict[str, dict[str, object]] = {}
+    for i in range(COMPACT):
+        out = Outcome(ds)
+        files = write_part(storage, ds, "2330", "x/part-0.parquet", files, made, part(i), out)
+        storage.settle([(tmp, rel) for rel, tmp in out.staged.items()], [])
+        made |= out.written
+    out = Outcome(ds)
+    merged = write_part(storage, ds, "2330", "x/part-0.parquet", files, made, part(COMPACT), out)
+    assert len(merged) < len(files) and set(out.dropped) == set(files) - set(merged)
+    assert all((tmp_path / rel).is_file() for rel in files)  # none deleted by the task
+    (new,) = out.written
+    assert new in merged and not (tmp_path / new).exists()  # staged, not in place yet
+    storage.settle([(out.staged[new], new)], [])
+    got = pq.read_table(tmp_path / new)
+    assert got.num_rows == 5 * (COMPACT + 1 - merged.index(new))
 
 
 def damage(place: Place, name: str, rel: str, how: str) -> None:

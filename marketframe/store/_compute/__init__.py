@@ -9,11 +9,14 @@ batch kernels over the whole partition with each spec's context of the last ``K`
 front (:mod:`._derive`): it holds one partition, never the symbol's history.
 
 Part files are named by content (``part-<first bar>-<hash>.parquet``), so a task never
-overwrites a recorded file with other bytes; the driver records a task's files in the
-log, saves it, then deletes the files it replaced that the saved log no longer
-records (a part written again byte for byte keeps its name, and stays). A process killed at
-any point leaves files the log does not record; the next run removes them first, so a
-rerun after ``kill -9`` equals a clean run.
+overwrites a recorded file with other bytes. On a local store a task stages its parts under
+hidden names and rewrites its state slots without flushing either; the driver records a
+task's files in the log and, before each save, makes every file of the period durable and
+puts the parts in place in one group commit (``Storage.settle``: two ``syncfs`` calls on
+Linux, whatever the number of files); after the save it moves the files it replaced that the
+saved log no longer records to ``_versions/`` (a part written again byte for byte keeps its
+name, and stays). A process killed at any point leaves files the log does not record; the
+next run removes them first, so a rerun after ``kill -9`` equals a clean run.
 Imports run one way: this module -> :mod:`._pool` (its own process pool) -> :mod:`._task`
 -> :mod:`._derive`; the arguments are checked by :mod:`._compute_args`.
 """
@@ -259,6 +262,9 @@ def compute(
             workers = min(max_workers or os.cpu_count() or 1, len(tasks))
             own = pool = own_pool(workers, str(parts.root), secret)
         gone: list[tuple[DatasetId, str, Mapping[str, Any] | None]] = []
+        # the tasks' files not flushed yet, made durable together before each commit
+        staged: list[tuple[str, str]] = []
+        unsynced: list[str] = []
         given = {t.symbol: t for t in tasks}
         last = time.monotonic()
 
@@ -269,11 +275,17 @@ def compute(
             for o in res.outcomes:
                 report.rows[o.ds.key] += o.rows
                 report.modes[o.ds.key].setdefault(o.mode, []).append(res.symbol)
+                staged.extend((tmp, rel) for rel, tmp in o.staged.items())
+                unsynced.extend(o.unsynced)
             if time.monotonic() - last >= parts.commit_every:  # one commit per period
                 flush()
                 last = time.monotonic()
 
         def flush() -> None:
+            # every file the entry records durable and in place before it is written
+            parts.storage.settle(staged, unsynced)
+            staged.clear()
+            unsynced.clear()
             man.commit("compute")
             retire(parts.storage, man, gone)
             gone.clear()

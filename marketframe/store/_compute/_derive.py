@@ -138,6 +138,11 @@ class Outcome:
     state: tuple[str, dict[str, Any]] | None = None
     rows: int = 0  # rows computed (new bars)
     mode: str = "unchanged"  # unchanged | appended | recomputed | full
+    # on a local store, written but not flushed: the driver makes them durable in one group
+    # commit before the log records them (Storage.settle): parts staged under a hidden name
+    # (their path -> the temporary file), and the state slot written in place
+    staged: dict[str, str] = field(default_factory=dict)
+    unsynced: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -222,39 +227,42 @@ def part_dir(ds: DatasetId, symbol: str, input_rel: str) -> Path:
     return d / f"year={year}" if year is not None else d
 
 
-def publish(
-    storage: Any, rel: str, data: bytes | memoryview, digest: str, rows: int | None = None
+def place(
+    storage: Any, rel: str, data: bytes | memoryview, digest: str, rows: int, out: Outcome
 ) -> dict[str, Any]:
-    """Stage and publish ``data`` (whose :func:`_io.digest` is ``digest``) at ``rel``;
-    returns its record for the log."""
-    staged, stamp = storage.stage(rel, bytes(data) if storage.remote else data)
-    storage.publish(staged, rel)
+    """Write ``data`` (whose :func:`_io.digest` is ``digest``) for ``rel``; returns its record
+    for the log. On a local store it is staged under a hidden name, not flushed
+    (``out.staged``): the driver makes the run's files durable together and renames them into
+    place before the log records them. An object store's PUT is published here (durable
+    when it returns)."""
+    if storage.remote:
+        staged, stamp = storage.stage(rel, bytes(data))
+        storage.publish(staged, rel)
+    else:
+        staged, stamp = storage.stage(rel, data, durable=False)
+        out.staged[rel] = f"{rel.rsplit('/', 1)[0]}/{staged.name}"
     return record(data, digest, stamp, rows)
 
 
-def record(data: bytes | memoryview, digest: str, stamp: dict, rows: int | None = None) -> dict:
+def record(
+    data: bytes | memoryview, digest: str, stamp: Mapping[str, Any], rows: int | None = None
+) -> dict[str, Any]:
     """The log's record of a written file: its size, hash, the storage's stamp."""
     return {"size": len(data), "hash": digest, **stamp, **({} if rows is None else {"rows": rows})}
 
 
 @functools.lru_cache(maxsize=4)
-def _symbol_column(symbol: str, rows: int) -> pa.Array:
+def _symbol_column(symbol: str, rows: int) -> pa.Array[Any]:
     """The symbol repeated ``rows`` times: the same for every target of a partition (the
     targets of a task write one part each per input file), so made once (Arrow arrays are
     immutable)."""
     return pa.repeat(pa.scalar(symbol, pa.string()), rows)
 
 
-def write_part(
-    storage: Any,
-    ds: DatasetId,
-    symbol: str,
-    input_rel: str,
-    sp: sf.IndicatorSpec,
-    date: pa.ChunkedArray[Any],
-    values: Sequence[np.ndarray],
-) -> dict[str, dict[str, Any]]:
-    """One part file of new bars: the symbol, the bar times and the outputs. An output is
+def part_table(
+    symbol: str, sp: sf.IndicatorSpec, date: pa.ChunkedArray[Any], values: Sequence[np.ndarray]
+) -> pa.Table:
+    """One part's rows: the symbol, the bar times and the outputs. An output is
     null where the kernel leaves it undefined (NaN: the warm-up, a missing input), as
     ``df.md`` on polars gives it, so SQL and polars aggregates skip it (a NaN made DuckDB's
     ``avg`` NaN) and pandas reads it as NaN, as ``df.md`` on pandas gives it. Only a column
@@ -274,51 +282,40 @@ def write_part(
     meta: dict[bytes | str, bytes | str] = {
         b"marketframe.store.derived": json.dumps(sp.to_json()).encode()
     }
-    part = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
-    data = serialize(part)
-    digest = _io.digest(data)
-    first = date[0].value if hasattr(date[0], "value") else 0
-    rel = (part_dir(ds, symbol, input_rel) / f"part-{first}-{digest[:12]}.parquet").as_posix()
-    return {rel: publish(storage, rel, data, digest, part.num_rows)}
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
 
 
-def compact(
+def write_part(
     storage: Any,
     ds: DatasetId,
     symbol: str,
     input_rel: str,
     files: list[str],
     recorded: Mapping[str, dict[str, Any]],
+    part: pa.Table,
     out: Outcome,
-) -> list[str] | None:
-    """Merge the part files of one input file when there are more than ``COMPACT`` (daily
-    appends would otherwise leave one file a day): the newest ones, after each leading part
-    that holds more rows than all those after it (merging the year's first, large part
-    every 8 days re-read and rewrote the whole year; now a part is rewritten about log(n)
-    times). Returns the input file's parts after the merge."""
-    if len(files) <= COMPACT:
-        return None
+) -> list[str]:
+    """The part file of new bars ``part`` (:func:`part_table`) made from input file
+    ``input_rel``, whose parts so far are ``files``; returns its parts after. When they
+    would be more than ``COMPACT`` (daily appends would otherwise leave one file a day), the
+    new bars are written together with the newest parts, merged in memory: those after each
+    leading part that holds more rows than all those after it (merging the year's first,
+    large part every 8 days re-read and rewrote the whole year; now a part is rewritten about
+    log(n) times)."""
     recs = {**recorded, **out.written}
-    rows = [int(recs[rel].get("rows", 0)) for rel in files]
-    lead = 0
-    while lead < len(files) - 2 and rows[lead] > sum(rows[lead + 1 :]):
-        lead += 1
-    kept, files = files[:lead], files[lead:]
-    tables = [storage.read_file(rel, recs[rel]) for rel in files]
-    merged = pa.concat_tables(tables, promote_options="default")
-    data = serialize(merged)
+    kept, merged = files, [part]
+    if len(files) + 1 > COMPACT:
+        rows = [int(recs[rel].get("rows", 0)) for rel in files] + [part.num_rows]
+        lead = 0
+        while lead < len(rows) - 2 and rows[lead] > sum(rows[lead + 1 :]):
+            lead += 1
+        kept, old = files[:lead], files[lead:]
+        merged = [storage.read_file(rel, recs[rel]) for rel in old] + merged
+        part = pa.concat_tables(merged, promote_options="default")
+        out.dropped.extend(old)  # the driver deletes them once no log records them
+    data = serialize(part)
     digest = _io.digest(data)
-    first = merged.column("date")[0].value
-    rel = (part_dir(ds, symbol, input_rel) / f"part-{first}-{digest[:12]}.parquet").as_posix()
-    rec = publish(storage, rel, data, digest, merged.num_rows)
-    for old in files:
-        if old == rel:
-            continue  # the merge is this very file
-        if old in out.written:
-            del out.written[old]
-            if old not in recorded:  # never recorded: nobody reads it
-                storage.delete(old)
-                continue
-        out.dropped.append(old)  # the driver deletes it once no log records it
-    out.written[rel] = rec
+    first = part.column("date")[0].value
+    rel = f"{part_dir(ds, symbol, input_rel).as_posix()}/part-{first}-{digest[:12]}.parquet"
+    out.written[rel] = place(storage, rel, data, digest, part.num_rows, out)
     return [*kept, rel]

@@ -65,7 +65,9 @@ def no_main() -> Iterator[None]:
     if main is None:
         yield
         return
-    saved = {k: main.__dict__.pop(k) for k in ("__file__", "__spec__") if k in main.__dict__}
+    saved: dict[str, Any] = {
+        k: main.__dict__.pop(k) for k in ("__file__", "__spec__") if k in main.__dict__
+    }
     main.__spec__ = None  # multiprocessing reads it without a default
     try:
         yield

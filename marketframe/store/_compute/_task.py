@@ -37,10 +37,10 @@ from marketframe.store._compute._derive import (
     Target,
     Task,
     block,
-    compact,
     context_rows,
     needs,
     outputs,
+    part_table,
     record,
     used,
     write_part,
@@ -262,18 +262,15 @@ class _TargetRun:
             res = outputs(self.sp, both)
             out, sym, ds = self.out, self.task.symbol, self.target.ds
             date = table.column("date").slice(skip)
-            written = write_part(self.storage, ds, sym, rel, self.sp, date, [r[cut:] for r in res])
-            out.written.update(written)
-            files.extend(written)
+            part = part_table(sym, self.sp, date, [r[cut:] for r in res])
+            recorded = self.target.files
+            self.made[rel] = write_part(self.storage, ds, sym, rel, files, recorded, part, out)
             out.rows += m
             k = self.k
             if not k:
                 self.context = _none(use)
             else:  # the last k bars of the context and the new ones, already side by side
                 self.context = both[:, -k:].copy()
-            merged = compact(self.storage, ds, sym, rel, files, self.target.files, out)
-            if merged is not None:
-                self.made[rel] = merged
         self.consumed.append(
             {
                 "rel": rel,
@@ -302,7 +299,10 @@ class _TargetRun:
         data = state_bytes(meta, self.context)
         named = target.state[0] if target.state is not None else None
         rel = state_slot(target.ds, task.symbol, named)
-        stamp = self.storage.rewrite(rel, data)  # the spare slot: nothing refers to it
+        # the spare slot: nothing refers to it; flushed by the driver's group commit
+        stamp = self.storage.rewrite(rel, data, durable=self.storage.remote)
+        if not self.storage.remote:
+            out.unsynced.append(rel)
         out.state = (rel, record(data, _io.digest(data), stamp))
         if named is not None and named.rsplit("/", 1)[-1] not in SLOTS:
             out.dropped.append(named)  # a store's state from before the slots

@@ -56,8 +56,11 @@ class Storage(Protocol):
     ) -> pa.Table:
         """A recorded Parquet file, checked against its record (``StoreCorrupted``)."""
 
-    def stage(self, rel: str, data: bytes | memoryview) -> tuple[Any, dict[str, Any]]:
-        """Make ``data`` ready to replace ``rel``; the stamp its record keeps."""
+    def stage(
+        self, rel: str, data: bytes | memoryview, *, durable: bool = True
+    ) -> tuple[Any, dict[str, Any]]:
+        """Make ``data`` ready to replace ``rel``; the stamp its record keeps.
+        ``durable=False``: not flushed yet (:meth:`settle`)."""
 
     def publish(self, staged: Any, rel: str) -> None:
         """Put a staged file in place, atomically."""
@@ -65,8 +68,13 @@ class Storage(Protocol):
     def discard(self, staged: Any) -> None:
         """Forget a staged file that was not published."""
 
-    def rewrite(self, rel: str, data: bytes) -> dict[str, Any]:
-        """Write ``rel`` in place (a file nothing refers to meanwhile); its stamp."""
+    def rewrite(self, rel: str, data: bytes, *, durable: bool = True) -> dict[str, Any]:
+        """Write ``rel`` in place (a file nothing refers to meanwhile); its stamp.
+        ``durable=False``: not flushed yet (:meth:`settle`)."""
+
+    def settle(self, staged: Sequence[tuple[str, str]], written: Sequence[str]) -> None:
+        """Make files written with ``durable=False`` durable, and put the staged ones
+        (``(temporary file, path)`` pairs, relative to the root) in place, durably."""
 
     def unchanged(self, rel: str, rec: Mapping[str, Any]) -> bool:
         """The cheap check: the file is there as recorded (size, time or ETag)."""

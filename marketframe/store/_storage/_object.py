@@ -157,7 +157,9 @@ class ObjectStorage:
             ) from None
         return _io.parse_checked(data, self.path(rel), rec, hint, columns)
 
-    def stage(self, rel: str, data: bytes | memoryview) -> tuple[Any, dict[str, Any]]:
+    def stage(
+        self, rel: str, data: bytes | memoryview, *, durable: bool = True
+    ) -> tuple[Any, dict[str, Any]]:
         data = bytes(data)  # held until the PUT: never a view of a buffer reused meanwhile
         return data, {"md5": md5(data)}
 
@@ -166,10 +168,14 @@ class ObjectStorage:
             self.guard()
         self._do(self._op("PUT", rel), self._async("pipe_file"), self.key(rel), staged)
 
-    def rewrite(self, rel: str, data: bytes) -> dict[str, Any]:
+    def rewrite(self, rel: str, data: bytes, *, durable: bool = True) -> dict[str, Any]:
         staged, stamp = self.stage(rel, data)  # a PUT replaces an object atomically
         self.publish(staged, rel)
         return stamp
+
+    def settle(self, staged: Sequence[tuple[str, str]], written: Sequence[str]) -> None:
+        """Nothing to do: an object is durable when its PUT returns, and writers of an object
+        store publish their files themselves (a staged object is bytes in their memory)."""
 
     def discard(self, staged: Any) -> None:
         pass
