@@ -38,7 +38,7 @@ from aiohttp import WSMsgType, web
 
 from . import _calendar as cal
 from . import _stream_futopt as fo
-from ._auth import WS_REJECTED, ws_plan
+from ._auth import ws_plan
 from ._query import Json
 from ._service import Service
 from ._stream_conn import _Conn, _Frames, _ids, _quietly, _strings, _Sub
@@ -153,8 +153,8 @@ class Streaming(Replay):
             if ws_plan(data) is not None:
                 conn.authed = True
                 await self._send(conn, "authenticated", {"message": "Authenticated successfully"})
-            else:  # refused: code 1000, then the service closes the connection
-                await self._error(conn, "Invalid authentication credentials", WS_REJECTED)
+            else:  # refused (no code), then the service closes the connection
+                await self._error(conn, "Invalid authentication credentials")
                 await conn.ws.close()
             return
         if event == "ping":
