@@ -56,6 +56,14 @@ DROP_GRACE = 30.0
 SLOW_CONSUMER_CLOSE = 1008
 
 
+def _cut(transport: asyncio.BaseTransport) -> None:
+    """Abort a dropped client's socket that still holds what it never read (one that read
+    it has closed already: its buffer emptied, and a closed transport cannot abort)."""
+    assert isinstance(transport, asyncio.WriteTransport)
+    if transport.get_write_buffer_size():
+        transport.abort()
+
+
 #: the error of a subscribe past the cap: the shape of the service's documented limit error
 #: (ws_error_max_connections: ``data`` with ``code`` and ``message``); code and text are the
 #: sandbox's guess (docs/sandbox.md)
@@ -163,7 +171,7 @@ class Streaming(Replay):
         )
         assert transport is not None  # write_now refuses a closed one
         transport.close()
-        asyncio.get_running_loop().call_later(DROP_GRACE, transport.abort)
+        asyncio.get_running_loop().call_later(DROP_GRACE, _cut, transport)
 
     async def _read(self, conn: _Conn) -> None:
         ws = conn.ws
