@@ -131,7 +131,9 @@ class Sandbox:
         ``stream_from`` ("08:30"), ``heartbeat`` (30 s), ``drop_after`` (close each connection
         after N data events), ``max_connections``, ``max_subscriptions`` (per connection,
         200 by default; a subscribe past it gets an ``error`` event and the connection stays),
-        ``auth_timeout``, ``garbage_every`` (send a malformed frame after every N data events).
+        ``auth_timeout``, ``garbage_every`` (send a malformed frame after every N data events),
+        ``send_buffer`` (bytes that may wait for one client on a market clock before it gets
+        an ``error`` event and is dropped; 1 MiB by default, None: no bound).
     """
 
     def __init__(

@@ -42,8 +42,6 @@ _PLAN = {
 }
 #: the WebSocket ``auth`` frame's field of each kind
 WS_FIELDS = {"apikey": "api_key", "token": "bearer_token", "sdkToken": "sdk_token"}
-#: the ``code`` of the error frame that refuses a WebSocket credential
-WS_REJECTED = 1000
 
 
 def _plan(given: list[tuple[str, Any]]) -> tuple[str, str | None]:

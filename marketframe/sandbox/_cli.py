@@ -10,19 +10,19 @@ from collections.abc import Callable
 from . import Sandbox, iso_time
 from ._auth import DEMO_CREDENTIALS, DEMO_KEYS
 from ._server import SandboxOptionError, check_option, check_stream_option
-from ._stream_replay import MAX_SUBSCRIPTIONS
+from ._stream_replay import MAX_SUBSCRIPTIONS, SEND_BUFFER
 
 
-def _stream_option(name: str) -> Callable[[str], int]:
-    """argparse type of an integer streaming setting (0: no cap)."""
+def _stream_option(name: str, kind: type[float] = int) -> Callable[[str], float]:
+    """argparse type of a streaming setting (an integer's 0: no cap)."""
 
-    def parse(text: str) -> int:
+    def parse(text: str) -> float:
         try:
-            value = int(text)
-            if value != 0:
+            value = kind(text)
+            if value != 0 or kind is not int:
                 check_stream_option(name, value)
         except ValueError as exc:
-            said = exc.allowed if isinstance(exc, SandboxOptionError) else "an integer"
+            said = exc.allowed if isinstance(exc, SandboxOptionError) else f"a {kind.__name__}"
             raise argparse.ArgumentTypeError(f"{text!r} is out of range; allowed: {said}") from None
         return value
 
@@ -59,6 +59,11 @@ _NOW_HELP = (
 _LATENCY = _option("latency", float, 1e-3, "milliseconds from 0 to 60000")
 _SUBSCRIPTIONS = _stream_option("max_subscriptions")
 _SUBSCRIPTIONS_HELP = "subscriptions one WebSocket connection may hold (0: no cap)"
+_SPEED_HELP = "the streams' market clock: N x real time from 08:30 (0: each as fast as it reads)"
+_SEND_BUFFER_HELP = (
+    "bytes that may wait for a WebSocket client on a market clock before it is dropped "
+    "(0: no bound)"
+)
 
 #: The flags, in the order ``--help`` lists them: flag -> (type, default, help). ``int`` and
 #: ``float`` name a server option (the flag's name): its range is checked as the command line
@@ -85,6 +90,8 @@ _FLAGS: dict[str, tuple[Callable[[str], object], object, str]] = {
     ),
     "--idle-timeout": (float, 60.0, "seconds a connection may go without a complete request"),
     "--max-subscriptions": (_SUBSCRIPTIONS, MAX_SUBSCRIPTIONS, _SUBSCRIPTIONS_HELP),
+    "--stream-speed": (_stream_option("stream_speed", float), 0.0, _SPEED_HELP),
+    "--send-buffer": (_stream_option("send_buffer"), SEND_BUFFER, _SEND_BUFFER_HELP),
 }
 
 
@@ -124,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
         http_connections=args.http_connections or None,
         idle_timeout=args.idle_timeout,
         max_subscriptions=args.max_subscriptions or None,
+        stream_speed=args.stream_speed,
+        send_buffer=args.send_buffer or None,
     )
     try:
         with sb:

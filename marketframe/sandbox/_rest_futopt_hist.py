@@ -87,22 +87,32 @@ def _row(c: Contract | None, month: str, bar: Bar | None) -> dict[str, Any]:
     }
 
 
+#: futures whose daily answer also carries option rows (the recorded TXF answer has one), the
+#: options product they come from, and how many strikes each side of the money
+OPTION_ROWS = {"TXF": "TXO"}
+OPTION_STRIKES_EACH_SIDE = 5
+
+
+def _option_contracts(h: History, product: str, d: date) -> list[Contract]:
+    """The nearest month's options of ``product``'s options product at the strikes nearest
+    the money (the middle of the listed strikes, which are centred on it)."""
+    options = OPTION_ROWS.get(product)
+    if options is None:
+        return []
+    listed = h.outrights(options, d)
+    if not listed:
+        return []
+    near = [c for c in listed if (c.year, c.month) == (listed[0].year, listed[0].month)]
+    strikes = sorted({c.strike for c in near if c.strike is not None})
+    mid, k = len(strikes) // 2, OPTION_STRIKES_EACH_SIDE
+    kept = set(strikes[max(0, mid - k) : mid + k])
+    return [c for c in near if c.strike in kept]
+
+
 def _daily_rows(
     h: History, product: str, d: date, ah: bool, t: int, month: str | None
 ) -> list[Json]:
-    contracts = h.outrights(product, d) + h.weeklies(product, d)
-    rows = []
-    for c in contracts:
-        cm = month_of(c)
-        if month is not None and cm != month:
-            continue
-        row = _row(c, cm, h.bar(c, d, ah, t))
-        done = not ah and h.complete(c, d, ah, t)
-        row["openInterest"] = None if ah else h.open_interest(c, d)
-        row["settlementPrice"] = wire.px(h.settlement(c, d)) if done else None
-        if c.strike is None:
-            row["volumeSpread"] = None  # futures rows carry the key; option rows omit it
-        rows.append(row)
+    rows = _contract_rows(h, h.outrights(product, d) + h.weeklies(product, d), d, ah, t, month)
     for spread in h.spreads(product, d):
         assert spread.far is not None
         cm = f"{month_of(spread)}/{month_of(spread.far)}"
@@ -119,6 +129,25 @@ def _daily_rows(
                 "volumeSpread": got[1] if got else 0,
             }
         )
+        rows.append(row)
+    return rows + _contract_rows(h, _option_contracts(h, product, d), d, ah, t, month)
+
+
+def _contract_rows(
+    h: History, contracts: list[Contract], d: date, ah: bool, t: int, month: str | None
+) -> list[Json]:
+    """The rows of outright ``contracts`` (futures and options) of ``month`` (None: all)."""
+    rows = []
+    for c in contracts:
+        cm = month_of(c)
+        if month is not None and cm != month:
+            continue
+        row = _row(c, cm, h.bar(c, d, ah, t))
+        done = not ah and h.complete(c, d, ah, t)
+        row["openInterest"] = None if ah else h.open_interest(c, d)
+        row["settlementPrice"] = wire.px(h.settlement(c, d)) if done else None
+        if c.strike is None:
+            row["volumeSpread"] = None  # futures rows carry the key; option rows omit it
         rows.append(row)
     return rows
 

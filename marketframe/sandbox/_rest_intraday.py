@@ -17,6 +17,8 @@ def tickers(svc: Service, m: Match, q: Query) -> Json:
     type_ = q.need("type", ("EQUITY", "INDEX", "WARRANT", "ODDLOT"))
     exchange = q.choice("exchange", ("TWSE", "TPEx"))
     market = q.choice("market", MARKETS)
+    if exchange is None:  # the envelope always names one exchange (the spec requires it)
+        exchange = "TPEx" if market in ("OTC", "ESB", "TIB", "PSB") else "TWSE"
     industry = q.get("industry")
     flags = {k: q.flag(k) for k in ("isNormal", "isAttention", "isDisposition", "isHalted")}
     want = "EQUITY" if type_ == "ODDLOT" else type_
@@ -44,15 +46,7 @@ def tickers(svc: Service, m: Match, q: Query) -> Json:
         if flags["isHalted"] and svc.market.daily(inst.symbol).index_of(d) is not None:
             continue
         rows.append({"symbol": inst.symbol, "name": inst.name})
-    if exchange is None:  # the envelope names the exchange of the selection, when it has one
-        if market:
-            exchange = "TPEx" if market in ("OTC", "ESB", "TIB", "PSB") else "TWSE"
-        else:
-            seen = {svc.market.universe[r["symbol"]].exchange for r in rows}
-            exchange = seen.pop() if len(seen) == 1 else None
-    out: dict[str, Any] = {"date": d.isoformat(), "type": type_}
-    if exchange:
-        out["exchange"] = exchange
+    out: dict[str, Any] = {"date": d.isoformat(), "type": type_, "exchange": exchange}
     if market:
         out["market"] = market
     if industry:

@@ -121,6 +121,10 @@ STREAM_RULES: dict[str, tuple[Any, str]] = {
         "an integer >= 1, or None: no cap",
     ),
     "auth_timeout": (lambda v: _is_num(v) and 0 < v <= 86400, "seconds, > 0 and <= 86400"),
+    "send_buffer": (
+        lambda v: v is None or (_is_int(v) and 65536 <= v <= 1 << 40),
+        "bytes from 65536 (64 KiB) up, or None: no bound",
+    ),
     "garbage_every": (lambda v: v is None or (_is_int(v) and v >= 1), "an integer >= 1, or None"),
 }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import struct
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, TypeGuard
@@ -44,57 +45,107 @@ class _Sub:
         return out
 
 
-#: RFC 6455 section 5.2 headers of a final, unmasked text frame (a server's), by payload length
+#: RFC 6455 section 5.2 headers of a final, unmasked frame (a server's), by payload length
 _LEN1 = struct.Struct("!BB").pack
 _LEN2 = struct.Struct("!BBH").pack
 _LEN3 = struct.Struct("!BBQ").pack
+
+
+def _header(first: int, n: int) -> bytes:
+    """The header of a final, unmasked frame (``first``: 0x81 text, 0x88 close) of ``n``
+    bytes."""
+    if n < 126:
+        return _LEN1(first, n)
+    return _LEN2(first, 126, n) if n < 65536 else _LEN3(first, 127, n)
+
+
 #: what precedes ``data`` in each data frame
 _HEAD = b'{"event":"data","data":'
 
 
 class _Frames:
-    """The data frames of one connection, written to the socket together.
+    """What one connection sends, queued in order and written to the socket together.
 
     Each frame written on its own cost one ``send`` system call, the largest part of the
     sandbox's time per streamed message; the pump adds frames here and flushes before every
-    ``await`` (so nothing the other tasks send, replies or heartbeats, is reordered with them),
-    one write for the frames sent between two awaits. A connection that negotiated compression
-    sends each frame through aiohttp's writer, which compresses it."""
+    ``await``, one write for the frames sent between two awaits. Replies and heartbeats go
+    through the same queue, so nothing is reordered with the data frames. A connection that
+    negotiated compression sends each message through aiohttp's writer, which compresses it.
+
+    ``flush(wait=True)`` writes everything and waits while the client is slow (the replay
+    as fast as possible waits for its reader). ``flush(wait=False)`` writes only while the
+    socket's buffer is under its high-water mark and leaves the rest queued: a market clock
+    does not wait, and what waits for a client (here and in the socket's buffer,
+    :attr:`backlog`) is what the send buffer bounds."""
 
     def __init__(self, ws: web.WebSocketResponse, request: web.Request) -> None:
         self.ws = ws
         self.request = request
-        self.parts: list[bytes] = []
-        self.pending: list[bytes] = []  # whole payloads, when compressed
+        self.parts: list[bytes | memoryview] = []  # whole frames, headers included
+        self.pending: deque[bytes] = deque()  # whole payloads, when compressed
+        self.queued = 0  # bytes in parts and pending
+        self._compressing = asyncio.Lock()  # one sender of pending at a time: in order
 
-    def add(self, body: bytes, sub: _Sub) -> None:
+    def add(self, body: bytes | memoryview, sub: _Sub) -> None:
         """The data event ``body`` (its ``data``) of subscription ``sub``."""
-        if self.ws.compress:
-            self.pending.append(_HEAD + body + sub.tail)
-            return
-        n = len(_HEAD) + len(body) + len(sub.tail)
-        if n < 126:
-            head = _LEN1(0x81, n)
-        elif n < 65536:
-            head = _LEN2(0x81, 126, n)
-        else:
-            head = _LEN3(0x81, 127, n)
-        self.parts += (head, _HEAD, body, sub.tail)
+        self._text(len(_HEAD) + len(body) + len(sub.tail), (_HEAD, body, sub.tail))
 
-    async def flush(self) -> None:
-        if self.pending:
-            pending, self.pending = self.pending, []
-            for payload in pending:
-                await self.ws.send_frame(payload, WSMsgType.TEXT)
-        if not self.parts:
+    def add_message(self, payload: bytes) -> None:
+        """A whole message (a reply, a heartbeat, an error)."""
+        self._text(len(payload), (payload,))
+
+    def _text(self, n: int, chunks: tuple[bytes | memoryview, ...]) -> None:
+        self.queued += n
+        if self.ws.compress:
+            self.pending.append(b"".join(chunks))
             return
-        data = b"".join(self.parts)
-        self.parts.clear()
+        self.parts.append(_header(0x81, n))
+        self.parts.extend(chunks)
+
+    @property
+    def backlog(self) -> int:
+        """Bytes waiting for the client: queued here and in the socket's write buffer."""
+        transport = self.request.transport
+        return self.queued + (transport.get_write_buffer_size() if transport else 0)
+
+    def _writable(self) -> asyncio.Transport:
         transport = self.request.transport
         if self.ws.closed or transport is None or transport.is_closing():
             raise ConnectionResetError("Cannot write to closing transport")
+        return transport
+
+    @staticmethod
+    def _full(transport: asyncio.Transport) -> bool:
+        return transport.get_write_buffer_size() > transport.get_write_buffer_limits()[1]
+
+    async def flush(self, wait: bool = True) -> None:
+        transport = self._writable()
+        if self.parts and (wait or not self._full(transport)):
+            data = b"".join(self.parts)
+            self.parts.clear()
+            self.queued = 0
+            transport.write(data)
+        if self.pending:
+            async with self._compressing:
+                while self.pending and (wait or not self._full(self._writable())):
+                    payload = self.pending.popleft()
+                    self.queued -= len(payload)
+                    await self.ws.send_frame(payload, WSMsgType.TEXT)
+        if wait:
+            await self.request.writer.drain()  # waits only while the socket's buffer is full
+
+    def write_now(self, payload: bytes, close: tuple[int, bytes] | None = None) -> None:
+        """``payload`` (and a close frame) written at once behind what the socket holds, and
+        nothing of what is queued here: the last words to a client being dropped."""
+        self.parts.clear()
+        self.pending.clear()
+        self.queued = 0
+        transport = self._writable()
+        data = _header(0x81, len(payload)) + payload
+        if close is not None:
+            reason = struct.pack("!H", close[0]) + close[1]
+            data += _header(0x88, len(reason)) + reason
         transport.write(data)
-        await self.request.writer.drain()  # waits only while the socket's buffer is full
 
 
 @dataclass
@@ -108,6 +159,12 @@ class _Conn:
     cursor: int = 0  # market time reached (fast mode)
     market: str = "stock"  # stock or futopt: the path of the connection
     version: str = "v1.0"
+
+    @property
+    def gone(self) -> bool:
+        """The connection is closed or closing (the client may have vanished unseen)."""
+        transport = self.frames.request.transport
+        return self.ws.closed or transport is None or transport.is_closing()
 
 
 def _strings(values: object) -> TypeGuard[list[str]]:

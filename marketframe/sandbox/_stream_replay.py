@@ -16,24 +16,36 @@ subscription or the cache holds them.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
+import gc
+import threading
 import time
 import weakref
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from datetime import time as dtime
 
-import numpy as np
-
 from . import _calendar as cal
 from . import _stream_futopt as fo
 from ._service import Service
-from ._stream_events import Events, build_events
+from ._stream_events import Events, build_events, pack
 
 #: (channel, symbol, odd lot or after hours, session day, market, version): one event list
 _Key = tuple[str, str, bool, date, str, str]
 
 #: the default cap of subscriptions per connection (the service documents none)
 MAX_SUBSCRIPTIONS = 200
+#: the default bound of the bytes waiting for one client (docs/sandbox.md, "Slow consumers")
+SEND_BUFFER = 1 << 20
+#: seconds without a connection closing before the memory they held goes back to the system
+_SETTLE = 0.5
+#: bytes of replays kept after their last subscriber left (a client that reconnects finds
+#: its replays built); what subscriptions hold is shared outside this budget, and the rest
+#: is freed, so the sandbox's memory comes back when its connections close
+CACHE_BYTES = 4 << 20
 
 
 @dataclass
@@ -48,6 +60,9 @@ class StreamSettings:
     # subscriptions one connection may hold (each holds a day's replay of one channel and
     # symbol: without a cap one connection subscribing to everything took ~5 GiB)
     max_subscriptions: int | None = MAX_SUBSCRIPTIONS
+    # bytes that may wait for one client on a market clock (stream_speed > 0) before it is
+    # told and dropped; None: no bound (replayed as fast as possible, the replay waits)
+    send_buffer: int | None = SEND_BUFFER
 
 
 class Replay:
@@ -57,11 +72,14 @@ class Replay:
         self.service = service
         self.market = service.market
         self.settings = settings
-        self._cache: dict[_Key, Events] = {}
+        self._cache: OrderedDict[_Key, Events] = OrderedDict()
+        self._cache_lock = threading.Lock()  # events() runs on the executor's threads
         # every replay a subscription still holds, whether or not the LRU above still does:
         # a connection past the LRU's size shares them instead of building its own copies
         self._shared: weakref.WeakValueDictionary[_Key, Events] = weakref.WeakValueDictionary()
         self._building: dict[_Key, asyncio.Future[Events]] = {}
+        self.connections = 0
+        self._settle: asyncio.TimerHandle | None = None
         self.builds = 0  # event lists built (each (channel, symbol, day) once while cached)
         self.restart()
 
@@ -90,11 +108,7 @@ class Replay:
         """``oddlot``: odd-lot (stock) or the after-hours session (``market="futopt"``)."""
         d = self.replay_date()
         key = (channel, symbol, oddlot, d, market, version)
-        got = self._cache.get(key)
-        if got is None:
-            got = self._shared.get(key)
-            if got is not None:
-                self._cache[key] = got
+        got = self._known(key)
         if got is None:
             self.builds += 1
             rng = self.market.rng
@@ -104,12 +118,25 @@ class Replay:
             else:
                 day = self.market.day(symbol, d, oddlot=oddlot)
                 got = build_events(channel, day, rng) if day is not None else None
-            got = got or Events(np.zeros(0, dtype=np.int64), [])
-            self._cache[key] = got
+            got = got or pack(())
             self._shared[key] = got
-            if len(self._cache) > 512:
-                self._cache.pop(next(iter(self._cache)))
+        self._keep(key, got)
         return got
+
+    def _known(self, key: _Key) -> Events | None:
+        """The events of ``key`` if the cache or a subscription holds them."""
+        got = self._cache.get(key)
+        return got if got is not None else self._shared.get(key)
+
+    def _keep(self, key: _Key, events: Events) -> None:
+        """``events`` the most recently used of the cache, which drops the least recently
+        used past :data:`CACHE_BYTES` (or 512 lists)."""
+        with self._cache_lock:
+            self._cache[key] = events
+            self._cache.move_to_end(key)
+            total = sum(e.nbytes for e in self._cache.values())
+            while len(self._cache) > 1 and (total > CACHE_BYTES or len(self._cache) > 512):
+                total -= self._cache.popitem(last=False)[1].nbytes
 
     async def events_async(
         self, channel: str, symbol: str, oddlot: bool, market: str = "stock", version: str = "v1.0"
@@ -118,8 +145,9 @@ class Replay:
         (channel, symbol, day) while it is being built wait for that one build (100 clients
         subscribing at once must not build it 100 times over)."""
         key = (channel, symbol, oddlot, self.replay_date(), market, version)
-        got = self._cache.get(key) or self._shared.get(key)
+        got = self._known(key)
         if got is not None:
+            self._keep(key, got)
             return got
         pending = self._building.get(key)
         if pending is None:
@@ -129,3 +157,39 @@ class Replay:
             self._building[key] = pending
             pending.add_done_callback(lambda _: self._building.pop(key, None))
         return await asyncio.shield(pending)
+
+    def release(self) -> None:
+        """A connection closed: its replays that nobody else holds are freed at once (by their
+        count of references). Once connections stop closing for :data:`_SETTLE` seconds, the
+        heap's free pages go back to the system (and, when none is left open, the garbage of
+        their reference cycles first), off the event loop."""
+        if self._settle is not None:
+            self._settle.cancel()
+        loop = asyncio.get_running_loop()
+        self._settle = loop.call_later(
+            _SETTLE, lambda: loop.run_in_executor(None, self._return_memory)
+        )
+
+    def _return_memory(self) -> None:
+        if self.connections == 0:
+            gc.collect()
+        trim_heap()
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name).malloc_trim if name else None  # glibc only
+    except (OSError, AttributeError):
+        return None
+
+
+_TRIM = _malloc_trim()
+
+
+def trim_heap() -> None:
+    """Return the C heap's free pages to the system (glibc's ``malloc_trim``; elsewhere
+    nothing). The many small objects of a replay's build, freed, leave pages the allocator
+    keeps for itself otherwise: the sandbox would stay at its peak after its clients left."""
+    if _TRIM is not None:
+        _TRIM(0)

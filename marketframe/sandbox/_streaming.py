@@ -24,6 +24,7 @@ new day's events (as the real service keeps a connection across days).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import hashlib
 import heapq
@@ -32,13 +33,12 @@ from collections.abc import Awaitable, Callable
 from datetime import date, datetime
 from typing import Any
 
-import numpy as np
 import orjson
 from aiohttp import WSMsgType, web
 
 from . import _calendar as cal
 from . import _stream_futopt as fo
-from ._auth import WS_REJECTED, ws_plan
+from ._auth import ws_plan
 from ._query import Json
 from ._service import Service
 from ._stream_conn import _Conn, _Frames, _ids, _quietly, _strings, _Sub
@@ -48,6 +48,20 @@ from ._stream_replay import Replay, StreamSettings
 CHANNELS = ("trades", "candles", "books", "aggregates", "indices")
 #: data frames one connection sends before it yields to the event loop
 _FAIR_SHARE = 32
+#: seconds between attempts to write frames a slow client has not made room for yet
+_RETRY = 0.05
+#: seconds a dropped client has to read the error event before its socket is cut
+DROP_GRACE = 30.0
+#: the close code after that error (1008: policy violation; the service's is unknown)
+SLOW_CONSUMER_CLOSE = 1008
+
+
+def _cut(transport: asyncio.BaseTransport) -> None:
+    """Abort a dropped client's socket that still holds what it never read (one that read
+    it has closed already: its buffer emptied, and a closed transport cannot abort)."""
+    assert isinstance(transport, asyncio.WriteTransport)
+    if transport.get_write_buffer_size():
+        transport.abort()
 
 
 #: the error of a subscribe past the cap: the shape of the service's documented limit error
@@ -59,8 +73,8 @@ SUBSCRIPTIONS_CODE = 1001
 class Streaming(Replay):
     def __init__(self, service: Service, settings: StreamSettings) -> None:
         super().__init__(service, settings)
-        self.connections = 0
         self.garbage_sent = 0
+        self.dropped = 0  # connections dropped for a full send buffer
 
     # --- the WebSocket handler -------------------------------------------------------------------
 
@@ -104,20 +118,60 @@ class Streaming(Replay):
         finally:
             for t in tasks:
                 t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             self.connections -= 1
             if not ws.closed:
                 with contextlib.suppress(ConnectionError):
                     await ws.close()
+            conn.subs.clear()
+            self.release()
         return ws
 
     async def _send(self, conn: _Conn, event: str, data: Any) -> None:
-        await conn.ws.send_str(orjson.dumps({"event": event, "data": data}).decode())
+        conn.frames.add_message(orjson.dumps({"event": event, "data": data}))
+        await self._flush(conn)
 
     async def _error(self, conn: _Conn, message: str, code: int | None = None) -> None:
-        body: dict[str, Any] = {"event": "error", "data": {"message": message}}
-        if code is not None:  # the service's numeric code, at the top of the frame
-            body["code"] = code
-        await conn.ws.send_str(orjson.dumps(body).decode())
+        """The service's error event: ``data`` with the message, and the numeric code of a
+        limit (``ws_error_max_connections``) when there is one; nothing beside ``data``."""
+        await self._send(
+            conn,
+            "error",
+            {"message": message} if code is None else {"code": code, "message": message},
+        )
+
+    async def _flush(self, conn: _Conn) -> None:
+        """Send what is queued for ``conn``. Replayed as fast as possible, the replay waits
+        for its reader; on a market clock, nothing waits, and a client that lets more than
+        ``send_buffer`` bytes wait for it is told and dropped."""
+        if self.settings.stream_speed == 0:
+            await conn.frames.flush()
+            return
+        await conn.frames.flush(wait=False)
+        bound = self.settings.send_buffer
+        if bound is not None and conn.frames.backlog > bound:
+            self._drop(conn, bound)
+            raise ConnectionResetError("dropped: the client is not reading")
+
+    def _drop(self, conn: _Conn, bound: int) -> None:
+        """An ``error`` event and a close frame behind what the socket already holds (what
+        is queued here is discarded, so its memory comes back at once), then the socket
+        closes once the client has read them, or after ``DROP_GRACE`` seconds if it never
+        does."""
+        waiting = conn.frames.backlog
+        self.dropped += 1
+        message = (
+            f"Slow consumer: {waiting} bytes waiting to be read, more than the send buffer "
+            f"of {bound} bytes; the connection is closed"
+        )
+        transport = conn.frames.request.transport
+        conn.frames.write_now(
+            orjson.dumps({"event": "error", "data": {"message": message}}),
+            close=(SLOW_CONSUMER_CLOSE, b"send buffer full"),
+        )
+        assert transport is not None  # write_now refuses a closed one
+        transport.close()
+        asyncio.get_running_loop().call_later(DROP_GRACE, _cut, transport)
 
     async def _read(self, conn: _Conn) -> None:
         ws = conn.ws
@@ -153,8 +207,8 @@ class Streaming(Replay):
             if ws_plan(data) is not None:
                 conn.authed = True
                 await self._send(conn, "authenticated", {"message": "Authenticated successfully"})
-            else:  # refused: code 1000, then the service closes the connection
-                await self._error(conn, "Invalid authentication credentials", WS_REJECTED)
+            else:  # refused (no code), then the service closes the connection
+                await self._error(conn, "Invalid authentication credentials")
                 await conn.ws.close()
             return
         if event == "ping":
@@ -230,17 +284,11 @@ class Streaming(Replay):
         new = {sid for _, resolved, sid in wanted if resolved is not None} - set(conn.subs)
         if cap is not None and len(conn.subs) + len(new) > cap:
             # all or nothing, before anything is built; the connection stays open
-            await conn.ws.send_str(
-                orjson.dumps(
-                    {
-                        "event": "error",
-                        "data": {
-                            "code": SUBSCRIPTIONS_CODE,
-                            "message": f"Maximum number of subscriptions reached ({cap} per "
-                            f"connection; {len(conn.subs)} held, {len(new)} more asked)",
-                        },
-                    }
-                ).decode()
+            await self._error(
+                conn,
+                f"Maximum number of subscriptions reached ({cap} per "
+                f"connection; {len(conn.subs)} held, {len(new)} more asked)",
+                SUBSCRIPTIONS_CODE,
             )
             return
         replies = []
@@ -250,8 +298,10 @@ class Streaming(Replay):
                     conn, f"Subscription failed: symbol '{symbol}' not available on {channel}"
                 )
                 continue
+            if conn.gone:  # the client left mid-request: build nothing more for it
+                return
             events = await self.events_async(channel, resolved, oddlot, conn.market, conn.version)
-            pos = int(np.searchsorted(events.times, start, side="left"))
+            pos = bisect.bisect_left(events.times, start)
             sub = _Sub(
                 sid, channel, resolved, oddlot, events, pos, day, conn.market, conn.version, symbol
             )
@@ -316,13 +366,13 @@ class Streaming(Replay):
                 conn.changed.clear()
                 dirty = False
                 heap = [
-                    (sub.events.time_list()[sub.pos], order, sub)
+                    (sub.events.times[sub.pos], order, sub)
                     for order, sub in enumerate(conn.subs.values())
-                    if sub.pos < len(sub.events.bodies)
+                    if sub.pos < len(sub.events)
                 ]
                 heapq.heapify(heap)
             if not heap:
-                await frames.flush()
+                await self._flush(conn)
                 # everything of the day is sent: wait for a new subscription or the next day
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(conn.changed.wait(), 0.25)
@@ -332,27 +382,30 @@ class Streaming(Replay):
             if t > horizon:
                 horizon = self.service.t_us(self.replay_date())
                 if t > horizon:  # not traded yet by the sandbox's clock: wait for it
-                    await frames.flush()
+                    await self._flush(conn)
+                    cap = _RETRY if frames.queued else 1.0
                     try:
-                        await asyncio.wait_for(conn.changed.wait(), min((t - horizon) / 1e6, 1.0))
+                        await asyncio.wait_for(conn.changed.wait(), min((t - horizon) / 1e6, cap))
                     except TimeoutError:
                         pass
                     continue
             if s.stream_speed > 0:
                 wait = (t - self.market_now_us()) / 1e6 / s.stream_speed
                 if wait > 0:
-                    await frames.flush()
+                    await self._flush(conn)
+                    # while frames wait for a slow client, come back soon to write them
+                    cap = _RETRY if frames.queued else 1.0
                     try:
-                        await asyncio.wait_for(conn.changed.wait(), min(wait, 1.0))
+                        await asyncio.wait_for(conn.changed.wait(), min(wait, cap))
                     except TimeoutError:
                         pass
                     continue
             else:
                 conn.cursor = t
-            body = best.events.bodies[best.pos]
+            body = best.events.body(best.pos)
             best.pos += 1
-            if best.pos < len(best.events.bodies):
-                heapq.heapreplace(heap, (best.events.time_list()[best.pos], order, best))
+            if best.pos < len(best.events):
+                heapq.heapreplace(heap, (best.events.times[best.pos], order, best))
             else:
                 heapq.heappop(heap)
             frames.add(body, best)
@@ -360,13 +413,13 @@ class Streaming(Replay):
             if conn.sent_data % _FAIR_SHARE == 0:
                 # A catch-up replay can send thousands of frames without the writer ever
                 # blocking (loopback drains at once): let REST and other connections in.
-                await frames.flush()
+                await self._flush(conn)
                 await asyncio.sleep(0)
             if s.garbage_every and conn.sent_data % s.garbage_every == 0:
-                await frames.flush()
                 self.garbage_sent += 1  # kinds in turn across connections
-                await ws.send_str(garbage(self.garbage_sent, best))
+                frames.add_message(garbage(self.garbage_sent, best).encode())
+                await self._flush(conn)
             if s.drop_after is not None and conn.sent_data >= s.drop_after:
-                await frames.flush()
+                await self._flush(conn)
                 await ws.close(code=1011, message=b"dropped by the sandbox (drop_after)")
                 return

@@ -226,6 +226,10 @@ def test_continuous_front_month_rolls_at_expiry_and_each_bar_says_its_month(clie
 def test_daily_frames_have_the_documented_columns_and_dtypes(client: Client) -> None:
     df = client.futopt.historical.daily(product="TXF", date="2026-11-19")
     rows = _rows(df)
+    options = [r for r in rows if r["call_put"] in ("CALL", "PUT")]
+    assert len(options) == 20 and {r["contract_month"] for r in options} == {"202612"}
+    assert rows[-20:] == options  # the nearest month's TXO rows at the money come last
+    rows = rows[:-20]
     assert [r["contract_month"] for r in rows] == [
         "202612",
         "202701",

@@ -36,7 +36,7 @@ def _assert_agrees(sb: Any, symbol: str, product: str, month: str, **session: st
     trades.reverse()  # newest first on the wire
     candles = ok(sb, f"futopt/intraday/candles/{symbol}", **session)["data"]
     body = ok(sb, f"futopt/historical/daily/{product}", contractMonth=month, **session)
-    (row,) = [r for r in body["data"] if r["contractMonth"] == month]
+    (row,) = [r for r in body["data"] if r["contractMonth"] == month and r["callPut"] is None]
     prices = [t["price"] for t in trades]
     assert row["openPrice"] == prices[0] == candles[0]["open"]
     assert row["closePrice"] == prices[-1] == candles[-1]["close"]
@@ -97,6 +97,20 @@ def test_an_option_row_agrees_with_its_trades(sandbox: Any) -> None:
     assert "volumeSpread" not in row  # option rows omit the key
 
 
+def test_the_txf_answer_carries_option_rows_as_the_real_one(sandbox: Any) -> None:
+    """The recorded TXF answer holds an option row (callPut, strikePrice): the sandbox's
+    carries the nearest month's TXO rows at the money, the same rows the TXO answer has."""
+    txf = ok(sandbox, "futopt/historical/daily/TXF")["data"]
+    options = [r for r in txf if r["callPut"] is not None]
+    assert {r["callPut"] for r in options} == {"CALL", "PUT"}
+    assert all(isinstance(r["strikePrice"], int) and "volumeSpread" not in r for r in options)
+    (month,) = {r["contractMonth"] for r in options}
+    txo = ok(sandbox, "futopt/historical/daily/TXO", contractMonth=month)["data"]
+    same = {(r["callPut"], r["strikePrice"]): r for r in txo}
+    assert options == [same[r["callPut"], r["strikePrice"]] for r in options]
+    assert txf[-1]["callPut"] is not None  # after the futures and the spreads, as recorded
+
+
 def test_during_the_session_the_day_so_far_and_no_settlement_yet() -> None:
     with Sandbox(seed=7, now=f"{TODAY}T10:30:00+08:00") as sb:
         row = _daily_row(sb, "TXF", "202612")
@@ -135,7 +149,7 @@ def test_continuous_month_on_daily_resolves_to_the_real_month(sandbox: Any) -> N
     for day, month in (("2026-11-18", "202611"), ("2026-11-19", "202612")):
         body = ok(sandbox, "futopt/historical/daily/TXF", date=day, contractMonth="1!")
         assert body["contractMonth"] == month
-        assert [r["contractMonth"] for r in body["data"]] == [month]
+        assert [r["contractMonth"] for r in body["data"] if r["callPut"] is None] == [month]
     candles = ok(sandbox, "futopt/historical/candles/TXF", contractMonth="1!")
     assert candles["contractMonth"] == "1!"  # echoed as requested, as the real sample shows
 

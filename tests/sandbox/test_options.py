@@ -25,6 +25,8 @@ BAD_CLI = [
     ("--idle-timeout", "-1", "> 0 and <= 86400"),
     ("--extra-equities", "-2", "from 0 to 100000"),
     ("--port", "70000", "65535"),
+    ("--send-buffer", "1000", "bytes from 65536 (64 KiB) up"),
+    ("--stream-speed", "-1", "0 (as fast as possible) to 1e6"),
 ]
 
 
@@ -55,6 +57,8 @@ BAD_API = [
     ("stream_from", "25:00"),
     ("drop_after", 0),
     ("max_subscriptions", 0),
+    ("send_buffer", 1000),
+    ("send_buffer", 0),
 ]
 
 

@@ -149,8 +149,10 @@ def test_ticker_and_envelopes_carry_no_invented_keys(sb) -> None:
 
 
 def test_ticker_list_envelope_names_the_exchange_of_its_rows(sb) -> None:
-    mixed = ok(sb, "stock/intraday/tickers", type="EQUITY")
-    assert "exchange" not in mixed
+    # neither asked: the listed exchange's rows (the spec requires the envelope's exchange)
+    plain = ok(sb, "stock/intraday/tickers", type="EQUITY")
+    assert plain["exchange"] == "TWSE"
+    assert plain["data"] == ok(sb, "stock/intraday/tickers", type="EQUITY", exchange="TWSE")["data"]
     for market, exchange in (("TSE", "TWSE"), ("OTC", "TPEx")):
         body = ok(sb, "stock/intraday/tickers", type="EQUITY", market=market)
         assert body["exchange"] == exchange

@@ -40,7 +40,7 @@ async def _events(box: Sandbox, compress: int, expected: int) -> tuple[int, list
 
 def test_frames_written_together_arrive_whole_and_equal_to_compressed_ones() -> None:
     with Sandbox(seed=5, now=NOW, rate_limit=None, extra_equities=1) as box:
-        expected = sum(len(box.streaming.events("trades", s, False).bodies) for s in SYMBOLS)
+        expected = sum(len(box.streaming.events("trades", s, False)) for s in SYMBOLS)
 
         async def both() -> list[tuple[int, list[dict]]]:
             return await asyncio.gather(_events(box, 0, expected), _events(box, 15, expected))

@@ -13,7 +13,7 @@ import aiohttp
 from marketframe.sandbox import Sandbox
 
 NOW = "2026-11-20T10:00:00+08:00"
-SAMPLE = Path("/work/shared/samples/ws_error_max_connections.json")
+SAMPLE = Path(__file__).parents[1] / "data" / "samples" / "ws_error_max_connections.json"
 
 
 async def _auth(ws: aiohttp.ClientWebSocketResponse) -> None:
@@ -51,10 +51,9 @@ def test_a_subscribe_past_the_cap_is_an_error_and_the_connection_stays() -> None
         ok, refused, third, held = asyncio.run(script())
     assert ok["event"] == "subscribed" and len(ok["data"]) == 2
     # the service's documented limit error: event error, data {code, message}
-    sample = json.loads(SAMPLE.read_text()) if SAMPLE.exists() else None
+    sample = json.loads(SAMPLE.read_text())
     assert refused["event"] == "error" and set(refused["data"]) == {"code", "message"}
-    if sample is not None:
-        assert set(refused) == set(sample) and set(refused["data"]) == set(sample["data"])
+    assert set(refused) == set(sample) and set(refused["data"]) == set(sample["data"])
     assert refused["data"]["message"].startswith("Maximum number of subscriptions reached")
     assert "3 per connection" in refused["data"]["message"]
     assert third["event"] == "subscribed"  # the connection stayed, nothing of the refused
