@@ -44,26 +44,13 @@ from ._service import Service
 from ._stream_conn import _Conn, _Frames, _ids, _quietly, _strings, _Sub
 from ._stream_events import garbage
 from ._stream_replay import Replay, StreamSettings
+from ._stream_send import flush
 
 CHANNELS = ("trades", "candles", "books", "aggregates", "indices")
 #: data frames one connection sends before it yields to the event loop
 _FAIR_SHARE = 32
 #: seconds between attempts to write frames a slow client has not made room for yet
 _RETRY = 0.05
-#: seconds a dropped client has to read the error event before its socket is cut
-DROP_GRACE = 30.0
-#: the close code after that error (1008: policy violation; the service's is unknown)
-SLOW_CONSUMER_CLOSE = 1008
-
-
-def _cut(transport: asyncio.BaseTransport) -> None:
-    """Abort a dropped client's socket that still holds what it never read (one that read
-    it has closed already: its buffer emptied, and a closed transport cannot abort)."""
-    assert isinstance(transport, asyncio.WriteTransport)
-    if transport.get_write_buffer_size():
-        transport.abort()
-
-
 #: the error of a subscribe past the cap: the shape of the service's documented limit error
 #: (ws_error_max_connections: ``data`` with ``code`` and ``message``); code and text are the
 #: sandbox's guess (docs/sandbox.md)
@@ -141,37 +128,10 @@ class Streaming(Replay):
         )
 
     async def _flush(self, conn: _Conn) -> None:
-        """Send what is queued for ``conn``. Replayed as fast as possible, the replay waits
-        for its reader; on a market clock, nothing waits, and a client that lets more than
-        ``send_buffer`` bytes wait for it is told and dropped."""
-        if self.settings.stream_speed == 0:
-            await conn.frames.flush()
-            return
-        await conn.frames.flush(wait=False)
-        bound = self.settings.send_buffer
-        if bound is not None and conn.frames.backlog > bound:
-            self._drop(conn, bound)
+        """Send what is queued for ``conn`` (:func:`._stream_send.flush`)."""
+        if await flush(conn, self.settings):
+            self.dropped += 1
             raise ConnectionResetError("dropped: the client is not reading")
-
-    def _drop(self, conn: _Conn, bound: int) -> None:
-        """An ``error`` event and a close frame behind what the socket already holds (what
-        is queued here is discarded, so its memory comes back at once), then the socket
-        closes once the client has read them, or after ``DROP_GRACE`` seconds if it never
-        does."""
-        waiting = conn.frames.backlog
-        self.dropped += 1
-        message = (
-            f"Slow consumer: {waiting} bytes waiting to be read, more than the send buffer "
-            f"of {bound} bytes; the connection is closed"
-        )
-        transport = conn.frames.request.transport
-        conn.frames.write_now(
-            orjson.dumps({"event": "error", "data": {"message": message}}),
-            close=(SLOW_CONSUMER_CLOSE, b"send buffer full"),
-        )
-        assert transport is not None  # write_now refuses a closed one
-        transport.close()
-        asyncio.get_running_loop().call_later(DROP_GRACE, _cut, transport)
 
     async def _read(self, conn: _Conn) -> None:
         ws = conn.ws
