@@ -129,9 +129,11 @@ def test_booleans_are_accepted_in_both_spellings(make_sandbox) -> None:
         while not any(sb.market.status(s, day)[0] for s in equities if day.weekday() < 5):
             day -= dt.timedelta(days=1)
         sb.set_now(f"{day.isoformat()}T14:00:00+08:00")
-        a = get(sb, "stock/intraday/tickers", type="EQUITY", isAttention="True").json()
-        b = get(sb, "stock/intraday/tickers", type="EQUITY", isAttention="true").json()
-        every = get(sb, "stock/intraday/tickers", type="EQUITY").json()
+        sym = next(s for s in equities if sb.market.status(s, day)[0])
+        ex = {"market": sb.market.universe[sym].market}  # the list names one exchange
+        a = get(sb, "stock/intraday/tickers", type="EQUITY", isAttention="True", **ex).json()
+        b = get(sb, "stock/intraday/tickers", type="EQUITY", isAttention="true", **ex).json()
+        every = get(sb, "stock/intraday/tickers", type="EQUITY", **ex).json()
     assert a["data"] == b["data"] and a["data"] and len(a["data"]) < len(every["data"])
 
 

@@ -144,8 +144,12 @@ def dispositions(api) -> dict[str, list[tuple[date, int]]]:
     d = date(2021, 1, 4)
     while d <= date(2026, 11, 20):
         api.at(d)
-        listed = api("stock/intraday/tickers", type="EQUITY", isDisposition="true")
-        if listed["date"] == d.isoformat():
+        for exchange in ("TWSE", "TPEx"):  # the list names one exchange
+            listed = api(
+                "stock/intraday/tickers", type="EQUITY", exchange=exchange, isDisposition="true"
+            )
+            if listed["date"] != d.isoformat():
+                continue
             for r in listed["data"]:
                 t = api(f"stock/intraday/ticker/{r['symbol']}")
                 assert t["isDisposition"] is True and t["canDayTrade"] is False
