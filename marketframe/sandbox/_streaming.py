@@ -381,5 +381,6 @@ class Streaming(Replay):
                 await self._flush(conn)
             if s.drop_after is not None and conn.sent_data >= s.drop_after:
                 await self._flush(conn)
+                await frames.flush()  # every frame before the close, on a market clock too
                 await ws.close(code=1011, message=b"dropped by the sandbox (drop_after)")
                 return
