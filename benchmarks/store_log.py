@@ -61,7 +61,8 @@ DAY = dt.date(2026, 11, 20)
 
 
 def symbols(n: int) -> list[str]:
-    return [str(9001 + i) for i in range(n)]
+    """The sandbox's extra equities 1..n (9001..9999, then 91000...)."""
+    return [f"9{i:03d}" if i < 1000 else f"9{i:04d}" for i in range(1, n + 1)]
 
 
 def build(base: str, n: int, root: Path) -> None:
