@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
-import gc
 import threading
 import time
 import weakref
@@ -161,8 +160,7 @@ class Replay:
     def release(self) -> None:
         """A connection closed: its replays that nobody else holds are freed at once (by their
         count of references). Once connections stop closing for :data:`_SETTLE` seconds, the
-        heap's free pages go back to the system (and, when none is left open, the garbage of
-        their reference cycles first), off the event loop."""
+        heap's free pages go back to the system, off the event loop."""
         if self._settle is not None:
             self._settle.cancel()
         loop = asyncio.get_running_loop()
@@ -171,8 +169,9 @@ class Replay:
         )
 
     def _return_memory(self) -> None:
-        if self.connections == 0:
-            gc.collect()
+        # no gc.collect() here: the replays are freed by their counts of references, and a
+        # full collection holds the interpreter for as long as the process's heap is large (a
+        # sandbox inside a big process, a notebook's or a test run's, would stall its clients)
         trim_heap()
 
 
