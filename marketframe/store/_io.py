@@ -26,6 +26,7 @@ storage's (:mod:`._storage`); this module is the layout and the format.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -58,6 +59,19 @@ def dataset_dir(root: Path, ds: DatasetId) -> Path:
 
 def symbol_dir(root: Path, ds: DatasetId, symbol: str) -> Path:
     return dataset_dir(root, ds) / f"{SYM_KEY}={symbol}"
+
+
+@functools.lru_cache(maxsize=256)
+def dataset_rel(ds: DatasetId) -> str:
+    """:func:`dataset_dir` relative to the root, as a string: made once per dataset (a
+    compute writes several files a symbol, and pathlib's joins cost more than the rest of
+    naming them)."""
+    return dataset_dir(Path(), ds).as_posix()
+
+
+def symbol_rel(ds: DatasetId, symbol: str) -> str:
+    """:func:`symbol_dir` relative to the root, as a string."""
+    return f"{dataset_rel(ds)}/{SYM_KEY}={symbol}"
 
 
 def version_path(digest: str, rel: str) -> str:
@@ -218,7 +232,7 @@ def recorded(
     want = None if symbols is None else set(symbols)
     out = []
     if want is not None and ds is not None and not by_year(ds):  # one file per symbol
-        base = dataset_dir(Path(), ds).as_posix()
+        base = dataset_rel(ds)
         for sym in symbols or ():
             rel = f"{base}/{SYM_KEY}={sym}/{PART}"
             rec = files.get(rel)

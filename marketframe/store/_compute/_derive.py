@@ -25,7 +25,6 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -221,10 +220,11 @@ def serialize(table: pa.Table) -> memoryview:
     return memoryview(sink.getvalue())
 
 
-def part_dir(ds: DatasetId, symbol: str, input_rel: str) -> Path:
+def part_dir(ds: DatasetId, symbol: str, input_rel: str) -> str:
+    """The directory of the parts made from input file ``input_rel``, relative to the root."""
     _, year = _io.where(input_rel)
-    d = _io.symbol_dir(Path(), ds, symbol)
-    return d / f"year={year}" if year is not None else d
+    d = _io.symbol_rel(ds, symbol)
+    return f"{d}/year={year}" if year is not None else d
 
 
 def place(
@@ -279,10 +279,13 @@ def part_table(
         missing = bool(undefined.any())
         arrays.append(pa.array(v, pa.float64(), mask=undefined if missing else None))
         fields.append(pa.field(name, pa.float64(), nullable=missing))
-    meta: dict[bytes | str, bytes | str] = {
-        b"marketframe.store.derived": json.dumps(sp.to_json()).encode()
-    }
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=_part_meta(sp)))
+
+
+@functools.lru_cache(maxsize=64)
+def _part_meta(sp: sf.IndicatorSpec) -> dict[bytes | str, bytes | str]:
+    """The schema metadata of every part of ``sp``: the spec, as JSON (made once a spec)."""
+    return {b"marketframe.store.derived": json.dumps(sp.to_json()).encode()}
 
 
 def write_part(
@@ -316,6 +319,6 @@ def write_part(
     data = serialize(part)
     digest = _io.digest(data)
     first = part.column("date")[0].value
-    rel = f"{part_dir(ds, symbol, input_rel).as_posix()}/part-{first}-{digest[:12]}.parquet"
+    rel = f"{part_dir(ds, symbol, input_rel)}/part-{first}-{digest[:12]}.parquet"
     out.written[rel] = place(storage, rel, data, digest, part.num_rows, out)
     return [*kept, rel]

@@ -11,7 +11,6 @@ Imports run one way: the task loop (:mod:`._task`) -> this module -> :mod:`._der
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,7 +42,7 @@ SLOTS = ("_state-a.bin", "_state-b.bin")
 def state_slot(ds: DatasetId, symbol: str, named: str | None) -> str:
     """The state slot a run writes: the one the log does not name (``named``)."""
     spare = SLOTS[1] if named is not None and named.endswith("/" + SLOTS[0]) else SLOTS[0]
-    return (_io.symbol_dir(Path(), ds, symbol) / spare).as_posix()
+    return f"{_io.symbol_rel(ds, symbol)}/{spare}"
 
 
 def read_state(data: bytes, use: slice) -> tuple[dict[str, Any], np.ndarray]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -232,7 +231,7 @@ class _TargetRun:
         files, storage = self.target.files, self.storage
         listed = None
         if files and storage.remote:
-            where = _io.symbol_dir(Path(), self.target.ds, self.task.symbol).as_posix()
+            where = _io.symbol_rel(self.target.ds, self.task.symbol)
             listed = storage.stamps(where)
         for rel, rec in files.items():
             kept = recheck(storage, rel, rec, listed)
