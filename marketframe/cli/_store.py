@@ -29,7 +29,6 @@ from marketframe.cli._store_args import (
     existing_store,
     params_of,
     symbols_of,
-    unmade_if_empty,
 )
 from marketframe.endpoints import ENDPOINTS, MARKETS, MINUTE_TIMEFRAMES, TIMEFRAMES, get
 from marketframe.exceptions import (
@@ -167,7 +166,6 @@ def _sync(
 ) -> tuple[Any, Any, dict[str, Any]]:
     params = params_of(args.endpoint, args.param)
     client = _session(stack, args)
-    stack.callback(unmade_if_empty(root))  # runs once the store is closed
     store = stack.enter_context(Store(root, client, max_workers=max(1, args.workers)))
     symbols = symbols_of(args, client)
     report = store.sync(

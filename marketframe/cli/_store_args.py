@@ -4,8 +4,6 @@ dataset (``--param NAME=VALUE``), and the symbols (inline, from files, whole boa
 from __future__ import annotations
 
 import argparse
-import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,33 +32,6 @@ def store_path(text: str) -> Path | str:
 def add_store(p: argparse.ArgumentParser, text: str = "the store", required: bool = True) -> None:
     """The ``--store`` argument of a store command (parsed by :func:`store_path`)."""
     p.add_argument("--store", type=store_path, required=required, default=None, help=text)
-
-
-def unmade_if_empty(store: Path | str) -> Callable[[], None]:
-    """What undoes the directories ``Store(store)`` is about to make (a local store, its
-    missing parents): called once the store is closed, it removes them if nothing was
-    written into them, so a sync refused for bad arguments leaves no empty store behind. A
-    directory that existed before is never removed."""
-    if not isinstance(store, Path):
-        return lambda: None
-    made = store.expanduser().absolute()
-    before = made
-    while not before.exists() and before != before.parent:
-        before = before.parent
-
-    def undo() -> None:
-        if made == before or any(p.is_file() for p in made.rglob("*")):
-            return
-        shutil.rmtree(made, ignore_errors=True)  # empty directories only, checked above
-        at = made.parent
-        while at != before and at != at.parent:
-            try:
-                at.rmdir()  # only an empty directory
-            except OSError:
-                return
-            at = at.parent
-
-    return undo
 
 
 def existing_store(store: Path | str, command: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 from filelock import FileLock
 
 from marketframe.cli import main
-from marketframe.exceptions import InvalidParams
+from marketframe.exceptions import InvalidParams, NotSynced
 from marketframe.sandbox import Sandbox
 from marketframe.store import LOCK, Store, StoreLocked
 
@@ -23,8 +23,30 @@ def test_a_tilde_path_is_the_home_directory(
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     st = Store("~/marketdata")
-    assert st.root == tmp_path / "home" / "marketdata" and st.root.is_dir()
+    assert st.root == tmp_path / "home" / "marketdata"
     assert not (tmp_path / "~").exists()
+
+
+def test_opening_a_new_store_creates_nothing_until_it_writes(
+    tmp_path: Path, make_store: Callable[..., Store]
+) -> None:
+    """A store only opened, read or refused leaves no directory behind (a typo in a path
+    made an empty store there); its first write creates it, parents included."""
+    st = make_store("a/b/store")
+    assert st.coverage().empty
+    with pytest.raises(NotSynced):
+        st.read(CANDLES, "2330")
+    with pytest.raises(InvalidParams):
+        st.sync(CANDLES, 2330, "2024-01-01")
+    assert not (tmp_path / "a").exists()
+    st.sync(CANDLES, "2330", "2024-01-02", "2024-01-05")
+    assert len(Store(tmp_path / "a" / "b" / "store").read(CANDLES, "2330")) > 0
+
+
+def test_a_store_path_inside_a_file_is_refused_before_anything(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(InvalidParams, match="inside the file"):
+        Store(tmp_path / "f" / "store")
 
 
 @pytest.mark.parametrize(

@@ -182,7 +182,11 @@ class LocalStorage:
         return n
 
     def is_empty(self) -> bool:
-        return not any(self.root.iterdir())
+        """Nothing in the directory, or no directory yet (made by the first write)."""
+        try:
+            return not any(self.root.iterdir())
+        except FileNotFoundError:
+            return True
 
     # -- the log's calls: files created once, listings, versions kept -----------------------
 
@@ -262,7 +266,10 @@ class LocalStorage:
         writing: str | None,
     ) -> AbstractContextManager[None]:
         """The lock a writer of this store holds: one file lock for the whole directory,
-        whatever it writes (``ds``, ``symbols`` and ``ttl`` are the object store's)."""
+        whatever it writes (``ds``, ``symbols`` and ``ttl`` are the object store's). The
+        first writer of a new store creates its directory."""
+        if writing is not None and not self.root.is_dir():
+            made(self.root)
         return locked(self.root / LOCK, timeout, writing)
 
 
@@ -294,21 +301,36 @@ def locked(path: Path, timeout: float, writing: str | None = None) -> Iterator[N
 
 
 def directory(path: str | os.PathLike[str]) -> Path:
-    """The store directory: ``~`` expanded, created if missing, refused if not a directory."""
+    """The store directory: ``~`` expanded, refused if it is not a directory or cannot
+    become one. A missing directory is not created here but by the first write (the writer's
+    lock), so a store opened and refused for bad arguments, or only read, leaves nothing."""
     if not isinstance(path, str | os.PathLike):
         raise InvalidParams("Store", "path", f"has value {path!r}", "a directory path")
     if not os.fspath(path).strip():  # Path("") is the current directory: never a store by typo
         raise InvalidParams("Store", "path", "is empty", "a directory path")
     root = Path(path).expanduser()
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
+    at = root
+    while not at.exists() and at != at.parent:
+        at = at.parent  # the nearest existing ancestor: it must be a directory
+    if not at.is_dir():
+        what = "is a file, not a directory" if at == root else f"is inside the file {str(at)!r}"
+        raise InvalidParams(
+            "Store", "path", f"{str(root)!r} {what}", "a directory path (new or holding a store)"
+        )
+    if at != root and not os.access(at, os.W_OK | os.X_OK):
         raise InvalidParams(
             "Store",
             "path",
-            f"{str(root)!r} is a file, not a directory",
-            "a directory path (new or holding a store)",
-        ) from None
+            f"{str(root)!r} cannot be created: {str(at)!r} is not writable",
+            "a writable directory path",
+        )
+    return root
+
+
+def made(root: Path) -> None:
+    """Create the store directory ``root`` (and its missing parents) for a first write."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InvalidParams(
             "Store",
@@ -316,14 +338,6 @@ def directory(path: str | os.PathLike[str]) -> Path:
             f"{str(root)!r} cannot be created: {exc.strerror}",
             "a writable directory path",
         ) from None
-    if not root.is_dir():
-        raise InvalidParams(
-            "Store",
-            "path",
-            f"{str(root)!r} is not a directory",
-            "a directory path (new or holding a store)",
-        )
-    return root
 
 
 def _temporary(path: Path) -> Path:
