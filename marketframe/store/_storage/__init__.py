@@ -19,8 +19,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from marketframe.store import _io
-from marketframe.store._dataset import DatasetId
-from marketframe.store._storage._base import _PreconditionFailed, fsync_dir
+from marketframe.store._storage._base import Writer, _PreconditionFailed, fsync_dir
 from marketframe.store._storage._local import LOCK, LocalStorage, directory
 from marketframe.store._storage._object import ObjectStorage
 
@@ -28,6 +27,7 @@ __all__ = [
     "LOCK",
     "LocalStorage",
     "ObjectStorage",
+    "Writer",
     "_PreconditionFailed",
     "Storage",
     "fsync_dir",
@@ -116,15 +116,8 @@ class Storage(Protocol):
     def sync_dirs(self, rels: Sequence[str]) -> None:
         """Make renames and deletions of these files durable."""
 
-    def writer_lock(
-        self,
-        ds: DatasetId | None,
-        symbols: Sequence[str] | None,
-        timeout: float,
-        ttl: float,
-        writing: str | None,
-    ) -> AbstractContextManager[Any]:
-        """What a writer of ``symbols`` of ``ds`` holds while it writes."""
+    def writer_lock(self, writer: Writer) -> AbstractContextManager[Any]:
+        """What ``writer`` holds while it writes."""
 
 
 def storage_for(

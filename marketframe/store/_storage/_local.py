@@ -19,8 +19,7 @@ import pyarrow as pa
 
 from marketframe.exceptions import InvalidParams, StoreCorrupted, StoreLocked, StoreReadOnly
 from marketframe.store import _io
-from marketframe.store._dataset import DatasetId
-from marketframe.store._storage._base import _PreconditionFailed, fsync_dir
+from marketframe.store._storage._base import Writer, _PreconditionFailed, fsync_dir
 
 #: the lock file of a local store, in its root
 LOCK = ".lock"
@@ -253,17 +252,10 @@ class LocalStorage:
 
     # -- writers ----------------------------------------------------------------------------
 
-    def writer_lock(
-        self,
-        ds: DatasetId | None,
-        symbols: Sequence[str] | None,
-        timeout: float,
-        ttl: float,
-        writing: str | None,
-    ) -> AbstractContextManager[None]:
+    def writer_lock(self, writer: Writer) -> AbstractContextManager[None]:
         """The lock a writer of this store holds: one file lock for the whole directory,
-        whatever it writes (``ds``, ``symbols`` and ``ttl`` are the object store's)."""
-        return locked(self.root / LOCK, timeout, writing)
+        whatever it writes (its dataset, symbols and ``ttl`` are the object store's)."""
+        return locked(self.root / LOCK, writer.timeout, writer.writing)
 
 
 @contextmanager

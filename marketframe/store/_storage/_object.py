@@ -26,8 +26,7 @@ import pyarrow as pa
 
 from marketframe.exceptions import InvalidParams, StoreCorrupted, require_extra
 from marketframe.store import _io
-from marketframe.store._dataset import DatasetId
-from marketframe.store._storage._base import _PreconditionFailed
+from marketframe.store._storage._base import Writer, _PreconditionFailed
 from marketframe.store._storage._lease import leased
 from marketframe.store._storage._remote import (
     call,
@@ -343,19 +342,12 @@ class ObjectStorage:
 
     # -- writers ----------------------------------------------------------------------------
 
-    def writer_lock(
-        self,
-        ds: DatasetId | None,
-        symbols: Sequence[str] | None,
-        timeout: float,
-        ttl: float,
-        writing: str | None,
-    ) -> AbstractContextManager[Any]:
-        """The leases a writer holds: one per symbol of ``ds`` (writers of different symbols
-        run at once; see :mod:`._lease`); nothing for a check of the whole store."""
-        if ds is None or not symbols:
+    def writer_lock(self, writer: Writer) -> AbstractContextManager[Any]:
+        """The leases a writer holds: one per symbol of its dataset (writers of different
+        symbols run at once; see :mod:`._lease`); nothing for a check of the whole store."""
+        if writer.ds is None or not writer.symbols:
             return nullcontext()
-        return leased(self, ds, symbols, timeout, ttl)
+        return leased(self, writer.ds, writer.symbols, writer.timeout, writer.ttl)
 
     def stamps(self, rel: str) -> dict[str, dict[str, Any]]:
         """The objects under the folder ``rel`` (recursively) with their size and ETag: one
