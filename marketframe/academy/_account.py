@@ -9,7 +9,6 @@ extended by :mod:`._api` (calls to the platform's API).
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import time
 from collections.abc import Iterable
@@ -19,7 +18,7 @@ import requests
 
 from marketframe.academy import _grants
 from marketframe.academy._discovery import PlatformMetadata, discover, normalize_url
-from marketframe.academy._http import DEFAULT_TIMEOUT, json_body, new_session
+from marketframe.academy._http import DEFAULT_TIMEOUT, json_body, log, new_session
 from marketframe.academy._registration import AuthMethod, ClientRegistration, register_client
 from marketframe.academy._resource import error_for_response
 from marketframe.academy._tokens import TokenSet, TokenStore
@@ -30,8 +29,6 @@ from marketframe.exceptions import (
     InvalidToken,
     NotLoggedIn,
 )
-
-log = logging.getLogger("marketframe.academy")
 
 #: What a login asks for unless told otherwise.
 DEFAULT_SCOPES: tuple[str, ...] = ("openid", "profile", "email", "courses:read")

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import logging
 import warnings
 from collections.abc import Mapping
 from typing import Any, TypedDict, Unpack
 
 from marketframe.academy._account import Account
 from marketframe.academy._frame import Backend, to_frame
-from marketframe.academy._http import json_body
+from marketframe.academy._http import json_body, log
 from marketframe.academy._openapi import Operation, operations
 from marketframe.academy._resource import api_url, error_for_response, send
 from marketframe.exceptions import AcademyError
-
-log = logging.getLogger("marketframe.academy")
 
 
 class _LoadOptions(TypedDict, total=False):

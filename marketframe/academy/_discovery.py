@@ -11,7 +11,6 @@ resource.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -19,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
-from marketframe.academy._http import DEFAULT_TIMEOUT, json_body
+from marketframe.academy._http import DEFAULT_TIMEOUT, json_body, log
 from marketframe.exceptions import DiscoveryError
 
 __all__ = [
@@ -29,8 +28,6 @@ __all__ = [
     "normalize_url",
     "well_known_url",
 ]
-
-log = logging.getLogger("marketframe.academy")
 
 
 def normalize_url(url: str) -> str:

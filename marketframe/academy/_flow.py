@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import hmac
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -43,7 +42,6 @@ __all__ = [
     "parse_authorization_response",
 ]
 
-log = logging.getLogger("marketframe.academy")
 
 #: Called with the authorization URL; returns False if it could not open a browser.
 BrowserOpener = Callable[[str], object]

@@ -11,7 +11,6 @@ authlib pitfalls covered here:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -20,14 +19,13 @@ import requests
 
 from marketframe.academy._authlib import AuthlibBaseError, OAuth2Session
 from marketframe.academy._discovery import PlatformMetadata
-from marketframe.academy._http import USER_AGENT, json_body, raise_for_oauth_error
+from marketframe.academy._http import USER_AGENT, json_body, log, raise_for_oauth_error
 from marketframe.academy._registration import ClientRegistration
 from marketframe.academy._tokens import TokenSet
 from marketframe.exceptions import AcademyError, OAuthError, oauth_error
 
 __all__ = ["exchange_code", "introspect", "refresh", "revoke", "userinfo"]
 
-log = logging.getLogger("marketframe.academy")
 T = TypeVar("T")
 
 

@@ -8,7 +8,6 @@ for ``application_type=native`` clients, so the listener can take a free port ea
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -16,12 +15,11 @@ from typing import Any, Literal
 import requests
 
 from marketframe.academy._discovery import PlatformMetadata
-from marketframe.academy._http import DEFAULT_TIMEOUT, json_body
+from marketframe.academy._http import DEFAULT_TIMEOUT, json_body, log
 from marketframe.exceptions import RegistrationError, hold_secret
 
 __all__ = ["REDIRECT_PATH", "REDIRECT_URI", "ClientRegistration", "AuthMethod", "register_client"]
 
-log = logging.getLogger("marketframe.academy")
 
 AuthMethod = Literal["none", "client_secret_post"]
 REDIRECT_PATH = "/callback"

@@ -3,7 +3,6 @@ RFC 6750 challenges (401 ``invalid_token``, 403 ``insufficient_scope``) to typed
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -11,7 +10,7 @@ from urllib.parse import urljoin, urlsplit
 import requests
 
 from marketframe.academy._challenge import bearer_challenge
-from marketframe.academy._http import json_body
+from marketframe.academy._http import json_body, log
 from marketframe.exceptions import (
     AcademyError,
     InsufficientScope,
@@ -20,8 +19,6 @@ from marketframe.exceptions import (
 )
 
 __all__ = ["api_url", "error_for_response", "send"]
-
-log = logging.getLogger("marketframe.academy")
 
 
 def api_url(platform_url: str, path: str) -> str:

@@ -15,7 +15,6 @@ import contextlib
 import errno
 import hashlib
 import json
-import logging
 import os
 import stat
 import tempfile
@@ -27,11 +26,11 @@ from typing import Any, TypeVar
 
 from filelock import FileLock
 
+from marketframe.academy._http import log
 from marketframe.exceptions import TokenStoreError, hold_secret
 
 __all__ = ["HOME_ENV", "TokenSet", "TokenStore", "default_home"]
 
-log = logging.getLogger("marketframe.academy")
 
 HOME_ENV = "MARKETFRAME_ACADEMY_HOME"
 FILE_MODE = 0o600

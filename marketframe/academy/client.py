@@ -12,7 +12,6 @@ token with the refresh grant and keeps it in memory only.
 
 from __future__ import annotations
 
-import logging
 import os
 import webbrowser
 from collections.abc import Callable, Iterable
@@ -27,13 +26,12 @@ from marketframe.academy._flow import (
     new_authorization_request,
     parse_authorization_response,
 )
+from marketframe.academy._http import log
 from marketframe.academy._registration import REDIRECT_URI
 from marketframe.academy._tokens import TokenSet
 from marketframe.exceptions import AcademyError, InvalidScope
 
 __all__ = ["DEFAULT_SCOPES", "AcademyClient", "login"]
-
-log = logging.getLogger("marketframe.academy")
 
 
 class AcademyClient(Api):

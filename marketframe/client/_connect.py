@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, TextIO
 
 from marketframe._http.credential import from_environment
 from marketframe.client._client import ENV_KEY, Client
 
 
-@contextmanager
 def connect(
     *,
     base_url: str | None = None,
@@ -23,8 +20,9 @@ def connect(
     notice: TextIO | None = None,
     quiet: bool = False,
     **client_options: Any,
-) -> Iterator[Any]:
-    """Yield a :class:`marketframe.Client` for a command.
+) -> Any:
+    """A :class:`marketframe.Client` for a command: ``with connect() as client:`` closes it
+    at the block's end.
 
     With a credential variable set (``MARKETFRAME_API_KEY``, ``MARKETFRAME_BEARER_TOKEN`` or
     ``MARKETFRAME_SDK_TOKEN``; several: :class:`ConfigurationError`): that credential, at
@@ -33,23 +31,6 @@ def connect(
     already running) or an embedded one. ``notice`` is where to say which (default stderr,
     which keeps a command's data output clean); ``quiet`` says nothing.
     """
-    with make_client(
-        base_url=base_url, seed=seed, now=now, notice=notice, quiet=quiet, **client_options
-    ) as client:
-        yield client
-
-
-def make_client(
-    *,
-    base_url: str | None = None,
-    seed: int = 0,
-    now: str | None = None,
-    notice: TextIO | None = None,
-    quiet: bool = False,
-    **client_options: Any,
-) -> Any:
-    """The client :func:`connect` yields, by the same rule, for a caller that keeps it
-    (``marketframe.Ticker``'s shared client); the caller closes it."""
     notice = None if quiet else (notice or sys.stderr)
     base_url = base_url or os.environ.get("MARKETFRAME_BASE_URL")
     if base_url:
@@ -68,6 +49,11 @@ def make_client(
             print(f"{ENV_KEY} is not set: using the sandbox at {base_url}", file=notice)
         return Client(DEMO_KEYS["advanced"], **client_options)
     return sandbox_client(notice, seed=seed, now=now, **client_options)
+
+
+#: :func:`connect`'s client for a caller that keeps it (``marketframe.Ticker``'s shared
+#: client) and closes it itself
+make_client = connect
 
 
 def sandbox_client(notice: TextIO | None = None, **options: Any) -> Any:

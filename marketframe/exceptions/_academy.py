@@ -18,30 +18,27 @@ from typing import Any
 
 from marketframe.exceptions._base import MarketframeError, redact, with_next_step
 
-__all__ = [
+__all__ = [  # in the order they are defined
     "AcademyError",
-    "AuthorizationError",
     "DiscoveryError",
-    "InsufficientScope",
+    "RegistrationError",
+    "TokenStoreError",
+    "NotLoggedIn",
+    "LoginTimeout",
+    "AuthorizationError",
+    "StateMismatch",
+    "IssuerMismatch",
+    "OAuthError",
+    "InvalidRequest",
     "InvalidClient",
     "InvalidGrant",
-    "InvalidRequest",
-    "InvalidScope",
-    "InvalidTarget",
-    "InvalidToken",
-    "IssuerMismatch",
-    "LoginTimeout",
-    "NotLoggedIn",
-    "OAuthError",
-    "RegistrationError",
-    "ResourceError",
-    "StateMismatch",
-    "TokenStoreError",
     "UnauthorizedClient",
     "UnsupportedGrantType",
-    "hold_secret",
-    "oauth_error",
-    "scrub",
+    "InvalidScope",
+    "InvalidTarget",
+    "ResourceError",
+    "InvalidToken",
+    "InsufficientScope",
 ]
 
 # --- secrets held by this process, scrubbed from every exception ----------------------------

@@ -7,6 +7,30 @@ import importlib.util
 import re
 from collections.abc import Iterable, Mapping
 
+__all__ = [
+    "MarketframeError",
+    "with_next_step",
+    "did_you_mean",
+    "MarketframeWarning",
+    "InvalidParams",
+    "InvalidParamType",
+    "DefinitionError",
+    "MissingColumnsError",
+    "EXTRAS",
+    "ExtraNotInstalled",
+    "require_extra",
+    "UnknownKey",
+    "ConfigurationError",
+    "SchemaError",
+    "redact",
+    "ConventionTypeError",
+    "UnorderedRowsError",
+    "NotCheckable",
+    "ActionNotApplied",
+    "NoSession",
+    "ProvisionalSchedule",
+]
+
 
 class MarketframeError(Exception):
     """Root of every error raised by marketframe."""

@@ -7,6 +7,33 @@ from typing import Any
 
 from marketframe.exceptions._base import MarketframeError
 
+__all__ = [
+    "ServiceError",
+    "APIError",
+    "BadRequest",
+    "AuthenticationError",
+    "PlanError",
+    "AdjustmentUnavailable",
+    "SymbolNotFound",
+    "RateLimited",
+    "ServerError",
+    "RepeatedPage",
+    "TransportError",
+    "DeadlineExceeded",
+    "Forbidden",
+    "NotFound",
+    "STATUS_ERRORS",
+    "error_for_status",
+    "BatchError",
+    "PartialResult",
+    "StreamError",
+    "StreamTimeout",
+    "StreamAuthError",
+    "StreamSubscribeError",
+    "StreamClosed",
+    "GapUnavailable",
+]
+
 
 class ServiceError(MarketframeError):
     """The service gave no usable answer: an error status (:class:`APIError`) or no answer

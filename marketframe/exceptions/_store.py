@@ -8,6 +8,18 @@ from typing import Any, Protocol
 
 from marketframe.exceptions._base import MarketframeError, MarketframeWarning
 
+__all__ = [
+    "SyncError",
+    "StoreCorrupted",
+    "StoreReadOnly",
+    "StoreLocked",
+    "ComputeInterrupted",
+    "NotSynced",
+    "PartlySynced",
+    "StoreUnavailable",
+    "LeaseLost",
+]
+
 
 class Failed(Protocol):
     """One item a sync could not fetch (a ``marketframe.store.Failure``)."""

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _segmented as seg
+from . import conventions as cv
 from ._kernels import (
     BBandsResult,
     KdjResult,
@@ -30,14 +31,6 @@ from ._kernels import (
     sma,
 )
 from ._registry import Chart, Indicator, Outputs, Period, decay_bars, register
-from .conventions import (
-    BBandsConvention,
-    EmaConvention,
-    KdjConvention,
-    MacdConvention,
-    RsiConvention,
-    SmaConvention,
-)
 from .stateful import machines
 
 P = tuple[float, ...]
@@ -60,8 +53,8 @@ SMA = Indicator(
     kernel=sma,
     machine=machines.Sma,
     periods=(N,),
-    convention=SmaConvention,
-    variants={"talib": SmaConvention()},
+    convention=cv.SmaConvention,
+    variants={"talib": cv.SmaConvention()},
     outputs=("sma",),
     warmup=_window,
     segmented=_sma_segmented,
@@ -83,8 +76,8 @@ EMA = Indicator(
     kernel=ema,
     machine=machines.Ema,
     periods=(N,),
-    convention=EmaConvention,
-    variants={"talib": EmaConvention(), "ema_seed=first": EmaConvention(seed="first")},
+    convention=cv.EmaConvention,
+    variants={"talib": cv.EmaConvention(), "ema_seed=first": cv.EmaConvention(seed="first")},
     outputs=("ema",),
     warmup=_ema_warmup,
     segmented=_ema_segmented,
@@ -105,11 +98,11 @@ RSI = Indicator(
     kernel=rsi,
     machine=machines.Rsi,
     periods=(Period("n", 14),),
-    convention=RsiConvention,
+    convention=cv.RsiConvention,
     variants={
-        "talib": RsiConvention(),
-        "rsi_seed=first": RsiConvention(seed="first"),
-        "rsi_flat=50": RsiConvention(flat=50.0),
+        "talib": cv.RsiConvention(),
+        "rsi_seed=first": cv.RsiConvention(seed="first"),
+        "rsi_flat=50": cv.RsiConvention(flat=50.0),
     },
     outputs=("rsi",),
     warmup=_rsi_warmup,
@@ -139,11 +132,11 @@ MACD = Indicator(
     kernel=macd,
     machine=machines.Macd,
     periods=(Period("fast", 12), Period("slow", 26), Period("signal", 9)),
-    convention=MacdConvention,
+    convention=cv.MacdConvention,
     variants={
-        "talib": MacdConvention(),
-        "ema_seed=first": MacdConvention(seed="first"),
-        "macd_align=own": MacdConvention(align="own"),
+        "talib": cv.MacdConvention(),
+        "ema_seed=first": cv.MacdConvention(seed="first"),
+        "macd_align=own": cv.MacdConvention(align="own"),
     },
     outputs=("macd", "macd_signal", "macd_hist"),
     result=MacdResult,
@@ -167,8 +160,8 @@ BBANDS = Indicator(
     kernel=bbands,
     machine=machines.BBands,
     periods=(N, Period("mult", 2.0, integer=False)),
-    convention=BBandsConvention,
-    variants={"talib": BBandsConvention(), "bb_ddof=1": BBandsConvention(ddof=1)},
+    convention=cv.BBandsConvention,
+    variants={"talib": cv.BBandsConvention(), "bb_ddof=1": cv.BBandsConvention(ddof=1)},
     outputs=("bb_upper", "bb_middle", "bb_lower"),
     result=BBandsResult,
     warmup=_window,
@@ -198,12 +191,12 @@ KDJ = Indicator(
     machine=machines.Kdj,
     inputs=("high", "low", "close"),
     periods=(Period("n", 9), Period("m1", 3), Period("m2", 3)),
-    convention=KdjConvention,
+    convention=cv.KdjConvention,
     variants={
-        "talib": KdjConvention(),
-        "kdj=recursive50": KdjConvention(smoothing="recursive", seed=50.0),
-        "rsv_flat=50": KdjConvention(flat_rsv=50.0),
-        "kdj=recursive50,rsv_flat=50": KdjConvention(
+        "talib": cv.KdjConvention(),
+        "kdj=recursive50": cv.KdjConvention(smoothing="recursive", seed=50.0),
+        "rsv_flat=50": cv.KdjConvention(flat_rsv=50.0),
+        "kdj=recursive50,rsv_flat=50": cv.KdjConvention(
             smoothing="recursive", seed=50.0, flat_rsv=50.0
         ),
     },

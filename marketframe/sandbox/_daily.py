@@ -25,40 +25,30 @@ class CapitalChange:
     raw: dict[str, object]
 
 
+def _change(
+    symbol: str, kind: str, effective: str, halt: str | None, factor: float, raw: dict[str, object]
+) -> CapitalChange:
+    """A capital change whose trading (halted from ``halt``, if at all) resumes on its
+    effective day, as every one the sandbox lists does."""
+    day = date.fromisoformat(effective)
+    stop = None if halt is None else date.fromisoformat(halt)
+    return CapitalChange(symbol, kind, day, stop, day, factor, raw)
+
+
+# the service's own fields of each (raw.*)
+_SPLIT: dict[str, object] = {"splitType": "分割", "splitRatio": 4}
+_REDUCTION: dict[str, object] = {
+    "reductionRatio": 0.2,
+    "reductionReason": "彌補虧損",
+    "reason": "彌補虧損",
+    "refundPerShare": 0,
+    "sharesPerThousand": 800,
+}
+_PAR_VALUE: dict[str, object] = {"parValueBefore": 10, "parValueAfter": 4}
 CAPITAL_CHANGES: tuple[CapitalChange, ...] = (
-    CapitalChange(
-        "0050",
-        "etf_split_or_merge",
-        date(2025, 6, 18),
-        date(2025, 6, 11),
-        date(2025, 6, 18),
-        0.25,
-        {"splitType": "分割", "splitRatio": 4},
-    ),
-    CapitalChange(
-        "8069",
-        "capital_reduction",
-        date(2017, 9, 18),
-        None,
-        date(2017, 9, 18),
-        1.25,
-        {
-            "reductionRatio": 0.2,
-            "reductionReason": "彌補虧損",
-            "reason": "彌補虧損",
-            "refundPerShare": 0,
-            "sharesPerThousand": 800,
-        },
-    ),
-    CapitalChange(
-        "6446",
-        "par_value_change",
-        date(2023, 11, 13),
-        date(2023, 11, 6),
-        date(2023, 11, 13),
-        0.4,
-        {"parValueBefore": 10, "parValueAfter": 4},
-    ),
+    _change("0050", "etf_split_or_merge", "2025-06-18", "2025-06-11", 0.25, _SPLIT),
+    _change("8069", "capital_reduction", "2017-09-18", None, 1.25, _REDUCTION),
+    _change("6446", "par_value_change", "2023-11-13", "2023-11-06", 0.4, _PAR_VALUE),
 )
 
 

@@ -7,13 +7,16 @@ Handlers read parameters through :class:`Query` (the service's parsing and messa
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 #: A JSON object as the service sends it (its values of any JSON type).
 Json = dict[str, Any]
 #: The path parameters of a matched route, by name.
 Match = dict[str, str]
+
+T = TypeVar("T")
 
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -65,14 +68,7 @@ class Query:
         return value
 
     def flag(self, name: str) -> bool | None:
-        value = self.items.get(name)
-        if value is None:
-            return None
-        if value.lower() in ("true", "1"):
-            return True
-        if value.lower() in ("false", "0"):
-            return False
-        raise bad(f"Invalid {name} '{value}'; allowed values: true, false")
+        return self._read(name, _flag)
 
     def whole(self, name: str, default: int | None = None, minimum: int = 0) -> int:
         """A whole number; required when there is no ``default``."""
@@ -90,27 +86,43 @@ class Query:
         return n
 
     def number(self, name: str) -> float | None:
-        value = self.items.get(name)
-        if value is None:
-            return None
-        try:
-            return float(value)
-        except ValueError:
-            raise bad(f"Invalid {name} '{value}': expected a number") from None
+        return self._read(name, _number)
 
     def day(self, name: str) -> date | None:
+        return self._read(name, _day)
+
+    def _read(self, name: str, parse: Callable[[str, str], T]) -> T | None:
+        """An optional value: None when absent, else read by ``parse`` (given the name for
+        the service's 400)."""
         value = self.items.get(name)
-        if value is None:
-            return None
-        if not DATE_RE.match(value):
-            raise bad(f"Invalid {name} '{value}': expected yyyy-MM-dd")
-        try:
-            return date.fromisoformat(value)
-        except ValueError:
-            raise bad(f"Invalid {name} '{value}': not a calendar date") from None
+        return None if value is None else parse(name, value)
 
     def need_day(self, name: str) -> date:
         value = self.day(name)
         if value is None:
             raise bad(f"{name} is required (yyyy-MM-dd)")
         return value
+
+
+def _flag(name: str, value: str) -> bool:
+    if value.lower() in ("true", "1"):
+        return True
+    if value.lower() in ("false", "0"):
+        return False
+    raise bad(f"Invalid {name} '{value}'; allowed values: true, false")
+
+
+def _number(name: str, value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise bad(f"Invalid {name} '{value}': expected a number") from None
+
+
+def _day(name: str, value: str) -> date:
+    if not DATE_RE.match(value):
+        raise bad(f"Invalid {name} '{value}': expected yyyy-MM-dd")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise bad(f"Invalid {name} '{value}': not a calendar date") from None

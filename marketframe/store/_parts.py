@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from marketframe.store import _open
 from marketframe.store._dataset import DatasetId
 from marketframe.store._log import Log, View, _history
-from marketframe.store._storage import LocalStorage, ObjectStorage
+from marketframe.store._storage import LocalStorage, ObjectStorage, Writer
 
 if TYPE_CHECKING:
     from marketframe.client import Client
@@ -83,7 +83,8 @@ class Parts:
         store, leases of ``symbols`` of ``ds`` on an object store). ``writing`` names what
         will write: on a read-only store it is refused with ``StoreReadOnly``; a check
         (``writing`` None) of a read-only store runs without the lock."""
-        return self.storage.writer_lock(ds, symbols, self.lock_timeout, self.lease_ttl, writing)
+        want = Writer(ds, symbols, self.lock_timeout, self.lease_ttl, writing)
+        return self.storage.writer_lock(want)
 
     @property
     def fix(self) -> str:

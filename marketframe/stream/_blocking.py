@@ -38,8 +38,7 @@ from marketframe.stream._frames import Batch
 from marketframe.stream._ledger import Gap
 from marketframe.stream._live import LiveIndicators, check_arguments
 from marketframe.stream._protocol import Subscription
-from marketframe.stream._reading import Collector, Wait
-from marketframe.stream._recorder import Recorder
+from marketframe.stream._reading import Wait
 from marketframe.stream._stats import StreamStats
 
 if TYPE_CHECKING:
@@ -60,6 +59,20 @@ def _blocking(
     @functools.wraps(method)
     def call(self: Stream[Any], /, *args: P.args, **kwargs: P.kwargs) -> T:
         return self._call(method(self._async, *args, **kwargs))
+
+    call.__qualname__ = f"Stream.{method.__name__}"
+    return call
+
+
+def _passed_on(
+    method: Callable[Concatenate[AsyncStream, P], T],
+) -> Callable[Concatenate[Stream[Any], P], T]:
+    """A method of ``Stream`` that is ``AsyncStream``'s (its signature and its doc), called
+    on the stream it wraps (nothing to wait for)."""
+
+    @functools.wraps(method)
+    def call(self: Stream[Any], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return method(self._async, *args, **kwargs)
 
     call.__qualname__ = f"Stream.{method.__name__}"
     return call
@@ -288,16 +301,7 @@ class Stream(Generic[FrameT]):
 
     # -- reading ----------------------------------------------------------------------------
 
-    def record(
-        self,
-        directory: str | Path,
-        *,
-        rows_per_file: int = 100_000,
-        seconds_per_file: float | None = None,
-    ) -> Recorder:
-        return self._async.record(
-            directory, rows_per_file=rows_per_file, seconds_per_file=seconds_per_file
-        )
+    record = _passed_on(AsyncStream.record)
 
     def next_batch(self, timeout: float | None = None) -> Batch | None:
         """The next batch, or ``None`` after ``timeout`` s without data / once closed."""
@@ -331,21 +335,11 @@ class Stream(Generic[FrameT]):
     @overload
     def read(self, channel: str, *, backend: Arrow, **wait: Unpack[Wait]) -> pa.Table: ...
 
-    def read(
-        self,
-        channel: str,
-        *,
-        idle: float = 1.0,
-        timeout: float | None = None,
-        backend: Backend | None = None,
-    ) -> Any:
+    def read(self, channel: str, *, backend: Backend | None = None, **wait: Unpack[Wait]) -> Any:
         """Everything of ``channel`` until ``idle`` s pass without data (or ``timeout`` in
         all), as one frame. Batches of other channels are recorded (if recording) and
-        discarded."""
-        c = Collector(channel, idle, timeout, self._async.market)
-        while c.keep(self.next_batch(c.wait())):
-            pass
-        return c.frame(backend or self._async.backend)
+        discarded: :meth:`AsyncStream.read`, run on the stream's loop."""
+        return self._call(self._async.read(channel, backend=backend, **wait))
 
 
 def _warm_candles(source: Any, symbols: Sequence[str], timeframe: str, bars: int) -> pd.DataFrame:

@@ -9,18 +9,13 @@ object store, where writers of different symbols run at once.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
-
-import pyarrow as pa
+from typing import Any
 
 from marketframe.store import _io
-from marketframe.store._dataset import DatasetId
-from marketframe.store._storage._base import _PreconditionFailed, fsync_dir
+from marketframe.store._storage._base import Storage, Writer, _PreconditionFailed, fsync_dir
 from marketframe.store._storage._local import LOCK, LocalStorage, directory
 from marketframe.store._storage._object import ObjectStorage
 
@@ -28,103 +23,12 @@ __all__ = [
     "LOCK",
     "LocalStorage",
     "ObjectStorage",
+    "Writer",
     "_PreconditionFailed",
     "Storage",
     "fsync_dir",
     "storage_for",
 ]
-
-
-class Storage(Protocol):
-    """What the store asks of the place its files live. Paths are relative to the root."""
-
-    url: str  #: the root as it may be shown (never a credential)
-    remote: bool  #: an object store (a PUT replaces an object whole; no directories)
-
-    def path(self, rel: str) -> Any:
-        """Where ``rel`` is, as errors show it."""
-
-    def read(self, rel: str) -> bytes:
-        """The file's bytes (:class:`FileNotFoundError` if it is absent)."""
-
-    def read_file(
-        self,
-        rel: str,
-        rec: Mapping[str, Any] | None,
-        hint: str = "",
-        columns: Sequence[str] | None = None,
-    ) -> pa.Table:
-        """A recorded Parquet file, checked against its record (``StoreCorrupted``)."""
-
-    def stage(
-        self, rel: str, data: bytes | memoryview, *, durable: bool = True
-    ) -> tuple[Any, dict[str, Any]]:
-        """Make ``data`` ready to replace ``rel``; the stamp its record keeps.
-        ``durable=False``: not flushed yet (:meth:`settle`)."""
-
-    def publish(self, staged: Any, rel: str) -> None:
-        """Put a staged file in place, atomically."""
-
-    def discard(self, staged: Any) -> None:
-        """Forget a staged file that was not published."""
-
-    def rewrite(self, rel: str, data: bytes, *, durable: bool = True) -> dict[str, Any]:
-        """Write ``rel`` in place (a file nothing refers to meanwhile); its stamp.
-        ``durable=False``: not flushed yet (:meth:`settle`)."""
-
-    def settle(self, staged: Sequence[tuple[str, str]], written: Sequence[str]) -> None:
-        """Make files written with ``durable=False`` durable, and put the staged ones
-        (``(temporary file, path)`` pairs, relative to the root) in place, durably."""
-
-    def unchanged(self, rel: str, rec: Mapping[str, Any]) -> bool:
-        """The cheap check: the file is there as recorded (size, time or ETag)."""
-
-    def restamp(self, rel: str) -> dict[str, Any]:
-        """The stamp of the file as it is now."""
-
-    def exists(self, rel: str) -> bool: ...
-
-    def stat(self, rel: str) -> tuple[int, dt.datetime] | None:
-        """The file's size and when it was last written, or None when absent."""
-
-    def delete(self, rel: str) -> None:
-        """Remove ``rel`` if it exists."""
-
-    def clean_temporary(self) -> int:
-        """Remove what a killed writer left half-written; how many."""
-
-    def is_empty(self) -> bool: ...
-
-    def create(self, rel: str, data: bytes) -> None:
-        """Write ``rel`` whole if it does not exist, else :class:`_PreconditionFailed`."""
-
-    def replace(self, rel: str, data: bytes) -> None:
-        """Write ``rel`` whole, atomically, whether or not it exists."""
-
-    def names(self, folder: str) -> list[str]:
-        """The names of the files directly in ``folder``."""
-
-    def files(self, folder: str) -> list[str]:
-        """Relative paths of every file under ``folder``."""
-
-    def keep(self, rel: str, to: str) -> bool:
-        """Keep ``rel``'s bytes at ``to`` too (before ``rel`` is replaced)."""
-
-    def move(self, rel: str, to: str) -> bool:
-        """Move ``rel`` to ``to``."""
-
-    def sync_dirs(self, rels: Sequence[str]) -> None:
-        """Make renames and deletions of these files durable."""
-
-    def writer_lock(
-        self,
-        ds: DatasetId | None,
-        symbols: Sequence[str] | None,
-        timeout: float,
-        ttl: float,
-        writing: str | None,
-    ) -> AbstractContextManager[Any]:
-        """What a writer of ``symbols`` of ``ds`` holds while it writes."""
 
 
 def storage_for(

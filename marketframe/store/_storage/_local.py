@@ -15,18 +15,15 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
-from marketframe.exceptions import InvalidParams, StoreCorrupted, StoreLocked, StoreReadOnly
+from marketframe.exceptions import InvalidParams, StoreLocked, StoreReadOnly
 from marketframe.store import _io
-from marketframe.store._dataset import DatasetId
-from marketframe.store._storage._base import _PreconditionFailed, fsync_dir
+from marketframe.store._storage._base import Storage, Writer, _PreconditionFailed, fsync_dir
 
 #: the lock file of a local store, in its root
 LOCK = ".lock"
 
 
-class LocalStorage:
+class LocalStorage(Storage):
     """A store directory on this machine (the default)."""
 
     remote = False
@@ -40,25 +37,6 @@ class LocalStorage:
 
     def read(self, rel: str) -> bytes:
         return (self.root / rel).read_bytes()
-
-    def read_file(
-        self,
-        rel: str,
-        rec: Mapping[str, Any] | None,
-        hint: str = "",
-        columns: Sequence[str] | None = None,
-    ) -> pa.Table:
-        """One recorded file, checked: its size and content hash against its record ``rec``
-        (or a pending version of it), without one every page's checksum. Reading the bytes
-        and parsing them from memory costs a third of ``pq.read_table(path)`` for the small
-        files of daily data (no dataset discovery). Damage raises :class:`StoreCorrupted`."""
-        path = self.root / rel
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            raise StoreCorrupted(path, "is missing (the store's log records it)", hint) from None
-        return _io.parse_checked(data, path, rec, hint, columns)
 
     def stage(
         self, rel: str, data: bytes | memoryview, *, durable: bool = True
@@ -257,20 +235,13 @@ class LocalStorage:
 
     # -- writers ----------------------------------------------------------------------------
 
-    def writer_lock(
-        self,
-        ds: DatasetId | None,
-        symbols: Sequence[str] | None,
-        timeout: float,
-        ttl: float,
-        writing: str | None,
-    ) -> AbstractContextManager[None]:
+    def writer_lock(self, writer: Writer) -> AbstractContextManager[None]:
         """The lock a writer of this store holds: one file lock for the whole directory,
-        whatever it writes (``ds``, ``symbols`` and ``ttl`` are the object store's). The
+        whatever it writes (its dataset, symbols and ``ttl`` are the object store's). The
         first writer of a new store creates its directory."""
-        if writing is not None and not self.root.is_dir():
+        if writer.writing is not None and not self.root.is_dir():
             made(self.root)
-        return locked(self.root / LOCK, timeout, writing)
+        return locked(self.root / LOCK, writer.timeout, writer.writing)
 
 
 @contextmanager

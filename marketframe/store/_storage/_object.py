@@ -22,12 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-import pyarrow as pa
-
-from marketframe.exceptions import InvalidParams, StoreCorrupted, require_extra
+from marketframe.exceptions import InvalidParams, require_extra
 from marketframe.store import _io
-from marketframe.store._dataset import DatasetId
-from marketframe.store._storage._base import _PreconditionFailed
+from marketframe.store._storage._base import Storage, Writer, _PreconditionFailed
 from marketframe.store._storage._lease import leased
 from marketframe.store._storage._remote import (
     call,
@@ -44,7 +41,7 @@ def md5(data: bytes) -> str:
 S3FS_RETRIES = 2  # s3fs's retry loop around botocore's (its default: 5)
 
 
-class ObjectStorage:
+class ObjectStorage(Storage):
     """A store under ``url`` on an fsspec filesystem (S3 and S3-compatible servers first).
 
     Every operation on an object store has a deadline (``timeout`` seconds, retries
@@ -141,21 +138,6 @@ class ObjectStorage:
 
     def read(self, rel: str) -> bytes:
         return bytes(self._do(self._op("GET", rel), self._async("cat_file"), self.key(rel)))
-
-    def read_file(
-        self,
-        rel: str,
-        rec: Mapping[str, Any] | None,
-        hint: str = "",
-        columns: Sequence[str] | None = None,
-    ) -> pa.Table:
-        try:
-            data = self.read(rel)
-        except FileNotFoundError:
-            raise StoreCorrupted(
-                self.path(rel), "is missing (the store's log records it)", hint
-            ) from None
-        return _io.parse_checked(data, self.path(rel), rec, hint, columns)
 
     def stage(
         self, rel: str, data: bytes | memoryview, *, durable: bool = True
@@ -343,19 +325,12 @@ class ObjectStorage:
 
     # -- writers ----------------------------------------------------------------------------
 
-    def writer_lock(
-        self,
-        ds: DatasetId | None,
-        symbols: Sequence[str] | None,
-        timeout: float,
-        ttl: float,
-        writing: str | None,
-    ) -> AbstractContextManager[Any]:
-        """The leases a writer holds: one per symbol of ``ds`` (writers of different symbols
-        run at once; see :mod:`._lease`); nothing for a check of the whole store."""
-        if ds is None or not symbols:
+    def writer_lock(self, writer: Writer) -> AbstractContextManager[Any]:
+        """The leases a writer holds: one per symbol of its dataset (writers of different
+        symbols run at once; see :mod:`._lease`); nothing for a check of the whole store."""
+        if writer.ds is None or not writer.symbols:
             return nullcontext()
-        return leased(self, ds, symbols, timeout, ttl)
+        return leased(self, writer.ds, writer.symbols, writer.timeout, writer.ttl)
 
     def stamps(self, rel: str) -> dict[str, dict[str, Any]]:
         """The objects under the folder ``rel`` (recursively) with their size and ETag: one
