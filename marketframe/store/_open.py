@@ -3,6 +3,7 @@ client it makes when given none."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -63,22 +64,16 @@ def check_workers(max_workers: int | None) -> None:
 
 
 def default_client(api_key: str | None, base_url: str | None, workers: int) -> Client[Any]:
-    """The client of a store given none: from ``api_key`` / ``base_url`` or the credential
-    variables, without an HTTP cache (the store is the cache); with neither, the embedded
-    sandbox, as ``download()`` and the commands fall back to (announced on stderr)."""
-    from marketframe._http.credential import from_environment
-    from marketframe.client import DEFAULT_BASE_URL, Client
+    """The client of a store given none, by the rule ``download()`` and the commands follow
+    (:func:`marketframe.client.connect`): the credential variables, at ``base_url`` or
+    ``MARKETFRAME_BASE_URL``; with neither a key nor a variable, a sandbox (the one at
+    ``base_url``, else the embedded one, announced on stderr). Without an HTTP cache: the
+    store is the cache."""
+    from marketframe.client import DEFAULT_BASE_URL, Client, connect
 
-    if not (api_key or base_url):
-        if not from_environment():  # download()'s and the commands' fallback
-            from marketframe.client import sandbox_client
-
-            client: Client[Any] = sandbox_client(sys.stderr, backend="arrow", max_workers=workers)
-            return client
-    return Client(
-        api_key,
-        base_url=base_url or DEFAULT_BASE_URL,
-        backend="arrow",
-        cache=False,
-        max_workers=workers,
-    )
+    options: dict[str, Any] = {"backend": "arrow", "cache": False, "max_workers": workers}
+    if api_key:
+        url = base_url or os.environ.get("MARKETFRAME_BASE_URL") or DEFAULT_BASE_URL
+        return Client(api_key, base_url=url, **options)
+    client: Client[Any] = connect(base_url=base_url, notice=sys.stderr, **options)
+    return client
