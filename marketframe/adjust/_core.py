@@ -1,27 +1,12 @@
-"""Adjusted prices: backward factors from the corporate-actions endpoints, applied on read.
-
-``adjust="splits"`` applies capital changes (splits, reverse splits, par-value changes,
-capital reductions); ``adjust="all"`` also cash and stock dividends. Every event ``e`` on day
-``D_e`` has a price ratio ``r_e`` (see :func:`capital_ratio` and :func:`dividend_ratio`); the
-factor of a bar on day ``t`` is the product of the ratios of the events after it::
-
-    F(t) = prod(r_e for e if t < D_e <= today)        adjusted price = raw price * F(t)
-
-so the latest prices are the traded ones and older prices are scaled down to them. Volume is
-divided by the share-count part of ``F`` (capital changes, and stock dividends under
-``"all"``; never cash), rounded to whole shares; turnover (TWD) is left as traded. Nothing
-adjusted is ever stored: a :class:`~marketframe.store.Store` keeps raw prices and adjusts on
-read, so a new corporate action never invalidates it. See ``docs/adjusted.md``.
-
-Everything here takes tables and returns tables; the client fetches the corporate actions
-(:meth:`marketframe.Client.adjust_prices`) through its fan-out.
-"""
+"""The adjustment itself: argument checks, ratios and factors, the events of the two
+corporate-actions tables, their application to candles, and their fetch through a client's
+``prepare``/``send_all`` (see the package's docstring)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -29,8 +14,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from marketframe.convert import concat
 from marketframe.endpoints import ENDPOINTS, get
-from marketframe.exceptions import ActionNotApplied, InvalidParams, SchemaError
+from marketframe.exceptions import (
+    ActionNotApplied,
+    AdjustmentUnavailable,
+    InvalidParams,
+    PlanError,
+    SchemaError,
+)
 
 CAPITAL = "stock.corporate_actions.capital_changes"
 DIVIDENDS = "stock.corporate_actions.dividends"
@@ -345,3 +337,47 @@ def check_load(name: str, adjust: Any, params: Mapping[str, Any]) -> str | None:
             "omit it, or load " + _adjustable(),
         )
     return check(name, adjust, params)
+
+
+# --- fetching the actions through a client's fan-out ----------------------------------------
+
+
+def fetch_actions(
+    prepare: Callable[..., Any],
+    send_all: Callable[[Sequence[Any]], list[Any]],
+    start: dt.date,
+    end: dt.date,
+    mode: str,
+) -> tuple[pa.Table, pa.Table | None]:
+    """The capital changes (and, for ``mode="all"``, the dividends) from ``start`` to
+    ``end``, in one fan-out of under-one-year windows. A plan without corporate actions
+    raises :class:`AdjustmentUnavailable` naming the alternatives."""
+    capital, dividends, _ = actions_served(prepare, send_all, start, end, mode)
+    return capital, dividends
+
+
+def actions_served(
+    prepare: Callable[..., Any],
+    send_all: Callable[[Sequence[Any]], list[Any]],
+    start: dt.date,
+    end: dt.date,
+    mode: str,
+) -> tuple[pa.Table, pa.Table | None, dt.date | None]:
+    """:func:`fetch_actions` and the service's day as its latest answer gave it (``None``
+    without a ``Date`` header)."""
+    windows = action_windows(start, end, mode)
+    jobs = [prepare(n, start_date=lo, end_date=hi) for n, lo, hi in windows]
+    got: dict[str, list[pa.Table]] = {}
+    served: list[dt.date] = []
+    for (name, _, _), out in zip(windows, send_all(jobs), strict=True):
+        if isinstance(out.error, PlanError):
+            raise AdjustmentUnavailable(
+                out.error.service_message, endpoint=out.error.endpoint, plan=out.error.plan
+            ) from None
+        if out.error is not None:
+            raise out.error
+        assert out.result is not None
+        got.setdefault(name, []).append(out.result.table)
+        served += [r.served for r in out.result.responses if r.served is not None]
+    dividends = concat(got[DIVIDENDS]) if DIVIDENDS in got else None
+    return concat(got[CAPITAL]), dividends, max(served, default=None)
