@@ -39,6 +39,17 @@ def connect(
         yield client
 
 
+@contextmanager
+def given_or_connected(client: Any) -> Iterator[Any]:
+    """``client`` when given, else one made by :func:`connect`'s rule for the call (Arrow
+    tables, no HTTP cache) and closed after it."""
+    if client is not None:
+        yield client
+        return
+    with connect(backend="arrow", cache=False) as made:
+        yield made
+
+
 def make_client(
     *,
     base_url: str | None = None,

@@ -236,11 +236,15 @@ def adjust_prices(
     table: pa.Table,
     mode: str,
     today: dt.date,
+    as_of: dt.date | None = None,
 ) -> pa.Table:
     """``table`` (historical candles) adjusted with the corporate actions from the day after
-    its first bar to ``today``, fetched in one fan-out. A plan without corporate actions
-    raises :class:`AdjustmentUnavailable` naming the alternatives."""
+    its first bar to ``today`` (not after ``as_of`` when given: the actions that had happened
+    by then), fetched in one fan-out. A plan without corporate actions raises
+    :class:`AdjustmentUnavailable` naming the alternatives."""
     span = adjust.action_span(table, today)
+    if as_of is not None and span is not None:
+        span = (span[0], min(span[1], as_of)) if span[0] <= as_of else None
     if span is None:
         return table
     capital, dividends, served = adjust.actions_served(prepare, send_all, span[0], span[1], mode)
@@ -250,4 +254,6 @@ def adjust_prices(
         # it still lists as announced (no previous close) has not, whatever this machine's
         # clock says; a day the table has a bar on has happened whatever that day
         end = max(min(end, served), adjust.bar_days(table).max().astype(dt.date))
+    if as_of is not None:  # the actions known on that day, whatever happened since
+        end = min(end, as_of)
     return adjust.adjust_table(table, capital, dividends, mode, end)
