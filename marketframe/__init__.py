@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from marketframe.exceptions import StreamTimeout as StreamTimeout
     from marketframe.exceptions import SymbolNotFound as SymbolNotFound
     from marketframe.exceptions import TransportError as TransportError
+    from marketframe.rolls import continuous as continuous
     from marketframe.store import Store as Store
     from marketframe.stream import AsyncStream as AsyncStream
     from marketframe.stream import Stream as Stream
@@ -95,6 +96,7 @@ __all__ = [
     "TransportError",
     "__version__",
     "calendar",
+    "continuous",
     "crosscheck",
     "download",
     "frames",
@@ -140,6 +142,7 @@ _LAZY = {
     "Tickers": "marketframe.download",
     "TransportError": "marketframe.exceptions",
     "calendar": "marketframe",  # a submodule (pandas and exchange_calendars: on first use)
+    "continuous": "marketframe.rolls",
     "units": "marketframe.convert",
 }
 

@@ -92,6 +92,7 @@ def _params(ep: Endpoint) -> str:
     if ep.adjustable:  # local adjustment (docs/adjusted.md), as _calls.signature
         modes = ", ".join(repr(m) for m in adjust.MODES)
         rest.append(f"adjust: Literal[{modes}] | None = None")
+        rest.append("as_of: _Date | None = None")
     return ", ".join([*first, "*", *rest])
 
 

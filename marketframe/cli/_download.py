@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from marketframe._time import taipei_today
-from marketframe.adjust import MODES
+from marketframe.adjust import MODES, check_as_of
 from marketframe.cli import add_base_url, add_table_out, describe, emit
 from marketframe.download import INTERVALS, PERIODS, check, download, resolve
 from marketframe.endpoints import (
@@ -78,6 +78,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="adjust prices locally for capital changes (splits) or also dividends "
         "(all), from the corporate actions (docs/adjusted.md)",
     )
+    p.add_argument(
+        "--as-of",
+        dest="as_of",
+        metavar="DATE",
+        help="with --adjust: only the corporate actions that had happened by DATE",
+    )
     add_table_out(p)
     p.add_argument(
         "--store",
@@ -110,7 +116,10 @@ def run(args: argparse.Namespace) -> int:
         args.adjust,
         taipei_today(),
     )
-    check(args.symbols, yf.start, yf.end, yf.timeframe, yf.adjust, fields, "arrow", args.store)
+    args_ = check(
+        args.symbols, yf.start, yf.end, yf.timeframe, yf.adjust, fields, "arrow", args.store
+    )
+    check_as_of("download", args.as_of, args_.adjust)
     failed: dict[str, BaseException] = {}
     with connect(base_url=args.base_url, backend="arrow", cache=False) as client:
         try:
@@ -122,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
                 interval=args.interval,
                 timeframe=args.timeframe,
                 adjust=args.adjust,
+                as_of=args.as_of,
                 fields=fields,
                 backend="arrow",
                 store=args.store,

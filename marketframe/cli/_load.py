@@ -67,6 +67,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                 help="adjust prices locally for capital changes (splits) or also "
                 "dividends (all), from the corporate actions (docs/adjusted.md)",
             )
+            p.add_argument(
+                "--as-of",
+                dest="as_of",
+                metavar="DATE",
+                help="with --adjust: only the corporate actions that had happened by DATE",
+            )
         add_table_out(p)
         add_base_url(p)
         p.set_defaults(func=run)
@@ -86,8 +92,9 @@ def run(args: argparse.Namespace) -> int:
         if param.type == "fields":  # `--fields open,close` and `--fields open close` alike
             value = ",".join(value)
         params[param.name] = value
-    if getattr(args, "adjust", None):
-        params["adjust"] = args.adjust
+    for word in ("adjust", "as_of"):
+        if getattr(args, word, None):
+            params[word] = getattr(args, word)
     # the client (requests) loads only for a command that calls the service
     from marketframe.client import connect
 

@@ -10,9 +10,10 @@ need from here.
 """
 
 from marketframe._http.request import Prepared
+from marketframe.adjust import fetch_actions
 from marketframe.client._client import DEFAULT_BASE_URL, ENV_KEY, Client
-from marketframe.client._connect import connect, make_client, sandbox_client
-from marketframe.client._results import ClientStats, Fetched, fetch_actions
+from marketframe.client._connect import connect, given_or_connected, make_client, sandbox_client
+from marketframe.client._results import ClientStats, Fetched
 from marketframe.convert import BACKENDS
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "Fetched",
     "Prepared",
     "connect",
+    "given_or_connected",
     "fetch_actions",
     "make_client",
     "sandbox_client",

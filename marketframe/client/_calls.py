@@ -108,7 +108,10 @@ def signature(ep: Endpoint) -> inspect.Signature:
     ]
     params += [inspect.Parameter(w, inspect.Parameter.KEYWORD_ONLY, default=None) for w in words]
     if ep.adjustable:  # prices adjusted locally (docs/adjusted.md)
-        params.append(inspect.Parameter("adjust", inspect.Parameter.KEYWORD_ONLY, default=None))
+        params += [
+            inspect.Parameter(w, inspect.Parameter.KEYWORD_ONLY, default=None)
+            for w in ("adjust", "as_of")
+        ]
     return inspect.Signature(params)
 
 
@@ -122,6 +125,9 @@ def docstring(ep: Endpoint) -> str:
         lines.append(
             "  adjust (str, optional) one of splits, all: prices adjusted locally from "
             "the corporate actions (docs/adjusted.md)"
+        )
+        lines.append(
+            "  as_of (date, optional) with adjust: only the actions that had happened by that day"
         )
     lines.append("")
     lines.append("Columns: " + ", ".join(ep.schema.names))

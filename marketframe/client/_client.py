@@ -246,23 +246,24 @@ class Client(_TreeBase[FrameT]):
         and the frames are concatenated. If any symbol fails, :class:`BatchError` carries the
         frame of the others (``.frame``) and each failure (``.errors``).
         ``adjust="splits"`` or ``"all"`` (historical candles) adjusts prices locally for
-        corporate actions (docs/adjusted.md).
+        corporate actions (docs/adjusted.md); ``as_of`` (a date) with it uses only the actions
+        that had happened by that day, the prices as a user saw them then.
         """
         backend = check_backend(name, backend or self.backend)
-        mode = None
-        if "adjust" in params:  # historical candles adjusted locally (docs/adjusted.md)
-            mode = adjust.check_load(name, params.pop("adjust"), params)
+        mode, as_of = adjust.check_load(name, params)  # adjusted locally (docs/adjusted.md)
         try:
             fetched = self.fetch(name, refresh=refresh, **params)
         except BatchError as exc:
             if exc.frame is not None:
-                frame = exc.frame if mode is None else self.adjust_prices(exc.frame, mode)
+                frame = (
+                    exc.frame if mode is None else self.adjust_prices(exc.frame, mode, None, as_of)
+                )
                 exc.frame = to_frame(frame, backend)
             raise
         table = fetched.table
         if mode is not None:  # up to the service's today (the envelopes') or ours if later
             dates = [d for e in fetched.envelopes if (d := session_date(e)) is not None]
-            table = self.adjust_prices(table, mode, max([taipei_today(), *dates]))
+            table = self.adjust_prices(table, mode, max([taipei_today(), *dates]), as_of)
         return to_frame(table, backend)
 
     def fetch_table(self, name: str, **params: Any) -> pa.Table:
@@ -356,13 +357,15 @@ class Client(_TreeBase[FrameT]):
         with self._converting:
             return _results.convert_many(prepared, responses, self.decode)
 
-    def adjust_prices(self, table: pa.Table, mode: str, today: dt.date | None = None) -> pa.Table:
+    def adjust_prices(
+        self, table: pa.Table, mode: str, today: dt.date | None = None, as_of: dt.date | None = None
+    ) -> pa.Table:
         """Historical candles ``table`` adjusted (``mode`` "splits" or "all",
         docs/adjusted.md) with the corporate actions fetched through this client from the
         day after its first bar up to ``today`` (default: today in Asia/Taipei, or the last
-        bar's day if later)."""
+        bar's day if later), and not after ``as_of`` when given (the actions known then)."""
         day = today or taipei_today()
-        return _results.adjust_prices(self.prepare, self.send_all, table, mode, day)
+        return _results.adjust_prices(self.prepare, self.send_all, table, mode, day, as_of)
 
     def stats(self) -> ClientStats:
         """Requests sent, cache hits, retries, time spent pacing, and responses by status

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 from marketframe._http.credential import from_environment
@@ -49,6 +51,17 @@ def connect(
             print(f"{ENV_KEY} is not set: using the sandbox at {base_url}", file=notice)
         return Client(DEMO_KEYS["advanced"], **client_options)
     return sandbox_client(notice, seed=seed, now=now, **client_options)
+
+
+@contextmanager
+def given_or_connected(client: Any) -> Iterator[Any]:
+    """``client`` when given, else one made by :func:`connect`'s rule for the call (Arrow
+    tables, no HTTP cache) and closed after it."""
+    if client is not None:
+        yield client
+        return
+    with connect(backend="arrow", cache=False) as made:
+        yield made
 
 
 #: :func:`connect`'s client for a caller that keeps it (``marketframe.Ticker``'s shared

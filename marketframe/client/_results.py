@@ -23,10 +23,8 @@ from marketframe._http.request import Prepared, prepare
 from marketframe._http.transport import Response
 from marketframe.convert import Parsed, PyRows, build, concat, oldest_first, parse
 from marketframe.exceptions import (
-    AdjustmentUnavailable,
     BatchError,
     MarketframeError,
-    PlanError,
     RepeatedPage,
 )
 
@@ -238,59 +236,24 @@ def adjust_prices(
     table: pa.Table,
     mode: str,
     today: dt.date,
+    as_of: dt.date | None = None,
 ) -> pa.Table:
     """``table`` (historical candles) adjusted with the corporate actions from the day after
-    its first bar to ``today``, fetched in one fan-out. A plan without corporate actions
-    raises :class:`AdjustmentUnavailable` naming the alternatives."""
+    its first bar to ``today`` (not after ``as_of`` when given: the actions that had happened
+    by then), fetched in one fan-out. A plan without corporate actions raises
+    :class:`AdjustmentUnavailable` naming the alternatives."""
     span = adjust.action_span(table, today)
+    if as_of is not None and span is not None:
+        span = (span[0], min(span[1], as_of)) if span[0] <= as_of else None
     if span is None:
         return table
-    capital, dividends, served = _actions(prepare, send_all, span[0], span[1], mode)
+    capital, dividends, served = adjust.actions_served(prepare, send_all, span[0], span[1], mode)
     end = span[1]
     if served is not None:
         # the service's day (the answers' Date) says which actions have happened: a dividend
         # it still lists as announced (no previous close) has not, whatever this machine's
         # clock says; a day the table has a bar on has happened whatever that day
         end = max(min(end, served), adjust.bar_days(table).max().astype(dt.date))
+    if as_of is not None:  # the actions known on that day, whatever happened since
+        end = min(end, as_of)
     return adjust.adjust_table(table, capital, dividends, mode, end)
-
-
-def fetch_actions(
-    prepare: Callable[..., Prepared],
-    send_all: Callable[[Sequence[Prepared]], list[Outcome[Fetched]]],
-    start: dt.date,
-    end: dt.date,
-    mode: str,
-) -> tuple[pa.Table, pa.Table | None]:
-    """The capital changes (and, for ``mode="all"``, the dividends) from ``start`` to
-    ``end``, in one fan-out of under-one-year windows. A plan without corporate actions
-    raises :class:`AdjustmentUnavailable` naming the alternatives."""
-    capital, dividends, _ = _actions(prepare, send_all, start, end, mode)
-    return capital, dividends
-
-
-def _actions(
-    prepare: Callable[..., Prepared],
-    send_all: Callable[[Sequence[Prepared]], list[Outcome[Fetched]]],
-    start: dt.date,
-    end: dt.date,
-    mode: str,
-) -> tuple[pa.Table, pa.Table | None, dt.date | None]:
-    """:func:`fetch_actions` and the service's day as its latest answer gave it (``None``
-    without a ``Date`` header)."""
-    windows = adjust.action_windows(start, end, mode)
-    jobs = [prepare(n, start_date=lo, end_date=hi) for n, lo, hi in windows]
-    got: dict[str, list[pa.Table]] = {}
-    served: list[dt.date] = []
-    for (name, _, _), out in zip(windows, send_all(jobs), strict=True):
-        if isinstance(out.error, PlanError):
-            raise AdjustmentUnavailable(
-                out.error.service_message, endpoint=out.error.endpoint, plan=out.error.plan
-            ) from None
-        if out.error is not None:
-            raise out.error
-        assert out.result is not None
-        got.setdefault(name, []).append(out.result.table)
-        served += [r.served for r in out.result.responses if r.served is not None]
-    dividends = concat(got[adjust.DIVIDENDS]) if adjust.DIVIDENDS in got else None
-    return concat(got[adjust.CAPITAL]), dividends, max(served, default=None)

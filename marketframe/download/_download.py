@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack, overload
 
 import pyarrow as pa
 
+from marketframe import adjust as adjusting
 from marketframe._progress import progress_bar
 from marketframe._time import taipei_today
 from marketframe._typing import DayLike
@@ -52,6 +53,7 @@ class Options(TypedDict, total=False):
     interval: str | None
     timeframe: str | None
     adjust: str | bool | None
+    as_of: DayLike | None
     fields: str | Sequence[str] | None
     layout: str
     group_by: str | None
@@ -110,6 +112,7 @@ def download(
     interval: str | None = None,
     timeframe: str | None = None,
     adjust: str | bool | None = None,
+    as_of: DayLike | None = None,
     fields: str | Sequence[str] | None = None,
     backend: str = "pandas",
     layout: str = "long",
@@ -131,7 +134,8 @@ def download(
     ask for (default: all but ``turnover``, which the service sends only when ``fields``
     names it: without it the column is null). ``adjust``: ``None`` (prices as traded),
     ``"splits"`` or ``"all"`` (also dividends; ``True`` means ``"all"``), computed locally
-    from the corporate actions (``docs/adjusted.md``).
+    from the corporate actions (``docs/adjusted.md``); ``as_of`` (a date) with it: only the
+    actions that had happened by that day, the prices as they were adjusted then.
     ``backend``: ``pandas``, ``polars`` or ``arrow``.
 
     ``store``: a :class:`~marketframe.Store` or a directory; what it lacks is synced into it,
@@ -166,6 +170,7 @@ def download(
     symbols, suffixed = _yf.split_suffixes(_keywords.symbol_list(symbols))
     layout = _yf.check_layout(layout, group_by, backend)
     args = check(symbols, yf.start, yf.end, yf.timeframe, yf.adjust, fields, backend, store)
+    known = adjusting.check_as_of("download", as_of, args.adjust)
     with _session(client, store) as (session, st):
         if suffixed:
             _yf.check_boards(session, suffixed)
@@ -176,7 +181,7 @@ def download(
             table, errors = _fetch(session, syms, args, progress)
         table = _yf.keep_recent(table, yf.sessions, yf.since)
         if args.adjust is not None and table is not None:  # once, on every symbol's rows
-            table = session.adjust_prices(table, args.adjust)
+            table = session.adjust_prices(table, args.adjust, as_of=known)
         if errors:
             exc = BatchError(
                 "download",
@@ -208,13 +213,10 @@ def _session(
     if isinstance(store, Store):
         yield store.client if client is None else client, store
         return
-    if client is not None:
-        yield client, (Store(store, client) if store is not None else None)
-        return
     # the client (requests) loads only when download makes its own
-    from marketframe.client import connect
+    from marketframe.client import given_or_connected
 
-    with connect(backend="arrow", cache=False) as session:
+    with given_or_connected(client) as session:
         yield session, (Store(store, session) if store is not None else None)
 
 

@@ -14,7 +14,6 @@ import pyarrow.compute as pc
 from marketframe import adjust as _adjust
 from marketframe.convert import oldest_first
 from marketframe.endpoints import to_date
-from marketframe.exceptions import InvalidParams
 from marketframe.store import _held, _io
 from marketframe.store._dataset import NO_SYMBOL, check_symbols, resolve
 from marketframe.store._log import Log, _history
@@ -36,14 +35,6 @@ def read(
     ``as_of``: as an earlier generation held them (a snapshot, a time)."""
     spec = resolve(endpoint, timeframe, params)
     mode = _adjust.check_read(spec.ep.name, adjust, spec.params, spec.ds.timeframe)
-    if mode is not None and as_of is not None:
-        raise InvalidParams(
-            "Store.read",
-            "adjust",
-            f"{adjust!r} with as_of: adjusting applies the corporate actions known now, "
-            "not those known then",
-            "adjust=None with as_of (the raw prices as they were held)",
-        )
     # symbol-less datasets (corporate actions) are filtered on their symbol column
     syms = None if symbols is None or not spec.has_symbol else check_symbols(spec, symbols)
     lo = to_date(endpoint, "start", start) if start is not None else None
@@ -81,8 +72,9 @@ def read(
         for k, v in (table.schema.metadata or {}).items()
         if not k.startswith(b"marketframe.store.")
     }
-    if mode is not None:
-        table = parts.client.adjust_prices(table, mode)
+    if mode is not None:  # with as_of: the actions that had happened by then
+        known = None if as_of is None else _history.day_of(parts.storage, as_of)
+        table = parts.client.adjust_prices(table, mode, as_of=known)
     return table.replace_schema_metadata(meta)
 
 

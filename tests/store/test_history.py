@@ -181,8 +181,6 @@ def test_history_arguments_are_checked(tmp_path: Path, sb: Sandbox) -> None:
             st.read(C, as_of="2026-11-17")
         with pytest.raises(InvalidParams, match="snapshot's name, or a datetime"):
             st.read(C, as_of=3)  # type: ignore[arg-type]
-        with pytest.raises(InvalidParams, match="corporate actions known now"):
-            st.read(C, as_of="a", adjust="all")
         with pytest.raises(InvalidParams, match="'b', which names no snapshot.*the snapshots: a"):
             st.delete_snapshot("b")
         with pytest.raises(InvalidParams, match="timedelta"):

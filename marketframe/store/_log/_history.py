@@ -23,6 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from marketframe._time import TAIPEI
 from marketframe.exceptions import InvalidParams, StoreCorrupted
 from marketframe.store import _io
 from marketframe.store._dataset import DatasetId
@@ -313,6 +314,20 @@ def generation_of(storage: Storage, log: Log, as_of: Any, where: str) -> int:
         # the time its commits were made, not a market's time)
         return generation_at(storage, log, as_of.astimezone())
     raise InvalidParams(where, "as_of", f"has value {as_of!r}", "a snapshot's name, or a datetime")
+
+
+def day_of(storage: Storage, as_of: Any) -> dt.date:
+    """The Asia/Taipei day of the moment ``as_of`` names (checked by :func:`generation_of`
+    first): a snapshot's commit time, or the time given (naive: this machine's local time)."""
+    when = as_of
+    if isinstance(as_of, str):
+        if _NAME.match(as_of) and storage.exists(_path(as_of)):
+            snap = get(storage, as_of)
+            when = dt.datetime.fromisoformat(snap.time or snap.created)
+        else:
+            when = _parse_time(as_of)
+    assert isinstance(when, dt.datetime)
+    return when.astimezone().astimezone(TAIPEI).date()
 
 
 def _parse_time(text: str) -> dt.datetime | None:

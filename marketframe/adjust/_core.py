@@ -1,27 +1,13 @@
-"""Adjusted prices: backward factors from the corporate-actions endpoints, applied on read.
-
-``adjust="splits"`` applies capital changes (splits, reverse splits, par-value changes,
-capital reductions); ``adjust="all"`` also cash and stock dividends. Every event ``e`` on day
-``D_e`` has a price ratio ``r_e`` (see :func:`capital_ratio` and :func:`dividend_ratio`); the
-factor of a bar on day ``t`` is the product of the ratios of the events after it::
-
-    F(t) = prod(r_e for e if t < D_e <= today)        adjusted price = raw price * F(t)
-
-so the latest prices are the traded ones and older prices are scaled down to them. Volume is
-divided by the share-count part of ``F`` (capital changes, and stock dividends under
-``"all"``; never cash), rounded to whole shares; turnover (TWD) is left as traded. Nothing
-adjusted is ever stored: a :class:`~marketframe.store.Store` keeps raw prices and adjusts on
-read, so a new corporate action never invalidates it. See ``docs/adjusted.md``.
-
-Everything here takes tables and returns tables; the client fetches the corporate actions
-(:meth:`marketframe.Client.adjust_prices`) through its fan-out.
-"""
+"""The adjustment itself: argument checks, ratios and factors, the events of the two
+corporate-actions tables, their application to candles, and their fetch through a client's
+``prepare``/``send_all`` (see the package's docstring)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -29,8 +15,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from marketframe.endpoints import ENDPOINTS, get
-from marketframe.exceptions import ActionNotApplied, InvalidParams, SchemaError
+from marketframe.convert import concat
+from marketframe.endpoints import get
+from marketframe.exceptions import (
+    ActionNotApplied,
+    AdjustmentUnavailable,
+    PlanError,
+    SchemaError,
+)
 
 CAPITAL = "stock.corporate_actions.capital_changes"
 DIVIDENDS = "stock.corporate_actions.dividends"
@@ -61,56 +53,6 @@ class Event:
     day: dt.date  # the first day at the new prices (ex-date, effective date)
     price: float  # price ratio r: the day's reference over the previous close
     shares: float  # share-count ratio (1 for cash dividends): volume is divided by it
-
-
-# --- checking (before any request) -------------------------------------------------------------
-
-
-def check(where: str, adjust: Any, params: Mapping[str, Any]) -> str | None:
-    """``adjust`` checked against the other parameters; InvalidParams naming the fix."""
-    if adjust is None:
-        return None
-    if not isinstance(adjust, str) or adjust not in MODES:
-        raise InvalidParams(where, "adjust", f"has value {adjust!r}", ALLOWED)
-    if params.get("adjusted"):
-        raise InvalidParams(
-            where,
-            "adjust",
-            "cannot be combined with adjusted=True (the service has adjusted the prices already)",
-            "adjust=... (computed locally) or adjusted=True (the service's)",
-        )
-    timeframe = params.get("timeframe")
-    if timeframe in ("W", "M"):
-        raise InvalidParams(
-            where,
-            "adjust",
-            f"cannot adjust {timeframe} candles (an action inside a week or month splits its bar)",
-            "timeframe D or minutes (resample the adjusted daily frame), or "
-            "adjusted=True for the service's own adjusted W/M candles",
-        )
-    return adjust
-
-
-def check_read(
-    endpoint: str, adjust: Any, params: Mapping[str, Any], timeframe: str | None
-) -> str | None:
-    """``Store.read(..., adjust=...)`` checked (before reading or any request)."""
-    if adjust is None:
-        return None
-
-    if not get(endpoint).adjustable:
-        raise InvalidParams(
-            "Store.read",
-            "adjust",
-            f"does not apply to {endpoint}",
-            f"omit it, or read {_adjustable()}",
-        )
-    return check("Store.read", adjust, {**params, "timeframe": timeframe})
-
-
-def _adjustable() -> str:
-    """The endpoints whose rows take ``adjust=`` (``Endpoint.adjustable``)."""
-    return ", ".join(n for n, ep in ENDPOINTS.items() if ep.adjustable)
 
 
 # --- ratios and factors ------------------------------------------------------------------------
@@ -156,25 +98,47 @@ def factors(days: np.ndarray, events: Sequence[tuple[dt.date, float]]) -> np.nda
     return suffix[np.searchsorted(when, days.astype("datetime64[D]"), side="right")]
 
 
-def events_of(
+@dataclass(frozen=True)
+class Action:
+    """One corporate action of the two endpoints' tables as the adjustment reads it, before
+    it is judged: ``price`` is its price ratio (NaN when it cannot be computed), ``problem``
+    why it cannot be applied (None: it can)."""
+
+    symbol: str
+    day: dt.date
+    kind: str  # "capital" or "dividend"
+    price: float
+    shares: float
+    cash: float
+    stock: float
+    problem: str | None  # None, MISSING_CLOSE or OUT_OF_RANGE
+
+    def event(self) -> Event:
+        return Event(self.symbol, self.day, self.price, self.shares)
+
+
+#: an action without the previous close its ratio needs (and, for a capital change, without
+#: an adjustment factor either)
+MISSING_CLOSE = "missing_previous_close"
+#: a dividend whose ratio is not in (0, 1]
+OUT_OF_RANGE = "factor_out_of_range"
+
+
+def actions_of(
     capital: pa.Table,
     dividends: pa.Table | None,
     mode: str,
     today: dt.date,
     symbols: Iterable[str] | None = None,
-) -> dict[str, list[Event]]:
-    """The events of ``mode`` per symbol, from the frames of the two corporate-actions
-    endpoints (``dividends`` None for "splits": not fetched). Events after ``today`` and
-    announced dividends (no previous close yet) have not happened and are left out; a row
-    given twice counts once, while different actions of one symbol on one day (two capital
-    changes, a cash and a stock dividend row) all count: their ratios multiply
-    (docs/adjusted.md). A past dividend without the previous close its ratio needs cannot be
-    applied: it is left out with an :class:`ActionNotApplied` warning naming it, never
-    silently."""
+) -> list[Action]:
+    """Every action of ``mode`` up to ``today`` in the two endpoints' tables (``dividends``
+    None for "splits"), each once: events after ``today`` and announced dividends (no
+    previous close, no date passed yet, or nothing paid) have not happened and are left out;
+    a row given twice counts once, while different actions of one symbol on one day (two
+    capital changes, a cash and a stock dividend row) are all kept (docs/adjusted.md)."""
     wanted = None if symbols is None else set(symbols)
     # keyed by the whole action, not (symbol, day, kind): same-day actions are distinct
-    found: dict[tuple[Any, ...], Event] = {}
-    skipped: list[str] = []
+    found: dict[tuple[Any, ...], Action] = {}
 
     def keep(sym: str, day: dt.date | None) -> bool:
         return day is not None and day <= today and (wanted is None or sym in wanted)
@@ -192,33 +156,66 @@ def events_of(
             continue
         ratio = capital_ratio(factor, ref, last if last is not None else prev)
         if ratio is None:
-            raise SchemaError(
-                CAPITAL,
-                "adjustment_factor",
-                f"of {sym} on {day} is missing and "
-                "cannot be derived from the reference and last close prices",
-            )
-        found[(sym, day, "capital", ratio)] = Event(sym, day, ratio, ratio)
+            key: tuple[Any, ...] = (sym, day, "capital", None, ref)
+            found[key] = Action(sym, day, "capital", math.nan, math.nan, 0, 0, MISSING_CLOSE)
+            continue
+        found[(sym, day, "capital", ratio)] = Action(
+            sym, day, "capital", ratio, ratio, 0.0, 0.0, None
+        )
     if mode == "all" and dividends is not None:
         cols = ("symbol", "date", "previous_close", "cash_dividend", "stock_dividend_shares")
         for sym, day, prev, cash, stock in zip(*_columns(dividends, cols), strict=True):
             if not keep(sym, day):
                 continue
+            c, k = _num(cash), _num(stock)
+            shares = 1.0 / (1.0 + k / 1000.0)
             if prev is None or not np.isfinite(prev):
-                if _num(cash) or _num(stock):  # past, with a dividend, but no price to use
-                    skipped.append(f"{sym} {day} (cash {_num(cash):g}, stock {_num(stock):g})")
+                if c or k:  # past, with a dividend, but no price to use
+                    found[(sym, day, "dividend", c, k, None)] = Action(
+                        sym, day, "dividend", math.nan, shares, c, k, MISSING_CLOSE
+                    )
                 continue
             ratio = dividend_ratio(prev, cash, stock) if prev > 0 else float("nan")
-            if not 0 < ratio <= 1:
-                raise SchemaError(
-                    DIVIDENDS,
-                    "previous_close",
-                    f"and dividend of {sym} on {day} "
-                    f"give a price ratio of {ratio:.4g} (not in 0..1)",
-                )
-            found[(sym, day, "dividend", _num(cash), _num(stock), prev)] = Event(
-                sym, day, ratio, 1.0 / (1.0 + _num(stock) / 1000.0)
+            problem = None if 0 < ratio <= 1 else OUT_OF_RANGE
+            found[(sym, day, "dividend", c, k, prev)] = Action(
+                sym, day, "dividend", ratio, shares, c, k, problem
             )
+    return list(found.values())
+
+
+def events_of(
+    capital: pa.Table,
+    dividends: pa.Table | None,
+    mode: str,
+    today: dt.date,
+    symbols: Iterable[str] | None = None,
+) -> dict[str, list[Event]]:
+    """The events of ``mode`` per symbol (:func:`actions_of`'s actions that can be applied).
+    A capital change without a ratio, or a dividend whose ratio is outside 0..1, is a
+    :class:`SchemaError`; a past dividend without the previous close its ratio needs cannot
+    be applied: it is left out with an :class:`ActionNotApplied` warning naming it, never
+    silently."""
+    skipped: list[str] = []
+    out: dict[str, list[Event]] = {}
+    for a in actions_of(capital, dividends, mode, today, symbols):
+        if a.problem == MISSING_CLOSE and a.kind == "capital":
+            raise SchemaError(
+                CAPITAL,
+                "adjustment_factor",
+                f"of {a.symbol} on {a.day} is missing and "
+                "cannot be derived from the reference and last close prices",
+            )
+        if a.problem == MISSING_CLOSE:
+            skipped.append(f"{a.symbol} {a.day} (cash {a.cash:g}, stock {a.stock:g})")
+            continue
+        if a.problem == OUT_OF_RANGE:
+            raise SchemaError(
+                DIVIDENDS,
+                "previous_close",
+                f"and dividend of {a.symbol} on {a.day} "
+                f"give a price ratio of {a.price:.4g} (not in 0..1)",
+            )
+        out.setdefault(a.symbol, []).append(a.event())
     if skipped:
         warnings.warn(
             f"{len(skipped)} past dividend(s) not applied, the service gave no previous close "
@@ -227,9 +224,6 @@ def events_of(
             ActionNotApplied,
             stacklevel=2,
         )
-    out: dict[str, list[Event]] = {}
-    for event in found.values():
-        out.setdefault(event.symbol, []).append(event)
     return out
 
 
@@ -334,14 +328,45 @@ def adjust_table(
     return apply(table, events_of(capital, dividends, mode, end, symbols))
 
 
-def check_load(name: str, adjust: Any, params: Mapping[str, Any]) -> str | None:
-    """``client.load(name, adjust=..., **params)`` checked: the endpoint takes ``adjust=``
-    and ``adjust`` fits the other parameters."""
-    if not get(name).adjustable:
-        raise InvalidParams(
-            name,
-            "adjust",
-            "is only a parameter of " + _adjustable(),
-            "omit it, or load " + _adjustable(),
-        )
-    return check(name, adjust, params)
+# --- fetching the actions through a client's fan-out ----------------------------------------
+
+
+def fetch_actions(
+    prepare: Callable[..., Any],
+    send_all: Callable[[Sequence[Any]], list[Any]],
+    start: dt.date,
+    end: dt.date,
+    mode: str,
+) -> tuple[pa.Table, pa.Table | None]:
+    """The capital changes (and, for ``mode="all"``, the dividends) from ``start`` to
+    ``end``, in one fan-out of under-one-year windows. A plan without corporate actions
+    raises :class:`AdjustmentUnavailable` naming the alternatives."""
+    capital, dividends, _ = actions_served(prepare, send_all, start, end, mode)
+    return capital, dividends
+
+
+def actions_served(
+    prepare: Callable[..., Any],
+    send_all: Callable[[Sequence[Any]], list[Any]],
+    start: dt.date,
+    end: dt.date,
+    mode: str,
+) -> tuple[pa.Table, pa.Table | None, dt.date | None]:
+    """:func:`fetch_actions` and the service's day as its latest answer gave it (``None``
+    without a ``Date`` header)."""
+    windows = action_windows(start, end, mode)
+    jobs = [prepare(n, start_date=lo, end_date=hi) for n, lo, hi in windows]
+    got: dict[str, list[pa.Table]] = {}
+    served: list[dt.date] = []
+    for (name, _, _), out in zip(windows, send_all(jobs), strict=True):
+        if isinstance(out.error, PlanError):
+            raise AdjustmentUnavailable(
+                out.error.service_message, endpoint=out.error.endpoint, plan=out.error.plan
+            ) from None
+        if out.error is not None:
+            raise out.error
+        assert out.result is not None
+        got.setdefault(name, []).append(out.result.table)
+        served += [r.served for r in out.result.responses if r.served is not None]
+    dividends = concat(got[DIVIDENDS]) if DIVIDENDS in got else None
+    return concat(got[CAPITAL]), dividends, max(served, default=None)
