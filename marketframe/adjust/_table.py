@@ -43,7 +43,7 @@ def factor_table(
     *,
     mode: str = "all",
     start: Any = None,
-    client: Any,
+    client: Any = None,
     backend: str = "pandas",
 ) -> Any:
     """One row per corporate action of ``symbols`` (a symbol, a list; None: every symbol)

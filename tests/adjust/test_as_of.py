@@ -216,3 +216,10 @@ def test_the_commands_take_as_of(sandbox, api_key, monkeypatch, tmp_path, capsys
     capsys.readouterr()
     assert main([*argv, "--as-of", "2025-06-17", "-o", str(out)]) != 0
     assert "without adjust" in capsys.readouterr().err
+
+
+def test_the_factor_table_without_a_client_says_what_to_pass() -> None:
+    from marketframe.exceptions import InvalidParams
+
+    with pytest.raises(InvalidParams, match="Client.sandbox"):
+        factor_table("0050", as_of="2025-12-31")
