@@ -36,6 +36,7 @@ from ._futopt_contracts import (
     _listed_months,
     _spreads,
     _strike_step,
+    months_out,
     settlement_date,
 )
 from ._intraday import KIND_CLOSE, KIND_CONT, KIND_OPEN, Day, _path, _split_sizes
@@ -265,7 +266,6 @@ class FutOpt:
             fut = self._levels(
                 replace(c, symbol=c.symbol.split("/")[0], far=None), d, i, afterhours
             )[1]
-        months_out = (c.year - d.year) * 12 + c.month - d.month
         years = max((c.settlement - d).days, 1) / 365
         if c.far is not None:  # far minus near
             far = self._levels(c.far, d, i, afterhours)[1]
@@ -284,7 +284,7 @@ class FutOpt:
             h, lo = max(a, b, o, cl), min(a, b, o, cl)
             option = True
         h, lo = max(h, o, cl), min(lo, o, cl)
-        scale = 1 / (1 + 2 * months_out) / (3 if afterhours else 1)
+        scale = 1 / (1 + 2 * months_out(c, d)) / (3 if afterhours else 1)
         n = max(20, int(c.product.trades * scale))
         volume = max(2 * n, int(c.product.volume * scale * math.exp(0.3 * rng.normal())))
         if afterhours:

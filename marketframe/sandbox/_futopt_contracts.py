@@ -67,6 +67,14 @@ def settlement_date(year: int, month: int) -> date:
     return d if cal.is_trading_day(d) else cal.next_trading_day(d)
 
 
+def months_out(c: Contract, d: date) -> int:
+    """How many months after the front month (the nearest not yet settled on ``d``) contract
+    ``c`` expires: 0 for the front month. What a month trades and holds follows its rank,
+    not the calendar: once a month settles, the next one is the front and trades most."""
+    y, m = _months(d, 1)[0]
+    return (c.year - y) * 12 + c.month - m
+
+
 def _months(d: date, n: int) -> list[tuple[int, int]]:
     y, m = d.year, d.month
     if settlement_date(y, m) < d:

@@ -21,7 +21,14 @@ import numpy as np
 
 from . import _calendar as cal
 from ._futopt import FutOpt
-from ._futopt_contracts import MONTH_CODES, PRODUCTS, PUT_CODES, Contract, settlement_date
+from ._futopt_contracts import (
+    MONTH_CODES,
+    PRODUCTS,
+    PUT_CODES,
+    Contract,
+    months_out,
+    settlement_date,
+)
 from ._intraday import Day
 from ._query import Json
 
@@ -182,8 +189,7 @@ class History:
 
     def open_interest(self, c: Contract, d: date) -> int:
         rng = self.market.rng("futopt-oi", c.symbol, d.toordinal())
-        months_out = (c.year - d.year) * 12 + c.month - d.month
-        base = c.product.volume * (0.6 if c.strike is None else 1.5) / (1 + 3 * months_out)
+        base = c.product.volume * (0.6 if c.strike is None else 1.5) / (1 + 3 * months_out(c, d))
         return max(0, int(base * math.exp(0.25 * rng.normal())))
 
     def spread_bar(

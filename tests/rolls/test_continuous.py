@@ -158,3 +158,19 @@ def test_bad_arguments_raise_before_any_request(client, no_request, kwargs, erro
         mf.continuous(args.pop("product"), **args, client=client)
     for w in words:
         assert w in str(err.value)
+
+
+def test_the_front_month_trades_and_holds_the_most_on_every_session(client):
+    """Volume and open interest follow a month's rank, not the calendar: right after an
+    expiry the next month is the front and trades most (the sandbox ranked months by the
+    calendar, so the month after the front often traded more in the weeks after expiry and
+    the volume roll jumped a month early)."""
+    by_volume = mf.continuous("TXF", roll="volume", adjust=None, **SPAN, client=client)
+    by_expiry = mf.continuous("TXF", roll="expiry", adjust=None, **SPAN, client=client)
+    assert by_volume.frame.contract_month.tolist() == by_expiry.frame.contract_month.tolist()
+    for day in ("2026-09-17", "2026-09-18", "2026-10-22"):  # the sessions after expiries
+        got = client.futopt.historical.daily("TXF", date=day)
+        outright = got.call_put.isna() & ~got.contract_month.str.contains("/")
+        futures = got[outright].sort_values("contract_month")  # no spreads, no options
+        assert futures.volume.iloc[0] == futures.volume.max(), day
+        assert futures.open_interest.iloc[0] == futures.open_interest.max(), day
