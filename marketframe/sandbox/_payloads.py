@@ -12,9 +12,9 @@ from typing import TypeVar
 import numpy as np
 
 from . import _calendar as cal
+from ._instrument import Instrument
 from ._intraday import KIND_CLOSE, KIND_CONT, KIND_OPEN, Day
 from ._query import Json
-from ._universe import Instrument
 
 _Number = TypeVar("_Number", bound=float | None)
 

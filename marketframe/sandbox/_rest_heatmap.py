@@ -25,10 +25,10 @@ import numpy as np
 from . import _calendar as cal
 from . import _payloads as wire
 from . import _quote
+from ._instrument import Instrument
 from ._query import Json, Match, Query, ServiceError, bad
 from ._rest_snapshot import snapshot_at
 from ._service import Route, Service
-from ._universe import Instrument
 
 PERIODS = ("1w", "1m", "3m", "6m", "1y", "ytd")
 _TIME_RE = re.compile(r"^\d{6}$")

@@ -13,9 +13,9 @@ import numpy as np
 from . import _adjusted as adj
 from . import _calendar as cal
 from . import _payloads as wire
+from ._instrument import Instrument
 from ._query import Json, Match, Query, ServiceError, bad
 from ._service import MINUTE_FRAMES, TIMEFRAMES, Route, Service
-from ._universe import Instrument
 
 HIST_FIELDS = ("open", "high", "low", "close", "volume", "turnover", "change")
 DEFAULT_FIELDS = ("open", "high", "low", "close", "volume", "change")

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from . import _ownership as own
+from ._instrument import Instrument
 from ._query import Json, Match, Query
 from ._rest_historical import _range
 from ._service import Route, Service
-from ._universe import Instrument
 
 OWN = "/stock/ownership"
 #: the service's whole contract for the four routes (sdk-parity 1.0)
