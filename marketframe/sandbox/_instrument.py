@@ -27,7 +27,13 @@ class Instrument:
     vol: float = 0.018  # daily volatility
     growth: float = 0.04  # long-run drift per year of the synthetic price path
     listed: date = STOCK_HISTORY_START
+    #: the first day it is no longer listed (its last session is the trading day before);
+    #: None: listed to the end of the synthetic history
+    delisted: date | None = None
     suspensions: tuple[tuple[date, date], ...] = ()
+    #: board changes: (first day on the new board, exchange, market), in date order; before
+    #: the first one the instrument is on ``exchange`` / ``market``
+    moves: tuple[tuple[date, str, str], ...] = ()
     dividend_months: tuple[int, ...] = (7,)
     etf: bool = False
     day_trade: bool = True
@@ -68,6 +74,19 @@ class Instrument:
     @property
     def has_limits(self) -> bool:
         return self.market != "ESB" and self.type != "INDEX"
+
+    def listed_on(self, d: date) -> bool:
+        """Listed on ``d``: from its listing day to the day before its delisting (a
+        suspended day included)."""
+        return self.listed <= d and (self.delisted is None or d < self.delisted)
+
+    def board(self, d: date) -> tuple[str, str]:
+        """(exchange, market) on ``d``, after the board changes of :attr:`moves`."""
+        exchange, market = self.exchange, self.market
+        for since, ex, mk in self.moves:
+            if d >= since:
+                exchange, market = ex, mk
+        return exchange, market
 
 
 def _eq(

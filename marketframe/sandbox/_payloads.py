@@ -50,11 +50,12 @@ def iso_minute(t_us: int) -> str:
 
 def header(day_or_inst: Day | Instrument, d: date) -> Json:
     inst = day_or_inst.inst if isinstance(day_or_inst, Day) else day_or_inst
+    exchange, market = inst.board(d)
     return {
         "date": d.isoformat(),
         "type": inst.type,
-        "exchange": inst.exchange,
-        "market": inst.market,
+        "exchange": exchange,
+        "market": market,
         "symbol": inst.symbol,
     }
 

@@ -111,7 +111,7 @@ def snapshot_heatmap(svc: Service, m: Match, q: Query) -> Json:
         raise ServiceError(404, "Resource Not Found")
     members = []
     for inst in svc.market.universe.instruments.values():
-        if inst.type != "EQUITY" or inst.market != index.market:
+        if inst.type != "EQUITY" or inst.board(d)[1] != index.market:
             continue
         day = svc.market.day(inst.symbol, d)
         qt = None if day is None else _quote.quote(day, t, inst.name, svc.market.rng)

@@ -213,8 +213,9 @@ def historical_candles(svc: Service, m: Match, q: Query) -> Json:
     out: dict[str, Any] = {
         "symbol": inst.symbol,
         "type": inst.type,
-        "exchange": inst.exchange,
-        "market": inst.market,
+        # the board it is on today (an instrument may have moved: ``Instrument.moves``)
+        "exchange": inst.board(svc.today())[0],
+        "market": inst.board(svc.today())[1],
     }
     if q.get("timeframe") is not None:
         out["timeframe"] = tf

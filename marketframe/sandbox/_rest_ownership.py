@@ -66,8 +66,9 @@ def _serve(
     start, end = _range(svc, inst, q, required=False)
     body: dict[str, Any] = {
         "type": inst.type,
-        "exchange": inst.exchange,
-        "market": inst.market,
+        # the board it is on today (an instrument may have moved: ``Instrument.moves``)
+        "exchange": inst.board(svc.today())[0],
+        "market": inst.board(svc.today())[1],
         "symbol": inst.symbol,
         "data": [],
     }

@@ -91,7 +91,7 @@ class Service:
 
     def instrument(self, symbol: str) -> Instrument:
         inst = self.market.universe.get(symbol)
-        if inst is None:
+        if inst is None or inst.listed > self.today():  # not known before its listing
             raise ServiceError(404, "Resource Not Found")
         return inst
 

@@ -219,6 +219,90 @@ EQUITIES: tuple[Instrument, ...] = (
     ),
 )
 
+#: Instruments whose listing changes within the synthetic history, so that a question asked
+#: "as of" a date has an answer that differs from today's (a sandbox started with ``now=D``
+#: knows nothing after D). Their names are the sandbox's own; none is an index component,
+#: so the indices, ETF baskets and every other instrument's data are as without them.
+#:
+#: ======  =========================================  ======================================
+#: 6901    lists on 2024-03-18                         no data, ticker 404 before
+#: 1907    delisted from 2025-09-01                     last session 2025-08-29; TERMINATED,
+#:                                                      out of the tickers list from then
+#: 2908    suspended 2025-03-03 to 2025-04-14           no trades, SUSPENDED, still listed
+#: 00991   an ETF that lists on 2025-02-10              type EQUITY, securityType 24
+#: 6905    moves from TPEx (OTC) to TWSE (TSE)          on 2024-09-23 (same symbol)
+#: ======  =========================================  ======================================
+LIFECYCLE: tuple[Instrument, ...] = (
+    _eq(
+        "6901",
+        "模擬新創",
+        "Sandbox Newlist",
+        "TWSE",
+        "TSE",
+        "24",
+        58.0,
+        3000,
+        900,
+        vol=0.028,
+        listed=date(2024, 3, 18),
+    ),
+    _eq(
+        "1907",
+        "模擬退市",
+        "Sandbox Delisted",
+        "TWSE",
+        "TSE",
+        "01",
+        24.0,
+        4000,
+        600,
+        vol=0.022,
+        growth=-0.05,
+        delisted=date(2025, 9, 1),
+    ),
+    _eq(
+        "2908",
+        "模擬停牌",
+        "Sandbox Suspended",
+        "TWSE",
+        "TSE",
+        "29",
+        33.0,
+        2500,
+        500,
+        suspensions=((date(2025, 3, 3), date(2025, 4, 14)),),
+    ),
+    _eq(
+        "00991",
+        "模擬主題ETF",
+        "Sandbox Theme ETF",
+        "TWSE",
+        "TSE",
+        "00",
+        15.0,
+        9000,
+        1200,
+        vol=0.012,
+        security_type="24",
+        etf=True,
+        dividend_months=(),
+        listed=date(2025, 2, 10),
+    ),
+    _eq(
+        "6905",
+        "模擬轉板",
+        "Sandbox Uplisted",
+        "TPEx",
+        "OTC",
+        "24",
+        70.0,
+        1800,
+        700,
+        vol=0.026,
+        moves=((date(2024, 9, 23), "TWSE", "TSE"),),
+    ),
+)
+
 INDICES: tuple[Instrument, ...] = (
     Instrument(
         "IX0001",
@@ -298,7 +382,7 @@ class Universe:
     def __init__(self, extra_equities: int = 0) -> None:
         extra = tuple(synthetic_equity(i) for i in range(1, extra_equities + 1))
         self.instruments: dict[str, Instrument] = {
-            x.symbol: x for x in (*EQUITIES, *extra, *INDICES, *WARRANTS)
+            x.symbol: x for x in (*EQUITIES, *LIFECYCLE, *extra, *INDICES, *WARRANTS)
         }
 
     def __getitem__(self, symbol: str) -> Instrument:
