@@ -47,9 +47,10 @@ ENDPOINT = "universe"
 DATASET = DatasetId(ENDPOINT, "archive", None)
 TICKERS = "stock.intraday.tickers"
 CANDLES = "stock.historical.candles"
-#: the listed types the archive records, and the boards asked for each
-LISTED_TYPES = ("EQUITY", "INDEX", "WARRANT")
+#: the boards the archive asks for, and the listed types of each (the emerging board lists
+#: equities only)
 LISTED_MARKETS = ("TSE", "OTC", "ESB")
+LISTED = {"TSE": ("EQUITY", "INDEX", "WARRANT"), "OTC": ("EQUITY", "INDEX", "WARRANT")}
 #: what ``type=`` accepts: the service's types, and ``ETF`` (the equities that are ETFs)
 TYPES = ("EQUITY", "ETF", "INDEX", "WARRANT")
 #: what ``board=`` accepts: an exchange, or a market of one
@@ -104,7 +105,7 @@ def record(
     report = SyncReport(DATASET.key)
     client = parts.client
     asks: list[tuple[str, str, bool]] = [
-        (t, m, False) for t in LISTED_TYPES for m in LISTED_MARKETS
+        (t, m, False) for m in LISTED_MARKETS for t in LISTED.get(m, ("EQUITY",))
     ]
     asks += [("EQUITY", m, True) for m in LISTED_MARKETS]
     jobs = [
