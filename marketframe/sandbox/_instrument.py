@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 STOCK_HISTORY_START = date(2010, 1, 4)
@@ -79,6 +79,13 @@ class Instrument:
         """Listed on ``d``: from its listing day to the day before its delisting (a
         suspended day included)."""
         return self.listed <= d and (self.delisted is None or d < self.delisted)
+
+    def until(self, end: date) -> date:
+        """``end``, or the day before its delisting when that comes first (the last day any
+        of its data may have)."""
+        if self.delisted is None:
+            return end
+        return min(end, self.delisted - timedelta(days=1))
 
     def board(self, d: date) -> tuple[str, str]:
         """(exchange, market) on ``d``, after the board changes of :attr:`moves`."""

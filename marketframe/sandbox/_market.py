@@ -28,7 +28,7 @@ from __future__ import annotations
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from threading import Lock
 
 import numpy as np
@@ -127,8 +127,7 @@ class Market:
     def _days_of(self, inst: Instrument) -> np.ndarray:
         """Its sessions: from its first day to its last (the day before a delisting), less
         its suspensions."""
-        last = HORIZON if inst.delisted is None else inst.delisted - timedelta(days=1)
-        days = cal.trading_days(inst.first_day, last)
+        days = cal.trading_days(inst.first_day, inst.until(HORIZON))
         if inst.suspensions:
             keep = np.ones(len(days), dtype=bool)
             for a, b in inst.suspensions:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from marketframe.exceptions import SymbolNotFound
@@ -58,6 +59,14 @@ def test_a_delisted_stock_is_terminated_its_candles_end_and_it_leaves_the_list(
         assert client.stock.intraday.candles("1907").empty
         assert client.stock.intraday.trades("1907").empty
         assert client.stock.intraday.quote("1907").close_price.isna().all()
+        sb.set_now(at("2025-11-20"))  # its holders' and directors' reports end with it
+        ownership = client.stock.ownership
+        tdcc = ownership.tdcc_distribution("1907", start="2025-07-01", end="2025-11-20")
+        assert tdcc.date.max() == pd.Timestamp("2025-08-29")
+        directors = ownership.director_holdings("1907", start="2025-01-01", end="2025-11-20")
+        assert directors.date.max() <= pd.Timestamp("2025-08-31")
+        trades = ownership.institutional_trades("1907", start="2025-07-01", end="2025-11-20")
+        assert trades.date.max() == pd.Timestamp("2025-08-29")
         sb.set_now(at("2026-11-20"))  # long after: still terminated, history still served
         assert status(client, "1907") == "TERMINATED"
         days = bar_days(client, "1907", "2025-06-01", "2025-12-31")
