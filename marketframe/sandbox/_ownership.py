@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from . import _calendar as cal
+from ._instrument import Instrument
 from ._market import Market
 from ._payloads import num, px
-from ._universe import Instrument
 
 #: (who, share of the day's volume each side may reach)
 _CLASSES = (("foreign", 0.35), ("trust", 0.05), ("dealer", 0.08))
@@ -167,7 +167,8 @@ class Ownership:
     def _directors(self, inst: Instrument) -> Series:
         rng = self.market.rng("ownership-directors", inst.symbol)
         first = inst.first_day
-        months = np.arange(np.datetime64(first, "M"), np.datetime64(cal.CALENDAR_END, "M") + 1)
+        last = inst.until(cal.CALENDAR_END)  # none after a delisting
+        months = np.arange(np.datetime64(first, "M"), np.datetime64(last, "M") + 1)
         n, k = len(months), int(rng.integers(7, 11))
         titles = ["董事長", *["董事"] * (k - 4), *["獨立董事"] * 3]
         names = [
@@ -216,7 +217,7 @@ class Ownership:
 
     def _tdcc(self, inst: Instrument) -> Series:
         rng = self.market.rng("ownership-tdcc", inst.symbol)
-        days = cal.trading_days(inst.first_day, cal.CALENDAR_END)
+        days = cal.trading_days(inst.first_day, inst.until(cal.CALENDAR_END))
         week = (days - np.datetime64("1970-01-05")).astype(np.int64) // 7
         dates = days[np.r_[week[1:] != week[:-1], True]]  # the last trading day of each week
         n, b = len(dates), len(TDCC_BRACKETS)
