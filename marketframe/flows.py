@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from marketframe._checks import check_frame, is_polars
 from marketframe.exceptions import InvalidParams
 
 __all__ = ["DATASETS", "Publication", "available", "join", "summary"]
@@ -87,22 +88,8 @@ def _dataset(dataset: str) -> tuple[str, Publication]:
     return name, DATASETS[name]
 
 
-def _is_polars(frame: Any) -> bool:
-    return type(frame).__module__.startswith("polars")
-
-
 def _pandas(frame: Any, param: str, need: Sequence[str]) -> pd.DataFrame:
-    if _is_polars(frame):
-        out: pd.DataFrame = frame.to_pandas()
-    elif isinstance(frame, pd.DataFrame):
-        out = frame
-    else:
-        raise InvalidParams(
-            WHERE, param, f"is a {type(frame).__name__}", "a pandas or polars DataFrame"
-        )
-    missing = [c for c in need if c not in out.columns]
-    if missing:
-        raise InvalidParams(WHERE, param, f"has no column {missing[0]!r}", ", ".join(need))
+    out: pd.DataFrame = check_frame(WHERE, param, frame, tuple(need))
     return out
 
 
@@ -203,7 +190,7 @@ def summary(flows: Any, dataset: str) -> Any:
 
 
 def _back(out: pd.DataFrame, like: Any) -> Any:
-    if _is_polars(like):
+    if is_polars(like):
         import polars as pl
 
         return pl.from_pandas(out)
