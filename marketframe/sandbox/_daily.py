@@ -9,7 +9,7 @@ from datetime import date
 
 import numpy as np
 
-from ._universe import Instrument
+from ._instrument import Instrument
 
 # --- corporate events --------------------------------------------------------------------------
 

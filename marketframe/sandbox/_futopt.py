@@ -38,9 +38,9 @@ from ._futopt_contracts import (
     _strike_step,
     settlement_date,
 )
+from ._instrument import Instrument
 from ._intraday import KIND_CLOSE, KIND_CONT, KIND_OPEN, Day, _path, _split_sizes
 from ._market import Market
-from ._universe import Instrument
 
 
 def _otick(price: float) -> int:

@@ -16,8 +16,8 @@ import numpy as np
 
 from . import _calendar as cal
 from ._daily import Daily
+from ._instrument import Instrument
 from ._query import Json
-from ._universe import Instrument
 
 KIND_OPEN, KIND_CONT, KIND_CLOSE, KIND_CALL = 0, 1, 2, 3
 #: odd-lot intraday trading: the first call auction at 09:10, then one a minute to 13:30

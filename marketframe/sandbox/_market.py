@@ -28,7 +28,7 @@ from __future__ import annotations
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from threading import Lock
 
 import numpy as np
@@ -38,8 +38,9 @@ from . import _calendar as cal
 from . import _disposition as dispo
 from ._daily import Daily
 from ._factors import MarketPath, loadings, market_path
+from ._instrument import Instrument
 from ._intraday import Day, make_day, make_oddlot
-from ._universe import BOARD_CAP, INDUSTRY_SHARE, WEIGHT_DAY, Instrument, Universe
+from ._universe import BOARD_CAP, INDUSTRY_SHARE, WEIGHT_DAY, Universe
 from ._walks import Fund, Walk, make_daily
 
 HORIZON = date(2030, 12, 31)
@@ -124,7 +125,10 @@ class Market:
         return got
 
     def _days_of(self, inst: Instrument) -> np.ndarray:
-        days = cal.trading_days(inst.first_day, HORIZON)
+        """Its sessions: from its first day to its last (the day before a delisting), less
+        its suspensions."""
+        last = HORIZON if inst.delisted is None else inst.delisted - timedelta(days=1)
+        days = cal.trading_days(inst.first_day, last)
         if inst.suspensions:
             keep = np.ones(len(days), dtype=bool)
             for a, b in inst.suspensions:

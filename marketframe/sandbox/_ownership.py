@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from . import _calendar as cal
+from ._instrument import Instrument
 from ._market import Market
 from ._payloads import num, px
-from ._universe import Instrument
 
 #: (who, share of the day's volume each side may reach)
 _CLASSES = (("foreign", 0.35), ("trust", 0.05), ("dealer", 0.08))

@@ -12,9 +12,9 @@ from typing import TypeVar
 import numpy as np
 
 from . import _calendar as cal
+from ._instrument import Instrument
 from ._intraday import KIND_CLOSE, KIND_CONT, KIND_OPEN, Day
 from ._query import Json
-from ._universe import Instrument
 
 _Number = TypeVar("_Number", bound=float | None)
 
@@ -50,11 +50,12 @@ def iso_minute(t_us: int) -> str:
 
 def header(day_or_inst: Day | Instrument, d: date) -> Json:
     inst = day_or_inst.inst if isinstance(day_or_inst, Day) else day_or_inst
+    exchange, market = inst.board(d)
     return {
         "date": d.isoformat(),
         "type": inst.type,
-        "exchange": inst.exchange,
-        "market": inst.market,
+        "exchange": exchange,
+        "market": market,
         "symbol": inst.symbol,
     }
 

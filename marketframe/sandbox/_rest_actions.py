@@ -59,7 +59,7 @@ def capital_changes(svc: Service, m: Match, q: Query) -> Json:
             row = {
                 "symbol": sym,
                 "name": inst.name,
-                "exchange": inst.exchange,
+                "exchange": inst.board(ch.effective)[0],
                 "actionType": ch.action_type,
                 "effectiveDate": ch.effective.isoformat(),
                 "adjustmentFactor": ch.factor,
@@ -81,10 +81,13 @@ def dividends(svc: Service, m: Match, q: Query) -> Json:
     announced_until = today + timedelta(days=60)
     rows = []
     for sym, inst in svc.market.universe.instruments.items():
-        if inst.type != "EQUITY" or (exchange and inst.exchange != exchange):
+        if inst.type != "EQUITY":
             continue
         for dv in svc.market.daily(sym).dividends:
             if not (start <= dv.ex_date <= end) or dv.ex_date > announced_until:
+                continue
+            on_exchange = inst.board(dv.ex_date)[0]
+            if exchange and on_exchange != exchange:
                 continue
             happened = dv.ex_date <= today
             kind = "權息" if dv.stock and dv.cash else ("權" if dv.stock else "息")
@@ -92,7 +95,7 @@ def dividends(svc: Service, m: Match, q: Query) -> Json:
             up, down = cal.limits(dv.reference, inst.etf)
             row = {
                 "date": dv.ex_date.isoformat(),
-                "exchange": inst.exchange,
+                "exchange": on_exchange,
                 "symbol": sym,
                 "name": inst.name,
                 "previousClose": wire.px(dv.previous_close) if happened else None,

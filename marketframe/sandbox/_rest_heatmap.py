@@ -25,10 +25,10 @@ import numpy as np
 from . import _calendar as cal
 from . import _payloads as wire
 from . import _quote
+from ._instrument import Instrument
 from ._query import Json, Match, Query, ServiceError, bad
 from ._rest_snapshot import snapshot_at
 from ._service import Route, Service
-from ._universe import Instrument
 
 PERIODS = ("1w", "1m", "3m", "6m", "1y", "ytd")
 _TIME_RE = re.compile(r"^\d{6}$")
@@ -111,7 +111,7 @@ def snapshot_heatmap(svc: Service, m: Match, q: Query) -> Json:
         raise ServiceError(404, "Resource Not Found")
     members = []
     for inst in svc.market.universe.instruments.values():
-        if inst.type != "EQUITY" or inst.market != index.market:
+        if inst.type != "EQUITY" or inst.board(d)[1] != index.market:
             continue
         day = svc.market.day(inst.symbol, d)
         qt = None if day is None else _quote.quote(day, t, inst.name, svc.market.rng)

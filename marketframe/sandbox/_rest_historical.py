@@ -13,9 +13,9 @@ import numpy as np
 from . import _adjusted as adj
 from . import _calendar as cal
 from . import _payloads as wire
+from ._instrument import Instrument
 from ._query import Json, Match, Query, ServiceError, bad
 from ._service import MINUTE_FRAMES, TIMEFRAMES, Route, Service
-from ._universe import Instrument
 
 HIST_FIELDS = ("open", "high", "low", "close", "volume", "turnover", "change")
 DEFAULT_FIELDS = ("open", "high", "low", "close", "volume", "change")
@@ -213,8 +213,9 @@ def historical_candles(svc: Service, m: Match, q: Query) -> Json:
     out: dict[str, Any] = {
         "symbol": inst.symbol,
         "type": inst.type,
-        "exchange": inst.exchange,
-        "market": inst.market,
+        # the board it is on today (an instrument may have moved: ``Instrument.moves``)
+        "exchange": inst.board(svc.today())[0],
+        "market": inst.board(svc.today())[1],
     }
     if q.get("timeframe") is not None:
         out["timeframe"] = tf

@@ -25,13 +25,15 @@ def tickers(svc: Service, m: Match, q: Query) -> Json:
     d = svc.today()
     rows = []
     for inst in svc.market.universe.instruments.values():
-        if inst.type != want or inst.first_day > d:
+        # listed that day: not before its listing, nor from its delisting on
+        if inst.type != want or inst.first_day > d or not inst.listed_on(d):
             continue
-        if type_ == "ODDLOT" and inst.market == "ESB":
+        on_exchange, on_market = inst.board(d)
+        if type_ == "ODDLOT" and on_market == "ESB":
             continue
-        if exchange and inst.exchange != exchange:
+        if exchange and on_exchange != exchange:
             continue
-        if market and inst.market != market:
+        if market and on_market != market:
             continue
         if industry and inst.industry != industry:
             continue
@@ -64,11 +66,11 @@ def ticker(svc: Service, m: Match, q: Query) -> Json:
     d = svc.today()
     daily = svc.market.daily(inst.symbol)
     i = daily.index_of(d)
-    if i is None:  # suspended today: previous close is the last close
+    if i is None:  # suspended (or delisted) today: previous close is the last close
         i = int(np.searchsorted(daily.dates, np.datetime64(d))) - 1
         ref = prev = int(daily.close[max(i, 0)])
         up, down = cal.limits(ref, inst.etf) if inst.has_limits else (0, 0)
-        status = "SUSPENDED"
+        status = "SUSPENDED" if inst.listed_on(d) else "TERMINATED"
     else:
         ref, prev = int(daily.ref[i]), int(daily.prev_close[i])
         up, down = int(daily.limit_up[i]), int(daily.limit_down[i])

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from . import _ownership as own
+from ._instrument import Instrument
 from ._query import Json, Match, Query
 from ._rest_historical import _range
 from ._service import Route, Service
-from ._universe import Instrument
 
 OWN = "/stock/ownership"
 #: the service's whole contract for the four routes (sdk-parity 1.0)
@@ -66,8 +66,9 @@ def _serve(
     start, end = _range(svc, inst, q, required=False)
     body: dict[str, Any] = {
         "type": inst.type,
-        "exchange": inst.exchange,
-        "market": inst.market,
+        # the board it is on today (an instrument may have moved: ``Instrument.moves``)
+        "exchange": inst.board(svc.today())[0],
+        "market": inst.board(svc.today())[1],
         "symbol": inst.symbol,
         "data": [],
     }

@@ -30,7 +30,7 @@ def _snapshot_rows(svc: Service, market: str, type_: str) -> tuple[date, str, li
     snap = snapshot_at(svc, d)
     rows = []
     for inst in svc.market.universe.instruments.values():
-        if inst.type != "EQUITY" or inst.market != market:
+        if inst.type != "EQUITY" or inst.board(d)[1] != market:
             continue
         if type_ == "COMMONSTOCK" and inst.security_type != "01":
             continue

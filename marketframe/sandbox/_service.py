@@ -16,11 +16,11 @@ from typing import Any
 
 from . import _calendar as cal
 from ._futopt import FutOpt
+from ._instrument import Instrument
 from ._intraday import Day
 from ._market import Market
 from ._ownership import Ownership
 from ._query import Query, ServiceError
-from ._universe import Instrument
 
 MINUTE_FRAMES = ("1", "3", "5", "10", "15", "30", "60")
 TIMEFRAMES = (*MINUTE_FRAMES, "D", "W", "M")
@@ -91,7 +91,7 @@ class Service:
 
     def instrument(self, symbol: str) -> Instrument:
         inst = self.market.universe.get(symbol)
-        if inst is None:
+        if inst is None or inst.listed > self.today():  # not known before its listing
             raise ServiceError(404, "Resource Not Found")
         return inst
 

@@ -111,11 +111,12 @@ def iter_rows(channel: str, day: Day, rng: Rng) -> Iterator[tuple[int, Json]]:
     """:func:`event_rows` one by one (the books and the aggregates are made as they are
     asked for)."""
     inst = day.inst
+    exchange, market = inst.board(day.date)
     head: dict[str, Any] = {
         "symbol": inst.symbol,
         "type": inst.type,
-        "exchange": inst.exchange,
-        "market": inst.market,
+        "exchange": exchange,
+        "market": market,
     }
     rows: list[tuple[int, Json]] = []
     n = len(day.time)
@@ -127,7 +128,7 @@ def iter_rows(channel: str, day: Day, rng: Rng) -> Iterator[tuple[int, Json]]:
                     {
                         "symbol": inst.symbol,
                         "type": inst.type,
-                        "exchange": inst.exchange,
+                        "exchange": exchange,
                         "index": wire.px(p),
                         "time": int(t),
                     },

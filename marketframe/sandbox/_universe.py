@@ -6,107 +6,18 @@ events are synthetic (see ``_market``); nothing here is real market data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
 
-STOCK_HISTORY_START = date(2010, 1, 4)
+from ._instrument import Instrument, _eq
+
 #: share of a stock's daily variance that is its industry's factor (same industry code)
 INDUSTRY_SHARE = 0.15
-INDEX_HISTORY_START = date(2015, 1, 5)
 #: the day on which the index weights of :attr:`Instrument.weight` hold (shares outstanding
 #: are set so that each component's capitalisation is that share of its board's that day)
 WEIGHT_DAY = date(2025, 6, 30)
 #: the capitalisation of each board's index on :data:`WEIGHT_DAY`, TWD (TWSE: about 70
 #: trillion in mid-2025; TPEx: about 5.5 trillion)
 BOARD_CAP = {"TSE": 70e12, "OTC": 5.5e12}
-
-
-@dataclass(frozen=True)
-class Instrument:
-    symbol: str
-    name: str
-    name_en: str
-    type: str  # EQUITY, INDEX, WARRANT
-    exchange: str  # TWSE, TPEx
-    market: str  # TSE, OTC, ESB
-    industry: str  # industry code ("00": none)
-    security_type: str  # security-type code
-    start_price: float  # first close of the synthetic history (dollars)
-    volume: int  # mean daily volume in the unit of intraday data (lots, or shares)
-    trades: int  # mean number of trades per day
-    vol: float = 0.018  # daily volatility
-    growth: float = 0.04  # long-run drift per year of the synthetic price path
-    listed: date = STOCK_HISTORY_START
-    suspensions: tuple[tuple[date, date], ...] = ()
-    dividend_months: tuple[int, ...] = (7,)
-    etf: bool = False
-    day_trade: bool = True
-    underlying: str | None = None
-    #: the share of the stock's daily variance that is the market factor's (the rest is the
-    #: industry factor's, :data:`INDUSTRY_SHARE`, and the stock's own)
-    beta: float = 0.45
-    #: the stock's share of its board's index (TAIEX, TPEx index) on :data:`WEIGHT_DAY`, of
-    #: the order of the real company's; 0: not a component of the sandbox's index
-    weight: float = 0.0
-    #: speculative runs a year: days of steep gains that put the stock on the exchanges'
-    #: attention list and, when they last, under disposition (``_disposition``)
-    runs: float = 0.0
-    #: an ETF's basket: "cap" holds its board's index components at their capitalisation,
-    #: "equal" the same companies less ``basket_excludes`` at equal weights (``_baskets``)
-    basket: str = ""
-    basket_excludes: tuple[str, ...] = ()
-    #: what the service says of this instrument alone (a warrant's terms), as it says it
-    extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
-
-    @property
-    def unit(self) -> str:
-        """Unit of intraday volume: lots for whole-lot stocks, shares on the emerging board,
-        TWD turnover for indices."""
-        if self.type == "INDEX":
-            return "twd"
-        return "shares" if self.market == "ESB" else "lots"
-
-    @property
-    def board_lot(self) -> int:
-        return 1000
-
-    @property
-    def first_day(self) -> date:
-        start = INDEX_HISTORY_START if self.type == "INDEX" else STOCK_HISTORY_START
-        return max(start, self.listed)
-
-    @property
-    def has_limits(self) -> bool:
-        return self.market != "ESB" and self.type != "INDEX"
-
-
-def _eq(
-    symbol: str,
-    name: str,
-    name_en: str,
-    exchange: str,
-    market: str,
-    industry: str,
-    price: float,
-    volume: int,
-    trades: int,
-    **kw: Any,  # the other fields of Instrument, of their own types
-) -> Instrument:
-    return Instrument(
-        symbol,
-        name,
-        name_en,
-        "EQUITY",
-        exchange,
-        market,
-        industry,
-        kw.pop("security_type", "01"),
-        price,
-        volume,
-        trades,
-        **kw,
-    )
 
 
 EQUITIES: tuple[Instrument, ...] = (
@@ -308,6 +219,90 @@ EQUITIES: tuple[Instrument, ...] = (
     ),
 )
 
+#: Instruments whose listing changes within the synthetic history, so that a question asked
+#: "as of" a date has an answer that differs from today's (a sandbox started with ``now=D``
+#: knows nothing after D). Their names are the sandbox's own; none is an index component,
+#: so the indices, ETF baskets and every other instrument's data are as without them.
+#:
+#: ======  =========================================  ======================================
+#: 6901    lists on 2024-03-18                         no data, ticker 404 before
+#: 1907    delisted from 2025-09-01                     last session 2025-08-29; TERMINATED,
+#:                                                      out of the tickers list from then
+#: 2908    suspended 2025-03-03 to 2025-04-14           no trades, SUSPENDED, still listed
+#: 00991   an ETF that lists on 2025-02-10              type EQUITY, securityType 24
+#: 6905    moves from TPEx (OTC) to TWSE (TSE)          on 2024-09-23 (same symbol)
+#: ======  =========================================  ======================================
+LIFECYCLE: tuple[Instrument, ...] = (
+    _eq(
+        "6901",
+        "模擬新創",
+        "Sandbox Newlist",
+        "TWSE",
+        "TSE",
+        "24",
+        58.0,
+        3000,
+        900,
+        vol=0.028,
+        listed=date(2024, 3, 18),
+    ),
+    _eq(
+        "1907",
+        "模擬退市",
+        "Sandbox Delisted",
+        "TWSE",
+        "TSE",
+        "01",
+        24.0,
+        4000,
+        600,
+        vol=0.022,
+        growth=-0.05,
+        delisted=date(2025, 9, 1),
+    ),
+    _eq(
+        "2908",
+        "模擬停牌",
+        "Sandbox Suspended",
+        "TWSE",
+        "TSE",
+        "29",
+        33.0,
+        2500,
+        500,
+        suspensions=((date(2025, 3, 3), date(2025, 4, 14)),),
+    ),
+    _eq(
+        "00991",
+        "模擬主題ETF",
+        "Sandbox Theme ETF",
+        "TWSE",
+        "TSE",
+        "00",
+        15.0,
+        9000,
+        1200,
+        vol=0.012,
+        security_type="24",
+        etf=True,
+        dividend_months=(),
+        listed=date(2025, 2, 10),
+    ),
+    _eq(
+        "6905",
+        "模擬轉板",
+        "Sandbox Uplisted",
+        "TPEx",
+        "OTC",
+        "24",
+        70.0,
+        1800,
+        700,
+        vol=0.026,
+        moves=((date(2024, 9, 23), "TWSE", "TSE"),),
+    ),
+)
+
 INDICES: tuple[Instrument, ...] = (
     Instrument(
         "IX0001",
@@ -387,7 +382,7 @@ class Universe:
     def __init__(self, extra_equities: int = 0) -> None:
         extra = tuple(synthetic_equity(i) for i in range(1, extra_equities + 1))
         self.instruments: dict[str, Instrument] = {
-            x.symbol: x for x in (*EQUITIES, *extra, *INDICES, *WARRANTS)
+            x.symbol: x for x in (*EQUITIES, *LIFECYCLE, *extra, *INDICES, *WARRANTS)
         }
 
     def __getitem__(self, symbol: str) -> Instrument:

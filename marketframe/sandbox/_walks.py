@@ -17,7 +17,7 @@ import numpy as np
 from . import _baskets as bk
 from . import _calendar as cal
 from ._daily import CAPITAL_CHANGES, CapitalChange, Daily, Dividend
-from ._universe import Instrument
+from ._instrument import Instrument
 
 #: a fund's yearly fee
 FUND_FEE = 0.004
