@@ -84,6 +84,8 @@ EXTRAS: Mapping[str, str] = {
     "s3fs": "s3",
     "fsspec": "s3",
     "ipywidgets": "notebook",
+    "vectorbt": "engines",
+    "backtrader": "engines",
 }
 
 
