@@ -107,8 +107,10 @@ def _sessions_after(days: np.ndarray) -> np.ndarray:
     hi = days.max().astype(dt.date) + dt.timedelta(days=40)
     labels = calendar.sessions_in_range(lo, hi).values.astype("datetime64[D]")
     idx = np.searchsorted(labels, days, side="right")
-    out: np.ndarray = labels[np.minimum(idx, len(labels) - 1)]
-    return out
+    out: np.ndarray = np.where(  # past the calendar's coverage: never available
+        idx < len(labels), labels[np.minimum(idx, len(labels) - 1)], np.datetime64("NaT")
+    )
+    return out.astype("datetime64[D]")
 
 
 def available(dataset: str, dates: Any) -> np.ndarray:
@@ -209,6 +211,8 @@ def join(prices: Any, flows: Any, dataset: str, *, prefix: str | None = None) ->
     p = _pandas(prices, "prices", ("symbol", "date"))
     s = summary(_pandas(flows, "flows", _NEEDS[name]), name)
     pre = pub.prefix if prefix is None else prefix
+    if not isinstance(pre, str) or not pre:
+        raise InvalidParams(WHERE, "prefix", f"is {pre!r}", "a non-empty text, or None")
     s = s.rename(columns={c: pre + c for c in s.columns if c != "symbol"})
     left = p.assign(
         _order=np.arange(len(p)),

@@ -111,5 +111,7 @@ def test_bad_input_is_refused_naming_what_is_allowed(prices, own) -> None:
         flows.join(prices, own["institutional_trades"], "margin_balances")
     with pytest.raises(InvalidParams, match="'range'"):
         flows.join(prices, own["institutional_trades"], "tdcc_distribution")
+    with pytest.raises(InvalidParams, match="non-empty"):
+        flows.join(prices, own["institutional_trades"], "institutional_trades", prefix="")
     with pytest.raises(InvalidParams, match="pandas or polars"):
         flows.join(prices.to_dict(), own["institutional_trades"], "institutional_trades")
