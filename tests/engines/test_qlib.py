@@ -107,3 +107,10 @@ def test_qlib_reads_the_store_and_the_delisting(written, adjusted) -> None:
         # a buy-and-hold from the first bar to the last, the delisted stock's at its last
         assert feats[symbol]["held"] == pytest.approx(float(want[-1] / want[0]), rel=1e-6)
     assert sys.executable != python  # the round trip went through the other environment
+
+
+def test_polars_bars_write_the_same_files(written, raw, adjusted, tmp_path) -> None:
+    pl = pytest.importorskip("polars")
+    again = write_qlib(pl.from_pandas(raw), tmp_path, adjusted=pl.from_pandas(adjusted))
+    for path in sorted(p for p in written.rglob("*") if p.is_file()):
+        assert (again / path.relative_to(written)).read_bytes() == path.read_bytes(), path
