@@ -12,7 +12,11 @@ during the backtest stops there instead of vanishing from the universe. Pass adj
 - :func:`to_backtrader` / :func:`backtrader_feeds`: backtrader feeds (the ``backtrader``
   extra);
 - :func:`write_qlib`: a qlib data directory (calendar, instruments with their spans, binary
-  features, ``factor``), written without importing qlib.
+  features, ``factor``), written without importing qlib;
+- :func:`register_zipline`: a zipline-reloaded bundle (assets with their spans, raw bars,
+  the corporate actions as adjustments) on XTAI as marketframe.calendar corrects it
+  (:data:`ZIPLINE_CALENDAR`); zipline-reloaded pins its own pandas, so it usually lives in an
+  environment of its own.
 
 The engines are imported on first use, not with this package.
 """
@@ -22,5 +26,14 @@ from __future__ import annotations
 from marketframe.engines._backtrader import backtrader_feeds, to_backtrader
 from marketframe.engines._qlib import write_qlib
 from marketframe.engines._vectorbt import to_vectorbt
+from marketframe.engines._zipline import CALENDAR as ZIPLINE_CALENDAR
+from marketframe.engines._zipline import register_zipline
 
-__all__ = ["backtrader_feeds", "to_backtrader", "to_vectorbt", "write_qlib"]
+__all__ = [
+    "ZIPLINE_CALENDAR",
+    "backtrader_feeds",
+    "register_zipline",
+    "to_backtrader",
+    "to_vectorbt",
+    "write_qlib",
+]

@@ -86,6 +86,7 @@ EXTRAS: Mapping[str, str] = {
     "ipywidgets": "notebook",
     "vectorbt": "engines",
     "backtrader": "engines",
+    "zipline": "zipline",
 }
 
 
