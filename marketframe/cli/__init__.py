@@ -40,6 +40,7 @@ _COMMANDS: tuple[str, ...] = (
     "marketframe.cli._academy",
     "marketframe.cli._store",
     "marketframe.cli._history",
+    "marketframe.cli._universe",
 )
 
 # What to do about the operating-system errors a command commonly meets.

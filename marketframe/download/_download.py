@@ -21,7 +21,7 @@ from marketframe._progress import progress_bar
 from marketframe._time import taipei_today
 from marketframe._typing import DayLike
 from marketframe.convert import concat, to_frame
-from marketframe.download import _keywords, _yf
+from marketframe.download import _keywords, _universe, _yf
 from marketframe.download._check import BOARD_ENDPOINT, BOARD_TYPE, ENDPOINT, Arguments, check
 from marketframe.endpoints import (
     MARKETS,
@@ -56,6 +56,7 @@ class Options(TypedDict, total=False):
     layout: str
     group_by: str | None
     store: Store | str | os.PathLike[str] | None
+    universe: Any  # a frame of Store.universe, or a day (with store=)
     client: Client[Any] | None
     progress: bool | None
     # yfinance's words of the same meaning (docs/migration.md)
@@ -115,6 +116,7 @@ def download(
     layout: str = "long",
     group_by: str | None = None,
     store: Store | str | os.PathLike[str] | None = None,
+    universe: Any = None,
     client: Client[Any] | None = None,
     progress: bool | None = None,
     **yfinance: Any,
@@ -140,6 +142,11 @@ def download(
     else an embedded sandbox (announced on stderr), closed when the call returns.
     ``progress``: a bar over the windows (None: on long work, 20 windows or more, when
     stderr is a terminal or a notebook).
+    ``universe``: the symbols of a point-in-time universe instead of ``symbols``: a frame of
+    :meth:`Store.universe` (its ``symbol`` column), or a day, meaning the equities (ETFs
+    included) the store's universe lists that day (needs ``store=``; ``symbols`` may then
+    name boards to keep). A member delisted later has rows up to its last session
+    (docs/universe.md).
 
     Rows come symbol by symbol in the order asked (a board's symbols in its listing order), as
     the loaders and :meth:`Store.read` give them, each symbol oldest first; pandas dates are
@@ -162,6 +169,7 @@ def download(
     (a ``TypeError``) naming the closest one.
     """
     symbols, adjust = _keywords.keywords(symbols, adjust, yfinance, KEYWORDS)
+    symbols = _universe.members(universe, symbols, store)
     yf = _yf.resolve(start, end, timeframe, period, interval, adjust, taipei_today())
     symbols, suffixed = _yf.split_suffixes(_keywords.symbol_list(symbols))
     layout = _yf.check_layout(layout, group_by, backend)

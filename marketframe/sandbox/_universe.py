@@ -222,7 +222,8 @@ EQUITIES: tuple[Instrument, ...] = (
 #: Instruments whose listing changes within the synthetic history, so that a question asked
 #: "as of" a date has an answer that differs from today's (a sandbox started with ``now=D``
 #: knows nothing after D). Their names are the sandbox's own; none is an index component,
-#: so the indices, ETF baskets and every other instrument's data are as without them.
+#: so the indices, ETF baskets and every other instrument's data are as without them; and
+#: none pays a dividend, so the corporate-actions lists are as without them too.
 #:
 #: ======  =========================================  ======================================
 #: 6901    lists on 2024-03-18                         no data, ticker 404 before
@@ -245,6 +246,7 @@ LIFECYCLE: tuple[Instrument, ...] = (
         900,
         vol=0.028,
         listed=date(2024, 3, 18),
+        dividend_months=(),
     ),
     _eq(
         "1907",
@@ -259,6 +261,7 @@ LIFECYCLE: tuple[Instrument, ...] = (
         vol=0.022,
         growth=-0.05,
         delisted=date(2025, 9, 1),
+        dividend_months=(),
     ),
     _eq(
         "2908",
@@ -271,6 +274,7 @@ LIFECYCLE: tuple[Instrument, ...] = (
         2500,
         500,
         suspensions=((date(2025, 3, 3), date(2025, 4, 14)),),
+        dividend_months=(),
     ),
     _eq(
         "00991",
@@ -285,8 +289,8 @@ LIFECYCLE: tuple[Instrument, ...] = (
         vol=0.012,
         security_type="24",
         etf=True,
-        dividend_months=(),
         listed=date(2025, 2, 10),
+        dividend_months=(),
     ),
     _eq(
         "6905",
@@ -300,6 +304,7 @@ LIFECYCLE: tuple[Instrument, ...] = (
         700,
         vol=0.026,
         moves=((date(2024, 9, 23), "TWSE", "TSE"),),
+        dividend_months=(),
     ),
 )
 

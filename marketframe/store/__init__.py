@@ -27,7 +27,7 @@ from marketframe.exceptions import (  # the store's errors live in the one error
     StoreUnavailable,
     SyncError,
 )
-from marketframe.store import _compute, _read
+from marketframe.store import _compute, _read, _universe
 from marketframe.store._compute import ComputeReport
 from marketframe.store._core import StoreCore
 from marketframe.store._log._history import GcReport, Snapshot
@@ -96,10 +96,15 @@ class Store(StoreCore):
         ``today`` is only used for responses without an envelope date (technical indicators,
         corporate actions): the default is today's date in Asia/Taipei.
 
+        ``endpoint="universe"`` (no other argument) records today's tickers lists into the
+        archive of :meth:`universe` instead (docs/universe.md).
+
         Returns a :class:`SyncReport`. If any window failed, everything else is still written
         and :class:`SyncError` (carrying ``.report``) is raised, unless ``strict=False``.
         Bad arguments raise :class:`~marketframe.InvalidParams` before any request.
         """
+        if endpoint == _universe.ENDPOINT:  # the day's tickers list, into the archive
+            return _universe.record(self._parts, symbols, start, end, timeframe, today, params)
         spec, syms, day, want = _sync_call.check_args(
             endpoint, symbols, start, end, timeframe, today, params
         )
@@ -194,6 +199,58 @@ class Store(StoreCore):
             _read.read(parts, endpoint, symbols, start, end, timeframe, adjust, params, as_of),
             backend,
         )
+
+    # -- the point-in-time universe (docs/universe.md) --------------------------------------
+
+    @overload
+    def universe(
+        self,
+        as_of: str | dt.date | None = None,
+        *,
+        board: str | None = None,
+        type: str | None = None,
+        backend: Literal["pandas"] = "pandas",
+    ) -> pd.DataFrame: ...
+
+    @overload
+    def universe(
+        self,
+        as_of: str | dt.date | None = None,
+        *,
+        board: str | None = None,
+        type: str | None = None,
+        backend: Literal["polars"],
+    ) -> pl.DataFrame: ...
+
+    @overload
+    def universe(
+        self,
+        as_of: str | dt.date | None = None,
+        *,
+        board: str | None = None,
+        type: str | None = None,
+        backend: Literal["arrow"],
+    ) -> pa.Table: ...
+
+    def universe(
+        self,
+        as_of: str | dt.date | None = None,
+        *,
+        board: str | None = None,
+        type: str | None = None,  # noqa: A002 - the service's word
+        backend: str = "pandas",
+    ) -> Any:
+        """The instruments listed on ``as_of`` (default: today), as the store knew them: the
+        newest day on or before it of the archive ``sync("universe")`` records, else a
+        reconstruction from the stored daily candles (docs/universe.md). Columns: ``date``,
+        ``symbol``, ``name``, ``type``, ``etf``, ``exchange``, ``market``, ``status``,
+        ``source`` (``archive`` or ``reconstructed``), by symbol. ``board``: ``TWSE``,
+        ``TPEx``, ``TSE``, ``OTC`` or ``ESB``; ``type``: ``EQUITY`` (ETFs included), ``ETF``,
+        ``INDEX`` or ``WARRANT``. Sends no request; bad arguments raise
+        :class:`~marketframe.InvalidParams`, nothing to answer from :class:`NotSynced`."""
+        check_backend("Store.universe", backend)
+        day, board, type_ = _universe.check(as_of, board, type)
+        return to_frame(_universe.universe(self._parts, day, board, type_), backend)
 
     # -- derived datasets (docs/compute.md) -------------------------------------------------
 

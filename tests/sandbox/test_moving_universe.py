@@ -62,10 +62,6 @@ def test_a_delisted_stock_is_terminated_its_candles_end_and_it_leaves_the_list(
         assert status(client, "1907") == "TERMINATED"
         days = bar_days(client, "1907", "2025-06-01", "2025-12-31")
         assert days and days[-1] == dt.date(2025, 8, 29)
-        no_dividends = client.stock.corporate_actions.dividends(
-            start_date="2025-09-01", end_date="2026-08-31"
-        )
-        assert "1907" not in set(no_dividends.symbol)
 
 
 def test_a_suspended_stock_stays_listed_without_trades_until_it_resumes(

@@ -1,0 +1,277 @@
+"""The store's point-in-time universe: a daily archive of the tickers list, and for the days
+before it a reconstruction from the stored daily candles (``Store.universe``).
+
+The service's tickers list answers for today only. ``store.sync("universe")`` records the
+day's list, every board and type, as one file of its own::
+
+    <root>/universe/<YYYY-MM-DD>.parquet       (the service's session date)
+
+A day's row: ``date, symbol, name, type, etf, exchange, market, status, source``. ``status`` is
+``SUSPENDED`` for a symbol the list's ``isHalted`` filter names, else ``NORMAL``; a symbol
+the list no longer holds is not listed (the service's ticker then says ``TERMINATED``).
+``etf``: an equity whose code begins with ``00`` (the exchanges' numbering of ETFs).
+
+``store.universe(as_of=D)`` answers the newest archived day on or before ``D``. For a day
+before the archive it reconstructs the list from the stored daily candles
+(``stock.historical.candles``, timeframe ``D``): a symbol is listed from its first stored bar;
+one whose bars end before the end of its synced range (and which the archive's first day does
+not list) is taken as delisted after its last bar; a session without a bar between is a
+suspension. Each row says where it came from in ``source``: ``archive`` or ``reconstructed``.
+See docs/universe.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import warnings
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from marketframe._time import taipei_today
+from marketframe.endpoints import to_date
+from marketframe.exceptions import InvalidParams, NotSynced
+from marketframe.store import _read
+from marketframe.store._dataset import NO_SYMBOL, DatasetId
+from marketframe.store._parts import Parts
+from marketframe.store._report import Failure, SyncReport
+
+#: the folder of the archive, one file per recorded day
+FOLDER = "universe"
+#: the name ``Store.sync`` takes for the archive
+ENDPOINT = "universe"
+#: what the archive's writers lock (a dataset of its own, without symbols)
+DATASET = DatasetId(ENDPOINT, "archive", None)
+TICKERS = "stock.intraday.tickers"
+CANDLES = "stock.historical.candles"
+#: the listed types the archive records, and the boards asked for each
+LISTED_TYPES = ("EQUITY", "INDEX", "WARRANT")
+LISTED_MARKETS = ("TSE", "OTC", "ESB")
+#: what ``type=`` accepts: the service's types, and ``ETF`` (the equities that are ETFs)
+TYPES = ("EQUITY", "ETF", "INDEX", "WARRANT")
+#: what ``board=`` accepts: an exchange, or a market of one
+EXCHANGES = ("TWSE", "TPEx")
+BOARDS = (*EXCHANGES, *LISTED_MARKETS)
+
+_TYPES: dict[str, pa.DataType] = {"date": pa.date32(), "etf": pa.bool_()}
+_NAMES = ("date", "symbol", "name", "type", "etf", "exchange", "market", "status", "source")
+SCHEMA = pa.schema([pa.field(k, _TYPES.get(k, pa.string())) for k in _NAMES])
+
+
+def check(as_of: Any, board: Any, type_: Any) -> tuple[dt.date, str | None, str | None]:
+    """The arguments of ``Store.universe``, checked before anything is read or sent."""
+    where = "Store.universe"
+    day = taipei_today() if as_of is None else to_date(where, "as_of", as_of)
+    if board is not None and board not in BOARDS:
+        raise InvalidParams(where, "board", f"has value {board!r}", ", ".join(BOARDS))
+    if type_ is not None and type_ not in TYPES:
+        raise InvalidParams(where, "type", f"has value {type_!r}", ", ".join(TYPES))
+    return day, board, type_
+
+
+def _is_etf(symbol: str, type_: str) -> bool:
+    return type_ == "EQUITY" and symbol.startswith("00")
+
+
+# -- the archive ------------------------------------------------------------------------------
+
+
+def record(
+    parts: Parts,
+    symbols: Any,
+    start: Any,
+    end: Any,
+    timeframe: Any,
+    today: Any,
+    params: dict[str, Any],
+) -> SyncReport:
+    """``store.sync("universe")``: fetch today's lists (every listed type and board, and the
+    halted ones) and write them as the archive's file of the service's day."""
+    where = "Store.sync"
+    given = (("symbols", symbols), ("start", start), ("end", end), ("timeframe", timeframe))
+    for name, value in (*given, ("today", today)):
+        if value is not None:
+            raise InvalidParams(
+                where, name, f"is not accepted for {ENDPOINT!r}: it records today's list", "None"
+            )
+    if params:
+        raise InvalidParams(
+            where, sorted(params)[0], f"is not accepted for {ENDPOINT!r}", "no parameters"
+        )
+    report = SyncReport(DATASET.key)
+    client = parts.client
+    asks: list[tuple[str, str, bool]] = [
+        (t, m, False) for t in LISTED_TYPES for m in LISTED_MARKETS
+    ]
+    asks += [("EQUITY", m, True) for m in LISTED_MARKETS]
+    jobs = [
+        client.prepare(TICKERS, refresh=True, type=t, market=m, **({"isHalted": True} if h else {}))
+        for t, m, h in asks
+    ]
+    before = client.stats()
+    answers = client.send_all(jobs)
+    after = client.stats()
+    report.requests = after.requests - before.requests
+    report.retries = after.retries - before.retries
+    tables: list[tuple[str, str, pa.Table]] = []
+    halted: set[str] = set()
+    for (t, m, h), got in zip(asks, answers, strict=True):
+        if got.error is not None:
+            report.failures.append(
+                Failure(None, None, None, f"{type(got.error).__name__}: {got.error}")
+            )
+            continue
+        assert got.result is not None
+        table = got.result.table
+        report.rows_received += table.num_rows
+        if h:
+            halted.update(str(s) for s in table.column("symbol").to_pylist())
+        else:
+            tables.append((t, m, table))
+    if report.failures:  # a day's list is recorded whole or not at all
+        return report
+    days = [d for _, _, tb in tables for d in tb.column("date").to_pylist() if d is not None]
+    day = max(days) if days else taipei_today()
+    rows: dict[str, list[Any]] = {k: [] for k in SCHEMA.names}
+    for t, _, tb in tables:
+        for row in tb.select(["symbol", "name", "exchange", "market"]).to_pylist():
+            sym = str(row["symbol"])
+            for k, v in (
+                ("date", day),
+                ("symbol", sym),
+                ("name", row["name"]),
+                ("type", t),
+                ("etf", _is_etf(sym, t)),
+                ("exchange", row["exchange"]),
+                ("market", row["market"]),
+                ("status", "SUSPENDED" if sym in halted and t == "EQUITY" else "NORMAL"),
+                ("source", "archive"),
+            ):
+                rows[k].append(v)
+    out = pa.table(rows, schema=SCHEMA)
+    buf = io.BytesIO()
+    pq.write_table(out, buf)
+    with parts.locked(DATASET, [NO_SYMBOL], writing=f"sync {ENDPOINT}"):
+        parts.storage.replace(f"{FOLDER}/{day.isoformat()}.parquet", buf.getvalue())
+    report.rows_written = out.num_rows
+    report.windows_fetched = 1
+    return report
+
+
+def archived_days(parts: Parts) -> list[dt.date]:
+    """The days the archive holds, oldest first."""
+    out = []
+    for name in parts.storage.names(FOLDER):
+        stem = name.removesuffix(".parquet")
+        if stem != name:
+            try:
+                out.append(dt.date.fromisoformat(stem))
+            except ValueError:
+                continue  # not the archive's (a stray file)
+    return sorted(out)
+
+
+def _archived(parts: Parts, day: dt.date) -> pa.Table:
+    data = parts.storage.read(f"{FOLDER}/{day.isoformat()}.parquet")
+    return pq.read_table(io.BytesIO(data)).cast(SCHEMA)
+
+
+# -- the answer -------------------------------------------------------------------------------
+
+
+def universe(parts: Parts, as_of: dt.date, board: str | None, type_: str | None) -> pa.Table:
+    """The rows of ``Store.universe``: the archive's day on or before ``as_of``, else the
+    reconstruction; filtered on ``board`` and ``type_``, sorted by symbol."""
+    days = archived_days(parts)
+    held = [d for d in days if d <= as_of]
+    if held:
+        table = _archived(parts, held[-1])
+    else:
+        first = _archived(parts, days[0]) if days else None
+        table = _reconstructed(parts, as_of, first)
+    if board is not None:
+        column = "exchange" if board in EXCHANGES else "market"
+        table = table.filter(pc.equal(table.column(column), pa.scalar(board)))
+    if type_ == "ETF":
+        table = table.filter(table.column("etf"))
+    elif type_ is not None:
+        table = table.filter(pc.equal(table.column("type"), pa.scalar(type_)))
+    return table.sort_by("symbol")
+
+
+def _last_session(day: dt.date) -> dt.date | None:
+    """The last trading day on or before ``day`` (None before the calendar's first)."""
+    from marketframe import calendar  # exchange_calendars loads only for a reconstruction
+
+    with warnings.catch_warnings():  # a provisional year: the days known are enough here
+        warnings.simplefilter("ignore")
+        got = calendar.sessions_in_range(day - dt.timedelta(days=30), day)
+    return got[-1].date() if len(got) else None
+
+
+def _sessions(lo: dt.date, hi: dt.date) -> set[dt.date]:
+    from marketframe import calendar
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {t.date() for t in calendar.sessions_in_range(lo, hi)}
+
+
+def _synced_ends(parts: Parts) -> dict[str, dt.date]:
+    """Each symbol's last synced day of the daily candles (the default dataset)."""
+    cov = _read.coverage(parts.log).to_pylist()
+    ends: dict[str, dt.date] = {}
+    for r in cov:
+        if r["dataset"] == CANDLES and r["timeframe"] == "D" and r["params"] == "default":
+            sym = r["symbol"]
+            if sym is not None and (sym not in ends or r["end"] > ends[sym]):
+                ends[sym] = r["end"]
+    return ends
+
+
+def _reconstructed(parts: Parts, as_of: dt.date, first: pa.Table | None) -> pa.Table:
+    """The list on the last session on or before ``as_of``, from the stored daily bars."""
+    ends = _synced_ends(parts)
+    if not ends:
+        raise NotSynced(
+            "the universe",
+            [(None, None, as_of)],
+            "store.sync('universe') (records the list from today on) or "
+            f"store.sync({CANDLES!r}, symbols, start) (a reconstruction from the bars)",
+        )
+    day = _last_session(as_of)
+    rows: dict[str, list[Any]] = {k: [] for k in SCHEMA.names}
+    if day is None:
+        return pa.table(rows, schema=SCHEMA)
+    # what the archive's first day lists is still listed then: a gap before is a suspension
+    later = {} if first is None else {r["symbol"]: r for r in first.to_pylist()}
+    bars = _read.read(parts, CANDLES, sorted(ends), None, None, "D", None, {})
+    bars = bars.select(["symbol", "date", "type", "exchange", "market"])
+    by_symbol: dict[str, list[dict[str, Any]]] = {}
+    for r in bars.to_pylist():
+        by_symbol.setdefault(r["symbol"], []).append(r)
+    for sym, mine in sorted(by_symbol.items()):
+        mine.sort(key=lambda r: r["date"])
+        if mine[0]["date"] > day:
+            continue  # not listed yet
+        last = mine[-1]["date"]
+        if day > last and sym not in later and _sessions(last + dt.timedelta(days=1), ends[sym]):
+            continue  # its bars end before the end of its synced range: delisted
+        known = [r for r in mine if r["date"] <= day][-1]  # its last bar on or before the day
+        seen = later.get(sym)
+        for k, v in (
+            ("date", day),
+            ("symbol", sym),
+            ("name", seen["name"] if seen else None),
+            ("type", known["type"]),
+            ("etf", _is_etf(sym, str(known["type"]))),
+            ("exchange", known["exchange"]),
+            ("market", known["market"]),
+            ("status", "NORMAL" if known["date"] == day else "SUSPENDED"),
+            ("source", "reconstructed"),
+        ):
+            rows[k].append(v)
+    return pa.table(rows, schema=SCHEMA)
