@@ -150,3 +150,26 @@ def check_options(**options: Any) -> dict[str, Any]:
         "deadline": _positive("deadline", options["deadline"]),
         "pace": check_bool("pace", options["pace"]),
     }
+
+
+def is_polars(frame: object) -> bool:
+    """Whether ``frame`` is a polars object (without importing polars)."""
+    return type(frame).__module__.startswith("polars")
+
+
+def check_frame(where: str, param: str, frame: object, need: tuple[str, ...]) -> Any:
+    """``frame`` (a pandas or polars DataFrame with the columns ``need``) as pandas."""
+    import pandas as pd
+
+    if is_polars(frame):
+        out = frame.to_pandas()  # type: ignore[attr-defined]
+    elif isinstance(frame, pd.DataFrame):
+        out = frame
+    else:
+        raise InvalidParams(
+            where, param, f"is a {type(frame).__name__}", "a pandas or polars DataFrame"
+        )
+    missing = [c for c in need if c not in out.columns]
+    if missing:
+        raise InvalidParams(where, param, f"has no column {missing[0]!r}", ", ".join(need))
+    return out

@@ -108,6 +108,9 @@ EXTRAS: Mapping[str, str] = {
     "s3fs": "s3",
     "fsspec": "s3",
     "ipywidgets": "notebook",
+    "vectorbt": "engines",
+    "backtrader": "engines",
+    "zipline": "zipline",
 }
 
 
