@@ -13,7 +13,7 @@ import sys
 from contextlib import ExitStack
 
 from marketframe.cli import add_base_url, add_table_out, emit
-from marketframe.cli._store_args import add_store, existing_store, unmade_if_empty
+from marketframe.cli._store_args import add_store, existing_store
 from marketframe.exceptions import InvalidParams
 from marketframe.store import Store
 
@@ -63,7 +63,6 @@ def _record(a: argparse.Namespace) -> int:
 
     with ExitStack() as stack:
         client = stack.enter_context(connect(base_url=a.base_url, backend="arrow", cache=False))
-        stack.callback(unmade_if_empty(a.store))  # runs once the store is closed
         st = stack.enter_context(Store(a.store, client))
         report = st.sync("universe")
     for failure in report.failures:
