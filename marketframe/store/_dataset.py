@@ -38,6 +38,10 @@ class DatasetId:
         return f"{self.endpoint}|{self.params}|{self.timeframe or '-'}"
 
 
+#: the archive of the tickers lists (``store.sync("universe")``): one file a day, no symbols
+UNIVERSE = DatasetId("universe", "archive", None)
+
+
 @dataclass(frozen=True)
 class Dataset:
     """A dataset, resolved and validated."""

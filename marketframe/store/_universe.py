@@ -2,9 +2,10 @@
 before it a reconstruction from the stored daily candles (``Store.universe``).
 
 The service's tickers list answers for today only. ``store.sync("universe")`` records the
-day's list, every board and type, as one file of its own::
+day's list, every board and type, as one file a day, recorded in the store's log like every
+other file (verified, kept by snapshots and backups)::
 
-    <root>/universe/<YYYY-MM-DD>.parquet       (the service's session date)
+    <root>/dataset=universe/params=archive/<YYYY-MM-DD>.parquet   (the service's session date)
 
 A day's row: ``date, symbol, name, type, etf, exchange, market, status, source``. ``status`` is
 ``SUSPENDED`` for a symbol the list's ``isHalted`` filter names, else ``NORMAL``; a symbol
@@ -34,17 +35,16 @@ import pyarrow.parquet as pq
 from marketframe._time import taipei_today
 from marketframe.endpoints import to_date
 from marketframe.exceptions import InvalidParams, NotSynced
-from marketframe.store import _read
-from marketframe.store._dataset import NO_SYMBOL, DatasetId
+from marketframe.store import _io, _read
+from marketframe.store._dataset import NO_SYMBOL, UNIVERSE
 from marketframe.store._parts import Parts
 from marketframe.store._report import Failure, SyncReport
+from marketframe.store._sync._batch import Batch, Unit
 
-#: the folder of the archive, one file per recorded day
-FOLDER = "universe"
 #: the name ``Store.sync`` takes for the archive
 ENDPOINT = "universe"
 #: what the archive's writers lock (a dataset of its own, without symbols)
-DATASET = DatasetId(ENDPOINT, "archive", None)
+DATASET = UNIVERSE
 TICKERS = "stock.intraday.tickers"
 CANDLES = "stock.historical.candles"
 #: the boards the archive asks for, and the listed types of each (the emerging board lists
@@ -154,30 +154,39 @@ def record(
                 rows[k].append(v)
     out = pa.table(rows, schema=SCHEMA)
     buf = io.BytesIO()
-    pq.write_table(out, buf)
+    pq.write_table(out, buf, write_page_checksum=True)
+    data = buf.getvalue()
+    rel = _rel(day)
     with parts.locked(DATASET, [NO_SYMBOL], writing=f"sync {ENDPOINT}"):
-        parts.storage.replace(f"{FOLDER}/{day.isoformat()}.parquet", buf.getvalue())
+        # one commit of the log, as a sync's: pending, published (a day recorded again keeps
+        # the version it replaces for snapshots), then held
+        staged, stamp = parts.storage.stage(rel, data)
+        rec = {"size": len(data), "hash": _io.digest(data), **stamp, "rows": out.num_rows}
+        batch = Batch(parts.storage, parts.log, f"sync {ENDPOINT}")
+        batch.add(Unit(DATASET, {}, [(staged, rel, rec)], [(NO_SYMBOL, (day, day), day, False)]))
+        batch.close()
     report.rows_written = out.num_rows
     report.windows_fetched = 1
     return report
 
 
-def archived_days(parts: Parts) -> list[dt.date]:
-    """The days the archive holds, oldest first."""
-    out = []
-    for name in parts.storage.names(FOLDER):
-        stem = name.removesuffix(".parquet")
-        if stem != name:
-            try:
-                out.append(dt.date.fromisoformat(stem))
-            except ValueError:
-                continue  # not the archive's (a stray file)
-    return sorted(out)
+def _rel(day: dt.date) -> str:
+    """Where the archive keeps ``day``'s list, relative to the store's root."""
+    return f"{_io.dataset_rel(DATASET)}/{day.isoformat()}.parquet"
 
 
-def _archived(parts: Parts, day: dt.date) -> pa.Table:
-    data = parts.storage.read(f"{FOLDER}/{day.isoformat()}.parquet")
-    return pq.read_table(io.BytesIO(data)).cast(SCHEMA)
+def archived(log: Any) -> dict[dt.date, tuple[str, dict[str, Any]]]:
+    """The days the archive holds (the log's records of them, as of ``log``), by day."""
+    out: dict[dt.date, tuple[str, dict[str, Any]]] = {}
+    for rel, rec in log.files(DATASET).items():
+        if "hash" in rec:  # pending only: staged, never recorded as held
+            out[dt.date.fromisoformat(rel.rsplit("/", 1)[-1].removesuffix(".parquet"))] = (rel, rec)
+    return dict(sorted(out.items()))
+
+
+def _archived(parts: Parts, got: tuple[str, dict[str, Any]]) -> pa.Table:
+    rel, rec = got
+    return parts.storage.read_file(rel, rec, parts.fix).cast(SCHEMA)
 
 
 # -- the answer -------------------------------------------------------------------------------
@@ -186,12 +195,14 @@ def _archived(parts: Parts, day: dt.date) -> pa.Table:
 def universe(parts: Parts, as_of: dt.date, board: str | None, type_: str | None) -> pa.Table:
     """The rows of ``Store.universe``: the archive's day on or before ``as_of``, else the
     reconstruction; filtered on ``board`` and ``type_``, sorted by symbol."""
-    days = archived_days(parts)
+    log = parts.log
+    log.check()
+    days = archived(log)
     held = [d for d in days if d <= as_of]
     if held:
-        table = _archived(parts, held[-1])
+        table = _archived(parts, days[held[-1]])
     else:
-        first = _archived(parts, days[0]) if days else None
+        first = _archived(parts, next(iter(days.values()))) if days else None
         table = _reconstructed(parts, as_of, first)
     if board is not None:
         column = "exchange" if board in EXCHANGES else "market"

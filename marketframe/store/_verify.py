@@ -23,7 +23,7 @@ from marketframe.exceptions import MarketframeError, StoreCorrupted, SyncError
 from marketframe.indicators.stateful import IndicatorSpec
 from marketframe.store import _compute, _io
 from marketframe.store._compute._derive import derived_id
-from marketframe.store._dataset import NO_SYMBOL, DatasetId
+from marketframe.store._dataset import NO_SYMBOL, UNIVERSE, DatasetId
 from marketframe.store._log import _legacy
 from marketframe.store._log._document import fresh
 from marketframe.store._parts import Parts
@@ -92,6 +92,13 @@ def _refetch(
     report: VerifyReport,
 ) -> None:
     """Remove ``rels`` (damaged files of one symbol), forget its coverage, fetch it again."""
+    if ds == UNIVERSE:  # the service lists today's tickers only: a past day is gone
+        report.failures += [
+            f"{rel}: an archived day of the universe cannot be fetched again (the service"
+            " lists today's tickers only); restore it from a backup"
+            for rel in rels
+        ]
+        return
     if ds.endpoint not in ENDPOINTS:  # a store written by a later version
         report.failures += [f"{rel}: {ds.endpoint} is no endpoint of this version" for rel in rels]
         return

@@ -205,3 +205,42 @@ def test_the_command_records_and_prints_the_universe(
             err = capsys.readouterr().err.strip()
             assert len(err.splitlines()) == 1 and "universe" in err
         assert sb.requests_served == served
+
+
+def test_the_archive_is_recorded_in_the_log_on_either_storage(
+    make_sandbox: Any, place: Any
+) -> None:
+    """A day of the archive is a file of the store's log, on a directory or an object
+    store: verified with the rest, read back through its record."""
+    with make_sandbox(now=at("2025-08-29")) as (_, client):
+        with place.store("s", client) as st:
+            assert st.sync("universe").ok
+            report = st.verify()
+            assert report.ok and report.checked == 1
+            assert "1907" in set(st.universe("2025-08-29").symbol)
+        assert place.files("s", "dataset=universe/params=archive/2025-08-29.parquet")
+        with place.store("s") as again:  # another process: from the log
+            assert set(again.universe("2025-08-29").source) == {"archive"}
+
+
+def test_a_damaged_archived_day_is_reported_and_never_refetched(
+    make_sandbox: Any, tmp_path: Path
+) -> None:
+    """The service lists today's tickers only: a damaged past day cannot be fetched again,
+    so repair says so and leaves it for a backup; reading it is an error, not a guess."""
+    from marketframe.exceptions import StoreCorrupted
+
+    with make_sandbox(now=at("2025-08-29")) as (sb, client):
+        with Store(tmp_path / "s", client) as st:
+            st.sync("universe")
+        [day] = (tmp_path / "s").rglob("2025-08-29.parquet")
+        day.write_bytes(day.read_bytes()[:-20] + b"\0" * 20)
+        sb.set_now(at("2025-09-01"))
+        with Store(tmp_path / "s", client) as st:
+            served = sb.requests_served
+            report = st.verify(repair=True)
+            assert any("2025-08-29.parquet" in p for p in report.problems)
+            assert any("cannot be fetched again" in f for f in report.failures)
+            assert sb.requests_served == served
+            with pytest.raises(StoreCorrupted):
+                st.universe("2025-08-29")
