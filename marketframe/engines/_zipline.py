@@ -6,10 +6,12 @@
 - the assets: each symbol from its first bar to its last, ``auto_close_date`` the day after
   (zipline closes a position still held then at the last close: a delisting);
 - the bars: raw prices on every session of the asset's span (a suspension: no trade);
-- the adjustments: each corporate action of :func:`marketframe.adjust.events_of` as a split
-  (its share-count ratio: prices and volumes) and a merger (the rest of its price ratio:
-  prices only), so zipline's adjusted history is marketframe's ``adjust="all"``. Cash
-  dividends adjust prices; they are not paid to a held position as cash.
+- the adjustments: each row of a factor table (:func:`marketframe.adjust.factor_table`, as
+  of the day the bundle should know) or each corporate action of the store's action frames,
+  as a split (its share-count ratio: prices and volumes) and a merger (the rest of its price
+  ratio: prices only), so zipline's adjusted history is marketframe's ``adjust="all"``.
+  Flagged rows of a factor table count 1, as in its cumulative factor. Cash dividends adjust
+  prices; they are not paid to a held position as cash.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ import pandas as pd
 
 from marketframe.adjust import Event
 from marketframe.engines._bars import by_symbol, daily
-from marketframe.exceptions import require_extra
+from marketframe.exceptions import InvalidParams, require_extra
 
 WHERE = "engines.register_zipline"
+#: the flags of a factor table's rows the adjustment leaves out
+FLAGS = ("missing_previous_close", "factor_out_of_range", "non_session")
+FACTOR_COLUMNS = ("symbol", "date", "ratio", "factor", *FLAGS)
 #: the name the corrected calendar is registered under
 CALENDAR = "XTAI-MARKETFRAME"
 #: a regular session, 09:00-13:30
@@ -133,15 +138,24 @@ def register_zipline(
     name: str,
     bars: Any,
     *,
+    factors: Any = None,
     capital_changes: Any = None,
     dividends: Any = None,
     today: dt.date | None = None,
 ) -> None:
     """Register zipline bundle ``name`` of raw daily ``bars`` (``zipline ingest -b NAME``
-    or ``zipline.data.bundles.ingest``), with the corporate actions of the frames of
-    ``stock.corporate_actions.capital_changes`` and ``.dividends`` (store reads) as its
-    adjustments, on the calendar :data:`CALENDAR` (``run_algorithm(...,
-    trading_calendar=get_calendar(CALENDAR))``)."""
+    or ``zipline.data.bundles.ingest``) on the calendar :data:`CALENDAR` (``run_algorithm(...,
+    trading_calendar=get_calendar(CALENDAR))``), adjusted by either ``factors``, a factor
+    table (:func:`marketframe.adjust.factor_table`; its ``as_of`` is what the bundle knows),
+    or the frames of ``stock.corporate_actions.capital_changes`` and ``.dividends`` (store
+    reads; every action up to ``today``, default the last bar's day)."""
+    if factors is not None and capital_changes is not None:
+        raise InvalidParams(
+            WHERE,
+            "factors",
+            "is given with capital_changes",
+            "one of them: a factor table, or the corporate actions' frames",
+        )
     require_extra("zipline", WHERE)
     import exchange_calendars as xcals
     import pyarrow as pa
@@ -152,7 +166,9 @@ def register_zipline(
     frame = daily(WHERE, bars)
     first, last = frame["date"].min(), frame["date"].max()
     events: dict[str, list[Event]] = {}
-    if capital_changes is not None:
+    if factors is not None:
+        events = events_of_factors(factors, set(frame["symbol"]))
+    elif capital_changes is not None:
         caps = pa.Table.from_pandas(daily_frame(capital_changes), preserve_index=False)
         divs = None
         if dividends is not None:
@@ -169,11 +185,32 @@ def register_zipline(
     )
 
 
-def daily_frame(frame: Any) -> pd.DataFrame:
+def events_of_factors(factors: Any, symbols: set[str]) -> dict[str, list[Event]]:
+    """The adjustment's events of a factor table's rows (those of ``symbols``); a flagged
+    row, whose factor the table counts 1, is left out."""
+    table = daily_frame(factors, "factors", FACTOR_COLUMNS)
+    flagged = table[list(FLAGS)].any(axis=1) | table["factor"].isna()
+    events: dict[str, list[Event]] = {}
+    kept = table[~flagged]
+    for symbol, day, factor, ratio in zip(
+        kept["symbol"].astype(str),
+        kept["date"],
+        kept["factor"].to_numpy(float),
+        kept["ratio"].to_numpy(float),
+        strict=True,
+    ):
+        if symbol in symbols:
+            events.setdefault(symbol, []).append(Event(symbol, day, float(factor), float(ratio)))
+    return events
+
+
+def daily_frame(
+    frame: Any, name: str = "capital_changes", columns: tuple[str, ...] = ("symbol",)
+) -> pd.DataFrame:
     """A pandas frame of a pandas or polars one, its datetime columns as dates."""
     from marketframe._checks import check_frame
 
-    out: pd.DataFrame = check_frame(WHERE, "capital_changes", frame, ("symbol",)).copy()
+    out: pd.DataFrame = check_frame(WHERE, name, frame, columns).copy()
     for c in out.columns:
         if pd.api.types.is_datetime64_any_dtype(out[c].dtype):
             out[c] = out[c].dt.date

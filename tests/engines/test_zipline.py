@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from marketframe import calendar
+from marketframe.adjust import factor_table
 from marketframe.engines import register_zipline
 from marketframe.exceptions import ExtraNotInstalled
 
-from .conftest import DELISTED, END, LAST_SESSION, START
+from .conftest import DELISTED, END, LAST_SESSION, START, SYMBOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTIONS = ("stock.corporate_actions.capital_changes", "stock.corporate_actions.dividends")
@@ -30,12 +31,14 @@ import pandas as pd
 from marketframe.engines import ZIPLINE_CALENDAR, register_zipline
 
 d = sys.argv[1]
-register_zipline(
-    "marketframe-test",
-    pd.read_parquet(f"{d}/raw.parquet"),
-    capital_changes=pd.read_parquet(f"{d}/capital.parquet"),
-    dividends=pd.read_parquet(f"{d}/dividends.parquet"),
-)
+if sys.argv[4] == "factors":  # a factor table, as of the bundle's day
+    adjusted_by = {"factors": pd.read_parquet(f"{d}/factors.parquet")}
+else:  # the store's corporate actions
+    adjusted_by = {
+        "capital_changes": pd.read_parquet(f"{d}/capital.parquet"),
+        "dividends": pd.read_parquet(f"{d}/dividends.parquet"),
+    }
+register_zipline("marketframe-test", pd.read_parquet(f"{d}/raw.parquet"), **adjusted_by)
 from zipline import run_algorithm
 from zipline.api import order, record, symbol
 from zipline.data import bundles
@@ -79,7 +82,10 @@ print(json.dumps({"sessions": sessions, "held": held, **ctx_out}))
 
 
 @pytest.mark.slow  # a process that ingests a bundle and runs zipline
-def test_zipline_runs_the_store_and_closes_the_delisted_position(store, raw, adjusted, tmp_path):
+@pytest.mark.parametrize("adjusted_by", ["factors", "actions"])
+def test_zipline_runs_the_store_and_closes_the_delisted_position(
+    store, raw, adjusted, tmp_path, adjusted_by
+):
     python = os.environ.get("MARKETFRAME_ZIPLINE_PYTHON")
     if not python:
         pytest.skip("zipline's environment: MARKETFRAME_ZIPLINE_PYTHON (.ci/run makes one)")
@@ -88,10 +94,11 @@ def test_zipline_runs_the_store_and_closes_the_delisted_position(store, raw, adj
     raw.to_parquet(tmp_path / "raw.parquet")
     store.read(ACTIONS[0]).to_parquet(tmp_path / "capital.parquet")
     store.read(ACTIONS[1]).to_parquet(tmp_path / "dividends.parquet")
+    factor_table(SYMBOLS, as_of=END, client=store.client).to_parquet(tmp_path / "factors.parquet")
     first, last = str(raw["date"].min().date()), str(raw["date"].max().date())
     env = {**os.environ, "ZIPLINE_ROOT": str(tmp_path / "zipline"), "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [python, "-c", RUN, str(tmp_path), first, last],
+        [python, "-c", RUN, str(tmp_path), first, last, adjusted_by],
         capture_output=True,
         text=True,
         check=False,
@@ -113,6 +120,13 @@ def test_zipline_runs_the_store_and_closes_the_delisted_position(store, raw, adj
     assert np.allclose(theirs / theirs[-1], ours / ours[-1], rtol=1e-5)
     traded = raw[raw["symbol"] == "2330"].set_index("date")["close"].loc[got["days"]].to_numpy()
     assert not np.allclose(theirs / theirs[-1], traded / traded[-1], rtol=1e-5)  # not raw
+
+
+def test_a_factor_table_and_the_actions_together_are_refused(raw) -> None:
+    from marketframe.exceptions import InvalidParams
+
+    with pytest.raises(InvalidParams, match="factors"):
+        register_zipline("marketframe-test", raw, factors=raw, capital_changes=raw)
 
 
 def test_without_zipline_the_call_names_its_extra(raw) -> None:
