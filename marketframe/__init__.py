@@ -23,7 +23,10 @@ from .download import download as download  # noqa: E402
 from .indicators.options import options as options  # noqa: E402
 
 if TYPE_CHECKING:
+    from marketframe import adjust as adjust
     from marketframe import calendar as calendar
+    from marketframe import engines as engines
+    from marketframe import flows as flows
     from marketframe.client import Client as Client
     from marketframe.convert import units as units
     from marketframe.download import Ticker as Ticker
@@ -95,10 +98,13 @@ __all__ = [
     "Tickers",
     "TransportError",
     "__version__",
+    "adjust",
     "calendar",
     "continuous",
     "crosscheck",
     "download",
+    "engines",
+    "flows",
     "frames",
     "indicators",
     "options",
@@ -141,7 +147,10 @@ _LAZY = {
     "Ticker": "marketframe.download",
     "Tickers": "marketframe.download",
     "TransportError": "marketframe.exceptions",
-    "calendar": "marketframe",  # a submodule (pandas and exchange_calendars: on first use)
+    "adjust": "marketframe",  # submodules, imported on first use
+    "calendar": "marketframe",  # (pandas and exchange_calendars: on first use)
+    "engines": "marketframe",
+    "flows": "marketframe",
     "continuous": "marketframe.rolls",
     "units": "marketframe.convert",
 }

@@ -250,7 +250,7 @@ def _reconstructed(parts: Parts, as_of: dt.date, first: pa.Table | None) -> pa.T
     if not ends:
         raise NotSynced(
             "the universe",
-            [(None, None, as_of)],
+            [(as_of.isoformat(), None, None)],
             "store.sync('universe') (records the list from today on) or "
             f"store.sync({CANDLES!r}, symbols, start) (a reconstruction from the bars)",
         )

@@ -115,3 +115,13 @@ def test_bad_input_is_refused_naming_what_is_allowed(prices, own) -> None:
         flows.join(prices, own["institutional_trades"], "institutional_trades", prefix="")
     with pytest.raises(InvalidParams, match="pandas or polars"):
         flows.join(prices.to_dict(), own["institutional_trades"], "institutional_trades")
+
+
+def test_the_research_modules_are_attributes_of_the_package() -> None:
+    """``import marketframe as mf; mf.flows.join(...)`` as the docs' other modules work."""
+    import marketframe as mf
+    from marketframe import adjust, engines
+
+    assert mf.flows.join is flows.join
+    assert mf.engines.to_vectorbt is engines.to_vectorbt
+    assert mf.adjust.factor_table is adjust.factor_table

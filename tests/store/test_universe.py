@@ -244,3 +244,9 @@ def test_a_damaged_archived_day_is_reported_and_never_refetched(
             assert sb.requests_served == served
             with pytest.raises(StoreCorrupted):
                 st.universe("2025-08-29")
+
+
+def test_an_empty_store_names_the_day_it_cannot_answer(tmp_path: Path) -> None:
+    with pytest.raises(NotSynced) as err:
+        Store(tmp_path / "s").universe("2025-01-01")
+    assert "universe for 2025-01-01;" in str(err.value)
