@@ -196,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
     print("  marketframe sandbox --port 8000     # the emulator for any client")
     print(
         "  notebooks/ (quickstart, store, indicators, streaming, login, beyond the reference,"
-        " stateful indicators); docs/index.md"
+        " stateful indicators, a survivorship-free backtest); docs/index.md"
     )
     return 1 if missing else 0
 
