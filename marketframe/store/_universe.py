@@ -28,6 +28,7 @@ import io
 import warnings
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -261,29 +262,50 @@ def _reconstructed(parts: Parts, as_of: dt.date, first: pa.Table | None) -> pa.T
     # what the archive's first day lists is still listed then: a gap before is a suspension
     later = {} if first is None else {r["symbol"]: r for r in first.to_pylist()}
     bars = _read.read(parts, CANDLES, sorted(ends), None, None, "D", None, {})
-    bars = bars.select(["symbol", "date", "type", "exchange", "market"])
-    by_symbol: dict[str, list[dict[str, Any]]] = {}
-    for r in bars.to_pylist():
-        by_symbol.setdefault(r["symbol"], []).append(r)
-    for sym, mine in sorted(by_symbol.items()):
-        mine.sort(key=lambda r: r["date"])
-        if mine[0]["date"] > day:
+    if not bars.num_rows:
+        return pa.table(rows, schema=SCHEMA)
+    # one pass over the bars as arrays (by symbol, then date), a step per symbol, not per row
+    bars = (
+        bars.select(["symbol", "date", "type", "exchange", "market"])
+        .cast(
+            pa.schema(
+                [(n, pa.string()) for n in ("symbol",)]
+                + [("date", pa.date32())]
+                + [(n, pa.string()) for n in ("type", "exchange", "market")]
+            )
+        )
+        .sort_by([("symbol", "ascending"), ("date", "ascending")])
+    )
+    symbols = np.asarray(bars.column("symbol").to_numpy(zero_copy_only=False), dtype=str)
+    dates = bars.column("date").to_numpy(zero_copy_only=False).astype("datetime64[D]")
+    cut = np.flatnonzero(symbols[1:] != symbols[:-1]) + 1
+    starts, stops = np.r_[0, cut], np.r_[cut, len(symbols)]
+    lasts = dates[stops - 1]
+    since = lasts.min() + np.timedelta64(1, "D")
+    until = np.datetime64(max(ends.values()), "D")
+    held = np.array(sorted(_sessions(since.item(), until.item())) if since <= until else [],
+                    dtype="datetime64[D]")  # fmt: skip
+    d = np.datetime64(day, "D")
+    known: list[int] = []
+    for lo, hi, last in zip(starts, stops, lasts, strict=True):
+        sym = str(symbols[lo])
+        if dates[lo] > d:
             continue  # not listed yet
-        last = mine[-1]["date"]
-        if day > last and sym not in later and _sessions(last + dt.timedelta(days=1), ends[sym]):
+        end = np.datetime64(ends[sym], "D")
+        missed = np.searchsorted(held, end, "right") - np.searchsorted(held, last, "right")
+        if d > last and sym not in later and missed > 0:
             continue  # its bars end before the end of its synced range: delisted
-        known = [r for r in mine if r["date"] <= day][-1]  # its last bar on or before the day
-        seen = later.get(sym)
-        for k, v in (
-            ("date", day),
-            ("symbol", sym),
-            ("name", seen["name"] if seen else None),
-            ("type", known["type"]),
-            ("etf", _is_etf(sym, str(known["type"]))),
-            ("exchange", known["exchange"]),
-            ("market", known["market"]),
-            ("status", "NORMAL" if known["date"] == day else "SUSPENDED"),
-            ("source", "reconstructed"),
-        ):
-            rows[k].append(v)
+        known.append(lo + int(np.searchsorted(dates[lo:hi], d, "right")) - 1)  # last bar <= day
+    got = bars.take(known)
+    syms = got.column("symbol").to_pylist()
+    types = got.column("type").to_pylist()
+    rows["date"] = [day] * len(known)
+    rows["symbol"] = syms
+    rows["name"] = [later[s]["name"] if s in later else None for s in syms]
+    rows["type"] = types
+    rows["etf"] = [_is_etf(str(s), str(t)) for s, t in zip(syms, types, strict=True)]
+    rows["exchange"] = got.column("exchange").to_pylist()
+    rows["market"] = got.column("market").to_pylist()
+    rows["status"] = ["NORMAL" if x == d else "SUSPENDED" for x in dates[known]]
+    rows["source"] = ["reconstructed"] * len(known)
     return pa.table(rows, schema=SCHEMA)
