@@ -31,12 +31,17 @@ class LocalStorage(Storage):
     def __init__(self, root: Path):
         self.root = root
         self.url = str(root)
+        # the root as a string with its separator: the paths of the calls a compute makes
+        # for every file (read, stage, rewrite, settle, unchanged) are joined as strings,
+        # a third of the Python time a symbol costs when they were joined as Path objects
+        self._top = os.path.join(self.url, "")
 
     def path(self, rel: str) -> Path:
         return self.root / rel
 
     def read(self, rel: str) -> bytes:
-        return (self.root / rel).read_bytes()
+        with open(self._top + rel, "rb") as f:
+            return f.read()
 
     def stage(
         self, rel: str, data: bytes | memoryview, *, durable: bool = True
@@ -44,17 +49,20 @@ class LocalStorage(Storage):
         """Write ``data`` to a hidden, fsynced temporary file beside ``rel``; returns it and
         the stamp its record keeps (the modification time, kept by the rename).
         ``durable=False``: not fsynced; :meth:`settle` makes it durable and puts it in place."""
-        path = self.root / rel
-        if not path.parent.is_dir():
-            path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = _temporary(path)
-        with open(tmp, "wb") as f:
+        folder, _, name = (self._top + rel).rpartition("/")
+        tmp = f"{folder}/{_hidden(name)}"
+        try:
+            f = open(tmp, "wb")
+        except FileNotFoundError:
+            os.makedirs(folder, exist_ok=True)
+            f = open(tmp, "wb")
+        with f:
             f.write(data)
             f.flush()  # the time of the last write, not of the close
             if durable:
                 os.fsync(f.fileno())
             mtime = os.fstat(f.fileno()).st_mtime_ns
-        return tmp, {"mtime_ns": mtime}
+        return Path(tmp), {"mtime_ns": mtime}
 
     def publish(self, staged: Any, rel: str) -> None:
         """Rename a staged file over ``rel`` and fsync the directory: a reader sees the old
@@ -73,11 +81,11 @@ class LocalStorage(Storage):
         data is flushed (``fdatasync``), no inode, and no block is freed and allocated again
         (0.17 -> 0.1 ms of CPU, 0.4 -> 0.2 ms of wall time for a 40 KB state here).
         ``durable=False``: nothing flushed; :meth:`settle` makes it durable."""
-        path = self.root / rel
+        path = self._top + rel
         try:
             f, created = open(path, "r+b"), False  # not truncated
         except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             f, created = open(path, "w+b"), True
         with f:
             same = os.fstat(f.fileno()).st_size == len(data)
@@ -89,7 +97,7 @@ class LocalStorage(Storage):
                 (_datasync if same else os.fsync)(f.fileno())
             mtime = os.fstat(f.fileno()).st_mtime_ns
         if created and durable:
-            fsync_dir(path.parent)
+            fsync_dir(Path(path).parent)
         return {"mtime_ns": mtime}
 
     def settle(self, staged: Sequence[tuple[str, str]], written: Sequence[str]) -> None:
@@ -105,13 +113,13 @@ class LocalStorage(Storage):
         whole = _syncfs(self.root)
         if not whole:
             for rel in [s for s, _ in staged] + list(written):
-                fd = os.open(self.root / rel, os.O_RDONLY)
+                fd = os.open(self._top + rel, os.O_RDONLY)
                 try:
                     os.fsync(fd)
                 finally:
                     os.close(fd)
         for tmp, rel in staged:
-            os.replace(self.root / tmp, self.root / rel)
+            os.replace(self._top + tmp, self._top + rel)
         # the renames, and the directories of new files
         if not (whole and _syncfs(self.root)):
             self.sync_dirs([rel for _, rel in staged] + list(written))
@@ -123,7 +131,7 @@ class LocalStorage(Storage):
         """The cheap check of sync: the file is there with a recorded size and modification
         time (a restored, copied or rewritten file has another; a read checks the hash)."""
         try:
-            st = (self.root / rel).stat()
+            st = os.stat(self._top + rel)
         except FileNotFoundError:
             return False
         return any(
@@ -312,7 +320,12 @@ def made(root: Path) -> None:
 
 
 def _temporary(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    return path.with_name(_hidden(path.name))
+
+
+def _hidden(name: str) -> str:
+    """The hidden temporary name a writer stages ``name`` under (readers skip it)."""
+    return f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
 
 
 # only the data (an overwrite at the same size needs no inode flushed); fsync where the
