@@ -21,6 +21,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st_
 
 import marketframe  # noqa: F401  (registers df.md)
 from marketframe.exceptions import InvalidParams
@@ -464,29 +466,51 @@ def test_spark_map_in_arrow_equals_in_process(sb: Sandbox, tmp_path: Path) -> No
         identical(one, sp)
 
 
-def test_a_rows_digest_goes_on_from_the_last_and_reads_the_earlier_form() -> None:
+def test_a_rows_digest_goes_on_from_the_last_and_reads_the_earlier_forms() -> None:
     """An appended day hashes the newest file's rows once: the digest of more rows goes on
-    from the last one and equals a fresh one. A digest recorded before the tagged form
-    (one SHA-256 over the columns) is still made and matched, so an older store's states
-    are continued, not recomputed. The open and the volume shape no output: not digested."""
+    from the last one and equals a fresh one. A target's digest covers the time and the
+    inputs its outputs depend on: a moved high changes KDJ's, not the SMA's, and the open
+    and the volume change none. The digests recorded before (``c:`` over every input any
+    indicator reads, and the untagged single SHA-256 before that) are still made and
+    matched, so an older store's states are continued, not recomputed."""
     import hashlib
 
     from marketframe.store._compute._derive import INPUTS, USED
     from marketframe.store._compute._statefile import RowsDigest
 
+    def rows(*names: str) -> tuple[int, ...]:
+        return (0, *sorted(1 + INPUTS.index(c) for c in names))
+
+    close, kdj = rows("close"), rows("high", "low", "close")
     cols = np.random.default_rng(1).normal(size=(6, 1000))
     d = RowsDigest(cols)
-    first, second = d.upto(600), d.upto(1000)
-    assert first == RowsDigest(cols).upto(600) and second == RowsDigest(cols).upto(1000)
-    assert first != second and d.upto(600) == first  # fewer rows again: started over
-    for name, moved in [("close", True), ("open", False), ("volume", False)]:
+    first, second = d.upto(600, close), d.upto(1000, close)
+    assert first == RowsDigest(cols).upto(600, close)
+    assert second == RowsDigest(cols).upto(1000, close)
+    assert first != second and d.upto(600, close) == first  # fewer rows again: started over
+    k600 = RowsDigest(cols).upto(600, kdj)
+    for name, moves_sma, moves_kdj in [
+        ("close", True, True),
+        ("high", False, True),
+        ("open", False, False),
+        ("volume", False, False),
+    ]:
         changed = cols.copy()
         changed[1 + INPUTS.index(name), 10] += 0.01
-        assert (RowsDigest(changed).upto(600) != first) is moved, name
+        assert (RowsDigest(changed).upto(600, close) != first) is moves_sma, name
+        assert (RowsDigest(changed).upto(600, kdj) != k600) is moves_kdj, name
+    wide = [(0, *(1 + INPUTS.index(c) for c in USED))][0]
     earlier = hashlib.sha256()
-    for j in (0, *(1 + INPUTS.index(c) for c in USED)):
+    for j in wide:
         earlier.update(cols[j, :600].tobytes())
-    assert RowsDigest(cols).upto(600, like=earlier.hexdigest()) == earlier.hexdigest()
+    assert RowsDigest(cols).upto(600, close, like=earlier.hexdigest()) == earlier.hexdigest()
+    tagged = (
+        "c:"
+        + hashlib.sha256(
+            b"".join(hashlib.sha256(cols[j, :600].tobytes()).digest() for j in wide)
+        ).hexdigest()
+    )
+    assert RowsDigest(cols).upto(600, close, like=tagged) == tagged
 
 
 def test_a_state_slot_is_rewritten_in_place_at_any_size(tmp_path: Path) -> None:
@@ -636,6 +660,36 @@ def test_undefined_outputs_are_nulls_that_sql_and_polars_skip(sb: Sandbox, tmp_p
         )
         pandas = st.read_derived(DAILY, "rsi")  # nulls read as NaN, as df.md gives them
         assert pandas["rsi_14"].isna().sum() == 14 * len(SYMS)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st_.lists(st_.booleans(), min_size=1, max_size=300),
+    st_.lists(st_.booleans(), min_size=1, max_size=300),
+)
+def test_a_part_holds_nulls_where_outputs_are_undefined_in_the_bytes_of_one_chunk(
+    first: list[bool], second: list[bool]
+) -> None:
+    """Wherever a kernel leaves values undefined (the warm-up, a missing input in the
+    middle, a trailing one), the part holds nulls exactly there and its bytes are those of
+    a part written from one array with a validity bitmap (as every stored part's hash
+    was made)."""
+    from marketframe.store._compute._derive import part_table, serialize
+
+    n = min(len(first), len(second))
+    sp = sf.spec("bbands", 20, 2.0)
+    rng = np.random.default_rng(n)
+    masks = [np.array(first[:n]), np.array(second[:n]), np.zeros(n, bool)]
+    values = [np.where(m, np.nan, rng.normal(size=n)) for m in masks]
+    date = pa.chunked_array([pa.array(np.arange(n), pa.int64()).cast(pa.timestamp("us"))])
+    part = part_table("2330", sp, date, values)
+    for name, m in zip(sp.names, masks, strict=True):
+        assert part.column(name).is_null().to_numpy(zero_copy_only=False).tolist() == m.tolist()
+    one = pa.table(
+        [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in part.columns],
+        schema=part.schema,
+    )
+    assert bytes(serialize(part)) == bytes(serialize(one))
 
 
 def test_an_infinite_close_is_missing_in_compute_as_in_md(sb: Sandbox, tmp_path: Path) -> None:
