@@ -116,14 +116,15 @@ def build_tasks(
     ids = [derived_id(spec.ds, sp, adjust) for sp in specs]
     srcs = by_symbol(_io.recorded(man.files(spec.ds), None, None))
     dfiles = {ds.key: by_symbol(man.files(ds).items()) for ds in ids}
+    described = [sp.to_json() for sp in specs]  # once a spec, not once a symbol
     tasks = []
     for sym in symbols:
         inputs = [(rel, dict(rec)) for rel, rec in srcs.get(sym, [])]
         targets = []
-        for sp, ds in zip(specs, ids, strict=True):
+        for js, ds in zip(described, ids, strict=True):
             mine = {r: dict(v) for r, v in dfiles[ds.key].get(sym, [])}
             state = man.noted(ds, sym, "state")
-            targets.append(Target(sp.to_json(), ds, tuple(state) if state else None, mine))
+            targets.append(Target(js, ds, tuple(state) if state else None, mine))
         evs = list((events or {}).get(sym, []))
         digest = ""
         if adjust:

@@ -64,29 +64,44 @@ def read_state(data: bytes, use: slice) -> tuple[dict[str, Any], np.ndarray]:
 
 class RowsDigest:
     """Digests of the first ``n`` rows of one :func:`._derive.block`, of the columns that
-    shape an output (the time and :func:`._derive.used`): whether consumed rows changed. An
-    appended day asks for the rows the state consumed, then for all of them: one SHA-256 per
-    column (as the store's file hashes: the fastest here, see :func:`._io.digest`) goes on
-    from where the last ``n`` stopped, so the file's rows are hashed once, not twice. The
-    digest of ``n`` rows is the SHA-256 of the columns' digests, tagged ``c:``."""
+    shape a target's outputs (the time and the spec's inputs): whether consumed rows
+    changed. An appended day asks for the rows the state consumed, then for all of them:
+    one SHA-256 per column (as the store's file hashes: the fastest here, see
+    :func:`._io.digest`) goes on from where the last ``n`` stopped, so a column's rows are
+    hashed once, not twice, whichever targets ask. The digest of ``n`` rows is the SHA-256
+    of the columns' digests, tagged ``r:``.
 
-    TAG = "c:"
+    Two earlier forms are still made and matched, so an older store's states are
+    continued, not recomputed: ``c:`` (the same, over the time and every input any
+    registered indicator reads, :func:`._derive.digested`) and, before the tags, one
+    SHA-256 over those columns' first ``n`` rows."""
+
+    TAG = "r:"
+    WIDE = "c:"
 
     def __init__(self, cols: np.ndarray):
-        self.cols, self.done, self.rows = cols, 0, digested()
-        self.h = [hashlib.sha256() for _ in self.rows]
+        self.cols = cols
+        self.h: dict[int, tuple[int, Any]] = {}  # row of the block -> (rows hashed, hash)
 
-    def upto(self, n: int, like: str | None = None) -> str:
-        """The digest of the first ``n`` rows; ``like``: a recorded digest, whose form
-        (tagged, or the single hash of the stores written before) is the one made."""
-        if like is not None and not like.startswith(self.TAG):
-            h = hashlib.sha256()  # before the tag: the columns' first n rows, one hash
-            for j in self.rows:
+    def _column(self, j: int, n: int) -> bytes:
+        done, h = self.h.get(j, (0, None))
+        if h is None or n < done:  # fewer rows than hashed: start over
+            done, h = 0, hashlib.sha256()
+        h.update(np.ascontiguousarray(self.cols[j, done:n]).data)
+        self.h[j] = (n, h)
+        return bytes(h.copy().digest())
+
+    def upto(self, n: int, rows: tuple[int, ...], like: str | None = None) -> str:
+        """The digest of the first ``n`` rows of the block's ``rows`` (the time first);
+        ``like``: a recorded digest, whose form is the one made (the earlier forms cover
+        :func:`._derive.digested`, whatever ``rows`` says)."""
+        if like is None or like.startswith(self.TAG):
+            tag, cover = self.TAG, rows
+        elif like.startswith(self.WIDE):
+            tag, cover = self.WIDE, digested()
+        else:
+            h = hashlib.sha256()  # before the tags: the columns' first n rows, one hash
+            for j in digested():
                 h.update(np.ascontiguousarray(self.cols[j, :n]).data)
             return h.hexdigest()
-        if n < self.done:  # fewer rows than hashed: start over
-            self.done, self.h = 0, [hashlib.sha256() for _ in self.rows]
-        for j, h in zip(self.rows, self.h, strict=True):
-            h.update(np.ascontiguousarray(self.cols[j, self.done : n]).data)
-        self.done = n
-        return self.TAG + hashlib.sha256(b"".join(h.copy().digest() for h in self.h)).hexdigest()
+        return tag + hashlib.sha256(b"".join(self._column(j, n) for j in cover)).hexdigest()

@@ -19,17 +19,20 @@ a task may start at different files; the partitions are read from the earliest s
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from typing import Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
 
 from marketframe.indicators import stateful as sf
 from marketframe.store import _io
 from marketframe.store._compute._derive import (
     FORMAT,
+    INPUTS,
     VERSION,
     Outcome,
     Result,
@@ -51,6 +54,17 @@ from marketframe.store._compute._statefile import (
     state_bytes,
     state_slot,
 )
+
+
+@functools.lru_cache(maxsize=64)
+def _spec(text: bytes) -> sf.IndicatorSpec:
+    """The spec a target's JSON describes, parsed once a process (every task of a run
+    carries the same few; specs are immutable)."""
+    return sf.IndicatorSpec.from_json(orjson.loads(text))
+
+
+def _described(target: Target) -> bytes:
+    return orjson.dumps(target.spec, option=orjson.OPT_SORT_KEYS)
 
 
 def _none(use: slice) -> np.ndarray:
@@ -85,46 +99,59 @@ def _storage(task: Task) -> Any:
 
 class _Source:
     """The symbol's input files, read lazily and (adjusted when asked) kept one at a time:
-    every target reads partition ``i`` from here, so it is parsed once."""
+    every target reads partition ``i`` from here, so it is parsed once. ``inputs``: the
+    fields the targets' kernels read; only those are read (the symbol and timeframe strings
+    cost a third of a read, and the close alone is half the bytes of the high, low and
+    close), except to adjust, which needs every column."""
 
-    def __init__(self, task: Task, storage: Any):
+    def __init__(self, task: Task, storage: Any, inputs: tuple[str, ...]):
         self.task, self.storage = task, storage
+        self.columns = ["date", *inputs]
         self._held: tuple[int, pa.Table, np.ndarray] | None = None
-        self._digests: dict[tuple[int, int, bool], str] = {}
-        self._hashing: tuple[int, RowsDigest] | None = None
+        self._digests: dict[tuple[Any, ...], str] = {}
+        self._hashing: dict[bool, tuple[int, RowsDigest]] = {}  # wide -> (input, digests)
+
+    def _table(self, i: int, columns: list[str]) -> pa.Table:
+        rel, rec = self.task.inputs[i]
+        if not self.task.events:
+            table: pa.Table = self.storage.read_file(rel, rec, columns=columns)
+            return table
+        from marketframe import adjust as _adjust
+
+        table = self.storage.read_file(rel, rec)
+        return _adjust.apply(table, {self.task.symbol: self.task.events})
 
     def read(self, i: int) -> tuple[pa.Table, np.ndarray]:
         if self._held is None or self._held[0] != i:
             self._held = None  # release the previous partition before parsing the next
-            rel, rec = self.task.inputs[i]
-            # the kernels' columns only (the symbol and timeframe strings cost a third of a
-            # read, and no kernel reads the open or the volume); adjusting needs them all
-            cols = None if self.task.events else ["date", *used()]
-            table = self.storage.read_file(rel, rec, columns=cols)
-            if self.task.events:
-                from marketframe import adjust as _adjust
-
-                table = _adjust.apply(table, {self.task.symbol: self.task.events})
+            table = self._table(i, self.columns)
             self._held = (i, table, block(table))
         return self._held[1], self._held[2]
 
-    def digest(self, i: int) -> str | None:
-        """The rows digest of input ``i`` if it is the last input, else None: only the last
-        file consumed can be continued (a sync appends to the newest year), so only its rows
-        need to be proved a prefix later; an earlier file is matched by its content hash."""
+    def digest(self, i: int, rows: tuple[int, ...]) -> str | None:
+        """The digest of input ``i``'s ``rows`` of the block (:meth:`RowsDigest.upto`) if it
+        is the last input, else None: only the last file consumed can be continued (a sync
+        appends to the newest year), so only its rows need to be proved a prefix later; an
+        earlier file is matched by its content hash."""
         if i != len(self.task.inputs) - 1:
             return None
-        return self.prefix_digest(i, self.read(i)[1].shape[1])
+        return self.prefix_digest(i, self.read(i)[1].shape[1], rows)
 
-    def prefix_digest(self, i: int, n: int, like: str | None = None) -> str:
-        """The digest of input ``i``'s first ``n`` rows (once for all the targets), in the
-        form of the recorded digest ``like`` (see :meth:`RowsDigest.upto`); a larger ``n``
-        goes on from the last one."""
-        key = (i, n, like is not None and not like.startswith(RowsDigest.TAG))
+    def prefix_digest(self, i: int, n: int, rows: tuple[int, ...], like: str | None = None) -> str:
+        """The digest of input ``i``'s first ``n`` rows (once for all the targets that
+        read the same ``rows``), in the form of the recorded digest ``like`` (see
+        :meth:`RowsDigest.upto`); a larger ``n`` goes on from the last one. A digest of
+        an earlier form covers every input any indicator reads: read for it, once."""
+        wide = like is not None and not like.startswith(RowsDigest.TAG)
+        key = (i, n, rows, like if wide else None)
         if key not in self._digests:
-            if self._hashing is None or self._hashing[0] != i:
-                self._hashing = (i, RowsDigest(self.read(i)[1]))
-            self._digests[key] = self._hashing[1].upto(n, like)
+            held = self._hashing.get(wide)
+            if held is None or held[0] != i:
+                cols = self.read(i)[1]
+                if wide and not self.task.events and not set(used()) <= set(self.columns):
+                    cols = block(self._table(i, ["date", *used()]))
+                held = self._hashing[wide] = (i, RowsDigest(cols))
+            self._digests[key] = held[1].upto(n, rows, like)
         return self._digests[key]
 
     def context_before(self, i: int, k: int, use: slice) -> np.ndarray:
@@ -148,9 +175,11 @@ class _TargetRun:
 
     def __init__(self, task: Task, storage: Any, source: _Source, target: Target):
         self.task, self.storage, self.source, self.target = task, storage, source, target
-        self.sp = sp = sf.IndicatorSpec.from_json(target.spec)
+        self.sp = sp = _spec(_described(target))
         self.k = k = context_rows(sp)
         self.use = needs(sp)  # the rows of block() its kernels read, and its context holds
+        # the rows of block() its outputs depend on: the time and its inputs (digested)
+        self.rows = (0, *sorted(1 + INPUTS.index(f) for f in sp.inputs))
         self.out = out = Outcome(target.ds)
         self.start: int | None = None
         self.skip = 0
@@ -181,7 +210,11 @@ class _TargetRun:
             rows = source.read(first)[1]
             n = int(consumed[first]["rows"])
             want = consumed[first].get("digest")
-            if want and rows.shape[1] >= n and source.prefix_digest(first, n, want) == want:
+            if (
+                want
+                and rows.shape[1] >= n
+                and source.prefix_digest(first, n, self.rows, want) == want
+            ):
                 appended, self.skip = True, n
         if appended:
             out.mode = "appended"
@@ -275,7 +308,7 @@ class _TargetRun:
                 "rel": rel,
                 "hash": rec.get("hash"),
                 "rows": rows.shape[1],
-                "digest": self.source.digest(i),
+                "digest": self.source.digest(i, self.rows),
             }
         )
 
@@ -312,7 +345,8 @@ def run_task(task: Task) -> Result:
     """Bring every target of one symbol up to date (see the module docstring). Runs
     anywhere the store is reachable; touches no log."""
     storage = _storage(task)
-    source = _Source(task, storage)
+    read = {f for t in task.targets for f in _spec(_described(t)).inputs}
+    source = _Source(task, storage, tuple(f for f in INPUTS if f in read))
     runs = [_TargetRun(task, storage, source, t) for t in task.targets]
     starts = [r.start for r in runs if r.start is not None]
     for i in range(min(starts, default=len(task.inputs)), len(task.inputs)):
