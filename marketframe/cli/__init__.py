@@ -28,6 +28,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from marketframe import __version__
+from marketframe.adjust import MODES
 from marketframe.exceptions import EXTRAS, InvalidParams, MarketframeError, did_you_mean
 
 # Modules each exposing register(subparsers), in the order `--help` lists them.
@@ -138,6 +139,23 @@ def add_table_out(p: argparse.ArgumentParser) -> None:
         "--out",
         type=out_path(".csv", ".parquet"),
         help="write .csv or .parquet instead of printing",
+    )
+
+
+def add_adjust(p: argparse.ArgumentParser) -> None:
+    """``--adjust`` and ``--as-of``: prices adjusted locally from the corporate actions, as
+    they stood on a day."""
+    p.add_argument(
+        "--adjust",
+        choices=MODES,
+        help="adjust prices locally for capital changes (splits) or also dividends "
+        "(all), from the corporate actions (docs/adjusted.md)",
+    )
+    p.add_argument(
+        "--as-of",
+        dest="as_of",
+        metavar="DATE",
+        help="with --adjust: only the corporate actions that had happened by DATE",
     )
 
 

@@ -12,8 +12,8 @@ import sys
 from typing import Any
 
 from marketframe._time import taipei_today
-from marketframe.adjust import MODES, check_as_of
-from marketframe.cli import add_base_url, add_table_out, describe, emit
+from marketframe.adjust import check_as_of
+from marketframe.cli import add_adjust, add_base_url, add_table_out, describe, emit
 from marketframe.download import INTERVALS, PERIODS, check, download, resolve
 from marketframe.endpoints import (
     EARLIEST,
@@ -71,19 +71,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="FIELD",
         help="price fields (a list or a comma string); any of: " + ", ".join(HISTORICAL_FIELDS),
     )
-    p.add_argument(
-        "--adjust",
-        choices=MODES,
-        default=None,
-        help="adjust prices locally for capital changes (splits) or also dividends "
-        "(all), from the corporate actions (docs/adjusted.md)",
-    )
-    p.add_argument(
-        "--as-of",
-        dest="as_of",
-        metavar="DATE",
-        help="with --adjust: only the corporate actions that had happened by DATE",
-    )
+    add_adjust(p)
     add_table_out(p)
     p.add_argument(
         "--store",

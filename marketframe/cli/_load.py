@@ -11,8 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from marketframe.adjust import MODES
-from marketframe.cli import add_base_url, add_table_out, emit
+from marketframe.cli import add_adjust, add_base_url, add_table_out, emit
 from marketframe.endpoints import ENDPOINTS, Endpoint, Param
 
 _TYPES: dict[str, Any] = {"int": int, "float": float}
@@ -61,18 +60,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                 kw["nargs"] = "+"
             p.add_argument(*_options(ep, param), **kw)
         if ep.adjustable:
-            p.add_argument(
-                "--adjust",
-                choices=MODES,
-                help="adjust prices locally for capital changes (splits) or also "
-                "dividends (all), from the corporate actions (docs/adjusted.md)",
-            )
-            p.add_argument(
-                "--as-of",
-                dest="as_of",
-                metavar="DATE",
-                help="with --adjust: only the corporate actions that had happened by DATE",
-            )
+            add_adjust(p)
         add_table_out(p)
         add_base_url(p)
         p.set_defaults(func=run)
