@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from ._fused import FusedMacd
 from ._linrec import BLOCK, Recursion
+from ._params import KdjParams, MacdParams
 
 Array = NDArray[np.float64]
 
@@ -247,19 +248,19 @@ def rsi(x: Array, n: int, seed: str, flat: float, out: Array | None = None) -> A
     return out
 
 
-def macd_starts(slow: int, signal: int, seed: str, fast_start: int) -> tuple[int, int, int]:
+def macd_starts(params: MacdParams) -> tuple[int, int, int]:
     """The first bars of the slow EMA, the MACD line and its signal: an SMA seed
     (``seed="sma"``) waits for its window, a first-value seed for nothing."""
+    _, slow, signal, seed, fast_start = params
     slow_start = slow - 1 if seed == "sma" else 0
     line_start = max(fast_start, slow_start)
     return slow_start, line_start, line_start + (signal - 1 if seed == "sma" else 0)
 
 
-def macd(
-    x: Array, fast: int, slow: int, signal: int, seed: str, fast_start: int
-) -> tuple[Array, Array, Array]:
+def macd(x: Array, params: MacdParams) -> tuple[Array, Array, Array]:
+    fast, slow, signal, seed, fast_start = params
     line, sig, hist = np.empty_like(x), np.empty_like(x), np.empty_like(x)
-    slow_start, line_start, sig_start = macd_starts(slow, signal, seed, fast_start)
+    slow_start, line_start, sig_start = macd_starts(params)
     rest = x.shape[1:]
     kf, ks, kg = 2.0 / (fast + 1), 2.0 / (slow + 1), 2.0 / (signal + 1)
     rec_f, rec_s, rec_g = Recursion(1 - kf, rest), Recursion(1 - ks, rest), Recursion(1 - kg, rest)
@@ -299,17 +300,8 @@ def macd(
     return line, sig, hist
 
 
-def kdj(
-    h: Array,
-    lo: Array,
-    c: Array,
-    n: int,
-    m1: int,
-    m2: int,
-    smoothing: str,
-    seed: float,
-    flat: float,
-) -> tuple[Array, Array, Array]:
+def kdj(h: Array, lo: Array, c: Array, params: KdjParams) -> tuple[Array, Array, Array]:
+    n, m1, m2, smoothing, seed, flat = params
     k_out, d_out, j_out = np.empty_like(c), np.empty_like(c), np.empty_like(c)
     rest = c.shape[1:]
     sma_smoothing = smoothing == "sma"

@@ -25,6 +25,7 @@ from marketframe.exceptions import InvalidParams
 
 from . import _fast as fast_path
 from . import _reference as reference
+from ._params import KdjParams, MacdParams
 from ._registry import period as _period
 from .conventions import (
     BBandsConvention,
@@ -242,11 +243,7 @@ def macd(
         fast_path.macd,
         reference.macd,
         (xa,),
-        fast,
-        slow,
-        signal,
-        conv.seed,
-        fast_start,
+        MacdParams(fast, slow, signal, conv.seed, fast_start),
         column=lambda c: tuple(macd(c, fast, slow, signal, convention=conv)),
     )
     return MacdResult(*res)
@@ -320,12 +317,7 @@ def kdj(
         fast_path.kdj,
         reference.kdj,
         (h, lo, c),
-        n,
-        m1,
-        m2,
-        conv.smoothing,
-        conv.seed,
-        conv.flat_rsv,
+        KdjParams(n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv),
         column=lambda hc, lc, cc: tuple(kdj(hc, lc, cc, n, m1, m2, convention=conv)),
     )
     return KdjResult(*res)

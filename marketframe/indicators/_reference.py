@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from . import _rolling as rolling
 from ._linrec import restart, run_position
+from ._params import KdjParams, MacdParams
 
 Array = NDArray[np.float64]
 
@@ -98,11 +99,10 @@ def rsi(x: Array, n: int, seed: str, flat: float) -> Array:
     return out
 
 
-def macd(
-    x: Array, fast: int, slow: int, signal: int, seed: str, fast_start: int
-) -> tuple[Array, Array, Array]:
+def macd(x: Array, params: MacdParams) -> tuple[Array, Array, Array]:
     """The MACD line ``EMA(fast) - EMA(slow)``, its signal EMA and their difference; the
     fast EMA starts at ``fast_start`` (the slow one's seed bar under TA-Lib's alignment)."""
+    fast, slow, signal, seed, fast_start = params
     slow_start, sig_start = (slow - 1, signal - 1) if seed == "sma" else (0, 0)
     line = ema(x, fast, seed, fast_start) - ema(x, slow, seed, slow_start)
     sig = ema(line, signal, seed, sig_start)
@@ -143,19 +143,10 @@ def _smooth_recursive(x: Array, m: int, seed: float) -> Array:
     return out
 
 
-def kdj(
-    h: Array,
-    lo: Array,
-    c: Array,
-    n: int,
-    m1: int,
-    m2: int,
-    smoothing: str,
-    seed: float,
-    flat: float,
-) -> tuple[Array, Array, Array]:
+def kdj(h: Array, lo: Array, c: Array, params: KdjParams) -> tuple[Array, Array, Array]:
     """K and D smoothings of the RSV (``smoothing``: ``"sma"`` windows, or ``"recursive"``
     seeded at ``seed``) and ``J = 3K - 2D``; a bar lacking any of the three is missing."""
+    n, m1, m2, smoothing, seed, flat = params
     missing = np.isnan(h) | np.isnan(lo) | np.isnan(c)
     h, lo, c = (np.where(missing, np.nan, a) for a in (h, lo, c))
     r = rsv(h, lo, c, n, flat)

@@ -30,6 +30,7 @@ from ._kernels import (
     rsi,
     sma,
 )
+from ._params import KdjParams, MacdParams
 from ._registry import Chart, Indicator, Outputs, Period, decay_bars, register
 from .stateful import machines
 
@@ -124,7 +125,7 @@ def _macd_check(p: P, conv: Any) -> None:
 def _macd_segmented(s: seg.Segments, p: P, conv: Any, kernel: Kernel, x: Array) -> Outputs:
     fast, slow, signal = (int(v) for v in p)
     start = macd_fast_start(fast, slow, conv)
-    return seg.macd(x, s, fast, slow, signal, conv.seed, start, kernel)
+    return seg.macd(x, s, MacdParams(fast, slow, signal, conv.seed, start), kernel)
 
 
 MACD = Indicator(
@@ -182,7 +183,8 @@ def _kdj_segmented(
     s: seg.Segments, p: P, conv: Any, kernel: Kernel, h: Array, lo: Array, c: Array
 ) -> Outputs:
     n, m1, m2 = (int(v) for v in p)
-    return seg.kdj(h, lo, c, s, n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv, kernel)
+    params = KdjParams(n, m1, m2, conv.smoothing, conv.seed, conv.flat_rsv)
+    return seg.kdj(h, lo, c, s, params, kernel)
 
 
 KDJ = Indicator(

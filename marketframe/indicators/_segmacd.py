@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 from . import _fast as fast
 from ._fused import FusedMacd
 from ._linrec import BLOCK, Recursion, matmul_rows
+from ._params import MacdParams
 from ._registry import Outputs
 
 Array = NDArray[np.float64]
@@ -42,16 +43,13 @@ def macd(
     x: Array,
     starts: NDArray[np.intp],
     lengths: NDArray[np.intp],
-    fast_n: int,
-    slow: int,
-    signal: int,
-    seed: str,
-    fast_start: int,
+    params: MacdParams,
     kernel: Callable[..., Outputs],
 ) -> tuple[Array, Array, Array] | None:
     """Line, signal and histogram of each segment; None if the lengths are too ragged for
     a (blocks, symbols) panel (at most 4x the blocks, plus a little)."""
-    slow_start, _, sig_start = fast.macd_starts(slow, signal, seed, fast_start)
+    fast_n, slow, signal, seed, fast_start = params
+    slow_start, _, sig_start = fast.macd_starts(params)
     n = x.shape[0]
     first = -(-(starts + sig_start + 1) // BLOCK)  # each symbol's first body block
     last = (starts + lengths - 1) // BLOCK  # the block of its last bar

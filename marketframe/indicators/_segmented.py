@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 from . import _fast as fast
 from . import _segmacd as segmacd
 from ._linrec import matmul_rows
+from ._params import KdjParams, MacdParams
 from ._registry import Outputs
 
 Array = NDArray[np.float64]
@@ -232,14 +233,7 @@ def rsi(
 
 
 def macd(
-    x: Array,
-    seg: Segments,
-    fast_n: int,
-    slow: int,
-    signal: int,
-    seed: str,
-    fast_start: int,
-    kernel: Callable[..., Outputs],
+    x: Array, seg: Segments, params: MacdParams, kernel: Callable[..., Outputs]
 ) -> tuple[Array, ...]:
     """MACD line, signal and histogram; repaired like ``ema``, in two parts.
 
@@ -249,14 +243,15 @@ def macd(
     signal G) evolve without input: ``dF*af**j``, ``dS*as**j`` and G driven by them; dF and
     dS come from the line's differences at the last two recomputed bars.
     """
-    exact = segmacd.macd(x, seg.starts, seg.lengths, fast_n, slow, signal, seed, fast_start, kernel)
+    exact = segmacd.macd(x, seg.starts, seg.lengths, params, kernel)
     if exact is not None:
         return exact
-    sig_start = fast.macd_starts(slow, signal, seed, fast_start)[2]
+    fast_n, slow, signal = params.fast, params.slow, params.signal
+    sig_start = fast.macd_starts(params)[2]
     amax = 1.0 - 2.0 / (max(slow, signal) + 1)
     tol = 1e-3 * price_tol(x)  # the signal's j * a**j: 1e-3 more for j up to 1,000 bars
     head = min(sig_start + max(2, decay_rows(amax, 1e14 * tol)), seg.longest)
-    line, sig, hist = fast.macd(x, fast_n, slow, signal, seed, fast_start)
+    line, sig, hist = fast.macd(x, params)
     have = np.flatnonzero(seg.lengths > head)
     p = seg.starts[have] + head - 1  # each long symbol's last recomputed bar
     whole_l, whole_l1, whole_g = line[p].copy(), line[p - 1].copy(), sig[p].copy()
@@ -291,20 +286,11 @@ def macd(
 
 
 def kdj(
-    h: Array,
-    lo: Array,
-    c: Array,
-    seg: Segments,
-    n: int,
-    m1: int,
-    m2: int,
-    smoothing: str,
-    seed: float,
-    flat: float,
-    kernel: Callable[..., Outputs],
+    h: Array, lo: Array, c: Array, seg: Segments, params: KdjParams, kernel: Callable[..., Outputs]
 ) -> tuple[Array, ...]:
-    k, d, j = fast.kdj(h, lo, c, n, m1, m2, smoothing, seed, flat)
-    if smoothing == "sma":  # windows only
+    k, d, j = fast.kdj(h, lo, c, params)
+    n, m1, m2 = params.n, params.m1, params.m2
+    if params.smoothing == "sma":  # windows only
         for o, first in ((k, n + m1 - 2), (d, n + m1 + m2 - 3), (j, n + m1 + m2 - 3)):
             seg.heads(o, first)
         return k, d, j

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from marketframe.indicators import INDICATORS, _fast, _reference, _segmented
+from marketframe.indicators._params import KdjParams, MacdParams
 
 FAST_PATHS = [_fast, _segmented]
 
@@ -57,14 +58,14 @@ ARGS: list[tuple[str, Any]] = [
     ("ema", lambda h, lo, c: (c, 9, "first", 0)),
     ("rsi", lambda h, lo, c: (c, 14, "sma", 0.0)),
     ("rsi", lambda h, lo, c: (c, 6, "first", 50.0)),
-    ("macd", lambda h, lo, c: (c, 12, 26, 9, "sma", 25)),
-    ("macd", lambda h, lo, c: (c, 5, 11, 4, "sma", 4)),
-    ("macd", lambda h, lo, c: (c, 12, 26, 9, "first", 0)),
+    ("macd", lambda h, lo, c: (c, MacdParams(12, 26, 9, "sma", 25))),
+    ("macd", lambda h, lo, c: (c, MacdParams(5, 11, 4, "sma", 4))),
+    ("macd", lambda h, lo, c: (c, MacdParams(12, 26, 9, "first", 0))),
     ("bbands", lambda h, lo, c: (c, 20, 2.0, 0)),
     ("bbands", lambda h, lo, c: (c, 5, 2.5, 1)),
-    ("kdj", lambda h, lo, c: (h, lo, c, 9, 3, 3, "sma", 50.0, 0.0)),
-    ("kdj", lambda h, lo, c: (h, lo, c, 9, 3, 3, "recursive", 50.0, 0.0)),
-    ("kdj", lambda h, lo, c: (h, lo, c, 5, 3, 2, "sma", 50.0, 50.0)),
+    ("kdj", lambda h, lo, c: (h, lo, c, KdjParams(9, 3, 3, "sma", 50.0, 0.0))),
+    ("kdj", lambda h, lo, c: (h, lo, c, KdjParams(9, 3, 3, "recursive", 50.0, 0.0))),
+    ("kdj", lambda h, lo, c: (h, lo, c, KdjParams(5, 3, 2, "sma", 50.0, 50.0))),
 ]
 
 

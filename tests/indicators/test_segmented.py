@@ -141,6 +141,7 @@ def test_macd_very_ragged_lengths_take_the_repair_path(name: str, make: Any) -> 
     # one long symbol among many short ones: a (blocks, symbols) panel would be mostly
     # padding, so the exact pass declines and the whole-column pass with repairs runs
     from marketframe.indicators import _segmacd
+    from marketframe.indicators._params import MacdParams
 
     rng = np.random.default_rng(11)
     lengths = [20_000] + [60] * 200
@@ -148,7 +149,9 @@ def test_macd_very_ragged_lengths_take_the_repair_path(name: str, make: Any) -> 
         [10.0 ** rng.uniform(0, 3) * np.exp(np.cumsum(rng.normal(0, 0.02, n))) for n in lengths]
     )
     starts = np.cumsum([0, *lengths[:-1]])
-    assert _segmacd.macd(c, starts, np.array(lengths), 12, 26, 9, "sma", 25, None) is None
+    assert (
+        _segmacd.macd(c, starts, np.array(lengths), MacdParams(12, 26, 9, "sma", 25), None) is None
+    )
     compare(make(), {"high": c, "low": c, "close": c}, lengths, 1e-10)
 
 
