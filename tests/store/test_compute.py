@@ -31,6 +31,7 @@ from marketframe.sandbox import Sandbox
 from marketframe.store import Store
 
 from ._helpers import NOW, subprocess_env
+from ._spark import local_spark
 from .conftest import Place
 
 DAILY = "stock.historical.candles"
@@ -434,34 +435,20 @@ def test_the_default_pool_runs_from_an_unguarded_script_or_stdin(
 
 @pytest.mark.slow
 def test_spark_map_in_arrow_equals_in_process(sb: Sandbox, tmp_path: Path) -> None:
-    from pyspark.sql import SparkSession
-
     from marketframe.store import spark_compute
 
     with store(sb, tmp_path / "one") as one, store(sb, tmp_path / "spark") as sp:
         for s in (one, sp):
             s.sync(DAILY, SYMS, "2023-01-01", "2026-11-20", progress=False)
         one.compute(DAILY, SPECS, max_workers=1)
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("marketframe-compute")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
-        .config("spark.executorEnv.PYTHONPATH", subprocess_env()["PYTHONPATH"])
-        .getOrCreate()
-    )
-    try:
+    path = subprocess_env()["PYTHONPATH"]
+    with local_spark("marketframe-compute", 2, **{"spark.executorEnv.PYTHONPATH": path}) as spark:
         rep = spark_compute(spark, str(tmp_path / "spark"), DAILY, SPECS, partitions=2)
         assert all(m == {"full": sorted(SYMS)} for m in rep.modes.values())
         # and Spark reads the derived dataset as any other
         rsi_dir = f"{tmp_path}/spark/{rep.paths()[1]}"
         df = spark.read.parquet(rsi_dir)
         assert df.count() == len(Store(tmp_path / "one").read_derived(DAILY, "rsi"))
-    finally:
-        spark.stop()
     with Store(tmp_path / "one") as one, Store(tmp_path / "spark") as sp:
         identical(one, sp)
 

@@ -11,11 +11,11 @@ import pytest
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
 
+from ._spark import local_spark
+
 
 @pytest.mark.slow
 def test_spark_reads_a_local_store(sb: Sandbox, tmp_path: Path) -> None:
-    from pyspark.sql import SparkSession
-
     with Store(tmp_path / "data", api_key=sb.api_key, base_url=sb.base_url) as st:
         st.sync(
             "stock.historical.candles",
@@ -26,18 +26,7 @@ def test_spark_reads_a_local_store(sb: Sandbox, tmp_path: Path) -> None:
         )
         ours = st.read("stock.historical.candles", backend="arrow")
     daily = f"{tmp_path}/data/dataset=stock.historical.candles/params=default/tf=D"
-    spark = (
-        SparkSession.builder.master("local[1]")
-        .appName("marketframe-store")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "1")
-        # directory keys stay strings ("sym=0050" is not the integer 50)
-        .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
-        .getOrCreate()
-    )
-    try:
+    with local_spark("marketframe-store", 1) as spark:
         df = spark.read.parquet(daily)
         assert {"sym", "symbol", "date", "close"} <= set(df.columns)
         rows = df.where("symbol = '0050'").select("date", "close").orderBy("date").collect()
@@ -50,5 +39,3 @@ def test_spark_reads_a_local_store(sb: Sandbox, tmp_path: Path) -> None:
             "0050",
             "IX0001",
         }
-    finally:
-        spark.stop()
