@@ -306,6 +306,10 @@ def run_child(kind: str, path: Path, out: Path | None = None, **more: int) -> di
     import json
     import subprocess
 
+    # everything written before (the copy of the store, the previous job's outputs) on disk
+    # before the job starts: compute makes its files durable with one syncfs a commit, which
+    # would otherwise write those back too, in the job's time
+    os.sync()
     cmd = [sys.executable, __file__, "--child", kind, "--path", str(path)]
     cmd += ["--out", str(out)] if out is not None else []
     for k, v in more.items():
