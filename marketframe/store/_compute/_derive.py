@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,8 +53,15 @@ def used() -> tuple[str, ...]:
 
 
 def digested() -> tuple[int, ...]:
-    """The rows of :func:`block` a rows digest covers: the time and :func:`used`."""
-    return (0, *(1 + INPUTS.index(c) for c in used()))
+    """The rows of :func:`block` the digests of earlier stores cover: the time and
+    :func:`used`."""
+    return rows_of(used())
+
+
+def rows_of(fields: Iterable[str]) -> tuple[int, ...]:
+    """The rows of :func:`block` that hold the time and ``fields``, in the block's order:
+    what the rows digest of a spec reading ``fields`` covers."""
+    return (0, *sorted(1 + INPUTS.index(f) for f in fields))
 
 
 def __getattr__(name: str) -> tuple[str, ...]:

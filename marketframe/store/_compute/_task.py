@@ -44,6 +44,7 @@ from marketframe.store._compute._derive import (
     outputs,
     part_table,
     record,
+    rows_of,
     used,
     write_part,
 )
@@ -61,10 +62,6 @@ def _spec(text: bytes) -> sf.IndicatorSpec:
     """The spec a target's JSON describes, parsed once a process (every task of a run
     carries the same few; specs are immutable)."""
     return sf.IndicatorSpec.from_json(orjson.loads(text))
-
-
-def _described(target: Target) -> bytes:
-    return orjson.dumps(target.spec, option=orjson.OPT_SORT_KEYS)
 
 
 def _none(use: slice) -> np.ndarray:
@@ -173,13 +170,15 @@ class _Source:
 class _TargetRun:
     """One target: where it starts (``None``: up to date), then fed partitions in order."""
 
-    def __init__(self, task: Task, storage: Any, source: _Source, target: Target):
+    def __init__(
+        self, task: Task, storage: Any, source: _Source, target: Target, sp: sf.IndicatorSpec
+    ):
         self.task, self.storage, self.source, self.target = task, storage, source, target
-        self.sp = sp = _spec(_described(target))
+        self.sp = sp
         self.k = k = context_rows(sp)
         self.use = needs(sp)  # the rows of block() its kernels read, and its context holds
         # the rows of block() its outputs depend on: the time and its inputs (digested)
-        self.rows = (0, *sorted(1 + INPUTS.index(f) for f in sp.inputs))
+        self.rows = rows_of(sp.inputs)
         self.out = out = Outcome(target.ds)
         self.start: int | None = None
         self.skip = 0
@@ -345,9 +344,12 @@ def run_task(task: Task) -> Result:
     """Bring every target of one symbol up to date (see the module docstring). Runs
     anywhere the store is reachable; touches no log."""
     storage = _storage(task)
-    read = {f for t in task.targets for f in _spec(_described(t)).inputs}
+    specs = [_spec(orjson.dumps(t.spec, option=orjson.OPT_SORT_KEYS)) for t in task.targets]
+    read = {f for sp in specs for f in sp.inputs}
     source = _Source(task, storage, tuple(f for f in INPUTS if f in read))
-    runs = [_TargetRun(task, storage, source, t) for t in task.targets]
+    runs = [
+        _TargetRun(task, storage, source, t, sp) for t, sp in zip(task.targets, specs, strict=True)
+    ]
     starts = [r.start for r in runs if r.start is not None]
     for i in range(min(starts, default=len(task.inputs)), len(task.inputs)):
         table, rows = source.read(i)
