@@ -61,8 +61,9 @@ def factor_table(
     anomaly flags ``missing_previous_close`` (no price to compute the ratio: the adjustment
     leaves it out with an ``ActionNotApplied`` warning), ``factor_out_of_range`` (a dividend
     ratio outside 0..1: the adjustment refuses it) and ``non_session`` (the date is not a
-    stock session of :mod:`marketframe.calendar`). Flagged actions count 1 in the cumulative
-    factor. Rows are by symbol, then date.
+    stock session of :mod:`marketframe.calendar`: information, the action is applied). The
+    actions the adjustment leaves out count 1 in the cumulative factor. Rows are by symbol,
+    then date.
 
     ``client``: the :class:`marketframe.Client` to fetch with. ``backend``: ``pandas``
     (default), ``polars`` or ``arrow``. Bad arguments raise :class:`InvalidParams` before

@@ -10,7 +10,8 @@
   of the day the bundle should know) or each corporate action of the store's action frames,
   as a split (its share-count ratio: prices and volumes) and a merger (the rest of its price
   ratio: prices only), so zipline's adjusted history is marketframe's ``adjust="all"``.
-  Flagged rows of a factor table count 1, as in its cumulative factor. Cash dividends adjust
+  A factor table's rows the adjustment leaves out (no previous close, a ratio out of range)
+  count 1, as in its cumulative factor. Cash dividends adjust
   prices; they are not paid to a held position as cash.
 """
 
@@ -22,13 +23,14 @@ from typing import Any
 
 import pandas as pd
 
-from marketframe.adjust import Event
+from marketframe.adjust import MISSING_CLOSE, OUT_OF_RANGE, Event
 from marketframe.engines._bars import by_symbol, daily
 from marketframe.exceptions import InvalidParams, require_extra
 
 WHERE = "engines.register_zipline"
-#: the flags of a factor table's rows the adjustment leaves out
-FLAGS = ("missing_previous_close", "factor_out_of_range", "non_session")
+#: the flags of a factor table's rows the adjustment leaves out (``non_session`` is
+#: information: such an action is applied, as by ``adjust="all"``)
+FLAGS = (MISSING_CLOSE, OUT_OF_RANGE)
 FACTOR_COLUMNS = ("symbol", "date", "ratio", "factor", *FLAGS)
 #: the name the corrected calendar is registered under
 CALENDAR = "XTAI-MARKETFRAME"
@@ -149,11 +151,11 @@ def register_zipline(
     table (:func:`marketframe.adjust.factor_table`; its ``as_of`` is what the bundle knows),
     or the frames of ``stock.corporate_actions.capital_changes`` and ``.dividends`` (store
     reads; every action up to ``today``, default the last bar's day)."""
-    if factors is not None and capital_changes is not None:
+    if factors is not None and (capital_changes is not None or dividends is not None):
         raise InvalidParams(
             WHERE,
             "factors",
-            "is given with capital_changes",
+            "is given with " + ("capital_changes" if capital_changes is not None else "dividends"),
             "one of them: a factor table, or the corporate actions' frames",
         )
     require_extra("zipline", WHERE)

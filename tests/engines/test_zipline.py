@@ -127,6 +127,31 @@ def test_a_factor_table_and_the_actions_together_are_refused(raw) -> None:
 
     with pytest.raises(InvalidParams, match="factors"):
         register_zipline("marketframe-test", raw, factors=raw, capital_changes=raw)
+    with pytest.raises(InvalidParams, match="dividends"):  # not silently ignored
+        register_zipline("marketframe-test", raw, factors=raw, dividends=raw)
+
+
+def test_a_factor_tables_rows_are_left_out_as_the_adjustment_leaves_them_out() -> None:
+    """A bundle from a factor table adjusts as ``adjust="all"`` does: an action dated off a
+    session is applied (the flag is information), one without a previous close or with a
+    ratio out of range is not."""
+    import pandas as pd
+
+    from marketframe.engines._zipline import events_of_factors
+
+    table = pd.DataFrame(
+        {
+            "symbol": ["2330"] * 3,
+            "date": pd.to_datetime(["2025-06-14", "2025-07-01", "2025-08-01"]).date,
+            "ratio": [1.0, 1.0, 1.0],
+            "factor": [0.98, float("nan"), 1.2],
+            "missing_previous_close": [False, True, False],
+            "factor_out_of_range": [False, False, True],
+            "non_session": [True, False, False],
+        }
+    )
+    events = events_of_factors(table, {"2330"})
+    assert [str(e.day) for e in events["2330"]] == ["2025-06-14"]
 
 
 def test_without_zipline_the_call_names_its_extra(raw) -> None:
