@@ -16,7 +16,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from marketframe.convert import concat
-from marketframe.endpoints import get
 from marketframe.exceptions import (
     ActionNotApplied,
     AdjustmentUnavailable,
@@ -259,10 +258,14 @@ def apply(table: pa.Table, events: Mapping[str, Sequence[Event]]) -> pa.Table:
     codes = coded.indices.to_numpy(zero_copy_only=False)
     price = np.ones(table.num_rows)
     shares = np.ones(table.num_rows)
+    # each symbol's rows from one stable sort (a mask a symbol scanned the whole table once
+    # per symbol: a market's download grew with symbols x rows)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(coded.dictionary) + 1))
     for k, sym in enumerate(coded.dictionary.to_pylist()):
         evs = events.get(str(sym))
-        rows = codes == k
         if evs:
+            rows = order[bounds[k] : bounds[k + 1]]
             price[rows] = factors(days[rows], [(e.day, e.price) for e in evs])
             shares[rows] = factors(days[rows], [(e.day, e.shares) for e in evs])
     for name in PRICE_COLUMNS:
@@ -322,8 +325,6 @@ def adjust_table(
     for "splits") that happened up to ``end``."""
     if table.num_rows == 0:
         return table
-    if dividends is None:
-        dividends = get(DIVIDENDS).schema.arrow().empty_table()
     symbols = [str(s) for s in pc.unique(table.column("symbol")).to_pylist()]
     return apply(table, events_of(capital, dividends, mode, end, symbols))
 
