@@ -13,6 +13,10 @@ import datetime as dt
 import os
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from marketframe.download._keywords import symbol_list
 from marketframe.endpoints import MARKETS, to_date
 from marketframe.exceptions import InvalidParams
 
@@ -54,7 +58,8 @@ def members(universe: Any, symbols: Any, store: Any) -> Any:
             "a frame of Store.universe(...) or a day ('YYYY-MM-DD', a date) with store=",
         )
     day = to_date(WHERE, "universe", universe)
-    boards = [symbols] if isinstance(symbols, str) else list(symbols or [])
+    boards = symbol_list(symbols)  # "TSE OTC" as download reads symbols
+    boards = [boards] if isinstance(boards, str) else list(boards or [])
     if any(b not in MARKETS for b in boards):
         raise InvalidParams(
             WHERE,
@@ -85,8 +90,9 @@ def _of_day(store: Any, day: dt.date, boards: list[str]) -> list[str]:
     finally:
         if st is not store:
             st.close()
-    rows = table.select(["symbol", "market"]).to_pylist()
-    listed = [r["symbol"] for r in rows if not boards or r["market"] in boards]
+    if boards:
+        table = table.filter(pc.is_in(table.column("market"), pa.array(boards)))
+    listed = [str(s) for s in table.column("symbol").to_pylist()]
     if not listed:
         where = f" on {', '.join(boards)}" if boards else ""
         raise InvalidParams(

@@ -176,6 +176,10 @@ def test_download_takes_the_members_of_a_universe(reconstructed: tuple[Any, Stor
     assert "1907" not in set(later.symbol)
     tse = mf.download("TSE", universe="2025-08-29", start="2025-08-01", end="2025-08-29", store=st)
     assert set(tse.symbol) == set(frame.symbol)  # every member is on TSE
+    both = mf.download(
+        "TSE OTC", universe="2025-08-29", start="2025-08-01", end="2025-08-29", store=st
+    )
+    pd.testing.assert_frame_equal(both, tse)  # boards written as download reads symbols
     with pytest.raises(InvalidParams, match="lists no equity on OTC"):
         mf.download("OTC", universe="2025-08-29", store=st)
 
