@@ -37,6 +37,9 @@ class Parts:
     _client: Client[Any] | None = field(default=None, repr=False)
     own_client: bool = True
     _views: dict[int, View] = field(default_factory=dict, repr=False)  # earlier generations
+    #: what a reader derives from the current generation, by name: (generation, value);
+    #: replaced when the log moves on (one value a name)
+    memo: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
 
     def view(self, as_of: Any, where: str) -> View:
         """The store as ``as_of`` names it (a snapshot, a time); the current state when

@@ -36,8 +36,8 @@ import pyarrow.parquet as pq
 from marketframe._time import taipei_today
 from marketframe.endpoints import to_date
 from marketframe.exceptions import InvalidParams, NotSynced
-from marketframe.store import _io, _read
-from marketframe.store._dataset import NO_SYMBOL, UNIVERSE
+from marketframe.store import _io
+from marketframe.store._dataset import NO_SYMBOL, UNIVERSE, resolve
 from marketframe.store._parts import Parts
 from marketframe.store._report import Failure, SyncReport
 from marketframe.store._sync._batch import Batch, Unit
@@ -196,7 +196,7 @@ def _archived(parts: Parts, got: tuple[str, dict[str, Any]]) -> pa.Table:
 def universe(parts: Parts, as_of: dt.date, board: str | None, type_: str | None) -> pa.Table:
     """The rows of ``Store.universe``: the archive's day on or before ``as_of``, else the
     reconstruction; filtered on ``board`` and ``type_``, sorted by symbol."""
-    log = parts.log
+    log = parts.view(None, "Store.universe")  # the log as it is now, reloaded once
     log.check()
     days = archived(log)
     held = [d for d in days if d <= as_of]
@@ -225,29 +225,82 @@ def _last_session(day: dt.date) -> dt.date | None:
     return got[-1].date() if len(got) else None
 
 
-def _sessions(lo: dt.date, hi: dt.date) -> set[dt.date]:
+def _sessions(lo: dt.date, hi: dt.date) -> np.ndarray:
+    """The sessions from ``lo`` to ``hi``, as days."""
     from marketframe import calendar
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return {t.date() for t in calendar.sessions_in_range(lo, hi)}
+        got = calendar.sessions_in_range(lo, hi)
+    return np.asarray(got.values.astype("datetime64[D]"))
 
 
-def _synced_ends(parts: Parts) -> dict[str, dt.date]:
-    """Each symbol's last synced day of the daily candles (the default dataset)."""
-    cov = _read.coverage(parts.log).to_pylist()
-    ends: dict[str, dt.date] = {}
-    for r in cov:
-        if r["dataset"] == CANDLES and r["timeframe"] == "D" and r["params"] == "default":
-            sym = r["symbol"]
-            if sym is not None and (sym not in ends or r["end"] > ends[sym]):
-                ends[sym] = r["end"]
-    return ends
+#: the daily bars' columns a reconstruction reads
+_BAR_FIELDS: list[pa.Field[Any]] = [
+    pa.field("symbol", pa.string()),
+    pa.field("date", pa.date32()),
+    pa.field("type", pa.string()),
+    pa.field("exchange", pa.string()),
+    pa.field("market", pa.string()),
+]
+_BAR_SCHEMA = pa.schema(_BAR_FIELDS)
+
+
+class _Bars:
+    """What a reconstruction needs of the stored daily bars, made once a log generation
+    (a backtest that asks for one day after another reads the bars once, not once a day):
+    the bars' five columns sorted by symbol then date, each symbol's rows
+    (``starts``/``stops``) and last bar, its last synced day, and the sessions after the
+    earliest last bar."""
+
+    def __init__(self, parts: Parts, log: Any):
+        ds = resolve(CANDLES, "D", {}).ds
+        self.ends: dict[str, dt.date] = {}
+        for sym in log.symbols(ds):
+            spans = [iv[1] for ivs in log.intervals(ds, sym).values() for iv in ivs]
+            if spans:
+                self.ends[sym] = max(spans)
+        cols = list(_BAR_SCHEMA.names)
+        read = [
+            parts.storage.read_file(rel, rec, parts.fix, cols).select(cols).cast(_BAR_SCHEMA)
+            for rel, rec in _io.recorded(log.files(ds), None, None, ds)
+        ]
+        read = [t for t in read if t.num_rows]
+        self.table = (
+            pa.concat_tables(read).sort_by([("symbol", "ascending"), ("date", "ascending")])
+            if read
+            else _BAR_SCHEMA.empty_table()
+        )
+        symbols = np.asarray(self.table.column("symbol").to_numpy(zero_copy_only=False), str)
+        self.symbols = symbols
+        self.dates = (
+            self.table.column("date").to_numpy(zero_copy_only=False).astype("datetime64[D]")
+        )
+        cut = np.flatnonzero(symbols[1:] != symbols[:-1]) + 1
+        self.starts, self.stops = np.r_[0, cut], np.r_[cut, len(symbols)]
+        self.lasts = self.dates[self.stops - 1] if len(symbols) else self.dates[:0]
+        self.held = self.dates[:0]
+        if len(symbols) and self.ends:
+            since = (self.lasts.min() + np.timedelta64(1, "D")).item()
+            until = max(self.ends.values())
+            if since <= until:
+                self.held = _sessions(since, until)
+
+
+def _bars(parts: Parts) -> _Bars:
+    """The daily bars of the store's current generation (kept while it is current)."""
+    log = parts.log
+    memo = parts.memo.get("universe.bars")
+    if memo is None or memo[0] != log.generation:
+        memo = parts.memo["universe.bars"] = (log.generation, _Bars(parts, log))
+    bars: _Bars = memo[1]
+    return bars
 
 
 def _reconstructed(parts: Parts, as_of: dt.date, first: pa.Table | None) -> pa.Table:
     """The list on the last session on or before ``as_of``, from the stored daily bars."""
-    ends = _synced_ends(parts)
+    got = _bars(parts)
+    ends = got.ends
     if not ends:
         raise NotSynced(
             "the universe",
@@ -257,34 +310,12 @@ def _reconstructed(parts: Parts, as_of: dt.date, first: pa.Table | None) -> pa.T
         )
     day = _last_session(as_of)
     rows: dict[str, list[Any]] = {k: [] for k in SCHEMA.names}
-    if day is None:
+    if day is None or not got.table.num_rows:
         return pa.table(rows, schema=SCHEMA)
     # what the archive's first day lists is still listed then: a gap before is a suspension
     later = {} if first is None else {r["symbol"]: r for r in first.to_pylist()}
-    bars = _read.read(parts, CANDLES, sorted(ends), None, None, "D", None, {})
-    if not bars.num_rows:
-        return pa.table(rows, schema=SCHEMA)
-    # one pass over the bars as arrays (by symbol, then date), a step per symbol, not per row
-    bars = (
-        bars.select(["symbol", "date", "type", "exchange", "market"])
-        .cast(
-            pa.schema(
-                [(n, pa.string()) for n in ("symbol",)]
-                + [("date", pa.date32())]
-                + [(n, pa.string()) for n in ("type", "exchange", "market")]
-            )
-        )
-        .sort_by([("symbol", "ascending"), ("date", "ascending")])
-    )
-    symbols = np.asarray(bars.column("symbol").to_numpy(zero_copy_only=False), dtype=str)
-    dates = bars.column("date").to_numpy(zero_copy_only=False).astype("datetime64[D]")
-    cut = np.flatnonzero(symbols[1:] != symbols[:-1]) + 1
-    starts, stops = np.r_[0, cut], np.r_[cut, len(symbols)]
-    lasts = dates[stops - 1]
-    since = lasts.min() + np.timedelta64(1, "D")
-    until = np.datetime64(max(ends.values()), "D")
-    held = np.array(sorted(_sessions(since.item(), until.item())) if since <= until else [],
-                    dtype="datetime64[D]")  # fmt: skip
+    bars, symbols, dates, held = got.table, got.symbols, got.dates, got.held
+    starts, stops, lasts = got.starts, got.stops, got.lasts
     d = np.datetime64(day, "D")
     known: list[int] = []
     for lo, hi, last in zip(starts, stops, lasts, strict=True):
@@ -296,16 +327,16 @@ def _reconstructed(parts: Parts, as_of: dt.date, first: pa.Table | None) -> pa.T
         if d > last and sym not in later and missed > 0:
             continue  # its bars end before the end of its synced range: delisted
         known.append(lo + int(np.searchsorted(dates[lo:hi], d, "right")) - 1)  # last bar <= day
-    got = bars.take(known)
-    syms = got.column("symbol").to_pylist()
-    types = got.column("type").to_pylist()
+    taken = bars.take(known)
+    syms = taken.column("symbol").to_pylist()
+    types = taken.column("type").to_pylist()
     rows["date"] = [day] * len(known)
     rows["symbol"] = syms
     rows["name"] = [later[s]["name"] if s in later else None for s in syms]
     rows["type"] = types
     rows["etf"] = [_is_etf(str(s), str(t)) for s, t in zip(syms, types, strict=True)]
-    rows["exchange"] = got.column("exchange").to_pylist()
-    rows["market"] = got.column("market").to_pylist()
+    rows["exchange"] = taken.column("exchange").to_pylist()
+    rows["market"] = taken.column("market").to_pylist()
     rows["status"] = ["NORMAL" if x == d else "SUSPENDED" for x in dates[known]]
     rows["source"] = ["reconstructed"] * len(known)
     return pa.table(rows, schema=SCHEMA)

@@ -133,6 +133,26 @@ def test_days_before_the_archive_are_reconstructed_from_the_stored_bars(
     assert members(st, "2025-03-10").loc["2908", "name"] == "模擬停牌"
 
 
+def test_a_reconstruction_follows_the_bars_a_later_sync_adds(
+    make_sandbox: Any, tmp_path: Path
+) -> None:
+    """The bars a reconstruction reads are kept while the store's log stays where it was
+    (a backtest asks day after day), and read again once a sync moves it on."""
+    with make_sandbox(now=at("2025-10-01")) as (_, client):
+        with Store(tmp_path / "s", client) as st:
+            st.sync(
+                "stock.historical.candles", ["2330"], "2024-01-01", "2025-09-30", progress=False
+            )
+            first = members(st, "2024-06-03")
+            assert list(first.index) == ["2330"]
+            assert members(st, "2024-06-04").index.tolist() == ["2330"]  # kept: same generation
+            st.sync(
+                "stock.historical.candles", ["6901"], "2024-01-01", "2025-09-30", progress=False
+            )
+            assert members(st, "2024-06-03").index.tolist() == ["2330", "6901"]
+            assert "6901" not in members(st, "2024-03-15").index  # listed 2024-03-18
+
+
 def test_a_store_without_bars_or_archive_is_not_synced(tmp_path: Path) -> None:
     with Store(tmp_path / "empty", client=None) as st, pytest.raises(NotSynced):
         st.universe("2025-01-02")
