@@ -56,6 +56,14 @@ class Parts:
             self._views[g] = _history.state_at(self.storage, g)
         return self._views[g]
 
+    def caught_up(self) -> None:
+        """What a writer does first under its lock: the temporary files a killed writer
+        left removed, the log reloaded (another process may have written while this one
+        waited) and checked."""
+        self.storage.clean_temporary()
+        self.log.reload()
+        self.log.check()
+
     @property
     def root(self) -> Path | str:
         """The store's root as users name it: a directory, or the object store's URL."""

@@ -24,14 +24,12 @@ See docs/universe.md.
 from __future__ import annotations
 
 import datetime as dt
-import io
 import warnings
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from marketframe._time import taipei_today
 from marketframe.endpoints import to_date
@@ -41,6 +39,7 @@ from marketframe.store._dataset import NO_SYMBOL, UNIVERSE, resolve
 from marketframe.store._parts import Parts
 from marketframe.store._report import Failure, SyncReport
 from marketframe.store._sync._batch import Batch, Unit
+from marketframe.store._upsert import Written
 
 #: the name ``Store.sync`` takes for the archive
 ENDPOINT = "universe"
@@ -154,15 +153,14 @@ def record(
             ):
                 rows[k].append(v)
     out = pa.table(rows, schema=SCHEMA)
-    buf = io.BytesIO()
-    pq.write_table(out, buf, write_page_checksum=True)
-    data = buf.getvalue()
+    data = _io.serialize(out)  # as every file of the store
     rel = _rel(day)
     with parts.locked(DATASET, [NO_SYMBOL], writing=f"sync {ENDPOINT}"):
+        parts.caught_up()  # another process may have recorded the day while we fetched
         # one commit of the log, as a sync's: pending, published (a day recorded again keeps
         # the version it replaces for snapshots), then held
         staged, stamp = parts.storage.stage(rel, data)
-        rec = {"size": len(data), "hash": _io.digest(data), **stamp, "rows": out.num_rows}
+        rec = {**Written(len(data), out.num_rows, _io.digest(data)).as_dict(), **stamp}
         batch = Batch(parts.storage, parts.log, f"sync {ENDPOINT}")
         batch.add(Unit(DATASET, {}, [(staged, rel, rec)], [(NO_SYMBOL, (day, day), day, False)]))
         batch.close()

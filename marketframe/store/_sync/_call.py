@@ -74,9 +74,7 @@ def run_checked(
     strict: bool,
 ) -> SyncReport:
     """A checked sync, under the store's lock."""
-    parts.storage.clean_temporary()
-    parts.log.reload()  # another process may have synced while we waited
-    parts.log.check()
+    parts.caught_up()  # another process may have synced while we waited
     report = run_sync(
         parts.client,
         parts.storage,
