@@ -319,10 +319,6 @@ def made(root: Path) -> None:
         ) from None
 
 
-def _temporary(path: Path) -> Path:
-    return path.with_name(_hidden(path.name))
-
-
 def _hidden(name: str) -> str:
     """The hidden temporary name a writer stages ``name`` under (readers skip it)."""
     return f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
