@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -182,6 +183,17 @@ def block(table: pa.Table) -> np.ndarray:
         else:
             out[j] = np.nan
     return out
+
+
+def spec_of(target: Target) -> sf.IndicatorSpec:
+    """The spec ``target`` describes (its JSON), parsed once a process: every task of a
+    run carries the same few, and specs are immutable."""
+    return _parsed(orjson.dumps(target.spec, option=orjson.OPT_SORT_KEYS))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: bytes) -> sf.IndicatorSpec:
+    return sf.IndicatorSpec.from_json(orjson.loads(text))
 
 
 def needs(sp: sf.IndicatorSpec) -> slice:

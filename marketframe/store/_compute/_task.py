@@ -19,13 +19,11 @@ a task may start at different files; the partitions are read from the earliest s
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from typing import Any
 
 import numpy as np
-import orjson
 import pyarrow as pa
 
 from marketframe.indicators import stateful as sf
@@ -45,6 +43,7 @@ from marketframe.store._compute._derive import (
     part_table,
     record,
     rows_of,
+    spec_of,
     used,
     write_part,
 )
@@ -55,13 +54,6 @@ from marketframe.store._compute._statefile import (
     state_bytes,
     state_slot,
 )
-
-
-@functools.lru_cache(maxsize=64)
-def _spec(text: bytes) -> sf.IndicatorSpec:
-    """The spec a target's JSON describes, parsed once a process (every task of a run
-    carries the same few; specs are immutable)."""
-    return sf.IndicatorSpec.from_json(orjson.loads(text))
 
 
 def _none(use: slice) -> np.ndarray:
@@ -110,13 +102,13 @@ class _Source:
 
     def _table(self, i: int, columns: list[str]) -> pa.Table:
         rel, rec = self.task.inputs[i]
-        if not self.task.events:
-            table: pa.Table = self.storage.read_file(rel, rec, columns=columns)
+        events = self.task.events  # adjusting needs every column
+        table: pa.Table = self.storage.read_file(rel, rec, columns=None if events else columns)
+        if not events:
             return table
         from marketframe import adjust as _adjust
 
-        table = self.storage.read_file(rel, rec)
-        return _adjust.apply(table, {self.task.symbol: self.task.events})
+        return _adjust.apply(table, {self.task.symbol: events})
 
     def read(self, i: int) -> tuple[pa.Table, np.ndarray]:
         if self._held is None or self._held[0] != i:
@@ -344,7 +336,7 @@ def run_task(task: Task) -> Result:
     """Bring every target of one symbol up to date (see the module docstring). Runs
     anywhere the store is reachable; touches no log."""
     storage = _storage(task)
-    specs = [_spec(orjson.dumps(t.spec, option=orjson.OPT_SORT_KEYS)) for t in task.targets]
+    specs = [spec_of(t) for t in task.targets]
     read = {f for sp in specs for f in sp.inputs}
     source = _Source(task, storage, tuple(f for f in INPUTS if f in read))
     runs = [
