@@ -47,6 +47,7 @@ from marketframe.adjust._core import (
     events_of,
     factors,
     fetch_actions,
+    happened_by,
 )
 from marketframe.adjust._table import FACTOR_TABLE, factor_rows, factor_table
 from marketframe.exceptions import ActionNotApplied
@@ -83,4 +84,5 @@ __all__ = [
     "factor_table",
     "factors",
     "fetch_actions",
+    "happened_by",
 ]

@@ -346,6 +346,17 @@ def fetch_actions(
     return capital, dividends
 
 
+def happened_by(end: dt.date, served: dt.date | None, last_bar: dt.date | None = None) -> dt.date:
+    """The last day whose corporate actions have happened: ``end``, not after the service's
+    day ``served`` (the answers' ``Date``: a dividend it still lists as announced has not
+    happened, whatever this machine's clock says), yet never before ``last_bar``, a day
+    with a bar (it happened, whatever that day). Without ``served``: ``end``."""
+    if served is None:
+        return end
+    end = min(end, served)
+    return end if last_bar is None else max(end, last_bar)
+
+
 def actions_served(
     prepare: Callable[..., Any],
     send_all: Callable[[Sequence[Any]], list[Any]],

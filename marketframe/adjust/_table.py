@@ -19,6 +19,7 @@ from marketframe.adjust._core import (
     actions_of,
     actions_served,
     factors,
+    happened_by,
 )
 from marketframe.convert import check_backend, to_frame
 from marketframe.endpoints import to_date
@@ -89,7 +90,7 @@ def factor_table(
         )
     today = known or taipei_today()
     capital, dividends, served = actions_served(client.prepare, client.send_all, lo, today, mode)
-    end = today if served is None else min(today, served)
+    end = happened_by(today, served)
     return to_frame(factor_rows(capital, dividends, mode, end, wanted, lo), backend)
 
 

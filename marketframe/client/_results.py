@@ -248,12 +248,7 @@ def adjust_prices(
     if span is None:
         return table
     capital, dividends, served = adjust.actions_served(prepare, send_all, span[0], span[1], mode)
-    end = span[1]
-    if served is not None:
-        # the service's day (the answers' Date) says which actions have happened: a dividend
-        # it still lists as announced (no previous close) has not, whatever this machine's
-        # clock says; a day the table has a bar on has happened whatever that day
-        end = max(min(end, served), adjust.bar_days(table).max().astype(dt.date))
+    end = adjust.happened_by(span[1], served, adjust.bar_days(table).max().astype(dt.date))
     if as_of is not None:  # the actions known on that day, whatever happened since
         end = min(end, as_of)
     return adjust.adjust_table(table, capital, dividends, mode, end)

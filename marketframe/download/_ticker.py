@@ -108,7 +108,7 @@ class Ticker:
     # -- corporate actions ------------------------------------------------------------------
 
     def _actions(self, start: DayLike | None, end: DayLike | None) -> tuple[pa.Table, pa.Table]:
-        from marketframe.client import fetch_actions  # the client (requests): on first use
+        from marketframe.adjust import fetch_actions  # loaded on first use
 
         hi = to_date("Ticker", "end", end) if end is not None else taipei_today()
         lo = to_date("Ticker", "start", start) if start is not None else EARLIEST["stock"]

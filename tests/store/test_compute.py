@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -718,3 +719,24 @@ def test_an_infinite_close_is_missing_in_compute_as_in_md(sb: Sandbox, tmp_path:
                 np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-9, err_msg=col)
     finally:
         sb.set_now(NOW)
+
+
+def test_compute_takes_the_services_day_for_which_dividends_have_happened(
+    make_sandbox: Any, tmp_path: Path
+) -> None:
+    """As the loaders' adjustment does: a service whose day is behind this machine's lists
+    0050's coming dividend as announced; compute neither applies it nor reports it as a past
+    dividend that could not be applied, and its outputs equal ``df.md`` over the adjusted
+    read."""
+    import warnings
+
+    from marketframe.adjust import ActionNotApplied
+
+    with make_sandbox(now="2026-07-01T14:00:00+08:00") as (_, client):
+        with Store(tmp_path / "s", client) as st, warnings.catch_warnings():
+            warnings.simplefilter("error", ActionNotApplied)
+            st.sync(DAILY, "0050", "2026-01-01", "2026-06-30", progress=False)
+            st.compute(DAILY, "sma", max_workers=1, adjust="all")
+            got = st.read_derived(DAILY, "sma", adjust="all")
+            want = st.read(DAILY, adjust="all").md.sma(20)
+    np.testing.assert_allclose(got["sma_20"], want["sma_20"], rtol=1e-12, equal_nan=True)

@@ -174,7 +174,6 @@ def _events(parts: Parts, src: Any, mode: str, symbols: Sequence[str]) -> dict[s
 
     from marketframe import adjust as _adjust
     from marketframe._time import taipei_today
-    from marketframe.client import fetch_actions
 
     man = parts.log
     firsts = [
@@ -190,8 +189,11 @@ def _events(parts: Parts, src: Any, mode: str, symbols: Sequence[str]) -> dict[s
     if start > end:
         return {}
     client = parts.client
-    capital, dividends = fetch_actions(client.prepare, client.send_all, start, end, mode)
-    return _adjust.events_of(capital, dividends, mode, end, symbols)
+    capital, dividends, served = _adjust.actions_served(
+        client.prepare, client.send_all, start, end, mode
+    )
+    # the service's day decides which actions have happened, as for the loaders
+    return _adjust.events_of(capital, dividends, mode, _adjust.happened_by(end, served), symbols)
 
 
 def compute(
