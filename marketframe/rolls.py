@@ -249,7 +249,7 @@ def _series(
     rows: list[dict[str, Any]] = []
     rolls: list[dict[str, Any]] = []
     prev: dt.date | None = None
-    for d in days:
+    for i, d in enumerate(days):
         if prev is not None and last[held] < d:  # past its last day: the next month
             held = _roll(bars, order, held, d, prev, rolls)
         bar = bars.get(held)
@@ -263,10 +263,8 @@ def _series(
         nxt = order[order.index(held) + 1] if order.index(held) + 1 < len(order) else None
         if roll != "expiry" and nxt is not None and nxt in bars and d in bars[nxt].index:
             now_, then_ = _measure(bars, oi, roll, held, d), _measure(bars, oi, roll, nxt, d)
-            if then_ > now_ and d < hi:
-                later = [x for x in days if x > d]
-                if later:
-                    held = _roll(bars, order, held, later[0], d, rolls)
+            if then_ > now_ and d < hi and i + 1 < len(days):  # from the next session
+                held = _roll(bars, order, held, days[i + 1], d, rolls)
         prev = d
     return _frame(rows, oi is not None), _roll_table(rolls)
 

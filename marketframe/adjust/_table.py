@@ -22,7 +22,7 @@ from marketframe.adjust._core import (
     happened_by,
 )
 from marketframe.convert import check_backend, to_frame
-from marketframe.endpoints import to_date
+from marketframe.endpoints import EARLIEST, to_date
 from marketframe.exceptions import InvalidParams
 
 #: the columns of :func:`factor_table`, in order, with their Arrow types
@@ -35,7 +35,7 @@ _TYPES: dict[str, pa.DataType] = {
 }
 FACTOR_TABLE = pa.schema(_TYPES)
 #: the service's first day of corporate actions and candles
-FIRST_DAY = dt.date(2010, 1, 1)
+FIRST_DAY = EARLIEST["stock"]
 
 
 def factor_table(
@@ -104,8 +104,6 @@ def factor_rows(
 ) -> pa.Table:
     """:func:`factor_table`'s rows from the two endpoints' tables: the actions of
     :func:`actions_of` from ``start`` to ``today``, with their cumulative factors and flags."""
-    from marketframe import calendar  # loaded on first use (import marketframe stays light)
-
     got = [a for a in actions_of(capital, dividends, mode, today, symbols) if a.day >= start]
     got.sort(key=lambda a: (a.symbol, a.day, a.kind))
     cumulative = np.ones(len(got))
@@ -127,9 +125,19 @@ def factor_rows(
         "cumulative_factor": cumulative.tolist(),
         "missing_previous_close": [a.problem == MISSING_CLOSE for a in got],
         "factor_out_of_range": [a.problem == OUT_OF_RANGE for a in got],
-        "non_session": [not calendar.is_session(a.day) for a in got],
+        "non_session": _off_session([a.day for a in got]).tolist(),
     }
     return pa.table(columns, schema=FACTOR_TABLE)
+
+
+def _off_session(days: list[dt.date]) -> np.ndarray:
+    """Whether each of ``days`` is not a stock session (the calendar asked once)."""
+    from marketframe import calendar  # loaded on first use (import marketframe stays light)
+
+    if not days:
+        return np.zeros(0, bool)
+    held = calendar.sessions_in_range(min(days), max(days)).values.astype("datetime64[D]")
+    return ~np.isin(np.array(days, "datetime64[D]"), held)
 
 
 def _symbols(where: str, symbols: Any) -> list[str] | None:
