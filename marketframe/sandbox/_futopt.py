@@ -238,8 +238,9 @@ class FutOpt:
         low and close on day ``d`` (index row ``i``), cents of a point."""
         ix = self.market.daily("IX0001")
         rng = self.market.rng("futopt", c.symbol, d.toordinal(), int(afterhours))
-        months_out = (c.year - d.year) * 12 + c.month - d.month
-        basis = -1500 * (months_out + 1) + int(rng.normal(0, 800))
+        # the basis widens with the calendar months to expiry (not the rank of months_out())
+        months = (c.year - d.year) * 12 + c.month - d.month
+        basis = -1500 * (months + 1) + int(rng.normal(0, 800))
         und = [int(ix.ref[i]), int(ix.open[i]), int(ix.high[i]), int(ix.low[i]), int(ix.close[i])]
         if afterhours:
             close = und[4]

@@ -29,7 +29,6 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -80,7 +79,7 @@ class ComputeReport:
 
     def paths(self) -> list[str]:
         """The derived datasets' directories relative to the store root."""
-        return [_io.dataset_dir(Path(), ds).as_posix() for ds in self.datasets]
+        return [_io.dataset_rel(ds) for ds in self.datasets]
 
 
 def symbols_of(files: Mapping[str, Mapping[str, Any]]) -> list[str]:

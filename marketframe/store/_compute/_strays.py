@@ -31,7 +31,7 @@ def remove_strays(storage: Any, log: Any, ids: Sequence[DatasetId]) -> int:
     Call under the store's lock, before any task of the run writes."""
     n = 0
     for ds in ids:
-        base = _io.dataset_dir(Path(), ds).as_posix()
+        base = _io.dataset_rel(ds)
         if storage.remote:
             found = storage.files(base)
         else:
@@ -67,7 +67,7 @@ def mark_clean(storage: Any, ids: Sequence[DatasetId]) -> None:
     if storage.remote:
         return
     for ds in ids:
-        top = storage.root / _io.dataset_dir(Path(), ds)
+        top = _io.dataset_dir(storage.root, ds)
         if top.is_dir():
             (top / CLEAN).touch()
 
