@@ -215,6 +215,7 @@ def test_stream_indicators_resume_from_a_checkpoint(make_sandbox: Any, tmp_path:
     )
 
 
+@pytest.mark.slow
 def test_drops_and_backfill_heal_to_md_over_the_day_with_revisions_marked(
     make_sandbox: Any,
 ) -> None:

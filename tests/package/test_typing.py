@@ -60,6 +60,7 @@ assert_type(mf.download("TSE", backend="arrow", progress=False), pa.Table)
 """
 
 
+@pytest.mark.slow
 def test_public_api_is_strict_clean_and_typed_for_users(tmp_path: Path) -> None:
     from mypy import api
 
@@ -168,6 +169,7 @@ def test_the_typed_backends_are_what_the_calls_return(backend: str) -> None:
         assert type(c.load("stock.intraday.quote", symbol="2330")) is expected
 
 
+@pytest.mark.slow
 def test_the_readme_calls_type_check_as_written(tmp_path: Path) -> None:
     """Every Python block of the README passes ``mypy --strict``, with the glossary's words
     (``symbols=``, ``start=``, ``end=``) where the service's names would also do, and the

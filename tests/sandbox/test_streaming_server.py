@@ -419,6 +419,7 @@ def test_a_drop_while_a_request_is_answered_leaves_no_traceback(caplog) -> None:
     assert not [r for r in caplog.records if r.exc_info], caplog.text
 
 
+@pytest.mark.slow
 def test_subscribers_arriving_together_share_one_build_per_channel_and_symbol() -> None:
     """100 clients subscribing to everything at once used to build each (channel, symbol,
     day) replay once per client, on the server's threads: REST stalled for seconds and the

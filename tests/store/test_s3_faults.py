@@ -199,6 +199,7 @@ def test_a_lost_reply_to_a_log_entry_put_keeps_the_store_whole(
         assert st.verify().problems == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["store", "storage_options"])
 def test_a_silent_endpoint_is_a_typed_error_within_the_timeout(
     s3: Place, sb: Sandbox, proxy: FaultProxy, where: str

@@ -241,6 +241,7 @@ def test_polars_frames_of_the_futopt_stream(client: Client) -> None:
     assert df.schema["is_trial"] == pl.Boolean and df.schema["size"] == pl.Int64
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("version", "after_hours"), [("v1.0", False), ("v1.1", False), ("v1.1", True)]
 )

@@ -242,6 +242,7 @@ def test_fast_replay_reconnects_drop_duplicates(make_sandbox: Any, tmp_path: Pat
         assert t.num_rows == 400
 
 
+@pytest.mark.slow
 def test_drops_mid_session_backfill_and_record_the_whole_day(
     make_sandbox: Any, tmp_path: Path
 ) -> None:
