@@ -4,6 +4,7 @@ argument, trade and checkpoint file an error of marketframe's tree naming it."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -175,9 +176,25 @@ def test_feed_refuses_bad_trades_and_changes_nothing(change: Any, name: str) -> 
     for f in frames[:30]:
         eng.feed(f)
         ref.feed(f)
-    with pytest.raises(MarketframeError, match=name):
-        eng.feed(change(frames[30]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one error, no pandas warning about the input first
+        with pytest.raises(MarketframeError, match=name) as err:
+            eng.feed(change(frames[30]))
+    assert "\n" not in str(err.value)
     pd.testing.assert_frame_equal(eng.feed(frames[30]), ref.feed(frames[30]))
+
+
+def test_feed_reads_times_given_as_iso_text_like_timestamps() -> None:
+    """Trade times as text (as a CSV or JSON gives them) are read as ISO 8601, naive ones
+    as Taipei's, with no warning about a guessed format."""
+    eng, ref = LiveIndicators(["A", "B"], SPECS), LiveIndicators(["A", "B"], SPECS)
+    frames = session(DAYS[0], ["A", "B"], 0, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for f in frames[:30]:
+            naive = f["time"].dt.tz_convert("Asia/Taipei").dt.tz_localize(None)
+            text = f.assign(time=naive.dt.strftime("%Y-%m-%dT%H:%M:%S.%f"))
+            pd.testing.assert_frame_equal(eng.feed(text), ref.feed(f))
 
 
 def _saved(tmp_path: Path) -> Path:

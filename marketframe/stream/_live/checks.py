@@ -120,7 +120,7 @@ def check_trades(
         times = np.asarray(_epoch_us(trades["time"]))
     except (ValueError, TypeError, OverflowError) as err:
         raise InvalidParams(
-            where, "time", f"does not parse as times ({err})", "timestamps"
+            where, "time", f"does not parse as times ({str(err).splitlines()[0]})", "timestamps"
         ) from None
     if times.dtype.kind != "i" or (times == np.iinfo(np.int64).min).any():
         raise InvalidParams(where, "time", "has a missing time", "timestamps")

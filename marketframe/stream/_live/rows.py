@@ -26,7 +26,10 @@ def _epoch_us(col: pd.Series[Any]) -> Any:
     dtype = col.dtype
     if isinstance(dtype, pd.DatetimeTZDtype):  # the stream's: read as they are, no parsing
         return col.to_numpy(dtype="datetime64[us]").view(np.int64)
-    t = pd.to_datetime(col)
+    # text as ISO 8601 (what the service and pandas write): inferring a format per call
+    # warned a user about the guess, and a guess can read a day first
+    text = col.dtype == object or pd.api.types.is_string_dtype(col.dtype)
+    t = pd.to_datetime(col, format="ISO8601") if text else pd.to_datetime(col)
     if t.dt.tz is None:
         t = t.dt.tz_localize(TZ_NAME)
     return t.dt.as_unit("us").astype("int64").to_numpy()
