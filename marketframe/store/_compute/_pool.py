@@ -3,7 +3,7 @@
 Its workers fork from a server that has imported the kernels and the task (numpy, pyarrow,
 pandas), so no worker pays the imports; they never run the caller's main module; each is
 handed the store's credentials by its initializer (never by a task) and exits as soon as
-the driver is gone (:func:`._task.start_worker`). A worker that dies mid-task is
+the driver is gone (:func:`start_worker`). A worker that dies mid-task is
 :class:`~marketframe.exceptions.ComputeInterrupted`, not a bare ``BrokenProcessPool``.
 """
 
@@ -12,11 +12,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from marketframe.store._compute._task import start_worker
+from marketframe.store._compute._task import remember
 
 # the modules a worker process needs, imported once in the forkserver (not per worker)
 PRELOAD = ["marketframe.indicators", "marketframe.store._compute._task"]
@@ -74,3 +75,36 @@ def no_main() -> Iterator[None]:
     finally:
         del main.__spec__
         main.__dict__.update(saved)
+
+
+def start_worker(driver: int, credentials: dict[str, dict[str, Any]]) -> None:
+    """The initializer of each worker of compute's own pool. ``credentials``: the stores'
+    credentials (by URL) given to the driver, which the tasks never carry. The worker exits
+    as soon as its driver (process ``driver``) is gone. Nothing else would tell it after a
+    ``kill -9`` of the driver: it waits on a queue whose writing end it holds itself, and
+    the pool's forkserver and resource tracker live as long as any worker does."""
+    for store, secret in credentials.items():
+        remember(store, secret)
+    threading.Thread(
+        target=_exit_after, args=(driver,), name="marketframe-driver-watch", daemon=True
+    ).start()
+
+
+def _exit_after(pid: int) -> None:
+    """Wait for process ``pid`` to end (Linux: a pidfd, readable once it has; elsewhere a
+    check every half second), then end this process at once."""
+    import select
+    import time
+
+    from marketframe.store._storage._base import alive
+
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux, or already gone
+        fd = None
+    if fd is not None:
+        select.select([fd], [], [])
+    else:
+        while alive(pid):
+            time.sleep(0.5)
+    os._exit(70)  # no cleanup of a task half done: the next run removes its files

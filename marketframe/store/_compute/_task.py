@@ -19,8 +19,6 @@ a task may start at different files; the partitions are read from the earliest s
 
 from __future__ import annotations
 
-import os
-import threading
 from typing import Any
 
 import numpy as np
@@ -352,42 +350,10 @@ def run_task(task: Task) -> Result:
 
 
 # ---------------------------------------------------------------------------------------
-# the workers of compute's own pool
+# the credentials of the tasks run in this process
 
 
 def remember(store: str, secret: dict[str, Any]) -> None:
     """The credentials of ``store`` (a URL), for the tasks run in this process."""
     if secret:
         _CREDENTIALS[store] = secret
-
-
-def start_worker(driver: int, credentials: dict[str, dict[str, Any]]) -> None:
-    """The initializer of each worker of compute's own pool. ``credentials``: the stores'
-    credentials (by URL) given to the driver, which the tasks never carry. The worker exits
-    as soon as its driver (process ``driver``) is gone. Nothing else would tell it after a
-    ``kill -9`` of the driver: it waits on a queue whose writing end it holds itself, and
-    the pool's forkserver and resource tracker live as long as any worker does."""
-    _CREDENTIALS.update(credentials)
-    threading.Thread(
-        target=_exit_after, args=(driver,), name="marketframe-driver-watch", daemon=True
-    ).start()
-
-
-def _exit_after(pid: int) -> None:
-    """Wait for process ``pid`` to end (Linux: a pidfd, readable once it has; elsewhere a
-    check every half second), then end this process at once."""
-    import select
-    import time
-
-    from marketframe.store._storage._base import alive
-
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):  # not Linux, or already gone
-        fd = None
-    if fd is not None:
-        select.select([fd], [], [])
-    else:
-        while alive(pid):
-            time.sleep(0.5)
-    os._exit(70)  # no cleanup of a task half done: the next run removes its files
