@@ -6,7 +6,7 @@ way: this module -> :mod:`._io`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,14 +78,59 @@ def physical(table: pa.Table) -> pa.Table:
 
 @dataclass(frozen=True)
 class Written:
-    """What the log records of a partition file: checked on every read and by verify."""
+    """What the log records of a partition file: checked on every read and by verify.
+
+    ``lineage``: two files of one path whose column has the same lineage hold the same
+    values in it up to the shorter one's row count. A file's columns get its own hash as
+    lineage, except a column whose first rows are those of the file it replaced, as they
+    were (new rows appended after them): that column keeps the replaced file's lineage. A
+    derived state that consumed ``n`` rows of a file continues on the new one, without
+    hashing those rows again, when the columns it reads kept their lineage. Recorded as one
+    text when every column has the same, else per column; absent in the records of earlier
+    stores (each column's lineage is then the file's hash)."""
 
     size: int
     rows: int
     hash: str
+    lineage: str | dict[str, str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"size": self.size, "rows": self.rows, "hash": self.hash}
+        out: dict[str, Any] = {"size": self.size, "rows": self.rows, "hash": self.hash}
+        if self.lineage is not None:
+            out["lineage"] = self.lineage
+        return out
+
+
+def lineage_of(rec: Any, columns: Sequence[str]) -> list[str] | None:
+    """The lineages of ``columns`` in the file a log record names (:class:`Written`), None
+    where the record accepts a pending version too (the file may be either)."""
+    if rec is None or "hash" not in rec or rec.get("pending"):
+        return None
+    lin = rec.get("lineage") or rec["hash"]
+    if isinstance(lin, str):
+        return [lin] * len(columns)
+    return [str(lin.get(c, rec["hash"])) for c in columns]
+
+
+def _lineage(
+    merged: pa.Table, old: pa.Table | None, was: Mapping[str, Any] | None, h: str
+) -> str | dict[str, str]:
+    """The lineage of each column of ``merged`` (hashed ``h``): ``old``'s (whose record is
+    ``was``) where its rows begin the column unchanged, else ``h``."""
+    if old is None or was is None or merged.num_rows < old.num_rows:
+        return h
+    names = [c for c in merged.column_names if c in old.column_names]
+    before = lineage_of(was, names)
+    if before is None:
+        return h
+    head = merged.slice(0, old.num_rows)
+    out = {c: h for c in merged.column_names}
+    for c, lin in zip(names, before, strict=True):
+        a, b = head.column(c), old.column(c)
+        if a.type == b.type and a.equals(b):
+            out[c] = lin
+    first = next(iter(out.values()))
+    return first if all(v == first for v in out.values()) else out
 
 
 def prepare(
@@ -95,11 +140,16 @@ def prepare(
     constant: Sequence[str] = (),
     old: pa.Table | None = None,
     order: Sequence[str] | None = None,
+    was: Mapping[str, Any] | None = None,
 ) -> tuple[bytes, Written, int]:
     """Merge ``new`` into ``old`` (the partition's current rows); returns the file's new bytes,
-    its record and the change in row count. Nothing is written yet."""
+    its record and the change in row count. Nothing is written yet. ``was``: the record of
+    the file ``old`` was read from, whose columns' lineages are kept where the merged rows
+    begin with ``old``'s unchanged (compared, not assumed: a value replaced, a type widened
+    or a NaN starts a lineage of its own)."""
     merged = upsert_table(old, physical(new), keys, constant, order)
     merged = merged.replace_schema_metadata({**(merged.schema.metadata or {}), **meta})
     data = serialize(merged)
-    rec = Written(len(data), merged.num_rows, digest(data))
+    h = digest(data)
+    rec = Written(len(data), merged.num_rows, h, _lineage(merged, old, was, h))
     return data, rec, merged.num_rows - (old.num_rows if old is not None else 0)

@@ -52,6 +52,7 @@ from marketframe.store._compute._statefile import (
     state_bytes,
     state_slot,
 )
+from marketframe.store._upsert import lineage_of
 
 
 def _none(use: slice) -> np.ndarray:
@@ -169,6 +170,7 @@ class _TargetRun:
         self.use = needs(sp)  # the rows of block() its kernels read, and its context holds
         # the rows of block() its outputs depend on: the time and its inputs (digested)
         self.rows = rows_of(sp.inputs)
+        self.columns = ["date", *(f for f in INPUTS if f in sp.inputs)]  # the same, by name
         self.out = out = Outcome(target.ds)
         self.start: int | None = None
         self.skip = 0
@@ -196,15 +198,23 @@ class _TargetRun:
             and first < len(inputs)
             and consumed[first]["rel"] == inputs[first][0]
         ):
-            rows = source.read(first)[1]
             n = int(consumed[first]["rows"])
-            want = consumed[first].get("digest")
-            if (
-                want
-                and rows.shape[1] >= n
-                and source.prefix_digest(first, n, self.rows, want) == want
-            ):
+            was = consumed[first].get("lineage")
+            rec = inputs[first][1]
+            if was and was == lineage_of(rec, self.columns) and int(rec.get("rows", -1)) >= n:
+                # the file grew from the one consumed, the first rows of the columns read
+                # as they were (the sync compared them when it wrote it): nothing to read
+                # or hash here
                 appended, self.skip = True, n
+            else:
+                rows = source.read(first)[1]
+                want = consumed[first].get("digest")
+                if (
+                    want
+                    and rows.shape[1] >= n
+                    and source.prefix_digest(first, n, self.rows, want) == want
+                ):
+                    appended, self.skip = True, n
         if appended:
             out.mode = "appended"
         else:
@@ -292,12 +302,16 @@ class _TargetRun:
                 self.context = _none(use)
             else:  # the last k bars of the context and the new ones, already side by side
                 self.context = both[:, -k:].copy()
+        # a file with a lineage is continued by it (see __init__); the digest of its rows,
+        # a pass over all of them, only for one without (a record of an earlier store)
+        lineage = lineage_of(rec, self.columns)
         self.consumed.append(
             {
                 "rel": rel,
                 "hash": rec.get("hash"),
                 "rows": rows.shape[1],
-                "digest": self.source.digest(i, self.rows),
+                "digest": self.source.digest(i, self.rows) if lineage is None else None,
+                "lineage": lineage,
             }
         )
 

@@ -137,11 +137,13 @@ def stage_rows(
                 Path(), spec.ds, symbol if spec.has_symbol else None, year
             ).as_posix()
             old = _current(root, log, spec, symbol, rel, report)
+            was = None if old is None else log.file(spec.ds, rel)  # the lineage of old
             if old is not None and replace:
-                old = _outside(old, _io.date_column(spec.ep), replace)
+                old, was = _outside(old, _io.date_column(spec.ep), replace), None
             if old is None and not part.num_rows:
                 continue
-            data, rec, delta = _upsert.prepare(part, keys, meta, constant, old, order_keys(spec.ep))
+            order = order_keys(spec.ep)
+            data, rec, delta = _upsert.prepare(part, keys, meta, constant, old, order, was)
             tmp, stamp = root.stage(rel, data)
             staged.append((tmp, rel, {**rec.as_dict(), **stamp}))
             report.rows_written += delta
