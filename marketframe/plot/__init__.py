@@ -19,7 +19,7 @@ from typing import IO, TYPE_CHECKING
 
 import pandas as pd
 
-from marketframe.exceptions import InvalidParams, MissingColumnsError
+from marketframe.exceptions import ExtraNotInstalled, InvalidParams, MissingColumnsError
 from marketframe.indicators import registry
 from marketframe.plot._artists import (
     BAND,
@@ -45,7 +45,7 @@ __all__ = ["BAND", "DOWN", "LAST", "OVERLAYS", "PANELS", "PRICE", "UP", "candles
 
 
 def pyplot() -> ModuleType:
-    """``matplotlib.pyplot``, or an ImportError naming the ``plot`` extra to install."""
+    """``matplotlib.pyplot``, or :class:`ExtraNotInstalled` naming the ``plot`` extra."""
     try:
         import matplotlib
 
@@ -53,7 +53,7 @@ def pyplot() -> ModuleType:
             import matplotlib.pyplot  # noqa: F401
         return matplotlib.pyplot
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("charts need matplotlib: pip install 'marketframe[plot]'") from e
+        raise ExtraNotInstalled("matplotlib", "a chart") from e
 
 
 def _to_pandas(df: pd.DataFrame | pl.DataFrame | pl.LazyFrame | pa.Table) -> pd.DataFrame:

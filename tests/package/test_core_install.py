@@ -118,6 +118,7 @@ _API = (
     _BLOCK
     + """
 import json
+import pandas as pd
 import marketframe
 from marketframe import Client, calendar, download
 from marketframe.sandbox import Sandbox
@@ -138,6 +139,9 @@ CALLS = {
     "stream": lambda c: c.stream(backend="polars"),
     "Store": lambda c: Store("s3://bucket/prefix", c),
     "academy": lambda c: __import__("marketframe.academy"),
+    "plot": lambda c: pd.DataFrame(
+        {"date": ["2024-01-02"], "open": [1.0], "high": [1.0], "low": [1.0], "close": [1.0]}
+    ).md.plot(),
 }
 out = {}
 with Sandbox(rate_limit=None) as sb, Client(sb.api_key, base_url=sb.base_url, cache=False) as c:
@@ -159,15 +163,19 @@ print(json.dumps(out))
 
 
 def test_the_api_names_the_extra_before_any_request() -> None:
-    """Without the extra, a call that needs polars, fsspec or authlib raises a marketframe
-    error naming the extra (still a ModuleNotFoundError), before any request is sent, not
-    a bare ModuleNotFoundError once the data came."""
+    """Without the extra, a call that needs polars, fsspec, authlib or matplotlib raises a
+    marketframe error naming the extra (still a ModuleNotFoundError), before any request is
+    sent, not a bare ModuleNotFoundError once the data came."""
     import json
 
     proc = _core(code=_API)
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout.splitlines()[-1])
-    extra = {"Store": ("fsspec", "s3"), "academy": ("authlib", "academy")}
+    extra = {
+        "Store": ("fsspec", "s3"),
+        "academy": ("authlib", "academy"),
+        "plot": ("matplotlib", "plot"),
+    }
     for name, (kind, ours, module, message, sent) in got.items():
         package, wanted = extra.get(name, ("polars", "polars"))
         assert (kind, ours, module) == ("ExtraNotInstalled", True, package), (name, message)
