@@ -233,6 +233,17 @@ def test_load_refuses_a_damaged_checkpoint_naming_the_file(tmp_path: Path, damag
     assert str(path) in str(err.value)
 
 
+@pytest.mark.parametrize("parent", ["missing", "a file"])
+def test_save_refuses_a_path_whose_directory_is_not_there(tmp_path: Path, parent: str) -> None:
+    if parent == "a file":
+        (tmp_path / "d").write_text("")
+    path = tmp_path / "d" / "live.npz"
+    eng = LiveIndicators(["A"], SPECS)
+    with pytest.raises(InvalidParams, match="directory") as err:
+        eng.save(path)
+    assert str(tmp_path / "d") in str(err.value)
+
+
 # -- the stream method: a checkpoint is the call's own, and saved at most every save_every --
 
 NOW = "2026-11-20T14:45:00+08:00"
@@ -264,6 +275,19 @@ def test_stream_indicators_refuses_a_checkpoint_of_another_call(
             with pytest.raises(InvalidParams, match="symbols"):  # extending drops nothing
                 s.indicators(["2454"], spec=["sma"], checkpoint=ck, extend_checkpoint=True)
             assert not s.subscriptions()
+
+
+def test_stream_indicators_refuses_a_checkpoint_in_a_missing_directory_when_called(
+    make_sandbox: Any, tmp_path: Path
+) -> None:
+    """The first save, after the first batch, raised FileNotFoundError naming a temporary
+    file; the call is refused now, naming the directory, before anything is subscribed."""
+    ck = tmp_path / "no" / "live.npz"
+    with make_sandbox(now=NOW) as (sb, c), c.stream() as s:
+        with pytest.raises(InvalidParams, match="checkpoint") as err:
+            s.indicators(["2330"], spec=["sma"], checkpoint=ck)
+        assert str(tmp_path / "no") in str(err.value)
+        assert not s.subscriptions()
 
 
 def test_stream_indicators_extends_a_checkpoint_when_asked(

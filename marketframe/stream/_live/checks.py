@@ -193,8 +193,8 @@ def check_arguments(
     if warmup is not None and not hasattr(warmup, "read_derived") and not hasattr(warmup, "stock"):
         raise InvalidParams(where, "warmup", f"has value {warmup!r}", "a Store, a Client, None")
     check_int("warmup_bars", warmup_bars, 1, where)
-    if checkpoint is not None and not isinstance(checkpoint, str | os.PathLike):
-        raise InvalidParams(where, "checkpoint", f"has value {checkpoint!r}", "a file path, None")
+    if checkpoint is not None:
+        check_checkpoint(checkpoint, where, "checkpoint")
     if idle is not None and (
         isinstance(idle, bool) or not isinstance(idle, int | float) or not idle > 0
     ):
@@ -209,6 +209,21 @@ def check_arguments(
     return syms, tf, specs
 
 
+def check_checkpoint(path: object, where: str, name: str) -> None:
+    """``path`` is a file path the engine can be saved to: its directory exists. Checked
+    before anything changes: otherwise the first save, after the stream's first batch (or
+    after ``save`` had folded the engine's bars), failed naming a temporary file."""
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidParams(where, name, f"has value {path!r}", "a file path, None")
+    parent = Path(path).parent
+    if not parent.is_dir():
+        why = "is not a directory" if parent.exists() else "does not exist"
+        raise InvalidParams(
+            where, name, f"({path}): its directory {str(parent)!r} {why}", _IN_A_DIRECTORY
+        )
+
+
+_IN_A_DIRECTORY = "a file in an existing directory (create the directory first)"
 _LOADER = "LiveIndicators.load"
 _SAVED = "a file LiveIndicators.save (or Stream.indicators' checkpoint=) wrote"
 

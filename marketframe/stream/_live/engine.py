@@ -281,6 +281,7 @@ class LiveIndicators:
         the closed bars: the file's size follows the symbols, not the history, and a
         resumed engine does not revise a bar closed before it stopped. An ``.npz`` of
         arrays with a JSON header; no pickle."""
+        checks.check_checkpoint(path, "LiveIndicators.save", "path")
         st = self._steps
         st._flush_pending(None)
         st._fold(bars=False)  # the closed bars are not saved: left as they are kept
