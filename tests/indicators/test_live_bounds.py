@@ -233,6 +233,16 @@ def test_load_refuses_a_damaged_checkpoint_naming_the_file(tmp_path: Path, damag
     assert str(path) in str(err.value)
 
 
+def test_load_refuses_a_file_that_is_no_npz_without_offering_to_unpickle_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "live.npz"
+    path.write_text("hello")
+    with pytest.raises(InvalidParams, match="not an .npz file") as err:
+        LiveIndicators.load(path)
+    assert "pickle" not in str(err.value)
+
+
 @pytest.mark.parametrize("parent", ["missing", "a file"])
 def test_save_refuses_a_path_whose_directory_is_not_there(tmp_path: Path, parent: str) -> None:
     if parent == "a file":

@@ -277,6 +277,8 @@ def read_checkpoint(path: object, version: int) -> tuple[dict[str, Any], dict[st
         problem = "is not a file"
     elif p.stat().st_size == 0:
         problem = "is empty (zero bytes)"
+    elif not zipfile.is_zipfile(p):  # numpy's own error offers to unpickle it
+        problem = "is not an .npz file (not a zip archive)"
     if problem:
         raise InvalidParams(_LOADER, "path", f"({p}) {problem}", _SAVED)
     with damaged(p), np.load(p, allow_pickle=False) as npz:
