@@ -55,6 +55,8 @@ NOT_OFFERED: Mapping[str, str] = {
 }
 #: Yahoo's suffix -> the boards it stands for (.TW: the TWSE; .TWO: the TPEx, OTC and emerging)
 SUFFIXES: Mapping[str, tuple[str, ...]] = {"TW": ("TSE",), "TWO": ("OTC", "ESB")}
+#: Yahoo's index symbols -> the service's (the TAIEX, the TPEx index)
+INDICES: Mapping[str, str] = {"^TWII": "IX0001", "^TWOII": "IX0043"}
 #: the wide layout's fields, in yfinance's order, when the frame has them
 WIDE_FIELDS = ("open", "high", "low", "close", "volume")
 LAYOUTS = ("long", "wide")
@@ -164,16 +166,26 @@ def _hint(word: str, choices: Iterable[str]) -> str:
     return did_you_mean(word, list(choices))
 
 
-def split_suffixes(symbols: Any) -> tuple[Any, dict[str, tuple[str, str]]]:
-    """Symbols with Yahoo's ``.TW``/``.TWO`` dropped, and {bare: (as given, suffix)}."""
+def split_suffixes(symbols: Any, where: str = "download") -> tuple[Any, dict[str, tuple[str, str]]]:
+    """Symbols with Yahoo's ``.TW``/``.TWO`` dropped, and {bare: (as given, suffix)}; a
+    Yahoo index symbol (``^TWII``) is refused, naming the service's (``IX0001``)."""
     if isinstance(symbols, str):
-        bare, one = split_suffixes([symbols])
+        bare, one = split_suffixes([symbols], where)
         return bare[0], one
     if not isinstance(symbols, Sequence):
         return symbols, {}
     out: list[Any] = []
     found: dict[str, tuple[str, str]] = {}
     for s in symbols:
+        if isinstance(s, str) and s.startswith("^"):
+            known = INDICES.get(s.upper())
+            raise InvalidParams(
+                where,
+                "symbols",
+                f"has value {s!r}, a Yahoo index symbol",
+                (f"{known!r} (its symbol here); other " if known else "")
+                + "indices: client.stock.intraday.tickers(type='INDEX', market='TSE' or 'OTC')",
+            )
         if isinstance(s, str):
             base, dot, suffix = s.rpartition(".")
             if dot and base and suffix.upper() in SUFFIXES:

@@ -73,6 +73,20 @@ def test_suffixes_are_dropped_and_the_board_checked(client: Any) -> None:
         client.stock.historical.candles(symbol="2330.TW")
 
 
+def test_a_yahoo_index_symbol_is_refused_naming_the_services(client: Any) -> None:
+    """``^TWII`` was refused as a string of bad characters, with no word of ``IX0001``."""
+    before = client.stats().requests
+    with pytest.raises(InvalidParams, match=r"'\^TWII', a Yahoo index symbol.*'IX0001'"):
+        marketframe.download(["2330", "^TWII"], period="1mo", client=client)
+    with pytest.raises(InvalidParams, match=r"Ticker.*'IX0043'"):
+        Ticker("^TWOII", client=client)
+    with pytest.raises(InvalidParams, match="type='INDEX'"):
+        marketframe.download("^N225", period="1mo", client=client)
+    assert client.stats().requests == before
+    index = marketframe.download("IX0001", period="5d", client=client)
+    assert index["symbol"].astype(str).unique().tolist() == ["IX0001"]
+
+
 def test_an_unknown_symbol_gets_a_did_you_mean(client: Any) -> None:
     with pytest.raises(BatchError) as exc:
         marketframe.download(["2330", "2331"], period="1mo", client=client)
