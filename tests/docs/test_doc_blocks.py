@@ -184,3 +184,43 @@ def run_command(
     return subprocess.run(
         words, capture_output=True, text=True, env=full, cwd=cwd, timeout=COMMAND_TIMEOUT
     )
+
+
+def _installed_by_the_set_up() -> set[str]:
+    """The import names of what README's set-up installs: marketframe's requirements and
+    those of the extras ``[all]`` names."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = project["optional-dependencies"]
+    reqs = list(project["dependencies"])
+    for req in extras["all"]:  # "marketframe[polars,academy,...]"
+        for extra in req.partition("[")[2].rstrip("]").split(","):
+            reqs += extras[extra.strip()]
+    return {re.split(r"[\[<>=!~; ]", r, maxsplit=1)[0].lower().replace("-", "_") for r in reqs}
+
+
+def test_a_page_says_how_to_install_what_its_blocks_import_beyond_the_set_up() -> None:
+    """A reader who ran README's set-up (``.[all]``) and copied docs/compute.md's DuckDB block
+    got a bare ModuleNotFoundError: a package none of marketframe's requirements installs is
+    named with ``pip install`` on the page that imports it."""
+    installed = _installed_by_the_set_up() | set(sys.stdlib_module_names) | {"marketframe"}
+    missing = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for b in blocks(page):
+            if b.lang != "python" or b.not_run is not None:
+                continue
+            flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+            tree = compile(b.code, f"{b.page}:{b.line}", "exec", flags=flags)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    names = [node.module]
+                else:
+                    continue
+                for name in (n.split(".")[0] for n in names):
+                    if name not in installed and f"pip install {name}" not in text:
+                        missing.append(f"{b.page}:{b.line}: {name}")
+    assert not missing, missing
