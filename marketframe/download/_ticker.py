@@ -62,7 +62,7 @@ class Ticker:
     def __init__(self, symbol: str, *, client: Client[Any] | None = None, backend: str = "pandas"):
         if not isinstance(symbol, str) or not symbol.strip():
             raise InvalidParams("Ticker", "symbol", f"has value {symbol!r}", "a symbol like '2330'")
-        bare, found = _yf.split_suffixes(symbol.strip(), "Ticker")
+        bare, found = _yf.split_suffixes(symbol.strip(), "Ticker", "symbol")
         self.symbol: str = bare
         self._suffix = found
         self._client = client

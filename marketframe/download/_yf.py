@@ -166,11 +166,13 @@ def _hint(word: str, choices: Iterable[str]) -> str:
     return did_you_mean(word, list(choices))
 
 
-def split_suffixes(symbols: Any, where: str = "download") -> tuple[Any, dict[str, tuple[str, str]]]:
+def split_suffixes(
+    symbols: Any, where: str = "download", name: str = "symbols"
+) -> tuple[Any, dict[str, tuple[str, str]]]:
     """Symbols with Yahoo's ``.TW``/``.TWO`` dropped, and {bare: (as given, suffix)}; a
     Yahoo index symbol (``^TWII``) is refused, naming the service's (``IX0001``)."""
     if isinstance(symbols, str):
-        bare, one = split_suffixes([symbols], where)
+        bare, one = split_suffixes([symbols], where, name)
         return bare[0], one
     if not isinstance(symbols, Sequence):
         return symbols, {}
@@ -181,7 +183,7 @@ def split_suffixes(symbols: Any, where: str = "download") -> tuple[Any, dict[str
             known = INDICES.get(s.upper())
             raise InvalidParams(
                 where,
-                "symbols",
+                name,
                 f"has value {s!r}, a Yahoo index symbol",
                 (f"{known!r} (its symbol here); other " if known else "")
                 + "indices: client.stock.intraday.tickers(type='INDEX', market='TSE' or 'OTC')",

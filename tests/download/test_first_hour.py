@@ -78,7 +78,7 @@ def test_a_yahoo_index_symbol_is_refused_naming_the_services(client: Any) -> Non
     before = client.stats().requests
     with pytest.raises(InvalidParams, match=r"'\^TWII', a Yahoo index symbol.*'IX0001'"):
         marketframe.download(["2330", "^TWII"], period="1mo", client=client)
-    with pytest.raises(InvalidParams, match=r"Ticker.*'IX0043'"):
+    with pytest.raises(InvalidParams, match=r"Ticker: parameter 'symbol' .*'IX0043'"):
         Ticker("^TWOII", client=client)
     with pytest.raises(InvalidParams, match="type='INDEX'"):
         marketframe.download("^N225", period="1mo", client=client)
