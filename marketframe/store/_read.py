@@ -20,6 +20,18 @@ from marketframe.store._log import Log, _history
 from marketframe.store._parts import Parts
 
 
+def span(where: str, start: Any, end: Any) -> tuple[dt.date | None, dt.date | None]:
+    """The days of a read's ``start`` and ``end`` (either may be None), refused when
+    ``start`` is after ``end`` (an empty answer would look like missing data)."""
+    from marketframe.exceptions import InvalidParams
+
+    lo = to_date(where, "start", start) if start is not None else None
+    hi = to_date(where, "end", end) if end is not None else None
+    if lo is not None and hi is not None and lo > hi:
+        raise InvalidParams(where, "start", f"({lo}) is after end ({hi})", "start <= end")
+    return lo, hi
+
+
 def read(
     parts: Parts,
     endpoint: str,
@@ -37,8 +49,7 @@ def read(
     mode = _adjust.check_read(spec.ep.name, adjust, spec.params, spec.ds.timeframe)
     # symbol-less datasets (corporate actions) are filtered on their symbol column
     syms = None if symbols is None or not spec.has_symbol else check_symbols(spec, symbols)
-    lo = to_date(endpoint, "start", start) if start is not None else None
-    hi = to_date(endpoint, "end", end) if end is not None else None
+    lo, hi = span(endpoint, start, end)
     years = None
     if spec.has_symbol and (lo is not None or hi is not None):
         years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)

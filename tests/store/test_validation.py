@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from filelock import FileLock
@@ -184,3 +185,21 @@ def test_verify_of_a_missing_store_is_refused_and_creates_nothing(
     assert not missing.exists()
     with pytest.raises(InvalidParams, match="holds no store"):
         Store(missing).verify()
+
+
+def test_a_read_whose_start_is_after_its_end_is_refused(sb: Sandbox, tmp_path: Path) -> None:
+    """An empty answer would look like missing data: refused, as ``download`` refuses it."""
+    ds = "stock.historical.candles"
+    with Store(tmp_path / "s", api_key=sb.api_key, base_url=sb.base_url) as st:
+        st.sync(ds, ["2330"], "2025-01-01", "2025-06-30", progress=False)
+        st.compute(ds, "sma", max_workers=1)
+        for read in (st.read, st.read_derived):
+            args = (ds, "2330") if read is st.read else (ds, "sma")
+            with pytest.raises(InvalidParams, match=r"start.*is after end.*start <= end"):
+                read(*args, start="2025-06-01", end="2025-01-01")
+
+
+@pytest.mark.parametrize("spec", [5, None, 2.5])
+def test_compute_names_the_indicators_for_a_spec_of_no_name(tmp_path: Path, spec: Any) -> None:
+    with pytest.raises(InvalidParams, match="allowed: bbands, ema, kdj, macd, rsi, sma"):
+        Store(tmp_path / "s").compute("stock.historical.candles", spec)

@@ -334,8 +334,8 @@ def read(
     end: Any = None,
 ) -> pa.Table:
     from marketframe import adjust as _adjust
-    from marketframe.endpoints import to_date
     from marketframe.exceptions import InvalidParams
+    from marketframe.store._read import span
 
     (sp,) = specs_of(spec)
     src = source_of(dataset, timeframe, params)
@@ -368,8 +368,7 @@ def read(
                 f"{', '.join(missing)} not computed for {ds.endpoint} ({ds.params})",
                 f"store.compute({dataset!r}, spec, symbols) first",
             )
-    lo = to_date("Store.read_derived", "start", start) if start is not None else None
-    hi = to_date("Store.read_derived", "end", end) if end is not None else None
+    lo, hi = span("Store.read_derived", start, end)
     years = None
     if lo is not None or hi is not None:
         years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)

@@ -4,6 +4,7 @@ named to a user. Imports nothing of the driver (:mod:`._compute`), which imports
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from marketframe.indicators import stateful as sf
@@ -14,7 +15,12 @@ def specs_of(spec: Any) -> list[sf.IndicatorSpec]:
     """The specs of ``spec`` (one, a name, or a sequence of them), each named once."""
     from marketframe.exceptions import InvalidParams
 
-    items = [spec] if isinstance(spec, sf.IndicatorSpec | str) else list(spec)
+    if isinstance(spec, sf.IndicatorSpec | str):
+        items = [spec]
+    elif isinstance(spec, Iterable) and not isinstance(spec, bytes | Mapping):
+        items = list(spec)
+    else:  # a number, None: the indicator's name says which (a sequence: several)
+        items = [spec]
     if not items:
         raise InvalidParams("Store.compute", "spec", "is empty", "one or more indicator specs")
     out = [s if isinstance(s, sf.IndicatorSpec) else sf.spec(s) for s in items]
