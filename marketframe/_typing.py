@@ -12,6 +12,8 @@ import datetime as dt
 import os
 from typing import Literal, TypeAlias, TypedDict, TypeVar
 
+import numpy as np
+
 #: The frame libraries a result can be returned in.
 Backend: TypeAlias = Literal["pandas", "polars", "arrow"]
 #: Each library's ``backend=``, as the overloads that pick the frame type by it spell it.
@@ -19,9 +21,10 @@ Pandas: TypeAlias = Literal["pandas"]
 Polars: TypeAlias = Literal["polars"]
 Arrow: TypeAlias = Literal["arrow"]
 
-#: A day as the service's date parameters take it: ``"YYYY-MM-DD"``, a ``date``, or a
-#: ``datetime`` (a ``pandas.Timestamp`` too; a tz-aware one counts in Asia/Taipei).
-DayLike: TypeAlias = str | dt.date
+#: A day as the service's date parameters take it: ``"YYYY-MM-DD"``, a ``date``, a
+#: ``datetime`` (a ``pandas.Timestamp`` too; a tz-aware one counts in Asia/Taipei), or a
+#: ``numpy.datetime64``.
+DayLike: TypeAlias = str | dt.date | np.datetime64
 
 #: The default frame type of a Client / Stream (set by its ``backend``).
 FrameT = TypeVar("FrameT")

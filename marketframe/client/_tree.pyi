@@ -5,7 +5,6 @@ Each method returns the client's frame type (``FrameT``: set by ``Client(backend
 the one a ``backend=`` argument asks for. ``refresh=True`` bypasses the HTTP cache.
 """
 
-import datetime as dt
 from collections.abc import Sequence
 from typing import Generic, Literal, TypeAlias, overload
 
@@ -13,9 +12,9 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 
-from marketframe._typing import FrameT
+from marketframe._typing import DayLike, FrameT
 
-_Date: TypeAlias = str | dt.date
+_Date: TypeAlias = DayLike
 _Many: TypeAlias = str | list[str] | tuple[str, ...]
 
 

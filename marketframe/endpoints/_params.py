@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+import numpy as np
+
 from marketframe._time import TAIPEI, one_year_after
 from marketframe.endpoints._model import EARLIEST, MINUTE_TIMEFRAMES, Endpoint
 from marketframe.exceptions import InvalidParams, did_you_mean
@@ -58,14 +60,16 @@ def is_request_value(value: object) -> bool:
     )
 
 
-_DATE_FIX = "a 'YYYY-MM-DD' string, datetime.date or datetime.datetime"
+_DATE_FIX = "a 'YYYY-MM-DD' string, datetime.date, datetime.datetime or numpy.datetime64"
 
 
 def to_date(endpoint: str, name: str, value: object) -> dt.date:
-    """``str`` (YYYY-MM-DD), ``date`` or ``datetime`` -> ``date``.
+    """``str`` (YYYY-MM-DD), ``date``, ``datetime`` (``pandas.Timestamp``) or
+    ``numpy.datetime64`` -> ``date``.
 
     A tz-aware ``datetime`` is first converted to Asia/Taipei (the service's calendar), so
-    ``2025-01-06 20:00 UTC`` is 2025-01-07; a naive one is taken as Taipei time."""
+    ``2025-01-06 20:00 UTC`` is 2025-01-07; a naive one (a ``datetime64`` too) is taken as
+    Taipei time."""
     day: dt.date | None = None
     if isinstance(value, dt.date) and value != value:  # noqa: PLR0124 - pandas' NaT
         pass  # NaT is a datetime that equals nothing: "not a date", never a TypeError later
@@ -73,6 +77,9 @@ def to_date(endpoint: str, name: str, value: object) -> dt.date:
         day = (value.astimezone(TAIPEI) if value.tzinfo is not None else value).date()
     elif isinstance(value, dt.date):
         day = value
+    elif isinstance(value, np.datetime64):  # NaT, or a year out of Python's: no date
+        got = value.astype("datetime64[D]").item()
+        day = got if isinstance(got, dt.date) else None
     elif isinstance(value, str) and _DATE_RE.match(value):
         try:
             day = dt.date.fromisoformat(value)

@@ -198,3 +198,21 @@ def test_adjust_equals_a_store_read_adjusted(client: Client, tmp_path: Path) -> 
     before = (raw.symbol == "0050") & (raw.date < pd.Timestamp("2025-06-18"))
     assert before.sum() > 100
     np.testing.assert_allclose(adj.close[before], raw.close[before] / 4, rtol=1e-12)
+
+
+def test_numpy_datetime64_dates_are_taken_like_strings(client: Client) -> None:
+    """A date taken from a numpy array (``df.date.values[0]``) is a day as a string is,
+    for download and for the loaders alike."""
+    want = marketframe.download("2330", "2025-01-02", "2025-01-10", client=client)
+    got = marketframe.download(
+        "2330",
+        start=np.datetime64("2025-01-02"),
+        end=np.datetime64("2025-01-10T13:30:00.000000000"),
+        client=client,
+    )
+    assert len(want) > 3
+    pd.testing.assert_frame_equal(got, want)
+    loaded = client.stock.historical.candles(
+        "2330", start=np.datetime64("2025-01-02"), end=np.datetime64("2025-01-10")
+    )
+    assert loaded.date.min() == pd.Timestamp("2025-01-02") and len(loaded) == len(want)

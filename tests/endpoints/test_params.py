@@ -25,7 +25,7 @@ CASES = [
     (
         "stock.historical.candles",
         {"symbol": "0050", "from_": "2024-13-01", "to": "2024-12-31"},
-        "'YYYY-MM-DD' string, datetime.date or datetime.datetime",
+        "'YYYY-MM-DD' string, datetime.date, datetime.datetime or numpy.datetime64",
     ),
     (
         "stock.historical.candles",
