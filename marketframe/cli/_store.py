@@ -65,6 +65,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         "--board",
         nargs="+",
         default=[],
+        type=str.upper,  # a board in any case, as download takes it
         choices=MARKETS,
         metavar="MARKET",
         help="every ticker of these boards (" + ", ".join(MARKETS) + ")",

@@ -16,6 +16,7 @@ from marketframe import adjust as adjusting
 from marketframe._time import taipei_today
 from marketframe.convert import check_backend
 from marketframe.endpoints import (
+    board_name,
     check_dataset,
     check_range,
     check_symbols,
@@ -36,7 +37,7 @@ BOARD_TYPE = "EQUITY"
 class Arguments:
     """``download``'s arguments checked and normalised (what :func:`check` returns)."""
 
-    symbols: list[str]  # symbols and board names, as given
+    symbols: list[str]  # symbols and board names (in the service's spelling), as given
     timeframe: str
     #: the range (inclusive); None for minute candles: the latest 30 days, asked for without one
     span: tuple[dt.date, dt.date] | None
@@ -80,7 +81,10 @@ def check(
     ep = get(ENDPOINT)
     params = {"fields": fields} if fields is not None else {}
     tf, canon = check_dataset(ep, str(timeframe), params, where="download")
-    items = check_symbols(ep, symbols, where="download") or []
+    # a board in any case ("tse") is the board, never a symbol the service would not know
+    items = list(
+        dict.fromkeys(board_name(s) or s for s in check_symbols(ep, symbols, "download") or [])
+    )
     today = taipei_today()
     if latest_only(ep, tf):
         span = check_range(ep, tf, start, end, today, where="download")

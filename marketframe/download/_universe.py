@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from marketframe.download._keywords import symbol_list
-from marketframe.endpoints import MARKETS, to_date
+from marketframe.endpoints import MARKETS, board_name, to_date
 from marketframe.exceptions import InvalidParams
 
 WHERE = "download"
@@ -60,6 +60,7 @@ def members(universe: Any, symbols: Any, store: Any) -> Any:
     day = to_date(WHERE, "universe", universe)
     boards = symbol_list(symbols)  # "TSE OTC" as download reads symbols
     boards = [boards] if isinstance(boards, str) else list(boards or [])
+    boards = [board_name(b) or b for b in boards]  # any case: "tse" is TSE
     if any(b not in MARKETS for b in boards):
         raise InvalidParams(
             WHERE,

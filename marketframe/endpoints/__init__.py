@@ -30,6 +30,7 @@ from marketframe.endpoints._model import (
     MinuteRange,
     Param,
     Technical,
+    board_name,
 )
 from marketframe.endpoints._params import (
     DATE_SPAN,
@@ -83,6 +84,7 @@ __all__ = [
     "Param",
     "Technical",
     "aliases",
+    "board_name",
     "check_dataset",
     "check_range",
     "check_symbols",

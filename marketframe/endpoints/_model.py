@@ -19,6 +19,16 @@ from marketframe.schemas import Schema
 MINUTE_TIMEFRAMES = ("1", "3", "5", "10", "15", "30", "60")
 TIMEFRAMES = (*MINUTE_TIMEFRAMES, "D", "W", "M")
 MARKETS = ("TSE", "OTC", "ESB", "TIB", "PSB")
+
+
+def board_name(item: object) -> str | None:
+    """The board (of :data:`MARKETS`) that ``item`` names in any case (``"tse"`` ->
+    ``"TSE"``), else None: no symbol is spelt like a board."""
+    if not isinstance(item, str):
+        return None
+    return next((m for m in MARKETS if m == item.upper()), None)
+
+
 HISTORICAL_FIELDS = ("open", "high", "low", "close", "volume", "turnover", "change")
 FUTOPT_FIELDS = ("open", "high", "low", "close", "volume", "average", "transaction", "change")
 

@@ -46,7 +46,7 @@ _ROWS: tuple[Endpoint, ...] = (
         params=(
             _p("type", req=True, allowed="EQUITY INDEX WARRANT ODDLOT"),
             _p("exchange", allowed="TWSE TPEx"),
-            _p("market", allowed=" ".join(MARKETS)),
+            _p("market", allowed=" ".join(MARKETS), fold_case=True, doc="market board (any case)"),
             _p("industry", doc="industry code (see the code table)"),
             *[_p(b, "bool") for b in ("isNormal", "isAttention", "isDisposition", "isHalted")],
         ),

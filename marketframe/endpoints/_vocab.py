@@ -70,7 +70,8 @@ MARKET_PATH = _p(
     req=True,
     allowed=" ".join(MARKETS),
     path=True,
-    doc="market board, or a list of boards",
+    fold_case=True,
+    doc="market board (any case), or a list of boards",
 )
 START = _p("start_date", "date")
 END = _p("end_date", "date")

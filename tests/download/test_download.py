@@ -216,3 +216,15 @@ def test_numpy_datetime64_dates_are_taken_like_strings(client: Client) -> None:
         "2330", start=np.datetime64("2025-01-02"), end=np.datetime64("2025-01-10")
     )
     assert loaded.date.min() == pd.Timestamp("2025-01-02") and len(loaded) == len(want)
+
+
+@pytest.mark.parametrize("board", ["otc", "Otc"])
+def test_a_board_name_in_any_case_is_the_board(client: Client, board: str) -> None:
+    want = marketframe.download("OTC", "2025-06-02", "2025-06-06", client=client)
+    got = marketframe.download(board, "2025-06-02", "2025-06-06", client=client)
+    assert want.symbol.nunique() > 1
+    pd.testing.assert_frame_equal(got, want)
+    # the loaders take a board in any case too
+    listed = client.stock.intraday.tickers(type="EQUITY", market=board)
+    assert sorted(listed.symbol) == sorted(want.symbol.unique())
+
