@@ -14,6 +14,7 @@ import pytest
 
 import marketframe
 from marketframe import BatchError, Client, InvalidParams, Store
+from marketframe._time import taipei_today
 
 FIVE = ["2330", "0050", "2317", "2454", "6669"]  # 6669 lists in 2018: earlier windows are empty
 
@@ -228,3 +229,18 @@ def test_a_board_name_in_any_case_is_the_board(client: Client, board: str) -> No
     listed = client.stock.intraday.tickers(type="EQUITY", market=board)
     assert sorted(listed.symbol) == sorted(want.symbol.unique())
 
+
+@pytest.mark.parametrize("with_end", [False, True])
+def test_a_start_after_today_is_refused_before_any_request(client: Client, with_end: bool) -> None:
+    """The service has no data after today (Taipei): an empty frame would look like a
+    symbol without history."""
+    today = taipei_today()
+    start = today + dt.timedelta(days=30)
+    last = start + dt.timedelta(days=90) if with_end else None
+    before = client.stats().requests
+    with pytest.raises(InvalidParams) as info:
+        marketframe.download("2330", start=start.isoformat(), end=last, client=client)
+    assert info.value.param == "start"
+    assert f"after today ({today}, Asia/Taipei)" in str(info.value)
+    assert f"a start on or before {today}" in str(info.value)
+    assert client.stats().requests == before
