@@ -22,7 +22,7 @@ from marketframe.endpoints import (
     MINUTE_TIMEFRAMES,
     TIMEFRAMES,
 )
-from marketframe.exceptions import BatchError, MarketframeError
+from marketframe.exceptions import BatchError, InvalidParams, MarketframeError
 
 #: the service's first date of daily history (stocks; indices)
 FIRST_DATE, FIRST_INDEX_DATE = EARLIEST["stock"], EARLIEST["index"]
@@ -67,9 +67,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--fields",
-        nargs="+",
-        metavar="FIELD",
-        help="price fields (a list or a comma string); any of: " + ", ".join(HISTORICAL_FIELDS),
+        type=_field_list,
+        action="extend",  # one value, so the symbols after it stay symbols
+        metavar="FIELD,...",
+        help="price fields, comma-separated (or --fields repeated); any of: "
+        + ", ".join(HISTORICAL_FIELDS),
     )
     add_adjust(p)
     add_table_out(p)
@@ -88,11 +90,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def _field_list(text: str) -> list[str]:
+    """``--fields close,volume``: the fields of one value (checked with the others later)."""
+    return [f for f in text.split(",") if f.strip()] or [text]
+
+
 def run(args: argparse.Namespace) -> int:
     # the client (requests) loads only for a command that calls the service
     from marketframe.client import connect
 
     fields: Any = ",".join(args.fields) if args.fields else None
+    stray = [s for s in args.symbols if s.lower() in HISTORICAL_FIELDS]
+    if stray:  # `--fields close volume 2330`: volume was read as a symbol
+        raise InvalidParams(
+            "download",
+            "symbols",
+            f"has {stray[0]!r}, a price field: --fields takes one comma-separated value",
+            "--fields " + ",".join([*(args.fields or []), *stray]),
+        )
     # bad arguments fail before a sandbox starts or a request is sent (yfinance's words
     # resolved as download() resolves them)
     yf = resolve(

@@ -134,6 +134,10 @@ def test_help_explains_symbols_boards_and_the_output(capsys: pytest.CaptureFixtu
         (["download", "2330", "--timeframe", "H"], ("invalid choice", "'D'")),
         (["download", "2330", "-o", "prices.xlsx"], (".csv or .parquet",)),
         (["download"], ("SYMBOL",)),
+        (
+            ["download", "--fields", "close", "volume", "2330"],
+            ("'volume', a price field", "--fields close,volume"),
+        ),
     ],
 )
 def test_wrong_arguments_are_one_clear_line_and_exit_2(
@@ -180,3 +184,20 @@ def test_period_and_interval_as_in_yfinance(
     assert code == 2 and "'1mo'" in err and on_sandbox.requests_served == served, err
     code, _, err = _run(capsys, ["download", "2330", "--period", "5d", "--start", "2025-01-01"])
     assert code == 2 and "start/end" in err and on_sandbox.requests_served == served, err
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [["--fields", "close,volume"], ["--fields", "close", "--fields", "volume"]],
+)
+def test_fields_before_the_symbols_leave_the_symbols_alone(
+    on_sandbox: Any, tmp_path: Path, fields: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--fields close,volume 2330`: the option takes one value, so 2330 stays a symbol."""
+    out = tmp_path / "two.csv"
+    span = ["--start", "2026-11-02", "--end", "2026-11-06", "-o", str(out)]
+    code, _, err = _run(capsys, ["download", *fields, "2330", "0050", *span])
+    assert code == 0, err
+    df = pd.read_csv(out, dtype={"symbol": str})
+    assert list(df.symbol.unique()) == ["2330", "0050"] and len(df) == 10
+    assert df.close.notna().all() and df.volume.notna().all() and df.open.isna().all()
