@@ -40,7 +40,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             a.add_argument("name", metavar="NAME", help="letters, digits, '.', '_' and '-'")
         add_store(a)
         a.add_argument("--json", action="store_true", help="print the result as JSON")
-        a.set_defaults(func=run_snapshot)
+        # the command as typed, for its errors (and the common handler's prefix)
+        a.set_defaults(func=run_snapshot, command=f"snapshot {action}")
     g = sub.add_parser(
         "gc",
         help="remove superseded file versions no snapshot pins",
@@ -70,7 +71,7 @@ def _shown(snap: Any) -> dict[str, Any]:
 
 def run_snapshot(a: argparse.Namespace) -> int:
     """Errors go to the common handler of marketframe.cli."""
-    existing_store(a.store, a.action)
+    existing_store(a.store, a.command)
     with Store(a.store, client=None) as st:
         if a.action == "create":
             made = st.snapshot(a.name)

@@ -143,6 +143,14 @@ CASES: dict[str, tuple[list[str], int, tuple[str, ...]]] = {
         2,
         ("does not exist", "existing store"),
     ),
+    "snapshot list of no store names the command as typed": (
+        ["snapshot", "list", "--store", "missing"],
+        2,
+        (
+            "marketframe snapshot list: error: InvalidParams: snapshot list: parameter 'store'",
+            "existing store",
+        ),
+    ),
     "gc bad --keep": (["gc", "--store", "s", "--keep", "soon"], 2, ("not a duration",)),
 }
 
