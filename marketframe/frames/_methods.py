@@ -8,10 +8,11 @@ ones are also written out below, for their signatures (typed, with their default
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, cast
 
-from ..exceptions import InvalidParams, did_you_mean
+from ..exceptions import InvalidParams, InvalidParamType, did_you_mean
 from ..indicators import (
     BBandsConvention,
     EmaConvention,
@@ -26,6 +27,73 @@ if TYPE_CHECKING:  # matplotlib is the optional ``plot`` extra
     from matplotlib.figure import Figure
 
 F = TypeVar("F")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: other libraries' keywords (pandas-ta, TA-Lib, pandas' rolling) for a parameter here:
+#: ``0`` the indicator's first period (``rsi``'s ``n``), else the parameter of that name
+FOREIGN: Mapping[str, int | str] = {
+    **dict.fromkeys(("period", "length", "timeperiod", "window", "lookback", "span"), 0),
+    **dict.fromkeys(("fastperiod", "fast_period"), "fast"),
+    **dict.fromkeys(("slowperiod", "slow_period"), "slow"),
+    **dict.fromkeys(("signalperiod", "signal_period"), "signal"),
+    **dict.fromkeys(("std", "nbdev", "nbdevup", "nbdevdn", "num_std", "stddev"), "mult"),
+    **dict.fromkeys(("price", "source", "src", "real"), "column"),
+}
+
+
+def unknown_keyword(where: str, key: str, value: object, names: Sequence[str]) -> InvalidParamType:
+    """The error of a keyword ``where`` does not take (``names``: those it does), naming
+    the right one for another library's word (``rsi(period=14)``: ``n=14``)."""
+    right = FOREIGN.get(key)
+    right = names[0] if right == 0 and names else right
+    if isinstance(right, str) and right in names:
+        problem = f"is not a parameter of {where} (another library's word): write {right}={value!r}"
+    else:
+        problem = f"is not a parameter of {where}{did_you_mean(key, names)}"
+    return InvalidParamType(where, key, problem, ", ".join(names))
+
+
+def check_call(where: str, sig: inspect.Signature, args: tuple[Any, ...], kwargs: Any) -> None:
+    """``args``/``kwargs`` bound to ``sig`` (its first parameter, the frame, in ``args``),
+    else an :class:`InvalidParamType` naming what ``where`` takes, not Python's TypeError
+    naming an internal function."""
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError:
+        params = list(sig.parameters.values())[1:]
+        names = [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        for key, value in kwargs.items():
+            if key not in names:
+                raise unknown_keyword(where, key, value, names) from None
+        positional = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+        given = len(args) - 1
+        if given > len(positional):
+            raise InvalidParamType(
+                where,
+                "args",
+                f"takes {len(positional)} value(s) by position, got {given}",
+                f"{', '.join(positional) or 'none'} by position; the others by name: "
+                + ", ".join(n for n in names if n not in positional),
+            ) from None
+        twice = next(k for k in kwargs if k in positional[:given])
+        raise InvalidParamType(
+            where, twice, "is given twice, by position and by name", "one of them"
+        ) from None
+
+
+def checked(method: Callable[P, R]) -> Callable[P, R]:
+    """An ``md`` method whose arguments are checked against its signature first
+    (:func:`check_call`): ``df.md.rsi(period=14)`` names ``n=14``."""
+    sig = inspect.signature(method)
+    where = f"md.{method.__name__}"
+
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        check_call(where, sig, args, kwargs)
+        return method(*args, **kwargs)
+
+    return call
 
 
 class IndicatorMethods(Generic[F]):
@@ -75,12 +143,7 @@ class IndicatorMethods(Generic[F]):
                 inputs[row.inputs[0] if key == "column" else key] = value
             else:
                 allowed = [*values, *inputs] + (["column"] if len(inputs) == 1 else [])
-                raise InvalidParams(
-                    f"md.{name}",
-                    key,
-                    f"is not a period or an input of {name}{did_you_mean(key, allowed)}",
-                    ", ".join(allowed),
-                )
+                raise unknown_keyword(f"md.{name}", key, value, allowed)
         request = _core.request(name, tuple(values.values()), tuple(inputs.values()), convention)
         return self._apply(request, symbol, date)
 
@@ -100,8 +163,10 @@ class IndicatorMethods(Generic[F]):
         ``symbol``); a frame of several symbols gets one block of panels per symbol."""
         from marketframe.plot import candles
 
+        check_call("md.plot", inspect.signature(candles), (self._frame,), options)
         return candles(cast(Any, self._frame), **options)  # F: a frame of candles' kinds
 
+    @checked
     def sma(
         self,
         n: int = 20,
@@ -113,6 +178,7 @@ class IndicatorMethods(Generic[F]):
         """Simple moving average -> ``sma_{n}`` (``{column}_sma_{n}`` if column != close)."""
         return self._apply(_core.sma_request(n, column, None), symbol, date)
 
+    @checked
     def ema(
         self,
         n: int = 20,
@@ -125,6 +191,7 @@ class IndicatorMethods(Generic[F]):
         """Exponential moving average -> ``ema_{n}``."""
         return self._apply(_core.ema_request(n, column, convention), symbol, date)
 
+    @checked
     def rsi(
         self,
         n: int = 14,
@@ -137,6 +204,7 @@ class IndicatorMethods(Generic[F]):
         """Wilder RSI -> ``rsi_{n}``."""
         return self._apply(_core.rsi_request(n, column, convention), symbol, date)
 
+    @checked
     def macd(
         self,
         fast: int = 12,
@@ -152,6 +220,7 @@ class IndicatorMethods(Generic[F]):
         request = _core.macd_request(fast, slow, signal, column, convention)
         return self._apply(request, symbol, date)
 
+    @checked
     def bbands(
         self,
         n: int = 20,
@@ -166,6 +235,7 @@ class IndicatorMethods(Generic[F]):
         request = _core.bbands_request(n, mult, column, convention)
         return self._apply(request, symbol, date)
 
+    @checked
     def kdj(
         self,
         n: int = 9,

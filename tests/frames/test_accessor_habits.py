@@ -15,7 +15,7 @@ import pytest
 import marketframe
 from marketframe import indicators as ind
 from marketframe.crosscheck import CrosscheckReport, VariantResult
-from marketframe.exceptions import InvalidParams
+from marketframe.exceptions import InvalidParams, InvalidParamType
 from marketframe.frames import MissingColumnsError
 
 DAYS = 80
@@ -251,3 +251,65 @@ def test_a_typo_in_a_long_frame_is_not_taken_for_a_wide_one() -> None:
         df.md.rsi(14)
     with pytest.raises(MissingColumnsError):
         pl.from_pandas(df.reset_index()).md.rsi(14)
+
+
+# -- other libraries' keywords -----------------------------------------------------------
+
+
+def _candles() -> pd.DataFrame:
+    one = long_frame()
+    return one.assign(open=one.close, high=one.close * 1.01, low=one.close * 0.99)
+
+
+FRAMES = {
+    "pandas": lambda df: df,
+    "polars": pl.from_pandas,
+    "lazy": lambda df: pl.from_pandas(df).lazy(),
+}
+
+
+@pytest.mark.parametrize("kind", list(FRAMES))
+@pytest.mark.parametrize(
+    ("method", "kwargs", "right"),
+    [
+        ("rsi", {"period": 14}, "n=14"),
+        ("rsi", {"length": 14}, "n=14"),
+        ("sma", {"window": 20}, "n=20"),
+        ("ema", {"timeperiod": 10}, "n=10"),
+        ("kdj", {"length": 9}, "n=9"),
+        ("macd", {"fastperiod": 5}, "fast=5"),
+        ("bbands", {"std": 2.5}, "mult=2.5"),
+    ],
+)
+def test_another_librarys_keyword_is_refused_naming_the_right_one(
+    kind: str, method: str, kwargs: dict[str, float], right: str
+) -> None:
+    """pandas-ta's ``length=`` and TA-Lib's ``timeperiod=`` habits: a marketframe error
+    naming marketframe's keyword and every one the method takes, on every frame type."""
+    md = FRAMES[kind](_candles()).md
+    with pytest.raises(InvalidParamType) as info:
+        getattr(md, method)(**kwargs)
+    text = str(info.value)
+    (key,) = kwargs
+    assert text.startswith(f"md.{method}: parameter {key!r} is not a parameter of md.{method}")
+    assert f"write {right}" in text
+    assert "allowed: " in text and "symbol, date" in text
+    assert isinstance(info.value, TypeError)  # as Python's own, for except TypeError
+
+
+def test_the_same_refusal_through_indicator_series_and_functions() -> None:
+    df = _candles()
+    for call in (
+        lambda: df.md.indicator("rsi", period=14),
+        lambda: df.close.md.rsi(period=14),
+        lambda: marketframe.frames.rsi(df, period=14),
+    ):
+        with pytest.raises(InvalidParamType, match="write n=14"):
+            call()
+    with pytest.raises(InvalidParamType, match="did you mean 'column'"):
+        df.md.sma(20, colum="close")
+    with pytest.raises(InvalidParamType, match="given twice"):
+        df.md.rsi(14, n=14)
+    with pytest.raises(InvalidParamType, match=r"takes 1 value\(s\) by position, got 2"):
+        df.md.rsi(14, "close")
+    assert "rsi_14" in df.md.rsi(n=14).columns  # the right keyword still works

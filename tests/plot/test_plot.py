@@ -15,7 +15,7 @@ from marketframe import (
     Client,  # noqa: E402
     plot,  # noqa: E402
 )
-from marketframe.exceptions import InvalidParams  # noqa: E402
+from marketframe.exceptions import InvalidParams, InvalidParamType  # noqa: E402
 from marketframe.frames import MissingColumnsError  # noqa: E402
 from marketframe.plot import _artists  # noqa: E402
 
@@ -160,3 +160,16 @@ def test_last_none_draws_every_bar_and_a_bad_last_is_refused(frame) -> None:
     assert fig.axes[0].get_xlim() == (-1.0, float(len(frame)))
     with pytest.raises(InvalidParams, match="last"):
         plot.candles(frame, last=0)
+
+
+@pytest.mark.parametrize("make", [lambda df: df, pl.from_pandas])
+def test_md_plot_refuses_an_option_it_lacks_naming_its_own(frame, make) -> None:  # type: ignore[no-untyped-def]
+    """``df.md.plot(kind="line")`` (pandas' habit) names md.plot's options, not the internal
+    function that draws, and draws nothing."""
+    with pytest.raises(InvalidParamType) as info:
+        make(frame).md.plot(kind="line")
+    text = str(info.value)
+    assert text.startswith("md.plot: parameter 'kind' is not a parameter of md.plot")
+    assert "allowed: title, volume, columns, last, symbol, figsize" in text
+    assert "candles" not in text
+    assert isinstance(info.value, TypeError)  # as Python's own, for except TypeError
