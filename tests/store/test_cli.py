@@ -79,7 +79,10 @@ def test_symbols_file_and_params(env: list[str], tmp_path: Path) -> None:
     assert set(df.symbol) == {"2330", "2454"} and set(df.period) == {10}
 
 
-def test_whole_board_from_the_tickers_endpoint(env: list[str], tmp_path: Path, sb: Sandbox) -> None:
+@pytest.mark.parametrize("name", ["OTC", "otc"])  # a board in any case, as download takes it
+def test_whole_board_from_the_tickers_endpoint(
+    env: list[str], tmp_path: Path, sb: Sandbox, name: str
+) -> None:
     out = tmp_path / "otc.parquet"
     assert (
         main(
@@ -87,7 +90,7 @@ def test_whole_board_from_the_tickers_endpoint(env: list[str], tmp_path: Path, s
                 "export",
                 "stock.historical.candles",
                 "--board",
-                "OTC",
+                name,
                 "--start",
                 "2024-01-01",
                 "--end",
