@@ -263,8 +263,9 @@ def run_command(args: argparse.Namespace, *, debug: bool = False) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = one_line
             return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print(f"{where}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as stop:  # a command may say what it kept, in the same line
+        kept = f"; {stop.args[0]}" if stop.args and isinstance(stop.args[0], str) else ""
+        print(f"{where}: interrupted{kept}", file=sys.stderr)
         return INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - every error ends as one line (or a traceback)
         if debug:

@@ -248,13 +248,12 @@ def run_sync(a: argparse.Namespace) -> int:
     with ExitStack() as stack:
         try:
             _, report, _ = _sync(a, a.store, stack)
-        except KeyboardInterrupt:
-            _saved(a)
-            raise
+        except KeyboardInterrupt:  # the common handler's one line says what was kept
+            raise KeyboardInterrupt(_saved(a)) from None
     return _finish(a, report)
 
 
-def _saved(a: argparse.Namespace) -> None:
+def _saved(a: argparse.Namespace) -> str:
     """After Ctrl-C: what the store holds of the endpoint (every window is committed as it
     arrives, so nothing fetched is lost) and that the same command resumes."""
     held = ""
@@ -269,10 +268,9 @@ def _saved(a: argparse.Namespace) -> None:
             )
     except Exception:  # noqa: BLE001 - a summary only: the interrupt is what matters
         held = ""
-    print(
-        f"marketframe sync: every window fetched before the interrupt is saved in "
-        f"{a.store}{held}; rerun the same command to fetch only the rest",
-        file=sys.stderr,
+    return (
+        f"every window fetched before it is saved in {a.store}{held}; rerun the same "
+        "command to fetch only the rest"
     )
 
 

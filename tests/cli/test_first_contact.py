@@ -103,5 +103,7 @@ def test_an_interrupted_sync_says_what_was_saved_and_that_a_rerun_resumes(
     monkeypatch.setattr(_store, "_sync", interrupted)
     code, _, err = _run(capsys, [*base, "--start", "2024-01-01", "--end", "2025-03-31"])
     assert code == 130
+    assert len(err.splitlines()) == 1, err  # one line: interrupted, and what was kept
+    assert err.startswith("marketframe sync: interrupted; every window fetched before it")
     assert "saved in" in err and "1 symbol(s)" in err and "2025-01-01" in err
     assert "rerun the same command" in err
