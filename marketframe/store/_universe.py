@@ -66,11 +66,17 @@ def check(as_of: Any, board: Any, type_: Any) -> tuple[dt.date, str | None, str 
     """The arguments of ``Store.universe``, checked before anything is read or sent."""
     where = "Store.universe"
     day = taipei_today() if as_of is None else to_date(where, "as_of", as_of)
-    if board is not None and board not in BOARDS:
-        raise InvalidParams(where, "board", f"has value {board!r}", ", ".join(BOARDS))
-    if type_ is not None and type_ not in TYPES:
-        raise InvalidParams(where, "type", f"has value {type_!r}", ", ".join(TYPES))
-    return day, board, type_
+    return day, _spelled(where, "board", board, BOARDS), _spelled(where, "type", type_, TYPES)
+
+
+def _spelled(where: str, name: str, value: Any, allowed: tuple[str, ...]) -> str | None:
+    """``value`` as ``allowed`` spells it, in any case (``"tpex"`` is ``"TPEx"``)."""
+    if value is None:
+        return None
+    got = next((a for a in allowed if isinstance(value, str) and a.upper() == value.upper()), None)
+    if got is None:
+        raise InvalidParams(where, name, f"has value {value!r}", ", ".join(allowed))
+    return got
 
 
 def _is_etf(symbol: str, type_: str) -> bool:

@@ -92,6 +92,17 @@ def test_the_archive_follows_a_board_change_and_an_etf_listing(
     assert set(members(st, "2025-03-05", type="INDEX").index) == {"IX0001", "IX0043"}
 
 
+def test_a_board_and_a_type_are_taken_in_any_case(archived: tuple[Any, Store]) -> None:
+    _, st = archived
+    for board in ("TPEx", "OTC"):
+        want = members(st, "2024-09-20", board=board)
+        assert len(want)
+        for spelt in (board.lower(), board.upper()):
+            pd.testing.assert_frame_equal(members(st, "2024-09-20", board=spelt), want)
+    etfs = members(st, "2025-03-05", type="ETF")
+    pd.testing.assert_frame_equal(members(st, "2025-03-05", type="etf"), etfs)
+
+
 @pytest.fixture(scope="module")
 def reconstructed(
     make_sandbox: Any, tmp_path_factory: pytest.TempPathFactory
