@@ -83,15 +83,20 @@ def check_call(where: str, sig: inspect.Signature, args: tuple[Any, ...], kwargs
 
 
 def checked(method: Callable[P, R]) -> Callable[P, R]:
-    """An ``md`` method whose arguments are checked against its signature first
-    (:func:`check_call`): ``df.md.rsi(period=14)`` names ``n=14``."""
+    """An ``md`` method whose arguments that do not fit its signature are refused by
+    :func:`check_call` (``df.md.rsi(period=14)`` names ``n=14``): checked only when the call
+    raises a ``TypeError``, so a call that fits costs nothing more (arguments that do not
+    fit fail before the method's body runs)."""
     sig = inspect.signature(method)
     where = f"md.{method.__name__}"
 
     @functools.wraps(method)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        check_call(where, sig, args, kwargs)
-        return method(*args, **kwargs)
+        try:
+            return method(*args, **kwargs)
+        except TypeError:
+            check_call(where, sig, args, kwargs)  # the call's own arguments: ours
+            raise  # raised inside, with arguments that fit
 
     return call
 
