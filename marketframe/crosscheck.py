@@ -26,7 +26,7 @@ import pandas as pd
 
 from marketframe import indicators as ind
 from marketframe._time import one_year_after, one_year_before
-from marketframe.endpoints import ENDPOINTS, to_date
+from marketframe.endpoints import ENDPOINTS, in_order, to_date
 from marketframe.exceptions import NotCheckable
 
 if TYPE_CHECKING:
@@ -210,10 +210,7 @@ def _check_range(start: dt.date, end: dt.date) -> None:
     """The service's technical endpoints take ranges under one year; say so before asking."""
     from marketframe.exceptions import InvalidParams
 
-    if start > end:
-        raise InvalidParams(
-            "crosscheck", "start", f"({start}) is after end ({end})", "start <= end"
-        )
+    in_order("crosscheck", start, end)
     if end >= one_year_after(start):
         raise InvalidParams(
             "crosscheck",

@@ -24,7 +24,7 @@ from marketframe import calendar
 from marketframe._time import taipei_today
 from marketframe.client import given_or_connected
 from marketframe.convert import check_backend, concat, to_frame
-from marketframe.endpoints import to_date
+from marketframe.endpoints import in_order, to_date
 from marketframe.exceptions import InvalidParams, InvalidParamType
 
 #: the futures whose continuous series is built (``MTX``, TAIFEX's name of the mini-TAIEX, is
@@ -77,8 +77,7 @@ def _offset(where: str, offset: Any) -> int:
 def _span(where: str, start: Any, end: Any) -> tuple[dt.date, dt.date]:
     hi = taipei_today() if end is None else to_date(where, "end", end)
     lo = hi - dt.timedelta(days=365) if start is None else to_date(where, "start", start)
-    if lo > hi:
-        raise InvalidParams(where, "start", f"({lo}) is after end ({hi})", "start <= end")
+    in_order(where, lo, hi)
     if lo < dt.date(2015, 1, 1):
         raise InvalidParams(
             where, "start", f"({lo}) is before the futures history", "2015-01-01 or later"

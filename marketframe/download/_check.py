@@ -90,15 +90,7 @@ def check(
         span = check_range(ep, tf, start, end, today, where="download")
     else:
         hi = to_date("download", "end", end) if end is not None else today
-        lo = to_date("download", "start", start) if start is not None else None
-        if lo is not None and lo > today:  # an empty frame would look like missing data
-            raise InvalidParams(
-                "download",
-                "start",
-                f"({lo}) is after today ({today}, Asia/Taipei): the service has no data yet",
-                f"a start on or before {today}",
-            )
-        lo = lo if lo is not None else hi - dt.timedelta(days=364)
+        lo = start if start is not None else hi - dt.timedelta(days=364)
         span = check_range(ep, tf, lo, hi, today, where="download")
     return Arguments(
         symbols=items,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
@@ -21,12 +21,18 @@ TIMEFRAMES = (*MINUTE_TIMEFRAMES, "D", "W", "M")
 MARKETS = ("TSE", "OTC", "ESB", "TIB", "PSB")
 
 
+def spelled(item: object, allowed: Iterable[str]) -> str | None:
+    """``item`` as ``allowed`` spells it, matched in any case (``"tpex"`` -> ``"TPEx"``),
+    else None."""
+    if not isinstance(item, str):
+        return None
+    return next((a for a in allowed if a.upper() == item.upper()), None)
+
+
 def board_name(item: object) -> str | None:
     """The board (of :data:`MARKETS`) that ``item`` names in any case (``"tse"`` ->
     ``"TSE"``), else None: no symbol is spelt like a board."""
-    if not isinstance(item, str):
-        return None
-    return next((m for m in MARKETS if m == item.upper()), None)
+    return spelled(item, MARKETS)
 
 
 HISTORICAL_FIELDS = ("open", "high", "low", "close", "volume", "turnover", "change")

@@ -16,7 +16,7 @@ from urllib.parse import quote
 import numpy as np
 
 from marketframe._time import TAIPEI, one_year_after
-from marketframe.endpoints._model import EARLIEST, MINUTE_TIMEFRAMES, Endpoint
+from marketframe.endpoints._model import EARLIEST, MINUTE_TIMEFRAMES, Endpoint, spelled
 from marketframe.exceptions import InvalidParams, did_you_mean
 
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -97,6 +97,13 @@ def to_date(endpoint: str, name: str, value: object) -> dt.date:
     return day
 
 
+def in_order(where: str, lo: dt.date | None, hi: dt.date | None) -> None:
+    """Refuse a ``start`` after its ``end`` (either may be None): an empty answer would
+    look like missing data."""
+    if lo is not None and hi is not None and lo > hi:
+        raise InvalidParams(where, "start", f"({lo}) is after end ({hi})", "start <= end")
+
+
 def _allowed(p_allowed: tuple[str, ...] | None) -> str:
     return ", ".join(p_allowed or ())
 
@@ -142,7 +149,7 @@ def check_value(ep: Endpoint, name: str, value: Any) -> Any:
         small_int = isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**9
         text = value if isinstance(value, str) else str(value) if small_int else None
         if p.fold_case and text is not None:  # sent in the service's spelling
-            text = next((a for a in p.allowed or () if a.lower() == text.lower()), text)
+            text = spelled(text, p.allowed or ()) or text
         if text is None or text not in (p.allowed or ()):
             raise InvalidParams(ep.name, name, f"has value {_short(value)}", _allowed(p.allowed))
         return text

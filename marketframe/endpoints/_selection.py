@@ -154,6 +154,12 @@ def check_range(
         raise InvalidParams(where, "start", "is required", "a 'YYYY-MM-DD' string or a date")
     lo = _params.to_date(where, "start", start)
     hi = _params.to_date(where, "end", end) if end is not None else today
-    if lo > hi:
-        raise InvalidParams(where, "start", f"({lo}) is after end ({hi})", "start <= end")
+    if lo > today:  # nothing to ask for: an empty answer would look like missing data
+        raise InvalidParams(
+            where,
+            "start",
+            f"({lo}) is after today ({today}, Asia/Taipei): the service has no data yet",
+            f"a start on or before {today}",
+        )
+    _params.in_order(where, lo, hi)
     return lo, hi

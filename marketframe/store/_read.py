@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from marketframe import adjust as _adjust
 from marketframe.convert import oldest_first
-from marketframe.endpoints import to_date
+from marketframe.endpoints import in_order, to_date
 from marketframe.store import _held, _io
 from marketframe.store._dataset import NO_SYMBOL, check_symbols, resolve
 from marketframe.store._log import Log, _history
@@ -23,12 +23,9 @@ from marketframe.store._parts import Parts
 def span(where: str, start: Any, end: Any) -> tuple[dt.date | None, dt.date | None]:
     """The days of a read's ``start`` and ``end`` (either may be None), refused when
     ``start`` is after ``end`` (an empty answer would look like missing data)."""
-    from marketframe.exceptions import InvalidParams
-
     lo = to_date(where, "start", start) if start is not None else None
     hi = to_date(where, "end", end) if end is not None else None
-    if lo is not None and hi is not None and lo > hi:
-        raise InvalidParams(where, "start", f"({lo}) is after end ({hi})", "start <= end")
+    in_order(where, lo, hi)
     return lo, hi
 
 

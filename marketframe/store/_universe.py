@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from marketframe._time import taipei_today
-from marketframe.endpoints import to_date
+from marketframe.endpoints import spelled, to_date
 from marketframe.exceptions import InvalidParams, NotSynced
 from marketframe.store import _io
 from marketframe.store._dataset import NO_SYMBOL, UNIVERSE, resolve
@@ -73,7 +73,7 @@ def _spelled(where: str, name: str, value: Any, allowed: tuple[str, ...]) -> str
     """``value`` as ``allowed`` spells it, in any case (``"tpex"`` is ``"TPEx"``)."""
     if value is None:
         return None
-    got = next((a for a in allowed if isinstance(value, str) and a.upper() == value.upper()), None)
+    got = spelled(value, allowed)
     if got is None:
         raise InvalidParams(where, name, f"has value {value!r}", ", ".join(allowed))
     return got

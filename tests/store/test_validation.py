@@ -203,3 +203,14 @@ def test_a_read_whose_start_is_after_its_end_is_refused(sb: Sandbox, tmp_path: P
 def test_compute_names_the_indicators_for_a_spec_of_no_name(tmp_path: Path, spec: Any) -> None:
     with pytest.raises(InvalidParams, match="allowed: bbands, ema, kdj, macd, rsi, sma"):
         Store(tmp_path / "s").compute("stock.historical.candles", spec)
+
+
+def test_a_sync_whose_start_is_after_today_is_refused_before_any_request(
+    tmp_path: Path,
+) -> None:
+    """The same rule as download's, in the range check both share: a future range would be
+    recorded as held with no rows."""
+    st = Store(tmp_path / "s", api_key="unused", base_url="http://127.0.0.1:9")
+    with pytest.raises(InvalidParams, match=r"start.*is after today.*no data yet"):
+        st.sync("stock.historical.candles", ["2330"], "2099-01-02", "2099-03-31", progress=False)
+    assert not (tmp_path / "s").exists()
