@@ -719,6 +719,25 @@ def test_block_end_recursion_with_many_blocks_equals_linrec() -> None:
             np.testing.assert_allclose(rec._block_ends(e), want, rtol=1e-13, atol=1e-13)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    a=st.one_of(
+        st.floats(0.0, 1.0),
+        st.floats(0.0, 1.0).map(lambda x: x**16),  # a factor to a block's power
+        st.floats(-1.0, 0.0),
+    ),
+    n=st.integers(1, 5000),
+)
+def test_powers_of_a_factor_equal_every_power_flushed(a: float, n: int) -> None:
+    # the powers are computed only down to the flush threshold (numpy's power is slow on
+    # every result that underflows): the same bits as all of them computed, then flushed
+    from marketframe.indicators._linrec import _flush, _powers
+
+    with np.errstate(under="ignore"):
+        want = _flush(a ** np.arange(1, n + 1, dtype=np.float64))
+    np.testing.assert_array_equal(_powers(a, n), want)
+
+
 def test_series_ema_and_rsi_in_chunks_of_many_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     from marketframe.indicators import _fast
 
