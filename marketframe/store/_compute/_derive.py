@@ -216,28 +216,56 @@ def outputs(sp: sf.IndicatorSpec, cols: np.ndarray) -> tuple[np.ndarray, ...]:
 # part files
 
 
-def serialize(table: pa.Table) -> memoryview:
-    """Parquet bytes of a derived part, with page checksums as the store's files (a view of
-    the writer's buffer: hashed and written as they are, never copied).
+def serialize(table: pa.Table, symbol: str) -> memoryview:
+    """Parquet bytes of a derived part of ``symbol``, with page checksums as the store's
+    files (a view of the writer's buffer: hashed and written as they are, never copied).
     Dictionary encoding only for the symbol: on the float columns it is tried, overflows
     and is abandoned, which made writing six times slower. Uncompressed: snappy saves 6% on
     indicator values (floats with full mantissas) and costs a third of the write. No
     statistics for the symbol (one value per file, and in the path): min/max over its
     strings cost a fifth of the write). The bar times as in every file of the store
-    (:func:`._io.time_encoding`): a third of a part's bytes before."""
+    (:func:`._io.time_encoding`): a third of a part's bytes before.
+
+    The symbol reaches the writer as a dictionary of one value (every row of a part is the
+    symbol's: a task writes one symbol's parts, under its ``sym=`` directory), the column
+    declared a string in the file's Arrow schema, as the table's: the same bytes as the
+    string column gives, without hashing every row's string into the dictionary (a third
+    of the writing of a year's part)."""
     sink = pa.BufferOutputStream()
     stats = [n for n in table.column_names if n != "symbol"]
+    i = table.schema.get_field_index("symbol")
+    one = pa.DictionaryArray.from_arrays(_zeros(table.num_rows), pa.array([symbol], pa.string()))
+    coded = table.set_column(i, pa.field("symbol", one.type, nullable=False), one)
     with pq.ParquetWriter(
         sink,
-        table.schema,
+        coded.schema.remove_metadata(),
         compression="none",
         write_page_checksum=True,
         use_dictionary=["symbol"],  # type: ignore[arg-type]
         write_statistics=stats,
         column_encoding=_io.time_encoding(table.schema),
+        store_schema=False,  # the table's own schema below: the symbol a string
     ) as w:
-        w.write_table(table)
+        w.write_table(coded.replace_schema_metadata(None))
+        w.add_key_value_metadata(_file_meta(table.schema))
     return memoryview(sink.getvalue())
+
+
+@functools.lru_cache(maxsize=4)
+def _zeros(rows: int) -> pa.Array[Any]:
+    """The dictionary indices of a part of ``rows`` rows (all the one symbol's)."""
+    return pa.array(np.zeros(rows, np.int32))
+
+
+@functools.lru_cache(maxsize=64)
+def _file_meta(schema: pa.Schema) -> dict[str, str]:
+    """The key-value metadata a writer storing ``schema`` gives a file: its own metadata and
+    the serialized schema, as Arrow readers look for it (``ARROW:schema``)."""
+    import base64
+
+    meta = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
+    meta["ARROW:schema"] = base64.b64encode(schema.serialize().to_pybytes()).decode()
+    return meta
 
 
 def part_dir(ds: DatasetId, symbol: str, input_rel: str) -> str:
@@ -346,7 +374,7 @@ def write_part(
         merged = [storage.read_file(rel, recs[rel]) for rel in old] + merged
         part = pa.concat_tables(merged, promote_options="default")
         out.dropped.extend(old)  # the driver deletes them once no log records them
-    data = serialize(part)
+    data = serialize(part, symbol)
     digest = _io.digest(data)
     first = part.column("date")[0].value
     rel = f"{part_dir(ds, symbol, input_rel)}/part-{first}-{digest[:12]}.parquet"
