@@ -77,19 +77,33 @@ def _lower(a: float, size: int) -> Array:
 
 def _powers(a: float, n: int) -> Array:
     """``a**1 .. a**n`` with the powers below ``_TINY`` as 0, as ``_flush(a ** arange)``
-    gives them, to the bit. Only the powers down to ``_TINY`` are computed: numpy's power
-    takes a slow path for every result that underflows (0 or subnormal), which made the
-    carries of a year's partition (``(a**B)**k`` for thousands of ``k``, nearly all of them
-    underflowing) a twelfth of compute's CPU."""
+    gives them, to the bit. Only the powers down to ``_TINY`` are computed, once per factor
+    (:func:`_prefix`): numpy's power takes a slow path for every result that underflows (0
+    or subnormal), which made the carries of a year's partition (``(a**B)**k`` for
+    thousands of ``k``, nearly all of them underflowing) a twelfth of compute's CPU."""
+    head = _prefix(a)
+    if head is None:
+        with np.errstate(under="ignore"):
+            return _flush(a ** np.arange(1, n + 1, dtype=np.float64))
     out = np.zeros(n)
-    m = n
-    if 0.0 < abs(a) < 1.0:  # |a|**k < _TINY for every k past the cutoff (2 spare)
-        m = min(n, int(np.log(_TINY) / np.log(abs(a))) + 2)
-    elif a == 0.0:
-        m = 0
+    m = min(n, len(head))
+    out[:m] = head[:m]
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _prefix(a: float) -> Array | None:
+    """The powers of ``a`` that are not flushed (with 2 spare, flushed), read-only; None for
+    a factor whose powers never fall below ``_TINY`` or take over a million steps to."""
+    if not 0.0 < abs(a) < 1.0:
+        return None if a != 0.0 else np.zeros(0)
+    m = int(np.log(_TINY) / np.log(abs(a))) + 2  # |a|**k < _TINY for every k past m
+    if m > 1 << 20:
+        return None
     with np.errstate(under="ignore"):
-        out[:m] = a ** np.arange(1, m + 1, dtype=np.float64)
-    return _flush(out)
+        head = _flush(a ** np.arange(1, m + 1, dtype=np.float64))
+    head.setflags(write=False)
+    return head
 
 
 def _flush(w: Array) -> Array:
