@@ -23,7 +23,7 @@ def check(
     missing where some of it is held. Final, open and known-empty intervals all count."""
     ds = spec.ds
     if symbols is None:
-        asked: list[str | None] = [*_symbols(log, ds.key)] or [None]
+        asked: list[str | None] = [*log.symbols(ds)] or [None]
     else:
         asked = list(symbols)
     missing: list[Missing] = []
@@ -69,13 +69,6 @@ def _label(spec: Dataset) -> str:
 def _held(log: View, ds: DatasetId, symbol: str) -> list[Interval]:
     got = log.intervals(ds, symbol)
     return merge([*got["final"], *got["open"], *got["empty"]])
-
-
-def _symbols(log: View, key: str) -> list[str]:
-    for ds, d in log.datasets():
-        if ds.key == key:
-            return sorted(d.get("symbols", {}))
-    return []
 
 
 def _sync_call(spec: Dataset, missing: list[Missing]) -> str:
