@@ -238,15 +238,15 @@ def serialize(table: pa.Table, symbol: str) -> memoryview:
     coded = table.set_column(i, pa.field("symbol", one.type, nullable=False), one)
     with pq.ParquetWriter(
         sink,
-        coded.schema.remove_metadata(),
+        coded.schema,
         compression="none",
         write_page_checksum=True,
         use_dictionary=["symbol"],  # type: ignore[arg-type]
         write_statistics=stats,
         column_encoding=_io.time_encoding(table.schema),
-        store_schema=False,  # the table's own schema below: the symbol a string
+        store_schema=False,  # no metadata of its own: the table's schema below, a string
     ) as w:
-        w.write_table(coded.replace_schema_metadata(None))
+        w.write_table(coded)
         w.add_key_value_metadata(_file_meta(table.schema))
     return memoryview(sink.getvalue())
 
