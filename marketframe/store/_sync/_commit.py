@@ -11,7 +11,7 @@ import datetime as dt
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Concatenate, ParamSpec
+from typing import Any, Concatenate, ParamSpec
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -136,14 +136,14 @@ def stage_rows(
             rel = _io.partition_path(
                 Path(), spec.ds, symbol if spec.has_symbol else None, year
             ).as_posix()
-            old = _current(root, log, spec, symbol, rel, report)
-            was = None if old is None else log.file(spec.ds, rel)  # the lineage of old
+            old, was = _current(root, log, spec, symbol, rel, report)  # was: old's record
             if old is not None and replace:
                 old, was = _outside(old, _io.date_column(spec.ep), replace), None
             if old is None and not part.num_rows:
                 continue
-            order = order_keys(spec.ep)
-            data, rec, delta = _upsert.prepare(part, keys, meta, constant, old, order, was)
+            data, rec, delta = _upsert.prepare(
+                part, keys, meta, constant, old, order_keys(spec.ep), was
+            )
             tmp, stamp = root.stage(rel, data)
             staged.append((tmp, rel, {**rec.as_dict(), **stamp}))
             report.rows_written += delta
@@ -207,19 +207,20 @@ def _under_lease(root: Storage, log: Log, ds: DatasetId, symbol: str) -> None:
 
 def _current(
     root: Storage, log: Log, spec: Dataset, symbol: str, rel: str, report: SyncReport
-) -> pa.Table | None:
-    """The partition's rows to merge into, fully checked. A damaged file is not merged: the
-    symbol's coverage is forgotten (the sync then fetches its range again: :func:`._run.run`)
-    and the file is listed in ``report.repaired``."""
+) -> tuple[pa.Table | None, dict[str, Any] | None]:
+    """The partition's rows to merge into, fully checked, and the log's record of them (its
+    lineages carry on where the merge keeps the rows); ``(None, None)`` without a file. A
+    damaged file is not merged: the symbol's coverage is forgotten (the sync then fetches
+    its range again: :func:`._run.run`) and the file is listed in ``report.repaired``."""
     rec = log.file(spec.ds, rel)
     if rec is None or not root.exists(rel):
-        return None
+        return None, None
     try:
-        return root.read_file(rel, rec)
+        return root.read_file(rel, rec), rec
     except StoreCorrupted:
         log.drop_symbol(spec.ds, symbol)
         report.repaired.append(rel)
-        return None
+        return None, None
 
 
 def forget_damaged(
