@@ -221,6 +221,26 @@ def test_minute_data_across_years_and_appends(sb: Sandbox, tmp_path: Path) -> No
         sb.set_now(NOW)
 
 
+def test_a_new_years_first_bars_go_on_from_the_saved_state(sb: Sandbox, tmp_path: Path) -> None:
+    """A new year's file after the last one consumed, unchanged: only its bars computed, from
+    the saved context (the year before is not read again)."""
+    sb.set_now("2026-12-31T14:00:00+08:00")
+    try:
+        with store(sb, tmp_path / "y") as st:
+            st.sync(DAILY, ["2330", "2454"], timeframe="1", progress=False)
+            st.compute(DAILY, SPECS, timeframe="1", max_workers=1)
+            sb.set_now("2027-01-05T14:00:00+08:00")
+            st.sync(DAILY, ["2330", "2454"], timeframe="1", progress=False)
+            rep = st.compute(DAILY, SPECS, timeframe="1", max_workers=1)
+            assert all(m == {"appended": ["2330", "2454"]} for m in rep.modes.values())
+            raw = st.read(DAILY, timeframe="1")
+            new = int((raw["date"].dt.year == 2027).sum())
+            assert set(rep.rows.values()) == {new}
+            check(st, reference(raw), timeframe="1")
+    finally:
+        sb.set_now(NOW)
+
+
 def test_a_changed_input_file_is_recomputed(sb: Sandbox, tmp_path: Path) -> None:
     from marketframe.store._dataset import resolve
     from marketframe.store._report import SyncReport

@@ -11,10 +11,11 @@ memory, never the symbol's history. It is a plain picklable function of plain da
 **Incremental.** Each target compares the source's current files with what its state
 consumed. Unchanged files are skipped; a file that only grew (new bars appended: the rows
 consumed are a prefix of it, by their digest) is continued from the saved context and its
-new bars written as a new part file; any other change (a repaired file, values that moved,
-a new corporate action under ``adjust=``, a different spec) recomputes the target from the
-first changed file on, the context before it rebuilt from the files before. The targets of
-a task may start at different files; the partitions are read from the earliest start.
+new bars written as a new part file, and so are new files after the last one consumed (a
+new year); any other change (a repaired file, values that moved, a new corporate action under
+``adjust=``, a different spec) recomputes the target from the first changed file on, the
+context before it rebuilt from the files before. The targets of a task may start at
+different files; the partitions are read from the earliest start.
 """
 
 from __future__ import annotations
@@ -192,7 +193,11 @@ class _TargetRun:
             out.state = target.state
             return  # nothing new
         appended = False
-        if (
+        if meta is not None and first == len(consumed) < len(inputs):
+            # every file consumed as it was, new ones after (a new year's first bars): the
+            # saved context goes on into them, nothing before is read again
+            appended = True
+        elif (
             meta is not None
             and first == len(consumed) - 1
             and first < len(inputs)
