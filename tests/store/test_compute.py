@@ -241,6 +241,55 @@ def test_a_new_years_first_bars_go_on_from_the_saved_state(sb: Sandbox, tmp_path
         sb.set_now(NOW)
 
 
+@pytest.mark.parametrize("together", [False, True], ids=["year-closed-before", "same-sync"])
+def test_a_closed_year_is_merged_into_one_part_when_the_next_one_starts(
+    sb: Sandbox, place: Place, together: bool
+) -> None:
+    """A year's parts, one per append, become one when the next year's first bars are
+    computed; ``together``: the year's last sessions arrive in the same sync as the next
+    year's first (the run appends a part to the year, then merges it with the others)."""
+
+    def parts(year: int) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for rel in place.files("m", f"/year={year}/part-"):
+            if rel.startswith("dataset=derived."):
+                key = "/".join(rel.split("/")[i] for i in (0, 3))
+                out[key] = out.get(key, 0) + 1
+        return out
+
+    def step(**now: Any) -> Any:
+        if "trading_days" in now:
+            sb.advance(**now)
+        else:
+            sb.set_now(now["at"])
+        st.sync(DAILY, ["2330", "2454"], timeframe="1", progress=False)
+        return st.compute(DAILY, SPECS, timeframe="1", max_workers=1)
+
+    sb.set_now("2026-12-28T14:00:00+08:00")
+    try:
+        with place.store("m", api_key=sb.api_key, base_url=sb.base_url) as st:
+            st.sync(DAILY, ["2330", "2454"], timeframe="1", progress=False)
+            st.compute(DAILY, SPECS, timeframe="1", max_workers=1)
+            step(trading_days=1)  # the year's last sessions, appended one by one
+            if not together:
+                step(at="2026-12-31T14:00:00+08:00")
+            before = parts(2026)
+            assert len(before) == 2 * len(SPECS)
+            assert min(before.values()) == (2 if together else 3)
+            rep = step(at="2027-01-05T14:00:00+08:00")  # the next year's first sessions
+            assert all(set(m) == {"appended"} for m in rep.modes.values())
+            assert parts(2026) == dict.fromkeys(before, 1)
+            assert set(parts(2027).values()) == {1}
+            check(st, reference(st.read(DAILY, timeframe="1")), timeframe="1")
+            assert st.verify().ok
+            assert not [f for f in place.files("m", "/year=") if f.endswith(".tmp")]
+            step(trading_days=1)  # the next append leaves the closed year as it is
+            assert parts(2026) == dict.fromkeys(before, 1)
+            check(st, reference(st.read(DAILY, timeframe="1")), timeframe="1")
+    finally:
+        sb.set_now(NOW)
+
+
 def test_a_changed_input_file_is_recomputed(sb: Sandbox, tmp_path: Path) -> None:
     from marketframe.store._dataset import resolve
     from marketframe.store._report import SyncReport

@@ -363,20 +363,70 @@ def write_part(
     leading part that holds more rows than all those after it (merging the year's first,
     large part every 8 days re-read and rewrote the whole year; now a part is rewritten about
     log(n) times)."""
-    recs = {**recorded, **out.written}
-    kept, merged = files, [part]
+    kept, old = files, []
     if len(files) + 1 > COMPACT:
+        recs = {**recorded, **out.written}
         rows = [int(recs[rel].get("rows", 0)) for rel in files] + [part.num_rows]
         lead = 0
         while lead < len(rows) - 2 and rows[lead] > sum(rows[lead + 1 :]):
             lead += 1
         kept, old = files[:lead], files[lead:]
-        merged = [storage.read_file(rel, recs[rel]) for rel in old] + merged
-        part = pa.concat_tables(merged, promote_options="default")
-        out.dropped.extend(old)  # the driver deletes them once no log records them
+    return [*kept, _merged(storage, ds, symbol, input_rel, old, recorded, part, out)]
+
+
+def close_parts(
+    storage: Any,
+    ds: DatasetId,
+    symbol: str,
+    input_rel: str,
+    files: list[str],
+    recorded: Mapping[str, dict[str, Any]],
+    out: Outcome,
+) -> list[str]:
+    """The parts ``files`` made from input file ``input_rel``, a year the symbol's data has
+    moved past (no sync appends to it again), merged into one; returns its parts after.
+    A year of daily appends ends with up to ``COMPACT`` parts; merged once, when the next
+    year's first bars are computed, each closed year is one file: what every later run
+    checks, plans and records for the symbol grows by one file a year, not eight."""
+    if len(files) < 2:
+        return files
+    return [_merged(storage, ds, symbol, input_rel, files, recorded, None, out)]
+
+
+def _merged(
+    storage: Any,
+    ds: DatasetId,
+    symbol: str,
+    input_rel: str,
+    old: list[str],
+    recorded: Mapping[str, dict[str, Any]],
+    part: pa.Table | None,
+    out: Outcome,
+) -> str:
+    """One part of the rows of the parts ``old`` (read back, checked) then ``part``, in
+    that order, written; ``old`` goes to ``out.dropped`` (the driver deletes them once no
+    log records them), except a part this run wrote (a year appended to, then closed):
+    never recorded, it is forgotten, and a local store's staged file deleted at once.
+    Returns its path."""
+    if old:
+        recs = {**recorded, **out.written}
+        # a part staged by this run is read where it waits (not in place before the commit)
+        tables = [storage.read_file(out.staged.get(rel, rel), recs[rel]) for rel in old]
+        part = pa.concat_tables(
+            tables + ([part] if part is not None else []), promote_options="default"
+        )
+        for rel in old:
+            if rel in out.written:
+                del out.written[rel]
+                staged = out.staged.pop(rel, None)
+                if staged is not None:
+                    storage.delete(staged)
+                    continue
+            out.dropped.append(rel)
+    assert part is not None
     data = serialize(part, symbol)
     digest = _io.digest(data)
     first = part.column("date")[0].value
     rel = f"{part_dir(ds, symbol, input_rel)}/part-{first}-{digest[:12]}.parquet"
     out.written[rel] = place(storage, rel, data, digest, part.num_rows, out)
-    return [*kept, rel]
+    return rel

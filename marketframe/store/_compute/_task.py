@@ -12,7 +12,8 @@ memory, never the symbol's history. It is a plain picklable function of plain da
 consumed. Unchanged files are skipped; a file that only grew (new bars appended: the rows
 consumed are a prefix of it, by their digest) is continued from the saved context and its
 new bars written as a new part file, and so are new files after the last one consumed (a
-new year); any other change (a repaired file, values that moved, a new corporate action under
+new year), the parts of the year before merged into one (:func:`._derive.close_parts`);
+any other change (a repaired file, values that moved, a new corporate action under
 ``adjust=``, a different spec) recomputes the target from the first changed file on, the
 context before it rebuilt from the files before. The targets of a task may start at
 different files; the partitions are read from the earliest start.
@@ -36,6 +37,7 @@ from marketframe.store._compute._derive import (
     Target,
     Task,
     block,
+    close_parts,
     context_rows,
     needs,
     outputs,
@@ -325,6 +327,15 @@ class _TargetRun:
         out, target, task = self.out, self.target, self.task
         if self.start is None:
             return out
+        # the year before the newest input file is closed: its parts merged into one. Only
+        # that one: the years before it were merged when they closed (a store computed by
+        # an earlier version keeps theirs, rather than rewrite its whole history at once)
+        if len(task.inputs) > 1:
+            rel = task.inputs[-2][0]
+            if len(self.made.get(rel, ())) > 1:
+                self.made[rel] = close_parts(
+                    self.storage, target.ds, task.symbol, rel, self.made[rel], target.files, out
+                )
         meta = {
             "format": FORMAT,
             "version": VERSION,
