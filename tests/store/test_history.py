@@ -6,6 +6,7 @@ versions kept for them."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,7 +20,8 @@ import pytest
 
 from marketframe.exceptions import InvalidParams, StoreCorrupted
 from marketframe.sandbox import Sandbox
-from marketframe.store import GcReport, Snapshot, Store
+from marketframe.store import GcReport, Snapshot, Store, _io
+from marketframe.store._dataset import resolve
 
 from ._helpers import arrow_equal, subprocess_env
 from .conftest import Place
@@ -111,6 +113,39 @@ def test_a_snapshot_survives_a_repair_and_a_resync(place: Place, sb: Sandbox) ->
         _sync(st)
         _compute(st)
         _same(_reads(st, "s"), before)
+
+
+def test_a_kept_version_damaged_by_bit_rot_gives_way_to_an_intact_copy(
+    tmp_path: Path, sb: Sandbox
+) -> None:
+    """Bit rot keeps a file's size and time, so the cheap check passes it: a sync that
+    finds the damage as it merges (today's window is open: fetched again) writes the file
+    again as it was, and keeps the damaged bytes as the version the snapshot pins. When the
+    intact copy is replaced in turn (a new day), it becomes that version: the snapshot
+    reads what it read, not StoreCorrupted."""
+    with Store(tmp_path / "q", api_key=sb.api_key, base_url=sb.base_url) as st:
+        _sync(st)
+        _compute(st)
+        before = _reads(st)
+        st.snapshot("s")
+        ds = resolve(C, "D", {}).ds
+        rel = f"dataset={C}/params=default/tf=D/sym=2330/part-0.parquet"
+        path = st.root / rel
+        was = path.stat()
+        with open(path, "r+b") as f:  # in place: a hard link to it is damaged too
+            f.seek(was.st_size // 2)
+            byte = f.read(1)[0]
+            f.seek(was.st_size // 2)
+            f.write(bytes([byte ^ 0xFF]))
+        os.utime(path, ns=(was.st_atime_ns, was.st_mtime_ns))
+        _sync(st)  # the same day: the file merged, found damaged, written again as it was
+        assert _io.digest(path.read_bytes()) == st._parts.log.file(ds, rel)["hash"]
+        _same(_reads(st, "s"), before)
+        sb.advance(trading_days=2)
+        _sync(st)
+        _compute(st)
+        _same(_reads(st, "s"), before)
+        assert st.verify().ok
 
 
 def test_gc_removes_only_what_nothing_pins(place: Place, sb: Sandbox) -> None:

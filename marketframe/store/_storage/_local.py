@@ -214,9 +214,26 @@ class LocalStorage(Storage):
 
     def keep(self, rel: str, to: str) -> bool:
         """Keep ``rel``'s current bytes at ``to`` as well (a hard link: no copy) before
-        ``rel`` is replaced; False if ``rel`` does not exist. An existing ``to`` is kept.
+        ``rel`` is replaced; False if ``rel`` does not exist. An existing ``to`` (the same
+        content kept before: a version is named by its hash) is kept if it still holds
+        the bytes its name says; one damaged since is replaced by ``rel``'s bytes. Bit rot
+        passes the cheap check of the file in place, so its damaged bytes can be kept;
+        the file written again as it was, then replaced, must not leave that damaged copy
+        the version's only one (a snapshot pinning it would become unreadable).
         Durable once :meth:`sync_dirs` of ``to`` returns (one directory fsync for many)."""
-        return self._place(os.link, rel, to)
+        if not self._place(os.link, rel, to):
+            return False
+        src, dst = self.root / rel, self.root / to
+        if os.path.samefile(src, dst):
+            return True
+        name = to.rsplit("/", 1)[-1]
+        data = self.read(to)
+        if _io.matches(data, {"size": len(data), "hash": name}):
+            return True
+        tmp = dst.with_name(_hidden(dst.name))
+        os.link(src, tmp)
+        os.replace(tmp, dst)
+        return True
 
     def move(self, rel: str, to: str) -> bool:
         """Move ``rel`` to ``to`` (a rename); False if ``rel`` does not exist. Durable once
