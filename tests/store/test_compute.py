@@ -69,10 +69,10 @@ def check(st: Store, ref: pd.DataFrame, dataset: str = DAILY, **kw: object) -> i
     return n
 
 
-def same(a: Store, b: Store, dataset: str = DAILY) -> None:
+def same(a: Store, b: Store, dataset: str = DAILY, **kw: Any) -> None:
     """Two stores hold the same derived rows (values to 1e-12 relative)."""
     for name in SPECS:
-        x, y = (s.read_derived(dataset, name) for s in (a, b))
+        x, y = (s.read_derived(dataset, name, **kw) for s in (a, b))
         pd.testing.assert_frame_equal(x, y, check_exact=False, rtol=1e-12, atol=1e-9)
 
 
@@ -371,13 +371,13 @@ def slow(task):
     global calls
     res = real(task)  # its files are published; the driver has not recorded them
     calls += 1
-    if calls == 4:
+    if calls == {after}:
         print("ready", flush=True)
         time.sleep(120)
     return res
 _compute.run_task = slow
 with Store(sys.argv[1], **json.loads(sys.argv[2])) as st:
-    st.compute("stock.historical.candles", {specs!r}, max_workers=1)
+    st.compute("stock.historical.candles", {specs!r}, max_workers=1, **{kw!r})
 """
 
 
@@ -417,7 +417,7 @@ def test_kill_9_mid_compute_then_rerun_equals_a_clean_run(
             [
                 sys.executable,
                 "-c",
-                textwrap.dedent(CHILD.format(specs=SPECS)),
+                textwrap.dedent(CHILD.format(specs=SPECS, after=4, kw={})),
                 place.url("k"),
                 json.dumps(place.options()),
             ],
@@ -441,6 +441,63 @@ def test_kill_9_mid_compute_then_rerun_equals_a_clean_run(
             assert len(parts) == len(st.read_derived(DAILY, name)["symbol"].unique())
     # object stores: the killed run's leases were taken over (their owner is gone) and released
     assert not place.files("k", "_leases/")
+
+
+def test_kill_9_while_a_year_closes_then_rerun_equals_a_clean_run(
+    sb: Sandbox, tmp_path: Path, place: Place
+) -> None:
+    """Killed after the task that merged a closed year's parts (and wrote the new year's)
+    and before the driver recorded them, then rerun: equal to a clean run; on disk only
+    what the log records, the closed year one part."""
+    syms, minute = ["2330", "2454"], {"timeframe": "1"}
+    try:
+        with (
+            place.store("k", api_key=sb.api_key, base_url=sb.base_url) as st,
+            store(sb, tmp_path / "clean") as clean,
+        ):
+            for day in ("2026-12-29", "2026-12-30"):  # two parts in the year
+                sb.set_now(f"{day}T14:00:00+08:00")
+                for s in (st, clean):
+                    s.sync(DAILY, syms, progress=False, **minute)
+                    s.compute(DAILY, SPECS, max_workers=1, **minute)
+            sb.set_now("2027-01-05T14:00:00+08:00")  # the year's last session and the next's
+            for s in (st, clean):
+                s.sync(DAILY, syms, progress=False, **minute)
+            code = textwrap.dedent(CHILD.format(specs=SPECS, after=1, kw=minute))
+            child = subprocess.Popen(
+                [sys.executable, "-c", code, place.url("k"), json.dumps(place.options())],
+                env=subprocess_env(),
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                assert child.stdout is not None
+                assert child.stdout.readline().strip() == "ready"
+                os.kill(child.pid, signal.SIGKILL)
+            finally:
+                child.wait(30)
+            assert child.returncode == -signal.SIGKILL
+            rep = st.compute(DAILY, SPECS, max_workers=1, **minute)
+            assert rep.removed > 0  # the killed run's unrecorded files
+            clean.compute(DAILY, SPECS, max_workers=1, **minute)
+            same(st, clean, **minute)
+            log = st._parts.log
+            recorded = {
+                rel
+                for ds, _ in log.datasets()
+                if ds.endpoint.startswith("derived.")
+                for rel in log.files(ds)
+            }
+            kept = ("_state-a.bin", "_state-b.bin", "_clean")  # the slots, the marker
+            on_disk = {
+                f for f in place.files("k", "dataset=derived.") if f.rsplit("/", 1)[1] not in kept
+            }
+            assert on_disk == recorded  # no staged or stray file left
+            closed = [f for f in on_disk if "/year=2026/" in f]
+            assert len(closed) == len(SPECS) * len(syms)
+        assert not place.files("k", "_leases/")
+    finally:
+        sb.set_now(NOW)
 
 
 @pytest.mark.slow
