@@ -381,6 +381,25 @@ with Store(sys.argv[1], **json.loads(sys.argv[2])) as st:
 """
 
 
+def killed_mid_compute(place: Place, name: str, after: int, **kw: Any) -> None:
+    """A compute of store ``name`` in a child process, killed with SIGKILL once ``after``
+    tasks have written their files and before the driver records them."""
+    code = textwrap.dedent(CHILD.format(specs=SPECS, after=after, kw=kw))
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, place.url(name), json.dumps(place.options())],
+        env=subprocess_env(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ready"
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(30)
+    assert child.returncode == -signal.SIGKILL
+
+
 def test_a_finished_run_marks_its_datasets_clean_and_an_unfinished_one_is_swept(
     sb: Sandbox, tmp_path: Path
 ) -> None:
@@ -413,25 +432,7 @@ def test_kill_9_mid_compute_then_rerun_equals_a_clean_run(
             s.sync(DAILY, syms, "2023-01-01", "2026-11-20", progress=False)
         st.compute(DAILY, SPECS[:2], max_workers=1)  # an earlier run: states to resume from
         st.sync(DAILY, syms, "2026-11-20", "2026-11-20", progress=False)
-        child = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                textwrap.dedent(CHILD.format(specs=SPECS, after=4, kw={})),
-                place.url("k"),
-                json.dumps(place.options()),
-            ],
-            env=subprocess_env(),
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert child.stdout is not None
-            assert child.stdout.readline().strip() == "ready"
-            os.kill(child.pid, signal.SIGKILL)
-        finally:
-            child.wait(30)
-        assert child.returncode == -signal.SIGKILL
+        killed_mid_compute(place, "k", after=4)
         rep = st.compute(DAILY, SPECS, max_workers=1)
         assert rep.removed > 0  # the killed run's unrecorded files
         clean.compute(DAILY, SPECS, max_workers=1)
@@ -463,20 +464,7 @@ def test_kill_9_while_a_year_closes_then_rerun_equals_a_clean_run(
             sb.set_now("2027-01-05T14:00:00+08:00")  # the year's last session and the next's
             for s in (st, clean):
                 s.sync(DAILY, syms, progress=False, **minute)
-            code = textwrap.dedent(CHILD.format(specs=SPECS, after=1, kw=minute))
-            child = subprocess.Popen(
-                [sys.executable, "-c", code, place.url("k"), json.dumps(place.options())],
-                env=subprocess_env(),
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            try:
-                assert child.stdout is not None
-                assert child.stdout.readline().strip() == "ready"
-                os.kill(child.pid, signal.SIGKILL)
-            finally:
-                child.wait(30)
-            assert child.returncode == -signal.SIGKILL
+            killed_mid_compute(place, "k", after=1, **minute)
             rep = st.compute(DAILY, SPECS, max_workers=1, **minute)
             assert rep.removed > 0  # the killed run's unrecorded files
             clean.compute(DAILY, SPECS, max_workers=1, **minute)
