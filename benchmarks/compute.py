@@ -45,6 +45,13 @@ Fixed cost per symbol (``--fixed --rows 4e6``): full runs over 300 symbols and o
 with the same bar count, in interleaved rounds, each in a fresh process; then, in the last
 round, ``--appended`` days appended to each store one after another, each computed on its
 own: CPU per symbol.
+
+How an appended day's cost grows with the history held (``--history --years 4``): stores of
+``--symbols`` (100) symbols built as a daily job builds them, ``--chunk`` (10) days synced and
+computed at a time, over one year and over ``--years``, each in a fresh process; then
+``--appended`` days appended one at a time: CPU a symbol, and the derived files the log
+records a symbol and indicator (what every rerun checks and plans). Rounds interleave the
+two lengths.
 """
 
 from __future__ import annotations
@@ -284,6 +291,8 @@ def child(a: argparse.Namespace) -> int:
         figs["cpu"], figs["wall"] = _cpu(lambda: polars_job(path, Path(a.out)))
     elif a.child == "duckdb":
         figs["cpu"], figs["wall"] = _cpu(lambda: duckdb_job(path, Path(a.out)))
+    elif a.child == "history":
+        figs.update(grown(path, a.symbols, a.days, a.chunk, a.append))
     else:
         st = Store(path)
         specs = WINDOWED if a.child == "compute-windowed" else SPECS
@@ -299,6 +308,51 @@ def child(a: argparse.Namespace) -> int:
     figs["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(figs))
     return 0
+
+
+def grown(path: Path, symbols: int, days: int, chunk: int, append: int) -> dict[str, Any]:
+    """A store built as a daily job builds it (``chunk`` days synced, then computed, over
+    ``days``), then ``append`` days appended one at a time, each computed on its own: their
+    CPU and the derived files the log records."""
+    st = write_store(path, symbols, chunk)
+    st.compute(SRC, SPECS, timeframe="1", max_workers=1)
+    day = chunk
+    while day < days:
+        write_store(path, symbols, min(chunk, days - day), first=day, store=st)
+        st.compute(SRC, SPECS, timeframe="1", max_workers=1)
+        day += chunk
+    out: dict[str, Any] = {"appended": []}
+    for k in range(append):
+        write_store(path, symbols, 1, first=days + k, store=st)
+        os.sync()  # the day's files on disk before the job, as a daily job finds them
+        out["appended"].append(_split(lambda: st.compute(SRC, SPECS, timeframe="1", max_workers=1)))
+    log = st._parts.log
+    derived = [ds for ds, _ in log.datasets() if ds.endpoint.startswith("derived.")]
+    out["files"] = sum(len(log.files(ds)) for ds in derived) / (symbols * len(derived))
+    return out
+
+
+def history(a: argparse.Namespace, root: Path) -> None:
+    """An appended day over one year of history and over ``--years`` (see the module
+    docstring), in interleaved rounds, each in a fresh process."""
+    n, lengths = a.symbols or 100, [YEAR_DAYS, a.years * YEAR_DAYS]
+    got: dict[int, list[dict[str, Any]]] = {d: [] for d in lengths}
+    for r in range(a.rounds):
+        for d in lengths if r % 2 == 0 else lengths[::-1]:
+            more = {"symbols": n, "days": d, "chunk": a.chunk, "append": a.appended}
+            res = run_child("history", root / f"h-{r}-{d}", **more)
+            got[d].append(res)
+            print(f"  round {r + 1}, {d} days: {res}", flush=True)
+    print(f"an appended day by the history held ({n} symbols, built {a.chunk} days at a time,"
+          f" {a.rounds} rounds; load at start {a.load})")  # fmt: skip
+    per = {}
+    for d in lengths:
+        per[d] = [c / n * 1e3 for x in got[d] for c, _, _ in x.get("appended", [])]
+        files = [x["files"] for x in got[d] if "files" in x]
+        print(f"  {d // YEAR_DAYS} x {YEAR_DAYS} days: {spread(per[d])} ms of CPU a symbol;"
+              f" {spread(files)} derived files a symbol and indicator")  # fmt: skip
+    a_, b_ = (statistics.median(per[d]) for d in lengths)
+    print(f"  {a.years} x / 1 x {YEAR_DAYS} days: {b_ / a_:.2f}x")
 
 
 def run_child(kind: str, path: Path, out: Path | None = None, **more: int) -> dict[str, Any]:
@@ -448,6 +502,13 @@ def main() -> int:
         action="store_true",
         help="the fixed cost per symbol: --rows over --symbols (300) and ten times as many",
     )
+    p.add_argument(
+        "--history",
+        action="store_true",
+        help="an appended day's cost over one year of history and over --years",
+    )
+    p.add_argument("--years", type=int, default=4)
+    p.add_argument("--chunk", type=int, default=10)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--appended", type=int, default=3)
     # a job in a process of its own (--against, --fixed)
@@ -460,10 +521,12 @@ def main() -> int:
     if a.child:
         return child(a)
     a.load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    if a.against or a.fixed:
+    if a.against or a.fixed or a.history:
         root = Path(tempfile.mkdtemp(prefix="mf-compute-"))
         try:
-            if a.fixed:
+            if a.history:
+                history(a, root)
+            elif a.fixed:
                 fixed(a, root)
             else:
                 a.against = a.against.split(",")
