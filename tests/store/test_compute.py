@@ -776,7 +776,7 @@ def test_a_part_holds_nulls_where_outputs_are_undefined_in_the_bytes_of_one_chun
     middle, a trailing one), the part holds nulls exactly there and its bytes are those of
     a part written from one array with a validity bitmap (as every stored part's hash
     was made)."""
-    from marketframe.store._compute._derive import part_table, serialize
+    from marketframe.store._compute._partfile import part_table, serialize
 
     n = min(len(first), len(second))
     sp = sf.spec("bbands", 20, 2.0)
@@ -824,7 +824,7 @@ def test_a_part_is_the_bytes_pyarrow_writes_for_the_symbol_as_a_string(
     earlier runs), and reads back with the symbol a string and the time zone kept."""
     import pyarrow.parquet as pq
 
-    from marketframe.store._compute._derive import part_table, serialize
+    from marketframe.store._compute._partfile import part_table, serialize
 
     sp = sf.spec(name)
     n = 700

@@ -140,7 +140,8 @@ def test_compacting_never_deletes_a_recorded_part(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     from marketframe.indicators import stateful as sf
-    from marketframe.store._compute._derive import COMPACT, Outcome, part_table, write_part
+    from marketframe.store._compute._derive import Outcome
+    from marketframe.store._compute._partfile import COMPACT, part_table, write_part
     from marketframe.store._dataset import DatasetId
     from marketframe.store._storage._local import LocalStorage
 

@@ -12,7 +12,7 @@ memory, never the symbol's history. It is a plain picklable function of plain da
 consumed. Unchanged files are skipped; a file that only grew (new bars appended: the rows
 consumed are a prefix of it, by their digest) is continued from the saved context and its
 new bars written as a new part file, and so are new files after the last one consumed (a
-new year), the parts of the year before merged into one (:func:`._derive.close_parts`);
+new year), the parts of the year before merged into one (:func:`._partfile.close_parts`);
 any other change (a repaired file, values that moved, a new corporate action under
 ``adjust=``, a different spec) recomputes the target from the first changed file on, the
 context before it rebuilt from the files before. The targets of a task may start at
@@ -37,17 +37,14 @@ from marketframe.store._compute._derive import (
     Target,
     Task,
     block,
-    close_parts,
     context_rows,
     needs,
     outputs,
-    part_table,
-    record,
     rows_of,
     spec_of,
     used,
-    write_part,
 )
+from marketframe.store._compute._partfile import close_parts, part_table, record, write_part
 from marketframe.store._compute._statefile import (
     SLOTS,
     RowsDigest,
