@@ -140,12 +140,20 @@ def test_a_kept_version_damaged_by_bit_rot_gives_way_to_an_intact_copy(
         os.utime(path, ns=(was.st_atime_ns, was.st_mtime_ns))
         _sync(st)  # the same day: the file merged, found damaged, written again as it was
         assert _io.digest(path.read_bytes()) == st._parts.log.file(ds, rel)["hash"]
+        _versions_intact(st.root)
         _same(_reads(st, "s"), before)
         sb.advance(trading_days=2)
         _sync(st)
         _compute(st)
         _same(_reads(st, "s"), before)
+        _versions_intact(st.root)
         assert st.verify().ok
+
+
+def _versions_intact(root: Path) -> None:
+    """Every kept version holds the bytes its name (their hash) says."""
+    for path in (root / _io.VERSIONS).glob("*"):
+        assert _io.digest(path.read_bytes()) == path.name, f"damaged kept version {path.name}"
 
 
 def test_gc_removes_only_what_nothing_pins(place: Place, sb: Sandbox) -> None:

@@ -218,9 +218,20 @@ def _current(
     try:
         return root.read_file(rel, rec), rec
     except StoreCorrupted:
-        log.drop_symbol(spec.ds, symbol)
-        report.repaired.append(rel)
+        _forget(root, log, spec.ds, rel, symbol, report)
         return None, None
+
+
+def _forget(
+    root: Storage, log: Log, ds: DatasetId, rel: str, symbol: str, report: SyncReport
+) -> None:
+    """A damaged file: removed with its record and its symbol's coverage (the sync fetches
+    its range again). Its record goes too, so the batch never keeps the damaged bytes as the
+    version a snapshot pins (bit rot passes the cheap check that keeping trusts)."""
+    root.delete(rel)
+    log.drop_file(ds, rel)
+    log.drop_symbol(ds, symbol)
+    report.repaired.append(rel)
 
 
 def forget_damaged(
@@ -241,7 +252,4 @@ def forget_damaged(
             if kept is not rec:  # only touched: its new time recorded
                 log.commit_file(ds, rel, dict(kept))
             continue
-        root.delete(rel)
-        log.drop_file(ds, rel)
-        log.drop_symbol(ds, sym or NO_SYMBOL)
-        report.repaired.append(rel)
+        _forget(root, log, ds, rel, sym or NO_SYMBOL, report)
