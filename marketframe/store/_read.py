@@ -81,7 +81,7 @@ def read(
         if not k.startswith(b"marketframe.store.")
     }
     if mode is not None:  # with as_of: the actions that had happened by then
-        known = None if as_of is None else _history.day_of(parts.storage, as_of)
+        known = None if as_of is None else _history.day_of(parts.storage, as_of, "Store.read")
         table = parts.client.adjust_prices(table, mode, as_of=known)
     return table.replace_schema_metadata(meta)
 

@@ -291,13 +291,12 @@ def _time_of(storage: Storage, g: int) -> str | None:
         return None
 
 
-def generation_of(storage: Storage, log: Log, as_of: Any, where: str) -> int:
-    """The generation ``as_of`` names: a snapshot's name, or a time (a ``datetime``, naive
-    meaning this machine's local time, or an ISO text with a time of day); the store's
-    generation then."""
+def _moment(storage: Storage, as_of: Any, where: str) -> Snapshot | dt.datetime:
+    """What ``as_of`` names: a snapshot (by its name), or a time (a ``datetime``, naive
+    meaning this machine's local time, or an ISO text with a time of day)."""
     if isinstance(as_of, str):
         if _NAME.match(as_of) and storage.exists(_path(as_of)):
-            return get(storage, as_of).generation
+            return get(storage, as_of)
         when = _parse_time(as_of)
         if when is None:
             names = ", ".join(s.name for s in listing(storage)) or "none yet"
@@ -308,26 +307,30 @@ def generation_of(storage: Storage, log: Log, as_of: Any, where: str) -> int:
                 f"a snapshot ({names}), or a time: a datetime or '2026-11-20T18:00' "
                 "(a date alone is ambiguous: which moment of it?)",
             )
-        as_of = when
+        return when
     if isinstance(as_of, dt.datetime):
-        # naive: this machine's local time, as datetime.now() gives (the store's history is
-        # the time its commits were made, not a market's time)
-        return generation_at(storage, log, as_of.astimezone())
+        return as_of
     raise InvalidParams(where, "as_of", f"has value {as_of!r}", "a snapshot's name, or a datetime")
 
 
-def day_of(storage: Storage, as_of: Any) -> dt.date:
-    """The Asia/Taipei day of the moment ``as_of`` names (checked by :func:`generation_of`
-    first): a snapshot's commit time, or the time given (naive: this machine's local time)."""
-    when = as_of
-    if isinstance(as_of, str):
-        if _NAME.match(as_of) and storage.exists(_path(as_of)):
-            snap = get(storage, as_of)
-            when = dt.datetime.fromisoformat(snap.time or snap.created)
-        else:
-            when = _parse_time(as_of)
-    assert isinstance(when, dt.datetime)
-    return when.astimezone().astimezone(TAIPEI).date()
+def generation_of(storage: Storage, log: Log, as_of: Any, where: str) -> int:
+    """The generation ``as_of`` names (:func:`_moment`): a snapshot's, or the store's
+    generation at that time."""
+    named = _moment(storage, as_of, where)
+    if isinstance(named, Snapshot):
+        return named.generation
+    # naive: this machine's local time, as datetime.now() gives (the store's history is
+    # the time its commits were made, not a market's time)
+    return generation_at(storage, log, named.astimezone())
+
+
+def day_of(storage: Storage, as_of: Any, where: str) -> dt.date:
+    """The Asia/Taipei day of the moment ``as_of`` names (:func:`_moment`): a snapshot's
+    commit time, or the time given (naive: this machine's local time)."""
+    named = _moment(storage, as_of, where)
+    if isinstance(named, Snapshot):
+        named = dt.datetime.fromisoformat(named.time or named.created)
+    return named.astimezone().astimezone(TAIPEI).date()
 
 
 def _parse_time(text: str) -> dt.datetime | None:
