@@ -16,6 +16,7 @@ from marketframe.client._client import ENV_KEY, Client
 
 def connect(
     *,
+    api_key: str | None = None,
     base_url: str | None = None,
     seed: int = 0,
     now: str | None = None,
@@ -26,9 +27,10 @@ def connect(
     """A :class:`marketframe.Client` for a command: ``with connect() as client:`` closes it
     at the block's end.
 
-    With a credential variable set (``MARKETFRAME_API_KEY``, ``MARKETFRAME_BEARER_TOKEN`` or
-    ``MARKETFRAME_SDK_TOKEN``; several: :class:`ConfigurationError`): that credential, at
-    ``base_url`` (else ``MARKETFRAME_BASE_URL``, else the real service). Without one: a
+    With ``api_key``: that key, at ``base_url`` (else ``MARKETFRAME_BASE_URL``, else the
+    real service), said nowhere (the caller chose it). Else, with a credential variable set
+    (``MARKETFRAME_API_KEY``, ``MARKETFRAME_BEARER_TOKEN`` or ``MARKETFRAME_SDK_TOKEN``;
+    several: :class:`ConfigurationError`): that credential, at the same URL. Without one: a
     sandbox, the one at ``base_url`` when given (e.g. a ``marketframe sandbox --port 8000``
     already running) or an embedded one. ``notice`` is where to say which (default stderr,
     which keeps a command's data output clean); ``quiet`` says nothing.
@@ -37,6 +39,8 @@ def connect(
     base_url = base_url or os.environ.get("MARKETFRAME_BASE_URL")
     if base_url:
         client_options["base_url"] = base_url
+    if api_key:
+        return Client(api_key, **client_options)
     if from_environment():
         client = Client(**client_options)
         if notice:

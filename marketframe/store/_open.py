@@ -3,7 +3,6 @@ client it makes when given none."""
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -65,15 +64,12 @@ def check_workers(max_workers: int | None) -> None:
 
 def default_client(api_key: str | None, base_url: str | None, workers: int) -> Client[Any]:
     """The client of a store given none, by the rule ``download()`` and the commands follow
-    (:func:`marketframe.client.connect`): the credential variables, at ``base_url`` or
-    ``MARKETFRAME_BASE_URL``; with neither a key nor a variable, a sandbox (the one at
-    ``base_url``, else the embedded one, announced on stderr). Without an HTTP cache: the
-    store is the cache."""
-    from marketframe.client import DEFAULT_BASE_URL, Client, connect
+    (:func:`marketframe.client.connect`): ``api_key`` or the credential variables, at
+    ``base_url`` or ``MARKETFRAME_BASE_URL``; with neither a key nor a variable, a sandbox
+    (the one at ``base_url``, else the embedded one, announced on stderr). Without an HTTP
+    cache: the store is the cache."""
+    from marketframe.client import connect
 
     options: dict[str, Any] = {"backend": "arrow", "cache": False, "max_workers": workers}
-    if api_key:
-        url = base_url or os.environ.get("MARKETFRAME_BASE_URL") or DEFAULT_BASE_URL
-        return Client(api_key, base_url=url, **options)
-    client: Client[Any] = connect(base_url=base_url, notice=sys.stderr, **options)
+    client: Client[Any] = connect(api_key=api_key, base_url=base_url, notice=sys.stderr, **options)
     return client

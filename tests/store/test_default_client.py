@@ -29,6 +29,18 @@ def test_the_key_variable_goes_to_the_base_url_variable(
         assert _synced(st, sb) > 0
 
 
+def test_a_key_given_goes_to_the_base_url_variable_quietly(
+    tmp_path: Path, sb: Sandbox, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for var in ("MARKETFRAME_API_KEY", "MARKETFRAME_BEARER_TOKEN", "MARKETFRAME_SDK_TOKEN"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("MARKETFRAME_BASE_URL", sb.base_url)
+    with Store(tmp_path / "s", api_key=sb.api_key) as st:
+        assert st.client.base_url.startswith(sb.base_url.rstrip("/"))
+        assert _synced(st, sb) > 0
+    assert capsys.readouterr().err == ""  # the caller chose the key: nothing to announce
+
+
 def test_a_base_url_without_a_key_is_that_sandbox(
     tmp_path: Path, sb: Sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
