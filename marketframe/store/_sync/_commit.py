@@ -210,8 +210,8 @@ def _current(
 ) -> tuple[pa.Table | None, dict[str, Any] | None]:
     """The partition's rows to merge into, fully checked, and the log's record of them (its
     lineages carry on where the merge keeps the rows); ``(None, None)`` without a file. A
-    damaged file is not merged: the symbol's coverage is forgotten (the sync then fetches
-    its range again: :func:`._run.run`) and the file is listed in ``report.repaired``."""
+    damaged file is not merged but forgotten as the cheap check forgets one (:func:`_forget`;
+    the sync then fetches its range again: :func:`._run.run`)."""
     rec = log.file(spec.ds, rel)
     if rec is None or not root.exists(rel):
         return None, None
