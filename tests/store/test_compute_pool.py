@@ -169,8 +169,14 @@ def test_a_killed_worker_is_a_store_error_and_a_rerun_resumes(sb: Sandbox, tmp_p
         server = {p.pid for p in family if "forkserver" in " ".join(p.cmdline())}
         workers = [p for p in family if p.ppid() in server]
         assert workers
+        killed = 0
         for w in workers:
-            w.kill()
+            # the first death breaks the pool, whose driver then ends the other workers
+            # itself: one of them may be gone before it is reached here
+            with contextlib.suppress(psutil.NoSuchProcess):
+                w.kill()
+                killed += 1
+        assert killed
         child.wait(DEADLINE)
     out, err = _output(tmp_path / "s")
     assert child.returncode == 3, err[-3000:]
