@@ -141,8 +141,9 @@ def computing(root: Path) -> Iterator[tuple[subprocess.Popen[str], list[psutil.P
                 child.kill()
                 child.wait(60)
             for p in family:
-                if not gone(p):
-                    p.kill()  # a leftover (of the old code): not left to the next tests
+                with contextlib.suppress(psutil.NoSuchProcess):  # gone meanwhile: done
+                    if not gone(p):
+                        p.kill()  # a leftover (of the old code): not left to the next tests
 
 
 def test_killing_the_driver_leaves_no_pool_process_behind(sb: Sandbox, tmp_path: Path) -> None:
