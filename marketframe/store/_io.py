@@ -44,6 +44,8 @@ from marketframe.store._dataset import DatasetId
 PART = "part-0.parquet"
 VERSIONS = "_versions"  # superseded files, by content hash
 TF_KEY, SYM_KEY = "tf", "sym"  # directory keys: never a column's name (no type clash)
+#: a derived dataset's directory key: a bucket of symbols (``_compute._derive.bucket_of``)
+BUCKET_KEY = "bucket"
 META_PARAMS = b"marketframe.store.params"
 META_TIMEFRAME = b"marketframe.store.timeframe"
 #: a column of a table, whole or in chunks
@@ -72,6 +74,11 @@ def dataset_rel(ds: DatasetId) -> str:
 def symbol_rel(ds: DatasetId, symbol: str) -> str:
     """:func:`symbol_dir` relative to the root, as a string."""
     return f"{dataset_rel(ds)}/{SYM_KEY}={symbol}"
+
+
+def bucket_rel(ds: DatasetId, bucket: str) -> str:
+    """A derived dataset's bucket directory relative to the root."""
+    return f"{dataset_rel(ds)}/{BUCKET_KEY}={bucket}"
 
 
 def version_path(digest: str, rel: str) -> str:
@@ -209,11 +216,12 @@ def serialize(table: pa.Table) -> bytes:
 
 
 def where(rel: str) -> tuple[str | None, int | None]:
-    """The symbol and year of a partition file from its path relative to the root."""
+    """The symbol (a derived dataset's: its bucket) and year of a partition file from its
+    path relative to the root."""
     sym = year = None
     for part in rel.split("/"):
         key, _, value = part.partition("=")
-        if key == SYM_KEY:
+        if key == SYM_KEY or key == BUCKET_KEY:
             sym = value
         elif key == "year":
             year = int(value)

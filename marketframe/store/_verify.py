@@ -159,6 +159,9 @@ def _recompute(
         return
     remote = parts.storage.remote
     log = parts.log
+    # ``sym``: a bucket (its members computed again together: they share its parts), or a
+    # symbol's directory of a store computed before buckets
+    members = list(log.noted(ds, sym, "members") or [sym])
     try:
         with parts.locked(ds, [sym]) if remote else nullcontext():
             for rel in rels:
@@ -170,7 +173,7 @@ def _recompute(
             parts,
             source.endpoint,
             spec,
-            [sym],
+            members,
             source.timeframe,
             None,
             1,

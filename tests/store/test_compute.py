@@ -30,6 +30,7 @@ from marketframe.exceptions import InvalidParams
 from marketframe.indicators import stateful as sf
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
+from marketframe.store._compute._derive import bucket_of
 
 from ._helpers import NOW, subprocess_env
 from ._spark import local_spark
@@ -101,7 +102,7 @@ def test_derived_datasets_equal_md_and_read_in_pyarrow_polars_duckdb(
         path = tmp_path / "s" / rep.paths()[1]
     assert path.parent.name.startswith("params=stock_historical_candles.14.")
     t = pads.dataset(path, format="parquet", partitioning="hive").to_table()
-    assert t.num_rows == len(rsi) and {"sym", "symbol", "date", "rsi_14"} <= set(t.column_names)
+    assert t.num_rows == len(rsi) and {"bucket", "symbol", "date", "rsi_14"} <= set(t.column_names)
     p = pl.scan_parquet(f"{path}/**/*.parquet", hive_partitioning=True).collect()
     assert p.height == len(rsi)
     d = duckdb.sql(
@@ -186,7 +187,8 @@ def test_a_torn_state_slot(sb: Sandbox, tmp_path: Path) -> None:
         st.compute(DAILY, SPECS, max_workers=1)  # names slot a
         st.sync(DAILY, SYMS, "2023-01-01", "2026-10-31", progress=False)
         st.compute(DAILY, SPECS, max_workers=1)  # names slot b
-        spares = list((tmp_path / "torn").glob("dataset=derived.*/*/*/sym=2454/_state-a.bin"))
+        where = f"dataset=derived.*/*/*/bucket={bucket_of('2454')}/_state-a.bin"
+        spares = list((tmp_path / "torn").glob(where))
         assert len(spares) == len(SPECS)
         for f in spares:
             f.write_bytes(f.read_bytes()[:40])  # the spare, half rewritten
@@ -409,7 +411,7 @@ def test_a_finished_run_marks_its_datasets_clean_and_an_unfinished_one_is_swept(
         dirs = [st.root / rel for rel in rep.paths()]
         assert all((d / "_clean").is_file() for d in dirs)  # nothing left to look for
         # what a run killed after it began leaves: no marker, a file never recorded
-        stray = dirs[0] / "sym=2330" / "part-0-000000000000.parquet"
+        stray = dirs[0] / f"bucket={bucket_of('2330')}" / "part-0-000000000000.parquet"
         stray.write_bytes(b"torn")
         (dirs[0] / "_clean").unlink()
         again = st.compute(DAILY, SPECS[:2], max_workers=1)
@@ -776,7 +778,7 @@ def test_a_part_holds_nulls_where_outputs_are_undefined_in_the_bytes_of_one_chun
     middle, a trailing one), the part holds nulls exactly there and its bytes are those of
     a part written from one array with a validity bitmap (as every stored part's hash
     was made)."""
-    from marketframe.store._compute._partfile import part_table, serialize
+    from marketframe.store._compute._partfile import bucket_part, part_table, serialize
 
     n = min(len(first), len(second))
     sp = sf.spec("bbands", 20, 2.0)
@@ -784,22 +786,24 @@ def test_a_part_holds_nulls_where_outputs_are_undefined_in_the_bytes_of_one_chun
     masks = [np.array(first[:n]), np.array(second[:n]), np.zeros(n, bool)]
     values = [np.where(m, np.nan, rng.normal(size=n)) for m in masks]
     date = pa.chunked_array([pa.array(np.arange(n), pa.int64()).cast(pa.timestamp("us"))])
-    part = part_table("2330", sp, date, values)
+    part = bucket_part([("2330", part_table(sp, date, values))])
     for name, m in zip(sp.names, masks, strict=True):
         assert part.column(name).is_null().to_numpy(zero_copy_only=False).tolist() == m.tolist()
     one = pa.table(
         [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in part.columns],
         schema=part.schema,
     )
-    assert bytes(serialize(part, "2330")) == bytes(serialize(one, "2330")) == plain(one)
+    assert bytes(serialize(part)) == bytes(serialize(one)) == plain(one)
 
 
 def plain(table: pa.Table) -> bytes:
     """A part's bytes from pyarrow's writer given the symbol as a string column, with the
-    options of every stored part: what every part's hash was made from before the symbol
-    reached the writer as a dictionary."""
+    options of every stored part: the file a reader takes it for."""
     import pyarrow.parquet as pq
 
+    i = table.schema.get_field_index("symbol")
+    text = table.column(i).cast(pa.string())
+    table = table.set_column(i, pa.field("symbol", pa.string(), nullable=False), text)
     sink = pa.BufferOutputStream()
     with pq.ParquetWriter(
         sink,
@@ -807,7 +811,6 @@ def plain(table: pa.Table) -> bytes:
         compression="none",
         write_page_checksum=True,
         use_dictionary=["symbol"],  # type: ignore[arg-type]
-        write_statistics=[n for n in table.column_names if n != "symbol"],
         column_encoding={"date": "DELTA_BINARY_PACKED"},
     ) as w:
         w.write_table(table)
@@ -819,26 +822,30 @@ def plain(table: pa.Table) -> bytes:
 def test_a_part_is_the_bytes_pyarrow_writes_for_the_symbol_as_a_string(
     name: str, date_type: pa.DataType
 ) -> None:
-    """The symbol reaches the writer as a dictionary of one value, declared a string: the
-    file is the one the string column gives, byte for byte (hashes of parts stay those of
-    earlier runs), and reads back with the symbol a string and the time zone kept."""
+    """A bucket's part: its members' rows, the symbol reaching the writer as a dictionary
+    (no row hashed), declared a string: the file is the one the string column gives, byte
+    for byte, and reads back with the symbol a string and the time zone kept."""
     import pyarrow.parquet as pq
 
-    from marketframe.store._compute._partfile import part_table, serialize
+    from marketframe.store._compute._partfile import bucket_part, part_table, serialize
 
     sp = sf.spec(name)
-    n = 700
     rng = np.random.default_rng(7)
-    values = [rng.normal(size=n) for _ in sp.names]
-    values[0][:25] = np.nan  # a warm-up: a nullable column
-    date = pa.chunked_array([pa.array(np.arange(n), pa.int32()).cast(pa.date32()).cast(date_type)])
-    part = part_table("00878", sp, date, values)
-    got = bytes(serialize(part, "00878"))
+    chunks = []
+    for sym, n in (("00878", 700), ("2330", 30), ("00878", 5)):
+        values = [rng.normal(size=n) for _ in sp.names]
+        values[0][: min(25, n)] = np.nan  # a warm-up: a nullable column
+        day = pa.array(np.arange(n), pa.int32()).cast(pa.date32()).cast(date_type)
+        chunks.append((sym, part_table(sp, pa.chunked_array([day]), values)))
+    part = bucket_part(chunks)
+    got = bytes(serialize(part))
     assert got == plain(part)
     back = pq.read_table(pa.BufferReader(got))
     assert back.schema.field("symbol").type == pa.string()
+    assert back.column("symbol").to_pylist() == ["00878"] * 700 + ["2330"] * 30 + ["00878"] * 5
     assert back.schema.field("date").type == date_type
-    assert back.equals(part.combine_chunks())
+    want = part.set_column(0, pa.field("symbol", pa.string(), False), back.column("symbol"))
+    assert back.equals(want.combine_chunks())
 
 
 def test_an_infinite_close_is_missing_in_compute_as_in_md(sb: Sandbox, tmp_path: Path) -> None:
@@ -901,3 +908,42 @@ def test_compute_takes_the_services_day_for_which_dividends_have_happened(
             got = st.read_derived(DAILY, "sma", adjust="all")
             want = st.read(DAILY, adjust="all").md.sma(20)
     np.testing.assert_allclose(got["sma_20"], want["sma_20"], rtol=1e-12, equal_nan=True)
+
+
+def test_symbols_of_one_bucket_share_its_files_and_each_reads_as_md(
+    sb: Sandbox, tmp_path: Path
+) -> None:
+    """Two symbols of one bucket: one part a spec holds both; a symbol read alone is its
+    own rows; a day appended to both is one new part a spec; a symbol computed alone
+    brings its bucket's other member up to date (said in the report); a member joining
+    later is computed in full beside the other's unchanged rows; a damaged shared part
+    computes the bucket again. After each step every dataset equals df.md."""
+    pair = ["0050", "2308"]
+    assert bucket_of(pair[0]) == bucket_of(pair[1])  # the pair this test is about
+
+    def parts(st: Store) -> list[Path]:
+        return sorted((st.root).glob(f"dataset=derived.rsi/*/*/bucket={bucket_of('0050')}/part-*"))
+
+    with store(sb, tmp_path / "b") as st:
+        st.sync(DAILY, pair, "2023-01-01", "2026-10-30", progress=False)
+        rep = st.compute(DAILY, SPECS, symbols=["0050"], max_workers=1)
+        assert all(m == {"full": ["0050"]} for m in rep.modes.values())
+        rep = st.compute(DAILY, SPECS, max_workers=1)  # 2308 joins the bucket
+        assert all(m == {"full": ["2308"], "unchanged": ["0050"]} for m in rep.modes.values())
+        check(st, reference(st.read(DAILY)))
+        one = st.read_derived(DAILY, "rsi", symbols="2308")
+        assert set(one["symbol"]) == {"2308"} and len(one) == len(st.read(DAILY, "2308"))
+        before = parts(st)
+        st.sync(DAILY, pair, "2023-01-01", "2026-11-06", progress=False)
+        rep = st.compute(DAILY, SPECS, symbols=["0050"], max_workers=1)
+        assert all(m == {"appended": pair} for m in rep.modes.values())  # 2308 said too
+        after = parts(st)
+        assert len(set(after) - set(before)) == 1  # the week of both: one file
+        check(st, reference(st.read(DAILY)))
+        shared = after[-1]
+        shared.write_bytes(shared.read_bytes()[:-10])
+        rep = st.compute(DAILY, SPECS, max_workers=1)
+        rsi = next(k for k in rep.modes if k.startswith("derived.rsi|"))
+        assert rep.modes[rsi] == {"full": pair}
+        check(st, reference(st.read(DAILY)))
+        assert st.verify().problems == []

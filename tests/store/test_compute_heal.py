@@ -21,6 +21,7 @@ import pytest
 from marketframe.indicators import stateful as sf
 from marketframe.sandbox import Sandbox
 from marketframe.store import Store
+from marketframe.store._compute._derive import bucket_of
 
 from ._helpers import NOW
 from .conftest import Place
@@ -100,7 +101,8 @@ def test_a_zeroed_state_slot_loses_no_part(
         kw = {"timeframe": timeframe} if timeframe else {"start": "2023-01-01"}
         st.sync(DAILY, ["2330", "2454"], progress=False, **kw)  # type: ignore[arg-type]
         st.compute(DAILY, SPECS, timeframe=timeframe, max_workers=1)
-        slots = list((tmp_path / "z").glob("dataset=derived.*/*/*/sym=2454/_state-a.bin"))
+        where = f"dataset=derived.*/*/*/bucket={bucket_of('2454')}/_state-a.bin"
+        slots = list((tmp_path / "z").glob(where))
         assert len(slots) == len(SPECS)
         for f in slots:
             f.write_bytes(bytes(f.stat().st_size))
@@ -141,7 +143,7 @@ def test_compacting_never_deletes_a_recorded_part(tmp_path: Path) -> None:
 
     from marketframe.indicators import stateful as sf
     from marketframe.store._compute._derive import Outcome
-    from marketframe.store._compute._partfile import COMPACT, part_table, write_part
+    from marketframe.store._compute._partfile import COMPACT, bucket_part, part_table, write_part
     from marketframe.store._dataset import DatasetId
     from marketframe.store._storage._local import LocalStorage
 
@@ -150,17 +152,17 @@ def test_compacting_never_deletes_a_recorded_part(tmp_path: Path) -> None:
 
     def part(i: int) -> pa.Table:
         date = pa.chunked_array([pa.array([i * 10 + j for j in range(5)], pa.date32())])
-        return part_table("2330", sp, date, [np.ones(5)])
+        return bucket_part([("2330", part_table(sp, date, [np.ones(5)]))])
 
     files: list[str] = []
     made: dict[str, dict[str, object]] = {}
     for i in range(COMPACT):
         out = Outcome(ds)
-        files = write_part(storage, ds, "2330", "x/part-0.parquet", files, made, part(i), out)
+        files = write_part(storage, ds, "01", None, files, made, part(i), out)
         storage.settle([(tmp, rel) for rel, tmp in out.staged.items()], [])
         made |= out.written
     out = Outcome(ds)
-    merged = write_part(storage, ds, "2330", "x/part-0.parquet", files, made, part(COMPACT), out)
+    merged = write_part(storage, ds, "01", None, files, made, part(COMPACT), out)
     assert len(merged) < len(files) and set(out.dropped) == set(files) - set(merged)
     assert all((tmp_path / rel).is_file() for rel in files)  # none deleted by the task
     (new,) = out.written
@@ -198,7 +200,8 @@ def test_a_damaged_derived_part_is_computed_again(sb: Sandbox, place: Place, how
     with place.store("d", api_key=sb.api_key, base_url=sb.base_url) as st:
         st.sync(DAILY, ["2330", "2454"], "2023-01-01", "2026-11-20", progress=False)
         st.compute(DAILY, SPECS, max_workers=1)
-        (part,) = [f for f in place.files("d", "dataset=derived.rsi/") if "sym=2454/part-" in f]
+        mine = f"bucket={bucket_of('2454')}/part-"
+        (part,) = [f for f in place.files("d", "dataset=derived.rsi/") if mine in f]
         damage(place, "d", part, how)
         rep = st.compute(DAILY, SPECS, max_workers=1)
         rsi = next(k for k in rep.modes if k.startswith("derived.rsi|"))
@@ -237,7 +240,8 @@ def test_verify_repair_computes_a_damaged_derived_part_again(
         kw = {"timeframe": timeframe} if timeframe else {"start": "2023-01-01"}
         st.sync(DAILY, ["2330", "2454"], progress=False, **kw)  # type: ignore[arg-type]
         st.compute(DAILY, SPECS, timeframe=timeframe, max_workers=1)
-        parts = [f for f in place.files("v", "dataset=derived.macd/") if "sym=2454/" in f]
+        mine = f"bucket={bucket_of('2454')}/"
+        parts = [f for f in place.files("v", "dataset=derived.macd/") if mine in f]
         damage(place, "v", next(f for f in parts if "/part-" in f), "truncated")
         found = st.verify()
         assert len(found.problems) == 1
@@ -257,7 +261,7 @@ def test_verify_repair_fetches_a_source_then_computes_its_derived_data(
         st.compute(DAILY, "rsi", max_workers=1, adjust="all")
         root = tmp_path / "both"
         (src,) = root.glob("dataset=stock.historical.candles/*/*/sym=2454/part-0.parquet")
-        (der,) = root.glob("dataset=derived.rsi/*/*/sym=2454/part-*.parquet")
+        (der,) = root.glob(f"dataset=derived.rsi/*/*/bucket={bucket_of('2454')}/part-*.parquet")
         for f in (src, der):
             f.write_bytes(f.read_bytes()[:-10])
         rep = st.verify(repair=True)

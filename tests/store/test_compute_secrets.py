@@ -130,7 +130,7 @@ try:
 except ConfigurationError as exc:
     print("ConfigurationError:", exc, exc.next_step())
     raise SystemExit(3)
-print("ok", res.symbol)
+print("ok", *res.outcomes[0].members)
 """
 
 

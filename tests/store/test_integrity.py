@@ -251,6 +251,8 @@ def test_a_store_written_before_the_log_opens_and_is_upgraded_in_place(
         arrow_equal(after, before)
         assert st.compute(CANDLES, ["sma", "rsi"], max_workers=1).modes
         assert st.verify().problems == []
+        # computed again into buckets: nothing of the directory a symbol is left
+        assert not list(root.glob("dataset=derived.*/*/*/sym=*/*"))
     with Store(root, api_key=sb.api_key, base_url=sb.base_url) as again:
         arrow_equal(again.read(CANDLES, SYMS, end="2026-03-31", backend="arrow"), before)
         full = again.read_derived(CANDLES, "sma", backend="arrow")

@@ -1,12 +1,12 @@
-"""Derived datasets: indicators computed over a stored dataset, one task per symbol; the
-driver side (the tasks planned from the log, run on an executor, recorded).
+"""Derived datasets: indicators computed over a stored dataset, one task per bucket of
+symbols; the driver side (the tasks planned from the log, run on an executor, recorded).
 
 The tasks (:mod:`._task`) are plain picklable functions of plain data, so any
 ``concurrent.futures.Executor`` runs them (a process pool, ``dask.distributed``, Ray) and so
 does Spark's ``mapInArrow`` (:mod:`._spark`); the driver (:func:`compute`) alone touches the
-log. A task reads each of its symbol's partitions once for all the specs and runs the
+log. A task reads each of its members' partitions once for all the specs and runs the
 batch kernels over the whole partition with each spec's context of the last ``K`` bars in
-front (:mod:`._derive`): it holds one partition, never the symbol's history.
+front (:mod:`._derive`): it holds one partition, never a symbol's history.
 
 Part files are named by content (``part-<first bar>-<hash>.parquet``), so a task never
 overwrites a recorded file with other bytes. On a local store a task stages its parts under
@@ -31,25 +31,25 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from marketframe.indicators import stateful as sf
 from marketframe.store import _held, _io
-from marketframe.store._compute._args import check_workers, computed, label, source_of, specs_of
+from marketframe.store._compute._args import check_workers, source_of, specs_of
 from marketframe.store._compute._derive import (
+    Member,
     Result,
     Target,
     Task,
+    bucket_of,
     context_rows,
     derived_id,
     derived_params,
 )
 from marketframe.store._compute._pool import no_main, own_pool, worker_deaths
+from marketframe.store._compute._read import read
 from marketframe.store._compute._strays import mark_clean, remove_strays, retire
 from marketframe.store._compute._task import remember, run_task
 from marketframe.store._dataset import DatasetId
-from marketframe.store._log import Log, _history
+from marketframe.store._log import Log
 from marketframe.store._parts import Parts
 from marketframe.store._storage._remote import credential_names, withhold_credentials
 
@@ -108,31 +108,62 @@ def build_tasks(
     storage_options: dict[str, Any] | None,
     credentials: tuple[str, ...] = (),
 ) -> list[Task]:
-    """One task per symbol, from the log as it is now. The files are grouped by symbol
-    in one pass per dataset (a pass per symbol made planning quadratic in the symbols).
-    ``storage_options``: without credentials, whose names are ``credentials``."""
+    """One task per bucket of symbols (:func:`._derive.bucket_of`), from the log as it is
+    now: the symbols asked for, and the members its states already hold (their parts are
+    shared: a bucket is brought up to date as a whole). The files are grouped by symbol and
+    bucket in one pass per dataset (a pass per symbol made planning quadratic in the
+    symbols). ``storage_options``: without credentials, whose names are ``credentials``."""
     man = parts.log
     ids = [derived_id(spec.ds, sp, adjust) for sp in specs]
     srcs = by_symbol(_io.recorded(man.files(spec.ds), None, None))
     dfiles = {ds.key: by_symbol(man.files(ds).items()) for ds in ids}
     described = [sp.to_json() for sp in specs]  # once a spec, not once a symbol
-    tasks = []
+    buckets: dict[str, set[str]] = {}
     for sym in symbols:
-        inputs = [(rel, dict(rec)) for rel, rec in srcs.get(sym, [])]
+        buckets.setdefault(bucket_of(sym), set()).add(sym)
+    for ds in ids:
+        for b, held in buckets.items():
+            held.update(s for s in man.noted(ds, b, "members") or () if s in srcs)
+    tasks = []
+    root = str(parts.root)
+    for b in sorted(buckets):
+        members = []
+        for sym in sorted(buckets[b]):
+            evs = list((events or {}).get(sym, []))
+            digest = ""
+            if adjust:
+                digest = adjust + ":" + json.dumps([[str(e.day), e.price, e.shares] for e in evs])
+            inputs = [(rel, dict(rec)) for rel, rec in srcs.get(sym, [])]
+            members.append(Member(sym, inputs, evs or None, digest))
         targets = []
         for js, ds in zip(described, ids, strict=True):
-            mine = {r: dict(v) for r, v in dfiles[ds.key].get(sym, [])}
-            state = man.noted(ds, sym, "state")
+            mine = {r: dict(v) for r, v in dfiles[ds.key].get(b, [])}
+            state = man.noted(ds, b, "state")
             targets.append(Target(js, ds, tuple(state) if state else None, mine))
-        evs = list((events or {}).get(sym, []))
-        digest = ""
-        if adjust:
-            digest = adjust + ":" + json.dumps([[str(e.day), e.price, e.shares] for e in evs])
-        root = str(parts.root)
-        tasks.append(
-            Task(root, storage_options, sym, inputs, targets, evs or None, digest, credentials)
-        )
+        tasks.append(Task(root, storage_options, b, members, targets, credentials))
     return tasks
+
+
+def old_layout(
+    log: Log, ids: Sequence[DatasetId], symbols: Sequence[str]
+) -> list[tuple[DatasetId, str, Mapping[str, Any] | None]]:
+    """The files of ``symbols`` a store computed before buckets (a directory a symbol, a
+    state each) forgotten, to retire once the commit no longer records them: the symbols
+    are computed again into their buckets."""
+    gone: list[tuple[DatasetId, str, Mapping[str, Any] | None]] = []
+    want = set(symbols)
+    for ds in ids:
+        for rel, rec in log.files(ds).items():
+            if f"/{_io.SYM_KEY}=" in rel and _io.where(rel)[0] in want:
+                log.drop_file(ds, rel)
+                gone.append((ds, rel, rec))
+        for sym in want:
+            state = log.noted(ds, sym, "state")
+            if state and f"/{_io.SYM_KEY}=" in state[0]:
+                log.note(ds, sym, "state", None)
+                log.note(ds, sym, "rows", None)
+                gone.append((ds, state[0], None))
+    return gone
 
 
 def record(
@@ -143,9 +174,10 @@ def record(
 ) -> list[tuple[DatasetId, str, Mapping[str, Any] | None]]:
     """A task's files into the log (not committed yet); returns the files it replaced, to
     retire once the commit no longer records them (:func:`retire`). ``before``: per derived
-    dataset, the symbol's files the task was given (its row count follows from them and the
+    dataset, the bucket's files the task was given (its row count follows from them and the
     outcome, without a pass over the dataset's files)."""
     gone: list[tuple[DatasetId, str, Mapping[str, Any] | None]] = []
+    b = result.bucket
     for o in result.outcomes:
         log.declare(o.ds, values[o.ds.key])  # made with what it is derived from
         for rel in o.dropped:
@@ -158,13 +190,15 @@ def record(
         for rel, rec in o.written.items():
             log.commit_file(o.ds, rel, rec)
         if o.state is not None:
-            log.note(o.ds, result.symbol, "state", list(o.state))
+            log.note(o.ds, b, "state", list(o.state))
+            if o.members != (log.noted(o.ds, b, "members") or []):
+                log.note(o.ds, b, "members", list(o.members))
         if o.written or o.dropped:
-            # the symbol's entry carries the dataset's values (what it was derived from)
+            # the bucket's entry carries the dataset's values (what it was derived from)
             dropped = set(o.dropped)
             kept = {rel: r for rel, r in before.get(o.ds.key, {}).items() if rel not in dropped}
             rows = sum(int(r.get("rows", 0)) for r in {**kept, **o.written}.values())
-            log.note(o.ds, result.symbol, "rows", rows)
+            log.note(o.ds, b, "rows", rows)
     return gone
 
 
@@ -245,11 +279,14 @@ def compute(
             if not held:
                 locks.enter_context(parts.locked(writing="compute"))
         elif syms:
-            for ds in ids:  # an object store: the leases of the derived symbols
-                locks.enter_context(parts.locked(ds, syms, writing="compute"))
+            held_by = sorted({bucket_of(s) for s in syms})
+            for ds in ids:  # an object store: the leases of the derived buckets
+                locks.enter_context(parts.locked(ds, held_by, writing="compute"))
         man.reload()
         man.check()
         report.removed = remove_strays(parts.storage, man, ids)
+        gone: list[tuple[DatasetId, str, Mapping[str, Any] | None]] = []
+        gone += old_layout(man, ids, syms)
         events = _events(parts, src, mode, syms) if mode else None
         # the credentials stay in this process and go to its own pool's workers, never
         # into a task: a task is pickled to Dask, Ray or Spark, and shown by its repr
@@ -263,20 +300,24 @@ def compute(
         if pool is None and not inline:
             workers = min(max_workers or os.cpu_count() or 1, len(tasks))
             own = pool = own_pool(workers, str(parts.root), secret)
-        gone: list[tuple[DatasetId, str, Mapping[str, Any] | None]] = []
         # the tasks' files not flushed yet, made durable together before each commit
         staged: list[tuple[str, str]] = []
         unsynced: list[str] = []
-        given = {t.symbol: t for t in tasks}
+        given = {t.bucket: t for t in tasks}
+        asked = set(syms)
         last = time.monotonic()
 
         def done(res: Result) -> None:
             nonlocal last
-            before = {t.ds.key: t.files for t in given[res.symbol].targets}
+            before = {t.ds.key: t.files for t in given[res.bucket].targets}
             gone.extend(record(man, res, values, before))
             for o in res.outcomes:
                 report.rows[o.ds.key] += o.rows
-                report.modes[o.ds.key].setdefault(o.mode, []).append(res.symbol)
+                for sym, mode in o.modes.items():
+                    # a member not asked for is brought up to date with its bucket: said
+                    # only when that changed it
+                    if sym in asked or mode != "unchanged":
+                        report.modes[o.ds.key].setdefault(mode, []).append(sym)
                 staged.extend((tmp, rel) for rel, tmp in o.staged.items())
                 unsynced.extend(o.unsynced)
             if time.monotonic() - last >= parts.commit_every:  # one commit per period
@@ -319,78 +360,3 @@ def compute(
             m.sort()
     report.seconds = time.perf_counter() - t0
     return report
-
-
-def read(
-    parts: Parts,
-    dataset: str,
-    spec: Any,
-    symbols: Any,
-    timeframe: str | None,
-    adjust: str | None,
-    params: dict[str, Any],
-    as_of: Any = None,
-    start: Any = None,
-    end: Any = None,
-) -> pa.Table:
-    from marketframe import adjust as _adjust
-    from marketframe.exceptions import InvalidParams
-    from marketframe.store._read import span
-
-    (sp,) = specs_of(spec)
-    src = source_of(dataset, timeframe, params)
-    mode = _adjust.check_read(src.ep.name, adjust, src.params, src.ds.timeframe)
-    ds = derived_id(src.ds, sp, mode)
-    man = parts.view(as_of, "Store.read_derived")
-    man.check()
-    recorded = man.files(ds)
-    entries = man.datasets() if not recorded else []  # a copy of every entry: only here
-    if not recorded and all(d.key != ds.key for d, _ in entries):  # never computed
-        done = computed(entries, src.ds)
-        raise InvalidParams(
-            "Store.read_derived",
-            "spec",
-            f"{label(sp, mode)} over {dataset} (timeframe {src.ds.timeframe}) was never "
-            "computed in this store",
-            f"the specs computed here: {', '.join(done)}"
-            if done
-            else f"store.compute({dataset!r}, spec, timeframe=...) first",
-        )
-    files = {r: v for r, v in recorded.items() if r.endswith(".parquet")}
-    want = None if symbols is None else ([symbols] if isinstance(symbols, str) else list(symbols))
-    if want is not None:
-        have = set(symbols_of(files))
-        missing = [s for s in want if s not in have]
-        if missing:
-            raise InvalidParams(
-                "Store.read_derived",
-                "symbols",
-                f"{', '.join(missing)} not computed for {ds.endpoint} ({ds.params})",
-                f"store.compute({dataset!r}, spec, symbols) first",
-            )
-    lo, hi = span("Store.read_derived", start, end)
-    years = None
-    if lo is not None or hi is not None:
-        years = ((lo or dt.date(1900, 1, 1)).year, (hi or dt.date(2999, 12, 31)).year)
-    chosen = _io.recorded(files, want, years)
-    if man is parts.log:
-        tables = [parts.storage.read_file(rel, rec, parts.fix) for rel, rec in chosen]
-    else:  # an earlier generation: parts where they are, or where replaced ones are kept
-        tables = [
-            _history.read_file(parts.storage, parts.log, ds, rel, dict(rec), parts.fix)
-            for rel, rec in chosen
-        ]
-    tables = [t for t in tables if t.num_rows]
-    if not tables:
-        date = src.ep.schema.arrow(minute=src.minute).field("date").type
-        fields = [pa.field("symbol", pa.string()), pa.field("date", date)]
-        fields += [pa.field(n, pa.float64()) for n in sp.names]
-        return pa.schema(fields).empty_table()
-    # parts are written with non-nullable columns (older stores' were nullable): the
-    # answer's columns are nullable, as an empty answer's are
-    table = pa.concat_tables(tables, promote_options="default").replace_schema_metadata(None)
-    table = table.cast(pa.schema([f.with_nullable(True) for f in table.schema]))
-    if lo is not None or hi is not None:
-        table = table.filter(_io.within(table.column("date"), lo, hi))
-    order = pc.sort_indices(table, sort_keys=[("symbol", "ascending"), ("date", "ascending")])
-    return table.take(order)

@@ -38,7 +38,9 @@ from marketframe.indicators import stateful as sf
 from marketframe.store._dataset import DatasetId
 
 FORMAT = "marketframe.store.derived"
-VERSION = 1
+VERSION = 2  # of the state files; 2: a bucket of symbols each
+#: of what shapes the values, in the ``params=`` directory's hash (not the layout)
+PARAMS_VERSION = 1
 INPUTS = registry.FIELDS  # the rows of block() after the time: the fields an indicator reads
 
 
@@ -83,7 +85,7 @@ def derived_params(source: DatasetId, sp: sf.IndicatorSpec, adjust: str | None) 
         "source": source.key,
         "spec": sp.to_json(),
         "adjust": adjust,
-        "version": VERSION,
+        "version": PARAMS_VERSION,
     }
     h = hashlib.blake2b(json.dumps(ident, sort_keys=True).encode(), digest_size=5).hexdigest()
     tag = "-".join(f"{v:g}" for v in sp.params)
@@ -102,19 +104,42 @@ def derived_id(source: DatasetId, sp: sf.IndicatorSpec, adjust: str | None) -> D
 # what a task is given and returns (plain data: it crosses processes and machines)
 
 
+#: symbols are computed in buckets (a task, a state file and the part files of a year each
+#: hold many symbols): every file's fixed cost (making it, writing Parquet, reading and
+#: writing a state) is shared by the bucket's members instead of paid per symbol
+BUCKETS = 32
+
+
+def bucket_of(symbol: str) -> str:
+    """The bucket of ``symbol``: a stable hash of it, the same in every process."""
+    h = int.from_bytes(hashlib.sha256(symbol.encode()).digest()[:8], "big")
+    return f"{h % BUCKETS:02d}"
+
+
 @dataclass
 class Target:
-    """One derived dataset of a task's symbol: the spec, where it lives and what is there."""
+    """One derived dataset of a task's bucket: the spec, where it lives and what is there."""
 
     spec: dict[str, Any]  # IndicatorSpec.to_json()
     ds: DatasetId
     state: tuple[str, dict[str, Any]] | None  # the recorded state file and its record
-    files: dict[str, dict[str, Any]]  # the symbol's recorded part files
+    files: dict[str, dict[str, Any]]  # the bucket's recorded part files
+
+
+@dataclass
+class Member:
+    """One symbol of a task's bucket: its source files in time order (checked against
+    their records) and, under ``adjust=``, its corporate actions."""
+
+    symbol: str
+    inputs: list[tuple[str, dict[str, Any]]]
+    events: list[Any] | None = None  # corporate actions of ``adjust=`` (adjust.Event)
+    events_digest: str = ""
 
 
 @dataclass
 class Task:
-    """One symbol: its source files in time order (checked against their records).
+    """One bucket of symbols (:func:`bucket_of`): its members, and its targets.
 
     It crosses processes and machines, so it holds no secret: ``storage_options`` are the
     store's without their credentials, which ``credentials`` names (never their values). A
@@ -123,11 +148,9 @@ class Task:
 
     store: str  # a local path or an fsspec URL
     storage_options: dict[str, Any] | None
-    symbol: str
-    inputs: list[tuple[str, dict[str, Any]]]
+    bucket: str
+    members: list[Member]
     targets: list[Target]
-    events: list[Any] | None = None  # corporate actions of ``adjust=`` (adjust.Event)
-    events_digest: str = ""
     credentials: tuple[str, ...] = ()  # the names of the storage options withheld
 
 
@@ -143,7 +166,9 @@ class Outcome:
     dropped: list[str] = field(default_factory=list)
     state: tuple[str, dict[str, Any]] | None = None
     rows: int = 0  # rows computed (new bars)
-    mode: str = "unchanged"  # unchanged | appended | recomputed | full
+    # per member: unchanged | appended | recomputed | full
+    modes: dict[str, str] = field(default_factory=dict)
+    members: list[str] = field(default_factory=list)  # every symbol the state holds
     # on a local store, written but not flushed: the driver makes them durable in one group
     # commit before the log records them (Storage.settle): parts staged under a hidden name
     # (their path -> the temporary file), and the state slot written in place
@@ -153,7 +178,7 @@ class Outcome:
 
 @dataclass
 class Result:
-    symbol: str
+    bucket: str
     outcomes: list[Outcome]
 
 

@@ -1,7 +1,7 @@
-"""Derived datasets, the part files: a part's rows (:func:`part_table`), its bytes
-(:func:`serialize`), where it goes and how it is written (:func:`place`), and the parts of
-one input file kept few (:func:`write_part` merges the newest, :func:`close_parts` a closed
-year's).
+"""Derived datasets, the part files: a member's rows (:func:`part_table`), a bucket's part
+of many members' rows (:func:`bucket_part`), its bytes (:func:`serialize`), where it goes
+and how it is written (:func:`place`), and the small parts of a bucket's year kept few
+(:func:`write_part` merges the newest, :func:`close_parts` a closed year's).
 
 Imports run one way: the task loop (:mod:`._task`) -> this module -> :mod:`._derive`.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from marketframe.indicators import stateful as sf
@@ -22,48 +23,43 @@ from marketframe.store import _io
 from marketframe.store._compute._derive import Outcome
 from marketframe.store._dataset import DatasetId
 
-COMPACT = 8  # part files in one (symbol, year) directory before they are merged into one
+COMPACT = 8  # small part files in one (bucket, year) directory before they are merged
+#: rows from which a part is large: written as it is (a member's year of minute bars), never
+#: merged again; a task's rows of one (bucket, year) are written once they reach it
+LARGE = 65_536
 
 
-def serialize(table: pa.Table, symbol: str) -> memoryview:
-    """Parquet bytes of a derived part of ``symbol``, with page checksums as the store's
-    files (a view of the writer's buffer: hashed and written as they are, never copied).
-    Dictionary encoding only for the symbol: on the float columns it is tried, overflows
-    and is abandoned, which made writing six times slower. Uncompressed: snappy saves 6% on
-    indicator values (floats with full mantissas) and costs a third of the write. No
-    statistics for the symbol (one value per file, and in the path): min/max over its
-    strings cost a fifth of the write). The bar times as in every file of the store
-    (:func:`._io.time_encoding`): a third of a part's bytes before.
+def serialize(table: pa.Table) -> memoryview:
+    """Parquet bytes of a derived part (:func:`bucket_part`), with page checksums as the
+    store's files (a view of the writer's buffer: hashed and written as they are, never
+    copied). Dictionary encoding only for the symbol: on the float columns it is tried,
+    overflows and is abandoned, which made writing six times slower. Uncompressed: snappy
+    saves 6% on indicator values (floats with full mantissas) and costs a third of the
+    write. The bar times as in every file of the store (:func:`._io.time_encoding`).
 
-    The symbol reaches the writer as a dictionary of one value (every row of a part is the
-    symbol's: a task writes one symbol's parts, under its ``sym=`` directory), the column
-    declared a string in the file's Arrow schema, as the table's: the same bytes as the
-    string column gives, without hashing every row's string into the dictionary (a third
-    of the writing of a year's part)."""
+    The symbol reaches the writer as a dictionary (a part holds a few runs of the bucket's
+    symbols: :func:`bucket_part` makes the dictionary without hashing every row), the column
+    declared a string in the file's Arrow schema: the same bytes as the string column
+    gives."""
     sink = pa.BufferOutputStream()
-    stats = [n for n in table.column_names if n != "symbol"]
     i = table.schema.get_field_index("symbol")
-    one = pa.DictionaryArray.from_arrays(_zeros(table.num_rows), pa.array([symbol], pa.string()))
-    coded = table.set_column(i, pa.field("symbol", one.type, nullable=False), one)
+    col = table.column(i)
+    if not pa.types.is_dictionary(col.type):
+        col = pc.dictionary_encode(col)
+    coded = table.set_column(i, pa.field("symbol", col.type, nullable=False), col)
+    plain = table.schema.set(i, pa.field("symbol", pa.string(), nullable=False))
     with pq.ParquetWriter(
         sink,
         coded.schema,
         compression="none",
         write_page_checksum=True,
         use_dictionary=["symbol"],  # type: ignore[arg-type]
-        write_statistics=stats,
         column_encoding=_io.time_encoding(table.schema),
         store_schema=False,  # no metadata of its own: the table's schema below, a string
     ) as w:
         w.write_table(coded)
-        w.add_key_value_metadata(_file_meta(table.schema))
+        w.add_key_value_metadata(_file_meta(plain))
     return memoryview(sink.getvalue())
-
-
-@functools.lru_cache(maxsize=4)
-def _zeros(rows: int) -> pa.Array[Any]:
-    """The dictionary indices of a part of ``rows`` rows (all the one symbol's)."""
-    return pa.array(np.zeros(rows, np.int32))
 
 
 @functools.lru_cache(maxsize=64)
@@ -77,10 +73,10 @@ def _file_meta(schema: pa.Schema) -> dict[str, str]:
     return meta
 
 
-def part_dir(ds: DatasetId, symbol: str, input_rel: str) -> str:
-    """The directory of the parts made from input file ``input_rel``, relative to the root."""
-    _, year = _io.where(input_rel)
-    d = _io.symbol_rel(ds, symbol)
+def part_dir(ds: DatasetId, bucket: str, year: int | None) -> str:
+    """The directory of a bucket's parts of ``year`` (None: a dataset not split by year),
+    relative to the root."""
+    d = _io.bucket_rel(ds, bucket)
     return f"{d}/year={year}" if year is not None else d
 
 
@@ -108,37 +104,42 @@ def record(
     return {"size": len(data), "hash": digest, **stamp, **({} if rows is None else {"rows": rows})}
 
 
-@functools.lru_cache(maxsize=4)
-def _symbol_column(symbol: str, rows: int) -> pa.Array[Any]:
-    """The symbol repeated ``rows`` times: the same for every target of a partition (the
-    targets of a task write one part each per input file), so made once (Arrow arrays are
-    immutable)."""
-    return pa.repeat(pa.scalar(symbol, pa.string()), rows)
-
-
 def part_table(
-    symbol: str, sp: sf.IndicatorSpec, date: pa.ChunkedArray[Any], values: Sequence[np.ndarray]
+    sp: sf.IndicatorSpec, date: pa.ChunkedArray[Any], values: Sequence[np.ndarray]
 ) -> pa.Table:
-    """One part's rows: the symbol, the bar times and the outputs. An output is
-    null where the kernel leaves it undefined (NaN: the warm-up, a missing input), as
-    ``df.md`` on polars gives it, so SQL and polars aggregates skip it (a NaN made DuckDB's
-    ``avg`` NaN) and pandas reads it as NaN, as ``df.md`` on pandas gives it. Only a column
-    with such values is declared nullable: a nullable column's definition levels cost twice
-    the encoding of its values, and most parts (every one after a symbol's first) have
+    """One member's new rows: the bar times and the outputs (:func:`bucket_part` puts the
+    symbol in front). An output is null where the kernel leaves it undefined (NaN: the
+    warm-up, a missing input), as ``df.md`` on polars gives it, so SQL and polars aggregates
+    skip it (a NaN made DuckDB's ``avg`` NaN) and pandas reads it as NaN, as ``df.md`` on
+    pandas gives it. Only a column with such values is declared nullable: a nullable
+    column's definition levels cost twice the encoding of its values, and most rows have
     none. A nullable column is handed to the writer in two chunks, the rows up to its last
     null and the rest without a validity bitmap: the writer makes the rest's definition
     levels on its fast path (a fifth less time for a first part), the bytes are the same."""
-    arrays: list[Any] = [_symbol_column(symbol, len(date)), date]
-    fields = [
-        pa.field("symbol", pa.string(), nullable=False),
-        pa.field("date", date.type, nullable=bool(date.null_count)),
-    ]
+    arrays: list[Any] = [date]
+    fields = [pa.field("date", date.type, nullable=bool(date.null_count))]
     for name, v in zip(sp.names, values, strict=True):
         undefined = np.isnan(v)
         missing = bool(undefined.any())
         arrays.append(_nullable(v, undefined) if missing else pa.array(v, pa.float64()))
         fields.append(pa.field(name, pa.float64(), nullable=missing))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=_part_meta(sp)))
+
+
+def bucket_part(chunks: Sequence[tuple[str, pa.Table]]) -> pa.Table:
+    """The rows of members' :func:`part_table` chunks, in their order, the symbol in front
+    as a dictionary (one entry a chunk's symbol, no row hashed)."""
+    names = list(dict.fromkeys(sym for sym, _ in chunks))
+    index = {sym: i for i, sym in enumerate(names)}
+    codes = np.repeat(
+        np.array([index[sym] for sym, _ in chunks], np.int32),
+        [t.num_rows for _, t in chunks],
+    )
+    symbol = pa.DictionaryArray.from_arrays(
+        pa.array(codes, pa.int32()), pa.array(names, pa.string())
+    )
+    table = pa.concat_tables([t for _, t in chunks], promote_options="default")
+    return table.add_column(0, pa.field("symbol", symbol.type, nullable=False), symbol)
 
 
 def _nullable(v: np.ndarray, undefined: np.ndarray) -> pa.ChunkedArray[Any]:
@@ -155,58 +156,67 @@ def _part_meta(sp: sf.IndicatorSpec) -> dict[bytes | str, bytes | str]:
     return {b"marketframe.store.derived": json.dumps(sp.to_json()).encode()}
 
 
+def _rows(recs: Mapping[str, Mapping[str, Any]], rel: str) -> int:
+    return int(recs[rel].get("rows", 0))
+
+
 def write_part(
     storage: Any,
     ds: DatasetId,
-    symbol: str,
-    input_rel: str,
+    bucket: str,
+    year: int | None,
     files: list[str],
     recorded: Mapping[str, dict[str, Any]],
     part: pa.Table,
     out: Outcome,
 ) -> list[str]:
-    """The part file of new bars ``part`` (:func:`part_table`) made from input file
-    ``input_rel``, whose parts so far are ``files``; returns its parts after. When they
+    """The part file of new rows ``part`` (:func:`bucket_part`) of the bucket's ``year``,
+    whose parts so far are ``files``; returns its parts after. Large parts (``LARGE`` rows
+    or more: a member's year computed in full) are left as they are. When the small ones
     would be more than ``COMPACT`` (daily appends would otherwise leave one file a day), the
-    new bars are written together with the newest parts, merged in memory: those after each
-    leading part that holds more rows than all those after it (merging the year's first,
-    large part every 8 days re-read and rewrote the whole year; now a part is rewritten about
-    log(n) times)."""
+    new rows are written together with the newest small parts, merged in memory: those
+    after each leading small part that holds more rows than all those after it (so a part
+    is rewritten about log(n) times, and a merge holds only small parts)."""
+    recs = {**recorded, **out.written}
+    small = [rel for rel in files if _rows(recs, rel) < LARGE]
     kept, old = files, []
-    if len(files) + 1 > COMPACT:
-        recs = {**recorded, **out.written}
-        rows = [int(recs[rel].get("rows", 0)) for rel in files] + [part.num_rows]
+    if part.num_rows < LARGE and len(small) + 1 > COMPACT:
+        rows = [_rows(recs, rel) for rel in small] + [part.num_rows]
         lead = 0
         while lead < len(rows) - 2 and rows[lead] > sum(rows[lead + 1 :]):
             lead += 1
-        kept, old = files[:lead], files[lead:]
-    return [*kept, _merged(storage, ds, symbol, input_rel, old, recorded, part, out)]
+        old = small[lead:]
+        kept = [rel for rel in files if rel not in set(old)]
+    return [*kept, _merged(storage, ds, bucket, year, old, recorded, part, out)]
 
 
 def close_parts(
     storage: Any,
     ds: DatasetId,
-    symbol: str,
-    input_rel: str,
+    bucket: str,
+    year: int | None,
     files: list[str],
     recorded: Mapping[str, dict[str, Any]],
     out: Outcome,
 ) -> list[str]:
-    """The parts ``files`` made from input file ``input_rel``, a year the symbol's data has
-    moved past (no sync appends to it again), merged into one; returns its parts after.
-    A year of daily appends ends with up to ``COMPACT`` parts; merged once, when the next
-    year's first bars are computed, each closed year is one file: what every later run
-    checks, plans and records for the symbol grows by one file a year, not eight."""
-    if len(files) < 2:
+    """The small parts among ``files``, of a year the bucket's data has moved past (no sync
+    appends to it again), merged into one; returns its parts after. A year of daily appends
+    ends with up to ``COMPACT`` small parts; merged once, when the next year's first bars
+    are computed, what every later run checks, plans and records grows by a file or so a
+    year."""
+    recs = {**recorded, **out.written}
+    small = [rel for rel in files if _rows(recs, rel) < LARGE]
+    if len(small) < 2:
         return files
-    return [_merged(storage, ds, symbol, input_rel, files, recorded, None, out)]
+    kept = [rel for rel in files if rel not in set(small)]
+    return [*kept, _merged(storage, ds, bucket, year, small, recorded, None, out)]
 
 
 def _merged(
     storage: Any,
     ds: DatasetId,
-    symbol: str,
-    input_rel: str,
+    bucket: str,
+    year: int | None,
     old: list[str],
     recorded: Mapping[str, dict[str, Any]],
     part: pa.Table | None,
@@ -221,9 +231,11 @@ def _merged(
         recs = {**recorded, **out.written}
         # a part staged by this run is read where it waits (not in place before the commit)
         tables = [storage.read_file(out.staged.get(rel, rel), recs[rel]) for rel in old]
-        part = pa.concat_tables(
-            tables + ([part] if part is not None else []), promote_options="default"
-        )
+        if part is not None:
+            i = part.schema.get_field_index("symbol")
+            plain = part.column(i).cast(pa.string())
+            tables.append(part.set_column(i, pa.field("symbol", pa.string(), False), plain))
+        part = pa.concat_tables(tables, promote_options="default")
         for rel in old:
             if rel in out.written:
                 del out.written[rel]
@@ -233,9 +245,9 @@ def _merged(
                     continue
             out.dropped.append(rel)
     assert part is not None
-    data = serialize(part, symbol)
+    data = serialize(part)
     digest = _io.digest(data)
-    first = part.column("date")[0].value
-    rel = f"{part_dir(ds, symbol, input_rel)}/part-{first}-{digest[:12]}.parquet"
+    first = pc.min(part.column("date")).value
+    rel = f"{part_dir(ds, bucket, year)}/part-{first}-{digest[:12]}.parquet"
     out.written[rel] = place(storage, rel, data, digest, part.num_rows, out)
     return rel

@@ -1,6 +1,6 @@
 """Derived datasets computed by Spark: the symbol list mapped with ``mapInArrow``.
 
-The driver plans one task per symbol exactly as :meth:`Store.compute` does (from the
+The driver plans one task per bucket of symbols exactly as :meth:`Store.compute` does (from the
 log), ships the tasks as rows of a DataFrame split into ``partitions`` slices (no
 shuffle: ``parallelize`` then ``mapInArrow``), each executor runs the same
 :func:`marketframe.store._compute.run_task` against the store on S3 or a shared path, and
@@ -40,7 +40,7 @@ def runner(spark: Any, partitions: int | None = None) -> Any:
     def run(tasks: list[Task]) -> Iterator[Result]:
         if not tasks:
             return
-        rows = [(t.symbol, pickle.dumps(t)) for t in tasks]
+        rows = [(t.bucket, pickle.dumps(t)) for t in tasks]
         n = partitions or spark.sparkContext.defaultParallelism
         df = spark.sparkContext.parallelize(rows, max(1, min(n, len(rows)))).toDF(
             "symbol string, task binary"

@@ -1,9 +1,10 @@
-"""The state file of a derived dataset's symbol, and the digest of the rows it consumed.
+"""The state file of a derived dataset's bucket of symbols, and the digest of the rows
+its members consumed.
 
-A symbol's state has two slots, ``_state-a.bin`` and ``_state-b.bin``: a run writes the one
+A bucket's state has two slots, ``_state-a.bin`` and ``_state-b.bin``: a run writes the one
 the log does not name, in place, and the log's save then names it. A run killed
 before the save leaves the named slot as it was, so no state needs a new file, a rename or a
-deletion (five of each per symbol and day, for the five indicators).
+deletion (five of each per bucket and day, for the five indicators).
 
 Imports run one way: the task loop (:mod:`._task`) -> this module -> :mod:`._derive`.
 """
@@ -39,10 +40,10 @@ def state_bytes(meta: dict[str, Any], context: np.ndarray) -> bytes:
 SLOTS = ("_state-a.bin", "_state-b.bin")
 
 
-def state_slot(ds: DatasetId, symbol: str, named: str | None) -> str:
+def state_slot(ds: DatasetId, bucket: str, named: str | None) -> str:
     """The state slot a run writes: the one the log does not name (``named``)."""
     spare = SLOTS[1] if named is not None and named.endswith("/" + SLOTS[0]) else SLOTS[0]
-    return f"{_io.symbol_rel(ds, symbol)}/{spare}"
+    return f"{_io.bucket_rel(ds, bucket)}/{spare}"
 
 
 def read_state(data: bytes, use: slice) -> tuple[dict[str, Any], np.ndarray]:
