@@ -947,3 +947,10 @@ def test_symbols_of_one_bucket_share_its_files_and_each_reads_as_md(
         assert rep.modes[rsi] == {"full": pair}
         check(st, reference(st.read(DAILY)))
         assert st.verify().problems == []
+        # a new indicator asked for one member, beside one both hold: its dataset gains
+        # no other symbol
+        rep = st.compute(DAILY, ["rsi", "ema"], symbols=["0050"], max_workers=1)
+        assert list(rep.modes.values()) == [{"unchanged": ["0050"]}, {"full": ["0050"]}]
+        assert set(st.read_derived(DAILY, "ema")["symbol"]) == {"0050"}
+        with pytest.raises(InvalidParams, match="2308 not computed"):
+            st.read_derived(DAILY, "ema", symbols="2308")

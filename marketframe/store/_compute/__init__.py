@@ -121,6 +121,7 @@ def build_tasks(
     buckets: dict[str, set[str]] = {}
     for sym in symbols:
         buckets.setdefault(bucket_of(sym), set()).add(sym)
+    asked = set(symbols)
     for ds in ids:
         for b, held in buckets.items():
             held.update(s for s in man.noted(ds, b, "members") or () if s in srcs)
@@ -134,7 +135,7 @@ def build_tasks(
             if adjust:
                 digest = adjust + ":" + json.dumps([[str(e.day), e.price, e.shares] for e in evs])
             inputs = [(rel, dict(rec)) for rel, rec in srcs.get(sym, [])]
-            members.append(Member(sym, inputs, evs or None, digest))
+            members.append(Member(sym, inputs, evs or None, digest, sym in asked))
         targets = []
         for js, ds in zip(described, ids, strict=True):
             mine = {r: dict(v) for r, v in dfiles[ds.key].get(b, [])}

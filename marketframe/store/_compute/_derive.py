@@ -135,6 +135,9 @@ class Member:
     inputs: list[tuple[str, dict[str, Any]]]
     events: list[Any] | None = None  # corporate actions of ``adjust=`` (adjust.Event)
     events_digest: str = ""
+    # asked for by the call; else a member a target's state already holds, brought up to
+    # date with its bucket (never added to a dataset it is not in)
+    asked: bool = True
 
 
 @dataclass

@@ -264,13 +264,18 @@ def run_task(task: Task) -> Result:
         _BucketTarget(task, storage, t, sp) for t, sp in zip(task.targets, specs, strict=True)
     ]
     sources = [Source(m, storage, fields) for m in task.members]
+    mine: list[list[MemberRun]] = []
     for m, source in zip(task.members, sources, strict=True):
+        mine.append([])
         for bt in targets:
-            bt.runs.append(MemberRun(bt, m, source, bt.member_meta(m.symbol)))
+            meta = bt.member_meta(m.symbol)
+            if m.asked or meta is not None:  # a dataset gains only the symbols asked for
+                run = MemberRun(bt, m, source, meta)
+                bt.runs.append(run)
+                mine[-1].append(run)
     for bt in targets:
         bt.settle_drops()
-    for j, (m, source) in enumerate(zip(task.members, sources, strict=True)):
-        runs = [bt.runs[j] for bt in targets]
+    for runs, m, source in zip(mine, task.members, sources, strict=True):
         starts = [r.start for r in runs if r.start is not None]
         for i in range(min(starts, default=len(m.inputs)), len(m.inputs)):
             table, rows = source.read(i)
