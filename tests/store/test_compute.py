@@ -786,7 +786,7 @@ def test_a_part_holds_nulls_where_outputs_are_undefined_in_the_bytes_of_one_chun
     masks = [np.array(first[:n]), np.array(second[:n]), np.zeros(n, bool)]
     values = [np.where(m, np.nan, rng.normal(size=n)) for m in masks]
     date = pa.chunked_array([pa.array(np.arange(n), pa.int64()).cast(pa.timestamp("us"))])
-    part = bucket_part([("2330", part_table(sp, date, values))])
+    part = bucket_part([([("2330", n)], part_table(sp, date, values))])
     for name, m in zip(sp.names, masks, strict=True):
         assert part.column(name).is_null().to_numpy(zero_copy_only=False).tolist() == m.tolist()
     one = pa.table(
@@ -832,17 +832,20 @@ def test_a_part_is_the_bytes_pyarrow_writes_for_the_symbol_as_a_string(
     sp = sf.spec(name)
     rng = np.random.default_rng(7)
     chunks = []
-    for sym, n in (("00878", 700), ("2330", 30), ("00878", 5)):
+    # a chunk a member's feed, and one of two members' feeds computed together
+    for runs in ([("00878", 700)], [("2330", 30)], [("00878", 5), ("0050", 9)]):
+        n = sum(k for _, k in runs)
         values = [rng.normal(size=n) for _ in sp.names]
         values[0][: min(25, n)] = np.nan  # a warm-up: a nullable column
         day = pa.array(np.arange(n), pa.int32()).cast(pa.date32()).cast(date_type)
-        chunks.append((sym, part_table(sp, pa.chunked_array([day]), values)))
+        chunks.append((runs, part_table(sp, pa.chunked_array([day]), values)))
     part = bucket_part(chunks)
     got = bytes(serialize(part))
     assert got == plain(part)
     back = pq.read_table(pa.BufferReader(got))
     assert back.schema.field("symbol").type == pa.string()
-    assert back.column("symbol").to_pylist() == ["00878"] * 700 + ["2330"] * 30 + ["00878"] * 5
+    want_sym = ["00878"] * 700 + ["2330"] * 30 + ["00878"] * 5 + ["0050"] * 9
+    assert back.column("symbol").to_pylist() == want_sym
     assert back.schema.field("date").type == date_type
     want = part.set_column(0, pa.field("symbol", pa.string(), False), back.column("symbol"))
     assert back.equals(want.combine_chunks())

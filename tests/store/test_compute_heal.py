@@ -152,7 +152,7 @@ def test_compacting_never_deletes_a_recorded_part(tmp_path: Path) -> None:
 
     def part(i: int) -> pa.Table:
         date = pa.chunked_array([pa.array([i * 10 + j for j in range(5)], pa.date32())])
-        return bucket_part([("2330", part_table(sp, date, [np.ones(5)]))])
+        return bucket_part([([("2330", 5)], part_table(sp, date, [np.ones(5)]))])
 
     files: list[str] = []
     made: dict[str, dict[str, object]] = {}

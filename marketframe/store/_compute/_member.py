@@ -2,8 +2,8 @@
 targets (:class:`Source`), and what one member does for one target (:class:`MemberRun`):
 where it starts, its context, what it consumed, its new rows handed to the bucket.
 
-Imports run one way: the task loop (:mod:`._task`) -> this module -> the state file,
-part files (:mod:`._statefile`, :mod:`._partfile`) -> :mod:`._derive`. The bucket a run
+Imports run one way: the task loop (:mod:`._task`) -> this module -> the panel, the state
+file (:mod:`._panel`, :mod:`._statefile`) -> :mod:`._derive`. The bucket a run
 works for is what :class:`Bucket` says, implemented by the task loop's target.
 """
 
@@ -16,8 +16,8 @@ import pyarrow as pa
 
 from marketframe.indicators import stateful as sf
 from marketframe.store import _io
-from marketframe.store._compute._derive import Member, Outcome, block, outputs, used
-from marketframe.store._compute._partfile import part_table
+from marketframe.store._compute._derive import Member, Outcome, block, used
+from marketframe.store._compute._panel import Feed
 from marketframe.store._compute._statefile import RowsDigest
 from marketframe.store._upsert import lineage_of
 
@@ -41,7 +41,7 @@ class Bucket(Protocol):
 
     def drop_from(self, year: int | None) -> None: ...
 
-    def add(self, year: int | None, symbol: str, table: pa.Table) -> None: ...
+    def compute(self, feed: Feed) -> None: ...
 
 
 class Source:
@@ -251,10 +251,8 @@ class MemberRun:
                 both[:, cut:] = new[use]
             else:
                 both = new[use]  # rows of the block: a view, no copy
-            res = outputs(bucket.sp, both)
             date = table.column("date").slice(skip)
-            part = part_table(bucket.sp, date, [r[cut:] for r in res])
-            bucket.add(year_of(rel), self.member.symbol, part)
+            bucket.compute(Feed(year_of(rel), self.member.symbol, both, cut, date))
             bucket.out.rows += m
             k = self.k
             if not k:

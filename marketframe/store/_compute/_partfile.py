@@ -126,20 +126,25 @@ def part_table(
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=_part_meta(sp)))
 
 
-def bucket_part(chunks: Sequence[tuple[str, pa.Table]]) -> pa.Table:
-    """The rows of members' :func:`part_table` chunks, in their order, the symbol in front
-    as a dictionary (one entry a chunk's symbol, no row hashed)."""
-    names = list(dict.fromkeys(sym for sym, _ in chunks))
+def bucket_part(chunks: Sequence[tuple[Sequence[tuple[str, int]], pa.Table]]) -> pa.Table:
+    """The rows of :func:`part_table` chunks, in their order, the symbol in front as a
+    dictionary (one entry a symbol, no row hashed). A chunk holds runs of members' rows:
+    ``(symbol, rows)`` in its order."""
+    runs = [run for got, table in chunks for run in _runs(got, table)]
+    names = list(dict.fromkeys(sym for sym, _ in runs))
     index = {sym: i for i, sym in enumerate(names)}
-    codes = np.repeat(
-        np.array([index[sym] for sym, _ in chunks], np.int32),
-        [t.num_rows for _, t in chunks],
-    )
+    codes = np.repeat(np.array([index[sym] for sym, _ in runs], np.int32), [n for _, n in runs])
     symbol = pa.DictionaryArray.from_arrays(
         pa.array(codes, pa.int32()), pa.array(names, pa.string())
     )
     table = pa.concat_tables([t for _, t in chunks], promote_options="default")
     return table.add_column(0, pa.field("symbol", symbol.type, nullable=False), symbol)
+
+
+def _runs(runs: Sequence[tuple[str, int]], table: pa.Table) -> Sequence[tuple[str, int]]:
+    if sum(n for _, n in runs) != table.num_rows:
+        raise ValueError(f"runs of {sum(n for _, n in runs)} rows for {table.num_rows}")
+    return runs
 
 
 def _nullable(v: np.ndarray, undefined: np.ndarray) -> pa.ChunkedArray[Any]:

@@ -2,13 +2,15 @@
 
 A task reads each member's input partitions in time order, each **once for all its
 targets** (the specs of one ``Store.compute`` call), runs each target's batch kernels over
-the whole partition with that member's context in front (:mod:`._derive`) and carries the
-context on, so it holds one partition (plus the contexts) in memory, never a symbol's
-history. The members' new rows of one year are gathered into one part a target (written
-as they reach ``LARGE`` rows, and at the end), so a day appended to the bucket is one part
-and one state a target, whatever the number of members. It is a plain picklable function
-of plain data (:func:`run_task`), so any ``concurrent.futures.Executor`` runs it (a process
-pool, ``dask.distributed``, Ray) and so does Spark's ``mapInArrow``; it touches no log.
+the whole partition with that member's context in front (:mod:`._derive`; short ones
+queued and computed together as a panel: :mod:`._panel`) and carries the context on, so it
+holds one partition (plus the contexts and the queued short feeds) in memory, never a
+symbol's history. The members' new rows of one year are gathered into one part a target
+(written as they reach ``LARGE`` rows, and at the end), so a day appended to the bucket is
+one part and one state a target, whatever the number of members. It is a plain picklable
+function of plain data (:func:`run_task`), so any ``concurrent.futures.Executor`` runs it
+(a process pool, ``dask.distributed``, Ray) and so does Spark's ``mapInArrow``; it touches
+no log.
 
 **Incremental.** Each member compares its source's current files with what the state
 consumed. Unchanged files are skipped; a file that only grew (new bars appended: the rows
@@ -44,6 +46,7 @@ from marketframe.store._compute._derive import (
     spec_of,
 )
 from marketframe.store._compute._member import MemberRun, Source, after, none, year_of
+from marketframe.store._compute._panel import Feed, Panel
 from marketframe.store._compute._partfile import (
     LARGE,
     bucket_part,
@@ -90,7 +93,8 @@ class _BucketTarget:
         self.rows = rows_of(sp.inputs)
         self.columns = ["date", *(f for f in INPUTS if f in sp.inputs)]  # the same, by name
         self.out = Outcome(target.ds)
-        self.pending: dict[int | None, list[tuple[str, pa.Table]]] = {}
+        self.panel = Panel(sp, self.add)  # the members' short feeds, computed together
+        self.pending: dict[int | None, list[tuple[list[tuple[str, int]], pa.Table]]] = {}
         self.gathered: dict[int | None, int] = {}  # rows pending, by year
         self.runs: list[MemberRun] = []
         self.cut: int | None | bool = False  # False: nothing dropped; else from that year
@@ -169,8 +173,12 @@ class _BucketTarget:
         for r in self.runs:
             r.back_to(cut)
 
-    def add(self, year: int | None, symbol: str, table: pa.Table) -> None:
-        self.pending.setdefault(year, []).append((symbol, table))
+    def compute(self, feed: Feed) -> None:
+        self.panel.add(feed)
+
+    def add(self, year: int | None, runs: list[tuple[str, int]], table: pa.Table) -> None:
+        """New rows of ``year``: ``runs`` (symbol, rows) in the table's order."""
+        self.pending.setdefault(year, []).append((runs, table))
         self.gathered[year] = self.gathered.get(year, 0) + table.num_rows
         if self.gathered[year] >= LARGE:
             self.flush(year)
@@ -197,6 +205,7 @@ class _BucketTarget:
             out.state = target.state
             out.members = sorted(self.meta["members"])
             return out
+        self.panel.run()
         for year in list(self.pending):
             self.flush(year)
         # the year before the newest one is closed: its small parts merged into one. Only

@@ -1,0 +1,107 @@
+"""Derived datasets, many members' short feeds through the kernels at once.
+
+A feed is one member's new bars of one input file with its context in front. When a bucket
+holds many symbols, a feed is short (a few days of minutes, an appended day), and the
+kernels' cost is their calls, not their bars: five indicators are a few dozen calls whatever
+the length. Short feeds are therefore queued (:class:`Panel`) and computed together as the
+columns of one panel (bars x feeds). Each column is padded with zeros after its last bar;
+every kernel is causal, so the padding never reaches a real bar. A column with missing
+values (NaN) is computed by the kernels' own rules for it, as it is alone. The new rows are
+then gathered into one table a year, members in the order their feeds came.
+
+A feed of ``SOLO`` bars or more (a member's year of minutes) runs alone, through the 1-D
+kernel, after the feeds queued before it: a panel is for short feeds, and holds at most
+``CELLS`` values an input, so what waits is bounded whatever the bucket.
+
+Imports run one way: the task loop (:mod:`._task`) -> the member side (:mod:`._member`) ->
+this module -> :mod:`._partfile`, :mod:`._derive`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from marketframe.indicators import stateful as sf
+from marketframe.store._compute._derive import outputs
+from marketframe.store._compute._partfile import part_table
+
+SOLO = 4_096  # bars of a feed (context included) from which it runs alone: its calls are
+# then a small share of its cost (a few days of minutes and longer)
+CELLS = 1 << 18  # bars x feeds of a panel at most
+
+
+@dataclass
+class Feed:
+    """One member's bars of one input file for one target."""
+
+    year: int | None  # of the input file: where its rows go
+    symbol: str
+    both: np.ndarray  # (inputs the kernel reads, bars): the context, then the new bars
+    cut: int  # context bars in front
+    date: pa.ChunkedArray[Any]  # the new bars' times
+
+
+#: where a batch's rows go: (year, [(symbol, rows)], table of those rows in that order)
+Emit = Callable[[int | None, list[tuple[str, int]], pa.Table], None]
+
+
+class Panel:
+    """The queue of one target's short feeds, computed together (see the module
+    docstring); ``emit`` receives their rows, a table a year, in the order they came."""
+
+    def __init__(self, sp: sf.IndicatorSpec, emit: Emit) -> None:
+        self.sp, self.emit = sp, emit
+        self.feeds: list[Feed] = []
+        self.longest = 0
+
+    def add(self, feed: Feed) -> None:
+        bars = feed.both.shape[1]
+        if bars >= SOLO:
+            self.run()  # the feeds before it first: rows stay in the order they came
+            res = outputs(self.sp, feed.both)
+            values = [r[feed.cut :] for r in res]
+            self.emit(feed.year, [(feed.symbol, bars - feed.cut)], self._table(feed.date, values))
+            return
+        longest = max(self.longest, bars)
+        if self.feeds and (len(self.feeds) + 1) * longest > CELLS:
+            self.run()
+            longest = bars
+        self.feeds.append(feed)
+        self.longest = longest
+
+    def run(self) -> None:
+        """Compute the queued feeds and hand on their rows."""
+        feeds, self.feeds, self.longest = self.feeds, [], 0
+        if not feeds:
+            return
+        if len(feeds) == 1:  # nothing to share: the 1-D kernel, no padding
+            f = feeds[0]
+            res = outputs(self.sp, f.both)
+            runs = [(f.symbol, f.both.shape[1] - f.cut)]
+            self.emit(f.year, runs, self._table(f.date, [r[f.cut :] for r in res]))
+            return
+        ends = np.array([f.both.shape[1] for f in feeds])
+        cuts = np.array([f.cut for f in feeds])
+        width = int(ends.max())
+        panel = np.zeros((feeds[0].both.shape[0], width, len(feeds)))
+        for j, f in enumerate(feeds):
+            panel[:, : ends[j], j] = f.both
+        by_feed = [np.ascontiguousarray(r.T) for r in outputs(self.sp, panel)]  # (feeds, bars)
+        bars = np.arange(width)
+        years = [f.year for f in feeds]
+        for year in dict.fromkeys(years):
+            at = [j for j, y in enumerate(years) if y == year]
+            new = (bars >= cuts[at, None]) & (bars < ends[at, None])  # member, then time
+            values = [r[at][new] for r in by_feed]
+            runs = [(feeds[j].symbol, int(ends[j] - cuts[j])) for j in at]
+            chunks = [c for j in at for c in feeds[j].date.chunks]
+            date = pa.chunked_array(chunks, feeds[0].date.type)
+            self.emit(year, runs, self._table(date, values))
+
+    def _table(self, date: pa.ChunkedArray[Any], values: Sequence[np.ndarray]) -> pa.Table:
+        return part_table(self.sp, date, values)
