@@ -23,6 +23,13 @@ from marketframe.store._storage._base import Storage, Writer, _PreconditionFaile
 LOCK = ".lock"
 
 
+#: bytes a write() call hands the kernel at most. Parts of a few megabytes written in one
+#: call each cost two to three times the kernel time of the same bytes in 1 MiB calls
+#: (measured on Linux 6.18, ext4 with large page-cache folios): a 3,000-symbol compute's
+#: kernel time fell from 0.6-0.8 s to 0.2-0.35 s of its 2.5-3 s
+_SLICE = 1 << 20
+
+
 class LocalStorage(Storage):
     """A store directory on this machine (the default)."""
 
@@ -57,7 +64,9 @@ class LocalStorage(Storage):
             os.makedirs(folder, exist_ok=True)
             f = open(tmp, "wb")
         with f:
-            f.write(data)
+            view = memoryview(data)
+            for at in range(0, len(view), _SLICE):
+                f.write(view[at : at + _SLICE])
             f.flush()  # the time of the last write, not of the close
             if durable:
                 os.fsync(f.fileno())
