@@ -30,8 +30,8 @@ Array = NDArray[np.float64]
 
 BLOCK = 16
 _TINY = 1e-150
-_COLS = 960  # 16 x 17 x 960 stays under the threading threshold too
-_ROWS = 512  # 512 x 17 x 16 stays under OpenBLAS's 262144 threading threshold
+_THREADED = 262_144  # OpenBLAS runs a product of m x n x k at least this many threaded
+_ROWS = 512  # 512 x 17 x 16 stays under OpenBLAS's threading threshold
 
 
 def matmul_rows(u: Array, w: Array, out: Array | None = None, rows: int = 0) -> Array:
@@ -55,15 +55,19 @@ def matmul_rows(u: Array, w: Array, out: Array | None = None, rows: int = 0) -> 
 
 
 def matmul_cols(w: Array, u: Array, out: Array | None = None) -> Array:
-    """``np.matmul(w, u)`` for panel operands, in slices of ``_COLS`` symbols (last axis).
+    """``np.matmul(w, u)`` for panel operands, in slices of symbols (last axis) small
+    enough that each product stays under OpenBLAS's threading threshold.
 
     The same reason as ``matmul_rows``: a (B x B+1) @ (B+1 x 2000) product handed to
-    OpenBLAS whole runs threaded and was measured 100x slower than in slices.
+    OpenBLAS whole runs threaded and was measured 100x slower than in slices; a 64 x 64
+    block matrix over a hundred symbols ran threaded too, its threads' waiting a tenth of
+    the kernels' CPU time.
     """
     if out is None:
         out = np.empty(np.broadcast_shapes(w.shape[:-2], u.shape[:-2]) + (w.shape[-2], u.shape[-1]))
-    for j in range(0, u.shape[-1], _COLS):
-        np.matmul(w, u[..., j : j + _COLS], out=out[..., j : j + _COLS])
+    step = max(1, _THREADED // max(1, w.shape[-2] * w.shape[-1]) - 1)
+    for j in range(0, u.shape[-1], step):
+        np.matmul(w, u[..., j : j + step], out=out[..., j : j + step])
     return out
 
 
