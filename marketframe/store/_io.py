@@ -28,7 +28,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias, cast
 
@@ -266,17 +266,19 @@ def recorded(
 
 def parse_checked(
     data: bytes,
-    path: Path | str,
+    where: Callable[[], Path | str],
     expect: Mapping[str, Any] | None,
     repair_hint: str = "",
     columns: Sequence[str] | None = None,
 ) -> pa.Table:
     """A file's bytes checked against its record (else its page checksums: bytes that match
     the size and hash are the ones written, their checksums too, so checking those as well
-    cost a seventh of a read for nothing); parsed, only ``columns`` it has when given."""
+    cost a seventh of a read for nothing); parsed, only ``columns`` it has when given.
+    ``where``: the file's path as errors show it, made only for an error (a path object a
+    file was a tenth of reading a small one)."""
     if expect is not None and not matches(data, expect):
         raise StoreCorrupted(
-            path,
+            where(),
             "does not match its recorded size and content hash: it "
             "was changed, truncated or replaced after it was written",
             repair_hint,
@@ -289,7 +291,7 @@ def parse_checked(
         return pf.read(columns=columns, use_threads=False)
     except (OSError, pa.ArrowException) as exc:
         raise StoreCorrupted(
-            path, f"is not readable Parquet ({type(exc).__name__}: {exc})", repair_hint
+            where(), f"is not readable Parquet ({type(exc).__name__}: {exc})", repair_hint
         ) from None
 
 

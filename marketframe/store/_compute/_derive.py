@@ -195,14 +195,19 @@ def block(table: pa.Table) -> np.ndarray:
     and a target copies only the columns it reads)."""
     col = table.column("date")
     if pa.types.is_timestamp(col.type):
-        t = pc.cast(col.cast(pa.timestamp("us", col.type.tz)), pa.int64())
+        if col.type.unit != "us":
+            col = col.cast(pa.timestamp("us", col.type.tz))
+        t = col.cast(pa.int64())
     else:
         t = pc.cast(col.cast(pa.date32()), pa.int32()).cast(pa.int64())
     out = np.empty((6, table.num_rows))
     out[0] = t.to_numpy()
+    names = set(table.column_names)
     for j, name in enumerate(INPUTS, 1):
-        if name in table.column_names:
-            c = table.column(name).cast(pa.float64())
+        if name in names:
+            c = table.column(name)
+            if c.type != pa.float64():  # a cast of what is float64 already still copies it
+                c = c.cast(pa.float64())
             if c.null_count:
                 c = c.fill_null(pa.scalar(np.nan, pa.float64()))
             out[j] = c.to_numpy()

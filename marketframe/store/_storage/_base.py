@@ -91,7 +91,7 @@ class Storage(Protocol):
             raise StoreCorrupted(
                 self.path(rel), "is missing (the store's log records it)", hint
             ) from None
-        return _io.parse_checked(data, self.path(rel), rec, hint, columns)
+        return _io.parse_checked(data, lambda: self.path(rel), rec, hint, columns)
 
     def stage(
         self, rel: str, data: bytes | memoryview, *, durable: bool = True
