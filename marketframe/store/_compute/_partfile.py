@@ -161,8 +161,18 @@ def _part_meta(sp: sf.IndicatorSpec) -> dict[bytes | str, bytes | str]:
     return {b"marketframe.store.derived": json.dumps(sp.to_json()).encode()}
 
 
-def _rows(recs: Mapping[str, Mapping[str, Any]], rel: str) -> int:
-    return int(recs[rel].get("rows", 0))
+def _small(
+    files: list[str], recorded: Mapping[str, Mapping[str, Any]], out: Outcome
+) -> list[tuple[str, int]]:
+    """The small parts among ``files`` (fewer than ``LARGE`` rows), with their rows, by
+    the log's records or this run's (a part written by it is not recorded yet)."""
+    rows = ((rel, int(_record(rel, recorded, out).get("rows", 0))) for rel in files)
+    return [(rel, n) for rel, n in rows if n < LARGE]
+
+
+def _record(rel: str, recorded: Mapping[str, Mapping[str, Any]], out: Outcome) -> Mapping[str, Any]:
+    """A part's record: this run's if it wrote it (not in the log yet), else the log's."""
+    return out.written.get(rel) or recorded[rel]
 
 
 def write_part(
@@ -182,16 +192,16 @@ def write_part(
     new rows are written together with the newest small parts, merged in memory: those
     after each leading small part that holds more rows than all those after it (so a part
     is rewritten about log(n) times, and a merge holds only small parts)."""
-    recs = {**recorded, **out.written}
-    small = [rel for rel in files if _rows(recs, rel) < LARGE]
+    small = _small(files, recorded, out)
     kept, old = files, []
     if part.num_rows < LARGE and len(small) + 1 > COMPACT:
-        rows = [_rows(recs, rel) for rel in small] + [part.num_rows]
+        rows = [n for _, n in small] + [part.num_rows]
         lead = 0
         while lead < len(rows) - 2 and rows[lead] > sum(rows[lead + 1 :]):
             lead += 1
-        old = small[lead:]
-        kept = [rel for rel in files if rel not in set(old)]
+        old = [rel for rel, _ in small[lead:]]
+        gone = set(old)
+        kept = [rel for rel in files if rel not in gone]
     return [*kept, _merged(storage, ds, bucket, year, old, recorded, part, out)]
 
 
@@ -209,11 +219,11 @@ def close_parts(
     ends with up to ``COMPACT`` small parts; merged once, when the next year's first bars
     are computed, what every later run checks, plans and records grows by a file or so a
     year."""
-    recs = {**recorded, **out.written}
-    small = [rel for rel in files if _rows(recs, rel) < LARGE]
+    small = [rel for rel, _ in _small(files, recorded, out)]
     if len(small) < 2:
         return files
-    kept = [rel for rel in files if rel not in set(small)]
+    gone = set(small)
+    kept = [rel for rel in files if rel not in gone]
     return [*kept, _merged(storage, ds, bucket, year, small, recorded, None, out)]
 
 
@@ -233,9 +243,10 @@ def _merged(
     never recorded, it is forgotten, and a local store's staged file deleted at once.
     Returns its path."""
     if old:
-        recs = {**recorded, **out.written}
         # a part staged by this run is read where it waits (not in place before the commit)
-        tables = [storage.read_file(out.staged.get(rel, rel), recs[rel]) for rel in old]
+        tables = [
+            storage.read_file(out.staged.get(rel, rel), _record(rel, recorded, out)) for rel in old
+        ]
         if part is not None:
             i = part.schema.get_field_index("symbol")
             plain = part.column(i).cast(pa.string())
