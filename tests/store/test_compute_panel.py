@@ -9,6 +9,7 @@ same rows in the order the feeds came, a table a year.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from marketframe.indicators import stateful as sf
+from marketframe.sandbox import Sandbox
+from marketframe.store import Store
 from marketframe.store._compute import _panel
 from marketframe.store._compute._derive import needs, outputs
 from marketframe.store._compute._panel import Feed, Panel
@@ -59,10 +62,14 @@ def test_a_panel_of_feeds_equals_each_feed_alone(name: str, data: Any) -> None:
         if small is not None:
             mp.setattr(_panel, "SOLO", small)
             mp.setattr(_panel, "CELLS", 4 * small)
-        panel = Panel(sp, lambda year, runs, table: got.append((year, runs, table)))
+        panel = Panel(sp)
+
+        def emit(year: int | None, runs: list[tuple[str, int]], table: pa.Table) -> None:
+            got.append((year, runs, table))
+
         for f in fs:
-            panel.add(f)
-        panel.run()
+            panel.add(f, emit)
+        panel.run(emit)
     # each year's rows: its feeds' rows in the order they came, whatever the tables
     for year in {f.year for f in fs}:
         mine = [f for f in fs if f.year == year]
@@ -92,14 +99,41 @@ def test_a_panel_holds_at_most_its_cells() -> None:
     would pass it computes those before it is queued."""
     sp = SPECS["sma"]
     emitted: list[int] = []
-    panel = Panel(sp, lambda year, runs, table: emitted.append(len(runs)))
+
+    def emit(year: int | None, runs: list[tuple[str, int]], table: pa.Table) -> None:
+        emitted.append(len(runs))
+
+    panel = Panel(sp)
     bars = _panel.SOLO // 2
     close = np.arange(bars, dtype=float)[None, :]
     date = pa.chunked_array([pa.array(np.arange(bars), pa.int64())])
     fit = _panel.CELLS // bars
     for _ in range(fit + 1):
-        panel.add(Feed(None, "A", close, 0, date))
+        panel.add(Feed(None, "A", close, 0, date), emit)
         assert len(panel.feeds) * panel.longest <= _panel.CELLS
     assert emitted == [fit]  # the first fit computed together once one more came
-    panel.run()
+    panel.run(emit)
     assert emitted == [fit, 1]
+
+
+def test_a_task_leaves_nothing_for_the_cyclic_collector(sb: Sandbox, tmp_path: Path) -> None:
+    """A task's runs, targets and panels are freed when it ends (their contexts with
+    them), not left in reference cycles for the garbage collector's passes: with the
+    collector off, no run is left after a compute."""
+    import gc
+
+    from marketframe.store._compute._member import MemberRun
+
+    st = Store(tmp_path / "s", api_key=sb.api_key, base_url=sb.base_url)
+    with st:
+        st.sync(
+            "stock.historical.candles", ["2330", "0050"], "2024-01-01", "2024-06-30", progress=False
+        )
+        gc.collect()
+        gc.disable()
+        try:
+            rep = st.compute("stock.historical.candles", ["sma", "kdj"], max_workers=1)
+            left = [o for o in gc.get_objects() if isinstance(o, MemberRun)]
+        finally:
+            gc.enable()
+    assert rep.modes and not left

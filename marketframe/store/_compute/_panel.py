@@ -52,29 +52,30 @@ Emit = Callable[[int | None, list[tuple[str, int]], pa.Table], None]
 
 class Panel:
     """The queue of one target's short feeds, computed together (see the module
-    docstring); ``emit`` receives their rows, a table a year, in the order they came."""
+    docstring); ``emit`` receives their rows, a table a year, in the order they came (given
+    with each call, not kept: a panel refers to nothing that refers to it)."""
 
-    def __init__(self, sp: sf.IndicatorSpec, emit: Emit) -> None:
-        self.sp, self.emit = sp, emit
+    def __init__(self, sp: sf.IndicatorSpec) -> None:
+        self.sp = sp
         self.feeds: list[Feed] = []
         self.longest = 0
 
-    def add(self, feed: Feed) -> None:
+    def add(self, feed: Feed, emit: Emit) -> None:
         bars = feed.both.shape[1]
         if bars >= SOLO:
-            self.run()  # the feeds before it first: rows stay in the order they came
+            self.run(emit)  # the feeds before it first: rows stay in the order they came
             res = outputs(self.sp, feed.both)
             values = [r[feed.cut :] for r in res]
-            self.emit(feed.year, [(feed.symbol, bars - feed.cut)], self._table(feed.date, values))
+            emit(feed.year, [(feed.symbol, bars - feed.cut)], self._table(feed.date, values))
             return
         longest = max(self.longest, bars)
         if self.feeds and (len(self.feeds) + 1) * longest > CELLS:
-            self.run()
+            self.run(emit)
             longest = bars
         self.feeds.append(feed)
         self.longest = longest
 
-    def run(self) -> None:
+    def run(self, emit: Emit) -> None:
         """Compute the queued feeds and hand on their rows."""
         feeds, self.feeds, self.longest = self.feeds, [], 0
         if not feeds:
@@ -83,7 +84,7 @@ class Panel:
             f = feeds[0]
             res = outputs(self.sp, f.both)
             runs = [(f.symbol, f.both.shape[1] - f.cut)]
-            self.emit(f.year, runs, self._table(f.date, [r[f.cut :] for r in res]))
+            emit(f.year, runs, self._table(f.date, [r[f.cut :] for r in res]))
             return
         ends = np.array([f.both.shape[1] for f in feeds])
         cuts = np.array([f.cut for f in feeds])
@@ -105,7 +106,7 @@ class Panel:
             runs = [(feeds[j].symbol, int(ends[j] - cuts[j])) for j in at]
             chunks = [c for j in at for c in feeds[j].date.chunks]
             date = pa.chunked_array(chunks, feeds[0].date.type)
-            self.emit(year, runs, self._table(date, values))
+            emit(year, runs, self._table(date, values))
 
     def _table(self, date: pa.ChunkedArray[Any], values: Sequence[np.ndarray]) -> pa.Table:
         return part_table(self.sp, date, values)

@@ -93,7 +93,7 @@ class _BucketTarget:
         self.rows = rows_of(sp.inputs)
         self.columns = ["date", *(f for f in INPUTS if f in sp.inputs)]  # the same, by name
         self.out = Outcome(target.ds)
-        self.panel = Panel(sp, self.add)  # the members' short feeds, computed together
+        self.panel = Panel(sp)  # the members' short feeds, computed together
         self.pending: dict[int | None, list[tuple[list[tuple[str, int]], pa.Table]]] = {}
         self.gathered: dict[int | None, int] = {}  # rows pending, by year
         self.runs: list[MemberRun] = []
@@ -174,7 +174,7 @@ class _BucketTarget:
             r.back_to(cut)
 
     def compute(self, feed: Feed) -> None:
-        self.panel.add(feed)
+        self.panel.add(feed, self.add)
 
     def add(self, year: int | None, runs: list[tuple[str, int]], table: pa.Table) -> None:
         """New rows of ``year``: ``runs`` (symbol, rows) in the table's order."""
@@ -195,6 +195,11 @@ class _BucketTarget:
             self.storage, ds, bucket, year, files, self.target.files, part, self.out
         )
 
+    def release(self) -> None:
+        """The members' runs let go: they refer to this target, so kept, each task's runs
+        (and their contexts) would be freed only by the cyclic garbage collector's passes."""
+        self.runs = []
+
     def finish(self) -> Outcome:
         """The parts left written, a closed year merged, the state (every member's context
         and what it consumed); the outcome for the driver."""
@@ -205,7 +210,7 @@ class _BucketTarget:
             out.state = target.state
             out.members = sorted(self.meta["members"])
             return out
-        self.panel.run()
+        self.panel.run(self.add)
         for year in list(self.pending):
             self.flush(year)
         # the year before the newest one is closed: its small parts merged into one. Only
@@ -292,7 +297,10 @@ def run_task(task: Task) -> Result:
                 if r.start is not None and i >= r.start:
                     r.feed(i, table, rows)
         source.release()  # one member's partition at a time
-    return Result(task.bucket, [bt.finish() for bt in targets])
+    outcomes = [bt.finish() for bt in targets]
+    for bt in targets:
+        bt.release()
+    return Result(task.bucket, outcomes)
 
 
 # ---------------------------------------------------------------------------------------
