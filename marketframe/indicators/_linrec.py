@@ -59,9 +59,7 @@ def matmul_cols(w: Array, u: Array, out: Array | None = None) -> Array:
     enough that each product stays under OpenBLAS's threading threshold.
 
     The same reason as ``matmul_rows``: a (B x B+1) @ (B+1 x 2000) product handed to
-    OpenBLAS whole runs threaded and was measured 100x slower than in slices; a 64 x 64
-    block matrix over a hundred symbols ran threaded too, its threads' waiting a tenth of
-    the kernels' CPU time.
+    OpenBLAS whole runs threaded, measured 100x slower than in slices (a 64 x 64: from 64).
     """
     if out is None:
         out = np.empty(np.broadcast_shapes(w.shape[:-2], u.shape[:-2]) + (w.shape[-2], u.shape[-1]))

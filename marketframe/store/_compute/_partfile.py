@@ -142,8 +142,7 @@ def bucket_part(chunks: Sequence[tuple[Sequence[tuple[str, int]], pa.Table]]) ->
 
 
 def _runs(runs: Sequence[tuple[str, int]], table: pa.Table) -> Sequence[tuple[str, int]]:
-    if sum(n for _, n in runs) != table.num_rows:
-        raise ValueError(f"runs of {sum(n for _, n in runs)} rows for {table.num_rows}")
+    assert sum(n for _, n in runs) == table.num_rows, (runs, table.num_rows)
     return runs
 
 
