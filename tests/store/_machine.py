@@ -100,6 +100,8 @@ class Files:
                 self._s3().delete_object(Bucket=self.place.bucket, Key=self._key(rel))
             return
         data = bytearray(self.read(rel))
+        if not data:  # truncated to nothing by an earlier step: as damaged as it gets
+            return
         if how.startswith("flip"):
             i = where % len(data)
             data[i] ^= 0xFF
