@@ -19,7 +19,7 @@ this module -> :mod:`._partfile`, :mod:`._derive`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,9 +64,7 @@ class Panel:
         bars = feed.both.shape[1]
         if bars >= SOLO:
             self.run(emit)  # the feeds before it first: rows stay in the order they came
-            res = outputs(self.sp, feed.both)
-            values = [r[feed.cut :] for r in res]
-            emit(feed.year, [(feed.symbol, bars - feed.cut)], self._table(feed.date, values))
+            self._alone(feed, emit)
             return
         longest = max(self.longest, bars)
         if self.feeds and (len(self.feeds) + 1) * longest > CELLS:
@@ -81,10 +79,7 @@ class Panel:
         if not feeds:
             return
         if len(feeds) == 1:  # nothing to share: the 1-D kernel, no padding
-            f = feeds[0]
-            res = outputs(self.sp, f.both)
-            runs = [(f.symbol, f.both.shape[1] - f.cut)]
-            emit(f.year, runs, self._table(f.date, [r[f.cut :] for r in res]))
+            self._alone(feeds[0], emit)
             return
         ends = np.array([f.both.shape[1] for f in feeds])
         cuts = np.array([f.cut for f in feeds])
@@ -106,7 +101,10 @@ class Panel:
             runs = [(feeds[j].symbol, int(ends[j] - cuts[j])) for j in at]
             chunks = [c for j in at for c in feeds[j].date.chunks]
             date = pa.chunked_array(chunks, feeds[0].date.type)
-            emit(year, runs, self._table(date, values))
+            emit(year, runs, part_table(self.sp, date, values))
 
-    def _table(self, date: pa.ChunkedArray[Any], values: Sequence[np.ndarray]) -> pa.Table:
-        return part_table(self.sp, date, values)
+    def _alone(self, f: Feed, emit: Emit) -> None:
+        """One feed through the 1-D kernels."""
+        res = outputs(self.sp, f.both)
+        values = [r[f.cut :] for r in res]
+        emit(f.year, [(f.symbol, f.both.shape[1] - f.cut)], part_table(self.sp, f.date, values))
